@@ -1,0 +1,32 @@
+# Every target creates the virtual environment on first use: a fresh machine needs only make.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: test demo bench generate check-generated clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,bench]'
+	cd tests/ksc && npm install --silent --no-audit --no-fund
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+demo: $(STAMP)
+	$(PY) -m kafkacodec.demo
+
+bench: $(STAMP)
+	$(PY) -m bench
+
+generate: $(STAMP)
+	$(PY) -m kafkacodec generate
+
+check-generated: $(STAMP)
+	$(PY) -m kafkacodec generate --check
+
+clean:
+	rm -rf $(VENV) tests/ksc/node_modules

@@ -1,0 +1,92 @@
+meta:
+  id: kafka_legacy_message
+  title: Kafka message set entry (message formats v0 and v1, magic 0 and 1)
+  license: Apache-2.0
+  endian: be
+doc: |
+  One entry of a legacy message set: an offset, a size and a message. A message set is a
+  plain concatenation of entries. A compressed message is a wrapper: its key is null and
+  its value holds the codec's compressed bytes of an inner message set of the same magic.
+  The wrapper's offset is the offset of the last inner message; magic 1 inner messages
+  carry relative offsets 0..n-1, magic 0 inner messages absolute ones.
+doc-ref:
+  - org.apache.kafka.common.record.LegacyRecord
+  - https://kafka.apache.org/documentation/#messageset
+seq:
+  - id: offset
+    type: s8
+    doc: Logical offset; for a wrapper, the offset of its last inner message.
+  - id: len_message
+    -orig-id: messageSize
+    type: s4
+    doc: Bytes of the message after this field.
+    valid:
+      min: 14
+    -kafkacodec-length-of: rest
+  - id: crc
+    type: u4
+    doc: CRC-32 (IEEE) of `magic` to the end of the value.
+    -kafkacodec-crc:
+      algorithm: crc32
+      from: magic
+  - id: magic
+    type: s1
+    valid:
+      any-of: [0, 1]
+  - id: attributes
+    type: s1
+    doc: |
+      Bits 0-2 codec (0 none, 1 gzip, 2 snappy, 3 lz4), bit 3 timestamp type (magic 1
+      only; LogAppendTime when set), bits 4-7 zero.
+  - id: timestamp
+    type: s8
+    if: magic >= 1
+    doc: Milliseconds since the epoch, -1 for none; magic 1 only.
+  - id: len_key
+    -orig-id: keyLength
+    type: s4
+    valid:
+      min: -1
+  - id: key
+    size: len_key
+    if: len_key >= 0
+  - id: len_value
+    -orig-id: valueLength
+    type: s4
+    valid:
+      min: -1
+  - id: value
+    size: len_value
+    if: len_value >= 0 and compression == compression_type::none
+    doc: The value of an uncompressed message.
+  - id: inner
+    size: len_value
+    type: message_set
+    process: kafka_compression(compression.to_i, magic)
+    if: len_value >= 0 and compression != compression_type::none
+    doc: The inner message set of a wrapper, stored compressed as the wrapper's value.
+    -kafkacodec-lazy: true
+instances:
+  compression:
+    value: attributes & 0x7
+    enum: compression_type
+  timestamp_type:
+    value: 'magic == 0 ? 0 : 1 + ((attributes >> 3) & 1)'
+    enum: timestamp_type
+types:
+  message_set:
+    doc: Entries back to back, as in a wrapper's value or a segment of magic 0 or 1 data.
+    seq:
+      - id: entries
+        type: kafka_legacy_message
+        repeat: eos
+enums:
+  compression_type:
+    0: none
+    1: gzip
+    2: snappy
+    3: lz4
+  timestamp_type:
+    0: no_timestamp_type
+    1: create_time
+    2: log_append_time

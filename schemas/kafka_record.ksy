@@ -1,0 +1,81 @@
+meta:
+  id: kafka_record
+  title: Kafka record (message format v2, inside a record batch)
+  license: Apache-2.0
+  endian: be
+  imports:
+    - common/zigzag_varint
+doc: |
+  One record of a v2 record batch. Lengths, deltas and counts are zig-zag varints; the
+  offset and timestamp of a record are deltas from its batch's base offset and base
+  timestamp. A length of -1 stands for null (key, value, header value); a header key is
+  never null.
+doc-ref: org.apache.kafka.common.record.DefaultRecord
+seq:
+  - id: len_body
+    -orig-id: length
+    type: zigzag_varint(5)
+    doc: Bytes of the record after this field.
+    -kafkacodec-length-of: rest
+  - id: attributes
+    type: s1
+    doc: Unused; always 0.
+  - id: timestamp_delta
+    -orig-id: timestampDelta
+    type: zigzag_varint(10)
+    doc: Timestamp minus the batch's base timestamp (a varlong).
+  - id: offset_delta
+    -orig-id: offsetDelta
+    type: zigzag_varint(5)
+    doc: Offset minus the batch's base offset.
+  - id: len_key
+    -orig-id: keyLength
+    type: zigzag_varint(5)
+    doc: Key length in bytes, -1 for a null key.
+    valid:
+      expr: _.value >= -1
+  - id: key
+    size: len_key.value
+    if: len_key.value >= 0
+  - id: len_value
+    -orig-id: valueLen
+    type: zigzag_varint(5)
+    doc: Value length in bytes, -1 for a null value.
+    valid:
+      expr: _.value >= -1
+  - id: value
+    size: len_value.value
+    if: len_value.value >= 0
+  - id: num_headers
+    -orig-id: headersCount
+    type: zigzag_varint(5)
+    valid:
+      expr: _.value >= 0
+  - id: headers
+    type: header
+    repeat: expr
+    repeat-expr: num_headers.value
+types:
+  header:
+    doc: A record header; keys may repeat and keep their order.
+    doc-ref: org.apache.kafka.common.header.internals.RecordHeader
+    seq:
+      - id: len_key
+        -orig-id: headerKeyLength
+        type: zigzag_varint(5)
+        doc: Key length in bytes; never negative.
+        valid:
+          expr: _.value >= 0
+      - id: key
+        type: str
+        encoding: UTF-8
+        size: len_key.value
+      - id: len_value
+        -orig-id: headerValueLength
+        type: zigzag_varint(5)
+        doc: Value length in bytes, -1 for a null value.
+        valid:
+          expr: _.value >= -1
+      - id: value
+        size: len_value.value
+        if: len_value.value >= 0
