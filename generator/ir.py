@@ -1,0 +1,965 @@
+"""From .ksy files to a typed model (the IR) that the templates only print.
+
+Every decision is taken here: which fields share one precompiled struct, how an
+expression reads in a parser, a builder or a property, which fields a builder derives and
+from what, the smallest size of each type (to refuse counts the data cannot hold), and
+the messages of the errors the generated code raises.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .errors import SchemaError
+from .expr import Node, Translator, names_in, parse_expr
+
+# ---------------------------------------------------------------------------------------
+# The Kaitai subset kafkacodec accepts, and its extension vocabulary.
+
+EXT_PREFIX = "-kafkacodec-"
+# Extension keys (see schemas/README.md), with the places they may appear.
+EXT_KEYS = {
+    "meta": {"-kafkacodec-primitive"},
+    "attr": {
+        "-kafkacodec-length-of",
+        "-kafkacodec-crc",
+        "-kafkacodec-lazy",
+        "-kafkacodec-derive",
+    },
+}
+META_KEYS = {
+    "id", "title", "license", "endian", "imports", "file-extension", "ks-version",
+    "application", "xref", "encoding", "tags",
+}  # fmt: skip
+TYPE_KEYS = {"meta", "doc", "doc-ref", "params", "seq", "types", "instances", "enums"}
+ATTR_KEYS = {
+    "id", "type", "size", "size-eos", "repeat", "repeat-expr", "repeat-until", "if",
+    "enum", "contents", "valid", "encoding", "process", "doc", "doc-ref",
+}  # fmt: skip
+INSTANCE_KEYS = {"value", "pos", "type", "enum", "doc", "doc-ref", "if"}
+PARAM_KEYS = {"id", "type", "doc", "doc-ref", "enum"}
+UNSUPPORTED_ATTR_KEYS = {
+    "terminator": "terminated fields",
+    "consume": "terminated fields",
+    "include": "terminated fields",
+    "eos-error": "terminated fields",
+    "pad-right": "padded fields",
+    "io": "instances in another stream",
+}
+PRIMITIVES = {"zigzag_varint"}
+# Custom `process` routines the runtime implements, with their argument counts.
+PROCESSES = {"kafka_compression": 2}
+CRC_ALGORITHMS = {"crc32", "crc32c"}
+
+INT_TYPES = {
+    "u1": ("B", 1, False), "u2": ("H", 2, False), "u4": ("I", 4, False), "u8": ("Q", 8, False),
+    "s1": ("b", 1, True), "s2": ("h", 2, True), "s4": ("i", 4, True), "s8": ("q", 8, True),
+}  # fmt: skip
+RESERVED = {
+    "buf", "pos", "end", "start", "cls", "self", "out", "o", "outer", "verify", "b", "n", "_", "_i",
+    "item", "data", "rest_start", "crc_start", "crc_end", "max_size", "count", "before", "rest_bytes",
+    "rest_auto", "crc_auto", "rest_at", "crc_at",
+}  # fmt: skip
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def camel(name: str) -> str:
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+# ---------------------------------------------------------------------------------------
+# The model.
+
+
+@dataclass
+class EnumIR:
+    name: str
+    class_name: str
+    members: list[tuple[int, str]]
+
+
+@dataclass
+class Valid:
+    check: str  # Python condition over `_` that must hold
+    message: str  # printed with the value: f"{message}, got {_}"
+
+
+@dataclass
+class FieldIR:
+    name: str
+    path: str
+    doc: str
+    orig_id: str | None
+    kind: str  # int, varint, bytes, str, user, switch, contents
+    fmt: str = ""
+    width: int = 0
+    max_len: int = 0
+    varint_bits: int = 0
+    size: str | None = None
+    size_eos: bool = False
+    encoding: str | None = None
+    cond: str | None = None
+    cond_build: str | None = None
+    repeat: str | None = None
+    repeat_expr: str | None = None
+    repeat_until: str | None = None
+    elem_min_size: int = 0
+    user_class: str | None = None
+    user_args: list[str] = field(default_factory=list)
+    switch_on: str | None = None
+    switch_cases: list[tuple[str | None, str]] = field(default_factory=list)  # (condition, class)
+    enum_class: str | None = None
+    contents: bytes | None = None
+    valid: list[Valid] = field(default_factory=list)
+    process: str | None = None
+    process_args: list[str] = field(default_factory=list)  # over self, for lazy reads
+    process_args_build: list[str] = field(default_factory=list)
+    process_args_parse: list[str] = field(default_factory=list)
+    lazy: bool = False
+    crc_algorithm: str | None = None
+    crc_from: str | None = None
+    length_of_rest: bool = False
+    derive: str | None = None  # builder expression (over self) for -kafkacodec-derive
+    size_of: list[str] = field(default_factory=list)  # fields whose encoded length this is
+    count_of: str | None = None  # list field whose length this is
+    prebuild: bool = False  # builder encodes this field before writing (its length is needed)
+    in_run: bool = False
+    run_offset: int = 0  # offset inside its struct run
+    struct_name: str = ""  # a struct of this field alone (conditional ints, patched lengths)
+    where: str = ""  # schema id and path, for error messages
+    user_args_self: list[str] = field(default_factory=list)  # user args over self (lazy reads)
+
+    @property
+    def derived(self) -> bool:
+        return bool(
+            self.length_of_rest or self.crc_algorithm or self.derive or self.size_of or self.count_of
+        )
+
+    @property
+    def is_list(self) -> bool:
+        return self.repeat is not None
+
+    @property
+    def summary(self) -> str:
+        """One line for the class docstring: type, condition, how it is read and built."""
+        names = {"b": "s1", "B": "u1", "h": "s2", "H": "u2", "i": "s4", "I": "u4", "q": "s8", "Q": "u8"}
+        if self.kind == "int":
+            text = names[self.fmt]
+        elif self.kind == "varint":
+            text = "varint" if self.max_len == 5 else "varlong"
+        elif self.kind == "user":
+            text = self.user_class or ""
+        elif self.kind == "switch":
+            text = " | ".join(cls for _, cls in self.switch_cases)
+        else:
+            text = self.kind
+        if self.is_list:
+            text += " list"
+        if self.cond:
+            text += f", if {self.cond}"
+        if self.process:
+            text += f", through {self.process}"
+        if self.lazy:
+            text += f", lazy (see read_{self.name})"
+        if self.derived:
+            text += ", derived by builders"
+        if self.doc:
+            text += ". " + self.doc.split("\n")[0]
+        return text
+
+
+@dataclass
+class Step:
+    kind: str  # "run" or "field"
+    fields: list[FieldIR]
+    struct_name: str = ""
+    fmt: str = ""
+    size: int = 0
+    offsets: list[int] = field(default_factory=list)
+
+
+@dataclass
+class InstanceIR:
+    name: str
+    doc: str
+    kind: str  # value or pos
+    expr: str = ""  # over self
+    enum_class: str | None = None
+    pos: str = ""  # parse context (pos instances)
+    fmt: str = ""
+    width: int = 0
+    struct_name: str = ""
+
+
+@dataclass
+class ParamIR:
+    name: str
+    doc: str
+
+
+@dataclass
+class TypeIR:
+    name: str
+    class_name: str
+    path: str
+    doc: str
+    doc_ref: list[str]
+    params: list[ParamIR]
+    fields: list[FieldIR]
+    instances: list[InstanceIR]
+    steps: list[Step] = field(default_factory=list)
+    min_size: int = 0
+    rest_field: FieldIR | None = None
+    crc_field: FieldIR | None = None
+
+    @property
+    def stored(self) -> list[str]:
+        names = [p.name for p in self.params]
+        for f in self.fields:
+            names.append(f.name)
+            if f.lazy:
+                names.append(f.name + "_raw")
+        names += [i.name for i in self.instances if i.kind == "pos"]
+        if self.crc_field:
+            names += ["crc_start", "crc_end"]
+        return names
+
+    @property
+    def derived_names(self) -> list[str]:
+        return [f.name for f in self.fields if f.derived]
+
+    @property
+    def value_instances(self) -> list[InstanceIR]:
+        return [i for i in self.instances if i.kind == "value"]
+
+    @property
+    def pos_instances(self) -> list[InstanceIR]:
+        return [i for i in self.instances if i.kind == "pos"]
+
+    @property
+    def lazy_fields(self) -> list[FieldIR]:
+        return [f for f in self.fields if f.lazy]
+
+    @property
+    def prebuilt(self) -> list[FieldIR]:
+        return [f for f in self.fields if f.prebuild]
+
+    @property
+    def count_derived(self) -> list[FieldIR]:
+        return [f for f in self.fields if f.count_of or f.size_of or f.derive]
+
+
+@dataclass
+class ModuleIR:
+    id: str
+    source: str
+    title: str
+    doc: str
+    doc_ref: list[str]
+    imports: list[tuple[str, str]]  # (module, class)
+    types: list[TypeIR]
+    enums: list[EnumIR]
+    structs: list[tuple[str, str]]  # (name, format)
+    uses_struct: bool = False
+
+    @property
+    def class_names(self) -> list[str]:
+        return [t.class_name for t in self.types] + [e.class_name for e in self.enums]
+
+
+# ---------------------------------------------------------------------------------------
+# Loading.
+
+
+@dataclass
+class Spec:
+    """One loaded .ksy file."""
+
+    id: str
+    file: Path
+    rel: str
+    data: dict
+    primitive: str | None
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def _doc(node: dict) -> str:
+    return str(node.get("doc", "")).strip()
+
+
+def _check_keys(node, allowed: set[str], where: str, ext_place: str | None = None):
+    if not isinstance(node, dict):
+        raise SchemaError(where, f"expected a mapping, found {type(node).__name__}")
+    ext_allowed = EXT_KEYS.get(ext_place, set()) if ext_place else set()
+    for key in node:
+        if not isinstance(key, str):
+            raise SchemaError(where, f"key {key!r} is not a string")
+        if key.startswith(EXT_PREFIX):
+            if key not in ext_allowed:
+                known = ", ".join(sorted(ext_allowed)) or "none here"
+                raise SchemaError(f"{where}/{key}", f"unknown extension key (allowed: {known})")
+        elif key.startswith("-"):
+            continue  # other tools' extension keys (-orig-id, -webide-...) are documentation
+        elif key in UNSUPPORTED_ATTR_KEYS and ext_place == "attr":
+            raise SchemaError(
+                f"{where}/{key}",
+                f"{UNSUPPORTED_ATTR_KEYS[key]} are not supported by kafkacodec's generator",
+            )
+        elif key not in allowed:
+            raise SchemaError(f"{where}/{key}", "unknown key")
+
+
+def load_spec(file: Path, root: Path) -> Spec:
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise SchemaError("/", f"not valid YAML: {err}", str(file)) from err
+    rel = str(file.relative_to(root)) if file.is_relative_to(root) else str(file)
+    try:
+        if not isinstance(data, dict):
+            raise SchemaError("/", "a schema must be a mapping")
+        _check_keys(data, TYPE_KEYS, "", "type")
+        meta = data.get("meta")
+        if not isinstance(meta, dict) or "id" not in meta:
+            raise SchemaError("/meta", "meta/id is required")
+        _check_keys(meta, META_KEYS, "/meta", "meta")
+        if file.stem != meta["id"]:
+            raise SchemaError("/meta/id", f"must equal the file name {file.stem!r}")
+        if meta.get("endian", "be") != "be":
+            raise SchemaError("/meta/endian", "only big-endian (be) schemas are supported")
+        return Spec(meta["id"], file, rel, data, meta.get("-kafkacodec-primitive"))
+    except SchemaError as err:
+        raise err.in_file(rel) from None
+
+
+class SchemaSet:
+    """Every .ksy below a folder, imports resolved, ready to build modules."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.specs: dict[str, Spec] = {}
+        for file in sorted(self.root.rglob("*.ksy")):
+            spec = load_spec(file, self.root)
+            if spec.id in self.specs:
+                raise SchemaError("/meta/id", f"duplicate schema id {spec.id!r}", spec.rel)
+            self.specs[spec.id] = spec
+        for spec in self.specs.values():
+            for i, imp in enumerate(_as_list(spec.data["meta"].get("imports"))):
+                target = Path(str(imp)).name
+                if target not in self.specs:
+                    raise SchemaError(f"/meta/imports/{i}", f"no schema {imp!r}", spec.rel)
+
+        self._built: dict[str, ModuleIR] = {}
+
+    def module(self, schema_id: str) -> ModuleIR:
+        """The IR of one (non-primitive) schema, built once."""
+        if schema_id not in self._built:
+            spec = self.specs[schema_id]
+            try:
+                self._built[schema_id] = ModuleBuilder(self, spec).build()
+            except SchemaError as err:
+                raise err.in_file(spec.rel) from None
+        return self._built[schema_id]
+
+    def modules(self) -> list[ModuleIR]:
+        out = []
+        for spec in self.specs.values():
+            if spec.primitive:
+                if spec.primitive not in PRIMITIVES:
+                    raise SchemaError(
+                        "/meta/-kafkacodec-primitive",
+                        f"unknown primitive {spec.primitive!r} (known: {sorted(PRIMITIVES)})",
+                        spec.rel,
+                    )
+                continue
+            out.append(self.module(spec.id))
+        return out
+
+
+# ---------------------------------------------------------------------------------------
+# Building one module.
+
+
+@dataclass
+class _Scope:
+    """What a name means inside one type: for expression translation."""
+
+    fields: dict[str, dict]
+    params: dict[str, dict]
+    instances: dict[str, dict]
+    type_path: str
+
+
+class ModuleBuilder:
+    def __init__(self, schemas: SchemaSet, spec: Spec):
+        self.schemas = schemas
+        self.spec = spec
+        self.types: list[TypeIR] = []
+        self.enums: dict[str, EnumIR] = {}
+        self.imports: dict[str, str] = {}
+        self.local_types: dict[str, tuple[str, dict, str]] = {}  # name -> (class, node, path)
+        self.type_ir: dict[str, TypeIR] = {}
+        self.structs: dict[str, str] = {}
+        self.min_sizes: dict[str, int] = {}
+
+    # -- entry point
+    def build(self) -> ModuleIR:
+        data = self.spec.data
+        meta = data["meta"]
+        top = meta["id"]
+        self._collect_types(top, data, "")
+        self._collect_enums(data, "")
+        class_names = [c for c, _, _ in self.local_types.values()] + [
+            e.class_name for e in self.enums.values()
+        ]
+        dupes = {c for c in class_names if class_names.count(c) > 1}
+        if dupes:
+            raise SchemaError("/types", f"names clash once turned into classes: {sorted(dupes)}")
+        for name, (_cls, node, path) in self.local_types.items():
+            self.type_ir[name] = self._build_type(name, node, path)
+        for t in self.type_ir.values():
+            self._plan(t)
+        for t in self.type_ir.values():
+            t.min_size = self._min_size(t.name, set())
+        for t in self.type_ir.values():
+            for f in t.fields:
+                if f.is_list and f.kind in ("user", "switch"):
+                    f.elem_min_size = self._elem_min_size(f)
+        return ModuleIR(
+            id=top,
+            source=f"schemas/{self.spec.rel}",
+            title=str(meta.get("title", top)),
+            doc=_doc(data),
+            doc_ref=[str(r) for r in _as_list(data.get("doc-ref"))],
+            imports=sorted(self.imports.items()),
+            types=list(self.type_ir.values()),
+            enums=list(self.enums.values()),
+            structs=sorted(self.structs.items(), key=lambda kv: int(kv[0][2:])),
+            uses_struct=bool(self.structs),
+        )
+
+    def _collect_types(self, name: str, node: dict, path: str):
+        _check_keys(node, TYPE_KEYS, path or "/", "type")
+        if path and "meta" in node:
+            _check_keys(node["meta"], {"endian"}, f"{path}/meta")
+        if not NAME_RE.match(name):
+            raise SchemaError(path or "/meta/id", f"type name {name!r} is not lower_snake_case")
+        if name in self.local_types:
+            raise SchemaError(path, f"type {name!r} is defined twice in this schema")
+        self.local_types[name] = (camel(name), node, path)
+        for sub, subnode in (node.get("types") or {}).items():
+            self._collect_types(sub, subnode, f"{path}/types/{sub}")
+
+    def _collect_enums(self, node: dict, path: str):
+        for name, members in (node.get("enums") or {}).items():
+            where = f"{path}/enums/{name}"
+            if not isinstance(members, dict) or not members:
+                raise SchemaError(where, "an enum maps integers to names")
+            out = []
+            for value, label in members.items():
+                if not isinstance(value, int):
+                    raise SchemaError(where, f"enum key {value!r} is not an integer")
+                if isinstance(label, dict):
+                    label = label.get("id")
+                if not isinstance(label, str) or not NAME_RE.match(label):
+                    raise SchemaError(where, f"enum member {label!r} is not lower_snake_case")
+                out.append((value, label.upper()))
+            if name in self.enums:
+                raise SchemaError(where, f"enum {name!r} is defined twice")
+            self.enums[name] = EnumIR(name, camel(name), out)
+        for sub, subnode in (node.get("types") or {}).items():
+            self._collect_enums(subnode, f"{path}/types/{sub}")
+
+    def enum_class(self, name: str, where: str = "") -> str:
+        if name not in self.enums:
+            raise SchemaError(where, f"unknown enum {name!r}")
+        return self.enums[name].class_name
+
+    # -- type references
+    def resolve_type(self, ref: str, where: str) -> tuple[str, str | None]:
+        """Return (kind, class name) for a user type name: local, imported or primitive."""
+        if ref in self.local_types:
+            return "user", self.local_types[ref][0]
+        imports = [Path(str(i)).name for i in _as_list(self.spec.data["meta"].get("imports"))]
+        if ref in imports:
+            spec = self.schemas.specs[ref]
+            if spec.primitive:
+                return spec.primitive, None
+            cls = camel(ref)
+            self.imports[ref] = cls
+            return "user", cls
+        raise SchemaError(where, f"unknown type {ref!r}")
+
+    # -- one type
+    def _build_type(self, name: str, node: dict, path: str) -> TypeIR:
+        params = []
+        pscope = {}
+        for i, p in enumerate(_as_list(node.get("params"))):
+            where = f"{path}/params/{i}"
+            _check_keys(p, PARAM_KEYS, where)
+            pname = p.get("id")
+            self._check_name(pname, where)
+            params.append(ParamIR(pname, _doc(p)))
+            pscope[pname] = {"kind": "int"}
+        fields: list[FieldIR] = []
+        scope = _Scope({}, pscope, {}, path)
+        raw_instances = node.get("instances") or {}
+        if not isinstance(raw_instances, dict):
+            raise SchemaError(f"{path}/instances", "instances must be a mapping")
+        for iname, inode in raw_instances.items():
+            self._check_name(iname, f"{path}/instances/{iname}")
+            scope.instances[iname] = {"node": inode, "path": f"{path}/instances/{iname}"}
+        seq = node.get("seq") or []
+        if not isinstance(seq, list):
+            raise SchemaError(f"{path}/seq", "seq must be a list")
+        raw_by_name = {}
+        for i, attr in enumerate(seq):
+            where = f"{path}/seq/{i}"
+            _check_keys(attr, ATTR_KEYS, where, "attr")
+            fname = attr.get("id")
+            self._check_name(fname, where)
+            if fname in scope.fields or fname in pscope or fname in scope.instances:
+                raise SchemaError(where, f"{fname!r} is defined twice")
+            f = self._build_field(attr, where, scope)
+            fields.append(f)
+            raw_by_name[fname] = attr
+            scope.fields[fname] = {"kind": f.kind, "list": f.is_list, "field": f}
+        t = TypeIR(
+            name=name,
+            class_name=camel(name),
+            path=path or "/",
+            doc=_doc(node),
+            doc_ref=[str(r) for r in _as_list(node.get("doc-ref"))],
+            params=params,
+            fields=fields,
+            instances=[],
+        )
+        for f in fields:  # derive expressions may name later fields
+            if "-kafkacodec-derive" in raw_by_name[f.name]:
+                text = raw_by_name[f.name]["-kafkacodec-derive"]
+                f.derive = self.expr(text, scope, f"{f.path}/-kafkacodec-derive", "self")
+        for iname, info in scope.instances.items():
+            t.instances.append(self._build_instance(iname, info["node"], info["path"], scope))
+        self._derivations(t, raw_by_name, scope)
+        return t
+
+    def _check_name(self, name, where: str):
+        if not isinstance(name, str) or not NAME_RE.match(name):
+            raise SchemaError(where, f"id {name!r} is not lower_snake_case")
+        if name in RESERVED:
+            raise SchemaError(where, f"id {name!r} is reserved in generated code")
+
+    # -- expressions
+    def translator(self, scope: _Scope, where: str, mode: str, local_names: set[str] = frozenset()):
+        """mode: parse or build (names are locals) or self (names are attributes)."""
+
+        def resolve(name: str) -> tuple[str, str]:
+            if name in local_names:
+                return name, "int"
+            if name == "_io":
+                if mode == "self":
+                    raise SchemaError(where, "_io is not available outside parsing")
+                return "_io", "io"
+            if name == "_index":
+                return "_i", "int"
+            if name in ("_parent", "_root"):
+                raise SchemaError(
+                    where, f"{name} is not supported by kafkacodec's generator: pass a param"
+                )
+            if name in scope.params:
+                return (f"self.{name}" if mode == "self" else name), "int"
+            if name in scope.fields:
+                info = scope.fields[name]
+                kind = "varint" if info["kind"] == "varint" else "int"
+                if info["list"]:
+                    kind = "list"
+                elif info["kind"] in ("user", "switch"):
+                    kind = "object"
+                return (f"self.{name}" if mode == "self" else name), kind
+            if name in scope.instances:
+                return self._instance_expr(name, scope, mode)
+            raise SchemaError(where, f"unknown name {name!r}")
+
+        return Translator(resolve, lambda e: self.enum_class(e, where), where)
+
+    def _instance_expr(self, name: str, scope: _Scope, mode: str) -> tuple[str, str]:
+        info = scope.instances[name]
+        node = info["node"]
+        if "value" not in node:
+            # A positional instance is read while parsing and then stored.
+            return (f"self.{name}" if mode == "self" else name), "int"
+        if mode == "self":
+            return f"self.{name}", "int"
+        if info.get("busy"):
+            raise SchemaError(info["path"], f"instance {name!r} depends on itself")
+        info["busy"] = True
+        try:
+            tree = parse_expr(node["value"], f"{info['path']}/value")
+            return f"({self.translator(scope, info['path'], mode)(tree)})", "int"
+        finally:
+            info["busy"] = False
+
+    def expr(self, text, scope: _Scope, where: str, mode: str = "parse", locals_=frozenset()) -> str:
+        tree = parse_expr(text, where)
+        return self.translator(scope, where, mode, set(locals_))(tree)
+
+    # -- one field
+    def _build_field(self, attr: dict, where: str, scope: _Scope) -> FieldIR:
+        name = attr["id"]
+        f = FieldIR(name=name, path=where, doc=_doc(attr), orig_id=attr.get("-orig-id"), kind="")
+        f.where = f"{self.spec.id} {where}"
+        typ = attr.get("type")
+        if "contents" in attr:
+            raw = attr["contents"]
+            parts = raw if isinstance(raw, list) else [raw]
+            data = b""
+            for p in parts:
+                data += p.encode("utf-8") if isinstance(p, str) else bytes([p])
+            f.kind, f.contents, f.width = "contents", data, len(data)
+            if typ is not None:
+                raise SchemaError(where, "contents and type do not go together")
+        elif isinstance(typ, dict):
+            _check_keys(typ, {"switch-on", "cases"}, f"{where}/type")
+            f.kind = "switch"
+            f.switch_on = self.expr(typ.get("switch-on"), scope, f"{where}/type/switch-on")
+            cases = typ.get("cases")
+            if not isinstance(cases, dict) or not cases:
+                raise SchemaError(f"{where}/type/cases", "switch-on needs cases")
+            grouped: dict[str, list[str]] = {}
+            default = None
+            for key, ref in cases.items():
+                kind, cls = self.resolve_type(str(ref), f"{where}/type/cases/{key}")
+                if kind != "user":
+                    raise SchemaError(f"{where}/type/cases/{key}", "cases must be user types")
+                if key == "_":
+                    default = cls
+                    continue
+                grouped.setdefault(cls, []).append(
+                    self.expr(key, scope, f"{where}/type/cases/{key}")
+                )
+            on = f.switch_on
+            f.switch_cases = [
+                (" or ".join(f"{on} == {v}" for v in vals), cls) for cls, vals in grouped.items()
+            ]
+            if default:
+                f.switch_cases.append((None, default))
+        elif typ is None or typ == "str":
+            f.kind = "bytes" if typ is None else "str"
+            if typ == "str":
+                f.encoding = attr.get("encoding") or self.spec.data["meta"].get("encoding")
+                if not f.encoding:
+                    raise SchemaError(where, "a str needs an encoding")
+                f.encoding = str(f.encoding)
+        elif typ in INT_TYPES or (isinstance(typ, str) and typ[:-2] in INT_TYPES and typ[-2:] == "be"):
+            base = typ if typ in INT_TYPES else typ[:-2]
+            f.kind = "int"
+            f.fmt, f.width, _signed = INT_TYPES[base]
+        elif isinstance(typ, str):
+            m = re.fullmatch(r"([a-z][a-z0-9_]*)\s*(?:\((.*)\))?", typ.strip())
+            if not m:
+                raise SchemaError(f"{where}/type", f"cannot read type {typ!r}")
+            kind, cls = self.resolve_type(m.group(1), f"{where}/type")
+            args = []
+            if m.group(2) is not None:
+                call = parse_expr(typ, f"{where}/type")
+                args = list(call.args[1:]) if call.kind == "call" else []
+            if kind == "zigzag_varint":
+                f.kind = "varint"
+                if len(args) != 1 or args[0].kind != "num" or args[0].value not in (5, 10):
+                    raise SchemaError(
+                        f"{where}/type", "zigzag_varint takes one argument: 5 (varint) or 10 (varlong)"
+                    )
+                f.max_len = args[0].value
+                f.varint_bits = 32 if f.max_len == 5 else 64
+            else:
+                f.kind = "user"
+                f.user_class = cls
+                tr = self.translator(scope, f"{where}/type", "parse")
+                f.user_args = [tr(a) for a in args]
+                self_tr = self.translator(scope, f"{where}/type", "self")
+                f.user_args_self = [self_tr(a) for a in args]
+                target = self.local_types.get(m.group(1))
+                nparams = len(_as_list(target[1].get("params"))) if target else 0
+                if len(args) != nparams:
+                    raise SchemaError(
+                        f"{where}/type", f"type {m.group(1)!r} takes {nparams} arguments, given {len(args)}"
+                    )
+        else:
+            raise SchemaError(f"{where}/type", f"cannot read type {typ!r}")
+
+        if "size" in attr or attr.get("size-eos"):
+            if f.kind in ("int", "varint", "contents"):
+                raise SchemaError(where, f"size does not apply to a {f.kind} field")
+            if attr.get("size-eos"):
+                f.size_eos = True
+            else:
+                f.size = self.expr(attr["size"], scope, f"{where}/size")
+        elif f.kind in ("bytes", "str"):
+            raise SchemaError(where, "a byte or string field needs size or size-eos")
+
+        if "if" in attr:
+            f.cond = self.expr(attr["if"], scope, f"{where}/if")
+            f.cond_build = self.expr(attr["if"], scope, f"{where}/if", "build")
+        repeat = attr.get("repeat")
+        if repeat is not None:
+            if repeat not in ("expr", "eos", "until"):
+                raise SchemaError(f"{where}/repeat", f"unknown repeat {repeat!r}")
+            f.repeat = repeat
+            if repeat == "expr":
+                if "repeat-expr" not in attr:
+                    raise SchemaError(where, "repeat: expr needs repeat-expr")
+                f.repeat_expr = self.expr(attr["repeat-expr"], scope, f"{where}/repeat-expr")
+            if repeat == "until":
+                if "repeat-until" not in attr:
+                    raise SchemaError(where, "repeat: until needs repeat-until")
+                f.repeat_until = self.expr(
+                    attr["repeat-until"], scope, f"{where}/repeat-until", locals_={"_"}
+                )
+        elif "repeat-expr" in attr or "repeat-until" in attr:
+            raise SchemaError(where, "repeat-expr and repeat-until need repeat")
+        if "enum" in attr:
+            if f.kind != "int":
+                raise SchemaError(f"{where}/enum", "enum applies to integer fields")
+            f.enum_class = self.enum_class(attr["enum"], f"{where}/enum")
+        if "valid" in attr:
+            f.valid = self._valid(attr["valid"], f, scope, f"{where}/valid")
+        if "process" in attr:
+            m = re.fullmatch(r"([a-z][a-z0-9_]*)\((.*)\)", str(attr["process"]).strip())
+            pname = m.group(1) if m else str(attr["process"])
+            if pname not in PROCESSES:
+                raise SchemaError(
+                    f"{where}/process", f"unknown process {pname!r} (known: {sorted(PROCESSES)})"
+                )
+            call = parse_expr(attr["process"], f"{where}/process")
+            args = list(call.args[1:])
+            if len(args) != PROCESSES[pname]:
+                raise SchemaError(
+                    f"{where}/process", f"{pname} takes {PROCESSES[pname]} arguments, given {len(args)}"
+                )
+            if f.kind not in ("bytes", "user"):
+                raise SchemaError(f"{where}/process", "process applies to bytes or a user type")
+            f.process = pname
+            self_tr = self.translator(scope, f"{where}/process", "self")
+            build_tr = self.translator(scope, f"{where}/process", "build")
+            f.process_args = [self_tr(a) for a in args]
+            f.process_args_build = [build_tr(a) for a in args]
+            f.process_args_parse = [self.translator(scope, f"{where}/process", "parse")(a) for a in args]
+        f.lazy = bool(attr.get("-kafkacodec-lazy"))
+        if f.lazy and (f.kind not in ("bytes", "user") or (f.size is None and not f.size_eos)):
+            raise SchemaError(where, "-kafkacodec-lazy applies to a sized bytes or user-type field")
+        if f.lazy and f.is_list:
+            raise SchemaError(where, "a lazy field cannot repeat")
+        rest = attr.get("-kafkacodec-length-of")
+        if rest is not None:
+            if rest != "rest":
+                raise SchemaError(f"{where}/-kafkacodec-length-of", "the only value is 'rest'")
+            if f.kind not in ("int", "varint") or f.cond or f.is_list:
+                raise SchemaError(where, "a length-of field is a plain integer or varint")
+            f.length_of_rest = True
+        crc = attr.get("-kafkacodec-crc")
+        if crc is not None:
+            if not isinstance(crc, dict) or set(crc) != {"algorithm", "from"}:
+                raise SchemaError(f"{where}/-kafkacodec-crc", "needs exactly algorithm and from")
+            if crc["algorithm"] not in CRC_ALGORITHMS:
+                raise SchemaError(
+                    f"{where}/-kafkacodec-crc/algorithm",
+                    f"unknown algorithm {crc['algorithm']!r} (known: {sorted(CRC_ALGORITHMS)})",
+                )
+            if f.kind != "int" or f.width != 4 or f.fmt != "I":
+                raise SchemaError(where, "a CRC field is a u4")
+            f.crc_algorithm, f.crc_from = crc["algorithm"], crc["from"]
+        return f
+
+    def _valid(self, spec, f: FieldIR, scope: _Scope, where: str) -> list[Valid]:
+        if not isinstance(spec, dict):
+            spec = {"eq": spec}
+        _check_keys(spec, {"eq", "min", "max", "any-of", "expr"}, where)
+        if f.kind not in ("int", "varint") and set(spec) - {"expr"}:
+            raise SchemaError(where, "only expr validation applies to non-integer fields")
+        out = []
+        tr_v = self.translator(scope, where, "parse")
+        if "eq" in spec:
+            v = tr_v(parse_expr(spec["eq"], f"{where}/eq"))
+            out.append(Valid(f"_ == {v}", f"expected {v}"))
+        if "min" in spec:
+            v = tr_v(parse_expr(spec["min"], f"{where}/min"))
+            out.append(Valid(f"_ >= {v}", f"must be at least {v}"))
+        if "max" in spec:
+            v = tr_v(parse_expr(spec["max"], f"{where}/max"))
+            out.append(Valid(f"_ <= {v}", f"must be at most {v}"))
+        if "any-of" in spec:
+            vals = [tr_v(parse_expr(v, f"{where}/any-of")) for v in _as_list(spec["any-of"])]
+            out.append(Valid(f"_ in ({', '.join(vals)},)", f"must be one of {', '.join(vals)}"))
+        if "expr" in spec:
+            tree = parse_expr(spec["expr"], f"{where}/expr")
+            # `_.value` on a varint field is the value itself.
+            fields = dict(scope.fields, _={"kind": f.kind, "list": False, "field": f})
+            src = self.translator(_Scope(fields, scope.params, scope.instances, where), where, "parse")(
+                tree
+            )
+            text = str(spec["expr"]).replace("_.value", "value")
+            out.append(Valid(src, f"must satisfy {text}"))
+        # Checks read the field's own local variable where the schema says `_`.
+        for v in out:
+            v.check = re.sub(r"\b_\b", f.name, v.check)
+        return out
+
+    def _build_instance(self, name: str, node: dict, where: str, scope: _Scope) -> InstanceIR:
+        _check_keys(node, INSTANCE_KEYS, where)
+        inst = InstanceIR(name=name, doc=_doc(node), kind="value")
+        if "enum" in node:
+            inst.enum_class = self.enum_class(node["enum"], f"{where}/enum")
+        if "value" in node:
+            if "pos" in node or "type" in node:
+                raise SchemaError(where, "a value instance has neither pos nor type")
+            inst.expr = self.expr(node["value"], scope, f"{where}/value", "self")
+            return inst
+        if "pos" not in node:
+            raise SchemaError(where, "an instance needs value or pos")
+        typ = node.get("type")
+        if typ not in INT_TYPES:
+            raise SchemaError(f"{where}/type", "a positional instance reads an integer type")
+        inst.kind = "pos"
+        inst.pos = self.expr(node["pos"], scope, f"{where}/pos").replace("_io", "pos")
+        inst.fmt, inst.width, _ = INT_TYPES[typ]
+        return inst
+
+    # -- what builders derive
+    def _derivations(self, t: TypeIR, raw: dict[str, dict], scope: _Scope):
+        by_name = {f.name: f for f in t.fields}
+        for f in t.fields:
+            attr = raw[f.name]
+            if f.length_of_rest:
+                if t.rest_field is not None:
+                    raise SchemaError(f.path, "only one length-of: rest per type")
+                t.rest_field = f
+            if f.crc_algorithm:
+                if f.crc_from not in by_name:
+                    raise SchemaError(f"{f.path}/-kafkacodec-crc/from", f"no field {f.crc_from!r}")
+                if t.fields.index(by_name[f.crc_from]) <= t.fields.index(f):
+                    raise SchemaError(f"{f.path}/-kafkacodec-crc/from", "must name a later field")
+                t.crc_field = f
+            if "size" in attr:
+                target = self._bare_name(attr["size"], f"{f.path}/size")
+                if target in by_name and by_name[target].kind in ("int", "varint"):
+                    src = by_name[target]
+                    if not src.length_of_rest:
+                        src.size_of.append(f.name)
+                        f.prebuild = True
+            if f.repeat == "expr":
+                target = self._bare_name(attr["repeat-expr"], f"{f.path}/repeat-expr")
+                if target in by_name and by_name[target].kind in ("int", "varint"):
+                    by_name[target].count_of = f.name
+        for f in t.fields:
+            if f.process or f.lazy or f.kind == "str":
+                f.prebuild = True
+        if t.rest_field and t.rest_field.kind == "varint" and t.crc_field:
+            raise SchemaError(t.path, "a varint length-of: rest and a CRC in one type is not supported")
+        for f in t.fields:
+            sources = bool(f.size_of) + bool(f.count_of) + bool(f.derive) + f.length_of_rest + bool(f.crc_algorithm)
+            if sources > 1:
+                raise SchemaError(f.path, f"{f.name!r} would be derived in more than one way")
+
+    @staticmethod
+    def _bare_name(text, where: str) -> str | None:
+        tree = parse_expr(text, where)
+        if tree.kind == "name":
+            return tree.value
+        if tree.kind == "attr" and tree.value == "value" and tree.args[0].kind == "name":
+            return tree.args[0].value
+        return None
+
+    # -- parse plan: runs of fixed-size integers read with one struct
+    def _plan(self, t: TypeIR):
+        run: list[FieldIR] = []
+
+        def flush():
+            if not run:
+                return
+            fmt = ">" + "".join(f.fmt for f in run)
+            name = self.structs_name(fmt)
+            offsets, o = [], 0
+            for f in run:
+                offsets.append(o)
+                f.run_offset = o
+                o += f.width
+                f.in_run = True
+            t.steps.append(Step("run", list(run), name, fmt, o, offsets))
+            run.clear()
+
+        for f in t.fields:
+            if f.kind == "int" and not f.cond and not f.is_list:
+                run.append(f)
+                continue
+            flush()
+            t.steps.append(Step("field", [f]))
+        flush()
+        for f in t.fields:
+            if f.kind == "int" and (not f.in_run or f.length_of_rest or f.crc_algorithm):
+                f.struct_name = self.structs_name(">" + f.fmt)
+        for inst in t.pos_instances:
+            inst.struct_name = self.structs_name(">" + inst.fmt)
+
+    def structs_name(self, fmt: str) -> str:
+        for name, existing in self.structs.items():
+            if existing == fmt:
+                return name
+        name = f"_S{len(self.structs)}"
+        self.structs[name] = fmt
+        return name
+
+    def struct_for(self, fmt: str) -> str:
+        return self.structs_name(fmt)
+
+    # -- smallest encoding of a type, to refuse counts the data cannot hold
+    def _min_size(self, name: str, seen: set[str]) -> int:
+        if name in self.min_sizes:
+            return self.min_sizes[name]
+        if name in seen:
+            return 0
+        seen = seen | {name}
+        t = self.type_ir[name]
+        total = 0
+        for f in t.fields:
+            if f.cond or f.is_list:
+                continue
+            total += self._field_min(f, seen)
+        self.min_sizes[name] = total
+        return total
+
+    def _field_min(self, f: FieldIR, seen: set[str]) -> int:
+        if f.kind in ("int", "contents"):
+            return f.width
+        if f.kind == "varint":
+            return 1
+        if f.kind == "user" and f.size is None and not f.size_eos:
+            return self._class_min(f.user_class, seen)
+        if f.kind == "switch":
+            return min(self._class_min(cls, seen) for _, cls in f.switch_cases)
+        return 0
+
+    def _class_min(self, cls: str, seen: set[str]) -> int:
+        for name, (c, _, _) in self.local_types.items():
+            if c == cls:
+                return self._min_size(name, seen)
+        for mod, c in self.imports.items():
+            if c == cls:
+                return self.schemas.module(mod).types[0].min_size
+        return 0
+
+    def _elem_min_size(self, f: FieldIR) -> int:
+        if f.kind == "user":
+            return self._class_min(f.user_class, set())
+        return min(self._class_min(cls, set()) for _, cls in f.switch_cases)
+
+
+__all__ = ["SchemaSet", "ModuleIR", "TypeIR", "FieldIR", "Step", "camel", "Node", "names_in"]

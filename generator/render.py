@@ -1,0 +1,147 @@
+"""Render the IR with Jinja2, format with the pinned ruff, write or compare generated/."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jinja2
+from kafkacodec.errors import KafkacodecError
+
+from .ir import ModuleIR, SchemaSet
+
+_HERE = Path(__file__).resolve().parent
+SCHEMA_DIR = Path(__import__("kafkacodec.schemas", fromlist=["x"]).__path__[0])
+GENERATED_DIR = Path(__import__("kafkacodec.generated", fromlist=["x"]).__path__[0])
+LINE_LENGTH = 100
+
+
+class GenerateError(KafkacodecError):
+    """The generator could not run (a tool is missing, or output does not compile)."""
+
+
+BLANK = "~"  # a line holding only this is a blank line the templates want kept
+
+
+def _blanks(text: str) -> str:
+    """Mark the blank lines of a doc text so that the cleanup keeps them."""
+    return "\n".join(line if line.strip() else BLANK for line in str(text).strip().split("\n"))
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_HERE / "templates")),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,
+    )
+    env.filters["blanks"] = _blanks
+    return env
+
+
+def _clean(text: str) -> str:
+    """Drop whitespace-only lines (template noise); turn kept-blank markers into blanks."""
+    lines = []
+    for line in text.split("\n"):
+        if not line.strip():
+            continue
+        lines.append("" if line.strip() == BLANK else line)
+    return "\n".join(lines) + "\n"
+
+
+def _ruff() -> list[str]:
+    try:
+        from ruff.__main__ import find_ruff_bin  # type: ignore[import-not-found]
+
+        return [find_ruff_bin()]
+    except Exception:  # noqa: BLE001 - any failure means: look on PATH
+        found = shutil.which("ruff")
+        if found:
+            return [found]
+    raise GenerateError(
+        "the generator formats its output with ruff; install the dev extra: pip install -e '.[dev]'"
+    )
+
+
+def format_source(source: str, name: str) -> str:
+    """Format Python source exactly as the pinned ruff does (byte-identical regeneration)."""
+    cmd = _ruff() + [
+        "format", "--isolated", f"--line-length={LINE_LENGTH}", "--target-version=py310",
+        f"--stdin-filename={name}", "-",
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, input=source, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise GenerateError(f"{name}: generated code does not parse:\n{proc.stderr.strip()}")
+    return proc.stdout
+
+
+def render_module(env: jinja2.Environment, mod: ModuleIR) -> str:
+    return _clean(env.get_template("module.py.j2").render(mod=mod))
+
+
+def render_all(schema_dir: Path = SCHEMA_DIR, *, raw: bool = False) -> dict[str, str]:
+    """Every generated file (name -> text) for the schemas in schema_dir."""
+    env = _env()
+    modules = SchemaSet(Path(schema_dir)).modules()
+    files = {}
+    for mod in modules:
+        text = render_module(env, mod)
+        files[f"{mod.id}.py"] = text if raw else format_source(text, f"{mod.id}.py")
+    init = _clean(env.get_template("init.py.j2").render(modules=modules))
+    files["__init__.py"] = init if raw else format_source(init, "__init__.py")
+    return files
+
+
+def _existing(out_dir: Path) -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(out_dir.glob("*.py"))}
+
+
+def generate(schema_dir: Path = SCHEMA_DIR, out_dir: Path = GENERATED_DIR) -> list[str]:
+    """Write generated/; return the names of files that changed (or were removed)."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = render_all(schema_dir)
+    old = _existing(out_dir)
+    changed = []
+    for name, text in files.items():
+        if old.get(name) != text:
+            (out_dir / name).write_text(text, encoding="utf-8")
+            changed.append(name)
+    for name in old:
+        if name not in files:
+            (out_dir / name).unlink()
+            changed.append(name)
+    return changed
+
+
+def check(schema_dir: Path = SCHEMA_DIR, out_dir: Path = GENERATED_DIR) -> list[str]:
+    """Names of generated files that differ from what the schemas and templates give."""
+    files = render_all(schema_dir)
+    old = _existing(Path(out_dir))
+    stale = [name for name, text in files.items() if old.get(name) != text]
+    stale += [name for name in old if name not in files]
+    return sorted(stale)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="kafkacodec generate")
+    parser.add_argument("--check", action="store_true", help="fail when generated/ is stale")
+    parser.add_argument("--schemas", type=Path, default=SCHEMA_DIR)
+    parser.add_argument("--out", type=Path, default=GENERATED_DIR)
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = check(args.schemas, args.out)
+        if stale:
+            print(f"generated/ is stale: {', '.join(stale)}; run `kafkacodec generate`", file=sys.stderr)
+            return 1
+        print(f"generated/ is fresh ({len(list(Path(args.out).glob('*.py')))} files)")
+        return 0
+    changed = generate(args.schemas, args.out)
+    print(f"wrote {len(changed)} file(s)" + (f": {', '.join(changed)}" if changed else ""))
+    return 0

@@ -1,0 +1,3 @@
+from kafkacodec.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,165 @@
+"""The runtime primitives generated code calls: errors with positions and schema paths,
+varints, CRCs, `process` routines, enums, and the plumbing of generated classes.
+
+Only generated modules should need this; everything here is small and has no state.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from . import compression
+from .crc import compute as compute_crc
+from .errors import (
+    ChecksumError,
+    CorruptRecordError,
+    DecodeError,
+    EncodeError,
+    TruncatedError,
+    ValidationError,
+)
+from .varint import read_varint, write_varint
+
+__all__ = [
+    "compute_crc", "read_varint", "write_varint", "truncated", "length_mismatch", "trailing",
+    "check_crc", "invalid", "bad_length", "bad_size", "bad_count", "no_progress", "no_case",
+    "bad_contents", "decode_str", "to_enum", "repr_of", "equal", "ENCODE_ERRORS",
+    "encode_failed", "not_expected", "derive", "process_decode", "process_encode",
+]  # fmt: skip
+
+#: Exceptions that mean "these values cannot be encoded" inside a generated builder.
+ENCODE_ERRORS = (TypeError, AttributeError, OverflowError, struct.error)
+
+
+def truncated(where: str, pos: int, end: int, needed: int | None = None) -> TruncatedError:
+    if needed is None:
+        return TruncatedError("data ends inside the structure", pos, where)
+    return TruncatedError("data ends inside the structure", pos, where, needed, max(end - pos, 0))
+
+
+def length_mismatch(where: str, start: int, declared: int, used: int) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"declared length {declared} but the fields take {used} bytes", start, where
+    )
+
+
+def trailing(where: str, pos: int, end: int) -> CorruptRecordError:
+    return CorruptRecordError(f"{end - pos} unexpected bytes after the structure", pos, where)
+
+
+def check_crc(algorithm: str, stored: int, buf, start: int, end: int, at: int, where: str):
+    computed = compute_crc(algorithm, buf, start, end)
+    if computed != stored:
+        raise ChecksumError("CRC mismatch", at, where, algorithm=algorithm, stored=stored, computed=computed)
+
+
+def invalid(where: str, pos: int, name: str, value, message: str) -> ValidationError:
+    return ValidationError(f"{name} {message}, got {value}", pos, where)
+
+
+def bad_length(where: str, pos: int, name: str, value: int, available: int) -> DecodeError:
+    if value < 0:
+        return CorruptRecordError(f"{name} is negative ({value})", pos, where)
+    return TruncatedError(f"{name} says {value} bytes follow", pos, where, value, available)
+
+
+def bad_size(where: str, pos: int, name: str, value: int, available: int) -> DecodeError:
+    if value < 0:
+        return CorruptRecordError(f"size of {name} is negative ({value})", pos, where)
+    return TruncatedError(f"{name} is {value} bytes long", pos, where, value, available)
+
+
+def bad_count(where, pos, name, count, available=None, min_size=None) -> CorruptRecordError:
+    if available is None:
+        return CorruptRecordError(f"count of {name} is negative ({count})", pos, where)
+    return CorruptRecordError(
+        f"{count} {name} cannot fit in {available} bytes (each takes at least {min_size})", pos, where
+    )
+
+
+def no_progress(where: str, pos: int, name: str) -> CorruptRecordError:
+    return CorruptRecordError(f"an element of {name} took no bytes", pos, where)
+
+
+def no_case(where: str, pos: int, on: str, value) -> CorruptRecordError:
+    return CorruptRecordError(f"no type for {on} = {value}", pos, where)
+
+
+def bad_contents(where: str, pos: int, expected: bytes, found) -> CorruptRecordError:
+    return CorruptRecordError(
+        f"expected bytes {bytes(expected).hex()}, found {bytes(found).hex()}", pos, where
+    )
+
+
+def decode_str(buf, start: int, end: int, encoding: str) -> str:
+    """Decode text losslessly: bytes that are not valid text survive as surrogate escapes,
+    so a builder writes them back unchanged (Java Kafka would replace them instead)."""
+    return bytes(buf[start:end]).decode(encoding, "surrogateescape")
+
+
+def to_enum(enum_class, value):
+    """The enum member for value, or value itself when the schema does not name it."""
+    try:
+        return enum_class(value)
+    except ValueError:
+        return value
+
+
+def repr_of(obj) -> str:
+    fields = ", ".join(
+        f"{name}={getattr(obj, name)!r}"
+        for name in obj.__slots__
+        if getattr(obj, name, None) is not None
+    )
+    return f"{type(obj).__name__}({fields})"
+
+
+def _state(obj):
+    return tuple(getattr(obj, name, None) for name in obj.__slots__)
+
+
+def equal(a, b) -> bool:
+    if not isinstance(b, type(a)) and not isinstance(a, type(b)):
+        return NotImplemented
+    return _state(a) == _state(b)
+
+
+def encode_failed(obj, err: Exception) -> EncodeError:
+    missing = [
+        name
+        for name in obj.__slots__
+        if getattr(obj, name, None) is None and name not in obj.DERIVED and not name.endswith("_raw")
+    ]
+    hint = f" (fields left None: {', '.join(missing)})" if missing else ""
+    return EncodeError(f"cannot encode {type(obj).__name__} [{obj.PATH}]: {err}{hint}")
+
+
+def not_expected(obj, name: str, condition: str) -> EncodeError:
+    return EncodeError(
+        f"{type(obj).__name__}.{name} is set but its condition ({condition}) is false"
+    )
+
+
+def derive(compute, obj, name: str):
+    try:
+        return compute()
+    except (AttributeError, TypeError, IndexError) as err:
+        raise EncodeError(
+            f"{type(obj).__name__}.{name} cannot be derived ({err}); set it explicitly"
+        ) from None
+
+
+_PROCESSES = {
+    "kafka_compression": (
+        compression.kafka_compression_decode,
+        compression.kafka_compression_encode,
+    ),
+}
+
+
+def process_decode(name: str, data, *args, max_size=None):
+    return _PROCESSES[name][0](data, *args, max_size=max_size)
+
+
+def process_encode(name: str, data, *args) -> bytes:
+    return _PROCESSES[name][1](data, *args)

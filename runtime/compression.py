@@ -1,0 +1,313 @@
+"""Kafka's compression codecs, as Java Kafka writes them, each bounded on inflated size.
+
+- gzip: an RFC 1952 stream (several members are read one after the other).
+- snappy: Java Kafka writes snappy-java's stream framing (8-byte magic, version, minimum
+  compatible version, then `int32 length` + raw snappy block, repeated); readers also
+  accept one raw snappy block, which other clients write.
+- lz4: the LZ4 frame format with independent 64 KB blocks. For magic 0 Java Kafka
+  computes the frame header checksum over the magic number too (KAFKA-3160): magic 0
+  readers ignore that byte and magic 0 writers reproduce the quirk.
+- zstd: zstandard frames, magic 2 only, read as a stream (no content size needed).
+
+Decompressed output larger than `max_size` (default DEFAULT_MAX_INFLATED) raises
+DecompressionLimitError before more memory is taken.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import cramjam
+import lz4.frame
+import zstandard
+
+from .errors import (
+    CompressionError,
+    DecompressionLimitError,
+    EncodeError,
+    UnsupportedCodecError,
+)
+
+__all__ = [
+    "NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD", "CODEC_NAMES", "CODEC_IDS",
+    "DEFAULT_MAX_INFLATED", "decompress", "compress", "kafka_compression_decode",
+    "kafka_compression_encode",
+]  # fmt: skip
+
+NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
+CODEC_NAMES = {NONE: "none", GZIP: "gzip", SNAPPY: "snappy", LZ4: "lz4", ZSTD: "zstd"}
+CODEC_IDS = {name: codec for codec, name in CODEC_NAMES.items()}
+#: Default bound on the decompressed size of one batch or wrapper (bytes).
+DEFAULT_MAX_INFLATED = 128 * 1024 * 1024
+
+_XERIAL_MAGIC = b"\x82SNAPPY\x00"
+_XERIAL_HEADER = struct.Struct(">8sii")
+_XERIAL_BLOCK = 32 * 1024  # snappy-java's default block size
+_LZ4_MAGIC = b"\x04\x22\x4d\x18"
+
+
+def _codec_name(codec: int) -> str:
+    return CODEC_NAMES.get(codec, f"codec {codec}")
+
+
+def check_codec(codec: int, magic: int) -> None:
+    """Raise UnsupportedCodecError unless codec is defined for this magic."""
+    top = ZSTD if magic >= 2 else LZ4
+    if not 0 <= codec <= top:
+        allowed = ", ".join(f"{c} {CODEC_NAMES[c]}" for c in range(top + 1))
+        raise UnsupportedCodecError(
+            f"unknown compression codec {codec} for magic {magic} (allowed: {allowed})"
+        )
+
+
+def _limit(max_size: int | None) -> int:
+    return DEFAULT_MAX_INFLATED if max_size is None else max_size
+
+
+def _too_big(codec: int, limit: int) -> DecompressionLimitError:
+    return DecompressionLimitError(
+        f"{_codec_name(codec)} data inflates past the limit of {limit} bytes"
+    )
+
+
+# -- gzip ------------------------------------------------------------------------------
+
+
+def _gunzip(data, limit: int) -> bytes:
+    out = bytearray()
+    rest = bytes(data)
+    while True:
+        d = zlib.decompressobj(wbits=31)
+        out += d.decompress(rest, limit + 1 - len(out))
+        if len(out) > limit:
+            raise _too_big(GZIP, limit)
+        if not d.eof:
+            if d.unconsumed_tail:
+                raise _too_big(GZIP, limit)
+            raise CompressionError("gzip stream ends before its end marker")
+        rest = d.unused_data
+        if not rest:
+            return bytes(out)
+
+
+def _gzip(data) -> bytes:
+    c = zlib.compressobj(6, zlib.DEFLATED, 31)
+    return c.compress(data) + c.flush()
+
+
+# -- snappy ----------------------------------------------------------------------------
+
+
+def _snappy_raw_length(block) -> int:
+    """The uncompressed length a raw snappy block announces (its uvarint preamble)."""
+    n = 0
+    for i in range(min(5, len(block))):
+        b = block[i]
+        n |= (b & 0x7F) << (7 * i)
+        if b < 0x80:
+            return n
+    raise CompressionError("snappy block has no valid length preamble")
+
+
+def _unsnappy_block(block, limit: int, so_far: int) -> bytes:
+    if so_far + _snappy_raw_length(block) > limit:
+        raise _too_big(SNAPPY, limit)
+    try:
+        return bytes(cramjam.snappy.decompress_raw(bytes(block)))
+    except Exception as err:  # noqa: BLE001 - cramjam raises its own error types
+        raise CompressionError(f"snappy block does not decompress: {err}") from None
+
+
+def _unsnappy(data, limit: int) -> bytes:
+    data = bytes(data)
+    if not data.startswith(_XERIAL_MAGIC):
+        return _unsnappy_block(data, limit, 0)
+    if len(data) < _XERIAL_HEADER.size:
+        raise CompressionError("snappy-java stream header is truncated")
+    pos = _XERIAL_HEADER.size
+    out = bytearray()
+    while pos < len(data):
+        if len(data) - pos < 4:
+            raise CompressionError(f"snappy-java block length truncated at byte {pos}")
+        (n,) = struct.unpack_from(">i", data, pos)
+        pos += 4
+        if n < 0 or n > len(data) - pos:
+            raise CompressionError(
+                f"snappy-java block at byte {pos - 4} claims {n} bytes, {len(data) - pos} left"
+            )
+        out += _unsnappy_block(data[pos : pos + n], limit, len(out))
+        pos += n
+    return bytes(out)
+
+
+def _snappy(data) -> bytes:
+    data = bytes(data)
+    out = bytearray(_XERIAL_HEADER.pack(_XERIAL_MAGIC, 1, 1))
+    for i in range(0, len(data), _XERIAL_BLOCK):
+        block = bytes(cramjam.snappy.compress_raw(data[i : i + _XERIAL_BLOCK]))
+        out += struct.pack(">i", len(block)) + block
+    return bytes(out)
+
+
+# -- lz4 -------------------------------------------------------------------------------
+
+_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+_M32 = 0xFFFFFFFF
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """xxHash32, for the few bytes of an LZ4 frame descriptor."""
+    n = len(data)
+    i = 0
+    if n >= 16:
+        v = [(seed + _P1 + _P2) & _M32, (seed + _P2) & _M32, seed, (seed - _P1) & _M32]
+        while i + 16 <= n:
+            for j in range(4):
+                (lane,) = struct.unpack_from("<I", data, i + 4 * j)
+                v[j] = (_rotl((v[j] + lane * _P2) & _M32, 13) * _P1) & _M32
+            i += 16
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M32
+    else:
+        h = (seed + _P5) & _M32
+    h = (h + n) & _M32
+    while i + 4 <= n:
+        (lane,) = struct.unpack_from("<I", data, i)
+        h = (_rotl((h + lane * _P3) & _M32, 17) * _P4) & _M32
+        i += 4
+    while i < n:
+        h = (_rotl((h + data[i] * _P5) & _M32, 11) * _P1) & _M32
+        i += 1
+    h ^= h >> 15
+    h = (h * _P2) & _M32
+    h ^= h >> 13
+    h = (h * _P3) & _M32
+    h ^= h >> 16
+    return h
+
+
+def _lz4_descriptor_end(frame: bytes) -> int:
+    """Position of the header checksum byte of an LZ4 frame."""
+    if len(frame) < 7 or frame[:4] != _LZ4_MAGIC:
+        raise CompressionError("not an LZ4 frame (bad magic number)")
+    flg = frame[4]
+    end = 6 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
+    if len(frame) <= end:
+        raise CompressionError("LZ4 frame header is truncated")
+    return end
+
+
+def _lz4_set_checksum(frame: bytes, broken: bool) -> bytes:
+    """Rewrite the header checksum: correct, or Kafka's magic 0 variant (over the magic)."""
+    end = _lz4_descriptor_end(frame)
+    covered = frame[0:end] if broken else frame[4:end]
+    hc = (xxh32(covered) >> 8) & 0xFF
+    return frame[:end] + bytes([hc]) + frame[end + 1 :]
+
+
+def _unlz4(data, limit: int, magic: int) -> bytes:
+    frame = bytes(data)
+    if magic == 0:
+        frame = _lz4_set_checksum(frame, broken=False)
+    out = bytearray()
+    try:
+        while frame:
+            d = lz4.frame.LZ4FrameDecompressor()
+            out += d.decompress(frame, max_length=limit + 1 - len(out))
+            if len(out) > limit:
+                raise _too_big(LZ4, limit)
+            if not d.eof:
+                if not d.needs_input:
+                    raise _too_big(LZ4, limit)
+                raise CompressionError("LZ4 frame ends before its end mark")
+            frame = d.unused_data
+    except RuntimeError as err:
+        raise CompressionError(f"LZ4 frame does not decompress: {err}") from None
+    return bytes(out)
+
+
+def _lz4(data, magic: int) -> bytes:
+    frame = lz4.frame.compress(
+        bytes(data),
+        block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+        block_linked=False,
+        content_checksum=False,
+        store_size=False,
+    )
+    return _lz4_set_checksum(frame, broken=(magic == 0))
+
+
+# -- zstd ------------------------------------------------------------------------------
+
+
+def _unzstd(data, limit: int) -> bytes:
+    out = bytearray()
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(bytes(data), read_across_frames=True)
+        with reader:
+            while True:
+                chunk = reader.read(min(1 << 20, limit + 1 - len(out)))
+                if not chunk:
+                    break
+                out += chunk
+                if len(out) > limit:
+                    raise _too_big(ZSTD, limit)
+    except zstandard.ZstdError as err:
+        raise CompressionError(f"zstd data does not decompress: {err}") from None
+    return bytes(out)
+
+
+def _zstd(data) -> bytes:
+    return zstandard.ZstdCompressor(level=3).compress(bytes(data))
+
+
+# -- entry points ----------------------------------------------------------------------
+
+
+def decompress(codec: int, data, magic: int = 2, max_size: int | None = None):
+    """Decompress data written with codec (for this magic); NONE returns data as is."""
+    check_codec(codec, magic)
+    if codec == NONE:
+        return data
+    limit = _limit(max_size)
+    try:
+        if codec == GZIP:
+            return _gunzip(data, limit)
+        if codec == SNAPPY:
+            return _unsnappy(data, limit)
+        if codec == LZ4:
+            return _unlz4(data, limit, magic)
+        return _unzstd(data, limit)
+    except zlib.error as err:
+        raise CompressionError(f"gzip data does not decompress: {err}") from None
+
+
+def compress(codec: int, data, magic: int = 2) -> bytes:
+    """Compress data as Java Kafka does for this codec and magic."""
+    try:
+        check_codec(codec, magic)
+    except UnsupportedCodecError as err:
+        raise EncodeError(str(err)) from None
+    if codec == NONE:
+        return bytes(data)
+    if codec == GZIP:
+        return _gzip(data)
+    if codec == SNAPPY:
+        return _snappy(data)
+    if codec == LZ4:
+        return _lz4(data, magic)
+    return _zstd(data)
+
+
+def kafka_compression_decode(data, codec, magic, max_size=None):
+    """The schemas' `process: kafka_compression(codec, magic)`, reading direction."""
+    return decompress(int(codec), data, int(magic), max_size)
+
+
+def kafka_compression_encode(data, codec, magic) -> bytes:
+    """The schemas' `process: kafka_compression(codec, magic)`, writing direction."""
+    return compress(int(codec), data, int(magic))

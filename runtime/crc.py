@@ -1,0 +1,31 @@
+"""CRC-32 (IEEE, magic 0 and 1 messages) and CRC-32C (Castagnoli, v2 batches)."""
+
+from __future__ import annotations
+
+import zlib
+
+from crc32c import crc32c as _crc32c
+
+__all__ = ["crc32", "crc32c", "compute"]
+
+
+def crc32(data) -> int:
+    """CRC-32 (IEEE 802.3, as zlib.crc32) of a bytes-like object."""
+    return zlib.crc32(data) & 0xFFFFFFFF
+
+
+def crc32c(data) -> int:
+    """CRC-32C (Castagnoli) of a bytes-like object; hardware accelerated where available."""
+    return _crc32c(data)
+
+
+_ALGORITHMS = {"crc32": crc32, "crc32c": crc32c}
+
+
+def compute(algorithm: str, buf, start: int, end: int) -> int:
+    """CRC of buf[start:end] without copying it."""
+    view = memoryview(buf)[start:end]
+    try:
+        return _ALGORITHMS[algorithm](view)
+    finally:
+        view.release()

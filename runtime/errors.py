@@ -1,0 +1,158 @@
+"""kafkacodec's exceptions: one hierarchy rooted at KafkacodecError.
+
+Every error raised while decoding names where the problem is (the source, when known,
+and the absolute byte position) and what was wrong; errors raised by generated code also
+name the schema path (e.g. ``kafka_record /seq/4``). Decode errors are also ValueErrors,
+so code that already catches ValueError keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "KafkacodecError",
+    "SchemaError",
+    "DecodeError",
+    "TruncatedError",
+    "ChecksumError",
+    "CorruptRecordError",
+    "ValidationError",
+    "VarintError",
+    "UnknownMagicError",
+    "CompressionError",
+    "UnsupportedCodecError",
+    "DecompressionLimitError",
+    "EncodeError",
+]
+
+
+class KafkacodecError(Exception):
+    """Base of every error kafkacodec raises."""
+
+
+class SchemaError(KafkacodecError):
+    """A .ksy schema the generator cannot accept; names the file and the schema path."""
+
+    def __init__(self, path: str, message: str, file: str | None = None):
+        self.path = path
+        self.message = message
+        self.file = file
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = f"{self.file}: " if self.file else ""
+        return f"{where}{self.path}: {self.message}"
+
+    def in_file(self, file: str) -> SchemaError:
+        if self.file is None:
+            self.file = file
+            self.args = (self._text(),)
+        return self
+
+
+class DecodeError(KafkacodecError, ValueError):
+    """Bytes that are not a valid instance of a Kafka format.
+
+    position: absolute byte position of the problem (None when unknown);
+    schema_path: the schema element being read (e.g. "kafka_record /seq/4"), or None;
+    source: the file or buffer name, when a caller supplied one;
+    context: outer structures, innermost first (e.g. "records of the batch at byte 4096").
+    """
+
+    def __init__(self, message: str, position: int | None = None, schema_path: str | None = None):
+        self.message = message
+        self.position = position
+        self.schema_path = schema_path
+        self.source: str | None = None
+        self.context: list[str] = []
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        parts = []
+        if self.source:
+            parts.append(self.source)
+        if self.position is not None:
+            parts.append(f"byte {self.position}")
+        head = ": ".join(parts)
+        text = f"{head}: {self.message}" if head else self.message
+        if self.context:
+            text += " (in " + ", in ".join(self.context) + ")"
+        if self.schema_path:
+            text += f" [{self.schema_path}]"
+        return text
+
+    def _refresh(self):
+        self.args = (self._text(),)
+
+    def shift(self, offset: int) -> DecodeError:
+        """Make the position absolute: add the offset of the buffer it was relative to."""
+        if self.position is not None:
+            self.position += offset
+        self._refresh()
+        return self
+
+    def within(self, context: str) -> DecodeError:
+        """Say which outer structure the problem lies in."""
+        self.context.append(context)
+        self._refresh()
+        return self
+
+    def with_source(self, source: str) -> DecodeError:
+        """Name the file (or stream) the bytes came from."""
+        if self.source is None:
+            self.source = source
+            self._refresh()
+        return self
+
+
+class TruncatedError(DecodeError):
+    """The data ends before the structure does. needed/available are byte counts."""
+
+    def __init__(self, message, position=None, schema_path=None, needed=None, available=None):
+        self.needed = needed
+        self.available = available
+        if needed is not None and available is not None:
+            message = f"{message}: needs {needed} bytes, {available} available"
+        super().__init__(message, position, schema_path)
+
+
+class CorruptRecordError(DecodeError):
+    """A structural rule of the format is broken (a length, count or layout)."""
+
+
+class ValidationError(CorruptRecordError):
+    """A field holds a value the schema forbids (`valid` in the .ksy)."""
+
+
+class VarintError(CorruptRecordError):
+    """A varint or varlong longer than allowed, or out of range."""
+
+
+class UnknownMagicError(CorruptRecordError):
+    """A magic byte (message format version) other than 0, 1 or 2."""
+
+
+class ChecksumError(DecodeError):
+    """A stored CRC differs from the one computed over the bytes."""
+
+    def __init__(self, message, position=None, schema_path=None, *, algorithm, stored, computed):
+        self.algorithm = algorithm
+        self.stored = stored
+        self.computed = computed
+        message = f"{message}: {algorithm} stored {stored:#010x}, computed {computed:#010x}"
+        super().__init__(message, position, schema_path)
+
+
+class CompressionError(DecodeError):
+    """Compressed data that cannot be decompressed."""
+
+
+class UnsupportedCodecError(CompressionError):
+    """A codec id that is not defined for this magic."""
+
+
+class DecompressionLimitError(CompressionError):
+    """Decompressed data larger than the configured bound (a decompression bomb guard)."""
+
+
+class EncodeError(KafkacodecError, ValueError):
+    """Values that cannot be encoded (out of range, missing, or inconsistent)."""

@@ -1,0 +1,1 @@
+"""kafkacodec's Kaitai Struct schemas (*.ksy): the single source of every format."""
