@@ -114,7 +114,7 @@ class Kafka07Message:
                 len_message,
                 magic,
             ) = _S0.unpack_from(buf, pos)
-            if not (len_message >= 5):
+            if len_message < 5:
                 raise _p.invalid(
                     "kafka07_message /seq/0",
                     pos + 0,
@@ -128,12 +128,9 @@ class Kafka07Message:
                     "kafka07_message /seq/0", start, "len_message", len_message, end - rest_start
                 )
             end = rest_start + len_message
-            if not (
-                magic
-                in (
-                    0,
-                    1,
-                )
+            if magic not in (
+                0,
+                1,
             ):
                 raise _p.invalid(
                     "kafka07_message /seq/1", pos + 4, "magic", magic, "must be one of 0, 1"

@@ -83,7 +83,6 @@ class KafkaControlRecordKey:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             if end - pos < 4:
                 raise _p.truncated(cls.PATH, pos, end, 4)
@@ -91,7 +90,7 @@ class KafkaControlRecordKey:
                 version,
                 type,
             ) = _S0.unpack_from(buf, pos)
-            if not (version >= 0):
+            if version < 0:
                 raise _p.invalid(
                     "kafka_control_record_key /seq/0",
                     pos + 0,

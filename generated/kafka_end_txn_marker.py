@@ -67,7 +67,6 @@ class KafkaEndTxnMarker:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             if end - pos < 6:
                 raise _p.truncated(cls.PATH, pos, end, 6)
@@ -75,7 +74,7 @@ class KafkaEndTxnMarker:
                 version,
                 coordinator_epoch,
             ) = _S0.unpack_from(buf, pos)
-            if not (version >= 0):
+            if version < 0:
                 raise _p.invalid(
                     "kafka_end_txn_marker /seq/0", pos + 0, "version", version, "must be at least 0"
                 )

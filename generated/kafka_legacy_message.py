@@ -159,7 +159,7 @@ class KafkaLegacyMessage:
                 magic,
                 attributes,
             ) = _S0.unpack_from(buf, pos)
-            if not (len_message >= 14):
+            if len_message < 14:
                 raise _p.invalid(
                     "kafka_legacy_message /seq/1",
                     pos + 8,
@@ -178,12 +178,9 @@ class KafkaLegacyMessage:
                 )
             end = rest_start + len_message
             crc_start = pos + 16
-            if not (
-                magic
-                in (
-                    0,
-                    1,
-                )
+            if magic not in (
+                0,
+                1,
             ):
                 raise _p.invalid(
                     "kafka_legacy_message /seq/3", pos + 16, "magic", magic, "must be one of 0, 1"
@@ -199,7 +196,7 @@ class KafkaLegacyMessage:
             if end - pos < 4:
                 raise _p.truncated(cls.PATH, pos, end, 4)
             (len_key,) = _S1.unpack_from(buf, pos)
-            if not (len_key >= -1):
+            if len_key < -1:
                 raise _p.invalid(
                     "kafka_legacy_message /seq/6",
                     pos + 0,
@@ -219,7 +216,7 @@ class KafkaLegacyMessage:
             if end - pos < 4:
                 raise _p.truncated(cls.PATH, pos, end, 4)
             (len_value,) = _S1.unpack_from(buf, pos)
-            if not (len_value >= -1):
+            if len_value < -1:
                 raise _p.invalid(
                     "kafka_legacy_message /seq/8",
                     pos + 0,
@@ -302,7 +299,7 @@ class KafkaLegacyMessage:
             key_b = key
             value_b = value
             inner_b = (
-                _p.process_encode("kafka_compression", inner.build(), int((attributes & 7)), magic)
+                _p.process_encode("kafka_compression", inner.build(), int(attributes & 7), magic)
                 if inner is not None
                 else self.inner_raw
             )
@@ -370,7 +367,7 @@ class KafkaLegacyMessage:
         data = _p.process_decode(
             "kafka_compression",
             self.inner_raw,
-            int(self.compression),
+            int(self.attributes & 7),
             self.magic,
             max_size=max_size,
         )
@@ -427,7 +424,6 @@ class MessageSet:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             entries = []
             while pos < end:

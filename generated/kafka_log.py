@@ -68,7 +68,6 @@ class KafkaLog:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             entries = []
             while pos < end:
@@ -154,7 +153,6 @@ class Entry:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             if pos + 16 + 1 > end:
                 raise _p.truncated(cls.PATH, pos + 16, end, 1)

@@ -66,7 +66,6 @@ class KafkaOffsetIndex:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             entries = []
             while pos < end:
@@ -153,7 +152,6 @@ class Entry:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             if end - pos < 8:
                 raise _p.truncated(cls.PATH, pos, end, 8)

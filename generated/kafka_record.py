@@ -357,7 +357,6 @@ class Header:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             b = buf[pos]
             if b < 0x80:

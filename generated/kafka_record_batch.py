@@ -22,7 +22,7 @@ from kafkacodec.generated.kafka_record import KafkaRecord
 
 __all__ = [
     "KafkaRecordBatch",
-    "RecordsRegion",
+    "RecordList",
     "CompressionType",
     "TimestampType",
 ]
@@ -74,7 +74,7 @@ class KafkaRecordBatch:
     - producer_epoch: s2. -1 when there is no producer epoch.
     - base_sequence: s4. Sequence number of the first record, -1 when none.
     - num_records: s4, derived by builders
-    - records: RecordsRegion, through kafka_compression, lazy (see read_records). The records, compressed as one stream when the codec is not none.
+    - records_region: RecordList, through kafka_compression, lazy (see read_records_region). The records, compressed as one stream when the codec is not none.
     """
 
     __slots__ = (
@@ -91,8 +91,8 @@ class KafkaRecordBatch:
         "producer_epoch",
         "base_sequence",
         "num_records",
-        "records",
-        "records_raw",
+        "records_region",
+        "records_region_raw",
         "crc_start",
         "crc_end",
     )
@@ -121,8 +121,8 @@ class KafkaRecordBatch:
         producer_epoch=None,
         base_sequence=None,
         num_records=None,
-        records=None,
-        records_raw=None,
+        records_region=None,
+        records_region_raw=None,
         crc_start=None,
         crc_end=None,
     ) -> None:
@@ -139,8 +139,8 @@ class KafkaRecordBatch:
         self.producer_epoch = producer_epoch
         self.base_sequence = base_sequence
         self.num_records = num_records
-        self.records = records
-        self.records_raw = records_raw
+        self.records_region = records_region
+        self.records_region_raw = records_region_raw
         self.crc_start = crc_start
         self.crc_end = crc_end
 
@@ -180,7 +180,7 @@ class KafkaRecordBatch:
                 base_sequence,
                 num_records,
             ) = _S0.unpack_from(buf, pos)
-            if not (len_batch >= 49):
+            if len_batch < 49:
                 raise _p.invalid(
                     "kafka_record_batch /seq/1",
                     pos + 8,
@@ -194,12 +194,12 @@ class KafkaRecordBatch:
                     "kafka_record_batch /seq/1", start, "len_batch", len_batch, end - rest_start
                 )
             end = rest_start + len_batch
-            if not (magic == 2):
+            if magic != 2:
                 raise _p.invalid(
                     "kafka_record_batch /seq/3", pos + 16, "magic", magic, "expected 2"
                 )
             crc_start = pos + 21
-            if not (num_records >= 0):
+            if num_records < 0:
                 raise _p.invalid(
                     "kafka_record_batch /seq/12",
                     pos + 57,
@@ -210,9 +210,9 @@ class KafkaRecordBatch:
             pos += 61
             n = len_batch - 49
             if not 0 <= n <= end - pos:
-                raise _p.bad_size("kafka_record_batch /seq/13", pos, "records", n, end - pos)
-            records_raw = buf[pos : pos + n]
-            records = None
+                raise _p.bad_size("kafka_record_batch /seq/13", pos, "records_region", n, end - pos)
+            records_region_raw = buf[pos : pos + n]
+            records_region = None
             pos += n
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
@@ -235,8 +235,8 @@ class KafkaRecordBatch:
             producer_epoch,
             base_sequence,
             num_records,
-            records,
-            records_raw,
+            records_region,
+            records_region_raw,
             crc_start,
             crc_end,
         )
@@ -272,14 +272,18 @@ class KafkaRecordBatch:
             producer_epoch = self.producer_epoch
             base_sequence = self.base_sequence
             num_records = self.num_records
-            records = self.records
-            records_b = (
-                _p.process_encode("kafka_compression", records.build(), int((attributes & 7)), 2)
-                if records is not None
-                else self.records_raw
+            records_region = self.records_region
+            records_region_b = (
+                _p.process_encode(
+                    "kafka_compression", records_region.build(), int(attributes & 7), 2
+                )
+                if records_region is not None
+                else self.records_region_raw
             )
             if num_records is None:
-                num_records = _p.derive(lambda: len(self.records.records), self, "num_records")
+                num_records = _p.derive(
+                    lambda: len(self.records_region.records), self, "num_records"
+                )
             rest_auto = len_batch is None
             if rest_auto:
                 len_batch = 0
@@ -306,7 +310,7 @@ class KafkaRecordBatch:
                 base_sequence,
                 num_records,
             )
-            o += records_b
+            o += records_region_b
             if rest_auto:
                 _S1.pack_into(o, rest_at, len(o) - rest_start)
             if crc_auto:
@@ -319,16 +323,20 @@ class KafkaRecordBatch:
         computed = _p.compute_crc("crc32c", buf, self.crc_start, self.crc_end)
         return computed == self.crc
 
-    def read_records(self, max_size=None, verify=True):
-        """Decode the field records, left undecoded by parse (its bytes are records_raw).
+    def read_records_region(self, max_size=None, verify=True):
+        """Decode the field records_region, left undecoded by parse (its bytes are records_region_raw).
 
         The bytes go through `kafka_compression` first; max_size bounds the result.
         """
         data = _p.process_decode(
-            "kafka_compression", self.records_raw, int(self.compression), 2, max_size=max_size
+            "kafka_compression",
+            self.records_region_raw,
+            int(self.attributes & 7),
+            2,
+            max_size=max_size,
         )
-        self.records = RecordsRegion.parse_all(data, self.num_records, verify=verify)
-        return self.records
+        self.records_region = RecordList.parse_all(data, self.num_records, verify=verify)
+        return self.records_region
 
     @property
     def compression(self):
@@ -361,10 +369,10 @@ class KafkaRecordBatch:
         return self.base_offset + self.last_offset_delta
 
 
-class RecordsRegion:
+class RecordList:
     """The (decompressed) records of a batch.
 
-    Fields, in byte order (schemas/kafka_record_batch.ksy, /types/records_region):
+    Fields, in byte order (schemas/kafka_record_batch.ksy, /types/record_list):
 
     - records: KafkaRecord list
     """
@@ -373,7 +381,7 @@ class RecordsRegion:
         "num_records",
         "records",
     )
-    PATH = "kafka_record_batch /types/records_region"
+    PATH = "kafka_record_batch /types/record_list"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
     #: The smallest encoding, in bytes.
@@ -397,22 +405,21 @@ class RecordsRegion:
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, num_records=None, verify=True):
-        """Read one RecordsRegion from buf[pos:end]; return it and the position after it.
+        """Read one RecordList from buf[pos:end]; return it and the position after it.
 
         Byte fields are slices of buf (bytes for bytes, memoryview for memoryview).
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             count = num_records
             if count < 0:
                 raise _p.bad_count(
-                    "kafka_record_batch /types/records_region/seq/0", pos, "records", count
+                    "kafka_record_batch /types/record_list/seq/0", pos, "records", count
                 )
             if count * 7 > end - pos:
                 raise _p.bad_count(
-                    "kafka_record_batch /types/records_region/seq/0",
+                    "kafka_record_batch /types/record_list/seq/0",
                     pos,
                     "records",
                     count,
@@ -435,7 +442,7 @@ class RecordsRegion:
 
     @classmethod
     def parse_all(cls, buf, num_records=None, verify=True):
-        """Read exactly one RecordsRegion that fills buf."""
+        """Read exactly one RecordList that fills buf."""
         obj, pos = cls.parse(buf, 0, len(buf), num_records, verify=verify)
         if pos != len(buf):
             raise _p.trailing(cls.PATH, pos, len(buf))
@@ -450,7 +457,6 @@ class RecordsRegion:
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
-            num_records = self.num_records
             records = self.records
             o = out
             for item in records:

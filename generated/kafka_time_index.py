@@ -64,7 +64,6 @@ class KafkaTimeIndex:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             entries = []
             while pos < end:
@@ -151,7 +150,6 @@ class Entry:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             if end - pos < 12:
                 raise _p.truncated(cls.PATH, pos, end, 12)

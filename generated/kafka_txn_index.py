@@ -60,7 +60,6 @@ class KafkaTxnIndex:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             entries = []
             while pos < end:
@@ -161,7 +160,6 @@ class Entry:
         """
         if end is None:
             end = len(buf)
-        start = pos
         try:
             if end - pos < 34:
                 raise _p.truncated(cls.PATH, pos, end, 34)
@@ -172,7 +170,7 @@ class Entry:
                 last_offset,
                 last_stable_offset,
             ) = _S0.unpack_from(buf, pos)
-            if not (version == 0):
+            if version != 0:
                 raise _p.invalid(
                     "kafka_txn_index /types/entry/seq/0", pos + 0, "version", version, "expected 0"
                 )

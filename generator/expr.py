@@ -294,7 +294,8 @@ class Translator:
         if name == "first":
             return f"{base}[0]", "object"
         if name == "to_i":
-            return f"int({base})", "int"
+            inner = base[1:-1] if base.startswith("(") and base.endswith(")") else base
+            return f"int({inner})", "int"
         return f"{base}.{name}", "object"
 
     def wrap(self, node: Node) -> str:

@@ -84,7 +84,7 @@ class EnumIR:
 
 @dataclass
 class Valid:
-    check: str  # Python condition over `_` that must hold
+    fails: str  # Python condition over `_` that holds when the value is invalid
     message: str  # printed with the value: f"{message}, got {_}"
 
 
@@ -227,6 +227,19 @@ class TypeIR:
         if self.crc_field:
             names += ["crc_start", "crc_end"]
         return names
+
+    @property
+    def needs_start(self) -> bool:
+        return bool(self.rest_field or self.crc_field)
+
+    @property
+    def build_params(self) -> list[str]:
+        """Params a builder reads (in conditions or process arguments)."""
+        used = " ".join(
+            [f.cond_build or "" for f in self.fields]
+            + [a for f in self.fields for a in f.process_args_build]
+        )
+        return [p.name for p in self.params if re.search(rf"\b{p.name}\b", used)]
 
     @property
     def derived_names(self) -> list[str]:
@@ -597,8 +610,7 @@ class ModuleBuilder:
         if "value" not in node:
             # A positional instance is read while parsing and then stored.
             return (f"self.{name}" if mode == "self" else name), "int"
-        if mode == "self":
-            return f"self.{name}", "int"
+        # Inlined even over self: a subclass may override the property with another meaning.
         if info.get("busy"):
             raise SchemaError(info["path"], f"instance {name!r} depends on itself")
         info["busy"] = True
@@ -789,16 +801,16 @@ class ModuleBuilder:
         tr_v = self.translator(scope, where, "parse")
         if "eq" in spec:
             v = tr_v(parse_expr(spec["eq"], f"{where}/eq"))
-            out.append(Valid(f"_ == {v}", f"expected {v}"))
+            out.append(Valid(f"_ != {v}", f"expected {v}"))
         if "min" in spec:
             v = tr_v(parse_expr(spec["min"], f"{where}/min"))
-            out.append(Valid(f"_ >= {v}", f"must be at least {v}"))
+            out.append(Valid(f"_ < {v}", f"must be at least {v}"))
         if "max" in spec:
             v = tr_v(parse_expr(spec["max"], f"{where}/max"))
-            out.append(Valid(f"_ <= {v}", f"must be at most {v}"))
+            out.append(Valid(f"_ > {v}", f"must be at most {v}"))
         if "any-of" in spec:
             vals = [tr_v(parse_expr(v, f"{where}/any-of")) for v in _as_list(spec["any-of"])]
-            out.append(Valid(f"_ in ({', '.join(vals)},)", f"must be one of {', '.join(vals)}"))
+            out.append(Valid(f"_ not in ({', '.join(vals)},)", f"must be one of {', '.join(vals)}"))
         if "expr" in spec:
             tree = parse_expr(spec["expr"], f"{where}/expr")
             # `_.value` on a varint field is the value itself.
@@ -807,10 +819,10 @@ class ModuleBuilder:
                 tree
             )
             text = str(spec["expr"]).replace("_.value", "value")
-            out.append(Valid(src, f"must satisfy {text}"))
+            out.append(Valid(f"not ({src})", f"must satisfy {text}"))
         # Checks read the field's own local variable where the schema says `_`.
         for v in out:
-            v.check = re.sub(r"\b_\b", f.name, v.check)
+            v.fails = re.sub(r"\b_\b", f.name, v.fails)
         return out
 
     def _build_instance(self, name: str, node: dict, where: str, scope: _Scope) -> InstanceIR:

@@ -74,10 +74,11 @@ seq:
     type: s4
     valid:
       min: 0
-    -kafkacodec-derive: records.records.size
-  - id: records
+    -kafkacodec-derive: records_region.records.size
+  - id: records_region
+    -orig-id: records
     size: len_batch - 49
-    type: records_region(num_records)
+    type: record_list(num_records)
     process: kafka_compression(compression.to_i, 2)
     doc: The records, compressed as one stream when the codec is not none.
     -kafkacodec-lazy: true
@@ -99,7 +100,7 @@ instances:
   last_offset:
     value: base_offset + last_offset_delta
 types:
-  records_region:
+  record_list:
     doc: The (decompressed) records of a batch.
     params:
       - id: num_records

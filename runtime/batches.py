@@ -1,0 +1,411 @@
+"""The public reading API: shallow iteration over batches of any magic, and records.
+
+The batch classes subclass the generated ones (the schema's fields stay as they are) and
+add what Kafka means by them: names for codecs and timestamp types, last offset and
+sequence, validity, and records with absolute offsets and Kafka's timestamp rules.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
+from kafkacodec.generated.kafka_end_txn_marker import KafkaEndTxnMarker
+from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
+from kafkacodec.generated.kafka_record import KafkaRecord
+from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
+
+from . import compression as _comp
+from .errors import (
+    CorruptRecordError,
+    DecodeError,
+    UnknownMagicError,
+)
+
+__all__ = [
+    "iter_batches", "BatchIterator", "RecordBatch", "LegacyBatch", "Record", "ControlInfo",
+    "LOG_OVERHEAD", "TIMESTAMP_TYPES",
+]  # fmt: skip
+
+LOG_OVERHEAD = 12  # offset (int64) + size (int32) before every batch or message
+MIN_MESSAGE_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0, checked for every magic
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+CONTROL_TYPES = {
+    0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
+    5: "KRAFT_VERSION", 6: "KRAFT_VOTERS",
+}  # fmt: skip
+_PREFIX = struct.Struct(">qi")
+
+
+class ControlInfo:
+    """What a control record says: its type (ABORT, COMMIT, ...) and, for transaction
+    markers, the coordinator epoch. Unknown types keep their number and name UNKNOWN."""
+
+    __slots__ = ("type", "type_name", "version", "coordinator_epoch", "value_version")
+
+    def __init__(self, type, version, coordinator_epoch=None, value_version=None):  # noqa: A002
+        self.type = type
+        self.type_name = CONTROL_TYPES.get(type, "UNKNOWN")
+        self.version = version
+        self.coordinator_epoch = coordinator_epoch
+        self.value_version = value_version
+
+    def __repr__(self):
+        epoch = f", coordinator_epoch={self.coordinator_epoch}" if self.coordinator_epoch is not None else ""
+        return f"ControlInfo({self.type_name}, version={self.version}{epoch})"
+
+    def __eq__(self, other):
+        if not isinstance(other, ControlInfo):
+            return NotImplemented
+        return (self.type, self.version, self.coordinator_epoch) == (
+            other.type, other.version, other.coordinator_epoch,
+        )  # fmt: skip
+
+
+class Record:
+    """A record as an application sees it: absolute offset, timestamp, key, value, headers
+    (a list of (str, bytes | None)), and for control records `control`."""
+
+    __slots__ = (
+        "offset", "timestamp", "timestamp_type", "key", "value", "headers", "sequence",
+        "control", "attributes",
+    )  # fmt: skip
+
+    def __init__(
+        self, offset=None, timestamp=-1, key=None, value=None, headers=(), *,
+        timestamp_type="CreateTime", sequence=-1, control=None, attributes=0,
+    ):  # fmt: skip
+        self.offset = offset
+        self.timestamp = timestamp
+        self.timestamp_type = timestamp_type
+        self.key = key
+        self.value = value
+        self.headers = list(headers)
+        self.sequence = sequence
+        self.control = control
+        self.attributes = attributes
+
+    def __repr__(self):
+        extra = f", control={self.control!r}" if self.control is not None else ""
+        return (
+            f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
+            f"value={self.value!r}, headers={self.headers!r}{extra})"
+        )
+
+    def __eq__(self, other):
+        if not isinstance(other, Record):
+            return NotImplemented
+        return (
+            self.offset, self.timestamp, self.key, self.value, self.headers, self.control,
+        ) == (other.offset, other.timestamp, other.key, other.value, other.headers, other.control)  # fmt: skip
+
+    __hash__ = None
+
+
+def _located(err: DecodeError, where: str, shift: int = 0) -> DecodeError:
+    if shift:
+        err.shift(shift)
+    return err.within(where)
+
+
+# --------------------------------------------------------------------------------- v2
+
+
+class RecordBatch(KafkaRecordBatch):
+    """A v2 record batch (magic 2) found by iter_batches."""
+
+    __slots__ = ("position", "_buf", "_records")
+
+    @property
+    def compression(self) -> str:
+        return _comp.CODEC_NAMES.get(self.attributes & 7, f"unknown({self.attributes & 7})")
+
+    @property
+    def timestamp_type(self) -> str:
+        return TIMESTAMP_TYPES[(self.attributes >> 3) & 1]
+
+    @property
+    def count(self) -> int:
+        return self.num_records
+
+    @property
+    def size(self) -> int:
+        return self.len_batch + LOG_OVERHEAD
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence == -1:
+            return -1
+        seq = self.base_sequence + self.last_offset_delta
+        return seq - 0x80000000 if seq > 0x7FFFFFFF else seq
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        return self.base_timestamp if self.has_delete_horizon else None
+
+    @property
+    def is_valid(self) -> bool:
+        """Kafka's isValid: the size holds a header and the CRC-32C matches."""
+        return self.crc_matches(self._buf)
+
+    def records(self, *, verify_crc: bool = True, max_inflated: int | None = None) -> list[Record]:
+        """Decode the records (decompressing them first); offsets are absolute."""
+        if self._records is not None:
+            return self._records
+        where = f"records of the batch at byte {self.position}"
+        try:
+            codec = self.attributes & 7
+            if codec == _comp.NONE:
+                data = bytes(self.records_region_raw)
+            else:
+                data = _comp.decompress(codec, self.records_region_raw, 2, max_inflated)
+        except DecodeError as err:
+            raise _located(err, where) from None
+        try:
+            self._records = _decode_records(self, data)
+        except DecodeError as err:
+            shift = self.position + 61 if codec == _comp.NONE else 0
+            if codec != _comp.NONE:
+                where = f"decompressed {where} (positions inside the decompressed data)"
+            raise _located(err, where, shift) from None
+        return self._records
+
+
+def _decode_records(batch: RecordBatch, data: bytes) -> list[Record]:
+    n = batch.num_records
+    end = len(data)
+    if n * KafkaRecord.MIN_SIZE > end:
+        raise CorruptRecordError(
+            f"records count {n} cannot fit in {end} bytes of records", 0, "kafka_record_batch /seq/12"
+        )
+    base_offset = batch.base_offset
+    log_append = batch.attributes & 0x08
+    base_ts = batch.base_timestamp
+    max_ts = batch.max_timestamp
+    base_seq = batch.base_sequence
+    ts_type = TIMESTAMP_TYPES[1 if log_append else 0]
+    parse = KafkaRecord.parse
+    out = []
+    append = out.append
+    pos = 0
+    for _ in range(n):
+        r, pos = parse(data, pos, end)
+        delta = r.offset_delta
+        headers = [(h.key, h.value) for h in r.headers] if r.headers else []
+        append(
+            Record(
+                base_offset + delta,
+                max_ts if log_append else base_ts + r.timestamp_delta,
+                r.key,
+                r.value,
+                headers,
+                timestamp_type=ts_type,
+                sequence=-1 if base_seq == -1 else (base_seq + delta) & 0x7FFFFFFF,
+                attributes=r.attributes,
+            )
+        )
+    if pos != end:
+        raise CorruptRecordError(
+            f"{end - pos} bytes remain after the {n} records the batch declares", pos
+        )
+    if batch.attributes & 0x20:
+        for rec in out:
+            rec.control = parse_control(rec.key, rec.value)
+    return out
+
+
+def parse_control(key, value) -> ControlInfo:
+    """Read a control record's key (and, for ABORT/COMMIT, its end-transaction marker)."""
+    if key is None:
+        raise CorruptRecordError("a control record has a null key")
+    k = KafkaControlRecordKey.parse(key, 0, len(key))[0]
+    info = ControlInfo(int(k.type), k.version)
+    if info.type in (0, 1) and value is not None and len(value) >= 6:
+        marker = KafkaEndTxnMarker.parse(value, 0, len(value))[0]
+        info.coordinator_epoch = marker.coordinator_epoch
+        info.value_version = marker.version
+    return info
+
+
+# ----------------------------------------------------------------------------- legacy
+
+
+class LegacyBatch(KafkaLegacyMessage):
+    """A top-level magic 0 or 1 message (Kafka's legacy "batch"): one message, or a
+    compressed wrapper whose records are its inner messages."""
+
+    __slots__ = ("position", "_buf", "_records")
+
+    producer_id = -1
+    producer_epoch = -1
+    base_sequence = -1
+    last_sequence = -1
+    partition_leader_epoch = -1
+    is_transactional = False
+    is_control = False
+    count = None  # Kafka's countOrNull(): unknown without decompressing
+
+    @property
+    def compression(self) -> str:
+        return _comp.CODEC_NAMES.get(self.attributes & 7, f"unknown({self.attributes & 7})")
+
+    @property
+    def timestamp_type(self) -> str:
+        if self.magic == 0:
+            return "NoTimestampType"
+        return TIMESTAMP_TYPES[(self.attributes >> 3) & 1]
+
+    @property
+    def max_timestamp(self) -> int:
+        return -1 if self.magic == 0 else self.timestamp
+
+    @property
+    def last_offset(self) -> int:
+        return self.offset
+
+    @property
+    def base_offset(self) -> int:
+        """Offset of the first record; for a wrapper this decompresses it."""
+        if self.attributes & 7 == _comp.NONE:
+            return self.offset
+        recs = self.records()
+        return recs[0].offset if recs else self.offset
+
+    @property
+    def size(self) -> int:
+        return self.len_message + LOG_OVERHEAD
+
+    @property
+    def is_valid(self) -> bool:
+        return self.crc_matches(self._buf)
+
+    def records(self, *, verify_crc: bool = True, max_inflated: int | None = None) -> list[Record]:
+        """The message itself, or a wrapper's inner messages with absolute offsets."""
+        if self._records is None:
+            if self.attributes & 7 == _comp.NONE:
+                ts = -1 if self.magic == 0 else self.timestamp
+                self._records = [
+                    Record(
+                        self.offset, ts, _b(self.key), _b(self.value),
+                        timestamp_type=self.timestamp_type, attributes=self.attributes,
+                    )  # fmt: skip
+                ]
+            else:
+                self._records = _inner_records(self, verify_crc, max_inflated)
+        return self._records
+
+
+def _b(v):
+    return None if v is None else bytes(v)
+
+
+def _inner_records(wrapper: LegacyBatch, verify_crc: bool, max_inflated) -> list[Record]:
+    where = f"inner messages of the wrapper at byte {wrapper.position}"
+    if wrapper.inner_raw is None:
+        raise CorruptRecordError("a compressed wrapper has a null value", wrapper.position).within(where)
+    try:
+        inner = wrapper.read_inner(max_size=max_inflated, verify=verify_crc).entries
+    except DecodeError as err:
+        raise _located(err, f"decompressed {where}") from None
+    if not inner:
+        return []
+    for msg in inner:
+        if msg.attributes & 7:
+            raise CorruptRecordError(
+                "a compressed message inside a compressed wrapper (Kafka allows one level)",
+                wrapper.position,
+            ).within(where)
+    magic = wrapper.magic
+    log_append = magic >= 1 and wrapper.attributes & 0x08
+    if magic >= 1:
+        last_inner = inner[-1].offset
+        if wrapper.offset == 0:
+            base = 0
+        elif wrapper.offset < last_inner:
+            raise CorruptRecordError(
+                f"wrapper offset {wrapper.offset} is smaller than its last inner offset {last_inner}",
+                wrapper.position,
+            ).within(where)
+        else:
+            base = wrapper.offset - last_inner
+    out = []
+    for msg in inner:
+        offset = base + msg.offset if magic >= 1 else msg.offset
+        if log_append:
+            ts, ts_type = wrapper.timestamp, "LogAppendTime"
+        elif msg.magic == 0:
+            ts, ts_type = -1, "NoTimestampType"
+        else:
+            ts, ts_type = msg.timestamp, "CreateTime"
+        out.append(
+            Record(offset, ts, _b(msg.key), _b(msg.value), timestamp_type=ts_type, attributes=msg.attributes)
+        )
+    return out
+
+
+# -------------------------------------------------------------------------- iteration
+
+
+class BatchIterator:
+    """Iterates the batches of a buffer; after it ends, `position` is where it stopped and
+    `remaining` how many bytes were left there (a partial entry at the end, or 0)."""
+
+    def __init__(self, data, *, verify_crc=True, source=None, start=0, end=None):
+        self._view = data if isinstance(data, memoryview) else memoryview(data)
+        if self._view.ndim != 1 or self._view.itemsize != 1:
+            self._view = self._view.cast("B")
+        self.verify_crc = verify_crc
+        self.source = source
+        self.position = start
+        self.end = len(self._view) if end is None else end
+        self.batches = 0
+
+    @property
+    def remaining(self) -> int:
+        return self.end - self.position
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        view = self._view
+        pos = self.position
+        end = self.end
+        if end - pos < LOG_OVERHEAD:
+            raise StopIteration
+        _offset, size = _PREFIX.unpack_from(view, pos)
+        try:
+            if size < MIN_MESSAGE_OVERHEAD:
+                raise CorruptRecordError(
+                    f"record size {size} is less than the minimum record overhead ({MIN_MESSAGE_OVERHEAD})",
+                    pos + 8,
+                )
+            if end - pos < size + LOG_OVERHEAD:
+                raise StopIteration
+            magic = view[pos + 16]
+            if magic == 2:
+                batch, nxt = RecordBatch.parse(view, pos, pos + size + LOG_OVERHEAD, verify=self.verify_crc)
+            elif magic in (0, 1):
+                batch, nxt = LegacyBatch.parse(view, pos, pos + size + LOG_OVERHEAD, verify=self.verify_crc)
+            else:
+                signed = magic - 256 if magic > 127 else magic
+                raise UnknownMagicError(f"invalid magic {signed} (known: 0, 1, 2)", pos + 16)
+        except DecodeError as err:
+            if self.source:
+                err.with_source(self.source)
+            raise
+        batch.position = pos
+        batch._buf = view
+        batch._records = None
+        self.position = nxt
+        self.batches += 1
+        return batch
+
+
+def iter_batches(data, *, verify_crc: bool = True, source: str | None = None) -> BatchIterator:
+    """Shallow iteration over a buffer (bytes, bytearray, memoryview, mmap) holding any mix
+    of magic 0, 1 and 2 entries. Records are not decoded (see batch.records()). A partial
+    entry at the end ends the iteration without an error: the iterator's `position` and
+    `remaining` then say where and how many bytes are left. With verify_crc, a batch whose
+    CRC does not match raises ChecksumError; without it, batch.is_valid tells."""
+    return BatchIterator(data, verify_crc=verify_crc, source=source)

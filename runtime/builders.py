@@ -1,0 +1,246 @@
+"""The public writing API: v2 record batches and legacy message sets, as Java Kafka's
+MemoryRecordsBuilder writes them. The generated builders derive every length, count,
+varint and CRC; this layer adds Kafka's semantics (deltas, base and max timestamps,
+LogAppendTime, wrapper offsets, control markers)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
+from kafkacodec.generated.kafka_end_txn_marker import KafkaEndTxnMarker
+from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage, MessageSet
+from kafkacodec.generated.kafka_record import Header, KafkaRecord
+from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch, RecordList
+
+from . import compression as _comp
+from .batches import Record
+from .errors import EncodeError
+
+__all__ = ["build_batch", "build_message_set", "build_control_batch", "control_record"]
+
+_TS_TYPES = {"CreateTime": 0, "LogAppendTime": 1}
+
+
+def _codec(compression) -> int:
+    if isinstance(compression, int):
+        return compression
+    try:
+        return _comp.CODEC_IDS[compression]
+    except KeyError:
+        raise EncodeError(
+            f"unknown compression {compression!r} (one of {', '.join(_comp.CODEC_IDS)})"
+        ) from None
+
+
+def _ts_type(name: str) -> int:
+    try:
+        return _TS_TYPES[name]
+    except KeyError:
+        raise EncodeError(f"unknown timestamp type {name!r} (CreateTime or LogAppendTime)") from None
+
+
+def _as_record(r) -> Record:
+    if isinstance(r, Record):
+        return r
+    if isinstance(r, Mapping):
+        return Record(**r)
+    if isinstance(r, tuple):
+        return Record(*r)
+    raise EncodeError(f"cannot use {type(r).__name__} as a record (a Record, a mapping or a tuple)")
+
+
+def _bytes(v, what: str):
+    if v is None or isinstance(v, bytes):
+        return v
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, (bytearray, memoryview)):
+        return bytes(v)
+    raise EncodeError(f"{what} must be bytes, str or None, not {type(v).__name__}")
+
+
+def build_batch(
+    records: Iterable,
+    *,
+    base_offset: int = 0,
+    compression="none",
+    timestamp_type: str = "CreateTime",
+    log_append_time: int | None = None,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    partition_leader_epoch: int = -1,
+    last_offset_delta: int | None = None,
+    base_timestamp: int | None = None,
+    max_timestamp: int | None = None,
+    delete_horizon_ms: int | None = None,
+) -> bytes:
+    """Encode records as one v2 record batch (magic 2).
+
+    Records are Record objects, mappings or tuples (offset, timestamp, key, value,
+    headers); a record whose offset is None takes base_offset + its index. With
+    LogAppendTime every timestamp becomes log_append_time, as a broker stamps it. The
+    header fields Kafka derives (last offset delta, first and max timestamp) may be given
+    to write a batch whose records were removed by compaction.
+    """
+    codec = _codec(compression)
+    ts_type = _ts_type(timestamp_type)
+    recs = [_as_record(r) for r in records]
+    if ts_type == 1:
+        if log_append_time is None:
+            raise EncodeError("LogAppendTime needs log_append_time")
+    kafka_records = []
+    first_ts = None
+    max_ts = -1
+    last_delta = -1
+    for i, r in enumerate(recs):
+        offset = base_offset + i if r.offset is None else r.offset
+        ts = log_append_time if ts_type == 1 else r.timestamp
+        if first_ts is None:
+            first_ts = ts
+        if ts > max_ts:
+            max_ts = ts
+        delta = offset - base_offset
+        last_delta = max(last_delta, delta)
+        headers = [Header(key=k, value=_bytes(v, "a header value")) for k, v in r.headers]
+        kafka_records.append(
+            KafkaRecord(
+                attributes=0,
+                timestamp_delta=ts - (first_ts if base_timestamp is None else base_timestamp),
+                offset_delta=delta,
+                key=_bytes(r.key, "a key"),
+                value=_bytes(r.value, "a value"),
+                headers=headers,
+            )
+        )
+    if base_timestamp is None:
+        base_timestamp = first_ts if first_ts is not None else -1
+    if delete_horizon_ms is not None:
+        base_timestamp = delete_horizon_ms
+    if ts_type == 1:
+        max_ts = log_append_time
+    attributes = (
+        codec
+        | (ts_type << 3)
+        | (0x10 if is_transactional else 0)
+        | (0x20 if is_control else 0)
+        | (0x40 if delete_horizon_ms is not None else 0)
+    )
+    batch = KafkaRecordBatch(
+        base_offset=base_offset,
+        partition_leader_epoch=partition_leader_epoch,
+        magic=2,
+        attributes=attributes,
+        last_offset_delta=last_delta if last_offset_delta is None else last_offset_delta,
+        base_timestamp=base_timestamp,
+        max_timestamp=max_ts if max_timestamp is None else max_timestamp,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        records_region=RecordList(records=kafka_records),
+    )
+    return batch.build()
+
+
+def control_record(control_type: int, coordinator_epoch: int = 0, *, offset=None, timestamp=-1) -> Record:
+    """A control record: key (version 0, type), and for ABORT (0) / COMMIT (1) the
+    end-transaction marker value (version 0, coordinator epoch)."""
+    key = KafkaControlRecordKey(version=0, type=control_type).build()
+    value = None
+    if control_type in (0, 1):
+        value = KafkaEndTxnMarker(version=0, coordinator_epoch=coordinator_epoch).build()
+    return Record(offset, timestamp, key, value)
+
+
+def build_control_batch(
+    commit: bool,
+    *,
+    offset: int,
+    timestamp: int,
+    producer_id: int,
+    producer_epoch: int,
+    coordinator_epoch: int = 0,
+    partition_leader_epoch: int = -1,
+) -> bytes:
+    """An end-transaction marker batch (COMMIT or ABORT), as the coordinator writes it."""
+    record = control_record(1 if commit else 0, coordinator_epoch, offset=offset, timestamp=timestamp)
+    return build_batch(
+        [record],
+        base_offset=offset,
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        is_transactional=True,
+        is_control=True,
+        partition_leader_epoch=partition_leader_epoch,
+    )
+
+
+def build_message_set(
+    records: Iterable,
+    *,
+    magic: int = 1,
+    compression="none",
+    base_offset: int = 0,
+    timestamp_type: str = "CreateTime",
+    log_append_time: int | None = None,
+) -> bytes:
+    """Encode records as a legacy message set (magic 0 or 1).
+
+    Uncompressed: one entry per record. Compressed: one wrapper whose value is the
+    compressed inner message set (magic 1 inner offsets relative 0..n-1, magic 0 absolute;
+    the wrapper takes the last offset and, for CreateTime, the largest inner timestamp).
+    """
+    if magic not in (0, 1):
+        raise EncodeError(f"legacy message sets have magic 0 or 1, not {magic}")
+    codec = _codec(compression)
+    try:
+        _comp.check_codec(codec, magic)
+    except _comp.UnsupportedCodecError as err:
+        raise EncodeError(str(err)) from None
+    ts_type = _ts_type(timestamp_type) if magic == 1 else 0
+    if ts_type == 1 and log_append_time is None:
+        raise EncodeError("LogAppendTime needs log_append_time")
+    recs = [_as_record(r) for r in records]
+    ts_bit = 0x08 if ts_type == 1 else 0
+    entries = []
+    for i, r in enumerate(recs):
+        offset = base_offset + i if r.offset is None else r.offset
+        if r.headers:
+            raise EncodeError("legacy messages (magic 0 and 1) cannot carry headers")
+        ts = log_append_time if ts_type == 1 else r.timestamp
+        entries.append(
+            KafkaLegacyMessage(
+                offset=offset,
+                magic=magic,
+                attributes=ts_bit,
+                timestamp=ts if magic == 1 else None,
+                key=_bytes(r.key, "a key"),
+                value=_bytes(r.value, "a value"),
+            )
+        )
+    if codec == _comp.NONE:
+        out = bytearray()
+        for e in entries:
+            e.build_into(out)
+        return bytes(out)
+    if not entries:
+        return b""
+    last_offset = entries[-1].offset
+    if magic == 1:
+        for e in entries:  # Java Kafka writes inner offsets relative to the base offset
+            e.offset -= base_offset
+    wrapper_ts = None
+    if magic == 1:
+        wrapper_ts = log_append_time if ts_type == 1 else max(e.timestamp for e in entries)
+    wrapper = KafkaLegacyMessage(
+        offset=last_offset,
+        magic=magic,
+        attributes=codec | ts_bit,
+        timestamp=wrapper_ts,
+        key=None,
+        inner=MessageSet(entries=entries),
+    )
+    return wrapper.build()
