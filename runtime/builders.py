@@ -98,7 +98,9 @@ def build_batch(
     last_delta = -1
     for i, r in enumerate(recs):
         offset = base_offset + i if r.offset is None else r.offset
-        ts = log_append_time if ts_type == 1 else r.timestamp
+        # Under LogAppendTime, Java Kafka keeps each record's own timestamp in its delta and
+        # stamps only max_timestamp; readers report max_timestamp for every record.
+        ts = r.timestamp
         if first_ts is None:
             first_ts = ts
         if ts > max_ts:

@@ -1,0 +1,162 @@
+"""The generator: freshness, small inline schemas that must generate (and work) or fail
+with a precise message, and the import arrows between the layers."""
+
+import ast
+import importlib.util
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from kafkacodec.errors import SchemaError
+from kafkacodec.generator import render
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_generated_is_fresh():
+    assert render.check() == [], "run `kafkacodec generate`"
+
+
+def test_generate_check_cli():
+    out = subprocess.run(
+        [sys.executable, "-m", "kafkacodec", "generate", "--check"], capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+
+
+def gen(tmp_path, text, name="t"):
+    (tmp_path / f"{name}.ksy").write_text(textwrap.dedent(text))
+    out = tmp_path / "out"
+    files = render.render_all(tmp_path)
+    out.mkdir(exist_ok=True)
+    for fname, src in files.items():
+        (out / fname).write_text(src)
+    spec = importlib.util.spec_from_file_location(f"gen_{name}", out / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_inline_schema_generates_and_round_trips(tmp_path):
+    mod = gen(
+        tmp_path,
+        """
+        meta:
+          id: t
+          endian: be
+        seq:
+          - id: magic
+            contents: [0xCA, 0xFE]
+          - id: num_items
+            type: u2
+          - id: len_name
+            type: u1
+          - id: name
+            type: str
+            encoding: UTF-8
+            size: len_name
+          - id: items
+            type: item
+            repeat: expr
+            repeat-expr: num_items
+          - id: tail
+            type: u4
+            if: num_items > 1
+          - id: rest
+            size-eos: true
+        types:
+          item:
+            seq:
+              - id: a
+                type: s2
+                valid:
+                  min: -5
+              - id: c
+                type: u1
+                enum: color
+        enums:
+          color:
+            1: red
+            2: green
+        """,
+    )
+    obj = mod.T(name="hé", items=[mod.Item(a=-5, c=1), mod.Item(a=7, c=2)], tail=9, rest=b"zz")
+    data = obj.build()
+    assert data == b"\xca\xfe\x00\x02\x03h\xc3\xa9\xff\xfb\x01\x00\x07\x02\x00\x00\x00\x09zz"
+    back = mod.T.parse_all(data)
+    assert back.items[1].c == mod.Color.GREEN and back.name == "hé" and back.rest == b"zz"
+    with pytest.raises(ValueError, match="at least -5"):
+        mod.T.parse_all(b"\xca\xfe\x00\x01\x00\xff\xf0\x01")
+    with pytest.raises(ValueError, match="expected bytes cafe"):
+        mod.T.parse_all(b"\xca\xff\x00\x00\x00")
+    with pytest.raises(ValueError, match="cannot fit"):
+        mod.T.parse_all(b"\xca\xfe\xff\xff\x00")
+
+
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        ("seq:\n  - id: x\n    type: u9\n", "unknown type 'u9'"),
+        ("seq:\n  - id: x\n    type: u1\n    terminator: 0\n", "terminated fields are not supported"),
+        ("seq:\n  - id: x\n    size: y\n", "unknown name 'y'"),
+        ("seq:\n  - id: x\n    size: 1 +\n", "in expression"),
+        ("seq:\n  - id: x\n    type: u1\n    -kafkacodec-crc: {algorithm: md5, from: x}\n", "unknown algorithm"),
+        ("seq:\n  - id: x\n    type: u1\n    -kafkacodec-bogus: 1\n", "unknown extension key"),
+        ("seq:\n  - id: pos\n    type: u1\n", "reserved"),
+        ("seq:\n  - id: x\n    size: 2\n    process: xor(1)\n", "unknown process 'xor'"),
+        ("seq:\n  - id: x\n    type: u1\n    repeat: expr\n", "needs repeat-expr"),
+        ("seq:\n  - id: x\n    size: _parent.y\n", "_parent is not supported"),
+        ("seq:\n  - id: x\n    type: u1\n  - id: x\n    type: u1\n", "defined twice"),
+        ("seq:\n  - id: x\n    type: u1\n    bogus: 1\n", "unknown key"),
+    ],
+)
+def test_bad_schemas_fail_precisely(tmp_path, body, message):
+    (tmp_path / "t.ksy").write_text("meta:\n  id: t\n  endian: be\n" + body)
+    with pytest.raises(SchemaError, match=message) as err:
+        render.render_all(tmp_path, raw=True)
+    assert "t.ksy" in str(err.value) and "/seq/" in str(err.value)
+
+
+def test_meta_id_must_match_file_name(tmp_path):
+    (tmp_path / "t.ksy").write_text("meta:\n  id: other\n")
+    with pytest.raises(SchemaError, match="must equal the file name"):
+        render.render_all(tmp_path, raw=True)
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = {"runtime": "kafkacodec", "generator": "kafkacodec.generator"}.get(path.parent.name, "")
+                base = f"{pkg}.{base}" if base else pkg
+            names.add(base)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return names
+
+
+def test_dependency_arrows():
+    """generator -> (schemas, errors); generated -> runtime primitives; runtime never
+    imports the generator."""
+    for f in (ROOT / "runtime").glob("*.py"):
+        if f.name == "cli.py":
+            continue  # the CLI dispatches `generate` to the generator on demand
+        assert not any(i.startswith("kafkacodec.generator") for i in imports_of(f)), f
+    for f in (ROOT / "generated").glob("*.py"):
+        for i in imports_of(f):
+            assert i in ("__future__", "struct", "enum", "kafkacodec") or i.startswith("kafkacodec.generated"), (f, i)
+    for f in (ROOT / "generator").glob("*.py"):
+        for i in imports_of(f):
+            assert not i.startswith("kafkacodec.generated") and i not in ("kafkacodec.batches",), (f, i)
+
+
+def test_generated_modules_stay_small_and_name_their_schema():
+    for f in (ROOT / "generated").glob("kafka*.py"):
+        text = f.read_text()
+        assert text.startswith("# Generated by kafkacodec's generator from schemas/")
+        assert text.count("\n") < 600, f
