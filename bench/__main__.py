@@ -1,0 +1,109 @@
+"""Benchmark: v2 decode (CRC on) and encode, kafkacodec next to kafka-python, one run.
+
+python -m bench [--batches N] [--repeat R]. Prints records/s and the ratios, writes JSON
+to bench/results/codec.json. kafka-python comes from the `bench` extra.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+import kafkacodec as kc
+
+RECORDS_PER_BATCH = 100
+KEY = b"k" * 10
+VALUE = b"v" * 100
+HEADERS = [("h", b"hdr-value")]
+
+
+def corpus(n_batches: int) -> bytes:
+    out = bytearray()
+    for b in range(n_batches):
+        recs = [kc.Record(None, 1_700_000_000_000 + i, KEY, VALUE, HEADERS) for i in range(RECORDS_PER_BATCH)]
+        out += kc.build_batch(recs, base_offset=b * RECORDS_PER_BATCH)
+    return bytes(out)
+
+
+def ours_decode(data):
+    n = 0
+    for b in kc.iter_batches(data, verify_crc=True):
+        n += len(b.records())
+    return n
+
+
+def ours_encode(n_batches):
+    recs = [kc.Record(None, 1_700_000_000_000 + i, KEY, VALUE, HEADERS) for i in range(RECORDS_PER_BATCH)]
+    for b in range(n_batches):
+        kc.build_batch(recs, base_offset=b * RECORDS_PER_BATCH)
+    return n_batches * RECORDS_PER_BATCH
+
+
+def kp_decode(data):
+    from kafka.record.memory_records import MemoryRecords
+
+    n = 0
+    mr = MemoryRecords(data)
+    while True:
+        batch = mr.next_batch()
+        if batch is None:
+            return n
+        if not batch.validate_crc():
+            raise AssertionError("crc")
+        for r in batch:
+            r.key, r.value, r.headers
+            n += 1
+
+
+def kp_encode(n_batches):
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    for _ in range(n_batches):
+        bb = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                       producer_epoch=-1, base_sequence=-1, batch_size=10**8)
+        for i in range(RECORDS_PER_BATCH):
+            bb.append(i, timestamp=1_700_000_000_000 + i, key=KEY, value=VALUE, headers=HEADERS)
+        bb.build()
+    return n_batches * RECORDS_PER_BATCH
+
+
+def measure(fn, arg, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        n = fn(arg)
+        times.append(time.perf_counter() - t)
+    return n / statistics.median(times)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench")
+    p.add_argument("--batches", type=int, default=500)
+    p.add_argument("--repeat", type=int, default=5)
+    args = p.parse_args(argv)
+    data = corpus(args.batches)
+    results = {}
+    # Interleave peers within each repetition so drift hits both alike.
+    rows = [("decode (CRC on)", ours_decode, kp_decode, data), ("encode", ours_encode, kp_encode, args.batches)]
+    for name, ours, peer, arg in rows:
+        o, k = [], []
+        for _ in range(args.repeat):
+            o.append(measure(ours, arg, 1))
+            k.append(measure(peer, arg, 1))
+        results[name] = {"kafkacodec": statistics.median(o), "kafka-python": statistics.median(k)}
+    print(f"v2, uncompressed, {args.batches} batches x {RECORDS_PER_BATCH} records ({len(data) / 1e6:.1f} MB)")
+    print(f"{'figure':<18}{'kafkacodec rec/s':>18}{'kafka-python rec/s':>20}{'ratio':>8}")
+    for name, r in results.items():
+        ratio = r["kafkacodec"] / r["kafka-python"]
+        r["ratio"] = ratio
+        print(f"{name:<18}{r['kafkacodec']:>18,.0f}{r['kafka-python']:>20,.0f}{ratio:>8.2f}")
+    out = Path(__file__).parent / "results"
+    out.mkdir(exist_ok=True)
+    (out / "codec.json").write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
