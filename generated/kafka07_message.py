@@ -36,7 +36,7 @@ class CompressionType(IntEnum):
     SNAPPY = 2
 
 
-class Kafka07Message:
+class Kafka07Message(_p.Generated):
     """The oldest on-disk layout (Kafka 0.7 and before). A partition is a series of files named
     `<20 digits>.kafka`; a message's offset is its byte position in the partition. Magic 0
     has no attributes byte; magic 1 adds one whose bits 0-1 select the codec (1 gzip,
@@ -53,7 +53,8 @@ class Kafka07Message:
     - payload: bytes
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "len_message",
         "magic",
         "attributes",
@@ -62,6 +63,7 @@ class Kafka07Message:
         "crc_start",
         "crc_end",
     )
+    __slots__ = FIELDS
     PATH = "kafka07_message /"
     #: Fields a builder computes when they are left None.
     DERIVED = (
@@ -88,14 +90,6 @@ class Kafka07Message:
         self.payload = payload
         self.crc_start = crc_start
         self.crc_end = crc_end
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -170,20 +164,6 @@ class Kafka07Message:
             crc_end,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one Kafka07Message that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

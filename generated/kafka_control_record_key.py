@@ -36,7 +36,7 @@ class ControlRecordType(IntEnum):
     KRAFT_VOTERS = 6
 
 
-class KafkaControlRecordKey:
+class KafkaControlRecordKey(_p.Generated):
     """The key of a record in a control batch (attribute bit 5). Control records are never
     handed to an application as data. Unknown types must be reported, not rejected: later
     Kafka versions add new ones.
@@ -49,10 +49,12 @@ class KafkaControlRecordKey:
     - type: u2
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "version",
         "type",
     )
+    __slots__ = FIELDS
     PATH = "kafka_control_record_key /"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -66,14 +68,6 @@ class KafkaControlRecordKey:
     ) -> None:
         self.version = version
         self.type = type
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -109,20 +103,6 @@ class KafkaControlRecordKey:
             type,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one KafkaControlRecordKey that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

@@ -21,7 +21,7 @@ __all__ = [
 _S0 = struct.Struct(">hi")
 
 
-class KafkaEndTxnMarker:
+class KafkaEndTxnMarker(_p.Generated):
     """The value of an ABORT or COMMIT control record, written by the transaction coordinator
     into every partition of a finished transaction.
 
@@ -33,10 +33,12 @@ class KafkaEndTxnMarker:
     - coordinator_epoch: s4
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "version",
         "coordinator_epoch",
     )
+    __slots__ = FIELDS
     PATH = "kafka_end_txn_marker /"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -50,14 +52,6 @@ class KafkaEndTxnMarker:
     ) -> None:
         self.version = version
         self.coordinator_epoch = coordinator_epoch
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -88,20 +82,6 @@ class KafkaEndTxnMarker:
             coordinator_epoch,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one KafkaEndTxnMarker that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

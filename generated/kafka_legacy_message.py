@@ -48,7 +48,7 @@ class TimestampType(IntEnum):
     LOG_APPEND_TIME = 2
 
 
-class KafkaLegacyMessage:
+class KafkaLegacyMessage(_p.Generated):
     """One entry of a legacy message set: an offset, a size and a message. A message set is a
     plain concatenation of entries. A compressed message is a wrapper: its key is null and
     its value holds the codec's compressed bytes of an inner message set of the same magic.
@@ -72,7 +72,8 @@ class KafkaLegacyMessage:
     - inner: MessageSet, if (len_value >= 0) and ((attributes & 7) != CompressionType.NONE), through kafka_compression, lazy (see read_inner). The inner message set of a wrapper, stored compressed as the wrapper's value.
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "offset",
         "len_message",
         "crc",
@@ -88,6 +89,7 @@ class KafkaLegacyMessage:
         "crc_start",
         "crc_end",
     )
+    __slots__ = FIELDS
     PATH = "kafka_legacy_message /"
     #: Fields a builder computes when they are left None.
     DERIVED = (
@@ -130,14 +132,6 @@ class KafkaLegacyMessage:
         self.inner_raw = inner_raw
         self.crc_start = crc_start
         self.crc_end = crc_end
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -268,20 +262,6 @@ class KafkaLegacyMessage:
         )
         return obj, pos
 
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one KafkaLegacyMessage that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
-
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
@@ -387,7 +367,7 @@ class KafkaLegacyMessage:
         )
 
 
-class MessageSet:
+class MessageSet(_p.Generated):
     """Entries back to back, as in a wrapper's value or a segment of magic 0 or 1 data.
 
     Fields, in byte order (schemas/kafka_legacy_message.ksy, /types/message_set):
@@ -395,7 +375,9 @@ class MessageSet:
     - entries: KafkaLegacyMessage list
     """
 
-    __slots__ = ("entries",)
+    #: Stored fields, in byte order (params first).
+    FIELDS = ("entries",)
+    __slots__ = FIELDS
     PATH = "kafka_legacy_message /types/message_set"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -407,14 +389,6 @@ class MessageSet:
         entries=None,
     ) -> None:
         self.entries = entries
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -443,20 +417,6 @@ class MessageSet:
             entries,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one MessageSet that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

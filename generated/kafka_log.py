@@ -26,7 +26,7 @@ __all__ = [
 _S0 = struct.Struct(">b")
 
 
-class KafkaLog:
+class KafkaLog(_p.Generated):
     """Entries back to back, each a v2 record batch or a legacy message set entry, as in a log
     segment or the records field of a fetch response. Every entry starts with an int64
     offset and an int32 length; the magic byte at byte 16 of the entry tells the format.
@@ -39,7 +39,9 @@ class KafkaLog:
     - entries: Entry list
     """
 
-    __slots__ = ("entries",)
+    #: Stored fields, in byte order (params first).
+    FIELDS = ("entries",)
+    __slots__ = FIELDS
     PATH = "kafka_log /"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -51,14 +53,6 @@ class KafkaLog:
         entries=None,
     ) -> None:
         self.entries = entries
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -86,20 +80,6 @@ class KafkaLog:
         )
         return obj, pos
 
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one KafkaLog that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
-
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
@@ -111,7 +91,7 @@ class KafkaLog:
             raise _p.encode_failed(self, err) from err
 
 
-class Entry:
+class Entry(_p.Generated):
     """One batch (magic 2) or one top-level message (magic 0 or 1).
 
     Fields, in byte order (schemas/kafka_log.ksy, /types/entry):
@@ -119,10 +99,12 @@ class Entry:
     - body: KafkaLegacyMessage | KafkaRecordBatch
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "body",
         "magic",
     )
+    __slots__ = FIELDS
     PATH = "kafka_log /types/entry"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -136,14 +118,6 @@ class Entry:
     ) -> None:
         self.body = body
         self.magic = magic
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -172,20 +146,6 @@ class Entry:
             magic,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one Entry that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

@@ -24,7 +24,7 @@ __all__ = [
 _S0 = struct.Struct(">ii")
 
 
-class KafkaOffsetIndex:
+class KafkaOffsetIndex(_p.Generated):
     """A sparse map from offsets to byte positions in the segment's .log file. Entries are
     appended when more than index.interval.bytes were written since the last one. While a
     segment is active the file is preallocated and zero-filled past its last entry; an entry
@@ -37,7 +37,9 @@ class KafkaOffsetIndex:
     - entries: Entry list
     """
 
-    __slots__ = ("entries",)
+    #: Stored fields, in byte order (params first).
+    FIELDS = ("entries",)
+    __slots__ = FIELDS
     PATH = "kafka_offset_index /"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -49,14 +51,6 @@ class KafkaOffsetIndex:
         entries=None,
     ) -> None:
         self.entries = entries
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -84,20 +78,6 @@ class KafkaOffsetIndex:
         )
         return obj, pos
 
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one KafkaOffsetIndex that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
-
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
@@ -109,7 +89,7 @@ class KafkaOffsetIndex:
             raise _p.encode_failed(self, err) from err
 
 
-class Entry:
+class Entry(_p.Generated):
     """Type `entry`.
 
     Fields, in byte order (schemas/kafka_offset_index.ksy, /types/entry):
@@ -118,10 +98,12 @@ class Entry:
     - position: s4. Byte position of the batch in the .log file.
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "relative_offset",
         "position",
     )
+    __slots__ = FIELDS
     PATH = "kafka_offset_index /types/entry"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -135,14 +117,6 @@ class Entry:
     ) -> None:
         self.relative_offset = relative_offset
         self.position = position
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -169,20 +143,6 @@ class Entry:
             position,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one Entry that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

@@ -24,7 +24,7 @@ __all__ = [
 _S0 = struct.Struct(">b")
 
 
-class KafkaRecord:
+class KafkaRecord(_p.Generated):
     """One record of a v2 record batch. Lengths, deltas and counts are zig-zag varints; the
     offset and timestamp of a record are deltas from its batch's base offset and base
     timestamp. A length of -1 stands for null (key, value, header value); a header key is
@@ -46,7 +46,8 @@ class KafkaRecord:
     - headers: Header list
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "len_body",
         "attributes",
         "timestamp_delta",
@@ -58,6 +59,7 @@ class KafkaRecord:
         "num_headers",
         "headers",
     )
+    __slots__ = FIELDS
     PATH = "kafka_record /"
     #: Fields a builder computes when they are left None.
     DERIVED = (
@@ -92,14 +94,6 @@ class KafkaRecord:
         self.value = value
         self.num_headers = num_headers
         self.headers = headers
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -216,20 +210,6 @@ class KafkaRecord:
         )
         return obj, pos
 
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one KafkaRecord that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
-
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
@@ -301,7 +281,7 @@ class KafkaRecord:
             raise _p.encode_failed(self, err) from err
 
 
-class Header:
+class Header(_p.Generated):
     """A record header; keys may repeat and keep their order.
 
     References: org.apache.kafka.common.header.internals.RecordHeader
@@ -314,12 +294,14 @@ class Header:
     - value: bytes, if len_value >= 0
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "len_key",
         "key",
         "len_value",
         "value",
     )
+    __slots__ = FIELDS
     PATH = "kafka_record /types/header"
     #: Fields a builder computes when they are left None.
     DERIVED = (
@@ -340,14 +322,6 @@ class Header:
         self.key = key
         self.len_value = len_value
         self.value = value
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -414,20 +388,6 @@ class Header:
             value,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one Header that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

@@ -49,7 +49,7 @@ class TimestampType(IntEnum):
     LOG_APPEND_TIME = 1
 
 
-class KafkaRecordBatch:
+class KafkaRecordBatch(_p.Generated):
     """A batch of records as Kafka stores it in a log segment and sends it on the wire. The
     header is 61 bytes; its CRC-32C covers everything from `attributes` to the end of the
     batch, so that a broker may rewrite `partition_leader_epoch` without recomputing it.
@@ -77,7 +77,8 @@ class KafkaRecordBatch:
     - records_region: RecordList, through kafka_compression, lazy (see read_records_region). The records, compressed as one stream when the codec is not none.
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "base_offset",
         "len_batch",
         "partition_leader_epoch",
@@ -96,6 +97,7 @@ class KafkaRecordBatch:
         "crc_start",
         "crc_end",
     )
+    __slots__ = FIELDS
     PATH = "kafka_record_batch /"
     #: Fields a builder computes when they are left None.
     DERIVED = (
@@ -143,14 +145,6 @@ class KafkaRecordBatch:
         self.records_region_raw = records_region_raw
         self.crc_start = crc_start
         self.crc_end = crc_end
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -241,20 +235,6 @@ class KafkaRecordBatch:
             crc_end,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one KafkaRecordBatch that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
@@ -369,7 +349,7 @@ class KafkaRecordBatch:
         return self.base_offset + self.last_offset_delta
 
 
-class RecordList:
+class RecordList(_p.Generated):
     """The (decompressed) records of a batch.
 
     Fields, in byte order (schemas/kafka_record_batch.ksy, /types/record_list):
@@ -377,10 +357,12 @@ class RecordList:
     - records: KafkaRecord list
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "num_records",
         "records",
     )
+    __slots__ = FIELDS
     PATH = "kafka_record_batch /types/record_list"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -394,14 +376,6 @@ class RecordList:
     ) -> None:
         self.num_records = num_records
         self.records = records
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, num_records=None, verify=True):
@@ -439,20 +413,6 @@ class RecordList:
             records,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, num_records=None, verify=True):
-        """Read exactly one RecordList that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), num_records, verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

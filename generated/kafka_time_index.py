@@ -23,7 +23,7 @@ __all__ = [
 _S0 = struct.Struct(">qi")
 
 
-class KafkaTimeIndex:
+class KafkaTimeIndex(_p.Generated):
     """A sparse map from timestamps to offsets. An entry records the largest timestamp seen so
     far in the segment and the last offset of the batch holding it; timestamps strictly
     increase from entry to entry. Preallocated and zero-filled while the segment is active.
@@ -35,7 +35,9 @@ class KafkaTimeIndex:
     - entries: Entry list
     """
 
-    __slots__ = ("entries",)
+    #: Stored fields, in byte order (params first).
+    FIELDS = ("entries",)
+    __slots__ = FIELDS
     PATH = "kafka_time_index /"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -47,14 +49,6 @@ class KafkaTimeIndex:
         entries=None,
     ) -> None:
         self.entries = entries
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -82,20 +76,6 @@ class KafkaTimeIndex:
         )
         return obj, pos
 
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one KafkaTimeIndex that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
-
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
@@ -107,7 +87,7 @@ class KafkaTimeIndex:
             raise _p.encode_failed(self, err) from err
 
 
-class Entry:
+class Entry(_p.Generated):
     """Type `entry`.
 
     Fields, in byte order (schemas/kafka_time_index.ksy, /types/entry):
@@ -116,10 +96,12 @@ class Entry:
     - relative_offset: s4. Offset minus the segment's base offset.
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "timestamp",
         "relative_offset",
     )
+    __slots__ = FIELDS
     PATH = "kafka_time_index /types/entry"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -133,14 +115,6 @@ class Entry:
     ) -> None:
         self.timestamp = timestamp
         self.relative_offset = relative_offset
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -167,20 +141,6 @@ class Entry:
             relative_offset,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one Entry that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

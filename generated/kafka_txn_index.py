@@ -21,7 +21,7 @@ __all__ = [
 _S0 = struct.Struct(">hqqqq")
 
 
-class KafkaTxnIndex:
+class KafkaTxnIndex(_p.Generated):
     """One entry per aborted transaction whose marker lies in the segment.
 
     References: org.apache.kafka.storage.internals.log.TransactionIndex
@@ -31,7 +31,9 @@ class KafkaTxnIndex:
     - entries: Entry list
     """
 
-    __slots__ = ("entries",)
+    #: Stored fields, in byte order (params first).
+    FIELDS = ("entries",)
+    __slots__ = FIELDS
     PATH = "kafka_txn_index /"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -43,14 +45,6 @@ class KafkaTxnIndex:
         entries=None,
     ) -> None:
         self.entries = entries
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -78,20 +72,6 @@ class KafkaTxnIndex:
         )
         return obj, pos
 
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one KafkaTxnIndex that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
-
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
@@ -103,7 +83,7 @@ class KafkaTxnIndex:
             raise _p.encode_failed(self, err) from err
 
 
-class Entry:
+class Entry(_p.Generated):
     """Type `entry`.
 
     References: org.apache.kafka.storage.internals.log.AbortedTxn
@@ -117,13 +97,15 @@ class Entry:
     - last_stable_offset: s8
     """
 
-    __slots__ = (
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
         "version",
         "producer_id",
         "first_offset",
         "last_offset",
         "last_stable_offset",
     )
+    __slots__ = FIELDS
     PATH = "kafka_txn_index /types/entry"
     #: Fields a builder computes when they are left None.
     DERIVED = ()
@@ -143,14 +125,6 @@ class Entry:
         self.first_offset = first_offset
         self.last_offset = last_offset
         self.last_stable_offset = last_stable_offset
-
-    def __repr__(self) -> str:
-        return _p.repr_of(self)
-
-    def __eq__(self, other) -> bool:
-        return _p.equal(self, other)
-
-    __hash__ = None
 
     @classmethod
     def parse(cls, buf, pos=0, end=None, verify=True):
@@ -187,20 +161,6 @@ class Entry:
             last_stable_offset,
         )
         return obj, pos
-
-    @classmethod
-    def parse_all(cls, buf, verify=True):
-        """Read exactly one Entry that fills buf."""
-        obj, pos = cls.parse(buf, 0, len(buf), verify=verify)
-        if pos != len(buf):
-            raise _p.trailing(cls.PATH, pos, len(buf))
-        return obj
-
-    def build(self) -> bytes:
-        """Encode; fields in DERIVED that are None are computed."""
-        out = bytearray()
-        self.build_into(out)
-        return bytes(out)
 
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""

@@ -203,21 +203,6 @@ def parse_expr(text, where: str) -> Node:
     return _Parser(text, where).parse()
 
 
-def names_in(node: Node) -> set[str]:
-    """Bare names an expression reads (not attribute names)."""
-    found: set[str] = set()
-
-    def walk(n: Node):
-        if n.kind == "name":
-            found.add(n.value)
-        for a in n.args:
-            if isinstance(a, Node):
-                walk(a)
-
-    walk(node)
-    return found
-
-
 class Translator:
     """Prints an expression tree as Python source.
 

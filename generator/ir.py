@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from .errors import SchemaError
-from .expr import Node, Translator, names_in, parse_expr
+from .expr import Translator, parse_expr
 
 # ---------------------------------------------------------------------------------------
 # The Kaitai subset kafkacodec accepts, and its extension vocabulary.
@@ -142,6 +142,24 @@ class FieldIR:
     @property
     def is_list(self) -> bool:
         return self.repeat is not None
+
+    @property
+    def ahead(self) -> str:
+        """Builder expression for this field's encoded bytes (None when absent), for
+        fields a builder encodes before writing (prebuild)."""
+        name = self.name
+        if self.kind == "str":
+            encoded = f'{name}.encode("{self.encoding}", "surrogateescape")'
+        else:
+            encoded = f"{name}.build()" if self.kind == "user" else name
+            if self.process:
+                args = ", ".join([encoded, *self.process_args_build])
+                encoded = f'_p.process_encode("{self.process}", {args})'
+        if self.lazy:
+            return f"{encoded} if {name} is not None else self.{name}_raw"
+        if encoded == name:
+            return name
+        return f"None if {name} is None else {encoded}"
 
     @property
     def summary(self) -> str:
@@ -929,9 +947,6 @@ class ModuleBuilder:
         self.structs[name] = fmt
         return name
 
-    def struct_for(self, fmt: str) -> str:
-        return self.structs_name(fmt)
-
     # -- smallest encoding of a type, to refuse counts the data cannot hold
     def _min_size(self, name: str, seen: set[str]) -> int:
         if name in self.min_sizes:
@@ -974,4 +989,4 @@ class ModuleBuilder:
         return min(self._class_min(cls, set()) for _, cls in f.switch_cases)
 
 
-__all__ = ["SchemaSet", "ModuleIR", "TypeIR", "FieldIR", "Step", "camel", "Node", "names_in"]
+__all__ = ["SchemaSet", "ModuleIR", "TypeIR", "FieldIR", "Step", "camel"]

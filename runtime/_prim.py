@@ -23,7 +23,7 @@ from .varint import read_varint, write_varint
 __all__ = [
     "compute_crc", "read_varint", "write_varint", "truncated", "length_mismatch", "trailing",
     "check_crc", "invalid", "bad_length", "bad_size", "bad_count", "no_progress", "no_case",
-    "bad_contents", "decode_str", "to_enum", "repr_of", "equal", "ENCODE_ERRORS",
+    "bad_contents", "decode_str", "to_enum", "Generated", "ENCODE_ERRORS",
     "encode_failed", "not_expected", "derive", "process_decode", "process_encode",
 ]  # fmt: skip
 
@@ -105,29 +105,51 @@ def to_enum(enum_class, value):
         return value
 
 
-def repr_of(obj) -> str:
-    fields = ", ".join(
-        f"{name}={getattr(obj, name)!r}"
-        for name in obj.__slots__
-        if getattr(obj, name, None) is not None
-    )
-    return f"{type(obj).__name__}({fields})"
+class Generated:
+    """Base of every generated class: what is the same for all of them.
 
+    A subclass defines FIELDS (its stored fields; also its __slots__), PATH, DERIVED,
+    parse() and build_into(); extra parse() arguments are the type's Kaitai params.
+    Subclasses of generated classes may add slots of their own: FIELDS stays the data."""
 
-def _state(obj):
-    return tuple(getattr(obj, name, None) for name in obj.__slots__)
+    __slots__ = ()
+    __hash__ = None
 
+    def __repr__(self) -> str:
+        fields = ", ".join(
+            f"{name}={getattr(self, name)!r}"
+            for name in self.FIELDS
+            if getattr(self, name, None) is not None
+        )
+        return f"{type(self).__name__}({fields})"
 
-def equal(a, b) -> bool:
-    if not isinstance(b, type(a)) and not isinstance(a, type(b)):
-        return NotImplemented
-    return _state(a) == _state(b)
+    def _state(self):
+        return tuple(getattr(self, name, None) for name in self.FIELDS)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Generated) or other.FIELDS != self.FIELDS:
+            return NotImplemented
+        return self._state() == other._state()
+
+    @classmethod
+    def parse_all(cls, buf, *params, verify=True):
+        """Read exactly one object that fills buf (params: the type's Kaitai params)."""
+        obj, pos = cls.parse(buf, 0, len(buf), *params, verify=verify)
+        if pos != len(buf):
+            raise trailing(cls.PATH, pos, len(buf))
+        return obj
+
+    def build(self) -> bytes:
+        """Encode; fields in DERIVED that are None are computed."""
+        out = bytearray()
+        self.build_into(out)
+        return bytes(out)
 
 
 def encode_failed(obj, err: Exception) -> EncodeError:
     missing = [
         name
-        for name in obj.__slots__
+        for name in obj.FIELDS
         if getattr(obj, name, None) is None and name not in obj.DERIVED and not name.endswith("_raw")
     ]
     hint = f" (fields left None: {', '.join(missing)})" if missing else ""

@@ -22,15 +22,18 @@ __all__ = ["build_batch", "build_message_set", "build_control_batch", "control_r
 _TS_TYPES = {"CreateTime": 0, "LogAppendTime": 1}
 
 
-def _codec(compression) -> int:
-    if isinstance(compression, int):
-        return compression
-    try:
-        return _comp.CODEC_IDS[compression]
-    except KeyError:
+def _codec(compression, magic: int) -> int:
+    """The codec id for a name (or id), checked against what this magic allows."""
+    codec = compression if isinstance(compression, int) else _comp.CODEC_IDS.get(compression)
+    if codec is None:
         raise EncodeError(
             f"unknown compression {compression!r} (one of {', '.join(_comp.CODEC_IDS)})"
-        ) from None
+        )
+    try:
+        _comp.check_codec(codec, magic)
+    except _comp.UnsupportedCodecError as err:
+        raise EncodeError(str(err)) from None
+    return codec
 
 
 def _ts_type(name: str) -> int:
@@ -86,12 +89,11 @@ def build_batch(
     header fields Kafka derives (last offset delta, first and max timestamp) may be given
     to write a batch whose records were removed by compaction.
     """
-    codec = _codec(compression)
+    codec = _codec(compression, 2)
     ts_type = _ts_type(timestamp_type)
     recs = [_as_record(r) for r in records]
-    if ts_type == 1:
-        if log_append_time is None:
-            raise EncodeError("LogAppendTime needs log_append_time")
+    if ts_type == 1 and log_append_time is None:
+        raise EncodeError("LogAppendTime needs log_append_time")
     kafka_records = []
     first_ts = None
     max_ts = -1
@@ -197,11 +199,7 @@ def build_message_set(
     """
     if magic not in (0, 1):
         raise EncodeError(f"legacy message sets have magic 0 or 1, not {magic}")
-    codec = _codec(compression)
-    try:
-        _comp.check_codec(codec, magic)
-    except _comp.UnsupportedCodecError as err:
-        raise EncodeError(str(err)) from None
+    codec = _codec(compression, magic)
     ts_type = _ts_type(timestamp_type) if magic == 1 else 0
     if ts_type == 1 and log_append_time is None:
         raise EncodeError("LogAppendTime needs log_append_time")
