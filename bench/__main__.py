@@ -1,7 +1,9 @@
 """Benchmark: v2 decode (CRC on) and encode, kafkacodec next to kafka-python, one run.
 
 python -m bench [--batches N] [--repeat R]. Prints records/s and the ratios, writes JSON
-to bench/results/codec.json. kafka-python comes from the `bench` extra.
+to bench/results/codec.json. kafka-python comes from the `bench` extra. "pure Py" rows
+switch off the optional native loops (runtime/_speedups.c) and measure the generated
+Python parsers and builders alone.
 """
 
 from __future__ import annotations
@@ -33,6 +35,21 @@ def ours_decode(data):
     for b in kc.iter_batches(data, verify_crc=True):
         n += len(b.records())
     return n
+
+
+def pure(fn):
+    """fn with the native loops switched off: the generated Python parsers and builders."""
+    from kafkacodec import batches, builders
+
+    def run(arg):
+        saved = batches._native_records, builders._native_records
+        batches._native_records = builders._native_records = None
+        try:
+            return fn(arg)
+        finally:
+            batches._native_records, builders._native_records = saved
+
+    return run
 
 
 def ours_encode(n_batches):
@@ -87,7 +104,12 @@ def main(argv=None):
     data = corpus(args.batches)
     results = {}
     # Interleave peers within each repetition so drift hits both alike.
-    rows = [("decode (CRC on)", ours_decode, kp_decode, data), ("encode", ours_encode, kp_encode, args.batches)]
+    rows = [
+        ("decode (CRC on)", ours_decode, kp_decode, data),
+        ("decode, pure Py", pure(ours_decode), kp_decode, data),
+        ("encode", ours_encode, kp_encode, args.batches),
+        ("encode, pure Py", pure(ours_encode), kp_encode, args.batches),
+    ]
     for name, ours, peer, arg in rows:
         o, k = [], []
         for _ in range(args.repeat):

@@ -16,6 +16,11 @@ from kafkacodec.generated.kafka_record import KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 
 from . import compression as _comp
+
+try:  # the optional native loop (runtime/_speedups.c); the generated parser is the reference
+    from ._speedups import decode_v2_records as _native_records
+except ImportError:  # pragma: no cover - exercised when no compiler was available
+    _native_records = None
 from .errors import (
     CorruptRecordError,
     DecodeError,
@@ -172,6 +177,24 @@ class RecordBatch(KafkaRecordBatch):
 
 
 def _decode_records(batch: RecordBatch, data: bytes) -> list[Record]:
+    log_append = batch.attributes & 0x08
+    ts_type = TIMESTAMP_TYPES[1 if log_append else 0]
+    out = None
+    if _native_records is not None:
+        out = _native_records(
+            data, batch.num_records, batch.base_offset, batch.base_timestamp,
+            batch.max_timestamp if log_append else None, batch.base_sequence, ts_type, Record,
+        )  # fmt: skip
+    if out is None:  # no native loop, or data it does not accept: the generated parser decides
+        out = _parse_records(batch, data, ts_type)
+    if batch.attributes & 0x20:
+        for rec in out:
+            rec.control = parse_control(rec.key, rec.value)
+    return out
+
+
+def _parse_records(batch: RecordBatch, data: bytes, ts_type: str) -> list[Record]:
+    """The records region through the generated parser, which names any error precisely."""
     n = batch.num_records
     end = len(data)
     if n * KafkaRecord.MIN_SIZE > end:
@@ -183,7 +206,6 @@ def _decode_records(batch: RecordBatch, data: bytes) -> list[Record]:
     base_ts = batch.base_timestamp
     max_ts = batch.max_timestamp
     base_seq = batch.base_sequence
-    ts_type = TIMESTAMP_TYPES[1 if log_append else 0]
     parse = KafkaRecord.parse
     out = []
     append = out.append
@@ -208,9 +230,6 @@ def _decode_records(batch: RecordBatch, data: bytes) -> list[Record]:
         raise CorruptRecordError(
             f"{end - pos} bytes remain after the {n} records the batch declares", pos
         )
-    if batch.attributes & 0x20:
-        for rec in out:
-            rec.control = parse_control(rec.key, rec.value)
     return out
 
 

@@ -17,6 +17,11 @@ from . import compression as _comp
 from .batches import Record
 from .errors import EncodeError
 
+try:  # the optional native loop (runtime/_speedups.c); the generated builder is the reference
+    from ._speedups import encode_v2_records as _native_records
+except ImportError:  # pragma: no cover - exercised when no compiler was available
+    _native_records = None
+
 __all__ = ["build_batch", "build_message_set", "build_control_batch", "control_record"]
 
 _TS_TYPES = {"CreateTime": 0, "LogAppendTime": 1}
@@ -91,35 +96,22 @@ def build_batch(
     """
     codec = _codec(compression, 2)
     ts_type = _ts_type(timestamp_type)
-    recs = [_as_record(r) for r in records]
     if ts_type == 1 and log_append_time is None:
         raise EncodeError("LogAppendTime needs log_append_time")
-    kafka_records = []
-    first_ts = None
-    max_ts = -1
-    last_delta = -1
-    for i, r in enumerate(recs):
-        offset = base_offset + i if r.offset is None else r.offset
-        # Under LogAppendTime, Java Kafka keeps each record's own timestamp in its delta and
-        # stamps only max_timestamp; readers report max_timestamp for every record.
-        ts = r.timestamp
-        if first_ts is None:
-            first_ts = ts
-        if ts > max_ts:
-            max_ts = ts
-        delta = offset - base_offset
-        last_delta = max(last_delta, delta)
-        headers = [Header(key=k, value=_bytes(v, "a header value")) for k, v in r.headers]
-        kafka_records.append(
-            KafkaRecord(
-                attributes=0,
-                timestamp_delta=ts - (first_ts if base_timestamp is None else base_timestamp),
-                offset_delta=delta,
-                key=_bytes(r.key, "a key"),
-                value=_bytes(r.value, "a value"),
-                headers=headers,
-            )
-        )
+    # Under LogAppendTime, Java Kafka keeps each record's own timestamp in its delta and
+    # stamps only max_timestamp; readers report max_timestamp for every record.
+    native = None
+    if _native_records is not None and type(records) is list:
+        native = _native_records(records, base_offset, base_timestamp, Record)
+    if native is not None:
+        region, first_ts, max_ts, last_delta = native
+        num_records = len(records)
+        records_region = None
+    else:  # no native loop, or values it leaves to the generated builder to convert or refuse
+        first_ts, max_ts, last_delta, kafka_records = _kafka_records(records, base_offset, base_timestamp)
+        num_records = len(kafka_records)
+        records_region = RecordList(records=kafka_records)
+        region = None
     if base_timestamp is None:
         base_timestamp = first_ts if first_ts is not None else -1
     if delete_horizon_ms is not None:
@@ -144,9 +136,41 @@ def build_batch(
         producer_id=producer_id,
         producer_epoch=producer_epoch,
         base_sequence=base_sequence,
-        records_region=RecordList(records=kafka_records),
+        num_records=num_records,
+        records_region=records_region,
+        records_region_raw=None if region is None else _comp.kafka_compression_encode(region, codec, 2),
     )
     return batch.build()
+
+
+def _kafka_records(records, base_offset: int, base_timestamp: int | None):
+    """The generated KafkaRecord objects for records, with the first and max timestamps
+    and the last offset delta."""
+    kafka_records = []
+    first_ts = None
+    max_ts = -1
+    last_delta = -1
+    for i, r in enumerate(map(_as_record, records)):
+        offset = base_offset + i if r.offset is None else r.offset
+        ts = r.timestamp
+        if first_ts is None:
+            first_ts = ts
+        if ts > max_ts:
+            max_ts = ts
+        delta = offset - base_offset
+        last_delta = max(last_delta, delta)
+        headers = [Header(key=k, value=_bytes(v, "a header value")) for k, v in r.headers]
+        kafka_records.append(
+            KafkaRecord(
+                attributes=0,
+                timestamp_delta=ts - (first_ts if base_timestamp is None else base_timestamp),
+                offset_delta=delta,
+                key=_bytes(r.key, "a key"),
+                value=_bytes(r.value, "a value"),
+                headers=headers,
+            )
+        )
+    return first_ts, max_ts, last_delta, kafka_records
 
 
 def control_record(control_type: int, coordinator_epoch: int = 0, *, offset=None, timestamp=-1) -> Record:

@@ -1,0 +1,18 @@
+"""Only the optional native extension lives here; everything else is in pyproject.toml.
+
+The extension is optional: when it cannot be built (no compiler), the install still
+succeeds and kafkacodec uses the generated pure-Python parsers for everything.
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "kafkacodec._speedups",
+            sources=["runtime/_speedups.c"],
+            optional=True,
+            extra_compile_args=["-O2", "-std=c11"],
+        )
+    ]
+)
