@@ -22,6 +22,10 @@ __all__ = [
     "UnsupportedCodecError",
     "DecompressionLimitError",
     "EncodeError",
+    "LogError",
+    "NotAPartitionError",
+    "NotASegmentError",
+    "CorruptIndexError",
 ]
 
 
@@ -156,3 +160,27 @@ class DecompressionLimitError(CompressionError):
 
 class EncodeError(KafkacodecError, ValueError):
     """Values that cannot be encoded (out of range, missing, or inconsistent)."""
+
+
+class LogError(KafkacodecError):
+    """A problem with a log directory or one of its files; names the path and, when it
+    concerns bytes, the position."""
+
+    def __init__(self, path, message: str, position: int | None = None):
+        self.path = str(path)
+        self.message = message
+        self.position = position
+        where = f"{self.path}: byte {position}" if position is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+
+class NotAPartitionError(LogError):
+    """A directory that is not a partition (<topic>-<partition>) nor a log.dirs."""
+
+
+class NotASegmentError(LogError):
+    """A file that is not a Kafka segment or index file."""
+
+
+class CorruptIndexError(LogError):
+    """An index file that fails Kafka's sanity check (readers fall back to a walk)."""

@@ -13,7 +13,17 @@ from hypothesis import strategies as st
 from kafkacodec import batches as B
 from kafkacodec.varint import encode_varint
 
-FIELDS = ("offset", "timestamp", "timestamp_type", "key", "value", "headers", "sequence", "control", "attributes")
+FIELDS = (
+    "offset",
+    "timestamp",
+    "timestamp_type",
+    "key",
+    "value",
+    "headers",
+    "sequence",
+    "control",
+    "attributes",
+)
 
 
 def test_native_loop_is_built():
@@ -60,7 +70,11 @@ def region(batch):
 
 def v2_batches():
     out = []
-    for path in sorted(KAFKA_JAVA.rglob("*.bin")) + sorted(KAFKA_JAVA.rglob("*.log")) + sorted(PEERS.rglob("*.bin")):
+    for path in (
+        sorted(KAFKA_JAVA.rglob("*.bin"))
+        + sorted(KAFKA_JAVA.rglob("*.log"))
+        + sorted(PEERS.rglob("*.bin"))
+    ):
         try:
             for b in kc.iter_batches(path.read_bytes(), verify_crc=False):
                 if b.magic == 2:
@@ -90,7 +104,12 @@ records = st.lists(
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(records, st.integers(0, 2**62), st.integers(-1, 2**31 - 1), st.booleans())
 def test_generated_batches_agree(recs, base, seq, log_append):
-    raw = kc.build_batch(recs, base_offset=base, base_sequence=seq, log_append_time=1_700_000_000_000 if log_append else None)
+    raw = kc.build_batch(
+        recs,
+        base_offset=base,
+        base_sequence=seq,
+        log_append_time=1_700_000_000_000 if log_append else None,
+    )
     (batch,) = kc.iter_batches(raw)
     assert compare(batch, region(batch)) is not None
 
@@ -117,7 +136,7 @@ def test_mutated_regions_agree(recs, data):
 @pytest.mark.parametrize(
     "tail",
     [
-        encode_varint(2**31 - 1) ,  # a huge offset delta is fine for varint bounds
+        encode_varint(2**31 - 1),  # a huge offset delta is fine for varint bounds
         b"\xff\xff\xff\xff\x0f",  # 5-byte varint at the limit
         b"\xff\xff\xff\xff\x1f",  # out of range
         b"\xff\xff\xff\xff\xff\x01",  # longer than 5 bytes
@@ -132,7 +151,9 @@ def test_edge_varints_agree(tail):
 
 
 def test_overflowing_offset_defers_to_parser():
-    (batch,) = kc.iter_batches(kc.build_batch([kc.Record(None, 0, b"k", b"v")], base_offset=2**63 - 1))
+    (batch,) = kc.iter_batches(
+        kc.build_batch([kc.Record(None, 0, b"k", b"v")], base_offset=2**63 - 1)
+    )
     body = b"\x00\x00" + encode_varint(2**30) + b"\x01\x01\x00"
     data = encode_varint(len(body)) + body
     assert native(batch, data) is None
@@ -196,7 +217,10 @@ def test_native_encoder_matches_generated_builder(recs, base, base_ts, codec):
         [(None, 1, b"k", b"v", [])],  # tuples, not Records
         [kc.Record(None, 1, b"k", b"v", [["h", b"x"]])],  # a header as a list
         [kc.Record(None, 1, b"k", b"v", [("h\udcff", b"x")])],  # surrogate-escaped key
-        [kc.Record(None, 2**63 - 1, b"k", b"v"), kc.Record(None, -(2**63), b"k", b"v")],  # delta overflows
+        [
+            kc.Record(None, 2**63 - 1, b"k", b"v"),
+            kc.Record(None, -(2**63), b"k", b"v"),
+        ],  # delta overflows
         [kc.Record(2**40, 1, b"k", b"v")],  # offset delta beyond int32
     ],
 )

@@ -1,0 +1,36 @@
+"""Kafka log directories: segments, index files, Kafka's search semantics, recovery, and a
+writer. Rules: FORMATS.md sections 4 and 5.
+
+    from kafkacodec.log import open_log
+    p = open_log("/var/lib/kafka/orders-0")     # a Partition (or LogDirs for a log.dirs)
+    p.list_offsets(1700000000000)               # Kafka's ListOffsets answer
+    for seg, batch, record in p.read(from_offset=1200): ...
+"""
+
+from .index import AbortedTxn, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset, TxnIndex
+from .partition import (
+    EARLIEST,
+    LATEST,
+    MAX_TIMESTAMP,
+    ListOffsetsResult,
+    LogDirs,
+    Partition,
+    open_log,
+)
+from .recovery import (
+    RecoveryReport,
+    TxnTracker,
+    finish_pending_repair,
+    pending_repair,
+    recover_segment,
+    repair,
+)
+from .segment import LogOffsetPosition, Segment, TimestampAndOffset
+from .writer import PartitionWriter
+
+__all__ = [
+    "open_log", "Partition", "LogDirs", "Segment", "PartitionWriter", "OffsetIndex", "TimeIndex",
+    "TxnIndex", "OffsetPosition", "TimestampOffset", "AbortedTxn", "LogOffsetPosition",
+    "TimestampAndOffset", "ListOffsetsResult", "RecoveryReport", "TxnTracker", "recover_segment",
+    "repair", "pending_repair", "finish_pending_repair", "LATEST", "EARLIEST", "MAX_TIMESTAMP",
+]  # fmt: skip

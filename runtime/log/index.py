@@ -1,0 +1,334 @@
+"""A segment's index files, read through mmap and decoded with the generated codecs.
+
+OffsetIndex (.index), TimeIndex (.timeindex) and TxnIndex (.txnindex) answer Kafka's
+lookups with Kafka's rules (FORMATS.md 4.1-4.4): a binary search that touches O(log n)
+entries. A preallocated zero-filled tail (an active or crashed segment) ends the entries as
+Kafka's rules say. An index that fails the sanity check is never trusted: its `problems`
+say why, and lookups answer as an empty index does, so callers fall back to a walk.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+from kafkacodec.generated import kafka_offset_index as _oi
+from kafkacodec.generated import kafka_time_index as _ti
+from kafkacodec.generated import kafka_txn_index as _xi
+
+from ..errors import DecodeError, LogError
+
+__all__ = [
+    "OffsetIndex", "TimeIndex", "TxnIndex", "OffsetPosition", "TimestampOffset", "AbortedTxn",
+    "TxnSearchResult", "encode_offset_entries", "encode_time_entries", "encode_txn_entries",
+]  # fmt: skip
+
+
+class OffsetPosition(NamedTuple):
+    offset: int
+    position: int
+
+
+class TimestampOffset(NamedTuple):
+    timestamp: int
+    offset: int
+
+
+class AbortedTxn(NamedTuple):
+    producer_id: int
+    first_offset: int
+    last_offset: int
+    last_stable_offset: int
+
+
+class TxnSearchResult(NamedTuple):
+    aborted: list
+    is_complete: bool
+
+
+def _map(path: Path):
+    """(mmap or b"", size) of a file opened read-only; a missing file reads as empty."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return b"", 0
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), size
+    except FileNotFoundError:
+        return None, 0
+    except OSError as err:
+        raise LogError(path, f"cannot read: {err.strerror}") from None
+
+
+class _Index:
+    ENTRY = None  # the generated entry class
+    SIZE = 0
+    KIND = ""
+
+    def __init__(self, path, base_offset: int):
+        self.path = Path(path)
+        self.base_offset = base_offset
+        self._buf, self.file_size = _map(self.path)
+        self.exists = self._buf is not None
+        if self._buf is None:
+            self._buf = b""
+        self.problems: list[str] = []
+        raw = self.file_size // self.SIZE
+        if self.file_size % self.SIZE:
+            self.problems.append(
+                f"Index file {self.path.name} is corrupt, found {self.file_size} bytes which is "
+                f"neither positive nor a multiple of {self.SIZE}"
+            )
+        self._count = self._entries_before_zero_tail(raw)
+        self.preallocated = raw - self._count  # zero-filled entries past the last one
+        self._kafka_sanity()
+
+    # -- entries
+    def _read(self, i: int):
+        try:
+            return self.ENTRY.parse(self._buf, i * self.SIZE, (i + 1) * self.SIZE)[0]
+        except DecodeError as err:
+            raise err.with_source(str(self.path)) from None
+
+    def _is_zero(self, i: int) -> bool:
+        at = i * self.SIZE
+        return self._buf[at : at + self.SIZE] == bytes(self.SIZE)
+
+    def _entries_before_zero_tail(self, raw: int) -> int:
+        """Entries before the first all-zero one after entry 0 (FORMATS.md 4.1): valid
+        entries increase, so "is zero" is monotone from entry 1 and a binary search finds it."""
+        if raw <= 1 or not self._is_zero(raw - 1):
+            return raw
+        lo, hi = 1, raw - 1  # the first zero entry lies in [lo, hi]
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._is_zero(mid):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self):
+        for i in range(self._count):
+            yield self.entry(i)
+
+    def entry(self, i: int):
+        raise NotImplementedError
+
+    @property
+    def usable(self) -> bool:
+        """Whether lookups may trust this index (present and passing the sanity check)."""
+        return self.exists and not self.problems
+
+    def _kafka_sanity(self) -> None:
+        pass
+
+    def close(self) -> None:
+        if isinstance(self._buf, mmap.mmap):
+            self._buf.close()
+        self._buf = b""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _search(self, key, target) -> int:
+        """Index of the last entry whose key is <= target, or -1 (O(log n) entries read)."""
+        lo, hi = 0, self._count - 1
+        found = -1
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            if key(mid) <= target:
+                found = mid
+                lo = mid + 1
+            else:
+                hi = mid - 1
+        return found
+
+
+class OffsetIndex(_Index):
+    """The .index file: (offset, position) entries, sparse, increasing."""
+
+    ENTRY = _oi.Entry
+    SIZE = 8
+    KIND = "offset index"
+
+    def entry(self, i: int) -> OffsetPosition:
+        e = self._read(i)
+        return OffsetPosition(self.base_offset + e.relative_offset, e.position)
+
+    def _kafka_sanity(self) -> None:
+        if self._count and self.entry(self._count - 1).offset < self.base_offset:
+            self.problems.append(
+                f"Corrupt index found, index file ({self.path.name}) has non-zero size but the last "
+                f"offset is {self.entry(self._count - 1).offset} which is less than the base offset "
+                f"{self.base_offset}"
+            )
+
+    def check(self, log_size: int | None = None) -> list[str]:
+        """Kafka's sanity check plus a full one: offsets and positions strictly increasing,
+        positions inside the log. Returns the problems (empty when sound)."""
+        problems = list(self.problems)
+        prev = None
+        for i, e in enumerate(self):
+            if e.offset < self.base_offset:
+                problems.append(
+                    f"entry {i}: offset {e.offset} is below the base offset {self.base_offset}"
+                )
+            if prev is not None and (e.offset <= prev.offset or e.position <= prev.position):
+                problems.append(
+                    f"entry {i}: ({e.offset}, {e.position}) does not increase after {tuple(prev)}"
+                )
+            if log_size is not None and e.position >= log_size:
+                problems.append(
+                    f"entry {i}: position {e.position} is past the end of the log ({log_size} bytes)"
+                )
+            prev = e
+        return problems
+
+    def lookup(self, target: int) -> OffsetPosition:
+        """Kafka's OffsetIndex.lookup: the entry with the largest offset <= target, else
+        (base offset, 0). An unusable index answers (base offset, 0)."""
+        if not self.usable:
+            return OffsetPosition(self.base_offset, 0)
+        rel = target - self.base_offset
+        i = self._search(lambda k: self._read(k).relative_offset, rel)
+        return self.entry(i) if i >= 0 else OffsetPosition(self.base_offset, 0)
+
+    def last_entry(self) -> OffsetPosition:
+        if not self.usable or not self._count:
+            return OffsetPosition(self.base_offset, 0)
+        return self.entry(self._count - 1)
+
+
+class TimeIndex(_Index):
+    """The .timeindex file: (timestamp, offset) entries, timestamps strictly increasing."""
+
+    ENTRY = _ti.Entry
+    SIZE = 12
+    KIND = "time index"
+
+    def entry(self, i: int) -> TimestampOffset:
+        e = self._read(i)
+        return TimestampOffset(e.timestamp, self.base_offset + e.relative_offset)
+
+    def _kafka_sanity(self) -> None:
+        if not self._count:
+            return
+        first, last = self.entry(0), self.entry(self._count - 1)
+        if last.timestamp < first.timestamp:
+            self.problems.append(
+                f"Corrupt time index found, time index file ({self.path.name}) has non-zero size but "
+                f"the last timestamp is {last.timestamp} which is less than the first timestamp "
+                f"{first.timestamp}"
+            )
+        if last.offset < self.base_offset:
+            self.problems.append(
+                f"Corrupt time index found, time index file ({self.path.name}) has non-zero size but "
+                f"the last offset is {last.offset} which is less than the first offset {self.base_offset}"
+            )
+
+    def check(self, log_end_offset: int | None = None) -> list[str]:
+        problems = list(self.problems)
+        prev = None
+        for i, e in enumerate(self):
+            if prev is not None and (e.timestamp <= prev.timestamp or e.offset < prev.offset):
+                problems.append(
+                    f"entry {i}: ({e.timestamp}, {e.offset}) does not increase after {tuple(prev)}"
+                )
+            if log_end_offset is not None and e.offset >= log_end_offset:
+                problems.append(
+                    f"entry {i}: offset {e.offset} is past the log end offset {log_end_offset}"
+                )
+            prev = e
+        return problems
+
+    def lookup(self, timestamp: int) -> TimestampOffset:
+        """Kafka's TimeIndex.lookup: the entry with the largest timestamp <= timestamp,
+        else (-1, base offset)."""
+        if not self.usable:
+            return TimestampOffset(-1, self.base_offset)
+        i = self._search(lambda k: self._read(k).timestamp, timestamp)
+        return self.entry(i) if i >= 0 else TimestampOffset(-1, self.base_offset)
+
+    def last_entry(self) -> TimestampOffset:
+        if not self.usable or not self._count:
+            return TimestampOffset(-1, self.base_offset)
+        return self.entry(self._count - 1)
+
+
+class TxnIndex(_Index):
+    """The .txnindex file: one entry per aborted transaction, in the order they ended."""
+
+    ENTRY = _xi.Entry
+    SIZE = 34
+    KIND = "transaction index"
+
+    def _entries_before_zero_tail(self, raw: int) -> int:
+        return raw  # never preallocated
+
+    def entry(self, i: int) -> AbortedTxn:
+        e = self._read(i)
+        return AbortedTxn(e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset)
+
+    def _kafka_sanity(self) -> None:
+        for i in range(self._count):
+            try:
+                e = self.entry(i)
+            except DecodeError as err:
+                self.problems.append(f"entry {i}: {err.message}")
+                return
+            if e.last_offset < self.base_offset:
+                self.problems.append(
+                    f"Last offset of aborted transaction {tuple(e)} in index {self.path.name} is "
+                    f"less than start offset {self.base_offset}"
+                )
+                return
+
+    def check(self) -> list[str]:
+        return list(self.problems)
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnSearchResult:
+        """Kafka's TransactionIndex.collectAbortedTxns: aborted transactions overlapping
+        [fetch_offset, upper_bound_offset); complete when one's last stable offset reaches
+        the upper bound (no later segment can hold more)."""
+        out = []
+        for e in self:
+            if e.last_offset >= fetch_offset and e.first_offset < upper_bound_offset:
+                out.append(e)
+            if e.last_stable_offset >= upper_bound_offset:
+                return TxnSearchResult(out, True)
+        return TxnSearchResult(out, False)
+
+
+# ------------------------------------------------------------------------------ writing
+
+
+def encode_offset_entries(base_offset: int, entries) -> bytes:
+    return _oi.KafkaOffsetIndex(
+        entries=[_oi.Entry(relative_offset=o - base_offset, position=p) for o, p in entries]
+    ).build()
+
+
+def encode_time_entries(base_offset: int, entries) -> bytes:
+    return _ti.KafkaTimeIndex(
+        entries=[_ti.Entry(timestamp=t, relative_offset=o - base_offset) for t, o in entries]
+    ).build()
+
+
+def encode_txn_entries(entries) -> bytes:
+    return _xi.KafkaTxnIndex(
+        entries=[
+            _xi.Entry(
+                version=0, producer_id=p, first_offset=f, last_offset=lo, last_stable_offset=s
+            )
+            for p, f, lo, s in entries
+        ]
+    ).build()

@@ -1,0 +1,408 @@
+"""A partition directory (<topic>-<partition>) and a log.dirs holding many.
+
+Opening one lists files and stats them; no .log file is read until a search or a walk
+needs it. Log-level answers follow Kafka's UnifiedLog: the segment holding an offset is the
+one with the largest base offset <= it; ListOffsets by timestamp asks the first segment
+whose largest timestamp reaches the target; -1, -2 and -3 are latest, earliest and the
+record with the largest timestamp.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from ..batches import Record
+from ..errors import LogError, NotAPartitionError
+from .index import AbortedTxn
+from .segment import Segment, TimestampAndOffset, parse_segment_name
+
+__all__ = [
+    "Partition", "LogDirs", "open_log", "EpochEntry", "ListOffsetsResult", "LATEST", "EARLIEST",
+    "MAX_TIMESTAMP", "read_epoch_checkpoint",
+]  # fmt: skip
+
+LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+
+#: Suffixes Kafka writes in a partition directory.
+SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
+#: Suffixes of unfinished operations (deletion, cleaning, swapping).
+LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
+KNOWN_FILES = ("leader-epoch-checkpoint", "partition.metadata")
+#: A partition directory, possibly marked for deletion or as a future replica.
+_DIR_NAME = re.compile(
+    r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
+)
+
+
+class EpochEntry(NamedTuple):
+    epoch: int
+    start_offset: int
+
+
+class ListOffsetsResult(NamedTuple):
+    """Kafka's answer to ListOffsets, with where the record lies (segment and position of
+    its batch) when the answer is a record."""
+
+    timestamp: int
+    offset: int
+    leader_epoch: int | None
+    segment: str | None = None
+    position: int | None = None
+
+
+def read_epoch_checkpoint(path: Path) -> list[EpochEntry]:
+    """leader-epoch-checkpoint: version (0), count, then `epoch start_offset` lines."""
+    try:
+        lines = path.read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as err:
+        raise LogError(path, f"cannot read: {err}") from None
+    try:
+        if not lines or int(lines[0]) != 0:
+            raise ValueError(f"version {lines[0] if lines else 'missing'} (expected 0)")
+        count = int(lines[1])
+        if count != len(lines) - 2:
+            raise ValueError(f"says {count} entries but has {len(lines) - 2}")
+        out = []
+        for n, line in enumerate(lines[2:], start=3):
+            parts = line.split()
+            if len(parts) != 2:
+                raise ValueError(f"line {n}: {line!r} is not `epoch start_offset`")
+            out.append(EpochEntry(int(parts[0]), int(parts[1])))
+        return out
+    except (ValueError, IndexError) as err:
+        raise LogError(path, f"malformed leader-epoch-checkpoint: {err}") from None
+
+
+def write_epoch_checkpoint_text(entries) -> str:
+    return "0\n" + f"{len(entries)}\n" + "".join(f"{e} {o}\n" for e, o in entries)
+
+
+class Partition:
+    """A partition directory: its segments by base offset, its metadata, Kafka's lookups."""
+
+    def __init__(self, path):
+        self.path = Path(path)
+        if not self.path.is_dir():
+            if self.path.exists():
+                raise NotAPartitionError(self.path, "not a directory")
+            raise NotAPartitionError(self.path, "no such directory")
+        m = _DIR_NAME.match(self.path.name)
+        self.topic = m["topic"] if m else None
+        self.partition = int(m["partition"]) if m else None
+        self.state = m["state"] if m else None  # "delete" / "future" / "stray" or None
+        bases: set[int] = set()
+        self.index_files: dict[int, set[str]] = {}
+        self.snapshots: list[int] = []
+        self.leftovers: list[str] = []
+        self.unknown: list[str] = []
+        self.kafka07: list[str] = []
+        #: kafkacodec's own files: repair journals, new indexes, backups of cut bytes.
+        self.repair_files: list[str] = []
+        try:
+            names = sorted(p.name for p in self.path.iterdir())
+        except OSError as err:
+            raise NotAPartitionError(self.path, f"cannot list: {err.strerror}") from None
+        for name in names:
+            if ".kafkacodec-" in name:
+                self.repair_files.append(name)
+                continue
+            if name.endswith(LEFTOVER_SUFFIXES):
+                self.leftovers.append(name)
+                continue
+            parsed = parse_segment_name(name)
+            if parsed is None:
+                if name not in KNOWN_FILES:
+                    self.unknown.append(name)
+                continue
+            base, suffix = parsed
+            if suffix == ".log":
+                bases.add(base)
+            elif suffix == ".snapshot":
+                self.snapshots.append(base)
+            elif suffix == ".kafka":
+                self.kafka07.append(name)
+            elif suffix in SEGMENT_SUFFIXES:
+                self.index_files.setdefault(base, set()).add(suffix)
+            else:
+                self.unknown.append(name)
+        if m is None and not bases and not self.kafka07:
+            raise NotAPartitionError(
+                self.path,
+                "not a partition directory (named <topic>-<partition>, holding .log segments)",
+            )
+        self.base_offsets = sorted(bases)
+        self.segments = [Segment(self.path, b) for b in self.base_offsets]
+        #: Index files whose .log is missing (Kafka deletes them on load).
+        self.orphan_indexes = sorted(
+            f"{b:020d}{s}" for b, ss in self.index_files.items() if b not in bases for s in ss
+        )
+        self.leader_epochs = read_epoch_checkpoint(self.path / "leader-epoch-checkpoint")
+        self.metadata = self._read_metadata()
+
+    def __repr__(self):
+        return f"Partition({str(self.path)!r}, segments={len(self.segments)})"
+
+    def _read_metadata(self) -> dict:
+        p = self.path / "partition.metadata"
+        try:
+            text = p.read_text()
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError) as err:
+            raise LogError(p, f"cannot read: {err}") from None
+        out = {}
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            key, sep, value = line.partition(":")
+            if not sep:
+                raise LogError(p, f"line {n}: {line!r} is not `key: value`")
+            out[key.strip()] = value.strip()
+        return out
+
+    @property
+    def topic_id(self) -> str | None:
+        return self.metadata.get("topic_id")
+
+    def close(self) -> None:
+        for s in self.segments:
+            s.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- offsets
+    def segment_for(self, offset: int) -> Segment | None:
+        """The segment with the largest base offset <= offset (None if before the first)."""
+        i = bisect.bisect_right(self.base_offsets, offset) - 1
+        return self.segments[i] if i >= 0 else None
+
+    @property
+    def log_start_offset(self) -> int:
+        """The first segment's base offset (the broker's checkpoint may say more; see
+        LogDirs.log_start_offset), or 0 for an empty partition."""
+        return self.base_offsets[0] if self.base_offsets else 0
+
+    @property
+    def log_end_offset(self) -> int:
+        """The offset after the last batch; an empty last segment defers to earlier ones."""
+        for seg in reversed(self.segments):
+            nxt = seg.read_next_offset()
+            if nxt > seg.base_offset or seg is self.segments[0]:
+                return max(nxt, seg.base_offset)
+        return 0
+
+    def epoch_for_offset(self, offset: int) -> int | None:
+        """The leader epoch that wrote offset, from leader-epoch-checkpoint."""
+        found = None
+        for e in self.leader_epochs:
+            if e.start_offset <= offset:
+                found = e.epoch
+        return found
+
+    def list_offsets(
+        self, timestamp: int, log_start_offset: int | None = None
+    ) -> ListOffsetsResult | None:
+        """Kafka's ListOffsets for one partition: -1 latest, -2 earliest, -3 the record with
+        the largest timestamp, else the first record with a timestamp >= timestamp."""
+        start = self.log_start_offset if log_start_offset is None else log_start_offset
+        if timestamp == LATEST:
+            end = self.log_end_offset
+            return ListOffsetsResult(
+                -1, end, self.leader_epochs[-1].epoch if self.leader_epochs else None
+            )
+        if timestamp == EARLIEST:
+            return ListOffsetsResult(-1, start, self.epoch_for_offset(start))
+        if timestamp == MAX_TIMESTAMP:
+            return self._max_timestamp()
+        if timestamp < 0:
+            raise LogError(
+                self.path, f"unsupported ListOffsets target {timestamp} (a timestamp, -1, -2 or -3)"
+            )
+        for seg in self.segments:
+            if seg.max_timestamp_so_far().timestamp >= timestamp:
+                found = seg.find_offset_by_timestamp(timestamp, start)
+                return self._located(found, seg) if found else None
+        return None
+
+    def _located(self, found: TimestampAndOffset, seg: Segment) -> ListOffsetsResult:
+        where = seg.translate_offset(found.offset)
+        return ListOffsetsResult(*found, seg.path.name, where.position if where else None)
+
+    def _max_timestamp(self) -> ListOffsetsResult | None:
+        best, best_seg = None, None
+        for seg in self.segments:
+            m = seg.max_timestamp_so_far()
+            if m.timestamp >= 0 and (best is None or m.timestamp > best.timestamp):
+                best, best_seg = m, seg
+        if best is None:
+            return None
+        # The batch holding it, then its first record carrying that timestamp.
+        where = best_seg.translate_offset(best.offset)
+        for batch in best_seg.batches(where.position):
+            for r in batch.records():
+                if r.timestamp == best.timestamp:
+                    found = TimestampAndOffset(
+                        r.timestamp, r.offset, self.epoch_for_offset(r.offset)
+                    )
+                    return ListOffsetsResult(*found, best_seg.path.name, batch.position)
+            break
+        return None
+
+    # -- reading
+    def read(self, from_offset: int | None = None, *, verify_crc: bool = True,
+             committed_only: bool = False) -> Iterator[tuple[Segment, object, Record]]:  # fmt: skip
+        """(segment, batch, record) from from_offset on, across segments. Starts at the
+        indexed position of the right segment: an index lookup and a short walk."""
+        if not self.segments:
+            return
+        if from_offset is None:
+            from_offset = self.base_offsets[0]
+        first = self.segment_for(from_offset) or self.segments[0]
+        aborted = _AbortFilter(self) if committed_only else None
+        for seg in self.segments[self.segments.index(first) :]:
+            start = seg.offset_index.lookup(from_offset).position if seg is first else 0
+            for batch in seg.batches(start, verify_crc=verify_crc):
+                if batch.last_offset < from_offset:
+                    continue
+                if aborted is not None and aborted.drops(batch):
+                    continue
+                for r in batch.records():
+                    if r.offset >= from_offset and not (committed_only and r.control is not None):
+                        yield seg, batch, r
+
+    def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
+        """Kafka's UnifiedLog.collectAbortedTransactions: from the segment holding
+        fetch_offset on, until an index says no later segment can add one."""
+        out: list[AbortedTxn] = []
+        seg = self.segment_for(fetch_offset) or (self.segments[0] if self.segments else None)
+        if seg is None:
+            return out
+        for s in self.segments[self.segments.index(seg) :]:
+            res = s.collect_aborted_txns(fetch_offset, upper_bound_offset)
+            out.extend(res.aborted)
+            if res.is_complete:
+                break
+        return out
+
+
+class _AbortFilter:
+    """Read-committed filtering (a broker's READ_COMMITTED fetch): batches of aborted
+    transactions are dropped. Uses each segment's .txnindex when it is there, else the
+    ABORT markers themselves, found by a look-ahead walk."""
+
+    def __init__(self, partition: Partition):
+        self.partition = partition
+        self.aborted: dict[int, list[tuple[int, int]]] = {}  # producer -> [(first, last)]
+        self._known = False
+
+    def _load(self):
+        index_ok = all(
+            s.txnindex_path.exists() and s.txn_index.usable for s in self.partition.segments
+        )
+        if index_ok:
+            for s in self.partition.segments:
+                for e in s.txn_index:
+                    self.aborted.setdefault(e.producer_id, []).append(
+                        (e.first_offset, e.last_offset)
+                    )
+        else:
+            from .recovery import TxnTracker  # the same producer-state rules as recovery
+
+            tracker = TxnTracker()
+            for s in self.partition.segments:
+                for batch in s.batches():
+                    tracker.update(batch)
+            for e in tracker.aborted:
+                self.aborted.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
+        self._known = True
+
+    def drops(self, batch) -> bool:
+        if batch.magic < 2 or not batch.is_transactional or batch.is_control:
+            return False
+        if not self._known:
+            self._load()
+        for first, last in self.aborted.get(batch.producer_id, ()):
+            if first <= batch.base_offset <= last:
+                return True
+        return False
+
+
+class LogDirs:
+    """A broker's log.dirs entry: one Partition per <topic>-<partition> directory, plus
+    the broker's checkpoint files."""
+
+    CHECKPOINTS = (
+        "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+        "replication-offset-checkpoint", "cleaner-offset-checkpoint",
+    )  # fmt: skip
+
+    def __init__(self, path):
+        self.path = Path(path)
+        if not self.path.is_dir():
+            raise NotAPartitionError(
+                self.path, "no such directory" if not self.path.exists() else "not a directory"
+            )
+        self.partitions: list[Partition] = []
+        self.other: list[str] = []
+        for child in sorted(self.path.iterdir()):
+            if child.is_dir() and _DIR_NAME.match(child.name):
+                self.partitions.append(Partition(child))
+            elif child.name not in self.CHECKPOINTS and child.name not in (
+                "meta.properties",
+                ".lock",
+            ):
+                self.other.append(child.name)
+        self.partitions.sort(key=lambda p: (p.topic, p.partition))
+
+    def __repr__(self):
+        return f"LogDirs({str(self.path)!r}, partitions={len(self.partitions)})"
+
+    def checkpoint(self, name: str) -> dict[tuple[str, int], int]:
+        """A broker checkpoint file (version 0, count, `topic partition offset` lines)."""
+        p = self.path / name
+        try:
+            lines = p.read_text().splitlines()
+        except FileNotFoundError:
+            return {}
+        try:
+            out = {}
+            for line in lines[2:]:
+                topic, part, off = line.rsplit(" ", 2)
+                out[(topic, int(part))] = int(off)
+            return out
+        except ValueError:
+            raise LogError(p, "malformed checkpoint file") from None
+
+    def log_start_offset(self, partition: Partition) -> int:
+        cp = self.checkpoint("log-start-offset-checkpoint").get(
+            (partition.topic, partition.partition)
+        )
+        return max(cp or 0, partition.log_start_offset)
+
+    def close(self):
+        for p in self.partitions:
+            p.close()
+
+
+def open_log(path) -> Partition | LogDirs:
+    """A partition directory, or a log.dirs holding partition directories."""
+    p = Path(path)
+    if not p.exists():
+        raise NotAPartitionError(p, "no such file or directory")
+    if (
+        p.is_dir()
+        and not _DIR_NAME.match(p.name)
+        and not any(parse_segment_name(c.name) for c in p.iterdir())
+    ):
+        return LogDirs(p)
+    return Partition(p)

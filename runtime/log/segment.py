@@ -1,0 +1,218 @@
+"""One log segment: its .log file (mmap, read lazily) and its three index files.
+
+The search methods follow Kafka's LogSegment exactly (FORMATS.md 4.4): an index lookup
+gives a start position, then a short shallow walk over batch headers finds the answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import mmap
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import NamedTuple
+
+from ..batches import BatchIterator
+from ..errors import LogError, NotASegmentError
+from .index import OffsetIndex, TimeIndex, TimestampOffset, TxnIndex, TxnSearchResult
+
+__all__ = [
+    "Segment",
+    "LogOffsetPosition",
+    "TimestampAndOffset",
+    "segment_name",
+    "parse_segment_name",
+]
+
+log = logging.getLogger("kafkacodec.log")
+
+
+class LogOffsetPosition(NamedTuple):
+    """A batch found by offset: its last offset, its position and size in the .log."""
+
+    offset: int
+    position: int
+    size: int
+
+
+class TimestampAndOffset(NamedTuple):
+    """An answer to a timestamp search; leader_epoch is None when the batch has none."""
+
+    timestamp: int
+    offset: int
+    leader_epoch: int | None
+
+
+def segment_name(base_offset: int, suffix: str = ".log") -> str:
+    return f"{base_offset:020d}{suffix}"
+
+
+def parse_segment_name(name: str) -> tuple[int, str] | None:
+    """(base offset, suffix) for a file named like Kafka's segment files, else None."""
+    stem, dot, suffix = name.partition(".")
+    if len(stem) == 20 and stem.isdigit() and dot:
+        return int(stem), "." + suffix
+    return None
+
+
+def _epoch(e: int) -> int | None:
+    return None if e < 0 else e
+
+
+class Segment:
+    """A segment of a partition, named by its base offset. Creating one stats files only;
+    the .log is mapped on first read, each index on first use."""
+
+    def __init__(self, directory, base_offset: int):
+        self.dir = Path(directory)
+        self.base_offset = base_offset
+        self.path = self.dir / segment_name(base_offset)
+        self.index_path = self.dir / segment_name(base_offset, ".index")
+        self.timeindex_path = self.dir / segment_name(base_offset, ".timeindex")
+        self.txnindex_path = self.dir / segment_name(base_offset, ".txnindex")
+        self._map = None
+        #: Said when an index could not be used and a walk replaced it.
+        self.notes: list[str] = []
+        #: A committed but unfinished repair (see recovery.py): readers see its outcome,
+        #: the log up to its valid bytes and its new index files.
+        self.readable_size: int | None = None
+        journal = self.dir / f"{base_offset:020d}.kafkacodec-repair"
+        if journal.exists():
+            self._honour_journal(journal)
+
+    def __repr__(self):
+        return f"Segment({str(self.path)!r})"
+
+    def _honour_journal(self, journal: Path) -> None:
+        import json
+
+        try:
+            doc = json.loads(journal.read_text())
+            self.readable_size = int(doc["valid_bytes"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise LogError(journal, f"unreadable repair journal: {err}") from None
+        for attr in ("index_path", "timeindex_path", "txnindex_path"):
+            new = getattr(self, attr).with_name(getattr(self, attr).name + ".kafkacodec-new")
+            if new.exists():
+                setattr(self, attr, new)
+        self.notes.append(
+            f"{journal}: an unfinished repair; reading its outcome (finish it with a repair)"
+        )
+
+    @property
+    def size(self) -> int:
+        try:
+            actual = self.path.stat().st_size
+        except FileNotFoundError:
+            raise LogError(self.path, "segment file is missing") from None
+        return actual if self.readable_size is None else min(actual, self.readable_size)
+
+    # -- files
+    @property
+    def data(self):
+        """The .log bytes (an mmap; b"" for an empty file)."""
+        if self._map is None:
+            try:
+                with open(self.path, "rb") as f:
+                    n = os.fstat(f.fileno()).st_size
+                    self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if n else b""
+            except FileNotFoundError:
+                raise LogError(self.path, "segment file is missing") from None
+            except OSError as err:
+                raise NotASegmentError(self.path, f"cannot read: {err.strerror}") from None
+        return self._map
+
+    @cached_property
+    def offset_index(self) -> OffsetIndex:
+        return self._checked(OffsetIndex(self.index_path, self.base_offset))
+
+    @cached_property
+    def time_index(self) -> TimeIndex:
+        return self._checked(TimeIndex(self.timeindex_path, self.base_offset))
+
+    @cached_property
+    def txn_index(self) -> TxnIndex:
+        return self._checked(TxnIndex(self.txnindex_path, self.base_offset))
+
+    def _checked(self, index):
+        if index.exists and index.problems:
+            note = f"{index.path}: {'; '.join(index.problems)}; using a walk of the log instead"
+            self.notes.append(note)
+            log.warning(note)
+        elif not index.exists and index.KIND != "transaction index":
+            note = f"{index.path}: missing; using a walk of the log instead"
+            self.notes.append(note)
+            log.info(note)
+        return index
+
+    def close(self) -> None:
+        if isinstance(self._map, mmap.mmap):
+            self._map.close()
+        self._map = None
+        for name in ("offset_index", "time_index", "txn_index"):
+            idx = self.__dict__.pop(name, None)
+            if idx is not None:
+                idx.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- walking
+    def batches(self, position: int = 0, *, verify_crc: bool = False) -> BatchIterator:
+        """Shallow iteration over the batches from a byte position (Kafka's batchesFrom)."""
+        return BatchIterator(
+            self.data, verify_crc=verify_crc, source=str(self.path), start=position, end=self.size
+        )
+
+    # -- Kafka's LogSegment searches
+    def translate_offset(self, offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
+        """The first batch at or after the indexed position whose last offset >= offset."""
+        start = max(self.offset_index.lookup(offset).position, starting_position)
+        for batch in self.batches(start):
+            if batch.last_offset >= offset:
+                return LogOffsetPosition(batch.last_offset, batch.position, batch.size)
+        return None
+
+    def find_offset_by_timestamp(
+        self, timestamp: int, starting_offset: int | None = None
+    ) -> TimestampAndOffset | None:
+        """Kafka's LogSegment.findOffsetByTimestamp: the first record with a timestamp >=
+        timestamp and an offset >= starting_offset."""
+        if starting_offset is None:
+            starting_offset = self.base_offset
+        found = self.time_index.lookup(timestamp)
+        position = self.offset_index.lookup(max(found.offset, starting_offset)).position
+        for batch in self.batches(position):
+            if batch.max_timestamp >= timestamp:
+                for r in batch.records():
+                    if r.timestamp >= timestamp and r.offset >= starting_offset:
+                        return TimestampAndOffset(
+                            r.timestamp, r.offset, _epoch(batch.partition_leader_epoch)
+                        )
+        return None
+
+    def read_next_offset(self) -> int:
+        """The offset after the last batch (Kafka's readNextOffset), walking only the tail
+        after the last offset index entry."""
+        last = None
+        for batch in self.batches(self.offset_index.last_entry().position):
+            last = batch
+        return self.base_offset if last is None else last.last_offset + 1
+
+    def max_timestamp_so_far(self) -> TimestampOffset:
+        """The largest batch max timestamp in the segment and the last offset of the first
+        batch holding it; (-1, base offset) when empty. Starts from the time index's last
+        entry and walks only what follows it."""
+        best = self.time_index.last_entry()
+        start = self.offset_index.lookup(best.offset).position if best.timestamp >= 0 else 0
+        for batch in self.batches(start):
+            if batch.max_timestamp > best.timestamp:
+                best = TimestampOffset(batch.max_timestamp, batch.last_offset)
+        return best
+
+    def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnSearchResult:
+        return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
