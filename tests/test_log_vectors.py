@@ -224,7 +224,7 @@ def test_writer_reproduces_kafka_segment(tmp_path):
     """The same appends (one per batch) give byte-identical .log, .index, .timeindex and
     .txnindex files."""
     d = tmp_path / "t-0"
-    with PartitionWriter(d, index_interval_bytes=SEG["indexIntervalBytes"]) as w:
+    with PartitionWriter(d, index_interval_bytes=SEG["indexIntervalBytes"], start_offset=BASE) as w:
         data = (SEG_DIR / "00000000000000001000.log").read_bytes()
         for b in kc.iter_batches(data):
             w.append(data[b.position : b.position + b.size])

@@ -130,7 +130,10 @@ class _Index:
 
     def close(self) -> None:
         if isinstance(self._buf, mmap.mmap):
-            self._buf.close()
+            try:
+                self._buf.close()
+            except BufferError:  # batches still view it; it unmaps when they are gone
+                pass
         self._buf = b""
 
     def __enter__(self):

@@ -228,8 +228,9 @@ class Partition:
             raise LogError(
                 self.path, f"unsupported ListOffsets target {timestamp} (a timestamp, -1, -2 or -3)"
             )
+        last = self.segments[-1] if self.segments else None
         for seg in self.segments:
-            if seg.max_timestamp_so_far().timestamp >= timestamp:
+            if seg.max_timestamp_so_far(immutable=seg is not last).timestamp >= timestamp:
                 found = seg.find_offset_by_timestamp(timestamp, start)
                 return self._located(found, seg) if found else None
         return None
@@ -241,7 +242,7 @@ class Partition:
     def _max_timestamp(self) -> ListOffsetsResult | None:
         best, best_seg = None, None
         for seg in self.segments:
-            m = seg.max_timestamp_so_far()
+            m = seg.max_timestamp_so_far(immutable=seg is not self.segments[-1])
             if m.timestamp >= 0 and (best is None or m.timestamp > best.timestamp):
                 best, best_seg = m, seg
         if best is None:
@@ -251,8 +252,13 @@ class Partition:
         for batch in best_seg.batches(where.position):
             for r in batch.records():
                 if r.timestamp == best.timestamp:
+                    epoch = (
+                        self.epoch_for_offset(r.offset)
+                        if self.leader_epochs
+                        else batch.partition_leader_epoch
+                    )
                     found = TimestampAndOffset(
-                        r.timestamp, r.offset, self.epoch_for_offset(r.offset)
+                        r.timestamp, r.offset, None if epoch is None or epoch < 0 else epoch
                     )
                     return ListOffsetsResult(*found, best_seg.path.name, batch.position)
             break

@@ -77,6 +77,7 @@ class Segment:
         #: A committed but unfinished repair (see recovery.py): readers see its outcome,
         #: the log up to its valid bytes and its new index files.
         self.readable_size: int | None = None
+        self._max_ts = None
         journal = self.dir / f"{base_offset:020d}.kafkacodec-repair"
         if journal.exists():
             self._honour_journal(journal)
@@ -148,7 +149,10 @@ class Segment:
 
     def close(self) -> None:
         if isinstance(self._map, mmap.mmap):
-            self._map.close()
+            try:
+                self._map.close()
+            except BufferError:  # batches still view it; it unmaps when they are gone
+                pass
         self._map = None
         for name in ("offset_index", "time_index", "txn_index"):
             idx = self.__dict__.pop(name, None)
@@ -167,6 +171,27 @@ class Segment:
         return BatchIterator(
             self.data, verify_crc=verify_crc, source=str(self.path), start=position, end=self.size
         )
+
+    def sniff(self) -> None:
+        """Raise NotASegmentError unless the file starts like a Kafka segment (empty, or a
+        first entry with a plausible size and a known magic)."""
+        n = self.size
+        if n == 0:
+            return
+        head = bytes(self.data[:17])
+        if n < 17:
+            raise NotASegmentError(
+                self.path, f"{n} bytes are too few for a batch header; not a Kafka segment"
+            )
+        size = int.from_bytes(head[8:12], "big", signed=True)
+        if size < 14 or size + 12 > n and size > (1 << 30):
+            raise NotASegmentError(
+                self.path, f"first entry declares {size} bytes; not a Kafka segment", 8
+            )
+        if head[16] not in (0, 1, 2):
+            raise NotASegmentError(
+                self.path, f"first entry has magic {head[16]}; not a Kafka segment", 16
+            )
 
     # -- Kafka's LogSegment searches
     def translate_offset(self, offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
@@ -203,10 +228,22 @@ class Segment:
             last = batch
         return self.base_offset if last is None else last.last_offset + 1
 
-    def max_timestamp_so_far(self) -> TimestampOffset:
+    def max_timestamp_so_far(self, *, immutable: bool = False) -> TimestampOffset:
         """The largest batch max timestamp in the segment and the last offset of the first
         batch holding it; (-1, base offset) when empty. Starts from the time index's last
-        entry and walks only what follows it."""
+        entry and walks only what follows it; remembered until the file's size changes
+        (immutable: the caller knows it cannot, as for every segment but the last)."""
+        cached = self._max_ts
+        if cached is not None and immutable:
+            return cached[1]
+        size = self.size
+        if cached is not None and cached[0] == size:
+            return cached[1]
+        best = self._max_timestamp_walk()
+        self._max_ts = (size, best)
+        return best
+
+    def _max_timestamp_walk(self) -> TimestampOffset:
         best = self.time_index.last_entry()
         start = self.offset_index.lookup(best.offset).position if best.timestamp >= 0 else 0
         for batch in self.batches(start):

@@ -51,7 +51,7 @@ class PartitionWriter:
     """
 
     def __init__(self, path, *, segment_bytes: int = 1 << 30, index_interval_bytes: int = 4096,
-                 max_index_bytes: int = 10 << 20, fsync: bool = True):  # fmt: skip
+                 max_index_bytes: int = 10 << 20, fsync: bool = True, start_offset: int = 0):  # fmt: skip
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.segment_bytes = segment_bytes
@@ -61,7 +61,9 @@ class PartitionWriter:
         self.txn = TxnTracker()
         self.epochs = read_epoch_checkpoint(self.path / "leader-epoch-checkpoint")
         self._active: _Active | None = None
-        self.next_offset = 0
+        #: The log end offset. A new partition's first segment is named by start_offset
+        #: (the log start offset), as a broker creates it before the first append.
+        self.next_offset = start_offset
         self._reopen()
 
     def _reopen(self) -> None:
@@ -122,7 +124,9 @@ class PartitionWriter:
             if b.max_timestamp > largest_ts:
                 largest_ts, ts_offset = b.max_timestamp, b.last_offset
         a = self._active
-        if a is None or self._should_roll(a, len(data), last.last_offset):
+        if a is None:
+            self._active = a = _Active(self.path, self.next_offset)
+        elif self._should_roll(a, len(data), last.last_offset):
             self._roll(first_offset)
             a = self._active
         position = a.size
