@@ -300,3 +300,20 @@ def test_read_committed_drops_aborted(tmp_path):
     assert [r.offset for _, _, r in p.read(0, committed_only=True)] == [3, 4, 5, 6, 7]
     (d / "00000000000000000000.txnindex").unlink()  # the markers alone must do
     assert [r.offset for _, _, r in Partition(d).read(0, committed_only=True)] == [3, 4, 5, 6, 7]
+
+
+def test_log_dirs_lists_partitions_and_checkpoints(tmp_path):
+    from kafkacodec.log import LogDirs, open_log
+
+    write_log(tmp_path / "orders-1", [(2, 10, [1, 2, 3, 4], "none", 0)])
+    write_log(tmp_path / "orders-0", [(2, 10, [1, 2, 3, 4], "none", 0)])
+    write_log(tmp_path / "audit-12", [(1, 10, [1, 2, 3, 4], "gzip", 0)])
+    (tmp_path / "meta.properties").write_text("version=1\n")
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\norders 1 1\n")
+    (tmp_path / "notes.txt").write_text("")
+    dirs = open_log(tmp_path)
+    assert isinstance(dirs, LogDirs)
+    assert [(p.topic, p.partition) for p in dirs.partitions] == [("audit", 12), ("orders", 0), ("orders", 1)]
+    assert dirs.other == ["notes.txt"]
+    assert dirs.log_start_offset(dirs.partitions[2]) == 1 and dirs.log_start_offset(dirs.partitions[1]) == 0
+    assert isinstance(open_log(tmp_path / "orders-0"), Partition)
