@@ -1,15 +1,333 @@
-"""The `kafkacodec` command line."""
+"""The `kafkacodec` command line: dump, verify, lookup, records, recover, generate.
+
+Bad data or a wrong path prints one line on stderr (file, byte position, problem) and
+exits with 1; a usage error exits with 2. Never a traceback for bad input.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
+from pathlib import Path
+
+from .errors import KafkacodecError
+
+EXAMPLES = {
+    "dump": "kafkacodec dump --deep-iteration /var/lib/kafka/orders-0/00000000000000000000.log",
+    "verify": "kafkacodec verify /var/lib/kafka            # a log.dirs, a partition or a file",
+    "lookup": "kafkacodec lookup /var/lib/kafka/orders-0 --timestamp 1700000000000",
+    "records": "kafkacodec records /var/lib/kafka/orders-0 --from-offset 1200 --limit 5",
+    "recover": "kafkacodec recover /var/lib/kafka/orders-0 --repair",
+    "generate": "kafkacodec generate --check",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kafkacodec", description="Read, search, verify and repair Kafka data on disk."
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def add(name, help_):
+        return sub.add_parser(name, help=help_, description=help_, epilog=f"example:\n  {EXAMPLES[name]}",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+
+    d = add(
+        "dump",
+        "print batches and records of .log files, or entries of index files, as kafka-dump-log does",
+    )
+    d.add_argument("paths", nargs="+", metavar="FILE|DIR")
+    d.add_argument("--deep-iteration", action="store_true", help="also print every record")
+    d.add_argument(
+        "--print-data-log", action="store_true", help="also print keys and values (implies deep)"
+    )
+    d.add_argument("--index-sanity-check", action="store_true", help="only check index files")
+    d.add_argument(
+        "--verify-index-only", action="store_true", help="check index files against their log"
+    )
+    d.add_argument(
+        "--max-bytes", type=int, default=None, help="read at most this many bytes of each .log"
+    )
+    d.add_argument(
+        "--json", action="store_true", help="one JSON object per line (DESIGN.md contract)"
+    )
+    d.add_argument(
+        "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"
+    )
+
+    v = add("verify", "check every batch's CRC and structure, and indexes against their log")
+    v.add_argument("paths", nargs="+", metavar="PATH")
+    v.add_argument("--json", action="store_true")
+    v.add_argument("--quiet", action="store_true")
+
+    look = add(
+        "lookup",
+        "Kafka's answer for an offset or a timestamp (-1 latest, -2 earliest, -3 max timestamp)",
+    )
+    look.add_argument("dir", metavar="DIR")
+    g = look.add_mutually_exclusive_group(required=True)
+    g.add_argument("--offset", type=int)
+    g.add_argument("--timestamp", type=int)
+    look.add_argument("--json", action="store_true")
+
+    r = add("records", "records for humans: keys and values as text when UTF-8, headers shown")
+    r.add_argument("dir", metavar="DIR")
+    g = r.add_mutually_exclusive_group()
+    g.add_argument("--from-offset", type=int)
+    g.add_argument("--from-timestamp", type=int)
+    r.add_argument("--limit", type=int, default=None)
+    r.add_argument(
+        "--read-committed", action="store_true", help="drop aborted transactions and markers"
+    )
+
+    rc = add("recover", "recovery dry run of a segment or partition; --repair applies it")
+    rc.add_argument("path", metavar="SEGMENT|DIR")
+    rc.add_argument(
+        "--repair", action="store_true", help="truncate and rebuild indexes (journaled, backed up)"
+    )
+    rc.add_argument("--index-interval-bytes", type=int, default=4096)
+    rc.add_argument("--json", action="store_true")
+
+    gen = add("generate", "regenerate generated/ from schemas/ (--check: fail when stale)")
+    gen.add_argument("--check", action="store_true")
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "generate":
+    if argv and argv[0] == "generate":  # before anything imports generated code
         from kafkacodec.generator.render import main as generate_main
 
         return generate_main(argv[1:])
-    print("usage: kafkacodec generate [--check]", file=sys.stderr)
-    return 2
+    args = _parser().parse_args(argv)
+    try:
+        return {"dump": _dump, "verify": _verify, "lookup": _lookup, "records": _records,
+                "recover": _recover}[args.command](args)  # fmt: skip
+    except KafkacodecError as err:
+        print(f"kafkacodec {args.command}: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        print(f"kafkacodec {args.command}: {err.filename}: {err.strerror}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # pragma: no cover - `| head`
+        return 0
+
+
+def _out(line: str) -> None:
+    sys.stdout.write(line + "\n")
+
+
+def _expand(paths) -> list[Path]:
+    from .errors import NotASegmentError
+
+    out = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(
+                sorted(
+                    c
+                    for c in p.iterdir()
+                    if c.suffix in (".log", ".index", ".timeindex", ".txnindex")
+                )
+            )
+        elif p.exists():
+            out.append(p)
+        else:
+            raise NotASegmentError(p, "no such file or directory")
+    return out
+
+
+def _read(path: Path):
+    import mmap
+
+    with open(path, "rb") as f:
+        if f.seek(0, 2) == 0:
+            return b""
+        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+
+def _dump(args) -> int:
+    from . import dump
+    from .errors import NotASegmentError
+    from .log.segment import parse_segment_name
+
+    status = 0
+    for path in _expand(args.paths):
+        parsed = parse_segment_name(path.name)
+        suffix = parsed[1] if parsed else path.suffix
+        if suffix in (".index", ".timeindex", ".txnindex"):
+            idx, rows = dump.index_entries(path, parsed[0] if parsed else 0, suffix)
+            if args.verify_index_only or args.index_sanity_check:
+                problems = idx.check() if suffix == ".txnindex" else idx.check()
+                for prob in problems:
+                    print(f"{path}: {prob}", file=sys.stderr)
+                _out(
+                    f"{path.name} passed sanity check."
+                    if not problems
+                    else f"{path.name} failed sanity check."
+                )
+                status |= 1 if problems else 0
+                continue
+            if not args.json:
+                _out(f"Dumping {path.name}")
+            for row, text in rows:
+                _out(json.dumps(row) if args.json else text)
+            continue
+        if args.index_sanity_check or args.verify_index_only:
+            continue
+        if suffix not in (".log", ".bin", "") and parsed is None:
+            raise NotASegmentError(path, "not a .log or index file")
+        data = _read(path)
+        deep = args.deep_iteration or args.print_data_log
+        if args.json:
+            for obj in dump.dump_json(
+                path, data, deep=deep, how=args.bytes, max_bytes=args.max_bytes
+            ):
+                _out(json.dumps(obj))
+        else:
+            for line in dump.dump_text(
+                path, data, deep=deep, print_data=args.print_data_log, max_bytes=args.max_bytes
+            ):
+                _out(line)
+    return status
+
+
+def _verify(args) -> int:
+    from .batches import BatchIterator
+    from .errors import DecodeError
+    from .log import LogDirs, Partition, open_log
+
+    problems: list[str] = []
+    totals = {"segments": 0, "batches": 0, "records": 0, "bytes": 0}
+    segments = []
+    for raw in args.paths:
+        p = Path(raw)
+        if p.is_file():
+            segments.append((p, None))
+            continue
+        log = open_log(p)
+        parts = log.partitions if isinstance(log, LogDirs) else [log]
+        for part in parts:
+            assert isinstance(part, Partition)
+            segments.extend((s.path, s) for s in part.segments)
+    tty = sys.stderr.isatty() and not args.quiet
+    for n, (path, seg) in enumerate(segments, 1):
+        if tty:
+            print(f"\rverifying {n}/{len(segments)} {path.name}", end="", file=sys.stderr)
+        totals["segments"] += 1
+        data = _read(path)
+        totals["bytes"] += len(data)
+        it = BatchIterator(data, verify_crc=True, source=str(path))
+        try:
+            for b in it:
+                totals["batches"] += 1
+                totals["records"] += len(b.records())
+        except DecodeError as err:
+            problems.append(str(err))
+        else:
+            if it.remaining:
+                problems.append(
+                    f"{path}: byte {it.position}: {it.remaining} bytes after the last complete batch"
+                )
+        if seg is not None:
+            for idx in (seg.offset_index, seg.time_index):
+                problems.extend(
+                    f"{idx.path}: {m}"
+                    for m in (idx.check(len(data)) if idx is seg.offset_index else idx.check())
+                )
+            seg.close()
+    if tty:
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    if args.json:
+        _out(json.dumps({**totals, "problems": problems, "clean": not problems}))
+    else:
+        _out(f"{totals['segments']} segments, {totals['batches']} batches, {totals['records']} records, "
+             f"{totals['bytes']} bytes: {'clean' if not problems else f'{len(problems)} problems'}")  # fmt: skip
+        for prob in problems:
+            _out(f"  {prob}")
+    return 0 if not problems else 1
+
+
+def _lookup(args) -> int:
+    from .log import Partition
+
+    p = Partition(args.dir)
+    if args.offset is not None:
+        seg = p.segment_for(args.offset) or (p.segments[0] if p.segments else None)
+        found = seg.translate_offset(args.offset) if seg else None
+        res = None if found is None else {"offset": args.offset, "batch_last_offset": found.offset,
+                                          "segment": seg.path.name, "position": found.position, "size": found.size}  # fmt: skip
+    else:
+        found = p.list_offsets(args.timestamp)
+        res = None if found is None else found._asdict()
+    if args.json:
+        _out(json.dumps(res))
+    elif res is None:
+        _out("no such offset")
+    else:
+        _out(" ".join(f"{k}: {v}" for k, v in res.items()))
+    return 0
+
+
+def _show(v) -> str:
+    if v is None:
+        return "null"
+    try:
+        return bytes(v).decode("utf-8")
+    except UnicodeDecodeError:
+        return "0x" + bytes(v).hex()
+
+
+def _records(args) -> int:
+    from .log import Partition
+
+    p = Partition(args.dir)
+    start = args.from_offset
+    if args.from_timestamp is not None:
+        found = p.list_offsets(args.from_timestamp)
+        if found is None:
+            return 0
+        start = found.offset
+    n = 0
+    for _seg, _batch, r in p.read(start, committed_only=args.read_committed):
+        if args.limit is not None and n >= args.limit:
+            break
+        headers = ", ".join(f"{k}={_show(v)}" for k, v in r.headers)
+        extra = f" control={r.control.type_name}" if r.control is not None else ""
+        _out(f"offset {r.offset} {r.timestamp_type} {r.timestamp} key={_show(r.key)} value={_show(r.value)}"
+             f"{' headers=[' + headers + ']' if headers else ''}{extra}")  # fmt: skip
+        n += 1
+    return 0
+
+
+def _recover(args) -> int:
+    from .log import Partition, Segment, recover_segment, repair
+    from .log.segment import parse_segment_name
+
+    path = Path(args.path)
+    if path.is_file():
+        parsed = parse_segment_name(path.name)
+        if not parsed or parsed[1] != ".log":
+            from .errors import NotASegmentError
+
+            raise NotASegmentError(path, "not a segment (.log named by its base offset)")
+        segments = [Segment(path.parent, parsed[0])]
+    else:
+        segments = Partition(path).segments
+    dirty = 0
+    for seg in segments:
+        rep = recover_segment(seg, args.index_interval_bytes)
+        if args.repair and not rep.clean:
+            repair(seg, rep, index_interval_bytes=args.index_interval_bytes)
+        if args.json:
+            _out(json.dumps({**rep.to_dict(), "repaired": bool(args.repair and not rep.clean)}))
+        elif rep.clean:
+            _out(f"{seg.path}: clean, {rep.batches} batches, next offset {rep.next_offset}")
+        else:
+            verb = "cut" if args.repair else "would cut"
+            _out(f"{seg.path}: byte {rep.invalid_position}: {rep.reason}; last valid offset "
+                 f"{rep.last_valid_offset}; {verb} {rep.truncated_bytes} bytes")  # fmt: skip
+        dirty += not rep.clean
+        seg.close()
+    return 0 if args.repair or not dirty else 1
