@@ -16,16 +16,16 @@ from kafkacodec.generated.kafka_record import KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 
 from . import compression as _comp
-
-try:  # the optional native loop (runtime/_speedups.c); the generated parser is the reference
-    from ._speedups import decode_v2_records as _native_records
-except ImportError:  # pragma: no cover - exercised when no compiler was available
-    _native_records = None
 from .errors import (
     CorruptRecordError,
     DecodeError,
     UnknownMagicError,
 )
+
+try:  # the optional native loop (runtime/_speedups.c); the generated parser is the reference
+    from ._speedups import decode_v2_records as _native_records
+except ImportError:  # pragma: no cover - exercised when no compiler was available
+    _native_records = None
 
 __all__ = [
     "iter_batches", "BatchIterator", "RecordBatch", "LegacyBatch", "Record", "ControlInfo",
@@ -56,7 +56,11 @@ class ControlInfo:
         self.value_version = value_version
 
     def __repr__(self):
-        epoch = f", coordinator_epoch={self.coordinator_epoch}" if self.coordinator_epoch is not None else ""
+        epoch = (
+            f", coordinator_epoch={self.coordinator_epoch}"
+            if self.coordinator_epoch is not None
+            else ""
+        )
         return f"ControlInfo({self.type_name}, version={self.version}{epoch})"
 
     def __eq__(self, other):
@@ -199,7 +203,9 @@ def _parse_records(batch: RecordBatch, data: bytes, ts_type: str) -> list[Record
     end = len(data)
     if n * KafkaRecord.MIN_SIZE > end:
         raise CorruptRecordError(
-            f"records count {n} cannot fit in {end} bytes of records", 0, "kafka_record_batch /seq/12"
+            f"records count {n} cannot fit in {end} bytes of records",
+            0,
+            "kafka_record_batch /seq/12",
         )
     base_offset = batch.base_offset
     log_append = batch.attributes & 0x08
@@ -305,8 +311,12 @@ class LegacyBatch(KafkaLegacyMessage):
                 ts = -1 if self.magic == 0 else self.timestamp
                 self._records = [
                     Record(
-                        self.offset, ts, _b(self.key), _b(self.value),
-                        timestamp_type=self.timestamp_type, attributes=self.attributes,
+                        self.offset,
+                        ts,
+                        _b(self.key),
+                        _b(self.value),
+                        timestamp_type=self.timestamp_type,
+                        attributes=self.attributes,
                     )  # fmt: skip
                 ]
             else:
@@ -321,7 +331,9 @@ def _b(v):
 def _inner_records(wrapper: LegacyBatch, verify_crc: bool, max_inflated) -> list[Record]:
     where = f"inner messages of the wrapper at byte {wrapper.position}"
     if wrapper.inner_raw is None:
-        raise CorruptRecordError("a compressed wrapper has a null value", wrapper.position).within(where)
+        raise CorruptRecordError("a compressed wrapper has a null value", wrapper.position).within(
+            where
+        )
     try:
         inner = wrapper.read_inner(max_size=max_inflated, verify=verify_crc).entries
     except DecodeError as err:
@@ -357,7 +369,14 @@ def _inner_records(wrapper: LegacyBatch, verify_crc: bool, max_inflated) -> list
         else:
             ts, ts_type = msg.timestamp, "CreateTime"
         out.append(
-            Record(offset, ts, _b(msg.key), _b(msg.value), timestamp_type=ts_type, attributes=msg.attributes)
+            Record(
+                offset,
+                ts,
+                _b(msg.key),
+                _b(msg.value),
+                timestamp_type=ts_type,
+                attributes=msg.attributes,
+            )
         )
     return out
 
@@ -403,9 +422,13 @@ class BatchIterator:
                 raise StopIteration
             magic = view[pos + 16]
             if magic == 2:
-                batch, nxt = RecordBatch.parse(view, pos, pos + size + LOG_OVERHEAD, verify=self.verify_crc)
+                batch, nxt = RecordBatch.parse(
+                    view, pos, pos + size + LOG_OVERHEAD, verify=self.verify_crc
+                )
             elif magic in (0, 1):
-                batch, nxt = LegacyBatch.parse(view, pos, pos + size + LOG_OVERHEAD, verify=self.verify_crc)
+                batch, nxt = LegacyBatch.parse(
+                    view, pos, pos + size + LOG_OVERHEAD, verify=self.verify_crc
+                )
             else:
                 signed = magic - 256 if magic > 127 else magic
                 raise UnknownMagicError(f"invalid magic {signed} (known: 0, 1, 2)", pos + 16)

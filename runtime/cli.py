@@ -139,12 +139,13 @@ def _expand(paths) -> list[Path]:
 
 
 def _read(path: Path):
-    import mmap
+    from .errors import NotASegmentError
+    from .log.index import map_file
 
-    with open(path, "rb") as f:
-        if f.seek(0, 2) == 0:
-            return b""
-        return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    data = map_file(path)[0]
+    if data is None:
+        raise NotASegmentError(path, "no such file")
+    return data
 
 
 def _dump(args) -> int:
@@ -159,7 +160,7 @@ def _dump(args) -> int:
         if suffix in (".index", ".timeindex", ".txnindex"):
             idx, rows = dump.index_entries(path, parsed[0] if parsed else 0, suffix)
             if args.verify_index_only or args.index_sanity_check:
-                problems = idx.check() if suffix == ".txnindex" else idx.check()
+                problems = idx.check()
                 for prob in problems:
                     print(f"{path}: {prob}", file=sys.stderr)
                 _out(

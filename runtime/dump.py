@@ -11,11 +11,10 @@ from kafkacodec.generated.kafka_legacy_message import MessageSet
 
 from . import compression as _comp
 from .batches import BatchIterator
-from .errors import DecodeError
 from .log.index import OffsetIndex, TimeIndex, TxnIndex
 from .log.segment import parse_segment_name
 
-__all__ = ["dump_text", "dump_json", "batch_dict", "encode_bytes"]
+__all__ = ["dump_text", "dump_json", "batch_dict", "encode_bytes", "index_entries"]
 
 
 def _bool(v: bool) -> str:
@@ -182,6 +181,3 @@ def index_entries(path: Path, base_offset: int, kind: str):
             f"lastStableOffset: {e.last_stable_offset}",
         ))  # fmt: skip
     return idx, rows
-
-
-__all__ += ["index_entries", "DecodeError"]

@@ -22,7 +22,7 @@ from ..errors import DecodeError, LogError
 
 __all__ = [
     "OffsetIndex", "TimeIndex", "TxnIndex", "OffsetPosition", "TimestampOffset", "AbortedTxn",
-    "TxnSearchResult", "encode_offset_entries", "encode_time_entries", "encode_txn_entries",
+    "TxnSearchResult", "map_file", "encode_offset_entries", "encode_time_entries", "encode_txn_entries",
 ]  # fmt: skip
 
 
@@ -48,8 +48,9 @@ class TxnSearchResult(NamedTuple):
     is_complete: bool
 
 
-def _map(path: Path):
-    """(mmap or b"", size) of a file opened read-only; a missing file reads as empty."""
+def map_file(path: Path):
+    """(mmap, or b"" when empty, and the size) of a file opened read-only; (None, 0) when
+    it is missing."""
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -70,7 +71,7 @@ class _Index:
     def __init__(self, path, base_offset: int):
         self.path = Path(path)
         self.base_offset = base_offset
-        self._buf, self.file_size = _map(self.path)
+        self._buf, self.file_size = map_file(self.path)
         self.exists = self._buf is not None
         if self._buf is None:
             self._buf = b""

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from ..batches import Record
 from ..errors import LogError, NotAPartitionError
 from .index import AbortedTxn
+from .recovery import TxnTracker
 from .segment import Segment, TimestampAndOffset, parse_segment_name
 
 __all__ = [
@@ -194,12 +195,9 @@ class Partition:
 
     @property
     def log_end_offset(self) -> int:
-        """The offset after the last batch; an empty last segment defers to earlier ones."""
-        for seg in reversed(self.segments):
-            nxt = seg.read_next_offset()
-            if nxt > seg.base_offset or seg is self.segments[0]:
-                return max(nxt, seg.base_offset)
-        return 0
+        """The offset after the last batch (an empty last segment: its base offset, as after
+        a roll), 0 for an empty partition."""
+        return self.segments[-1].read_next_offset() if self.segments else 0
 
     def epoch_for_offset(self, offset: int) -> int | None:
         """The leader epoch that wrote offset, from leader-epoch-checkpoint."""
@@ -322,8 +320,6 @@ class _AbortFilter:
                         (e.first_offset, e.last_offset)
                     )
         else:
-            from .recovery import TxnTracker  # the same producer-state rules as recovery
-
             tracker = TxnTracker()
             for s in self.partition.segments:
                 for batch in s.batches():

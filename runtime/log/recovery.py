@@ -30,7 +30,7 @@ from pathlib import Path
 from ..batches import LOG_OVERHEAD
 from ..errors import DecodeError, LogError
 from .index import AbortedTxn, encode_offset_entries, encode_time_entries, encode_txn_entries
-from .segment import Segment
+from .segment import NEW_SUFFIX, Segment
 
 __all__ = [
     "TxnTracker",
@@ -42,8 +42,6 @@ __all__ = [
 ]
 
 DEFAULT_INDEX_INTERVAL = 4096
-JOURNAL_SUFFIX = ".kafkacodec-repair"
-NEW_SUFFIX = ".kafkacodec-new"
 CUT_SUFFIX = ".kafkacodec-cut-"
 _TMP = ".tmp"
 
@@ -205,10 +203,6 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _journal_path(segment: Segment) -> Path:
-    return segment.dir / (segment.path.stem + JOURNAL_SUFFIX)
-
-
 def repair(segment: Segment, report: RecoveryReport | None = None, *,
            index_interval_bytes: int = DEFAULT_INDEX_INTERVAL) -> RecoveryReport:  # fmt: skip
     """Apply recovery to a segment: keep the longest valid prefix, back up the rest,
@@ -242,7 +236,7 @@ def repair(segment: Segment, report: RecoveryReport | None = None, *,
         "segment": segment.path.name, "original_size": report.size, "valid_bytes": report.valid_bytes,
         "backup": cut.name if cut else None, "indexes": [p.name for p in new_files],
     }  # fmt: skip
-    _fsync_write(_journal_path(segment), json.dumps(journal, indent=1).encode())
+    _fsync_write(segment.journal_path, json.dumps(journal, indent=1).encode())
     _fsync_dir(d)  # commit point: the journal is durable
     # 2. apply
     finish_pending_repair(segment)
@@ -251,13 +245,7 @@ def repair(segment: Segment, report: RecoveryReport | None = None, *,
 
 def pending_repair(segment: Segment) -> dict | None:
     """The journal of a committed but unfinished repair, or None."""
-    p = _journal_path(segment)
-    try:
-        return json.loads(p.read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as err:
-        raise LogError(p, f"unreadable repair journal: {err}") from None
+    return segment.pending_repair()
 
 
 def finish_pending_repair(segment: Segment) -> bool:
@@ -277,11 +265,7 @@ def finish_pending_repair(segment: Segment) -> bool:
         if new.exists():
             os.replace(new, segment.dir / name)
     _fsync_dir(segment.dir)
-    _journal_path(segment).unlink()
+    segment.journal_path.unlink()
     _fsync_dir(segment.dir)
-    segment.readable_size = None
-    base = segment.base_offset
-    segment.index_path = segment.dir / f"{base:020d}.index"
-    segment.timeindex_path = segment.dir / f"{base:020d}.timeindex"
-    segment.txnindex_path = segment.dir / f"{base:020d}.txnindex"
+    segment.use_files()
     return True

@@ -6,16 +6,16 @@ gives a start position, then a short shallow walk over batch headers finds the a
 
 from __future__ import annotations
 
+import json
 import logging
 import mmap
-import os
 from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
 from ..batches import BatchIterator
 from ..errors import LogError, NotASegmentError
-from .index import OffsetIndex, TimeIndex, TimestampOffset, TxnIndex, TxnSearchResult
+from .index import OffsetIndex, TimeIndex, TimestampOffset, TxnIndex, TxnSearchResult, map_file
 
 __all__ = [
     "Segment",
@@ -26,6 +26,10 @@ __all__ = [
 ]
 
 log = logging.getLogger("kafkacodec.log")
+
+#: A repair's journal (its commit point) and the index files it will rename into place.
+JOURNAL_SUFFIX = ".kafkacodec-repair"
+NEW_SUFFIX = ".kafkacodec-new"
 
 
 class LogOffsetPosition(NamedTuple):
@@ -68,38 +72,49 @@ class Segment:
         self.dir = Path(directory)
         self.base_offset = base_offset
         self.path = self.dir / segment_name(base_offset)
-        self.index_path = self.dir / segment_name(base_offset, ".index")
-        self.timeindex_path = self.dir / segment_name(base_offset, ".timeindex")
-        self.txnindex_path = self.dir / segment_name(base_offset, ".txnindex")
+        self.journal_path = self.dir / segment_name(base_offset, JOURNAL_SUFFIX)
         self._map = None
+        self._max_ts = None
         #: Said when an index could not be used and a walk replaced it.
         self.notes: list[str] = []
         #: A committed but unfinished repair (see recovery.py): readers see its outcome,
         #: the log up to its valid bytes and its new index files.
         self.readable_size: int | None = None
-        self._max_ts = None
-        journal = self.dir / f"{base_offset:020d}.kafkacodec-repair"
-        if journal.exists():
-            self._honour_journal(journal)
+        self.use_files()
+        journal = self.pending_repair()
+        if journal is not None:
+            self.use_files(journal)
 
     def __repr__(self):
         return f"Segment({str(self.path)!r})"
 
-    def _honour_journal(self, journal: Path) -> None:
-        import json
+    def use_files(self, journal: dict | None = None) -> None:
+        """Read the segment's own index files, or with a repair journal, what the repair
+        will leave: the log up to its valid bytes and the new index files."""
+        self.readable_size = None if journal is None else int(journal["valid_bytes"])
+        for attr, suffix in (
+            ("index_path", ".index"),
+            ("timeindex_path", ".timeindex"),
+            ("txnindex_path", ".txnindex"),
+        ):
+            path = self.dir / segment_name(self.base_offset, suffix)
+            new = path.with_name(path.name + NEW_SUFFIX)
+            setattr(self, attr, new if journal is not None and new.exists() else path)
+        if journal is not None:
+            self.notes.append(
+                f"{self.journal_path}: an unfinished repair; reading its outcome (finish it with a repair)"
+            )
 
+    def pending_repair(self) -> dict | None:
+        """The journal of a committed but unfinished repair, or None."""
         try:
-            doc = json.loads(journal.read_text())
-            self.readable_size = int(doc["valid_bytes"])
+            doc = json.loads(self.journal_path.read_text())
+            int(doc["valid_bytes"])
+            return doc
+        except FileNotFoundError:
+            return None
         except (OSError, ValueError, KeyError, TypeError) as err:
-            raise LogError(journal, f"unreadable repair journal: {err}") from None
-        for attr in ("index_path", "timeindex_path", "txnindex_path"):
-            new = getattr(self, attr).with_name(getattr(self, attr).name + ".kafkacodec-new")
-            if new.exists():
-                setattr(self, attr, new)
-        self.notes.append(
-            f"{journal}: an unfinished repair; reading its outcome (finish it with a repair)"
-        )
+            raise LogError(self.journal_path, f"unreadable repair journal: {err}") from None
 
     @property
     def size(self) -> int:
@@ -114,14 +129,9 @@ class Segment:
     def data(self):
         """The .log bytes (an mmap; b"" for an empty file)."""
         if self._map is None:
-            try:
-                with open(self.path, "rb") as f:
-                    n = os.fstat(f.fileno()).st_size
-                    self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if n else b""
-            except FileNotFoundError:
-                raise LogError(self.path, "segment file is missing") from None
-            except OSError as err:
-                raise NotASegmentError(self.path, f"cannot read: {err.strerror}") from None
+            self._map = map_file(self.path)[0]
+            if self._map is None:
+                raise LogError(self.path, "segment file is missing")
         return self._map
 
     @cached_property
@@ -184,7 +194,7 @@ class Segment:
                 self.path, f"{n} bytes are too few for a batch header; not a Kafka segment"
             )
         size = int.from_bytes(head[8:12], "big", signed=True)
-        if size < 14 or size + 12 > n and size > (1 << 30):
+        if size < 14 or (size + 12 > n and size > (1 << 30)):
             raise NotASegmentError(
                 self.path, f"first entry declares {size} bytes; not a Kafka segment", 8
             )

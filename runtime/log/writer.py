@@ -21,7 +21,7 @@ from ..errors import DecodeError, LogError
 from .index import encode_offset_entries, encode_time_entries, encode_txn_entries
 from .partition import read_epoch_checkpoint, write_epoch_checkpoint_text
 from .recovery import TxnTracker, recover_segment
-from .segment import Segment, segment_name
+from .segment import Segment, parse_segment_name, segment_name
 
 __all__ = ["PartitionWriter"]
 
@@ -69,33 +69,25 @@ class PartitionWriter:
     def _reopen(self) -> None:
         """Continue an existing partition: the last segment becomes active again, with its
         index state recovered from its bytes (as a broker's recovery would)."""
-        bases = sorted(
-            int(p.name[:20])
-            for p in self.path.glob("*.log")
-            if p.name[:20].isdigit() and len(p.name) == 24
-        )
+        names = map(parse_segment_name, os.listdir(self.path))
+        bases = sorted(parsed[0] for parsed in names if parsed and parsed[1] == ".log")
         if not bases:
             return
         for b in bases[:-1]:
             recover_segment(Segment(self.path, b), self.index_interval_bytes, self.txn)
         seg = Segment(self.path, bases[-1])
         rep = recover_segment(seg, self.index_interval_bytes, self.txn)
+        last_time = seg.time_index.last_entry().timestamp
         seg.close()
         if not rep.clean:
             raise LogError(seg.path, f"cannot append after a damaged segment ({rep.reason}); "
                            "run a recovery repair first", rep.invalid_position)  # fmt: skip
         a = _Active(self.path, bases[-1])
         a.since_index = rep.valid_bytes - (rep.offset_index[-1][1] if rep.offset_index else 0)
-        a.last_time = self._last_timeindex_ts(seg)
+        a.last_time = last_time
         a.max_ts, a.max_ts_offset = rep.time_index[-1] if rep.time_index else (-1, bases[-1])
         self._active = a
         self.next_offset = rep.next_offset
-
-    @staticmethod
-    def _last_timeindex_ts(seg: Segment) -> int:
-        last = seg.time_index.last_entry()
-        seg.close()
-        return last.timestamp
 
     # -- appending
     def append(self, data: bytes) -> int:
