@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument(
         "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"
     )
+    d.add_argument("--quiet", action="store_true", help="no progress bar")
 
     v = add("verify", "check every batch's CRC and structure, and indexes against their log")
     v.add_argument("paths", nargs="+", metavar="PATH")
@@ -88,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     rc.add_argument("--index-interval-bytes", type=int, default=4096)
     rc.add_argument("--json", action="store_true")
+    rc.add_argument("--quiet", action="store_true", help="no progress bar")
 
     gen = add("generate", "regenerate generated/ from schemas/ (--check: fail when stale)")
     gen.add_argument("--check", action="store_true")
@@ -104,33 +107,31 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"dump": _dump, "verify": _verify, "lookup": _lookup, "records": _records,
                 "recover": _recover}[args.command](args)  # fmt: skip
+    except BrokenPipeError:  # `| head` stopped reading: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KafkacodecError as err:
         print(f"kafkacodec {args.command}: {err}", file=sys.stderr)
         return 1
     except OSError as err:
         print(f"kafkacodec {args.command}: {err.filename}: {err.strerror}", file=sys.stderr)
         return 1
-    except BrokenPipeError:  # pragma: no cover - `| head`
-        return 0
 
 
 def _out(line: str) -> None:
     sys.stdout.write(line + "\n")
 
 
-def _expand(paths) -> list[Path]:
+def _expand(paths, *, index_only: bool = False) -> list[Path]:
+    """Files named on the command line, and the segment files of each directory named
+    (only its index files when `index_only`)."""
     from .errors import NotASegmentError
 
+    wanted = {".index", ".timeindex", ".txnindex"} | (set() if index_only else {".log"})
     out = []
     for p in map(Path, paths):
         if p.is_dir():
-            out.extend(
-                sorted(
-                    c
-                    for c in p.iterdir()
-                    if c.suffix in (".log", ".index", ".timeindex", ".txnindex")
-                )
-            )
+            out.extend(sorted(c for c in p.iterdir() if c.suffix in wanted))
         elif p.exists():
             out.append(p)
         else:
@@ -152,94 +153,103 @@ def _dump(args) -> int:
     from . import dump
     from .errors import NotASegmentError
     from .log.segment import parse_segment_name
+    from .progress import Progress
 
-    status = 0
-    for path in _expand(args.paths):
+    index_only = args.verify_index_only or args.index_sanity_check
+    files = []
+    for path in _expand(args.paths, index_only=index_only):
         parsed = parse_segment_name(path.name)
         suffix = parsed[1] if parsed else path.suffix
-        if suffix in (".index", ".timeindex", ".txnindex"):
-            idx, rows = dump.index_entries(path, parsed[0] if parsed else 0, suffix)
-            if args.verify_index_only or args.index_sanity_check:
-                problems = idx.check()
-                for prob in problems:
-                    print(f"{path}: {prob}", file=sys.stderr)
-                _out(
-                    f"{path.name} passed sanity check."
-                    if not problems
-                    else f"{path.name} failed sanity check."
-                )
-                status |= 1 if problems else 0
+        if suffix not in (".log", ".bin", "", ".index", ".timeindex", ".txnindex"):
+            raise NotASegmentError(path, "not a .log, .index, .timeindex or .txnindex file")
+        files.append((path, suffix))
+    total = sum(p.stat().st_size for p, s in files if s not in dump.INDEX_SUFFIXES)
+    show = not args.quiet and not sys.stdout.isatty()  # on a terminal the dump is the progress
+    findings = dump.Findings()
+    status = 0
+    with Progress(total, "dump", quiet=not show) as progress:
+        for path, suffix in files:
+            progress.describe(path.name)
+            if suffix in dump.INDEX_SUFFIXES:
+                if args.index_sanity_check:
+                    line, problems = dump.index_sanity(path, suffix)
+                    _out(f"Dumping {path.name}")
+                    _out(line)
+                    for prob in problems:
+                        print(f"{path}: {prob}", file=sys.stderr)
+                    status |= bool(problems)
+                elif args.json:
+                    for row in dump.index_json(path, suffix):
+                        _out(json.dumps(row))
+                else:
+                    for line in dump.dump_index(path, suffix, verify_only=args.verify_index_only,
+                                                findings=findings):  # fmt: skip
+                        _out(line)
                 continue
-            if not args.json:
-                _out(f"Dumping {path.name}")
-            for row, text in rows:
-                _out(json.dumps(row) if args.json else text)
-            continue
-        if args.index_sanity_check or args.verify_index_only:
-            continue
-        if suffix not in (".log", ".bin", "") and parsed is None:
-            raise NotASegmentError(path, "not a .log or index file")
-        data = _read(path)
-        deep = args.deep_iteration or args.print_data_log
-        if args.json:
-            for obj in dump.dump_json(
-                path, data, deep=deep, how=args.bytes, max_bytes=args.max_bytes
-            ):
-                _out(json.dumps(obj))
-        else:
-            for line in dump.dump_text(
-                path, data, deep=deep, print_data=args.print_data_log, max_bytes=args.max_bytes
-            ):
-                _out(line)
+            data = _read(path)
+            deep = args.deep_iteration or args.print_data_log
+            if args.json:
+                for obj in dump.dump_json(path, data, deep=deep, how=args.bytes,
+                                          max_bytes=args.max_bytes, progress=progress):  # fmt: skip
+                    _out(json.dumps(obj))
+            else:
+                for line in dump.dump_text(path, data, deep=deep, print_data=args.print_data_log,
+                                           max_bytes=args.max_bytes, findings=findings,
+                                           progress=progress):  # fmt: skip
+                    _out(line)
+    sys.stdout.flush()
+    for line in findings.lines():
+        print(line, file=sys.stderr)
+    if args.verify_index_only and findings.index_problems:
+        status = 1
     return status
 
 
 def _verify(args) -> int:
     from .batches import BatchIterator
     from .errors import DecodeError
-    from .log import LogDirs, Partition, open_log
+    from .log import LogDirs, Partition, Segment, open_log
+    from .log.segment import parse_segment_name
+    from .progress import Progress
 
     problems: list[str] = []
     totals = {"segments": 0, "batches": 0, "records": 0, "bytes": 0}
-    segments = []
+    segments: list[tuple[Path, Segment | None]] = []
     for raw in args.paths:
         p = Path(raw)
         if p.is_file():
-            segments.append((p, None))
+            parsed = parse_segment_name(p.name)
+            has_indexes = parsed is not None and parsed[1] == ".log"
+            segments.append((p, Segment(p.parent, parsed[0]) if has_indexes else None))
             continue
         log = open_log(p)
-        parts = log.partitions if isinstance(log, LogDirs) else [log]
-        for part in parts:
+        for part in log.partitions if isinstance(log, LogDirs) else [log]:
             assert isinstance(part, Partition)
             segments.extend((s.path, s) for s in part.segments)
-    tty = sys.stderr.isatty() and not args.quiet
-    for n, (path, seg) in enumerate(segments, 1):
-        if tty:
-            print(f"\rverifying {n}/{len(segments)} {path.name}", end="", file=sys.stderr)
-        totals["segments"] += 1
-        data = _read(path)
-        totals["bytes"] += len(data)
-        it = BatchIterator(data, verify_crc=True, source=str(path))
-        try:
-            for b in it:
-                totals["batches"] += 1
-                totals["records"] += len(b.records())
-        except DecodeError as err:
-            problems.append(str(err))
-        else:
-            if it.remaining:
-                problems.append(
-                    f"{path}: byte {it.position}: {it.remaining} bytes after the last complete batch"
-                )
-        if seg is not None:
-            for idx in (seg.offset_index, seg.time_index):
-                problems.extend(
-                    f"{idx.path}: {m}"
-                    for m in (idx.check(len(data)) if idx is seg.offset_index else idx.check())
-                )
-            seg.close()
-    if tty:
-        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    total = sum(path.stat().st_size for path, _ in segments)
+    with Progress(total, "verify", quiet=args.quiet) as progress:
+        for path, seg in segments:
+            progress.describe(path.name)
+            totals["segments"] += 1
+            data = _read(path)
+            totals["bytes"] += len(data)
+            walk = []
+            it = BatchIterator(data, verify_crc=True, source=str(path))
+            try:
+                for b in it:
+                    totals["batches"] += 1
+                    totals["records"] += len(b.records())
+                    walk.append((b.position, b.base_offset, b.last_offset, b.max_timestamp))
+                    progress(b.size)
+            except DecodeError as err:
+                problems.append(str(err))
+            else:
+                if it.remaining:
+                    problems.append(f"{path}: byte {it.position}: {it.remaining} bytes after the "
+                                    "last complete batch")  # fmt: skip
+            if seg is not None:
+                problems.extend(seg.index_problems(walk))
+                seg.close()
     if args.json:
         _out(json.dumps({**totals, "problems": problems, "clean": not problems}))
     else:
@@ -303,8 +313,10 @@ def _records(args) -> int:
 
 
 def _recover(args) -> int:
-    from .log import Partition, Segment, recover_segment, repair
+    from .log import LogDirs, Segment, open_log, recover_segment, repair
+    from .log.recovery import TxnTracker
     from .log.segment import parse_segment_name
+    from .progress import Progress
 
     path = Path(args.path)
     if path.is_file():
@@ -313,22 +325,34 @@ def _recover(args) -> int:
             from .errors import NotASegmentError
 
             raise NotASegmentError(path, "not a segment (.log named by its base offset)")
-        segments = [Segment(path.parent, parsed[0])]
+        groups = [[Segment(path.parent, parsed[0])]]
     else:
-        segments = Partition(path).segments
+        log = open_log(path)
+        groups = [p.segments for p in (log.partitions if isinstance(log, LogDirs) else [log])]
     dirty = 0
-    for seg in segments:
-        rep = recover_segment(seg, args.index_interval_bytes)
-        if args.repair and not rep.clean:
-            repair(seg, rep, index_interval_bytes=args.index_interval_bytes)
-        if args.json:
-            _out(json.dumps({**rep.to_dict(), "repaired": bool(args.repair and not rep.clean)}))
-        elif rep.clean:
-            _out(f"{seg.path}: clean, {rep.batches} batches, next offset {rep.next_offset}")
-        else:
-            verb = "cut" if args.repair else "would cut"
-            _out(f"{seg.path}: byte {rep.invalid_position}: {rep.reason}; last valid offset "
-                 f"{rep.last_valid_offset}; {verb} {rep.truncated_bytes} bytes")  # fmt: skip
-        dirty += not rep.clean
-        seg.close()
+    total = sum(s.size for g in groups for s in g)
+    with Progress(total, "recover", quiet=args.quiet) as progress:
+        for group in groups:
+            tracker = TxnTracker()  # producer state runs across the segments of a partition
+            for seg in group:
+                progress.describe(seg.path.name)
+                rep = recover_segment(seg, args.index_interval_bytes, tracker, progress)
+                progress(rep.truncated_bytes)
+                progress.clear()
+                if args.repair and not rep.clean:
+                    repair(seg, rep, index_interval_bytes=args.index_interval_bytes)
+                _report_recovery(args, seg, rep)
+                dirty += not rep.clean
+                seg.close()
     return 0 if args.repair or not dirty else 1
+
+
+def _report_recovery(args, seg, rep) -> None:
+    if args.json:
+        _out(json.dumps({**rep.to_dict(), "repaired": bool(args.repair and not rep.clean)}))
+    elif rep.clean:
+        _out(f"{seg.path}: clean, {rep.batches} batches, next offset {rep.next_offset}")
+    else:
+        verb = "cut" if args.repair else "would cut"
+        _out(f"{seg.path}: byte {rep.invalid_position}: {rep.reason}; last valid offset "
+             f"{rep.last_valid_offset}; {verb} {rep.truncated_bytes} bytes")  # fmt: skip

@@ -11,10 +11,14 @@ from kafkacodec.generated.kafka_legacy_message import MessageSet
 
 from . import compression as _comp
 from .batches import BatchIterator
-from .log.index import OffsetIndex, TimeIndex, TxnIndex
+from .errors import DecodeError, LogError
+from .log.index import OffsetIndex, TimeIndex, TxnIndex, map_file
 from .log.segment import parse_segment_name
 
-__all__ = ["dump_text", "dump_json", "batch_dict", "encode_bytes", "index_entries"]
+__all__ = [
+    "Findings", "dump_text", "dump_index", "index_sanity", "dump_json", "index_json",
+    "batch_dict", "encode_bytes",
+]  # fmt: skip
 
 
 def _bool(v: bool) -> str:
@@ -69,51 +73,202 @@ def _size(v) -> int:
     return -1 if v is None else len(v)
 
 
-def _record_lines(b, print_data: bool) -> Iterator[str]:
+def _record_lines(b, print_data: bool, last: list) -> Iterator[str]:
+    """Kafka's record lines. `last` is [previous record offset, gaps found]: it carries
+    across batches so that gaps are reported as kafka-dump-log reports them."""
     if b.magic >= 2:
-        for r in b.records(verify_crc=False):
-            line = (
-                f"| offset: {r.offset} {r.timestamp_type}: {r.timestamp} keySize: {_size(r.key)} "
-                f"valueSize: {_size(r.value)} sequence: {r.sequence} "
-                f"headerKeys: [{','.join(k for k, _ in r.headers)}]"
-            )
-            if r.control is not None and r.control.type in (0, 1):
-                line += f" endTxnMarker: {r.control.type_name} coordinatorEpoch: {r.control.coordinator_epoch}"
-            elif r.control is not None:
-                line += f" controlType: {r.control.type_name}({r.control.type})"
-            elif print_data:
-                line += f" key: {_text(r.key)} payload: {_text(r.value)}"
-            yield line
-        return
-    for r, crc, valid in _legacy_inner(b):
+        entries = [(r, None, None) for r in b.records(verify_crc=False)]
+    else:
+        entries = _legacy_inner(b)
+    for r, crc, valid in entries:
+        if last[0] is not None and r.offset != last[0] + 1:
+            last[1].append((last[0], r.offset))
+        last[0] = r.offset
         line = (
             f"| offset: {r.offset} {r.timestamp_type}: {r.timestamp} keySize: {_size(r.key)} "
-            f"valueSize: {_size(r.value)} isValid: {_bool(valid)} crc: {crc}}}"
+            f"valueSize: {_size(r.value)}"
         )
-        if print_data:
-            line += f" key: {_text(r.key)} payload: {_text(r.value)}"
+        if b.magic >= 2:
+            line += f" sequence: {r.sequence} headerKeys: [{','.join(k for k, _ in r.headers)}]"
+        else:
+            line += f" isValid: {_bool(valid)} crc: {crc}}}"  # sic: Kafka prints a stray brace
+        if r.control is not None and r.control.type in (0, 1):
+            line += f" endTxnMarker: {r.control.type_name} coordinatorEpoch: {r.control.coordinator_epoch}"
+        elif r.control is not None:
+            line += f" controlType: {r.control.type_name}({r.control.type})"
+        if print_data and not b.is_control:  # Kafka prints only what is present
+            if r.key is not None:
+                line += f" key: {_text(r.key)}"
+            if r.value is not None:
+                line += f" payload: {_text(r.value)}"
         yield line
 
 
 def _text(v) -> str:
-    return "null" if v is None else bytes(v).decode("utf-8", "replace")
+    return bytes(v).decode("utf-8", "replace")  # as Kafka's StringDecoder
+
+
+class Findings:
+    """What kafka-dump-log prints on stderr once every file is dumped: offset index entries
+    that disagree with their log, time index mismatches and disorder, indexed offsets not
+    found in the log, and gaps between consecutive record offsets (deep iteration). Each
+    map is keyed by the file's absolute path, as Kafka keys them."""
+
+    def __init__(self):
+        self.offset_mismatches: dict[str, list[tuple[int, int]]] = {}
+        self.time_mismatches: dict[str, list[tuple[int, int]]] = {}
+        self.out_of_order: dict[str, list[tuple[int, int]]] = {}
+        self.not_found: dict[str, list[tuple[int, int]]] = {}
+        self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+
+    @property
+    def index_problems(self) -> bool:
+        return bool(self.offset_mismatches or self.time_mismatches or self.out_of_order
+                    or self.not_found)  # fmt: skip
+
+    def lines(self) -> Iterator[str]:
+        for name, pairs in self.offset_mismatches.items():
+            yield f"Mismatches in :{name}"
+            yield from (f"  Index offset: {a}, log offset: {b}" for a, b in pairs)
+        for name, pairs in self.time_mismatches.items():
+            yield f"Found timestamp mismatch in :{name}"
+            yield from (f"  Index timestamp: {a}, log timestamp: {b}" for a, b in pairs)
+        for name, pairs in self.out_of_order.items():
+            yield f"Found out of order timestamp in :{name}"
+            yield from (
+                f"  Index timestamp: {a}, Previously indexed timestamp: {b}" for a, b in pairs
+            )
+        for pairs in self.not_found.values():
+            yield "The following indexed offsets are not found in the log."
+            yield from (f"Indexed offset: {a}, found log offset: {b}" for a, b in pairs)
+        for name, pairs in self.non_consecutive.items():
+            yield f"Non-consecutive offsets in {name}"
+            yield from (f"  {a} is followed by {b}" for a, b in pairs)
 
 
 def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
-              max_bytes: int | None = None) -> Iterator[str]:  # fmt: skip
-    """Kafka's kafka-dump-log text for a .log file (or any file of batches)."""
+              max_bytes: int | None = None, findings: Findings | None = None,
+              progress=None) -> Iterator[str]:  # fmt: skip
+    """Kafka's kafka-dump-log text for a .log file (or any file of batches). `print_data`
+    implies `deep`, as in Kafka; `progress(n)` is told the size of each batch printed."""
     yield f"Dumping {path.name}"
     parsed = parse_segment_name(path.name)
     if parsed and parsed[1] == ".log":
         yield f"Log starting offset: {parsed[0]}"
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
     it = BatchIterator(data, verify_crc=False, source=str(path), end=end)
-    for b in it:
-        yield _batch_line(b)
-        if deep or print_data:
-            yield from _record_lines(b, print_data)
+    last: list = [None, []]
+    try:
+        for b in it:
+            yield _batch_line(b)
+            if deep or print_data:
+                yield from _record_lines(b, print_data, last)
+            if progress is not None:
+                progress(b.size)
+    finally:
+        if findings is not None and last[1]:
+            findings.non_consecutive[str(path.absolute())] = last[1]
     if it.remaining and max_bytes is None:
         yield f"Found {it.remaining} invalid bytes at the end of {path.name}"
+
+
+_INDEXES = {".index": OffsetIndex, ".timeindex": TimeIndex, ".txnindex": TxnIndex}
+INDEX_SUFFIXES = tuple(_INDEXES)
+
+
+def _open_index(path: Path, kind: str):
+    parsed = parse_segment_name(path.name)
+    return _INDEXES[kind](path, parsed[0] if parsed else 0)
+
+
+def _first_batch(data, start: int, source: str, until=None):
+    """The first batch at or after `start` (the first with last offset >= `until` when
+    given), or None when the log has none there (its end, or bytes that are no batch)."""
+    try:
+        for b in BatchIterator(data, verify_crc=False, source=source, start=start):
+            if until is None or b.last_offset >= until:
+                return b
+    except DecodeError:
+        pass
+    return None
+
+
+def dump_index(path: Path, kind: str, *, verify_only: bool = False,
+               findings: Findings | None = None) -> Iterator[str]:  # fmt: skip
+    """kafka-dump-log for an index file: its entries as Kafka prints them, each checked
+    against the segment's .log when the .log is there (disagreements go to `findings`,
+    as Kafka's go to stderr). With `verify_only` entries are checked, not printed."""
+    idx = _open_index(path, kind)
+    yield f"Dumping {path.name}"
+    if kind == ".txnindex":
+        for e in idx.dump_entries():
+            yield (f"version: 0 producerId: {e.producer_id} firstOffset: {e.first_offset} "
+                   f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}")  # fmt: skip
+        return
+    log_path = path.with_name(f"{idx.base_offset:020d}.log")
+    data = map_file(log_path)[0]
+    if data is None and verify_only:
+        raise LogError(path, f"no {log_path.name} beside it to verify the index against")
+    findings = findings if findings is not None else Findings()
+    name, source = str(path.absolute()), str(log_path)
+    if kind == ".index":
+        if not len(idx) and not idx.preallocated:
+            yield f"{path.name} is empty."
+            return
+        for e in idx.dump_entries():
+            if data is not None:
+                b = _first_batch(data, e.position, source) if e.position < len(data) else None
+                found = -1 if b is None else b.last_offset
+                if found != e.offset:
+                    findings.offset_mismatches.setdefault(name, []).append((e.offset, found))
+            if not verify_only:
+                yield f"offset: {e.offset} position: {e.position}"
+        return
+    offsets = OffsetIndex(path.with_name(f"{idx.base_offset:020d}.index"), idx.base_offset)
+    prev = -1
+    for e in idx.dump_entries():
+        if data is not None:
+            b = _first_batch(data, offsets.lookup(e.offset).position, source, until=e.offset)
+            if b is None or b.last_offset != e.offset:
+                findings.not_found.setdefault(name, []).append(
+                    (e.offset, -1 if b is None else b.last_offset)
+                )
+            else:
+                try:
+                    ts = max((r.timestamp for r in b.records(verify_crc=False)), default=-1)
+                except DecodeError:
+                    ts = -1
+                if ts != e.timestamp:
+                    findings.time_mismatches.setdefault(name, []).append((e.timestamp, ts))
+                if prev >= e.timestamp:
+                    findings.out_of_order.setdefault(name, []).append((e.timestamp, prev))
+        if not verify_only:
+            yield f"timestamp: {e.timestamp} offset: {e.offset}"
+        prev = e.timestamp
+    offsets.close()
+
+
+def index_sanity(path: Path, kind: str) -> tuple[str, list[str]]:
+    """Kafka's --index-sanity-check, the check a broker runs at startup to decide whether
+    to rebuild an index: (the line kafka-dump-log prints, the problems found)."""
+    idx = _open_index(path, kind)
+    if kind == ".index" and not len(idx) and not idx.preallocated:
+        return f"{path.name} is empty.", []
+    verdict = "failed" if idx.problems else "passed"
+    return f"{path.name} {verdict} sanity check.", list(idx.problems)
+
+
+def index_json(path: Path, kind: str) -> Iterator[dict]:
+    """An index file's entries as the JSON contract names them (DESIGN.md)."""
+    for e in _open_index(path, kind).dump_entries():
+        yield {k: getattr(e, k) for k in _JSON_KEYS[kind]}
+
+
+_JSON_KEYS = {
+    ".index": ("offset", "position"),
+    ".timeindex": ("timestamp", "offset"),
+    ".txnindex": ("producer_id", "first_offset", "last_offset", "last_stable_offset"),
+}
 
 
 def batch_dict(b, *, deep: bool = False, how: str = "hex") -> dict:
@@ -143,41 +298,11 @@ def batch_dict(b, *, deep: bool = False, how: str = "hex") -> dict:
     return out
 
 
-def dump_json(
-    path: Path, data, *, deep: bool = False, how: str = "hex", max_bytes: int | None = None
-) -> Iterator[dict]:
+def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
+              max_bytes: int | None = None, progress=None) -> Iterator[dict]:  # fmt: skip
+    """The batches of a .log file as JSON objects (DESIGN.md "Command line")."""
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
     for b in BatchIterator(data, verify_crc=False, source=str(path), end=end):
         yield batch_dict(b, deep=deep, how=how)
-
-
-def index_entries(path: Path, base_offset: int, kind: str):
-    """(index object, rows as JSON dicts, rows as Kafka's text)."""
-    if kind == ".index":
-        idx = OffsetIndex(path, base_offset)
-        return idx, [
-            (
-                {"offset": e.offset, "position": e.position},
-                f"offset: {e.offset} position: {e.position}",
-            )
-            for e in idx
-        ]
-    if kind == ".timeindex":
-        idx = TimeIndex(path, base_offset)
-        return idx, [
-            (
-                {"timestamp": e.timestamp, "offset": e.offset},
-                f"timestamp: {e.timestamp} offset: {e.offset}",
-            )
-            for e in idx
-        ]
-    idx = TxnIndex(path, base_offset)
-    rows = []
-    for e in idx:
-        rows.append((
-            {"producer_id": e.producer_id, "first_offset": e.first_offset, "last_offset": e.last_offset,
-             "last_stable_offset": e.last_stable_offset},
-            f"version: 0 producerId: {e.producer_id} firstOffset: {e.first_offset} lastOffset: {e.last_offset} "
-            f"lastStableOffset: {e.last_stable_offset}",
-        ))  # fmt: skip
-    return idx, rows
+        if progress is not None:
+            progress(b.size)

@@ -155,3 +155,145 @@ def test_every_subcommand_has_help_with_example():
         if sub == "generate":
             continue  # handled by the generator's own parser
         assert "example:" in kc(sub, "--help").stdout
+
+
+def _data_suffix(rec, control: bool) -> str:
+    """What --print-data-log appends to a record line, from Kafka's JSON for the same bytes."""
+    if control:
+        return ""
+    out = ""
+    for word, v in (("key", rec["key"]), ("payload", rec["value"])):
+        if v is not None:
+            out += f" {word}: {bytes.fromhex(v).decode('utf-8', 'replace')}"
+    return out
+
+
+def print_data_cases():
+    out = []
+    for p in dump_cases():
+        binary, expected = p.values
+        doc_path = binary.with_suffix(".json")
+        if not doc_path.exists() or '"sha256"' in doc_path.read_text():
+            continue  # values over 1 KiB are given only by their hash
+        out.append(pytest.param(binary, expected, json.loads(doc_path.read_text()), id=binary.name))
+    return out
+
+
+@pytest.mark.parametrize("binary,expected,doc", print_data_cases())
+def test_print_data_log_appends_keys_and_payloads(binary, expected, doc):
+    want = expected.splitlines()
+    records = iter([(r, b.get("isControl", False)) for b in doc["batches"] for r in b["records"]])
+    for i, line in enumerate(want):
+        if line.startswith("| "):
+            rec, control = next(records)
+            want[i] = line + _data_suffix(rec, control)
+    assert next(records, None) is None
+    got = kc("dump", "--print-data-log", binary).stdout.splitlines()
+    assert got == want
+
+
+def _segment_copy(tmp_path):
+    d = tmp_path / "orders-0"
+    shutil.copytree(SEG_DIR, d, ignore=shutil.ignore_patterns("*.json", "*.txt", "recovery"))
+    return d
+
+
+def test_verify_index_only_is_clean_on_kafkas_segment(tmp_path):
+    out = kc("dump", "--verify-index-only", _segment_copy(tmp_path))
+    assert out.stderr == ""
+    assert [x for x in out.stdout.splitlines() if not x.startswith(("Dumping", "version:"))] == []
+
+
+def test_verify_index_only_names_each_disagreement(tmp_path):
+    d = _segment_copy(tmp_path)
+    seg = json.loads((SEG_DIR / "segment_interval4096.json").read_text())
+    index = bytearray((d / "00000000000000001000.index").read_bytes())
+    # entry 3 now points at entry 2's batch; Kafka reports (entry offset, that batch's last offset)
+    index[3 * 8 + 4 : 3 * 8 + 8] = index[2 * 8 + 4 : 2 * 8 + 8]
+    (d / "00000000000000001000.index").write_bytes(index)
+    tindex = bytearray((d / "00000000000000001000.timeindex").read_bytes())
+    ts = seg["timeIndexEntries"][1][0]
+    tindex[12:20] = (ts - 1).to_bytes(8, "big")  # entry 1's timestamp no longer the batch's
+    (d / "00000000000000001000.timeindex").write_bytes(tindex)
+    out = kc("dump", "--verify-index-only", d, ok=False)
+    assert out.returncode == 1
+    err = out.stderr.splitlines()
+    i = err.index(f"Mismatches in :{d / '00000000000000001000.index'}")
+    (off2, _), (off3, _) = seg["offsetIndexEntries"][2:4]
+    assert err[i + 1] == f"  Index offset: {off3}, log offset: {off2}"
+    j = err.index(f"Found timestamp mismatch in :{d / '00000000000000001000.timeindex'}")
+    assert err[j + 1] == f"  Index timestamp: {ts - 1}, log timestamp: {ts}"
+    # a plain dump prints the entries and reports the same, with exit 0 as Kafka does
+    plain = kc("dump", d / "00000000000000001000.index")
+    assert "Mismatches in :" in plain.stderr and "offset: " in plain.stdout
+
+
+def test_non_consecutive_offsets_reported(tmp_path):
+    from kafkacodec import Record, build_batch
+
+    data = build_batch([Record(offset=0, value=b"a"), Record(offset=1, value=b"b")], base_offset=0)
+    data += build_batch([Record(offset=7, value=b"c")], base_offset=7)
+    f = tmp_path / "00000000000000000000.log"
+    f.write_bytes(data)
+    out = kc("dump", "--deep-iteration", f)
+    assert out.stderr.splitlines() == [f"Non-consecutive offsets in {f}", "  1 is followed by 7"]
+
+
+def test_index_dump_stops_at_the_zero_tail_and_says_empty(tmp_path):
+    f = tmp_path / "00000000000000000500.index"
+    f.write_bytes(bytes(8 * 4))
+    out = kc("dump", f).stdout.splitlines()
+    assert out == [f"Dumping {f.name}", "offset: 500 position: 0"]  # Kafka's rule: entry 0 is kept
+    f.write_bytes(b"")
+    assert kc("dump", f).stdout.splitlines() == [f"Dumping {f.name}", f"{f.name} is empty."]
+
+
+def _run_on_pty(args):
+    """Run the console script with stderr on a pseudo-terminal, stdout not a terminal."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([str(EXE), *map(str, args)], stdout=subprocess.DEVNULL, stderr=slave)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.communicate(timeout=120)
+    os.close(master)
+    return proc.returncode, b"".join(chunks).decode()
+
+
+@pytest.mark.parametrize("cmd", [["dump", "--deep-iteration"], ["verify"], ["recover"]])
+def test_progress_bar_on_a_terminal_only(tmp_path, cmd):
+    d = _segment_copy(tmp_path)
+    rc, tty = _run_on_pty([*cmd, d])
+    assert rc == 0 and "100%" in tty and "[####" in tty
+    rc, tty = _run_on_pty([*cmd, "--quiet", d])
+    assert rc == 0 and "%" not in tty
+    piped = kc(*cmd, d)
+    assert "%" not in piped.stderr
+
+
+@pytest.mark.parametrize("suffix,at,needle", [
+    (".index", 3 * 8 + 4, "is not a batch boundary"),  # a position moved by one byte
+    (".index", 3 * 8 + 0, "is not the last offset of a batch"),  # an offset moved by one
+    (".timeindex", 1 * 12 + 0, "is not the largest timestamp"),  # a timestamp moved
+])  # fmt: skip
+def test_verify_checks_indexes_against_the_log(tmp_path, suffix, at, needle):
+    d = _segment_copy(tmp_path)
+    assert kc("verify", d).returncode == 0
+    f = d / f"00000000000000001000{suffix}"
+    raw = bytearray(f.read_bytes())
+    width = 8 if suffix == ".timeindex" else 4
+    value = int.from_bytes(raw[at : at + width], "big")
+    raw[at : at + width] = (value + 1).to_bytes(width, "big")
+    f.write_bytes(raw)
+    out = kc("verify", d, ok=False)
+    assert out.returncode == 1 and f"{f}: entry " in out.stdout and needle in out.stdout

@@ -130,6 +130,10 @@ def test_lookups_agree_with_brute_force(tmp_path_factory, specs, data):
     got = [r.offset for _, _, r in p.read(frm)]
     want = [r.offset for _, b in everything for r in b.records() if r.offset >= frm]
     assert got == want
+    # the writer's indexes pass the check that `verify` makes against the log
+    for s in p.segments:
+        walk = [(b.position, b.base_offset, b.last_offset, b.max_timestamp) for b in s.batches()]
+        assert s.index_problems(walk) == []
 
 
 @SETTINGS
@@ -313,7 +317,14 @@ def test_log_dirs_lists_partitions_and_checkpoints(tmp_path):
     (tmp_path / "notes.txt").write_text("")
     dirs = open_log(tmp_path)
     assert isinstance(dirs, LogDirs)
-    assert [(p.topic, p.partition) for p in dirs.partitions] == [("audit", 12), ("orders", 0), ("orders", 1)]
+    assert [(p.topic, p.partition) for p in dirs.partitions] == [
+        ("audit", 12),
+        ("orders", 0),
+        ("orders", 1),
+    ]
     assert dirs.other == ["notes.txt"]
-    assert dirs.log_start_offset(dirs.partitions[2]) == 1 and dirs.log_start_offset(dirs.partitions[1]) == 0
+    assert (
+        dirs.log_start_offset(dirs.partitions[2]) == 1
+        and dirs.log_start_offset(dirs.partitions[1]) == 0
+    )
     assert isinstance(open_log(tmp_path / "orders-0"), Partition)

@@ -121,6 +121,16 @@ class _Index:
     def entry(self, i: int):
         raise NotImplementedError
 
+    def dump_entries(self):
+        """The entries kafka-dump-log prints: every whole entry of the file in order, up to
+        the first one after entry 0 whose offset is the base offset (the zero-filled tail
+        of a preallocated or crashed index)."""
+        for i in range(self._count + self.preallocated):
+            e = self.entry(i)
+            if i and self.KIND != "transaction index" and e.offset == self.base_offset:
+                return
+            yield e
+
     @property
     def usable(self) -> bool:
         """Whether lookups may trust this index (present and passing the sanity check)."""

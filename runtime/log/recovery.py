@@ -124,8 +124,10 @@ class RecoveryReport:
 
 
 def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
-                    tracker: TxnTracker | None = None) -> RecoveryReport:  # fmt: skip
-    """The dry run of LogSegment.recover: nothing is written."""
+                    tracker: TxnTracker | None = None, progress=None) -> RecoveryReport:  # fmt: skip
+    """The dry run of LogSegment.recover: nothing is written. Pass one `tracker` to the
+    segments of a partition in order, so that transactions spanning segments are known;
+    `progress(n)` is told the size of each valid batch."""
     size = segment.size
     rep = RecoveryReport(str(segment.path), size, next_offset=segment.base_offset)
     tracker = tracker or TxnTracker()
@@ -139,6 +141,8 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
             if not 0 <= batch.last_offset - segment.base_offset <= 0x7FFFFFFF:
                 raise LogError(segment.path, f"offset {batch.last_offset} cannot be relative to base "
                                f"offset {segment.base_offset}", batch.position)  # fmt: skip
+            if progress is not None:
+                progress(batch.size)
             if batch.max_timestamp > max_ts:
                 max_ts, max_ts_offset = batch.max_timestamp, batch.last_offset
             if valid - last_index_at > index_interval_bytes:

@@ -6,6 +6,7 @@ gives a start position, then a short shallow walk over batch headers finds the a
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import mmap
@@ -263,3 +264,50 @@ class Segment:
 
     def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnSearchResult:
         return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
+
+    # -- checking the indexes against the log
+    def index_problems(self, walk: list[tuple[int, int, int, int]]) -> list[str]:
+        """Where the offset and time indexes disagree with the log. `walk` is the log's
+        batches as (position, base offset, last offset, max timestamp), in file order.
+
+        The rules hold for every index a broker writes, leaders' and followers' alike: an
+        offset index entry points at a batch boundary and names the last offset of a batch
+        at or after it (one append may hold several batches); a time index entry names a
+        batch (its last offset, or any offset in it, as before Kafka 3) whose timestamp is
+        the largest of the segment up to that batch. Kafka's own sanity checks come first."""
+        oi, ti = self.offset_index, self.time_index
+        problems = [f"{oi.path}: {p}" for p in oi.check(self.size)]
+        problems += [f"{ti.path}: {p}" for p in ti.check()]
+        by_position = {w[0]: i for i, w in enumerate(walk)}
+        by_last = {w[2]: i for i, w in enumerate(walk)}
+        if oi.usable:
+            for n, e in enumerate(oi):
+                k = by_position.get(e.position)
+                j = by_last.get(e.offset)
+                if k is None:
+                    problems.append(
+                        f"{oi.path}: entry {n}: position {e.position} is not a batch boundary"
+                    )
+                elif j is None or j < k:
+                    problems.append(
+                        f"{oi.path}: entry {n}: offset {e.offset} is not the last offset of a batch "
+                        f"at or after position {e.position}"
+                    )
+        if ti.usable:
+            running, upto = [], -1
+            for w in walk:
+                upto = max(upto, w[3])
+                running.append(upto)
+            lasts = [w[2] for w in walk]
+            for n, e in enumerate(ti):
+                j = bisect.bisect_left(lasts, e.offset)
+                if j == len(walk) or walk[j][1] > e.offset:
+                    problems.append(
+                        f"{ti.path}: entry {n}: offset {e.offset} is in no batch of the log"
+                    )
+                elif running[j] != e.timestamp or walk[j][3] != e.timestamp:
+                    problems.append(
+                        f"{ti.path}: entry {n}: timestamp {e.timestamp} is not the largest timestamp "
+                        f"up to its batch at position {walk[j][0]} ({running[j]})"
+                    )
+        return problems

@@ -1,0 +1,87 @@
+"""A sample log.dirs, written with the project's own builders and PartitionWriter: several
+topics and partitions covering every magic and codec, headers, idempotent and
+transactional producers with COMMIT and ABORT markers, LogAppendTime, leader epochs and
+rolled segments. Deterministic: the same call writes the same bytes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from .batches import Record
+from .builders import build_batch, build_control_batch, build_message_set
+from .log.writer import PartitionWriter
+
+__all__ = ["write_sample_log_dirs"]
+
+T0 = 1_700_000_000_000
+V2_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+LEGACY = ((0, "none"), (0, "gzip"), (0, "snappy"), (0, "lz4"),
+          (1, "none"), (1, "gzip"), (1, "snappy"), (1, "lz4"))  # fmt: skip
+
+
+def _orders(w: PartitionWriter, partition: int, batches: int) -> None:
+    """v2 batches of every codec; every fifth batch belongs to a transaction that the next
+    control batch commits or (every other time) aborts."""
+    offset, ts, txn = 0, T0 + partition * 7, 0
+    for i in range(batches):
+        codec = V2_CODECS[i % len(V2_CODECS)]
+        epoch = i // 40
+        n = 5 + i % 11
+        recs = [
+            Record(None, ts + j * 10, f"customer-{(offset + j) % 17}".encode(),
+                   f'{{"order": {offset + j}, "amount": {(offset + j) * 7 % 1000}}}'.encode(),
+                   [("source", b"web" if j % 2 else b"app"), ("trace", f"{i}-{j}".encode())])
+            for j in range(n)
+        ]  # fmt: skip
+        transactional = i % 5 == 4
+        pid = 1000 + partition if not transactional else 2000 + txn
+        w.append(build_batch(recs, base_offset=offset, compression=codec, producer_id=pid,
+                             producer_epoch=0, base_sequence=offset if not transactional else 0,
+                             is_transactional=transactional, partition_leader_epoch=epoch))  # fmt: skip
+        offset += n
+        ts += n * 10
+        if transactional:
+            w.append(build_control_batch(txn % 2 == 0, offset=offset, timestamp=ts, producer_id=pid,
+                                         producer_epoch=0, coordinator_epoch=1,
+                                         partition_leader_epoch=epoch))  # fmt: skip
+            offset += 1
+            txn += 1
+
+
+def _clicks(w: PartitionWriter, batches: int) -> None:
+    """LogAppendTime batches: the broker's clock stamps every record."""
+    offset = 0
+    for i in range(batches):
+        recs = [Record(None, T0 + i, None, f"click {offset + j}".encode()) for j in range(20)]
+        w.append(build_batch(recs, base_offset=offset, compression=V2_CODECS[i % 5],
+                             timestamp_type="LogAppendTime", log_append_time=T0 + 1000 * i))  # fmt: skip
+        offset += 20
+
+
+def _legacy(w: PartitionWriter, rounds: int) -> None:
+    """Message sets of magic 0 and 1, uncompressed and in wrappers of each codec."""
+    offset = 0
+    for _ in range(rounds):
+        for magic, codec in LEGACY:
+            recs = [Record(None, T0 + offset + j, f"k{offset + j}".encode(), f"legacy value {offset + j}".encode())
+                    for j in range(4)]  # fmt: skip
+            w.append(build_message_set(recs, magic=magic, compression=codec, base_offset=offset))
+            offset += 4
+
+
+def write_sample_log_dirs(root, *, batches: int = 400, segment_bytes: int = 64 << 10) -> Path:
+    """Write a fresh sample log.dirs at `root` (removing what was there) and return it."""
+    root = Path(root)
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    opts = {"segment_bytes": segment_bytes, "index_interval_bytes": 4096, "fsync": False}
+    for p in (0, 1):
+        with PartitionWriter(root / f"orders-{p}", **opts) as w:
+            _orders(w, p, batches)
+    with PartitionWriter(root / "clicks-0", **opts) as w:
+        _clicks(w, max(1, batches // 4))
+    with PartitionWriter(root / "legacy-events-0", **opts) as w:
+        _legacy(w, max(1, batches // 40))
+    return root
