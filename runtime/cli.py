@@ -152,7 +152,7 @@ def _read(path: Path):
 def _dump(args) -> int:
     from . import dump
     from .errors import NotASegmentError
-    from .log.segment import parse_segment_name
+    from .log.segment import parse_segment_name, sniff
     from .progress import Progress
 
     index_only = args.verify_index_only or args.index_sanity_check
@@ -187,6 +187,7 @@ def _dump(args) -> int:
                         _out(line)
                 continue
             data = _read(path)
+            sniff(data, path)
             deep = args.deep_iteration or args.print_data_log
             if args.json:
                 for obj in dump.dump_json(path, data, deep=deep, how=args.bytes,
@@ -207,9 +208,9 @@ def _dump(args) -> int:
 
 def _verify(args) -> int:
     from .batches import BatchIterator
-    from .errors import DecodeError
+    from .errors import DecodeError, NotASegmentError
     from .log import LogDirs, Partition, Segment, open_log
-    from .log.segment import parse_segment_name
+    from .log.segment import parse_segment_name, sniff
     from .progress import Progress
 
     problems: list[str] = []
@@ -233,6 +234,11 @@ def _verify(args) -> int:
             totals["segments"] += 1
             data = _read(path)
             totals["bytes"] += len(data)
+            try:
+                sniff(data, path)
+            except NotASegmentError as err:
+                problems.append(str(err))
+                continue
             walk = []
             it = BatchIterator(data, verify_crc=True, source=str(path))
             try:
@@ -260,10 +266,19 @@ def _verify(args) -> int:
     return 0 if not problems else 1
 
 
-def _lookup(args) -> int:
+def _partition(path):
+    """The partition at `path`, each of its segments checked to start like a Kafka segment
+    (a file of something else gets named, rather than read as an empty segment)."""
     from .log import Partition
 
-    p = Partition(args.dir)
+    p = Partition(path)
+    for seg in p.segments:
+        seg.sniff()
+    return p
+
+
+def _lookup(args) -> int:
+    p = _partition(args.dir)
     if args.offset is not None:
         seg = p.segment_for(args.offset) or (p.segments[0] if p.segments else None)
         found = seg.translate_offset(args.offset) if seg else None
@@ -291,9 +306,7 @@ def _show(v) -> str:
 
 
 def _records(args) -> int:
-    from .log import Partition
-
-    p = Partition(args.dir)
+    p = _partition(args.dir)
     start = args.from_offset
     if args.from_timestamp is not None:
         found = p.list_offsets(args.from_timestamp)

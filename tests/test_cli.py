@@ -297,3 +297,26 @@ def test_verify_checks_indexes_against_the_log(tmp_path, suffix, at, needle):
     f.write_bytes(raw)
     out = kc("verify", d, ok=False)
     assert out.returncode == 1 and f"{f}: entry " in out.stdout and needle in out.stdout
+
+
+def test_a_file_that_is_not_kafka_is_named(tmp_path):
+    d = tmp_path / "t-0"
+    d.mkdir()
+    f = d / "00000000000000000000.log"
+    f.write_bytes(b"this is not a kafka log file at all, just text\n" * 3)
+    declared = int.from_bytes(b"not ", "big")  # bytes 8..11 of the text
+    for args in (["dump", f], ["records", d], ["lookup", d, "--offset", 1]):
+        out = kc(*args, ok=False)
+        assert out.returncode == 1 and out.stderr.strip() == (
+            f"kafkacodec {args[0]}: {f}: byte 8: first entry declares {declared} bytes; "
+            "not a Kafka segment"
+        )
+    out = kc("verify", d, ok=False)
+    assert out.returncode == 1 and "not a Kafka segment" in out.stdout
+    (d / "00000000000000000000.index").write_bytes(b"\x00" * 7)
+    out = kc("dump", "--index-sanity-check", d / "00000000000000000000.index", ok=False)
+    assert (
+        out.returncode == 1
+        and "failed sanity check." in out.stdout
+        and "multiple of 8" in out.stderr
+    )

@@ -61,6 +61,27 @@ def parse_segment_name(name: str) -> tuple[int, str] | None:
     return None
 
 
+def sniff(data, path, size: int | None = None) -> None:
+    """Raise NotASegmentError unless `data` (the first `size` bytes of `path`) starts like a
+    file of Kafka batches: empty, or a first entry with a plausible size and a known magic.
+    A torn first batch (a crash during the first append) still passes."""
+    n = len(data) if size is None else size
+    if n == 0:
+        return
+    if n < 17:
+        raise NotASegmentError(
+            path, f"{n} bytes are too few for a batch header; not a Kafka segment"
+        )
+    head = bytes(data[:17])
+    declared = int.from_bytes(head[8:12], "big", signed=True)
+    if declared < 14 or (declared + 12 > n and declared > (1 << 30)):
+        raise NotASegmentError(
+            path, f"first entry declares {declared} bytes; not a Kafka segment", 8
+        )
+    if head[16] not in (0, 1, 2):
+        raise NotASegmentError(path, f"first entry has magic {head[16]}; not a Kafka segment", 16)
+
+
 def _epoch(e: int) -> int | None:
     return None if e < 0 else e
 
@@ -184,25 +205,8 @@ class Segment:
         )
 
     def sniff(self) -> None:
-        """Raise NotASegmentError unless the file starts like a Kafka segment (empty, or a
-        first entry with a plausible size and a known magic)."""
-        n = self.size
-        if n == 0:
-            return
-        head = bytes(self.data[:17])
-        if n < 17:
-            raise NotASegmentError(
-                self.path, f"{n} bytes are too few for a batch header; not a Kafka segment"
-            )
-        size = int.from_bytes(head[8:12], "big", signed=True)
-        if size < 14 or (size + 12 > n and size > (1 << 30)):
-            raise NotASegmentError(
-                self.path, f"first entry declares {size} bytes; not a Kafka segment", 8
-            )
-        if head[16] not in (0, 1, 2):
-            raise NotASegmentError(
-                self.path, f"first entry has magic {head[16]}; not a Kafka segment", 16
-            )
+        """Raise NotASegmentError unless the file starts like a Kafka segment."""
+        sniff(self.data, self.path, self.size)
 
     # -- Kafka's LogSegment searches
     def translate_offset(self, offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
