@@ -488,9 +488,250 @@ error:
     return NULL;
 }
 
+
+/* ------------------------------------------------------------------------ columns */
+
+/* Column buffers for decode_v2_columns: bytes objects allocated once at an upper bound
+ * computed from the input (so nothing grows or is copied), shrunk to size at the end. */
+typedef struct {
+    PyObject *obj;
+    char *data;
+    Py_ssize_t len, cap;
+} Col;
+
+typedef struct {
+    Col offset, timestamp, batch, key_valid, key_offsets, key_data, value_valid, value_offsets,
+        value_data, header_offsets, hkey_offsets, hkey_data, hvalue_valid, hvalue_offsets,
+        hvalue_data;
+} Columns;
+#define N_COLUMNS 15
+
+/* Returns -2 when the bound would be passed (never for well-computed bounds: the caller
+ * gives up rather than write out of range). */
+static inline int
+put(Col *o, const void *p, Py_ssize_t n)
+{
+    if (o->len + n > o->cap)
+        return -2;
+    memcpy(o->data + o->len, p, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+static inline int put_i64(Col *o, int64_t v) { return put(o, &v, 8); }
+static inline int put_i32(Col *o, int32_t v) { return put(o, &v, 4); }
+static inline int put_u8(Col *o, uint8_t v) { return put(o, &v, 1); }
+
+/* Append a binary value (validity byte, end offset, data); n == -1 is null. Returns -2
+ * when a column would pass Arrow's 2 GiB int32 offsets or its bound. */
+static inline int
+put_blob(Col *valid, Col *offsets, Col *data, const uint8_t *p, int64_t n)
+{
+    if (n > 0 && data->len + n > INT32_MAX)
+        return -2;
+    if (put_u8(valid, n >= 0) < 0 || (n > 0 && put(data, p, (Py_ssize_t)n) < 0))
+        return -2;
+    return put_i32(offsets, (int32_t)data->len);
+}
+
+PyDoc_STRVAR(decode_v2_columns_doc,
+"decode_v2_columns(regions) -> tuple of 15 bytes | None\n\n"
+"The records of several v2 batches as Arrow-ready column buffers. regions is a list of\n"
+"(records region, count, base_offset, base_timestamp, log_append_time or None, batch index).\n"
+"Returns (offset i64, timestamp i64, batch i32, key validity u8, key offsets i32, key data,\n"
+"value validity, value offsets, value data, header list offsets i32, header key offsets,\n"
+"header key data, header value validity, header value offsets, header value data); offsets\n"
+"arrays start with their leading 0. None when any region is not exactly what the\n"
+"generated parser accepts, a header key is not ASCII, or a column would pass 2 GiB: the\n"
+"caller then decodes those batches through the object path.");
+
+static PyObject *
+decode_v2_columns(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *regions;
+    if (!PyArg_ParseTuple(args, "O!:decode_v2_columns", &PyList_Type, &regions))
+        return NULL;
+    Columns c;
+    memset(&c, 0, sizeof c);
+    Col *all = (Col *)&c;
+    PyObject *result = NULL;
+    int status = 0; /* 0 ok, 1 give up, -1 error */
+    int32_t header_count = 0;
+
+    /* Bounds: every record takes >= 7 bytes of its region and every header >= 2, and no
+     * key, value or header outgrows the region it is in. */
+    Py_ssize_t bytes = 0, records = 0;
+    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(regions); r++) {
+        PyObject *item = PyList_GET_ITEM(regions, r), *region;
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 6) {
+            PyErr_SetString(PyExc_TypeError, "regions are 6-tuples");
+            return NULL;
+        }
+        region = PyTuple_GET_ITEM(item, 0);
+        Py_ssize_t n = PyObject_Length(region);
+        if (n < 0)
+            return NULL;
+        bytes += n;
+        records += n / 7;
+    }
+    const Py_ssize_t caps[N_COLUMNS] = {
+        8 * records, 8 * records, 4 * records, records, 4 * (records + 1), bytes,
+        records, 4 * (records + 1), bytes, 4 * (records + 1), 4 * (bytes / 2 + 1), bytes,
+        bytes / 2, 4 * (bytes / 2 + 1), bytes,
+    };
+    for (int i = 0; i < N_COLUMNS; i++) {
+        all[i].obj = PyBytes_FromStringAndSize(NULL, caps[i]);
+        if (all[i].obj == NULL)
+            goto error;
+        all[i].data = PyBytes_AS_STRING(all[i].obj);
+        all[i].cap = caps[i];
+    }
+    if (put_i32(&c.key_offsets, 0) < 0 || put_i32(&c.value_offsets, 0) < 0
+        || put_i32(&c.header_offsets, 0) < 0 || put_i32(&c.hkey_offsets, 0) < 0
+        || put_i32(&c.hvalue_offsets, 0) < 0)
+        goto error;
+
+    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(regions) && status == 0; r++) {
+        Py_buffer view;
+        Py_ssize_t count;
+        long long base_offset, base_timestamp;
+        PyObject *log_append_time;
+        int batch_index;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(regions, r), "y*nLLOi:region", &view, &count,
+                              &base_offset, &base_timestamp, &log_append_time, &batch_index))
+            goto error;
+        long long lat = 0;
+        if (log_append_time != Py_None) {
+            lat = PyLong_AsLongLong(log_append_time);
+            if (lat == -1 && PyErr_Occurred()) {
+                PyBuffer_Release(&view);
+                goto error;
+            }
+        }
+        const uint8_t *buf = (const uint8_t *)view.buf;
+        const Py_ssize_t total = view.len;
+        Py_ssize_t pos = 0;
+        if (count < 0 || count > total / 7)
+            status = 1;
+        for (Py_ssize_t i = 0; i < count && status == 0; i++) {
+            int64_t len_body, ts_delta, offset_delta, len_key, len_value, num_headers;
+            if (read_varint(buf, &pos, total, 5, &len_body) < 0 || len_body < 0
+                || len_body > total - pos) {
+                status = 1;
+                break;
+            }
+            const Py_ssize_t end = pos + (Py_ssize_t)len_body;
+            if (pos >= end) {
+                status = 1;
+                break;
+            }
+            pos++; /* attributes: unused by Kafka */
+            if (read_varint(buf, &pos, end, 10, &ts_delta) < 0
+                || read_varint(buf, &pos, end, 5, &offset_delta) < 0
+                || read_varint(buf, &pos, end, 5, &len_key) < 0 || len_key < -1
+                || len_key > end - pos) {
+                status = 1;
+                break;
+            }
+            const Py_ssize_t key_at = pos;
+            if (len_key > 0)
+                pos += (Py_ssize_t)len_key;
+            if (read_varint(buf, &pos, end, 5, &len_value) < 0 || len_value < -1
+                || len_value > end - pos) {
+                status = 1;
+                break;
+            }
+            const Py_ssize_t value_at = pos;
+            if (len_value > 0)
+                pos += (Py_ssize_t)len_value;
+            if (read_varint(buf, &pos, end, 5, &num_headers) < 0 || num_headers < 0
+                || num_headers * 2 > end - pos) {
+                status = 1;
+                break;
+            }
+            for (int64_t h = 0; h < num_headers && status == 0; h++) {
+                int64_t len_hkey, len_hvalue;
+                if (read_varint(buf, &pos, end, 5, &len_hkey) < 0 || len_hkey < 0
+                    || len_hkey > end - pos) {
+                    status = 1;
+                    break;
+                }
+                const Py_ssize_t hkey_at = pos;
+                for (int64_t k = 0; k < len_hkey; k++)
+                    if (buf[hkey_at + k] & 0x80)
+                        status = 1; /* Python decodes non-ASCII keys as the object path does */
+                pos += (Py_ssize_t)len_hkey;
+                if (status || read_varint(buf, &pos, end, 5, &len_hvalue) < 0
+                    || len_hvalue < -1 || len_hvalue > end - pos) {
+                    status = 1;
+                    break;
+                }
+                int rc;
+                if (c.hkey_data.len + len_hkey > INT32_MAX
+                    || put(&c.hkey_data, buf + hkey_at, (Py_ssize_t)len_hkey) < 0
+                    || put_i32(&c.hkey_offsets, (int32_t)c.hkey_data.len) < 0)
+                    rc = -2;
+                else
+                    rc = put_blob(&c.hvalue_valid, &c.hvalue_offsets, &c.hvalue_data,
+                                  buf + pos, len_hvalue);
+                if (rc == -1)
+                    status = -1;
+                else if (rc == -2)
+                    status = 1;
+                if (len_hvalue > 0)
+                    pos += (Py_ssize_t)len_hvalue;
+                header_count++;
+            }
+            if (status)
+                break;
+            long long offset, ts;
+            if (pos != end || __builtin_add_overflow(base_offset, (long long)offset_delta, &offset)
+                || __builtin_add_overflow(base_timestamp, (long long)ts_delta, &ts)) {
+                status = 1;
+                break;
+            }
+            if (log_append_time != Py_None)
+                ts = lat;
+            if (put_blob(&c.key_valid, &c.key_offsets, &c.key_data, buf + key_at, len_key) < 0
+                || put_blob(&c.value_valid, &c.value_offsets, &c.value_data, buf + value_at,
+                            len_value) < 0
+                || put_i64(&c.offset, offset) < 0 || put_i64(&c.timestamp, ts) < 0
+                || put_i32(&c.batch, batch_index) < 0
+                || put_i32(&c.header_offsets, header_count) < 0)
+                status = 1;
+        }
+        if (status == 0 && pos != total)
+            status = 1;
+        PyBuffer_Release(&view);
+    }
+    if (status < 0)
+        goto error;
+    if (status > 0) {
+        for (int i = 0; i < N_COLUMNS; i++)
+            Py_CLEAR(all[i].obj);
+        Py_RETURN_NONE;
+    }
+    result = PyTuple_New(N_COLUMNS);
+    if (result == NULL)
+        goto error;
+    for (int i = 0; i < N_COLUMNS; i++) {
+        if (_PyBytes_Resize(&all[i].obj, all[i].len) < 0)
+            goto error;
+        PyTuple_SET_ITEM(result, i, all[i].obj);
+        all[i].obj = NULL;
+    }
+    return result;
+error:
+    Py_XDECREF(result);
+    for (int i = 0; i < N_COLUMNS; i++)
+        Py_CLEAR(all[i].obj);
+    return NULL;
+}
+
 static PyMethodDef methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS, decode_v2_records_doc},
     {"encode_v2_records", encode_v2_records, METH_VARARGS, encode_v2_records_doc},
+    {"decode_v2_columns", decode_v2_columns, METH_VARARGS, decode_v2_columns_doc},
     {NULL, NULL, 0, NULL},
 };
 
