@@ -666,18 +666,12 @@ decode_v2_columns(PyObject *Py_UNUSED(module), PyObject *args)
                     status = 1;
                     break;
                 }
-                int rc;
                 if (c.hkey_data.len + len_hkey > INT32_MAX
                     || put(&c.hkey_data, buf + hkey_at, (Py_ssize_t)len_hkey) < 0
-                    || put_i32(&c.hkey_offsets, (int32_t)c.hkey_data.len) < 0)
-                    rc = -2;
-                else
-                    rc = put_blob(&c.hvalue_valid, &c.hvalue_offsets, &c.hvalue_data,
-                                  buf + pos, len_hvalue);
-                if (rc == -1)
-                    status = -1;
-                else if (rc == -2)
-                    status = 1;
+                    || put_i32(&c.hkey_offsets, (int32_t)c.hkey_data.len) < 0
+                    || put_blob(&c.hvalue_valid, &c.hvalue_offsets, &c.hvalue_data, buf + pos,
+                                len_hvalue) < 0)
+                    status = 1; /* past 2 GiB: the object path decides */
                 if (len_hvalue > 0)
                     pos += (Py_ssize_t)len_hvalue;
                 header_count++;
