@@ -92,6 +92,76 @@ take_bytes(const uint8_t *buf, Py_ssize_t p, int64_t n)
     return PyBytes_FromStringAndSize((const char *)buf + p, (Py_ssize_t)n);
 }
 
+/* One record of a records region, its framing checked as the generated parser checks it:
+ * where its key, value and headers are, and the deltas to add to the batch's bases. */
+typedef struct {
+    int attributes;
+    int64_t ts_delta, offset_delta, len_key, len_value, num_headers;
+    Py_ssize_t key_at, value_at, headers_at;
+} RecordView;
+
+/* Scan the record at *pos (headers included) and move *pos past it. Returns -1 when the
+ * record is not exactly what the generated parser accepts: the caller gives up. */
+static int
+scan_record(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t total, RecordView *r)
+{
+    int64_t len_body;
+    Py_ssize_t p = *pos;
+    if (read_varint(buf, &p, total, 5, &len_body) < 0 || len_body < 0 || len_body > total - p)
+        return -1;
+    const Py_ssize_t end = p + (Py_ssize_t)len_body;
+    if (p >= end)
+        return -1;
+    r->attributes = (int8_t)buf[p++];
+    if (read_varint(buf, &p, end, 10, &r->ts_delta) < 0
+        || read_varint(buf, &p, end, 5, &r->offset_delta) < 0
+        || read_varint(buf, &p, end, 5, &r->len_key) < 0 || r->len_key < -1
+        || r->len_key > end - p)
+        return -1;
+    r->key_at = p;
+    if (r->len_key > 0)
+        p += (Py_ssize_t)r->len_key;
+    if (read_varint(buf, &p, end, 5, &r->len_value) < 0 || r->len_value < -1
+        || r->len_value > end - p)
+        return -1;
+    r->value_at = p;
+    if (r->len_value > 0)
+        p += (Py_ssize_t)r->len_value;
+    if (read_varint(buf, &p, end, 5, &r->num_headers) < 0 || r->num_headers < 0
+        || r->num_headers * 2 > end - p)
+        return -1;
+    r->headers_at = p;
+    for (int64_t h = 0; h < r->num_headers; h++) {
+        int64_t len_hkey, len_hvalue;
+        if (read_varint(buf, &p, end, 5, &len_hkey) < 0 || len_hkey < 0 || len_hkey > end - p)
+            return -1;
+        p += (Py_ssize_t)len_hkey;
+        if (read_varint(buf, &p, end, 5, &len_hvalue) < 0 || len_hvalue < -1
+            || len_hvalue > end - p)
+            return -1;
+        if (len_hvalue > 0)
+            p += (Py_ssize_t)len_hvalue;
+    }
+    if (p != end)
+        return -1;
+    *pos = p;
+    return 0;
+}
+
+/* The next header of a record scan_record accepted (so nothing is checked again). */
+static inline void
+next_header(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t *key_at, int64_t *len_key,
+            Py_ssize_t *value_at, int64_t *len_value)
+{
+    read_varint(buf, pos, PY_SSIZE_T_MAX, 5, len_key);
+    *key_at = *pos;
+    *pos += (Py_ssize_t)*len_key;
+    read_varint(buf, pos, PY_SSIZE_T_MAX, 5, len_value);
+    *value_at = *pos;
+    if (*len_value > 0)
+        *pos += (Py_ssize_t)*len_value;
+}
+
 PyDoc_STRVAR(decode_v2_records_doc,
 "decode_v2_records(data, count, base_offset, base_timestamp, log_append_time,\n"
 "                  base_sequence, timestamp_type, record_type) -> list | None\n\n"
@@ -129,52 +199,20 @@ decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
         goto error;
 
     for (Py_ssize_t i = 0; i < count; i++) {
-        int64_t len_body, ts_delta, offset_delta, len_key, len_value, num_headers;
-        if (read_varint(buf, &pos, total, 5, &len_body) < 0 || len_body < 0
-            || len_body > total - pos)
+        RecordView r;
+        if (scan_record(buf, &pos, total, &r) < 0)
             goto give_up;
-        const Py_ssize_t end = pos + (Py_ssize_t)len_body;
-        if (pos >= end)
-            goto give_up;
-        const int attributes = (int8_t)buf[pos++];
-        if (read_varint(buf, &pos, end, 10, &ts_delta) < 0
-            || read_varint(buf, &pos, end, 5, &offset_delta) < 0
-            || read_varint(buf, &pos, end, 5, &len_key) < 0 || len_key < -1
-            || len_key > end - pos)
-            goto give_up;
-        const Py_ssize_t key_at = pos;
-        if (len_key > 0)
-            pos += (Py_ssize_t)len_key;
-        if (read_varint(buf, &pos, end, 5, &len_value) < 0 || len_value < -1
-            || len_value > end - pos)
-            goto give_up;
-        const Py_ssize_t value_at = pos;
-        if (len_value > 0)
-            pos += (Py_ssize_t)len_value;
-        if (read_varint(buf, &pos, end, 5, &num_headers) < 0 || num_headers < 0
-            || num_headers * 2 > end - pos)
-            goto give_up;
-
-        PyObject *headers = PyList_New((Py_ssize_t)num_headers);
+        PyObject *headers = PyList_New((Py_ssize_t)r.num_headers);
         if (headers == NULL)
             goto error;
-        for (int64_t h = 0; h < num_headers; h++) {
+        Py_ssize_t hpos = r.headers_at;
+        for (int64_t h = 0; h < r.num_headers; h++) {
+            Py_ssize_t hkey_at, hvalue_at;
             int64_t len_hkey, len_hvalue;
-            if (read_varint(buf, &pos, end, 5, &len_hkey) < 0 || len_hkey < 0
-                || len_hkey > end - pos) {
-                Py_DECREF(headers);
-                goto give_up;
-            }
-            const Py_ssize_t hkey_at = pos;
-            pos += (Py_ssize_t)len_hkey;
-            if (read_varint(buf, &pos, end, 5, &len_hvalue) < 0 || len_hvalue < -1
-                || len_hvalue > end - pos) {
-                Py_DECREF(headers);
-                goto give_up;
-            }
+            next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
             PyObject *hkey = PyUnicode_DecodeUTF8((const char *)buf + hkey_at,
                                                   (Py_ssize_t)len_hkey, "surrogateescape");
-            PyObject *hvalue = hkey ? take_bytes(buf, pos, len_hvalue) : NULL;
+            PyObject *hvalue = hkey ? take_bytes(buf, hvalue_at, len_hvalue) : NULL;
             PyObject *pair = hvalue ? PyTuple_New(2) : NULL;
             if (pair == NULL) {
                 Py_XDECREF(hkey);
@@ -185,12 +223,6 @@ decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
             PyTuple_SET_ITEM(pair, 0, hkey);
             PyTuple_SET_ITEM(pair, 1, hvalue);
             PyList_SET_ITEM(headers, (Py_ssize_t)h, pair);
-            if (len_hvalue > 0)
-                pos += (Py_ssize_t)len_hvalue;
-        }
-        if (pos != end) {
-            Py_DECREF(headers);
-            goto give_up;
         }
 
         PyObject *rec = record_type->tp_alloc(record_type, 0);
@@ -202,24 +234,24 @@ decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
         SET(rec, F_HEADERS, headers);
         /* Python's integers do not wrap; on the (corrupt) overflow the parser answers. */
         long long offset, ts;
-        if (__builtin_add_overflow(base_offset, (long long)offset_delta, &offset)
-            || __builtin_add_overflow(base_timestamp, (long long)ts_delta, &ts)) {
+        if (__builtin_add_overflow(base_offset, (long long)r.offset_delta, &offset)
+            || __builtin_add_overflow(base_timestamp, (long long)r.ts_delta, &ts)) {
             Py_DECREF(rec);
             goto give_up;
         }
         PyObject *timestamp = log_append_time != Py_None ? Py_NewRef(log_append_time)
                                                          : PyLong_FromLongLong(ts);
         const long long sequence = base_sequence == -1
-            ? -1 : (long long)(((uint64_t)base_sequence + (uint64_t)offset_delta) & 0x7FFFFFFF);
+            ? -1 : (long long)(((uint64_t)base_sequence + (uint64_t)r.offset_delta) & 0x7FFFFFFF);
         PyObject *values[] = {
             [F_OFFSET] = PyLong_FromLongLong(offset),
             [F_TIMESTAMP] = timestamp,
             [F_TIMESTAMP_TYPE] = Py_NewRef(timestamp_type),
-            [F_KEY] = take_bytes(buf, key_at, len_key),
-            [F_VALUE] = take_bytes(buf, value_at, len_value),
+            [F_KEY] = take_bytes(buf, r.key_at, r.len_key),
+            [F_VALUE] = take_bytes(buf, r.value_at, r.len_value),
             [F_SEQUENCE] = PyLong_FromLongLong(sequence),
             [F_CONTROL] = Py_NewRef(Py_None),
-            [F_ATTRIBUTES] = PyLong_FromLong(attributes),
+            [F_ATTRIBUTES] = PyLong_FromLong(r.attributes),
         };
         int failed = 0;
         for (int f = 0; f < N_FIELDS; f++) {
@@ -614,81 +646,36 @@ decode_v2_columns(PyObject *Py_UNUSED(module), PyObject *args)
         if (count < 0 || count > total / 7)
             status = 1;
         for (Py_ssize_t i = 0; i < count && status == 0; i++) {
-            int64_t len_body, ts_delta, offset_delta, len_key, len_value, num_headers;
-            if (read_varint(buf, &pos, total, 5, &len_body) < 0 || len_body < 0
-                || len_body > total - pos) {
+            RecordView r;
+            long long offset, ts;
+            if (scan_record(buf, &pos, total, &r) < 0
+                || __builtin_add_overflow(base_offset, (long long)r.offset_delta, &offset)
+                || __builtin_add_overflow(base_timestamp, (long long)r.ts_delta, &ts)) {
                 status = 1;
                 break;
             }
-            const Py_ssize_t end = pos + (Py_ssize_t)len_body;
-            if (pos >= end) {
-                status = 1;
-                break;
-            }
-            pos++; /* attributes: unused by Kafka */
-            if (read_varint(buf, &pos, end, 10, &ts_delta) < 0
-                || read_varint(buf, &pos, end, 5, &offset_delta) < 0
-                || read_varint(buf, &pos, end, 5, &len_key) < 0 || len_key < -1
-                || len_key > end - pos) {
-                status = 1;
-                break;
-            }
-            const Py_ssize_t key_at = pos;
-            if (len_key > 0)
-                pos += (Py_ssize_t)len_key;
-            if (read_varint(buf, &pos, end, 5, &len_value) < 0 || len_value < -1
-                || len_value > end - pos) {
-                status = 1;
-                break;
-            }
-            const Py_ssize_t value_at = pos;
-            if (len_value > 0)
-                pos += (Py_ssize_t)len_value;
-            if (read_varint(buf, &pos, end, 5, &num_headers) < 0 || num_headers < 0
-                || num_headers * 2 > end - pos) {
-                status = 1;
-                break;
-            }
-            for (int64_t h = 0; h < num_headers && status == 0; h++) {
+            Py_ssize_t hpos = r.headers_at;
+            for (int64_t h = 0; h < r.num_headers && status == 0; h++) {
+                Py_ssize_t hkey_at, hvalue_at;
                 int64_t len_hkey, len_hvalue;
-                if (read_varint(buf, &pos, end, 5, &len_hkey) < 0 || len_hkey < 0
-                    || len_hkey > end - pos) {
-                    status = 1;
-                    break;
-                }
-                const Py_ssize_t hkey_at = pos;
+                next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
                 for (int64_t k = 0; k < len_hkey; k++)
                     if (buf[hkey_at + k] & 0x80)
                         status = 1; /* Python decodes non-ASCII keys as the object path does */
-                pos += (Py_ssize_t)len_hkey;
-                if (status || read_varint(buf, &pos, end, 5, &len_hvalue) < 0
-                    || len_hvalue < -1 || len_hvalue > end - pos) {
-                    status = 1;
-                    break;
-                }
-                if (c.hkey_data.len + len_hkey > INT32_MAX
+                if (status || c.hkey_data.len + len_hkey > INT32_MAX
                     || put(&c.hkey_data, buf + hkey_at, (Py_ssize_t)len_hkey) < 0
                     || put_i32(&c.hkey_offsets, (int32_t)c.hkey_data.len) < 0
-                    || put_blob(&c.hvalue_valid, &c.hvalue_offsets, &c.hvalue_data, buf + pos,
-                                len_hvalue) < 0)
-                    status = 1; /* past 2 GiB: the object path decides */
-                if (len_hvalue > 0)
-                    pos += (Py_ssize_t)len_hvalue;
+                    || put_blob(&c.hvalue_valid, &c.hvalue_offsets, &c.hvalue_data,
+                                buf + hvalue_at, len_hvalue) < 0)
+                    status = 1; /* non-ASCII, or past 2 GiB: the object path decides */
                 header_count++;
-            }
-            if (status)
-                break;
-            long long offset, ts;
-            if (pos != end || __builtin_add_overflow(base_offset, (long long)offset_delta, &offset)
-                || __builtin_add_overflow(base_timestamp, (long long)ts_delta, &ts)) {
-                status = 1;
-                break;
             }
             if (log_append_time != Py_None)
                 ts = lat;
-            if (put_blob(&c.key_valid, &c.key_offsets, &c.key_data, buf + key_at, len_key) < 0
-                || put_blob(&c.value_valid, &c.value_offsets, &c.value_data, buf + value_at,
-                            len_value) < 0
+            if (status
+                || put_blob(&c.key_valid, &c.key_offsets, &c.key_data, buf + r.key_at, r.len_key) < 0
+                || put_blob(&c.value_valid, &c.value_offsets, &c.value_data, buf + r.value_at,
+                            r.len_value) < 0
                 || put_i64(&c.offset, offset) < 0 || put_i64(&c.timestamp, ts) < 0
                 || put_i32(&c.batch, batch_index) < 0
                 || put_i32(&c.header_offsets, header_count) < 0)

@@ -18,6 +18,24 @@ def kafka_java_cases(*categories):
     return out
 
 
+def mutate(buf: bytes, data) -> bytes:
+    """A Hypothesis-drawn damage of buf: a flipped byte, a cut, appended or inserted bytes."""
+    from hypothesis import strategies as st
+
+    buf = bytearray(buf)
+    kind = data.draw(st.sampled_from(["flip", "cut", "append", "insert"]))
+    at = data.draw(st.integers(0, len(buf)))
+    if kind == "flip" and at < len(buf):
+        buf[at] = data.draw(st.integers(0, 255))
+    elif kind == "cut":
+        del buf[at:]
+    elif kind == "append":
+        buf += data.draw(st.binary(min_size=1, max_size=8))
+    else:
+        buf[at:at] = data.draw(st.binary(min_size=1, max_size=8))
+    return bytes(buf)
+
+
 def hexs(b):
     return None if b is None else bytes(b).hex()
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import kafkacodec as kc
 import pytest
-from conftest import KAFKA_JAVA
+from conftest import KAFKA_JAVA, mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafkacodec import columnar
@@ -122,15 +122,4 @@ def test_generated_runs_agree(specs):
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(batch_spec, min_size=1, max_size=4), st.data())
 def test_mutated_runs_agree(specs, data):
-    buf = bytearray(build_run(specs))
-    kind = data.draw(st.sampled_from(["flip", "cut", "append", "insert"]))
-    at = data.draw(st.integers(0, len(buf)))
-    if kind == "flip" and at < len(buf):
-        buf[at] = data.draw(st.integers(0, 255))
-    elif kind == "cut":
-        del buf[at:]
-    elif kind == "append":
-        buf += data.draw(st.binary(min_size=1, max_size=8))
-    else:
-        buf[at:at] = data.draw(st.binary(min_size=1, max_size=8))
-    agree(bytes(buf), verify_crc=data.draw(st.booleans()))
+    agree(mutate(build_run(specs), data), verify_crc=data.draw(st.booleans()))

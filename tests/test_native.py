@@ -7,7 +7,7 @@ accept what the parser rejects, and never reject what the parser accepts.
 
 import kafkacodec as kc
 import pytest
-from conftest import KAFKA_JAVA, PEERS
+from conftest import KAFKA_JAVA, PEERS, mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafkacodec import batches as B
@@ -119,18 +119,7 @@ def test_generated_batches_agree(recs, base, seq, log_append):
 def test_mutated_regions_agree(recs, data):
     raw = kc.build_batch(recs, base_offset=5)
     (batch,) = kc.iter_batches(raw)
-    buf = bytearray(region(batch))
-    kind = data.draw(st.sampled_from(["flip", "cut", "append", "insert"]))
-    at = data.draw(st.integers(0, len(buf)))
-    if kind == "flip" and at < len(buf):
-        buf[at] = data.draw(st.integers(0, 255))
-    elif kind == "cut":
-        del buf[at:]
-    elif kind == "append":
-        buf += data.draw(st.binary(min_size=1, max_size=8))
-    else:
-        buf[at:at] = data.draw(st.binary(min_size=1, max_size=8))
-    compare(batch, bytes(buf))
+    compare(batch, mutate(region(batch), data))
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,15 @@ def map_file(path: Path):
         raise LogError(path, f"cannot read: {err.strerror}") from None
 
 
+def unmap(buf) -> None:
+    """Close what map_file mapped; while batches still view it, it unmaps when they go."""
+    if isinstance(buf, mmap.mmap):
+        try:
+            buf.close()
+        except BufferError:
+            pass
+
+
 class _Index:
     ENTRY = None  # the generated entry class
     SIZE = 0
@@ -140,11 +149,7 @@ class _Index:
         pass
 
     def close(self) -> None:
-        if isinstance(self._buf, mmap.mmap):
-            try:
-                self._buf.close()
-            except BufferError:  # batches still view it; it unmaps when they are gone
-                pass
+        unmap(self._buf)
         self._buf = b""
 
     def __enter__(self):

@@ -9,14 +9,21 @@ from __future__ import annotations
 import bisect
 import json
 import logging
-import mmap
 from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
 from ..batches import BatchIterator
 from ..errors import LogError, NotASegmentError
-from .index import OffsetIndex, TimeIndex, TimestampOffset, TxnIndex, TxnSearchResult, map_file
+from .index import (
+    OffsetIndex,
+    TimeIndex,
+    TimestampOffset,
+    TxnIndex,
+    TxnSearchResult,
+    map_file,
+    unmap,
+)
 
 __all__ = [
     "Segment",
@@ -180,11 +187,7 @@ class Segment:
         return index
 
     def close(self) -> None:
-        if isinstance(self._map, mmap.mmap):
-            try:
-                self._map.close()
-            except BufferError:  # batches still view it; it unmaps when they are gone
-                pass
+        unmap(self._map)
         self._map = None
         for name in ("offset_index", "time_index", "txn_index"):
             idx = self.__dict__.pop(name, None)
@@ -283,16 +286,16 @@ class Segment:
         problems = [f"{oi.path}: {p}" for p in oi.check(self.size)]
         problems += [f"{ti.path}: {p}" for p in ti.check()]
         by_position = {w[0]: i for i, w in enumerate(walk)}
-        by_last = {w[2]: i for i, w in enumerate(walk)}
+        lasts = [w[2] for w in walk]  # increasing: bisect finds a batch by offset
         if oi.usable:
             for n, e in enumerate(oi):
                 k = by_position.get(e.position)
-                j = by_last.get(e.offset)
+                j = bisect.bisect_left(lasts, e.offset)
                 if k is None:
                     problems.append(
                         f"{oi.path}: entry {n}: position {e.position} is not a batch boundary"
                     )
-                elif j is None or j < k:
+                elif j == len(lasts) or lasts[j] != e.offset or j < k:
                     problems.append(
                         f"{oi.path}: entry {n}: offset {e.offset} is not the last offset of a batch "
                         f"at or after position {e.position}"
@@ -302,7 +305,6 @@ class Segment:
             for w in walk:
                 upto = max(upto, w[3])
                 running.append(upto)
-            lasts = [w[2] for w in walk]
             for n, e in enumerate(ti):
                 j = bisect.bisect_left(lasts, e.offset)
                 if j == len(walk) or walk[j][1] > e.offset:
