@@ -280,6 +280,146 @@ class KafkaRecord(_p.Generated):
         except _p.ENCODE_ERRORS as err:
             raise _p.encode_failed(self, err) from err
 
+    #: What parse_columns fills, one entry per column: (field, kind, array typecode or
+    #: element class name, nullable). Kinds: int, binary, string (raw UTF-8), list.
+    COLUMNS = (
+        ("attributes", "int", "b", False),
+        ("timestamp_delta", "int", "q", False),
+        ("offset_delta", "int", "i", False),
+        ("key", "binary", "", True),
+        ("value", "binary", "", True),
+        ("headers", "list", "Header", False),
+    )
+
+    @classmethod
+    def new_columns(cls) -> list:
+        """Empty columns for parse_columns, in COLUMNS order."""
+        return [
+            _p.int_column("b"),
+            _p.int_column("q"),
+            _p.int_column("i"),
+            _p.BinaryColumn(nullable=True),
+            _p.BinaryColumn(nullable=True),
+            _p.ListColumn(Header),
+        ]
+
+    @classmethod
+    def parse_columns(cls, buf, pos, end, count, cols, verify=True):
+        """Read count consecutive KafkaRecords from buf[pos:end] into cols (from
+        new_columns) instead of objects, with the checks and errors of parse; return the
+        position after the last one. On an error, cols hold part of a value: discard them.
+        """
+        limit = end
+        col_attributes = cols[0]
+        col_timestamp_delta = cols[1]
+        col_offset_delta = cols[2]
+        col_key = cols[3]
+        col_value = cols[4]
+        col_headers = cols[5]
+        try:
+            for _ in range(count):
+                start = pos
+                end = limit
+                b = buf[pos]
+                if b < 0x80:
+                    len_body = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    len_body, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/0")
+                rest_start = pos
+                if not 0 <= len_body <= end - rest_start:
+                    raise _p.bad_length(
+                        "kafka_record /seq/0", start, "len_body", len_body, end - rest_start
+                    )
+                end = rest_start + len_body
+                if end - pos < 1:
+                    raise _p.truncated(cls.PATH, pos, end, 1)
+                (attributes,) = _S0.unpack_from(buf, pos)
+                pos += 1
+                b = buf[pos]
+                if b < 0x80:
+                    timestamp_delta = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    timestamp_delta, pos = _p.read_varint(buf, pos, end, 10, "kafka_record /seq/2")
+                b = buf[pos]
+                if b < 0x80:
+                    offset_delta = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    offset_delta, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/3")
+                b = buf[pos]
+                if b < 0x80:
+                    len_key = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    len_key, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/4")
+                if not (len_key >= (-1)):
+                    raise _p.invalid(
+                        "kafka_record /seq/4", pos, "len_key", len_key, "must satisfy value >= -1"
+                    )
+                if len_key >= 0:
+                    n = len_key
+                    if not 0 <= n <= end - pos:
+                        raise _p.bad_size("kafka_record /seq/5", pos, "key", n, end - pos)
+                    key = buf[pos : pos + n]
+                    pos += n
+                else:
+                    key = None
+                b = buf[pos]
+                if b < 0x80:
+                    len_value = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    len_value, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/6")
+                if not (len_value >= (-1)):
+                    raise _p.invalid(
+                        "kafka_record /seq/6",
+                        pos,
+                        "len_value",
+                        len_value,
+                        "must satisfy value >= -1",
+                    )
+                if len_value >= 0:
+                    n = len_value
+                    if not 0 <= n <= end - pos:
+                        raise _p.bad_size("kafka_record /seq/7", pos, "value", n, end - pos)
+                    value = buf[pos : pos + n]
+                    pos += n
+                else:
+                    value = None
+                b = buf[pos]
+                if b < 0x80:
+                    num_headers = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    num_headers, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/8")
+                if not (num_headers >= 0):
+                    raise _p.invalid(
+                        "kafka_record /seq/8",
+                        pos,
+                        "num_headers",
+                        num_headers,
+                        "must satisfy value >= 0",
+                    )
+                count = num_headers
+                if count < 0:
+                    raise _p.bad_count("kafka_record /seq/9", pos, "headers", count)
+                if count * 2 > end - pos:
+                    raise _p.bad_count("kafka_record /seq/9", pos, "headers", count, end - pos, 2)
+                pos = Header.parse_columns(buf, pos, end, count, col_headers.child, verify)
+                col_headers.add(count)
+                if pos != end:
+                    raise _p.length_mismatch(cls.PATH, start, end - rest_start, pos - rest_start)
+                col_attributes.append(attributes)
+                col_timestamp_delta.append(timestamp_delta)
+                col_offset_delta.append(offset_delta)
+                col_key.add(key)
+                col_value.add(value)
+        except IndexError:
+            raise _p.truncated(cls.PATH, pos, end) from None
+        return pos
+
 
 class Header(_p.Generated):
     """A record header; keys may repeat and keep their order.
@@ -418,3 +558,85 @@ class Header(_p.Generated):
                 raise _p.not_expected(self, "value", "len_value >= 0")
         except _p.ENCODE_ERRORS as err:
             raise _p.encode_failed(self, err) from err
+
+    #: What parse_columns fills, one entry per column: (field, kind, array typecode or
+    #: element class name, nullable). Kinds: int, binary, string (raw UTF-8), list.
+    COLUMNS = (
+        ("key", "string", "", False),
+        ("value", "binary", "", True),
+    )
+
+    @classmethod
+    def new_columns(cls) -> list:
+        """Empty columns for parse_columns, in COLUMNS order."""
+        return [
+            _p.BinaryColumn(nullable=False),
+            _p.BinaryColumn(nullable=True),
+        ]
+
+    @classmethod
+    def parse_columns(cls, buf, pos, end, count, cols, verify=True):
+        """Read count consecutive Headers from buf[pos:end] into cols (from
+        new_columns) instead of objects, with the checks and errors of parse; return the
+        position after the last one. On an error, cols hold part of a value: discard them.
+        """
+        limit = end
+        col_key = cols[0]
+        col_value = cols[1]
+        try:
+            for _ in range(count):
+                end = limit
+                b = buf[pos]
+                if b < 0x80:
+                    len_key = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    len_key, pos = _p.read_varint(
+                        buf, pos, end, 5, "kafka_record /types/header/seq/0"
+                    )
+                if not (len_key >= 0):
+                    raise _p.invalid(
+                        "kafka_record /types/header/seq/0",
+                        pos,
+                        "len_key",
+                        len_key,
+                        "must satisfy value >= 0",
+                    )
+                n = len_key
+                if not 0 <= n <= end - pos:
+                    raise _p.bad_size("kafka_record /types/header/seq/1", pos, "key", n, end - pos)
+                key = buf[pos : pos + n]
+                pos += n
+                b = buf[pos]
+                if b < 0x80:
+                    len_value = (b >> 1) ^ -(b & 1)
+                    pos += 1
+                else:
+                    len_value, pos = _p.read_varint(
+                        buf, pos, end, 5, "kafka_record /types/header/seq/2"
+                    )
+                if not (len_value >= (-1)):
+                    raise _p.invalid(
+                        "kafka_record /types/header/seq/2",
+                        pos,
+                        "len_value",
+                        len_value,
+                        "must satisfy value >= -1",
+                    )
+                if len_value >= 0:
+                    n = len_value
+                    if not 0 <= n <= end - pos:
+                        raise _p.bad_size(
+                            "kafka_record /types/header/seq/3", pos, "value", n, end - pos
+                        )
+                    value = buf[pos : pos + n]
+                    pos += n
+                else:
+                    value = None
+                if pos > end:
+                    raise _p.truncated(cls.PATH, end, end)
+                col_key.add(key)
+                col_value.add(value)
+        except IndexError:
+            raise _p.truncated(cls.PATH, pos, end) from None
+        return pos

@@ -24,6 +24,7 @@ EXT_PREFIX = "-kafkacodec-"
 # Extension keys (see schemas/README.md), with the places they may appear.
 EXT_KEYS = {
     "meta": {"-kafkacodec-primitive"},
+    "type": {"-kafkacodec-columns"},
     "attr": {
         "-kafkacodec-length-of",
         "-kafkacodec-crc",
@@ -62,7 +63,7 @@ INT_TYPES = {
 RESERVED = {
     "buf", "pos", "end", "start", "cls", "self", "out", "o", "outer", "verify", "b", "n", "_", "_i",
     "item", "data", "rest_start", "crc_start", "crc_end", "max_size", "count", "before", "rest_bytes",
-    "rest_auto", "crc_auto", "rest_at", "crc_at",
+    "rest_auto", "crc_auto", "rest_at", "crc_at", "limit", "cols",
 }  # fmt: skip
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -191,6 +192,32 @@ class FieldIR:
 
 
 @dataclass
+class ColumnIR:
+    """One column of a type's columnar decoder (`parse_columns`)."""
+
+    name: str
+    kind: str  # int, binary, string or list
+    typecode: str = ""  # array.array typecode of an int column
+    nullable: bool = False  # binary and string columns: the field has an `if`
+    child_class: str | None = None  # list columns: the element type
+
+    @property
+    def spec(self) -> str:
+        """The COLUMNS entry: (name, kind, typecode or child class, nullable)."""
+        other = self.child_class if self.kind == "list" else self.typecode
+        return f'("{self.name}", "{self.kind}", "{other}", {self.nullable})'
+
+    @property
+    def new(self) -> str:
+        """An empty column of this kind (runtime classes in kafkacodec._prim)."""
+        if self.kind == "int":
+            return f'_p.int_column("{self.typecode}")'
+        if self.kind == "list":
+            return f"_p.ListColumn({self.child_class})"
+        return f"_p.BinaryColumn(nullable={self.nullable})"
+
+
+@dataclass
 class Step:
     kind: str  # "run" or "field"
     fields: list[FieldIR]
@@ -233,6 +260,7 @@ class TypeIR:
     min_size: int = 0
     rest_field: FieldIR | None = None
     crc_field: FieldIR | None = None
+    columns: list[ColumnIR] | None = None  # -kafkacodec-columns: a columnar decoder too
 
     @property
     def stored(self) -> list[str]:
@@ -465,6 +493,12 @@ class ModuleBuilder:
             for f in t.fields:
                 if f.is_list and f.kind in ("user", "switch"):
                     f.elem_min_size = self._elem_min_size(f)
+        for name, (_cls, node, path) in self.local_types.items():
+            flag = node.get("-kafkacodec-columns")
+            if flag not in (None, True):
+                raise SchemaError(f"{path}/-kafkacodec-columns", "the only value is true")
+            if flag:
+                self._columns(self.type_ir[name])
         return ModuleIR(
             id=top,
             source=f"schemas/{self.spec.rel}",
@@ -582,6 +616,35 @@ class ModuleBuilder:
             t.instances.append(self._build_instance(iname, info["node"], info["path"], scope))
         self._derivations(t, raw_by_name, scope)
         return t
+
+    def _columns(self, t: TypeIR):
+        """The columns of t's columnar decoder, and of the element types of its lists: one
+        per stored field, except what builders derive (lengths, counts) and constants."""
+        if t.columns is not None:
+            return
+        t.columns = []
+        by_class = {ir.class_name: ir for ir in self.type_ir.values()}
+        for f in t.fields:
+            where = f"{f.path}: -kafkacodec-columns"
+            if f.derived or f.kind == "contents":
+                continue
+            if f.lazy or f.process or f.kind == "switch":
+                raise SchemaError(where, f"field {f.name!r} cannot be a column ({f.kind}, lazy or processed)")
+            if f.is_list:
+                if f.repeat != "expr" or f.kind != "user" or f.user_class not in by_class:
+                    raise SchemaError(where, f"list {f.name!r} must repeat-expr a type of this schema")
+                t.columns.append(ColumnIR(f.name, "list", child_class=f.user_class))
+                self._columns(by_class[f.user_class])
+            elif f.kind in ("int", "varint"):
+                if f.cond:
+                    raise SchemaError(where, f"integer {f.name!r} has an `if`: no null integers")
+                code = f.fmt if f.kind == "int" else ("i" if f.max_len == 5 else "q")
+                t.columns.append(ColumnIR(f.name, "int", typecode=code))
+            elif f.kind in ("bytes", "str"):
+                kind = "binary" if f.kind == "bytes" else "string"
+                t.columns.append(ColumnIR(f.name, kind, nullable=f.cond is not None))
+            else:
+                raise SchemaError(where, f"field {f.name!r} ({f.kind}) cannot be a column")
 
     def _check_name(self, name, where: str):
         if not isinstance(name, str) or not NAME_RE.match(name):

@@ -7,6 +7,7 @@ Only generated modules should need this; everything here is small and has no sta
 from __future__ import annotations
 
 import struct
+from array import array
 
 from . import compression
 from .crc import compute as compute_crc
@@ -25,6 +26,7 @@ __all__ = [
     "check_crc", "invalid", "bad_length", "bad_size", "bad_count", "no_progress", "no_case",
     "bad_contents", "decode_str", "to_enum", "Generated", "ENCODE_ERRORS",
     "encode_failed", "not_expected", "derive", "process_decode", "process_encode",
+    "int_column", "BinaryColumn", "ListColumn", "column_buffers",
 ]  # fmt: skip
 
 #: Exceptions that mean "these values cannot be encoded" inside a generated builder.
@@ -185,3 +187,64 @@ def process_decode(name: str, data, *args, max_size=None):
 
 def process_encode(name: str, data, *args) -> bytes:
     return _PROCESSES[name][1](data, *args)
+
+
+# ----------------------------------------------------------------- columnar decoders
+
+
+def int_column(typecode: str) -> array:
+    """An integer column: an array of the field's width."""
+    return array(typecode)
+
+
+class BinaryColumn:
+    """A binary or string column as Arrow lays it out: a validity byte per value (nullable
+    columns only), int32 end offsets after a leading 0, and the bytes end to end."""
+
+    __slots__ = ("valid", "offsets", "data")
+
+    def __init__(self, nullable: bool):
+        self.valid = bytearray() if nullable else None
+        self.offsets = array("i", [0])
+        self.data = bytearray()
+
+    def add(self, value) -> None:
+        if self.valid is not None:
+            self.valid.append(value is not None)
+        if value is not None:
+            self.data += value
+        self.offsets.append(len(self.data))
+
+    def buffers(self) -> list:
+        head = [] if self.valid is None else [self.valid]
+        return [*head, self.offsets, self.data]
+
+
+class ListColumn:
+    """A list column: int32 end offsets into the rows of its element type's columns."""
+
+    __slots__ = ("offsets", "spec", "child")
+
+    def __init__(self, element_class):
+        self.offsets = array("i", [0])
+        self.spec = element_class.COLUMNS
+        self.child = element_class.new_columns()
+
+    def add(self, count: int) -> None:
+        self.offsets.append(self.offsets[-1] + count)
+
+
+def column_buffers(spec, cols) -> list:
+    """The columns' buffers, flattened depth first in COLUMNS order: an int column is one
+    buffer, a binary or string column [validity (nullable only), offsets, data], a list
+    column its offsets then its children's buffers. The native decoder returns this too."""
+    out = []
+    for (_name, kind, _other, _nullable), col in zip(spec, cols):
+        if kind == "int":
+            out.append(col)
+        elif kind == "list":
+            out.append(col.offsets)
+            out += column_buffers(col.spec, col.child)
+        else:
+            out += col.buffers()
+    return out

@@ -17,6 +17,7 @@
 #include <Python.h>
 #include <structmember.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 
 /* The Record slots, in the order the loop fills them. */
@@ -523,20 +524,25 @@ error:
 
 /* ------------------------------------------------------------------------ columns */
 
-/* Column buffers for decode_v2_columns: bytes objects allocated once at an upper bound
- * computed from the input (so nothing grows or is copied), shrunk to size at the end. */
+/* Column buffers for decode_v2_columns: bytes objects allocated once at their exact size,
+ * which a first pass over the records measures. */
 typedef struct {
     PyObject *obj;
     char *data;
     Py_ssize_t len, cap;
 } Col;
 
+/* The buffers of KafkaRecord.column_buffers (generated/kafka_record.py), in its order:
+ * COLUMNS_LAYOUT below spells the layout out and a test compares it with the schema's. */
 typedef struct {
-    Col offset, timestamp, batch, key_valid, key_offsets, key_data, value_valid, value_offsets,
-        value_data, header_offsets, hkey_offsets, hkey_data, hvalue_valid, hvalue_offsets,
-        hvalue_data;
+    Col attributes, timestamp_delta, offset_delta, key_valid, key_offsets, key_data,
+        value_valid, value_offsets, value_data, header_offsets, hkey_offsets, hkey_data,
+        hvalue_valid, hvalue_offsets, hvalue_data;
 } Columns;
 #define N_COLUMNS 15
+#define COLUMNS_LAYOUT                                                                  \
+    "attributes:int:b timestamp_delta:int:q offset_delta:int:i key:binary:null "        \
+    "value:binary:null headers:list headers.key:string headers.value:binary:null"
 
 /* Returns -2 when the bound would be passed (never for well-computed bounds: the caller
  * gives up rather than write out of range). */
@@ -554,28 +560,87 @@ static inline int put_i64(Col *o, int64_t v) { return put(o, &v, 8); }
 static inline int put_i32(Col *o, int32_t v) { return put(o, &v, 4); }
 static inline int put_u8(Col *o, uint8_t v) { return put(o, &v, 1); }
 
-/* Append a binary value (validity byte, end offset, data); n == -1 is null. Returns -2
- * when a column would pass Arrow's 2 GiB int32 offsets or its bound. */
+/* Append a binary value (validity byte when valid is not NULL, end offset, data); n == -1
+ * is null. Returns -2 when a column would pass Arrow's 2 GiB int32 offsets or its bound. */
 static inline int
 put_blob(Col *valid, Col *offsets, Col *data, const uint8_t *p, int64_t n)
 {
     if (n > 0 && data->len + n > INT32_MAX)
         return -2;
-    if (put_u8(valid, n >= 0) < 0 || (n > 0 && put(data, p, (Py_ssize_t)n) < 0))
+    if ((valid != NULL && put_u8(valid, n >= 0) < 0) || (n > 0 && put(data, p, (Py_ssize_t)n) < 0))
         return -2;
     return put_i32(offsets, (int32_t)data->len);
 }
 
 PyDoc_STRVAR(decode_v2_columns_doc,
 "decode_v2_columns(regions) -> tuple of 15 bytes | None\n\n"
-"The records of several v2 batches as Arrow-ready column buffers. regions is a list of\n"
-"(records region, count, base_offset, base_timestamp, log_append_time or None, batch index).\n"
-"Returns (offset i64, timestamp i64, batch i32, key validity u8, key offsets i32, key data,\n"
-"value validity, value offsets, value data, header list offsets i32, header key offsets,\n"
-"header key data, header value validity, header value offsets, header value data); offsets\n"
-"arrays start with their leading 0. None when any region is not exactly what the\n"
-"generated parser accepts, a header key is not ASCII, or a column would pass 2 GiB: the\n"
-"caller then decodes those batches through the object path.");
+"The records of several v2 batches' records regions, given as a list of (region, count),\n"
+"as the buffers KafkaRecord.parse_columns fills (kafkacodec._prim.column_buffers order,\n"
+"spelled out in COLUMNS_LAYOUT), for all regions end to end. None when any region is not\n"
+"exactly what the generated parser accepts or a column would pass 2 GiB: the caller then\n"
+"decodes those regions with the generated code, which raises the precise error.");
+
+/* The sizes of the columns of some regions: what the first pass finds. */
+typedef struct {
+    Py_ssize_t records, headers, key_bytes, value_bytes, hkey_bytes, hvalue_bytes;
+} Totals;
+
+/* Pass 1: check every record of a region (exactly as the generated parser would) and
+ * count what the columns will hold. Returns -1 when the region is not accepted. */
+static int
+measure_region(const uint8_t *buf, Py_ssize_t total, Py_ssize_t count, Totals *t)
+{
+    Py_ssize_t pos = 0;
+    if (count < 0 || count > total / 7)
+        return -1;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        RecordView rec;
+        if (scan_record(buf, &pos, total, &rec) < 0)
+            return -1;
+        t->key_bytes += rec.len_key > 0 ? rec.len_key : 0;
+        t->value_bytes += rec.len_value > 0 ? rec.len_value : 0;
+        Py_ssize_t hpos = rec.headers_at;
+        for (int64_t h = 0; h < rec.num_headers; h++) {
+            Py_ssize_t hkey_at, hvalue_at;
+            int64_t len_hkey, len_hvalue;
+            next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
+            t->hkey_bytes += len_hkey;
+            t->hvalue_bytes += len_hvalue > 0 ? len_hvalue : 0;
+        }
+        t->headers += rec.num_headers;
+    }
+    t->records += count;
+    return pos == total ? 0 : -1;
+}
+
+/* Pass 2: append the records of a region measure_region accepted. */
+static void
+fill_region(const uint8_t *buf, Py_ssize_t total, Py_ssize_t count, Columns *c,
+            int32_t *header_count)
+{
+    Py_ssize_t pos = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        RecordView rec;
+        scan_record(buf, &pos, total, &rec);
+        Py_ssize_t hpos = rec.headers_at;
+        for (int64_t h = 0; h < rec.num_headers; h++) {
+            Py_ssize_t hkey_at, hvalue_at;
+            int64_t len_hkey, len_hvalue;
+            next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
+            put_blob(NULL, &c->hkey_offsets, &c->hkey_data, buf + hkey_at, len_hkey);
+            put_blob(&c->hvalue_valid, &c->hvalue_offsets, &c->hvalue_data, buf + hvalue_at,
+                     len_hvalue);
+        }
+        *header_count += (int32_t)rec.num_headers;
+        put_u8(&c->attributes, (uint8_t)rec.attributes);
+        put_i64(&c->timestamp_delta, rec.ts_delta);
+        put_i32(&c->offset_delta, (int32_t)rec.offset_delta);
+        put_blob(&c->key_valid, &c->key_offsets, &c->key_data, buf + rec.key_at, rec.len_key);
+        put_blob(&c->value_valid, &c->value_offsets, &c->value_data, buf + rec.value_at,
+                 rec.len_value);
+        put_i32(&c->header_offsets, *header_count);
+    }
+}
 
 static PyObject *
 decode_v2_columns(PyObject *Py_UNUSED(module), PyObject *args)
@@ -583,129 +648,191 @@ decode_v2_columns(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *regions;
     if (!PyArg_ParseTuple(args, "O!:decode_v2_columns", &PyList_Type, &regions))
         return NULL;
+    const Py_ssize_t n_regions = PyList_GET_SIZE(regions);
     Columns c;
     memset(&c, 0, sizeof c);
     Col *all = (Col *)&c;
     PyObject *result = NULL;
-    int status = 0; /* 0 ok, 1 give up, -1 error */
-    int32_t header_count = 0;
-
-    /* Bounds: every record takes >= 7 bytes of its region and every header >= 2, and no
-     * key, value or header outgrows the region it is in. */
-    Py_ssize_t bytes = 0, records = 0;
-    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(regions); r++) {
-        PyObject *item = PyList_GET_ITEM(regions, r), *region;
-        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 6) {
-            PyErr_SetString(PyExc_TypeError, "regions are 6-tuples");
-            return NULL;
-        }
-        region = PyTuple_GET_ITEM(item, 0);
-        Py_ssize_t n = PyObject_Length(region);
-        if (n < 0)
-            return NULL;
-        bytes += n;
-        records += n / 7;
+    Py_ssize_t held = 0;
+    Py_buffer *views = PyMem_Calloc((size_t)(n_regions ? n_regions : 1), sizeof(Py_buffer));
+    Py_ssize_t *counts = PyMem_Calloc((size_t)(n_regions ? n_regions : 1), sizeof(Py_ssize_t));
+    if (views == NULL || counts == NULL) {
+        PyErr_NoMemory();
+        goto error;
     }
-    const Py_ssize_t caps[N_COLUMNS] = {
-        8 * records, 8 * records, 4 * records, records, 4 * (records + 1), bytes,
-        records, 4 * (records + 1), bytes, 4 * (records + 1), 4 * (bytes / 2 + 1), bytes,
-        bytes / 2, 4 * (bytes / 2 + 1), bytes,
+    for (; held < n_regions; held++) {
+        PyObject *item = PyList_GET_ITEM(regions, held);
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2) {
+            PyErr_SetString(PyExc_TypeError, "regions are (region, count) tuples");
+            goto error;
+        }
+        if (!PyArg_ParseTuple(item, "y*n:region", &views[held], &counts[held]))
+            goto error;
+    }
+
+    /* Pass 1: check everything and size the columns exactly (so that nothing is allocated
+     * beyond what the records hold, and nothing grows). */
+    Totals t;
+    memset(&t, 0, sizeof t);
+    for (Py_ssize_t r = 0; r < n_regions; r++) {
+        if (measure_region(views[r].buf, views[r].len, counts[r], &t) < 0)
+            goto give_up;
+    }
+    if (t.key_bytes > INT32_MAX || t.value_bytes > INT32_MAX || t.hkey_bytes > INT32_MAX
+        || t.hvalue_bytes > INT32_MAX || t.headers > INT32_MAX)
+        goto give_up; /* past Arrow's int32 offsets: the generated code decides */
+    const Py_ssize_t R = t.records, H = t.headers;
+    const Py_ssize_t sizes[N_COLUMNS] = {
+        R, 8 * R, 4 * R, R, 4 * (R + 1), t.key_bytes, R, 4 * (R + 1), t.value_bytes,
+        4 * (R + 1), 4 * (H + 1), t.hkey_bytes, H, 4 * (H + 1), t.hvalue_bytes,
     };
     for (int i = 0; i < N_COLUMNS; i++) {
-        all[i].obj = PyBytes_FromStringAndSize(NULL, caps[i]);
+        all[i].obj = PyBytes_FromStringAndSize(NULL, sizes[i]);
         if (all[i].obj == NULL)
             goto error;
         all[i].data = PyBytes_AS_STRING(all[i].obj);
-        all[i].cap = caps[i];
+        all[i].cap = sizes[i];
     }
-    if (put_i32(&c.key_offsets, 0) < 0 || put_i32(&c.value_offsets, 0) < 0
-        || put_i32(&c.header_offsets, 0) < 0 || put_i32(&c.hkey_offsets, 0) < 0
-        || put_i32(&c.hvalue_offsets, 0) < 0)
-        goto error;
 
-    for (Py_ssize_t r = 0; r < PyList_GET_SIZE(regions) && status == 0; r++) {
-        Py_buffer view;
-        Py_ssize_t count;
-        long long base_offset, base_timestamp;
-        PyObject *log_append_time;
-        int batch_index;
-        if (!PyArg_ParseTuple(PyList_GET_ITEM(regions, r), "y*nLLOi:region", &view, &count,
-                              &base_offset, &base_timestamp, &log_append_time, &batch_index))
+    /* Pass 2: fill them. */
+    put_i32(&c.key_offsets, 0);
+    put_i32(&c.value_offsets, 0);
+    put_i32(&c.header_offsets, 0);
+    put_i32(&c.hkey_offsets, 0);
+    put_i32(&c.hvalue_offsets, 0);
+    int32_t header_count = 0;
+    for (Py_ssize_t r = 0; r < n_regions; r++)
+        fill_region(views[r].buf, views[r].len, counts[r], &c, &header_count);
+    for (int i = 0; i < N_COLUMNS; i++) {
+        if (all[i].len != all[i].cap) { /* cannot happen: both passes read the same bytes */
+            PyErr_SetString(PyExc_SystemError, "decode_v2_columns: column sizes disagree");
             goto error;
-        long long lat = 0;
-        if (log_append_time != Py_None) {
-            lat = PyLong_AsLongLong(log_append_time);
-            if (lat == -1 && PyErr_Occurred()) {
-                PyBuffer_Release(&view);
-                goto error;
-            }
         }
-        const uint8_t *buf = (const uint8_t *)view.buf;
-        const Py_ssize_t total = view.len;
-        Py_ssize_t pos = 0;
-        if (count < 0 || count > total / 7)
-            status = 1;
-        for (Py_ssize_t i = 0; i < count && status == 0; i++) {
-            RecordView r;
-            long long offset, ts;
-            if (scan_record(buf, &pos, total, &r) < 0
-                || __builtin_add_overflow(base_offset, (long long)r.offset_delta, &offset)
-                || __builtin_add_overflow(base_timestamp, (long long)r.ts_delta, &ts)) {
-                status = 1;
-                break;
-            }
-            Py_ssize_t hpos = r.headers_at;
-            for (int64_t h = 0; h < r.num_headers && status == 0; h++) {
-                Py_ssize_t hkey_at, hvalue_at;
-                int64_t len_hkey, len_hvalue;
-                next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
-                for (int64_t k = 0; k < len_hkey; k++)
-                    if (buf[hkey_at + k] & 0x80)
-                        status = 1; /* Python decodes non-ASCII keys as the object path does */
-                if (status || c.hkey_data.len + len_hkey > INT32_MAX
-                    || put(&c.hkey_data, buf + hkey_at, (Py_ssize_t)len_hkey) < 0
-                    || put_i32(&c.hkey_offsets, (int32_t)c.hkey_data.len) < 0
-                    || put_blob(&c.hvalue_valid, &c.hvalue_offsets, &c.hvalue_data,
-                                buf + hvalue_at, len_hvalue) < 0)
-                    status = 1; /* non-ASCII, or past 2 GiB: the object path decides */
-                header_count++;
-            }
-            if (log_append_time != Py_None)
-                ts = lat;
-            if (status
-                || put_blob(&c.key_valid, &c.key_offsets, &c.key_data, buf + r.key_at, r.len_key) < 0
-                || put_blob(&c.value_valid, &c.value_offsets, &c.value_data, buf + r.value_at,
-                            r.len_value) < 0
-                || put_i64(&c.offset, offset) < 0 || put_i64(&c.timestamp, ts) < 0
-                || put_i32(&c.batch, batch_index) < 0
-                || put_i32(&c.header_offsets, header_count) < 0)
-                status = 1;
-        }
-        if (status == 0 && pos != total)
-            status = 1;
-        PyBuffer_Release(&view);
-    }
-    if (status < 0)
-        goto error;
-    if (status > 0) {
-        for (int i = 0; i < N_COLUMNS; i++)
-            Py_CLEAR(all[i].obj);
-        Py_RETURN_NONE;
     }
     result = PyTuple_New(N_COLUMNS);
     if (result == NULL)
         goto error;
     for (int i = 0; i < N_COLUMNS; i++) {
-        if (_PyBytes_Resize(&all[i].obj, all[i].len) < 0)
-            goto error;
         PyTuple_SET_ITEM(result, i, all[i].obj);
         all[i].obj = NULL;
     }
-    return result;
+    goto done;
+give_up:
+    result = Py_None;
+    Py_INCREF(result);
+    goto done;
 error:
-    Py_XDECREF(result);
+    Py_CLEAR(result);
+done:
     for (int i = 0; i < N_COLUMNS; i++)
         Py_CLEAR(all[i].obj);
+    for (Py_ssize_t r = 0; r < held; r++)
+        PyBuffer_Release(&views[r]);
+    PyMem_Free(views);
+    PyMem_Free(counts);
+    return result;
+}
+
+
+/* --------------------------------------------------------------------- batch walk */
+
+/* One v2 batch header as scan_v2_batches writes it (native byte order); BATCH_FIELDS
+ * below describes the layout to NumPy. */
+typedef struct {
+    int64_t position, base_offset, base_timestamp, max_timestamp, producer_id;
+    int32_t len_batch, partition_leader_epoch, last_offset_delta, base_sequence, num_records;
+    uint32_t crc;
+    int16_t attributes, producer_epoch;
+    int8_t magic;
+} BatchEntry;
+
+static inline int64_t be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return (int64_t)__builtin_bswap64(v); }
+static inline int32_t be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return (int32_t)__builtin_bswap32(v); }
+static inline int16_t be16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return (int16_t)__builtin_bswap16(v); }
+
+PyDoc_STRVAR(scan_v2_batches_doc,
+"scan_v2_batches(data, start, end, crc32c) -> (entries bytes, stop position)\n\n"
+"Walk the v2 batches of data[start:end] from start, reading only their 61-byte headers,\n"
+"and return them as packed BatchEntry structs (layout in BATCH_FIELDS) with the position\n"
+"where the walk stopped. crc32c, when not None, is called on each batch's CRC-covered\n"
+"bytes (a memoryview) and must return the CRC-32C. The walk stops, without an error, at\n"
+"the first entry that is not a complete v2 batch the generated parser accepts with a\n"
+"matching CRC (a partial entry at the end, a legacy message, anything damaged): the\n"
+"caller hands that entry to the Python iterator, which reads it or raises the precise\n"
+"error.");
+
+static PyObject *
+scan_v2_batches(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start, end;
+    PyObject *crc_func;
+    if (!PyArg_ParseTuple(args, "y*nnO:scan_v2_batches", &view, &start, &end, &crc_func))
+        return NULL;
+    if (start < 0 || end > view.len || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "start and end must lie inside data");
+        return NULL;
+    }
+    const uint8_t *buf = (const uint8_t *)view.buf;
+    Py_ssize_t cap = 64, n = 0, pos = start;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, cap * (Py_ssize_t)sizeof(BatchEntry));
+    if (out == NULL)
+        goto error;
+    while (end - pos >= 61) {
+        const uint8_t *p = buf + pos;
+        int32_t len_batch = be32(p + 8);
+        if (len_batch < 49 || len_batch > end - pos - 12 || p[16] != 2)
+            break; /* partial, legacy, unknown magic or damaged: the Python iterator decides */
+        BatchEntry e;
+        memset(&e, 0, sizeof e); /* the padding too: no stack bytes leak into the output */
+        e.position = pos;
+        e.base_offset = be64(p);
+        e.len_batch = len_batch;
+        e.partition_leader_epoch = be32(p + 12);
+        e.magic = 2;
+        e.crc = (uint32_t)be32(p + 17);
+        e.attributes = be16(p + 21);
+        e.last_offset_delta = be32(p + 23);
+        e.base_timestamp = be64(p + 27);
+        e.max_timestamp = be64(p + 35);
+        e.producer_id = be64(p + 43);
+        e.producer_epoch = be16(p + 51);
+        e.base_sequence = be32(p + 53);
+        e.num_records = be32(p + 57);
+        if (e.num_records < 0)
+            break;
+        if (crc_func != Py_None) {
+            PyObject *mv = PyMemoryView_FromMemory((char *)p + 21, len_batch - 9, PyBUF_READ);
+            if (mv == NULL)
+                goto error;
+            PyObject *got = PyObject_CallOneArg(crc_func, mv);
+            Py_DECREF(mv);
+            if (got == NULL)
+                goto error;
+            unsigned long value = PyLong_AsUnsignedLong(got);
+            Py_DECREF(got);
+            if (value == (unsigned long)-1 && PyErr_Occurred())
+                goto error;
+            if (value != e.crc)
+                break;
+        }
+        if (n == cap) {
+            cap *= 2;
+            if (_PyBytes_Resize(&out, cap * (Py_ssize_t)sizeof(BatchEntry)) < 0)
+                goto error;
+        }
+        memcpy(PyBytes_AS_STRING(out) + n * (Py_ssize_t)sizeof(BatchEntry), &e, sizeof e);
+        n++;
+        pos += 12 + (Py_ssize_t)len_batch;
+    }
+    PyBuffer_Release(&view);
+    if (_PyBytes_Resize(&out, n * (Py_ssize_t)sizeof(BatchEntry)) < 0)
+        return NULL;
+    return Py_BuildValue("(Nn)", out, pos);
+error:
+    PyBuffer_Release(&view);
+    Py_XDECREF(out);
     return NULL;
 }
 
@@ -713,6 +840,7 @@ static PyMethodDef methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS, decode_v2_records_doc},
     {"encode_v2_records", encode_v2_records, METH_VARARGS, encode_v2_records_doc},
     {"decode_v2_columns", decode_v2_columns, METH_VARARGS, decode_v2_columns_doc},
+    {"scan_v2_batches", scan_v2_batches, METH_VARARGS, scan_v2_batches_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -728,8 +856,41 @@ static struct PyModuleDef module = {
     NULL,
 };
 
+#define FIELD(name, fmt) {#name, fmt, offsetof(BatchEntry, name)}
+static const struct { const char *name, *fmt; size_t offset; } BATCH_FIELDS[] = {
+    FIELD(position, "i8"), FIELD(base_offset, "i8"), FIELD(base_timestamp, "i8"),
+    FIELD(max_timestamp, "i8"), FIELD(producer_id, "i8"), FIELD(len_batch, "i4"),
+    FIELD(partition_leader_epoch, "i4"), FIELD(last_offset_delta, "i4"),
+    FIELD(base_sequence, "i4"), FIELD(num_records, "i4"), FIELD(crc, "u4"),
+    FIELD(attributes, "i2"), FIELD(producer_epoch, "i2"), FIELD(magic, "i1"),
+};
+#define N_BATCH_FIELDS (sizeof BATCH_FIELDS / sizeof BATCH_FIELDS[0])
+
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL)
+        return NULL;
+    PyObject *fields = PyTuple_New(N_BATCH_FIELDS);
+    if (fields == NULL)
+        goto error;
+    for (size_t i = 0; i < N_BATCH_FIELDS; i++) {
+        PyObject *f = Py_BuildValue("(ssn)", BATCH_FIELDS[i].name, BATCH_FIELDS[i].fmt,
+                                    (Py_ssize_t)BATCH_FIELDS[i].offset);
+        if (f == NULL)
+            goto error;
+        PyTuple_SET_ITEM(fields, (Py_ssize_t)i, f);
+    }
+    if (PyModule_AddObject(m, "BATCH_FIELDS", fields) < 0)
+        goto error;
+    fields = NULL; /* the module holds it now */
+    if (PyModule_AddIntConstant(m, "BATCH_ENTRY_SIZE", (long)sizeof(BatchEntry)) < 0
+        || PyModule_AddStringConstant(m, "COLUMNS_LAYOUT", COLUMNS_LAYOUT) < 0)
+        goto error;
+    return m;
+error:
+    Py_XDECREF(fields);
+    Py_DECREF(m);
+    return NULL;
 }

@@ -1,32 +1,50 @@
-"""Columnar decoding: a run of batches into one Arrow record batch, without a Python object
-per record.
+"""Columnar decoding: batch headers and records as Arrow tables, without a Python object per
+batch or per record.
 
-The v2 records of a run go through one native call (`_speedups.decode_v2_columns`) that
-writes Arrow-ready buffers (int64 offsets and timestamps, binary keys and values as
-validity + int32 offsets + data, headers as list<struct<key, value>>); NumPy and PyArrow
-wrap them without copying. Whatever that loop does not take (legacy message sets, a batch
-it gives up on, a build without the C extension) goes through the object path, which stays
-the reference: the columns equal those of `batch.records()` for every input, and a damaged
-batch raises the same error with the same position (tests/test_columnar.py).
+Two layers, each with a generated reference and an optional native accelerator:
+
+- The batch walk (`walk_batches`, `scan_batches`) reads only the 61-byte headers of the v2
+  batches into one NumPy structured array (ENTRY). `_speedups.scan_v2_batches` walks runs
+  of v2 batches in C; whatever it stops at (a legacy message, a partial or damaged entry)
+  goes through the Python BatchIterator, which reads it or raises the precise error.
+- The records (`decode_columns`) of a run of v2 batches are decoded by the generated
+  `KafkaRecord.parse_columns` (from schemas/kafka_record.ksy, `-kafkacodec-columns`) into
+  Arrow-shaped buffers; `_speedups.decode_v2_columns` fills the same buffers in C. NumPy
+  then adds the batch-level values: absolute offsets, timestamps (LogAppendTime), the
+  batch metadata of every record.
+
+The object path (`batch.records()`) stays the reference: legacy message sets and control
+batches go through it, and so does any batch the column decoders do not accept, so that a
+damaged batch raises the same error with the same position (tests/test_columnar.py).
 
 Needs the `columnar` extra (numpy, pyarrow).
 """
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
+
 import numpy as np
 import pyarrow as pa
+from kafkacodec.generated.kafka_record import KafkaRecord
 
 from . import compression as _comp
-from .batches import BatchIterator
-from .errors import DecodeError
+from ._prim import column_buffers
+from .batches import BatchIterator, LegacyBatch
+from .crc import crc32c
+from .errors import CorruptRecordError, DecodeError
 
 try:
     from ._speedups import decode_v2_columns as _native_columns
+    from ._speedups import scan_v2_batches as _native_scan
 except ImportError:  # pragma: no cover - a build without a C compiler
-    _native_columns = None
+    _native_columns = _native_scan = None
 
-__all__ = ["SCHEMA", "decode_columns", "columns_from_batches"]
+__all__ = [
+    "SCHEMA", "BATCH_SCHEMA", "ENTRY", "TIMESTAMP_TYPE_CODES", "Walk", "walk_batches",
+    "scan_batches", "decode_columns",
+]  # fmt: skip
 
 HEADER = pa.struct([("key", pa.string()), ("value", pa.binary())])
 
@@ -40,177 +58,384 @@ SCHEMA = pa.schema([
     ("partition_leader_epoch", pa.int32()), ("position", pa.int64()),
 ])  # fmt: skip
 
+#: One row per batch (a legacy top-level message counts as a batch), from its header only.
+#: A legacy compressed wrapper has a null base_offset and num_records: knowing them means
+#: decompressing it (Kafka's countOrNull).
+BATCH_SCHEMA = pa.schema([
+    ("position", pa.int64()), ("size", pa.int32()), ("magic", pa.int8()),
+    ("base_offset", pa.int64()), ("last_offset", pa.int64()), ("num_records", pa.int32()),
+    ("partition_leader_epoch", pa.int32()), ("crc", pa.int64()), ("attributes", pa.int16()),
+    ("compression", pa.string()), ("timestamp_type", pa.int8()),
+    ("base_timestamp", pa.int64()), ("max_timestamp", pa.int64()),
+    ("producer_id", pa.int64()), ("producer_epoch", pa.int16()), ("base_sequence", pa.int32()),
+    ("is_transactional", pa.bool_()), ("is_control", pa.bool_()),
+])  # fmt: skip
+
 #: timestamp_type codes, as Kafka numbers them (Spark's `timestampType` column too).
 TIMESTAMP_TYPE_CODES = {"NoTimestampType": -1, "CreateTime": 0, "LogAppendTime": 1}
 
+#: A batch header as the walk stores it: the v2 header fields, and its position. The C
+#: struct of runtime/_speedups.c has this layout (a test compares them). Legacy messages
+#: fill it as Kafka's legacy batches answer: base_offset = their offset, num_records -1 for
+#: a compressed wrapper, timestamps -1 for magic 0, no producer.
+ENTRY = np.dtype([
+    ("position", "i8"), ("base_offset", "i8"), ("base_timestamp", "i8"),
+    ("max_timestamp", "i8"), ("producer_id", "i8"), ("len_batch", "i4"),
+    ("partition_leader_epoch", "i4"), ("last_offset_delta", "i4"), ("base_sequence", "i4"),
+    ("num_records", "i4"), ("crc", "u4"), ("attributes", "i2"), ("producer_epoch", "i2"),
+    ("magic", "i1"),
+], align=True)  # fmt: skip
+
 _RUN_BYTES = 1 << 20  # ~1 MB of batches per native call: the working set stays in cache
+_CODECS = pa.array([_comp.CODEC_NAMES.get(i, f"unknown({i})") for i in range(8)], pa.string())
+
+
+# ------------------------------------------------------------------------------ walk
+
+
+@dataclass
+class Walk:
+    """The batches found from `start`: their headers (ENTRY array, in file order), the
+    legacy batch objects by entry index, where the walk stopped, and the error that stopped
+    it (None when it ran to the end or to a partial entry there)."""
+
+    entries: np.ndarray
+    legacy: dict[int, LegacyBatch]
+    position: int
+    end: int
+    error: DecodeError | None
+
+    @property
+    def remaining(self) -> int:
+        """Bytes left after the last complete batch (a partial entry, or 0)."""
+        return self.end - self.position
+
+
+def _entry(b) -> tuple:
+    """An ENTRY row for a batch object (the Python walk)."""
+    if b.magic >= 2:
+        return (b.position, b.base_offset, b.base_timestamp, b.max_timestamp, b.producer_id,
+                b.len_batch, b.partition_leader_epoch, b.last_offset_delta, b.base_sequence,
+                b.num_records, b.crc, b.attributes, b.producer_epoch, b.magic)  # fmt: skip
+    ts = b.timestamp if b.magic >= 1 else -1
+    count = -1 if b.attributes & 7 else 1
+    return (b.position, b.offset, ts, ts, -1, b.len_message, -1, 0, -1, count, b.crc,
+            b.attributes, -1, b.magic)  # fmt: skip
+
+
+def walk_batches(data, *, verify_crc: bool = True, source: str | None = None, start: int = 0,
+                 end: int | None = None) -> Walk:  # fmt: skip
+    """Walk the batches of data[start:end] (any magic) reading headers only, as iter_batches
+    does, and return them as a Walk; an error is returned in it, not raised, so that a
+    caller can first use the batches before it. With verify_crc each batch's CRC is checked
+    (a mismatch stops the walk with ChecksumError)."""
+    view = data if isinstance(data, memoryview) else memoryview(data)
+    if view.ndim != 1 or view.itemsize != 1:
+        view = view.cast("B")
+    end = len(view) if end is None else end
+    pieces: list[np.ndarray] = []
+    rows: list[tuple] = []
+    legacy: dict[int, LegacyBatch] = {}
+    count = 0
+    pos = start
+    error = None
+    while True:
+        if _native_scan is not None:
+            raw, pos = _native_scan(view, pos, end, crc32c if verify_crc else None)
+            if raw:
+                if rows:
+                    pieces.append(np.array(rows, ENTRY))
+                    rows = []
+                pieces.append(np.frombuffer(raw, ENTRY))
+                count += len(raw) // ENTRY.itemsize
+        # What the native walk stopped at (or everything, without it): the Python iterator.
+        it = BatchIterator(view, verify_crc=verify_crc, source=source, start=pos, end=end)
+        try:
+            b = next(it)
+        except StopIteration:
+            break
+        except DecodeError as err:
+            error = err
+            break
+        if b.magic < 2:
+            legacy[count] = b
+        rows.append(_entry(b))
+        count += 1
+        pos = it.position
+    if rows or not pieces:
+        pieces.append(np.array(rows, ENTRY))
+    entries = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+    return Walk(entries, legacy, pos, end, error)
+
+
+def scan_batches(data, *, verify_crc: bool = True, source: str | None = None, start: int = 0,
+                 end: int | None = None) -> pa.Table:  # fmt: skip
+    """One row per batch of data[start:end] (BATCH_SCHEMA), from the headers only; no
+    record is decoded or decompressed. Raises the DecodeError iter_batches raises."""
+    w = walk_batches(data, verify_crc=verify_crc, source=source, start=start, end=end)
+    if w.error is not None:
+        raise w.error
+    return batch_table(w.entries)
+
+
+def batch_table(e: np.ndarray) -> pa.Table:
+    """BATCH_SCHEMA rows for ENTRY rows."""
+    v2 = e["magic"] >= 2
+    wrapper = ~v2 & (e["attributes"] & 7 != 0)
+    ts_type = np.where(v2 | (e["magic"] == 1), (e["attributes"] >> 3) & 1, -1)
+    cols = {
+        "position": e["position"],
+        "size": e["len_batch"] + 12,
+        "magic": e["magic"],
+        "base_offset": pa.array(e["base_offset"], mask=wrapper),
+        "last_offset": e["base_offset"] + e["last_offset_delta"],
+        "num_records": pa.array(e["num_records"], mask=wrapper),
+        "partition_leader_epoch": e["partition_leader_epoch"],
+        "crc": e["crc"].astype(np.int64),
+        "attributes": e["attributes"],
+        "compression": _CODECS.take(pa.array(e["attributes"] & 7)),
+        "timestamp_type": ts_type.astype(np.int8),
+        "base_timestamp": e["base_timestamp"],
+        "max_timestamp": e["max_timestamp"],
+        "producer_id": e["producer_id"],
+        "producer_epoch": e["producer_epoch"],
+        "base_sequence": e["base_sequence"],
+        "is_transactional": v2 & (e["attributes"] & 0x10 != 0),
+        "is_control": v2 & (e["attributes"] & 0x20 != 0),
+    }
+    return pa.table([pa.array(cols[f.name], f.type) for f in BATCH_SCHEMA], schema=BATCH_SCHEMA)
+
+
+# --------------------------------------------------------------------------- records
 
 
 def decode_columns(data, *, verify_crc: bool = True, source: str | None = None, start: int = 0,
                    end: int | None = None, max_inflated: int | None = None) -> pa.Table:  # fmt: skip
     """The records of every complete batch in data[start:end] as an Arrow table (SCHEMA),
-    in chunks of about 1 MB of input. CRCs are checked per batch unless verify_crc is False; bad input raises the
-    DecodeError the object path raises."""
-    it = BatchIterator(data, verify_crc=verify_crc, source=source, start=start, end=end)
-    batches = []
-    try:
-        for b in it:
-            batches.append(b)
-    except DecodeError:
-        # The first error in file order wins, as in the object path: the records of the
-        # batches before the damaged one are decoded (and may fail) first.
-        columns_from_batches(batches, max_inflated=max_inflated)
-        raise
-    return columns_from_batches(batches, max_inflated=max_inflated)
+    in chunks of about 1 MB of input. CRCs are checked per batch unless verify_crc is
+    False; bad input raises the DecodeError the object path raises, the first in file
+    order."""
+    w = walk_batches(data, verify_crc=verify_crc, source=source, start=start, end=end)
+    # The records of the batches before a damaged one are decoded (and may fail) first.
+    table = records_table(data, w, max_inflated=max_inflated)
+    if w.error is not None:
+        raise w.error
+    return table
 
 
-def columns_from_batches(batches, *, max_inflated: int | None = None) -> pa.Table:
-    """Columns for batches already found by a BatchIterator (in order)."""
-    meta = _Meta(batches)
+def records_table(data, w: Walk, *, max_inflated: int | None = None) -> pa.Table:
+    """The records of the batches a walk found (SCHEMA)."""
+    view = data if isinstance(data, memoryview) else memoryview(data)
+    if view.ndim != 1 or view.itemsize != 1:
+        view = view.cast("B")
+    e = w.entries
+    magic, attributes, sizes = e["magic"], e["attributes"], e["len_batch"] + 12
     pieces: list[pa.RecordBatch] = []
-    run: list = []
-    run_bytes = 0
-
-    def flush():
-        nonlocal run, run_bytes
-        if run:
-            pieces.extend(_v2_run(run, batches, meta, max_inflated))
-            run, run_bytes = [], 0
-
-    for i, b in enumerate(batches):
-        if b.magic >= 2 and _native_columns is not None:
-            run.append(i)
-            run_bytes += b.size
-            if run_bytes >= _RUN_BYTES:
-                flush()
-        else:
-            flush()
-            pieces.append(_from_objects([i], batches, meta))
-    flush()
+    i, n = 0, len(e)
+    while i < n:
+        if magic[i] < 2 or attributes[i] & 0x20:  # legacy and control batches: objects
+            pieces.append(_from_objects(_batch(view, e, i, w)))
+            i += 1
+            continue
+        j, run_bytes = i, 0
+        while j < n and magic[j] >= 2 and not attributes[j] & 0x20 and run_bytes < _RUN_BYTES:
+            run_bytes += int(sizes[j])
+            j += 1
+        pieces += _v2_run(view, e, i, j, w, max_inflated)
+        i = j
     return pa.Table.from_batches(pieces, SCHEMA)
 
 
-def _region(b, max_inflated):
-    codec = b.attributes & 7
-    if codec == _comp.NONE:
-        return b.records_region_raw
-    try:
-        return _comp.decompress(codec, b.records_region_raw, 2, max_inflated)
-    except DecodeError:
-        return None  # the object path raises it, located
+def _batch(view, e, i, w: Walk):
+    """The batch object of entry i (the object path)."""
+    if i in w.legacy:
+        return w.legacy[i]
+    pos = int(e["position"][i])
+    return next(
+        BatchIterator(view, verify_crc=False, start=pos, end=pos + int(e["len_batch"][i]) + 12)
+    )
 
 
-def _v2_run(run: list[int], batches, meta, max_inflated) -> list[pa.RecordBatch]:
+def _v2_run(view, e, i: int, j: int, w: Walk, max_inflated) -> list[pa.RecordBatch]:
+    """Entries i..j-1 (v2, not control) through the column decoders."""
     regions = []
-    for i in run:
-        b = batches[i]
-        region = _region(b, max_inflated)
-        if region is None:
-            return _split(run, batches, meta, max_inflated)
-        lat = b.max_timestamp if b.attributes & 0x08 else None
-        regions.append((region, b.num_records, b.base_offset, b.base_timestamp, lat, i))
-    cols = _native_columns(regions)
-    if cols is None:
-        return _split(run, batches, meta, max_inflated)
-    return [_assemble(cols, meta)]
+    for k in range(i, j):
+        pos, size = int(e["position"][k]), int(e["len_batch"][k]) + 12
+        region = view[pos + 61 : pos + size]
+        codec = int(e["attributes"][k]) & 7
+        if codec != _comp.NONE:
+            try:
+                region = _comp.decompress(codec, region, 2, max_inflated)
+            except DecodeError:
+                return _split(view, e, i, j, w, max_inflated)  # the object path locates it
+        regions.append((region, int(e["num_records"][k])))
+    buffers = _decode_regions(regions)
+    if buffers is None:
+        return _split(view, e, i, j, w, max_inflated)
+    try:
+        return [_assemble(buffers, e[i:j])]
+    except DecodeError:
+        return _split(view, e, i, j, w, max_inflated)
 
 
-def _split(run, batches, meta, max_inflated):
-    """A run the native loop gave up on: each batch alone, the object path for the one(s)
-    it does not take (which raises the precise error if the batch is damaged)."""
-    if len(run) > 1:
-        return [p for i in run for p in _v2_run([i], batches, meta, max_inflated)]
-    return [_from_objects(run, batches, meta)]
+def _decode_regions(regions):
+    """Column buffers for records regions: the native loop, else the generated decoder;
+    None when either finds something wrong (the object path then raises it, located)."""
+    if sum(len(r) for r, _ in regions) >= 1 << 31:
+        return None  # past Arrow's int32 offsets: the object path
+    if _native_columns is not None:
+        got = _native_columns(regions)
+        if got is not None:
+            return got
+    cols = KafkaRecord.new_columns()
+    try:
+        for region, count in regions:
+            if KafkaRecord.parse_columns(region, 0, len(region), count, cols) != len(region):
+                return None
+    except DecodeError:
+        return None
+    return column_buffers(KafkaRecord.COLUMNS, cols)
 
 
-def _binary(valid: bytes, offsets: bytes, data: bytes) -> pa.Array:
-    mask = np.frombuffer(valid, np.uint8)
-    n = len(mask)
-    nulls = n - int(np.count_nonzero(mask))
-    bitmap = pa.py_buffer(np.packbits(mask, bitorder="little")) if nulls else None
-    return pa.Array.from_buffers(pa.binary(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)],
-                                 null_count=nulls)  # fmt: skip
+def _split(view, e, i, j, w, max_inflated):
+    """A run the column decoders did not take: each batch alone, and the object path for
+    the one(s) they do not take (which raises the precise error if a batch is damaged)."""
+    if j - i > 1:
+        return [p for k in range(i, j) for p in _v2_run(view, e, k, k + 1, w, max_inflated)]
+    return [_from_objects(_batch(view, e, i, w))]
 
 
-def _assemble(cols, meta: _Meta) -> pa.RecordBatch:
-    (offset, timestamp, batch, kv, ko, kd, vv, vo, vd, ho, hko, hkd, hvv, hvo, hvd) = cols
-    n_headers = len(hko) // 4 - 1
-    hkeys = pa.Array.from_buffers(
-        pa.string(), n_headers, [None, pa.py_buffer(hko), pa.py_buffer(hkd)]
-    )
-    headers = pa.ListArray.from_arrays(
-        pa.array(np.frombuffer(ho, np.int32)),
-        pa.StructArray.from_arrays([hkeys, _binary(hvv, hvo, hvd)], fields=list(HEADER)),
-    )
-    cols_out = {
-        "offset": pa.array(np.frombuffer(offset, np.int64)),
-        "timestamp": pa.array(np.frombuffer(timestamp, np.int64)),
-        "key": _binary(kv, ko, kd),
-        "value": _binary(vv, vo, vd),
-        "headers": headers,
-        **meta.columns(np.frombuffer(batch, np.int32)),
+def _element_class(name: str):
+    return getattr(sys.modules[KafkaRecord.__module__], name)
+
+
+def _arrays(spec, buffers, n: int) -> dict:
+    """Arrow arrays (NumPy arrays for int columns) from column_buffers-ordered buffers."""
+    out = {}
+    for name, kind, other, nullable in spec:
+        if kind == "int":
+            out[name] = np.frombuffer(next(buffers), np.dtype(other))
+        elif kind == "list":
+            offsets = np.frombuffer(next(buffers), np.int32)
+            cls = _element_class(other)
+            child = _arrays(cls.COLUMNS, buffers, int(offsets[-1]))
+            struct = pa.StructArray.from_arrays([child[c[0]] for c in cls.COLUMNS],
+                                                [c[0] for c in cls.COLUMNS])  # fmt: skip
+            out[name] = pa.ListArray.from_arrays(pa.array(offsets), struct)
+        else:
+            valid = next(buffers) if nullable else None
+            out[name] = _binary(pa.string() if kind == "string" else pa.binary(), n, valid,
+                                next(buffers), next(buffers))  # fmt: skip
+    return out
+
+
+def _binary(type_, n: int, valid, offsets, data) -> pa.Array:
+    nulls = 0
+    bitmap = None
+    if valid is not None:
+        mask = np.frombuffer(valid, np.uint8)
+        nulls = n - int(np.count_nonzero(mask))
+        if nulls:
+            bitmap = pa.py_buffer(np.packbits(mask, bitorder="little"))
+    arr = pa.Array.from_buffers(pa.binary(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                null_count=nulls)  # fmt: skip
+    if type_ == pa.string():
+        try:
+            return arr.cast(pa.string())  # checks that it is UTF-8
+        except pa.ArrowInvalid:  # it is not: replaced as the object path's text is
+            return pa.array([None if v is None else v.decode("utf-8", "replace")
+                             for v in arr.to_pylist()], pa.string())  # fmt: skip
+    return arr
+
+
+def _add(base: np.ndarray, delta: np.ndarray, what: str, e, idx) -> np.ndarray:
+    """base + delta in int64, or CorruptRecordError where that does not fit."""
+    with np.errstate(over="ignore"):
+        out = base + delta
+    bad = ((base ^ out) & (delta ^ out)) < 0
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise CorruptRecordError(
+            f"the {what} of a record ({int(base[k])} + {int(delta[k])}) does not fit in 64 bits",
+            int(e["position"][idx[k]]),
+        )
+    return out
+
+
+def _assemble(buffers, e: np.ndarray) -> pa.RecordBatch:
+    """SCHEMA rows from the column buffers of the records of entries e (v2, in order)."""
+    counts = e["num_records"]
+    n = int(counts.sum())
+    cols = _arrays(KafkaRecord.COLUMNS, iter(buffers), n)
+    idx = np.repeat(np.arange(len(e)), counts)
+    attributes = e["attributes"][idx]
+    log_append = attributes & 0x08 != 0
+    offset = _add(e["base_offset"][idx], cols["offset_delta"].astype(np.int64), "offset", e, idx)
+    timestamp = e["max_timestamp"][idx]  # LogAppendTime: the batch's for every record
+    created = ~log_append
+    if created.any():
+        timestamp[created] = _add(e["base_timestamp"][idx][created],
+                                  cols["timestamp_delta"][created], "timestamp", e, idx[created])  # fmt: skip
+    out = {
+        "offset": offset,
+        "timestamp": timestamp,
+        "timestamp_type": log_append.astype(np.int8),
+        "key": cols["key"],
+        "value": cols["value"],
+        "headers": cols["headers"],
+        "base_offset": e["base_offset"][idx],
+        "magic": e["magic"][idx],
+        "compression": _CODECS.take(pa.array(attributes & 7)),
+        "producer_id": e["producer_id"][idx],
+        "producer_epoch": e["producer_epoch"][idx],
+        "base_sequence": e["base_sequence"][idx],
+        "is_transactional": attributes & 0x10 != 0,
+        "is_control": attributes & 0x20 != 0,
+        "partition_leader_epoch": e["partition_leader_epoch"][idx],
+        "position": e["position"][idx],
     }
-    return pa.RecordBatch.from_arrays([cols_out[f.name] for f in SCHEMA], schema=SCHEMA)
+    return _record_batch(out)
 
 
-_META = {  # batch-level columns: Arrow type, NumPy type, how to read it off a batch
-    "timestamp_type": (pa.int8(), np.int8, lambda b: TIMESTAMP_TYPE_CODES[b.timestamp_type]),
-    "base_offset": (pa.int64(), np.int64, lambda b: b.base_offset),
-    "magic": (pa.int8(), np.int8, lambda b: b.magic),
-    "compression": (pa.string(), np.int8, lambda b: b.attributes & 7),
-    "producer_id": (pa.int64(), np.int64, lambda b: b.producer_id),
-    "producer_epoch": (pa.int16(), np.int16, lambda b: b.producer_epoch),
-    "base_sequence": (pa.int32(), np.int32, lambda b: b.base_sequence),
-    "is_transactional": (pa.bool_(), np.bool_, lambda b: b.is_transactional),
-    "is_control": (pa.bool_(), np.bool_, lambda b: b.is_control),
-    "partition_leader_epoch": (pa.int32(), np.int32, lambda b: b.partition_leader_epoch),
-    "position": (pa.int64(), np.int64, lambda b: b.position),
+def _record_batch(cols: dict) -> pa.RecordBatch:
+    arrays = [c if isinstance(c, pa.Array) else pa.array(c, f.type)
+              for f in SCHEMA for c in [cols[f.name]]]  # fmt: skip
+    return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
+
+
+_BATCH_VALUES = {  # what a batch object says for the batch-level columns
+    "timestamp_type": lambda b: TIMESTAMP_TYPE_CODES[b.timestamp_type],
+    "base_offset": lambda b: b.base_offset,
+    "magic": lambda b: b.magic,
+    "compression": lambda b: b.compression,
+    "producer_id": lambda b: b.producer_id,
+    "producer_epoch": lambda b: b.producer_epoch,
+    "base_sequence": lambda b: b.base_sequence,
+    "is_transactional": lambda b: b.is_transactional,
+    "is_control": lambda b: b.is_control,
+    "partition_leader_epoch": lambda b: b.partition_leader_epoch,
+    "position": lambda b: b.position,
 }
-_CODECS = pa.array([_comp.CODEC_NAMES.get(i, f"unknown({i})") for i in range(8)], pa.string())
 
 
-class _Meta:
-    """The batch-level values of a run of batches as NumPy arrays, read once."""
-
-    def __init__(self, batches):
-        self.arrays = {name: np.fromiter((get(b) for b in batches), dtype, len(batches))
-                       for name, (_, dtype, get) in _META.items()}  # fmt: skip
-
-    def columns(self, idx: np.ndarray) -> dict:
-        """One value per record (idx: each record's batch index)."""
-        out = {}
-        for name, (type_, _, _) in _META.items():
-            values = self.arrays[name][idx]
-            if name == "compression":
-                out[name] = _CODECS.take(pa.array(values))
-            else:
-                out[name] = pa.array(values, type_)
-        return out
-
-
-def _from_objects(run: list[int], batches, meta: _Meta) -> pa.RecordBatch:
-    """The object path: Record objects, then columns (legacy message sets, and what the
-    native loop does not take)."""
-    offsets, stamps, keys, values, headers, idx = [], [], [], [], [], []
-    for i in run:
-        for r in batches[i].records():
-            offsets.append(r.offset)
-            stamps.append(r.timestamp)
-            keys.append(None if r.key is None else bytes(r.key))
-            values.append(None if r.value is None else bytes(r.value))
-            headers.append([
-                {"key": k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                 "value": None if v is None else bytes(v)}
-                for k, v in r.headers
-            ])  # fmt: skip
-            idx.append(i)
-    columns = meta.columns(np.array(idx, np.int32))
-    cols = {
-        "offset": pa.array(offsets, pa.int64()),
-        "timestamp": pa.array(stamps, pa.int64()),
-        "key": pa.array(keys, pa.binary()),
-        "value": pa.array(values, pa.binary()),
-        "headers": pa.array(headers, pa.list_(HEADER)),
-        **columns,
-    }
-    return pa.RecordBatch.from_arrays([cols[f.name] for f in SCHEMA], schema=SCHEMA)
+def _from_objects(b) -> pa.RecordBatch:
+    """The object path for one batch: Record objects, then columns (legacy message sets,
+    control batches, and what the column decoders do not take)."""
+    records = b.records()
+    cols = {name: [get(b)] * len(records) for name, get in _BATCH_VALUES.items()}
+    cols["offset"] = [r.offset for r in records]
+    cols["timestamp"] = [r.timestamp for r in records]
+    for name in ("offset", "timestamp"):
+        for value in cols[name]:
+            if not -(1 << 63) <= value < 1 << 63:
+                raise CorruptRecordError(
+                    f"the {name} {value} of a record does not fit in 64 bits", b.position
+                )
+    cols["key"] = [None if r.key is None else bytes(r.key) for r in records]
+    cols["value"] = [None if r.value is None else bytes(r.value) for r in records]
+    cols["headers"] = [
+        [{"key": k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+          "value": None if v is None else bytes(v)} for k, v in r.headers]
+        for r in records
+    ]  # fmt: skip
+    return _record_batch(cols)

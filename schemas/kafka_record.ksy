@@ -11,6 +11,7 @@ doc: |
   timestamp. A length of -1 stands for null (key, value, header value); a header key is
   never null.
 doc-ref: org.apache.kafka.common.record.DefaultRecord
+-kafkacodec-columns: true
 seq:
   - id: len_body
     -orig-id: length

@@ -1,5 +1,7 @@
 """The columnar decoder against the object path (the reference): every vector, generated
-runs of mixed batches, mutated input, and with the native loop switched off."""
+runs of mixed batches, mutated input, and with the native loops switched off; the native
+loops against the generated column decoder and the Python walk; the batch table against
+the batch objects."""
 
 from pathlib import Path
 
@@ -8,10 +10,18 @@ import pytest
 from conftest import KAFKA_JAVA, mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafkacodec import columnar
-from kafkacodec.columnar import TIMESTAMP_TYPE_CODES, decode_columns
+from kafkacodec import _prim, columnar
+from kafkacodec.columnar import TIMESTAMP_TYPE_CODES, decode_columns, scan_batches, walk_batches
+from kafkacodec.generated.kafka_record import KafkaRecord
 
-pytestmark = pytest.mark.skipif(columnar._native_columns is None, reason="no C extension")
+native = pytest.mark.skipif(columnar._native_columns is None, reason="no C extension")
+
+
+@pytest.fixture
+def no_native(monkeypatch):
+    """The generated column decoder and the Python walk alone."""
+    monkeypatch.setattr(columnar, "_native_columns", None)
+    monkeypatch.setattr(columnar, "_native_scan", None)
 
 
 def reference(data, verify_crc):
@@ -60,10 +70,10 @@ def test_every_vector_agrees(path: Path, verify_crc):
     agree(path.read_bytes(), verify_crc)
 
 
-def test_vectors_agree_without_the_native_loop(monkeypatch):
-    monkeypatch.setattr(columnar, "_native_columns", None)
+def test_vectors_agree_without_the_native_loops(no_native):
     for path in VECTORS:
         agree(path.read_bytes(), False)
+        agree(path.read_bytes(), True)
 
 
 def test_segment_in_chunks_agrees(monkeypatch):
@@ -123,3 +133,175 @@ def test_generated_runs_agree(specs):
 @given(st.lists(batch_spec, min_size=1, max_size=4), st.data())
 def test_mutated_runs_agree(specs, data):
     agree(mutate(build_run(specs), data), verify_crc=data.draw(st.booleans()))
+
+
+@settings(
+    max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(batch_spec, min_size=1, max_size=4), st.data())
+def test_mutated_runs_agree_without_the_native_loops(no_native, specs, data):
+    agree(mutate(build_run(specs), data), verify_crc=data.draw(st.booleans()))
+
+
+# ------------------------------------------------------------- native vs generated
+
+
+def python_columns(regions):
+    """The generated decoder's buffers, or None where it raises (the native loop's None)."""
+    cols = KafkaRecord.new_columns()
+    try:
+        for region, count in regions:
+            if KafkaRecord.parse_columns(region, 0, len(region), count, cols) != len(region):
+                return None
+    except kc.DecodeError:
+        return None
+    return [bytes(b) for b in _prim.column_buffers(KafkaRecord.COLUMNS, cols)]
+
+
+def layout(spec, prefix=""):
+    """The schema's column layout in the words of _speedups.COLUMNS_LAYOUT."""
+    out = []
+    for name, kind, other, nullable in spec:
+        word = f"{prefix}{name}:{kind}"
+        if kind == "int":
+            word += f":{other}"
+        elif nullable:
+            word += ":null"
+        out.append(word)
+        if kind == "list":
+            out += layout(columnar._element_class(other).COLUMNS, f"{prefix}{name}.")
+    return out
+
+
+@native
+def test_native_layout_is_the_schemas():
+    from kafkacodec import _speedups
+
+    assert _speedups.COLUMNS_LAYOUT.split() == layout(KafkaRecord.COLUMNS)
+    fields = [(name, columnar.ENTRY.fields[name][0].str[1:], columnar.ENTRY.fields[name][1])
+              for name in columnar.ENTRY.names]  # fmt: skip
+    assert list(_speedups.BATCH_FIELDS) == fields
+    assert _speedups.BATCH_ENTRY_SIZE == columnar.ENTRY.itemsize
+
+
+def regions_of(data):
+    out = []
+    for b in kc.iter_batches(data, verify_crc=False):
+        if b.magic == 2 and not b.is_control:
+            out.append(
+                (
+                    kc.compression.decompress(b.attributes & 7, b.records_region_raw, 2),
+                    b.num_records,
+                )
+            )
+    return out
+
+
+@native
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.just("v2"), st.sampled_from(["none", "lz4"]),
+                          st.lists(record, max_size=6), st.booleans()), min_size=1, max_size=4),
+       st.data())  # fmt: skip
+def test_native_columns_equal_the_generated_decoder(specs, data):
+    regions = regions_of(build_run(specs))
+    if data.draw(st.booleans()):  # damage one region, or its count
+        k = data.draw(st.integers(0, len(regions) - 1))
+        region, count = regions[k]
+        if data.draw(st.booleans()) and region:
+            region = mutate(bytes(region), data)
+        else:
+            count = max(0, count + data.draw(st.sampled_from([-1, 1, 1000])))
+        regions[k] = (region, count)
+    got = columnar._native_columns(regions)
+    assert (None if got is None else list(got)) == python_columns(regions)
+
+
+def walk_summary(w):
+    return (w.entries.tolist(), sorted(w.legacy), w.position,
+            None if w.error is None else (type(w.error), str(w.error)))  # fmt: skip
+
+
+def walks_agree(data, verify_crc, monkeypatch):
+    fast = walk_batches(data, verify_crc=verify_crc)
+    with monkeypatch.context() as m:
+        m.setattr(columnar, "_native_scan", None)
+        slow = walk_batches(data, verify_crc=verify_crc)
+    assert walk_summary(fast) == walk_summary(slow)
+    return fast
+
+
+@native
+@pytest.mark.parametrize("path", VECTORS, ids=[p.name for p in VECTORS])
+def test_native_walk_equals_the_python_walk_on_vectors(path, monkeypatch):
+    data = path.read_bytes()
+    for verify_crc in (True, False):
+        walks_agree(data, verify_crc, monkeypatch)
+        walks_agree(data[:-1], verify_crc, monkeypatch)  # a partial entry at the end
+
+
+@native
+@settings(
+    max_examples=200,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(batch_spec, min_size=1, max_size=5), st.data())
+def test_native_walk_equals_the_python_walk_on_mutated_runs(monkeypatch, specs, data):
+    walks_agree(mutate(build_run(specs), data), data.draw(st.booleans()), monkeypatch)
+
+
+# ---------------------------------------------------------------------- batch table
+
+
+def batch_rows(data, verify_crc=True):
+    """BATCH_SCHEMA rows from the batch objects, or the error iter_batches raises."""
+    rows = []
+    try:
+        for b in kc.iter_batches(data, verify_crc=verify_crc):
+            wrapper = b.magic < 2 and b.attributes & 7 != 0
+            rows.append({
+                "position": b.position, "size": b.size, "magic": b.magic,
+                "base_offset": None if wrapper else b.base_offset, "last_offset": b.last_offset,
+                "num_records": None if wrapper else (b.count if b.magic >= 2 else 1),
+                "partition_leader_epoch": b.partition_leader_epoch, "crc": b.crc,
+                "attributes": b.attributes, "compression": b.compression,
+                "timestamp_type": TIMESTAMP_TYPE_CODES[b.timestamp_type],
+                "base_timestamp": b.base_timestamp if b.magic >= 2 else b.max_timestamp,
+                "max_timestamp": b.max_timestamp, "producer_id": b.producer_id,
+                "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence,
+                "is_transactional": b.is_transactional, "is_control": b.is_control,
+            })  # fmt: skip
+    except kc.KafkacodecError as err:
+        return type(err), str(err)
+    return rows
+
+
+def scanned(data, verify_crc=True):
+    try:
+        return scan_batches(data, verify_crc=verify_crc).to_pylist()
+    except kc.KafkacodecError as err:
+        return type(err), str(err)
+
+
+@pytest.mark.parametrize("path", VECTORS, ids=[p.name for p in VECTORS])
+def test_batch_table_equals_the_batch_objects(path):
+    data = path.read_bytes()
+    assert scanned(data) == batch_rows(data)
+    assert scanned(data, False) == batch_rows(data, False)
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(batch_spec, min_size=1, max_size=5), st.data())
+def test_batch_table_equals_the_batch_objects_on_mutated_runs(specs, data):
+    raw = build_run(specs)
+    assert scanned(raw) == batch_rows(raw)
+    raw = mutate(raw, data)
+    verify_crc = data.draw(st.booleans())
+    assert scanned(raw, verify_crc) == batch_rows(raw, verify_crc)
+
+
+def test_walk_stops_before_a_partial_entry():
+    data = build_run([("v2", "none", [kc.Record(None, 1, b"k", b"v")], True)] * 3)
+    w = walk_batches(data[:-5])
+    assert (len(w.entries), w.error) == (2, None)
+    assert w.remaining == len(data) // 3 - 5 and w.position == 2 * len(data) // 3
