@@ -1,37 +1,95 @@
-"""Benchmark: v2 decode (CRC on), columnar decode and encode, kafkacodec next to
-kafka-python and aiokafka's compiled reader, one interleaved run.
+"""Codec benchmark: kafkacodec side by side with kafka-python, aiokafka (its compiled
+reader and builders), the official Kaitai compiler's Python output for our schemas, and
+Construct, on one deterministic corpus per format, in ONE interleaved run.
 
-python -m bench [--batches N] [--repeat R]. Prints records/s and the ratios, writes JSON
-to bench/results/codec.json. The peers come from the `bench` extra. "pure Py" rows
-switch off the optional native loops (runtime/_speedups.c) and measure the generated
-Python parsers and builders alone.
+    python -m bench [--mb 50] [--repeat 3] [--only FIGURE ...] [--corpora NAME ...]
+
+Corpora (about --mb MB each): v2 uncompressed, v2 lz4, v2 zstd, magic 1 uncompressed;
+100-record batches of 10-byte keys, 100-byte values (hex text of seeded random bytes: they
+compress about 2:1, as text payloads do) and one header (magic 1 has no headers; its
+"batch" is 100 messages). Figures:
+
+- decode: every record of every batch, CRCs checked (records/s and MB/s of input);
+- encode: the same records into batches (records/s);
+- walk: batch headers only, no CRC, no records (batches/s);
+- crc: every batch's CRC verified (GB/s of input);
+- columnar: records into columns (kafkacodec's Arrow table), records/s, next to the
+  peers' object decoders.
+
+Every repetition runs every (figure, corpus, peer) once, in turn (starting with a different
+peer each time), so that drift on a shared machine and cold caches hit all alike; the table shows medians and the ratio to kafka-python (and to
+aiokafka, whose Cython reader is the fastest peer). A peer that cannot run here (the
+Kaitai compiler needs node and tests/ksc/node_modules) is listed as skipped. JSON goes to
+bench/results/codec.json. The peers come from the `bench` extra.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
+import shutil
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import kafkacodec as kc
+from kafkacodec.crc import crc32c
 
+ROOT = Path(__file__).resolve().parents[1]
 RECORDS_PER_BATCH = 100
-KEY = b"k" * 10
-VALUE = b"v" * 100
 HEADERS = [("h", b"hdr-value")]
+BASE_TS = 1_700_000_000_000
+CORPORA = {  # name: (magic, codec)
+    "v2 none": (2, "none"),
+    "v2 lz4": (2, "lz4"),
+    "v2 zstd": (2, "zstd"),
+    "v1 none": (1, "none"),
+}
+CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+FIGURES = ("decode", "encode", "walk", "crc", "columnar")
+UNITS = {"decode": "rec/s", "encode": "rec/s", "walk": "batches/s", "crc": "GB/s",
+         "columnar": "rec/s"}  # fmt: skip
 
 
-def corpus(n_batches: int) -> bytes:
+# ---------------------------------------------------------------------------- corpus
+
+
+def _records(magic: int) -> list:
+    """The records of every batch: 10-byte keys, 100-byte values, one header (v2)."""
+    rnd = random.Random(42)
+    headers = HEADERS if magic >= 2 else ()
+    return [
+        kc.Record(None, BASE_TS + i, b"key-%06d" % i, rnd.randbytes(50).hex().encode(), headers)
+        for i in range(RECORDS_PER_BATCH)
+    ]
+
+
+def ours_encode(magic: int, codec: str, n_batches: int) -> bytes:
+    recs = _records(magic)
     out = bytearray()
     for b in range(n_batches):
-        recs = [
-            kc.Record(None, 1_700_000_000_000 + i, KEY, VALUE, HEADERS)
-            for i in range(RECORDS_PER_BATCH)
-        ]
-        out += kc.build_batch(recs, base_offset=b * RECORDS_PER_BATCH)
+        if magic >= 2:
+            out += kc.build_batch(recs, base_offset=b * RECORDS_PER_BATCH, compression=codec)
+        else:
+            out += kc.build_message_set(recs, magic=magic, base_offset=b * RECORDS_PER_BATCH,
+                                        compression=codec)  # fmt: skip
     return bytes(out)
+
+
+def corpus(magic: int, codec: str, mb: float) -> tuple[bytes, int]:
+    """About mb MB of batches, and how many."""
+    one = len(ours_encode(magic, codec, 1))
+    n = max(1, round(mb * 1e6 / one))
+    return ours_encode(magic, codec, n), n
+
+
+# ------------------------------------------------------------------------ kafkacodec
 
 
 def ours_decode(data):
@@ -41,57 +99,17 @@ def ours_decode(data):
     return n
 
 
-def pure(fn):
-    """fn with the native loops switched off: the generated Python parsers and builders."""
-    from kafkacodec import batches, builders
+def ours_walk(data):
+    from kafkacodec.columnar import walk_batches
 
-    def run(arg):
-        saved = batches._native_records, builders._native_records
-        batches._native_records = builders._native_records = None
-        try:
-            return fn(arg)
-        finally:
-            batches._native_records, builders._native_records = saved
-
-    return run
+    return len(walk_batches(data, verify_crc=False).entries)
 
 
-def ours_encode(n_batches):
-    recs = [
-        kc.Record(None, 1_700_000_000_000 + i, KEY, VALUE, HEADERS)
-        for i in range(RECORDS_PER_BATCH)
-    ]
-    for b in range(n_batches):
-        kc.build_batch(recs, base_offset=b * RECORDS_PER_BATCH)
-    return n_batches * RECORDS_PER_BATCH
+def ours_crc(data):
+    from kafkacodec.columnar import walk_batches
 
-
-def _peer_decode(memory_records, data):
-    """Read every record through a peer's MemoryRecords, checking each batch's CRC."""
-    n = 0
-    mr = memory_records(data)
-    while True:
-        batch = mr.next_batch()
-        if batch is None:
-            return n
-        if not batch.validate_crc():
-            raise AssertionError("crc")
-        for r in batch:
-            _fields = (r.key, r.value, r.headers)  # touch what a reader reads
-            n += 1
-
-
-def kp_decode(data):
-    from kafka.record.memory_records import MemoryRecords
-
-    return _peer_decode(MemoryRecords, data)
-
-
-def aio_decode(data):
-    """aiokafka's compiled (Cython) reader."""
-    from aiokafka.record._crecords.memory_records import MemoryRecords
-
-    return _peer_decode(MemoryRecords, data)
+    walk_batches(data, verify_crc=True)
+    return len(data)
 
 
 def ours_columnar(data):
@@ -100,78 +118,280 @@ def ours_columnar(data):
     return decode_columns(data, verify_crc=True).num_rows
 
 
-def kp_encode(n_batches):
-    from kafka.record.default_records import DefaultRecordBatchBuilder
+def pure(fn):
+    """fn with the native loops switched off: the generated Python code alone."""
+    from kafkacodec import batches, builders, columnar
 
+    def run(*args):
+        saved = (batches._native_records, builders._native_records, columnar._native_columns,
+                 columnar._native_scan)  # fmt: skip
+        batches._native_records = builders._native_records = None
+        columnar._native_columns = columnar._native_scan = None
+        try:
+            return fn(*args)
+        finally:
+            (batches._native_records, builders._native_records, columnar._native_columns,
+             columnar._native_scan) = saved  # fmt: skip
+
+    return run
+
+
+# ----------------------------------------------------------- kafka-python and aiokafka
+
+
+def _peer_decode(memory_records, data):
+    """Every record through a peer's MemoryRecords, checking each batch's CRC."""
+    n = 0
+    mr = memory_records(data)
+    while (batch := mr.next_batch()) is not None:
+        if not batch.validate_crc():
+            raise AssertionError("crc")
+        for r in batch:
+            _fields = (r.key, r.value, r.headers)  # touch what a reader reads
+            n += 1
+    return n
+
+
+def _peer_walk(memory_records, data):
+    n = 0
+    mr = memory_records(data)
+    while mr.next_batch() is not None:
+        n += 1
+    return n
+
+
+def _peer_crc(memory_records, data):
+    mr = memory_records(data)
+    while (batch := mr.next_batch()) is not None:
+        if not batch.validate_crc():
+            raise AssertionError("crc")
+    return len(data)
+
+
+def _kp():
+    from kafka.record.memory_records import MemoryRecords
+
+    return MemoryRecords
+
+
+def _aio():
+    from aiokafka.record._crecords.memory_records import MemoryRecords
+
+    return MemoryRecords
+
+
+def _peer_encode(module, magic, codec, n_batches):
+    """A peer's builders (module: kafka.record or aiokafka's compiled records)."""
+    recs = [(r.timestamp, r.key, r.value) for r in _records(magic)]
     for _ in range(n_batches):
-        bb = DefaultRecordBatchBuilder(
-            magic=2,
-            compression_type=0,
-            is_transactional=False,
-            producer_id=-1,
-            producer_epoch=-1,
-            base_sequence=-1,
-            batch_size=10**8,
-        )
-        for i in range(RECORDS_PER_BATCH):
-            bb.append(i, timestamp=1_700_000_000_000 + i, key=KEY, value=VALUE, headers=HEADERS)
+        if magic >= 2:
+            bb = module.DefaultRecordBatchBuilder(
+                magic=2, compression_type=CODEC_IDS[codec], is_transactional=False,
+                producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=10**8,
+            )  # fmt: skip
+            for i, (ts, key, value) in enumerate(recs):
+                bb.append(i, timestamp=ts, key=key, value=value, headers=HEADERS)
+        else:
+            bb = module.LegacyRecordBatchBuilder(magic=magic, compression_type=CODEC_IDS[codec],
+                                                 batch_size=10**8)  # fmt: skip
+            for i, (ts, key, value) in enumerate(recs):
+                bb.append(i, timestamp=ts, key=key, value=value)
         bb.build()
     return n_batches * RECORDS_PER_BATCH
 
 
-def measure(fn, arg, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        n = fn(arg)
-        times.append(time.perf_counter() - t)
-    return n / statistics.median(times)
+def kp_encode(magic, codec, n):
+    from kafka.record import default_records, legacy_records
+
+    class M:
+        DefaultRecordBatchBuilder = default_records.DefaultRecordBatchBuilder
+        LegacyRecordBatchBuilder = legacy_records.LegacyRecordBatchBuilder
+
+    return _peer_encode(M, magic, codec, n)
+
+
+def aio_encode(magic, codec, n):
+    from aiokafka.record import _crecords
+
+    return _peer_encode(_crecords, magic, codec, n)
+
+
+# ------------------------------------------------------------ the official compiler
+
+
+def kaitai_module():
+    """The official Kaitai compiler's Python output for schemas/ (compiled once into a
+    temporary folder), or None when node or the compiler is missing."""
+    ksc = ROOT / "tests" / "ksc"
+    if shutil.which("node") is None or not (ksc / "node_modules" / "kaitai-struct-compiler").exists():
+        return None
+    out = Path(tempfile.mkdtemp(prefix="kafkacodec-bench-ksc-"))
+    proc = subprocess.run(["node", str(ksc / "compile.js"), str(ROOT / "schemas"), str(out), "python"],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    if proc.returncode != 0:
+        return None
+    pkg = out / "python"
+    # The schemas' custom `process: kafka_compression(codec, magic)` for the official runtime.
+    (pkg / "kafka_compression.py").write_text(
+        "from kafkacodec.compression import kafka_compression_decode\n"
+        "class KafkaCompression:\n"
+        "    def __init__(self, codec, magic):\n"
+        "        self.codec, self.magic = codec, magic\n"
+        "    def decode(self, data):\n"
+        "        return kafka_compression_decode(data, self.codec, self.magic)\n"
+    )
+    sys.path.insert(0, str(pkg))
+    import kafka_log  # noqa: PLC0415 - generated at run time
+
+    return kafka_log
+
+
+def kaitai_decode(kafka_log, data):
+    """Parse with the official compiler's Python (which decodes every record, decompressing
+    as the schema says) and check each batch's CRC over the bytes it covers."""
+    log = kafka_log.KafkaLog.from_bytes(data)
+    n = pos = 0
+    for entry in log.entries:
+        body = entry.body
+        if entry.magic == 2:
+            end = pos + 12 + body.len_batch
+            if crc32c(memoryview(data)[pos + 21 : end]) != body.crc:
+                raise AssertionError("crc")
+            for r in body.records_region.records:
+                _fields = (r.key, r.value, r.headers)
+                n += 1
+        else:
+            end = pos + 12 + body.len_message
+            if zlib.crc32(memoryview(data)[pos + 16 : end]) != body.crc:
+                raise AssertionError("crc")
+            n += 1
+        pos = end
+    return n
+
+
+# ------------------------------------------------------------------------------ run
+
+
+def peers_for(figure: str, magic: int, codec: str, kaitai) -> dict:
+    """{peer: fn} for one figure; fn takes the corpus bytes (or, for encode, the batch
+    count) and returns how many units it processed."""
+    kp, aio = _kp(), _aio()
+
+    def encode(n):
+        ours_encode(magic, codec, n)
+        return n * RECORDS_PER_BATCH
+
+    if figure == "decode":
+        peers = {
+            "kafkacodec": ours_decode,
+            "kafkacodec (pure Python)": pure(ours_decode),
+            "kafka-python": lambda d: _peer_decode(kp, d),
+            "aiokafka": lambda d: _peer_decode(aio, d),
+        }
+        if kaitai is not None:
+            peers["Kaitai (official Python)"] = lambda d: kaitai_decode(kaitai, d)
+        return peers
+    if figure == "encode":
+        return {
+            "kafkacodec": encode,
+            "kafkacodec (pure Python)": pure(encode),
+            "kafka-python": lambda n: kp_encode(magic, codec, n),
+            "aiokafka": lambda n: aio_encode(magic, codec, n),
+        }
+    if figure == "walk":
+        return {
+            "kafkacodec": ours_walk,
+            "kafkacodec (pure Python)": pure(ours_walk),
+            "kafka-python": lambda d: _peer_walk(kp, d),
+            "aiokafka": lambda d: _peer_walk(aio, d),
+        }
+    if figure == "crc":
+        return {
+            "kafkacodec": ours_crc,
+            "kafka-python": lambda d: _peer_crc(kp, d),
+            "aiokafka": lambda d: _peer_crc(aio, d),
+        }
+    if figure == "columnar":
+        return {
+            "kafkacodec": ours_columnar,
+            "kafkacodec (pure Python)": pure(ours_columnar),
+            "kafka-python": lambda d: _peer_decode(kp, d),
+            "aiokafka": lambda d: _peer_decode(aio, d),
+        }
+    raise ValueError(figure)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench")
-    p.add_argument("--batches", type=int, default=500)
-    p.add_argument("--repeat", type=int, default=5)
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--mb", type=float, default=50.0, help="size of each corpus (default 50)")
+    p.add_argument("--repeat", type=int, default=3, help="repetitions; medians are shown")
+    p.add_argument("--only", nargs="*", choices=FIGURES, default=list(FIGURES))
+    p.add_argument("--corpora", nargs="*", choices=list(CORPORA), default=list(CORPORA))
     args = p.parse_args(argv)
-    data = corpus(args.batches)
+
+    kaitai = kaitai_module() if "decode" in args.only else None
+    corpora = {}
+    for name in args.corpora:
+        magic, codec = CORPORA[name]
+        corpora[name] = corpus(magic, codec, args.mb)
+    groups = []  # per (figure, corpus): [(peer, fn)], and the argument the fns take
+    for name, (data, n_batches) in corpora.items():
+        magic, codec = CORPORA[name]
+        for figure in args.only:
+            peers = list(peers_for(figure, magic, codec, kaitai).items())
+            groups.append((figure, name, peers, n_batches if figure == "encode" else data))
+    samples: dict[tuple, list[float]] = {}
+    units: dict[tuple, int] = {}
+    for rep in range(args.repeat + 1):  # the first round warms up (imports, caches, pages)
+        for figure, name, peers, arg in groups:
+            # Each repetition starts with another peer: the first to touch the corpus after
+            # another group pays for cold caches and TLB, and it must not always be the same.
+            k = rep % len(peers)
+            for peer, fn in peers[k:] + peers[:k]:
+                t = time.perf_counter()
+                done = fn(arg)
+                dt = time.perf_counter() - t
+                if rep:
+                    samples.setdefault((figure, name, peer), []).append(dt)
+                    units[(figure, name, peer)] = done
     results = {}
-    # Interleave peers within each repetition so drift hits both alike.
-    rows = [
-        ("decode (CRC on)", ours_decode, {"kafka-python": kp_decode, "aiokafka": aio_decode}, data),
-        ("decode, pure Py", pure(ours_decode), {"kafka-python": kp_decode}, data),
-        (
-            "columnar decode",
-            ours_columnar,
-            {"kafka-python": kp_decode, "aiokafka": aio_decode},
-            data,
-        ),
-        ("encode", ours_encode, {"kafka-python": kp_encode}, args.batches),
-        ("encode, pure Py", pure(ours_encode), {"kafka-python": kp_encode}, args.batches),
-    ]
-    for name, ours, peers, arg in rows:
-        got = {"kafkacodec": [], **{p: [] for p in peers}}
-        for fn in (ours, *peers.values()):  # warm-up: imports, caches, first-touch memory
-            fn(arg)
-        for _ in range(args.repeat):
-            got["kafkacodec"].append(measure(ours, arg, 1))
-            for peer, fn in peers.items():
-                got[peer].append(measure(fn, arg, 1))
-        results[name] = {k: statistics.median(v) for k, v in got.items()}
-    print(
-        f"v2, uncompressed, {args.batches} batches x {RECORDS_PER_BATCH} records ({len(data) / 1e6:.1f} MB)"
-    )
-    print(f"{'figure':<18}{'kafkacodec rec/s':>18}{'kafka-python rec/s':>20}{'ratio':>8}"
-          f"{'aiokafka rec/s':>16}{'ratio':>8}")  # fmt: skip
-    for name, r in results.items():
-        r["ratio"] = r["kafkacodec"] / r["kafka-python"]
-        line = f"{name:<18}{r['kafkacodec']:>18,.0f}{r['kafka-python']:>20,.0f}{r['ratio']:>8.2f}"
-        if "aiokafka" in r:
-            r["ratio_aiokafka"] = r["kafkacodec"] / r["aiokafka"]
-            line += f"{r['aiokafka']:>16,.0f}{r['ratio_aiokafka']:>8.2f}"
-        print(line)
-    out = Path(__file__).parent / "results"
+    for figure, name, peers, _arg in groups:
+        for peer, _fn in peers:
+            times = samples[(figure, name, peer)]
+            dt = statistics.median(times)
+            rate = units[(figure, name, peer)] / dt
+            row = {"rate": rate / 1e9 if figure == "crc" else rate, "unit": UNITS[figure],
+                   "seconds": dt, "mb_per_s": len(corpora[name][0]) / dt / 1e6}  # fmt: skip
+            results.setdefault(figure, {}).setdefault(name, {})[peer] = row
+    for figure in results:
+        for rows in results[figure].values():
+            for ref in ("kafka-python", "aiokafka"):
+                if ref in rows:
+                    for row in rows.values():
+                        row[f"x_{ref}"] = row["rate"] / rows[ref]["rate"]
+    print_table(results, corpora, args, kaitai is not None)
+    out = ROOT / "bench" / "results"
     out.mkdir(exist_ok=True)
-    (out / "codec.json").write_text(json.dumps(results, indent=2))
+    meta = {"mb": args.mb, "repeat": args.repeat, "cpu_count": os.cpu_count(),
+            "python": sys.version.split()[0], "kaitai": kaitai is not None}  # fmt: skip
+    (out / "codec.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+
+
+def print_table(results, corpora, args, kaitai: bool):
+    sizes = ", ".join(f"{name} {len(d) / 1e6:.1f} MB ({n} batches)" for name, (d, n) in corpora.items())
+    print(f"corpora: {sizes}; medians of {args.repeat}")
+    if not kaitai and "decode" in args.only:
+        print("Kaitai (official Python): skipped (needs node and tests/ksc/node_modules)")
+    print(f"{'figure':<9}{'corpus':<9}{'peer':<26}{'rate':>14} {'unit':<10}{'MB/s':>9}"
+          f"{'x kafka-python':>16}{'x aiokafka':>12}")  # fmt: skip
+    for figure, by_corpus in results.items():
+        for name, rows in by_corpus.items():
+            for peer, r in rows.items():
+                rate = f"{r['rate']:.2f}" if figure == "crc" else f"{r['rate']:,.0f}"
+                xkp = f"{r['x_kafka-python']:.2f}" if "x_kafka-python" in r else ""
+                xai = f"{r['x_aiokafka']:.2f}" if "x_aiokafka" in r else ""
+                mbs = "" if figure == "encode" else f"{r['mb_per_s']:,.0f}"
+                print(f"{figure:<9}{name:<9}{peer:<26}{rate:>14} {r['unit']:<10}{mbs:>9}{xkp:>16}{xai:>12}")
 
 
 if __name__ == "__main__":

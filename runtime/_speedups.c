@@ -736,8 +736,8 @@ done:
 
 /* --------------------------------------------------------------------- batch walk */
 
-/* One v2 batch header as scan_v2_batches writes it (native byte order); BATCH_FIELDS
- * below describes the layout to NumPy. */
+/* One batch header as scan_batches writes it (native byte order); BATCH_FIELDS below
+ * describes the layout to NumPy. */
 typedef struct {
     int64_t position, base_offset, base_timestamp, max_timestamp, producer_id;
     int32_t len_batch, partition_leader_epoch, last_offset_delta, base_sequence, num_records;
@@ -750,24 +750,114 @@ static inline int64_t be64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); ret
 static inline int32_t be32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return (int32_t)__builtin_bswap32(v); }
 static inline int16_t be16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return (int16_t)__builtin_bswap16(v); }
 
-PyDoc_STRVAR(scan_v2_batches_doc,
-"scan_v2_batches(data, start, end, crc32c) -> (entries bytes, stop position)\n\n"
-"Walk the v2 batches of data[start:end] from start, reading only their 61-byte headers,\n"
-"and return them as packed BatchEntry structs (layout in BATCH_FIELDS) with the position\n"
-"where the walk stopped. crc32c, when not None, is called on each batch's CRC-covered\n"
-"bytes (a memoryview) and must return the CRC-32C. The walk stops, without an error, at\n"
-"the first entry that is not a complete v2 batch the generated parser accepts with a\n"
-"matching CRC (a partial entry at the end, a legacy message, anything damaged): the\n"
-"caller hands that entry to the Python iterator, which reads it or raises the precise\n"
-"error.");
+/* Call crc(memoryview of n bytes at p); 1 when it returns expected, 0 when not, -1 on error. */
+static int
+crc_matches(PyObject *crc, const uint8_t *p, Py_ssize_t n, uint32_t expected)
+{
+    PyObject *mv = PyMemoryView_FromMemory((char *)p, n, PyBUF_READ);
+    if (mv == NULL)
+        return -1;
+    PyObject *got = PyObject_CallOneArg(crc, mv);
+    Py_DECREF(mv);
+    if (got == NULL)
+        return -1;
+    unsigned long value = PyLong_AsUnsignedLong(got);
+    Py_DECREF(got);
+    if (value == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    return (value & 0xFFFFFFFFul) == expected;
+}
+
+/* Read the v2 batch at p (size bytes after the 12-byte prefix) into e: 1 when it is one the
+ * generated parser accepts, 0 when not (the walk stops there). */
+static int
+read_v2(const uint8_t *p, int32_t size, BatchEntry *e)
+{
+    if (size < 49)
+        return 0;
+    e->base_offset = be64(p);
+    e->len_batch = size;
+    e->partition_leader_epoch = be32(p + 12);
+    e->magic = 2;
+    e->crc = (uint32_t)be32(p + 17);
+    e->attributes = be16(p + 21);
+    e->last_offset_delta = be32(p + 23);
+    e->base_timestamp = be64(p + 27);
+    e->max_timestamp = be64(p + 35);
+    e->producer_id = be64(p + 43);
+    e->producer_epoch = be16(p + 51);
+    e->base_sequence = be32(p + 53);
+    e->num_records = be32(p + 57);
+    return e->num_records >= 0;
+}
+
+/* Read the legacy message (magic 0 or 1) at p into e, as Kafka's legacy batches answer
+ * for it: 1 when the generated parser accepts it (key and value lengths fill the message
+ * exactly), 0 when not. */
+static int
+read_legacy(const uint8_t *p, int32_t size, BatchEntry *e)
+{
+    const int magic = p[16];
+    const Py_ssize_t end = 12 + (Py_ssize_t)size;
+    Py_ssize_t q = 18;
+    int64_t timestamp = -1;
+    if (magic == 1) {
+        if (end - q < 8)
+            return 0;
+        timestamp = be64(p + q);
+        q += 8;
+    }
+    if (end - q < 4)
+        return 0;
+    const int32_t len_key = be32(p + q);
+    q += 4;
+    if (len_key < -1 || len_key > end - q)
+        return 0;
+    if (len_key > 0)
+        q += len_key;
+    if (end - q < 4)
+        return 0;
+    const int32_t len_value = be32(p + q);
+    q += 4;
+    if (len_value < -1 || len_value > end - q)
+        return 0;
+    if (len_value > 0)
+        q += len_value;
+    if (q != end)
+        return 0;
+    e->base_offset = be64(p);
+    e->len_batch = size;
+    e->partition_leader_epoch = -1;
+    e->magic = (int8_t)magic;
+    e->crc = (uint32_t)be32(p + 12);
+    e->attributes = (int8_t)p[17];
+    e->last_offset_delta = 0;
+    e->base_timestamp = e->max_timestamp = timestamp;
+    e->producer_id = -1;
+    e->producer_epoch = -1;
+    e->base_sequence = -1;
+    e->num_records = (p[17] & 7) ? -1 : 1; /* a wrapper's count needs decompressing */
+    return 1;
+}
+
+PyDoc_STRVAR(scan_batches_doc,
+"scan_batches(data, start, end, crc32c, crc32) -> (entries bytes, stop position)\n\n"
+"Walk the entries of data[start:end] from start (v2 batches and legacy messages), reading\n"
+"only their headers, and return them as packed BatchEntry structs (layout in BATCH_FIELDS)\n"
+"with the position where the walk stopped. crc32c and crc32, when not None, are called on\n"
+"the CRC-covered bytes of each v2 batch and legacy message (a memoryview) and must return\n"
+"the CRC. The walk stops, without an error, at the first entry that is not complete and\n"
+"exactly what the generated parsers accept with a matching CRC (a partial entry at the\n"
+"end, an unknown magic, anything damaged): the caller hands that entry to the Python\n"
+"iterator, which reads it or raises the precise error.");
 
 static PyObject *
-scan_v2_batches(PyObject *Py_UNUSED(module), PyObject *args)
+scan_batches(PyObject *Py_UNUSED(module), PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t start, end;
-    PyObject *crc_func;
-    if (!PyArg_ParseTuple(args, "y*nnO:scan_v2_batches", &view, &start, &end, &crc_func))
+    PyObject *crc32c, *crc32;
+    if (!PyArg_ParseTuple(args, "y*nnOO:scan_batches", &view, &start, &end, &crc32c, &crc32))
         return NULL;
     if (start < 0 || end > view.len || start > end) {
         PyBuffer_Release(&view);
@@ -779,44 +869,38 @@ scan_v2_batches(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *out = PyBytes_FromStringAndSize(NULL, cap * (Py_ssize_t)sizeof(BatchEntry));
     if (out == NULL)
         goto error;
-    while (end - pos >= 61) {
+    while (end - pos >= 18) {
         const uint8_t *p = buf + pos;
-        int32_t len_batch = be32(p + 8);
-        if (len_batch < 49 || len_batch > end - pos - 12 || p[16] != 2)
-            break; /* partial, legacy, unknown magic or damaged: the Python iterator decides */
+        const int32_t size = be32(p + 8);
+        if (size < 14 || size > end - pos - 12)
+            break; /* damaged, or a partial entry: the Python iterator decides */
         BatchEntry e;
         memset(&e, 0, sizeof e); /* the padding too: no stack bytes leak into the output */
-        e.position = pos;
-        e.base_offset = be64(p);
-        e.len_batch = len_batch;
-        e.partition_leader_epoch = be32(p + 12);
-        e.magic = 2;
-        e.crc = (uint32_t)be32(p + 17);
-        e.attributes = be16(p + 21);
-        e.last_offset_delta = be32(p + 23);
-        e.base_timestamp = be64(p + 27);
-        e.max_timestamp = be64(p + 35);
-        e.producer_id = be64(p + 43);
-        e.producer_epoch = be16(p + 51);
-        e.base_sequence = be32(p + 53);
-        e.num_records = be32(p + 57);
-        if (e.num_records < 0)
+        int ok, magic = p[16];
+        PyObject *crc = NULL;
+        Py_ssize_t covered_from;
+        if (magic == 2) {
+            ok = read_v2(p, size, &e);
+            crc = crc32c;
+            covered_from = 21;
+        }
+        else if (magic == 0 || magic == 1) {
+            ok = read_legacy(p, size, &e);
+            crc = crc32;
+            covered_from = 16;
+        }
+        else
             break;
-        if (crc_func != Py_None) {
-            PyObject *mv = PyMemoryView_FromMemory((char *)p + 21, len_batch - 9, PyBUF_READ);
-            if (mv == NULL)
+        if (!ok)
+            break;
+        if (crc != Py_None) {
+            int match = crc_matches(crc, p + covered_from, 12 + size - covered_from, e.crc);
+            if (match < 0)
                 goto error;
-            PyObject *got = PyObject_CallOneArg(crc_func, mv);
-            Py_DECREF(mv);
-            if (got == NULL)
-                goto error;
-            unsigned long value = PyLong_AsUnsignedLong(got);
-            Py_DECREF(got);
-            if (value == (unsigned long)-1 && PyErr_Occurred())
-                goto error;
-            if (value != e.crc)
+            if (!match)
                 break;
         }
+        e.position = pos;
         if (n == cap) {
             cap *= 2;
             if (_PyBytes_Resize(&out, cap * (Py_ssize_t)sizeof(BatchEntry)) < 0)
@@ -824,7 +908,7 @@ scan_v2_batches(PyObject *Py_UNUSED(module), PyObject *args)
         }
         memcpy(PyBytes_AS_STRING(out) + n * (Py_ssize_t)sizeof(BatchEntry), &e, sizeof e);
         n++;
-        pos += 12 + (Py_ssize_t)len_batch;
+        pos += 12 + (Py_ssize_t)size;
     }
     PyBuffer_Release(&view);
     if (_PyBytes_Resize(&out, n * (Py_ssize_t)sizeof(BatchEntry)) < 0)
@@ -840,7 +924,7 @@ static PyMethodDef methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS, decode_v2_records_doc},
     {"encode_v2_records", encode_v2_records, METH_VARARGS, encode_v2_records_doc},
     {"decode_v2_columns", decode_v2_columns, METH_VARARGS, decode_v2_columns_doc},
-    {"scan_v2_batches", scan_v2_batches, METH_VARARGS, scan_v2_batches_doc},
+    {"scan_batches", scan_batches, METH_VARARGS, scan_batches_doc},
     {NULL, NULL, 0, NULL},
 };
 

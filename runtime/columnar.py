@@ -3,17 +3,17 @@ batch or per record.
 
 Two layers, each with a generated reference and an optional native accelerator:
 
-- The batch walk (`walk_batches`, `scan_batches`) reads only the 61-byte headers of the v2
-  batches into one NumPy structured array (ENTRY). `_speedups.scan_v2_batches` walks runs
-  of v2 batches in C; whatever it stops at (a legacy message, a partial or damaged entry)
-  goes through the Python BatchIterator, which reads it or raises the precise error.
+- The batch walk (`walk_batches`, `scan_batches`) reads only the headers of the batches
+  (and legacy messages) into one NumPy structured array (ENTRY). `_speedups.scan_batches`
+  walks them in C; whatever it stops at (a partial or damaged entry) goes through the
+  Python BatchIterator, which reads it or raises the precise error.
 - The records (`decode_columns`) of a run of v2 batches are decoded by the generated
   `KafkaRecord.parse_columns` (from schemas/kafka_record.ksy, `-kafkacodec-columns`) into
   Arrow-shaped buffers; `_speedups.decode_v2_columns` fills the same buffers in C. NumPy
   then adds the batch-level values: absolute offsets, timestamps (LogAppendTime), the
   batch metadata of every record.
 
-The object path (`batch.records()`) stays the reference: legacy message sets and control
+The object path (`batch.records()`) stays the reference: legacy messages and control
 batches go through it, and so does any batch the column decoders do not accept, so that a
 damaged batch raises the same error with the same position (tests/test_columnar.py).
 
@@ -31,13 +31,13 @@ from kafkacodec.generated.kafka_record import KafkaRecord
 
 from . import compression as _comp
 from ._prim import column_buffers
-from .batches import BatchIterator, LegacyBatch
-from .crc import crc32c
+from .batches import BatchIterator
+from .crc import crc32, crc32c
 from .errors import CorruptRecordError, DecodeError
 
 try:
     from ._speedups import decode_v2_columns as _native_columns
-    from ._speedups import scan_v2_batches as _native_scan
+    from ._speedups import scan_batches as _native_scan
 except ImportError:  # pragma: no cover - a build without a C compiler
     _native_columns = _native_scan = None
 
@@ -95,12 +95,11 @@ _CODECS = pa.array([_comp.CODEC_NAMES.get(i, f"unknown({i})") for i in range(8)]
 
 @dataclass
 class Walk:
-    """The batches found from `start`: their headers (ENTRY array, in file order), the
-    legacy batch objects by entry index, where the walk stopped, and the error that stopped
-    it (None when it ran to the end or to a partial entry there)."""
+    """The batches found from `start`: their headers (ENTRY array, in file order), where
+    the walk stopped, and the error that stopped it (None when it ran to the end or to a
+    partial entry there)."""
 
     entries: np.ndarray
-    legacy: dict[int, LegacyBatch]
     position: int
     end: int
     error: DecodeError | None
@@ -135,19 +134,17 @@ def walk_batches(data, *, verify_crc: bool = True, source: str | None = None, st
     end = len(view) if end is None else end
     pieces: list[np.ndarray] = []
     rows: list[tuple] = []
-    legacy: dict[int, LegacyBatch] = {}
-    count = 0
     pos = start
     error = None
+    crcs = (crc32c, crc32) if verify_crc else (None, None)
     while True:
         if _native_scan is not None:
-            raw, pos = _native_scan(view, pos, end, crc32c if verify_crc else None)
+            raw, pos = _native_scan(view, pos, end, *crcs)
             if raw:
                 if rows:
                     pieces.append(np.array(rows, ENTRY))
                     rows = []
                 pieces.append(np.frombuffer(raw, ENTRY))
-                count += len(raw) // ENTRY.itemsize
         # What the native walk stopped at (or everything, without it): the Python iterator.
         it = BatchIterator(view, verify_crc=verify_crc, source=source, start=pos, end=end)
         try:
@@ -157,15 +154,12 @@ def walk_batches(data, *, verify_crc: bool = True, source: str | None = None, st
         except DecodeError as err:
             error = err
             break
-        if b.magic < 2:
-            legacy[count] = b
         rows.append(_entry(b))
-        count += 1
         pos = it.position
     if rows or not pieces:
         pieces.append(np.array(rows, ENTRY))
     entries = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
-    return Walk(entries, legacy, pos, end, error)
+    return Walk(entries, pos, end, error)
 
 
 def scan_batches(data, *, verify_crc: bool = True, source: str | None = None, start: int = 0,
@@ -232,31 +226,86 @@ def records_table(data, w: Walk, *, max_inflated: int | None = None) -> pa.Table
     magic, attributes, sizes = e["magic"], e["attributes"], e["len_batch"] + 12
     pieces: list[pa.RecordBatch] = []
     i, n = 0, len(e)
+    # How each batch is read: v2 record columns, a plain legacy message straight from its
+    # bytes, or (control batches, legacy wrappers) the object path.
+    kind = np.where((magic >= 2) & (attributes & 0x20 == 0), _V2,
+                    np.where((magic < 2) & (attributes & 7 == 0), _PLAIN, _OBJECTS))  # fmt: skip
     while i < n:
-        if magic[i] < 2 or attributes[i] & 0x20:  # legacy and control batches: objects
-            pieces.append(_from_objects(_batch(view, e, i, w)))
-            i += 1
-            continue
         j, run_bytes = i, 0
-        while j < n and magic[j] >= 2 and not attributes[j] & 0x20 and run_bytes < _RUN_BYTES:
+        while j < n and kind[j] == kind[i] and run_bytes < _RUN_BYTES:
             run_bytes += int(sizes[j])
             j += 1
-        pieces += _v2_run(view, e, i, j, w, max_inflated)
+        if kind[i] == _V2:
+            pieces += _v2_run(view, e, i, j, max_inflated)
+        elif kind[i] == _PLAIN:
+            pieces.append(_plain_run(view, e[i:j]))
+        else:
+            pieces.append(_from_objects([_batch(view, e, k) for k in range(i, j)]))
         i = j
     return pa.Table.from_batches(pieces, SCHEMA)
 
 
-def _batch(view, e, i, w: Walk):
+_V2, _PLAIN, _OBJECTS = 0, 1, 2
+
+
+def _be32(u8: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The big-endian int32 at each position."""
+    b = [u8[at + k].astype(np.uint32) for k in range(4)]
+    return ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]).view(np.int32)
+
+
+def _gather(u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
+    """A binary column of u8[start:start + length] per row; a length of -1 is null."""
+    sizes = np.maximum(lengths, 0)
+    offsets = np.zeros(len(starts) + 1, np.int32)
+    np.cumsum(sizes, out=offsets[1:])
+    idx = np.repeat(starts - offsets[:-1], sizes) + np.arange(int(offsets[-1]))
+    valid = (lengths >= 0).astype(np.uint8)
+    return _binary(pa.binary(), len(starts), valid, offsets, u8[idx])
+
+
+def _plain_run(view, e: np.ndarray) -> pa.RecordBatch:
+    """Uncompressed legacy messages (one record each), vectorised: the walk has checked
+    that their key and value lengths fill each message exactly."""
+    u8 = np.frombuffer(view, np.uint8)
+    magic = e["magic"]
+    # The key length follows offset, size, crc, magic, attributes and (magic 1) timestamp.
+    len_key_at = e["position"] + 18 + 8 * (magic >= 1)
+    len_key = _be32(u8, len_key_at)
+    len_value_at = len_key_at + 4 + np.maximum(len_key, 0)
+    n = len(e)
+    no_headers = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)),
+                                          pa.array([], HEADER))  # fmt: skip
+    out = {
+        "offset": e["base_offset"],
+        "timestamp": e["base_timestamp"],  # -1 for magic 0, as the walk stores it
+        "timestamp_type": np.where(magic >= 1, (e["attributes"] >> 3) & 1, -1).astype(np.int8),
+        "key": _gather(u8, len_key_at + 4, len_key),
+        "value": _gather(u8, len_value_at + 4, _be32(u8, len_value_at)),
+        "headers": no_headers,
+        "base_offset": e["base_offset"],
+        "magic": magic,
+        "compression": _CODECS.take(pa.array(np.zeros(n, np.int8))),
+        "producer_id": e["producer_id"],
+        "producer_epoch": e["producer_epoch"],
+        "base_sequence": e["base_sequence"],
+        "is_transactional": np.zeros(n, np.bool_),
+        "is_control": np.zeros(n, np.bool_),
+        "partition_leader_epoch": e["partition_leader_epoch"],
+        "position": e["position"],
+    }
+    return _record_batch(out)
+
+
+def _batch(view, e, i):
     """The batch object of entry i (the object path)."""
-    if i in w.legacy:
-        return w.legacy[i]
     pos = int(e["position"][i])
     return next(
         BatchIterator(view, verify_crc=False, start=pos, end=pos + int(e["len_batch"][i]) + 12)
     )
 
 
-def _v2_run(view, e, i: int, j: int, w: Walk, max_inflated) -> list[pa.RecordBatch]:
+def _v2_run(view, e, i: int, j: int, max_inflated) -> list[pa.RecordBatch]:
     """Entries i..j-1 (v2, not control) through the column decoders."""
     regions = []
     for k in range(i, j):
@@ -267,15 +316,15 @@ def _v2_run(view, e, i: int, j: int, w: Walk, max_inflated) -> list[pa.RecordBat
             try:
                 region = _comp.decompress(codec, region, 2, max_inflated)
             except DecodeError:
-                return _split(view, e, i, j, w, max_inflated)  # the object path locates it
+                return _split(view, e, i, j, max_inflated)  # the object path locates it
         regions.append((region, int(e["num_records"][k])))
     buffers = _decode_regions(regions)
     if buffers is None:
-        return _split(view, e, i, j, w, max_inflated)
+        return _split(view, e, i, j, max_inflated)
     try:
         return [_assemble(buffers, e[i:j])]
     except DecodeError:
-        return _split(view, e, i, j, w, max_inflated)
+        return _split(view, e, i, j, max_inflated)
 
 
 def _decode_regions(regions):
@@ -297,12 +346,12 @@ def _decode_regions(regions):
     return column_buffers(KafkaRecord.COLUMNS, cols)
 
 
-def _split(view, e, i, j, w, max_inflated):
+def _split(view, e, i, j, max_inflated):
     """A run the column decoders did not take: each batch alone, and the object path for
     the one(s) they do not take (which raises the precise error if a batch is damaged)."""
     if j - i > 1:
-        return [p for k in range(i, j) for p in _v2_run(view, e, k, k + 1, w, max_inflated)]
-    return [_from_objects(_batch(view, e, i, w))]
+        return [p for k in range(i, j) for p in _v2_run(view, e, k, k + 1, max_inflated)]
+    return [_from_objects([_batch(view, e, i)])]
 
 
 def _element_class(name: str):
@@ -348,18 +397,19 @@ def _binary(type_, n: int, valid, offsets, data) -> pa.Array:
     return arr
 
 
-def _add(base: np.ndarray, delta: np.ndarray, what: str, e, idx) -> np.ndarray:
-    """base + delta in int64, or CorruptRecordError where that does not fit."""
-    with np.errstate(over="ignore"):
-        out = base + delta
-    bad = ((base ^ out) & (delta ^ out)) < 0
-    if bad.any():
-        k = int(np.argmax(bad))
-        raise CorruptRecordError(
-            f"the {what} of a record ({int(base[k])} + {int(delta[k])}) does not fit in 64 bits",
-            int(e["position"][idx[k]]),
-        )
-    return out
+_SAFE = 1 << 62  # |a|, |b| below this: a + b fits in int64
+
+
+def _add(base: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """base + delta in int64; DecodeError when a sum does not fit (the object path then
+    reports it, located)."""
+    if len(base) and (np.abs(base).max() >= _SAFE or np.abs(delta).max() >= _SAFE):
+        with np.errstate(over="ignore"):
+            out = base + delta
+        if (((base ^ out) & (delta ^ out)) < 0).any():
+            raise CorruptRecordError("a record's offset or timestamp does not fit in 64 bits")
+        return out
+    return base + delta
 
 
 def _assemble(buffers, e: np.ndarray) -> pa.RecordBatch:
@@ -367,15 +417,20 @@ def _assemble(buffers, e: np.ndarray) -> pa.RecordBatch:
     counts = e["num_records"]
     n = int(counts.sum())
     cols = _arrays(KafkaRecord.COLUMNS, iter(buffers), n)
-    idx = np.repeat(np.arange(len(e)), counts)
-    attributes = e["attributes"][idx]
+
+    def per_record(field):
+        return np.repeat(e[field], counts)
+
+    attributes = per_record("attributes")
     log_append = attributes & 0x08 != 0
-    offset = _add(e["base_offset"][idx], cols["offset_delta"].astype(np.int64), "offset", e, idx)
-    timestamp = e["max_timestamp"][idx]  # LogAppendTime: the batch's for every record
-    created = ~log_append
-    if created.any():
-        timestamp[created] = _add(e["base_timestamp"][idx][created],
-                                  cols["timestamp_delta"][created], "timestamp", e, idx[created])  # fmt: skip
+    offset = _add(per_record("base_offset"), cols["offset_delta"].astype(np.int64))
+    if not log_append.any():
+        timestamp = _add(per_record("base_timestamp"), cols["timestamp_delta"])
+    else:  # LogAppendTime: the batch's max timestamp for every record
+        timestamp = per_record("max_timestamp")
+        created = ~log_append
+        timestamp[created] = _add(per_record("base_timestamp")[created],
+                                  cols["timestamp_delta"][created])  # fmt: skip
     out = {
         "offset": offset,
         "timestamp": timestamp,
@@ -383,16 +438,16 @@ def _assemble(buffers, e: np.ndarray) -> pa.RecordBatch:
         "key": cols["key"],
         "value": cols["value"],
         "headers": cols["headers"],
-        "base_offset": e["base_offset"][idx],
-        "magic": e["magic"][idx],
+        "base_offset": per_record("base_offset"),
+        "magic": per_record("magic"),
         "compression": _CODECS.take(pa.array(attributes & 7)),
-        "producer_id": e["producer_id"][idx],
-        "producer_epoch": e["producer_epoch"][idx],
-        "base_sequence": e["base_sequence"][idx],
+        "producer_id": per_record("producer_id"),
+        "producer_epoch": per_record("producer_epoch"),
+        "base_sequence": per_record("base_sequence"),
         "is_transactional": attributes & 0x10 != 0,
         "is_control": attributes & 0x20 != 0,
-        "partition_leader_epoch": e["partition_leader_epoch"][idx],
-        "position": e["position"][idx],
+        "partition_leader_epoch": per_record("partition_leader_epoch"),
+        "position": per_record("position"),
     }
     return _record_batch(out)
 
@@ -418,24 +473,27 @@ _BATCH_VALUES = {  # what a batch object says for the batch-level columns
 }
 
 
-def _from_objects(b) -> pa.RecordBatch:
-    """The object path for one batch: Record objects, then columns (legacy message sets,
-    control batches, and what the column decoders do not take)."""
-    records = b.records()
-    cols = {name: [get(b)] * len(records) for name, get in _BATCH_VALUES.items()}
-    cols["offset"] = [r.offset for r in records]
-    cols["timestamp"] = [r.timestamp for r in records]
-    for name in ("offset", "timestamp"):
-        for value in cols[name]:
-            if not -(1 << 63) <= value < 1 << 63:
-                raise CorruptRecordError(
-                    f"the {name} {value} of a record does not fit in 64 bits", b.position
-                )
-    cols["key"] = [None if r.key is None else bytes(r.key) for r in records]
-    cols["value"] = [None if r.value is None else bytes(r.value) for r in records]
-    cols["headers"] = [
-        [{"key": k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-          "value": None if v is None else bytes(v)} for k, v in r.headers]
-        for r in records
-    ]  # fmt: skip
+def _from_objects(batches) -> pa.RecordBatch:
+    """The object path: Record objects, then columns (legacy messages, control batches,
+    and what the column decoders do not take)."""
+    cols = {name: [] for name in SCHEMA.names}
+    for b in batches:
+        records = b.records()
+        for name, get in _BATCH_VALUES.items():
+            cols[name] += [get(b)] * len(records)
+        for r in records:
+            for name, value in (("offset", r.offset), ("timestamp", r.timestamp)):
+                if not -(1 << 63) <= value < 1 << 63:
+                    raise CorruptRecordError(
+                        f"the {name} {value} of a record does not fit in 64 bits", b.position
+                    )
+            cols["offset"].append(r.offset)
+            cols["timestamp"].append(r.timestamp)
+            cols["key"].append(None if r.key is None else bytes(r.key))
+            cols["value"].append(None if r.value is None else bytes(r.value))
+            cols["headers"].append([
+                {"key": k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                 "value": None if v is None else bytes(v)}
+                for k, v in r.headers
+            ])  # fmt: skip
     return _record_batch(cols)

@@ -16,7 +16,11 @@ def run(*args):
 
 
 def test_codec_bench_runs():
-    assert "decode (CRC on)" in run("bench", "--batches", "3", "--repeat", "1")
+    text = run("bench", "--mb", "0.05", "--repeat", "1")
+    for figure in ("decode", "encode", "walk", "crc", "columnar"):
+        for corpus in ("v2 none", "v2 lz4", "v2 zstd", "v1 none"):
+            assert f"{figure:<9}{corpus:<9}kafkacodec " in text, (figure, corpus)
+    assert "aiokafka" in text and "kafka-python" in text
 
 
 def test_log_bench_runs():

@@ -218,7 +218,7 @@ def test_native_columns_equal_the_generated_decoder(specs, data):
 
 
 def walk_summary(w):
-    return (w.entries.tolist(), sorted(w.legacy), w.position,
+    return (w.entries.tolist(), w.position,
             None if w.error is None else (type(w.error), str(w.error)))  # fmt: skip
 
 
@@ -305,3 +305,12 @@ def test_walk_stops_before_a_partial_entry():
     w = walk_batches(data[:-5])
     assert (len(w.entries), w.error) == (2, None)
     assert w.remaining == len(data) // 3 - 5 and w.position == 2 * len(data) // 3
+
+
+def test_an_offset_past_int64_is_a_located_error():
+    recs = [kc.Record(None, 1, b"k", b"v") for _ in range(3)]
+    data = kc.build_batch(recs, base_offset=2**63 - 2)
+    assert [r.offset for r in next(kc.iter_batches(data)).records()][-1] == 2**63  # Python ints
+    with pytest.raises(kc.CorruptRecordError, match="does not fit in 64 bits") as err:
+        decode_columns(data)
+    assert err.value.position == 0
