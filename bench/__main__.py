@@ -70,23 +70,22 @@ def _records(magic: int) -> list:
     ]
 
 
-def ours_encode(magic: int, codec: str, n_batches: int) -> bytes:
+def encoded_batches(magic: int, codec: str, n_batches: int):
+    """kafkacodec's encoding of n_batches batches, one at a time."""
     recs = _records(magic)
-    out = bytearray()
     for b in range(n_batches):
         if magic >= 2:
-            out += kc.build_batch(recs, base_offset=b * RECORDS_PER_BATCH, compression=codec)
+            yield kc.build_batch(recs, base_offset=b * RECORDS_PER_BATCH, compression=codec)
         else:
-            out += kc.build_message_set(recs, magic=magic, base_offset=b * RECORDS_PER_BATCH,
-                                        compression=codec)  # fmt: skip
-    return bytes(out)
+            yield kc.build_message_set(recs, magic=magic, base_offset=b * RECORDS_PER_BATCH,
+                                       compression=codec)  # fmt: skip
 
 
 def corpus(magic: int, codec: str, mb: float) -> tuple[bytes, int]:
     """About mb MB of batches, and how many."""
-    one = len(ours_encode(magic, codec, 1))
+    one = len(next(encoded_batches(magic, codec, 1)))
     n = max(1, round(mb * 1e6 / one))
-    return ours_encode(magic, codec, n), n
+    return b"".join(encoded_batches(magic, codec, n)), n
 
 
 # ------------------------------------------------------------------------ kafkacodec
@@ -223,7 +222,10 @@ def kaitai_module():
     """The official Kaitai compiler's Python output for schemas/ (compiled once into a
     temporary folder), or None when node or the compiler is missing."""
     ksc = ROOT / "tests" / "ksc"
-    if shutil.which("node") is None or not (ksc / "node_modules" / "kaitai-struct-compiler").exists():
+    if (
+        shutil.which("node") is None
+        or not (ksc / "node_modules" / "kaitai-struct-compiler").exists()
+    ):
         return None
     out = Path(tempfile.mkdtemp(prefix="kafkacodec-bench-ksc-"))
     proc = subprocess.run(["node", str(ksc / "compile.js"), str(ROOT / "schemas"), str(out), "python"],
@@ -232,14 +234,7 @@ def kaitai_module():
         return None
     pkg = out / "python"
     # The schemas' custom `process: kafka_compression(codec, magic)` for the official runtime.
-    (pkg / "kafka_compression.py").write_text(
-        "from kafkacodec.compression import kafka_compression_decode\n"
-        "class KafkaCompression:\n"
-        "    def __init__(self, codec, magic):\n"
-        "        self.codec, self.magic = codec, magic\n"
-        "    def decode(self, data):\n"
-        "        return kafka_compression_decode(data, self.codec, self.magic)\n"
-    )
+    shutil.copy(ksc / "python" / "kafka_compression.py", pkg)
     sys.path.insert(0, str(pkg))
     import kafka_log  # noqa: PLC0415 - generated at run time
 
@@ -277,48 +272,27 @@ def peers_for(figure: str, magic: int, codec: str, kaitai) -> dict:
     count) and returns how many units it processed."""
     kp, aio = _kp(), _aio()
 
-    def encode(n):
-        ours_encode(magic, codec, n)
+    def encode(n):  # each batch built and dropped, as the peers' builders do
+        for _batch in encoded_batches(magic, codec, n):
+            pass
         return n * RECORDS_PER_BATCH
 
-    if figure == "decode":
-        peers = {
-            "kafkacodec": ours_decode,
-            "kafkacodec (pure Python)": pure(ours_decode),
-            "kafka-python": lambda d: _peer_decode(kp, d),
-            "aiokafka": lambda d: _peer_decode(aio, d),
-        }
-        if kaitai is not None:
-            peers["Kaitai (official Python)"] = lambda d: kaitai_decode(kaitai, d)
-        return peers
+    ours = {"decode": ours_decode, "encode": encode, "walk": ours_walk, "crc": ours_crc,
+            "columnar": ours_columnar}[figure]  # fmt: skip
+    peers = {"kafkacodec": ours}
+    if figure != "crc":  # CRCs are computed by the crc32c library either way
+        peers["kafkacodec (pure Python)"] = pure(ours)
     if figure == "encode":
-        return {
-            "kafkacodec": encode,
-            "kafkacodec (pure Python)": pure(encode),
-            "kafka-python": lambda n: kp_encode(magic, codec, n),
-            "aiokafka": lambda n: aio_encode(magic, codec, n),
-        }
-    if figure == "walk":
-        return {
-            "kafkacodec": ours_walk,
-            "kafkacodec (pure Python)": pure(ours_walk),
-            "kafka-python": lambda d: _peer_walk(kp, d),
-            "aiokafka": lambda d: _peer_walk(aio, d),
-        }
-    if figure == "crc":
-        return {
-            "kafkacodec": ours_crc,
-            "kafka-python": lambda d: _peer_crc(kp, d),
-            "aiokafka": lambda d: _peer_crc(aio, d),
-        }
-    if figure == "columnar":
-        return {
-            "kafkacodec": ours_columnar,
-            "kafkacodec (pure Python)": pure(ours_columnar),
-            "kafka-python": lambda d: _peer_decode(kp, d),
-            "aiokafka": lambda d: _peer_decode(aio, d),
-        }
-    raise ValueError(figure)
+        peers["kafka-python"] = lambda n: kp_encode(magic, codec, n)
+        peers["aiokafka"] = lambda n: aio_encode(magic, codec, n)
+    else:  # columnar is compared with the peers' object decoders
+        read = {"decode": _peer_decode, "columnar": _peer_decode, "walk": _peer_walk,
+                "crc": _peer_crc}[figure]  # fmt: skip
+        peers["kafka-python"] = lambda d: read(kp, d)
+        peers["aiokafka"] = lambda d: read(aio, d)
+    if figure == "decode" and kaitai is not None:
+        peers["Kaitai (official Python)"] = lambda d: kaitai_decode(kaitai, d)
+    return peers
 
 
 def main(argv=None):
@@ -378,7 +352,9 @@ def main(argv=None):
 
 
 def print_table(results, corpora, args, kaitai: bool):
-    sizes = ", ".join(f"{name} {len(d) / 1e6:.1f} MB ({n} batches)" for name, (d, n) in corpora.items())
+    sizes = ", ".join(
+        f"{name} {len(d) / 1e6:.1f} MB ({n} batches)" for name, (d, n) in corpora.items()
+    )
     print(f"corpora: {sizes}; medians of {args.repeat}")
     if not kaitai and "decode" in args.only:
         print("Kaitai (official Python): skipped (needs node and tests/ksc/node_modules)")
@@ -391,7 +367,9 @@ def print_table(results, corpora, args, kaitai: bool):
                 xkp = f"{r['x_kafka-python']:.2f}" if "x_kafka-python" in r else ""
                 xai = f"{r['x_aiokafka']:.2f}" if "x_aiokafka" in r else ""
                 mbs = "" if figure == "encode" else f"{r['mb_per_s']:,.0f}"
-                print(f"{figure:<9}{name:<9}{peer:<26}{rate:>14} {r['unit']:<10}{mbs:>9}{xkp:>16}{xai:>12}")
+                print(
+                    f"{figure:<9}{name:<9}{peer:<26}{rate:>14} {r['unit']:<10}{mbs:>9}{xkp:>16}{xai:>12}"
+                )
 
 
 if __name__ == "__main__":
