@@ -37,8 +37,10 @@ import tempfile
 import time
 import zlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import kafkacodec as kc
+from kafkacodec.compression import CODEC_IDS
 from kafkacodec.crc import crc32c
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +53,6 @@ CORPORA = {  # name: (magic, codec)
     "v2 zstd": (2, "zstd"),
     "v1 none": (1, "none"),
 }
-CODEC_IDS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
 FIGURES = ("decode", "encode", "walk", "crc", "columnar")
 UNITS = {"decode": "rec/s", "encode": "rec/s", "walk": "batches/s", "crc": "GB/s",
          "columnar": "rec/s"}  # fmt: skip
@@ -121,16 +122,18 @@ def pure(fn):
     """fn with the native loops switched off: the generated Python code alone."""
     from kafkacodec import batches, builders, columnar
 
+    switches = [(batches, "_native_records"), (builders, "_native_records"),
+                (columnar, "_native_columns"), (columnar, "_native_scan")]  # fmt: skip
+
     def run(*args):
-        saved = (batches._native_records, builders._native_records, columnar._native_columns,
-                 columnar._native_scan)  # fmt: skip
-        batches._native_records = builders._native_records = None
-        columnar._native_columns = columnar._native_scan = None
+        saved = [getattr(module, name) for module, name in switches]
+        for module, name in switches:
+            setattr(module, name, None)
         try:
             return fn(*args)
         finally:
-            (batches._native_records, builders._native_records, columnar._native_columns,
-             columnar._native_scan) = saved  # fmt: skip
+            for (module, name), value in zip(switches, saved):
+                setattr(module, name, value)
 
     return run
 
@@ -200,13 +203,12 @@ def _peer_encode(module, magic, codec, n_batches):
 
 
 def kp_encode(magic, codec, n):
-    from kafka.record import default_records, legacy_records
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-    class M:
-        DefaultRecordBatchBuilder = default_records.DefaultRecordBatchBuilder
-        LegacyRecordBatchBuilder = legacy_records.LegacyRecordBatchBuilder
-
-    return _peer_encode(M, magic, codec, n)
+    builders = SimpleNamespace(DefaultRecordBatchBuilder=DefaultRecordBatchBuilder,
+                               LegacyRecordBatchBuilder=LegacyRecordBatchBuilder)  # fmt: skip
+    return _peer_encode(builders, magic, codec, n)
 
 
 def aio_encode(magic, codec, n):

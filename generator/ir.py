@@ -216,6 +216,15 @@ class ColumnIR:
             return f"_p.ListColumn({self.child_class})"
         return f"_p.BinaryColumn(nullable={self.nullable})"
 
+    @property
+    def store(self) -> str:
+        """The statement that appends a decoded value to the column; lists fill theirs
+        while they are read (their element type's parse_columns), so they have none."""
+        if self.kind == "list":
+            return ""
+        method = "append" if self.kind == "int" else "add"
+        return f"col_{self.name}.{method}({self.name})"
+
 
 @dataclass
 class Step:

@@ -384,14 +384,20 @@ def _inner_records(wrapper: LegacyBatch, verify_crc: bool, max_inflated) -> list
 # -------------------------------------------------------------------------- iteration
 
 
+def byte_view(data) -> memoryview:
+    """A flat view of unsigned bytes over any buffer (bytes, bytearray, mmap, memoryview)."""
+    view = data if isinstance(data, memoryview) else memoryview(data)
+    if view.ndim != 1 or view.itemsize != 1:
+        view = view.cast("B")
+    return view
+
+
 class BatchIterator:
     """Iterates the batches of a buffer; after it ends, `position` is where it stopped and
     `remaining` how many bytes were left there (a partial entry at the end, or 0)."""
 
     def __init__(self, data, *, verify_crc=True, source=None, start=0, end=None):
-        self._view = data if isinstance(data, memoryview) else memoryview(data)
-        if self._view.ndim != 1 or self._view.itemsize != 1:
-            self._view = self._view.cast("B")
+        self._view = byte_view(data)
         self.verify_crc = verify_crc
         self.source = source
         self.position = start

@@ -31,7 +31,7 @@ from kafkacodec.generated.kafka_record import KafkaRecord
 
 from . import compression as _comp
 from ._prim import column_buffers
-from .batches import BatchIterator
+from .batches import BatchIterator, byte_view
 from .crc import crc32, crc32c
 from .errors import CorruptRecordError, DecodeError
 
@@ -128,9 +128,7 @@ def walk_batches(data, *, verify_crc: bool = True, source: str | None = None, st
     does, and return them as a Walk; an error is returned in it, not raised, so that a
     caller can first use the batches before it. With verify_crc each batch's CRC is checked
     (a mismatch stops the walk with ChecksumError)."""
-    view = data if isinstance(data, memoryview) else memoryview(data)
-    if view.ndim != 1 or view.itemsize != 1:
-        view = view.cast("B")
+    view = byte_view(data)
     end = len(view) if end is None else end
     pieces: list[np.ndarray] = []
     rows: list[tuple] = []
@@ -172,31 +170,45 @@ def scan_batches(data, *, verify_crc: bool = True, source: str | None = None, st
     return batch_table(w.entries)
 
 
-def batch_table(e: np.ndarray) -> pa.Table:
-    """BATCH_SCHEMA rows for ENTRY rows."""
-    v2 = e["magic"] >= 2
-    wrapper = ~v2 & (e["attributes"] & 7 != 0)
-    ts_type = np.where(v2 | (e["magic"] == 1), (e["attributes"] >> 3) & 1, -1)
-    cols = {
-        "position": e["position"],
-        "size": e["len_batch"] + 12,
-        "magic": e["magic"],
-        "base_offset": pa.array(e["base_offset"], mask=wrapper),
-        "last_offset": e["base_offset"] + e["last_offset_delta"],
-        "num_records": pa.array(e["num_records"], mask=wrapper),
-        "partition_leader_epoch": e["partition_leader_epoch"],
-        "crc": e["crc"].astype(np.int64),
-        "attributes": e["attributes"],
-        "compression": _CODECS.take(pa.array(e["attributes"] & 7)),
-        "timestamp_type": ts_type.astype(np.int8),
-        "base_timestamp": e["base_timestamp"],
-        "max_timestamp": e["max_timestamp"],
+def _batch_values(e: np.ndarray) -> dict:
+    """The batch-level columns of ENTRY rows, as the batch objects answer them (compression
+    as its code: _record_batch and batch_table name it)."""
+    magic, attributes = e["magic"], e["attributes"]
+    v2 = magic >= 2
+    return {
+        "timestamp_type": np.where(v2 | (magic == 1), (attributes >> 3) & 1, -1).astype(np.int8),
+        "base_offset": e["base_offset"],
+        "magic": magic,
+        "compression": (attributes & 7).astype(np.int8),
         "producer_id": e["producer_id"],
         "producer_epoch": e["producer_epoch"],
         "base_sequence": e["base_sequence"],
-        "is_transactional": v2 & (e["attributes"] & 0x10 != 0),
-        "is_control": v2 & (e["attributes"] & 0x20 != 0),
+        "is_transactional": v2 & (attributes & 0x10 != 0),
+        "is_control": v2 & (attributes & 0x20 != 0),
+        "partition_leader_epoch": e["partition_leader_epoch"],
+        "position": e["position"],
     }
+
+
+def _codec_names(codes) -> pa.Array:
+    return _CODECS.take(pa.array(codes, pa.int8()))
+
+
+def batch_table(e: np.ndarray) -> pa.Table:
+    """BATCH_SCHEMA rows for ENTRY rows."""
+    wrapper = (e["magic"] < 2) & (e["attributes"] & 7 != 0)
+    cols = _batch_values(e)
+    cols.update({
+        "size": e["len_batch"] + 12,
+        "base_offset": pa.array(e["base_offset"], mask=wrapper),
+        "last_offset": e["base_offset"] + e["last_offset_delta"],
+        "num_records": pa.array(e["num_records"], mask=wrapper),
+        "crc": e["crc"].astype(np.int64),
+        "attributes": e["attributes"],
+        "compression": _codec_names(cols["compression"]),
+        "base_timestamp": e["base_timestamp"],
+        "max_timestamp": e["max_timestamp"],
+    })  # fmt: skip
     return pa.table([pa.array(cols[f.name], f.type) for f in BATCH_SCHEMA], schema=BATCH_SCHEMA)
 
 
@@ -219,9 +231,7 @@ def decode_columns(data, *, verify_crc: bool = True, source: str | None = None, 
 
 def records_table(data, w: Walk, *, max_inflated: int | None = None) -> pa.Table:
     """The records of the batches a walk found (SCHEMA)."""
-    view = data if isinstance(data, memoryview) else memoryview(data)
-    if view.ndim != 1 or view.itemsize != 1:
-        view = view.cast("B")
+    view = byte_view(data)
     e = w.entries
     magic, attributes, sizes = e["magic"], e["attributes"], e["len_batch"] + 12
     pieces: list[pa.RecordBatch] = []
@@ -276,24 +286,14 @@ def _plain_run(view, e: np.ndarray) -> pa.RecordBatch:
     n = len(e)
     no_headers = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)),
                                           pa.array([], HEADER))  # fmt: skip
-    out = {
+    out = _batch_values(e)
+    out.update({
         "offset": e["base_offset"],
         "timestamp": e["base_timestamp"],  # -1 for magic 0, as the walk stores it
-        "timestamp_type": np.where(magic >= 1, (e["attributes"] >> 3) & 1, -1).astype(np.int8),
         "key": _gather(u8, len_key_at + 4, len_key),
         "value": _gather(u8, len_value_at + 4, _be32(u8, len_value_at)),
         "headers": no_headers,
-        "base_offset": e["base_offset"],
-        "magic": magic,
-        "compression": _CODECS.take(pa.array(np.zeros(n, np.int8))),
-        "producer_id": e["producer_id"],
-        "producer_epoch": e["producer_epoch"],
-        "base_sequence": e["base_sequence"],
-        "is_transactional": np.zeros(n, np.bool_),
-        "is_control": np.zeros(n, np.bool_),
-        "partition_leader_epoch": e["partition_leader_epoch"],
-        "position": e["position"],
-    }
+    })  # fmt: skip
     return _record_batch(out)
 
 
@@ -418,41 +418,29 @@ def _assemble(buffers, e: np.ndarray) -> pa.RecordBatch:
     n = int(counts.sum())
     cols = _arrays(KafkaRecord.COLUMNS, iter(buffers), n)
 
-    def per_record(field):
-        return np.repeat(e[field], counts)
-
-    attributes = per_record("attributes")
-    log_append = attributes & 0x08 != 0
-    offset = _add(per_record("base_offset"), cols["offset_delta"].astype(np.int64))
+    out = {name: np.repeat(values, counts) for name, values in _batch_values(e).items()}
+    log_append = out["timestamp_type"] == 1
+    offset = _add(out["base_offset"], cols["offset_delta"].astype(np.int64))
     if not log_append.any():
-        timestamp = _add(per_record("base_timestamp"), cols["timestamp_delta"])
+        timestamp = _add(np.repeat(e["base_timestamp"], counts), cols["timestamp_delta"])
     else:  # LogAppendTime: the batch's max timestamp for every record
-        timestamp = per_record("max_timestamp")
+        timestamp = np.repeat(e["max_timestamp"], counts)
         created = ~log_append
-        timestamp[created] = _add(per_record("base_timestamp")[created],
+        timestamp[created] = _add(np.repeat(e["base_timestamp"], counts)[created],
                                   cols["timestamp_delta"][created])  # fmt: skip
-    out = {
+    out.update({
         "offset": offset,
         "timestamp": timestamp,
-        "timestamp_type": log_append.astype(np.int8),
         "key": cols["key"],
         "value": cols["value"],
         "headers": cols["headers"],
-        "base_offset": per_record("base_offset"),
-        "magic": per_record("magic"),
-        "compression": _CODECS.take(pa.array(attributes & 7)),
-        "producer_id": per_record("producer_id"),
-        "producer_epoch": per_record("producer_epoch"),
-        "base_sequence": per_record("base_sequence"),
-        "is_transactional": attributes & 0x10 != 0,
-        "is_control": attributes & 0x20 != 0,
-        "partition_leader_epoch": per_record("partition_leader_epoch"),
-        "position": per_record("position"),
-    }
+    })  # fmt: skip
     return _record_batch(out)
 
 
 def _record_batch(cols: dict) -> pa.RecordBatch:
+    """A SCHEMA batch from columns by name (compression as codec codes)."""
+    cols["compression"] = _codec_names(cols["compression"])
     arrays = [c if isinstance(c, pa.Array) else pa.array(c, f.type)
               for f in SCHEMA for c in [cols[f.name]]]  # fmt: skip
     return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
@@ -462,7 +450,7 @@ _BATCH_VALUES = {  # what a batch object says for the batch-level columns
     "timestamp_type": lambda b: TIMESTAMP_TYPE_CODES[b.timestamp_type],
     "base_offset": lambda b: b.base_offset,
     "magic": lambda b: b.magic,
-    "compression": lambda b: b.compression,
+    "compression": lambda b: b.attributes & 7,
     "producer_id": lambda b: b.producer_id,
     "producer_epoch": lambda b: b.producer_epoch,
     "base_sequence": lambda b: b.base_sequence,
