@@ -122,10 +122,7 @@ class Kafka07Message(_p.Generated):
                     "kafka07_message /seq/0", start, "len_message", len_message, end - rest_start
                 )
             end = rest_start + len_message
-            if magic not in (
-                0,
-                1,
-            ):
+            if magic not in (0, 1):
                 raise _p.invalid(
                     "kafka07_message /seq/1", pos + 4, "magic", magic, "must be one of 0, 1"
                 )

@@ -172,10 +172,7 @@ class KafkaLegacyMessage(_p.Generated):
                 )
             end = rest_start + len_message
             crc_start = pos + 16
-            if magic not in (
-                0,
-                1,
-            ):
+            if magic not in (0, 1):
                 raise _p.invalid(
                     "kafka_legacy_message /seq/3", pos + 16, "magic", magic, "must be one of 0, 1"
                 )
@@ -343,7 +340,10 @@ class KafkaLegacyMessage(_p.Generated):
         """Decode the field inner, left undecoded by parse (its bytes are inner_raw).
 
         The bytes go through `kafka_compression` first; max_size bounds the result.
+        None when the field is absent ((len_value >= 0) and ((attributes & 7) != CompressionType.NONE) did not hold).
         """
+        if self.inner_raw is None:
+            return None
         data = _p.process_decode(
             "kafka_compression",
             self.inner_raw,

@@ -131,6 +131,14 @@ class Entry(_p.Generated):
             if pos + 16 + 1 > end:
                 raise _p.truncated(cls.PATH, pos + 16, end, 1)
             magic = _S0.unpack_from(buf, pos + 16)[0]
+            if magic not in (0, 1, 2):
+                raise _p.invalid(
+                    "kafka_log /types/entry/instances/magic",
+                    pos + 16,
+                    "magic",
+                    magic,
+                    "must be one of 0, 1, 2",
+                )
             if magic == 0 or magic == 1:
                 body, pos = KafkaLegacyMessage.parse(buf, pos, end, verify=verify)
             elif magic == 2:

@@ -212,7 +212,11 @@ class Translator:
     enum_class(name) returns the Python class name of a schema enum.
     """
 
-    def __init__(self, resolve, enum_class, where: str):
+    # How `_io.<attr>` reads: in parsers, over the locals pos and end.
+    IO = {"pos": "pos", "size": "end", "eos": "pos >= end"}
+
+    def __init__(self, resolve, enum_class, where: str, io: dict[str, str] | None = None):
+        self.io = io or self.IO
         self.resolve = resolve
         self.enum_class = enum_class
         self.where = where
@@ -261,12 +265,8 @@ class Translator:
         base, kind = self.emit(n.args[0])
         base = self.wrap_src(base, n.args[0])
         if kind == "io":
-            if name == "pos":
-                return "pos", "int"
-            if name == "size":
-                return "end", "int"
-            if name == "eos":
-                return "pos >= end", "int"
+            if name in self.io:
+                return self.io[name], "int"
             self.fail(f"_io.{name} is not supported")
         if kind == "varint":
             if name == "value":

@@ -41,7 +41,7 @@ ATTR_KEYS = {
     "id", "type", "size", "size-eos", "repeat", "repeat-expr", "repeat-until", "if",
     "enum", "contents", "valid", "encoding", "process", "doc", "doc-ref",
 }  # fmt: skip
-INSTANCE_KEYS = {"value", "pos", "type", "enum", "doc", "doc-ref", "if"}
+INSTANCE_KEYS = {"value", "pos", "type", "enum", "doc", "doc-ref", "if", "valid"}
 PARAM_KEYS = {"id", "type", "doc", "doc-ref", "enum"}
 UNSUPPORTED_ATTR_KEYS = {
     "terminator": "terminated fields",
@@ -66,6 +66,8 @@ RESERVED = {
     "rest_auto", "crc_auto", "rest_at", "crc_at", "limit", "cols",
 }  # fmt: skip
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+# Names a Construct Container answers as methods: expressions read such fields by key.
+CONTAINER_ATTRS = frozenset(dir(dict)) | {"search", "search_all"}
 
 
 def camel(name: str) -> str:
@@ -87,6 +89,7 @@ class EnumIR:
 class Valid:
     fails: str  # Python condition over `_` that holds when the value is invalid
     message: str  # printed with the value: f"{message}, got {_}"
+    c_fails: str = ""  # the same condition over `_` and a Construct context `this`
 
 
 @dataclass
@@ -133,6 +136,18 @@ class FieldIR:
     struct_name: str = ""  # a struct of this field alone (conditional ints, patched lengths)
     where: str = ""  # schema id and path, for error messages
     user_args_self: list[str] = field(default_factory=list)  # user args over self (lazy reads)
+    # The same expressions over a Construct context `this` (generated/construct/):
+    c_size: str | None = None
+    c_cond: str | None = None
+    c_repeat_expr: str | None = None
+    c_repeat_until: str | None = None  # over `_` (the item just read) and `this`
+    c_args: list[str] = field(default_factory=list)  # over the parent context `this._`
+    c_switch_on: str | None = None
+    c_switch_keys: list[tuple[list[str], str]] = field(default_factory=list)  # (keys, class)
+    c_switch_default: str | None = None
+    c_process_args: list[str] = field(default_factory=list)
+    c_derive: str | None = None
+    bounds: dict = field(default_factory=dict)  # the schema's `valid` eq/min/max/any-of, as Python
 
     @property
     def derived(self) -> bool:
@@ -247,6 +262,9 @@ class InstanceIR:
     fmt: str = ""
     width: int = 0
     struct_name: str = ""
+    c_expr: str = ""  # value (or pos) over a Construct context `this`
+    valid: list[Valid] = field(default_factory=list)  # positional instances: checked when read
+    where: str = ""
 
 
 @dataclass
@@ -621,6 +639,7 @@ class ModuleBuilder:
             if "-kafkacodec-derive" in raw_by_name[f.name]:
                 text = raw_by_name[f.name]["-kafkacodec-derive"]
                 f.derive = self.expr(text, scope, f"{f.path}/-kafkacodec-derive", "self")
+                f.c_derive = self.expr(text, scope, f"{f.path}/-kafkacodec-derive", "ctx")
         for iname, info in scope.instances.items():
             t.instances.append(self._build_instance(iname, info["node"], info["path"], scope))
         self._derivations(t, raw_by_name, scope)
@@ -663,23 +682,35 @@ class ModuleBuilder:
 
     # -- expressions
     def translator(self, scope: _Scope, where: str, mode: str, local_names: set[str] = frozenset()):
-        """mode: parse or build (names are locals) or self (names are attributes)."""
+        """mode: parse or build (names are locals), self (names are attributes), ctx (names
+        are in a Construct context `this`) or ctx_parent (in its parent, `this._`)."""
+        prefix = {"parse": "", "build": "", "self": "self.", "ctx": "this.", "ctx_parent": "this._."}[mode]
+
+        def at(name: str) -> str:
+            if mode.startswith("ctx") and name in CONTAINER_ATTRS:
+                return f"{prefix[:-1]}[{name!r}]".replace("'", '"')
+            return f"{prefix}{name}"
+
+        io = {"pos": f"{prefix}_io.tell()"} if mode.startswith("ctx") else None
 
         def resolve(name: str) -> tuple[str, str]:
             if name in local_names:
                 return name, "int"
+            if name == "_" and name in scope.fields:  # a valid expr: the value being checked
+                info = scope.fields[name]
+                return "_", ("varint" if info["kind"] == "varint" else "int")
             if name == "_io":
                 if mode == "self":
                     raise SchemaError(where, "_io is not available outside parsing")
                 return "_io", "io"
             if name == "_index":
-                return "_i", "int"
+                return (f"{prefix}_index" if mode.startswith("ctx") else "_i"), "int"
             if name in ("_parent", "_root"):
                 raise SchemaError(
                     where, f"{name} is not supported by kafkacodec's generator: pass a param"
                 )
             if name in scope.params:
-                return (f"self.{name}" if mode == "self" else name), "int"
+                return at(name), "int"
             if name in scope.fields:
                 info = scope.fields[name]
                 kind = "varint" if info["kind"] == "varint" else "int"
@@ -687,19 +718,20 @@ class ModuleBuilder:
                     kind = "list"
                 elif info["kind"] in ("user", "switch"):
                     kind = "object"
-                return (f"self.{name}" if mode == "self" else name), kind
+                return at(name), kind
             if name in scope.instances:
                 return self._instance_expr(name, scope, mode)
             raise SchemaError(where, f"unknown name {name!r}")
 
-        return Translator(resolve, lambda e: self.enum_class(e, where), where)
+        return Translator(resolve, lambda e: self.enum_class(e, where), where, io)
 
     def _instance_expr(self, name: str, scope: _Scope, mode: str) -> tuple[str, str]:
         info = scope.instances[name]
         node = info["node"]
         if "value" not in node:
             # A positional instance is read while parsing and then stored.
-            return (f"self.{name}" if mode == "self" else name), "int"
+            prefix = {"self": "self.", "ctx": "this.", "ctx_parent": "this._."}.get(mode, "")
+            return f"{prefix}{name}", "int"
         # Inlined even over self: a subclass may override the property with another meaning.
         if info.get("busy"):
             raise SchemaError(info["path"], f"instance {name!r} depends on itself")
@@ -737,6 +769,8 @@ class ModuleBuilder:
             if not isinstance(cases, dict) or not cases:
                 raise SchemaError(f"{where}/type/cases", "switch-on needs cases")
             grouped: dict[str, list[str]] = {}
+            c_grouped: dict[str, list[str]] = {}
+            f.c_switch_on = self.expr(typ.get("switch-on"), scope, f"{where}/type/switch-on", "ctx")
             default = None
             for key, ref in cases.items():
                 kind, cls = self.resolve_type(str(ref), f"{where}/type/cases/{key}")
@@ -748,12 +782,17 @@ class ModuleBuilder:
                 grouped.setdefault(cls, []).append(
                     self.expr(key, scope, f"{where}/type/cases/{key}")
                 )
+                c_grouped.setdefault(cls, []).append(
+                    self.expr(key, scope, f"{where}/type/cases/{key}", "ctx")
+                )
             on = f.switch_on
             f.switch_cases = [
                 (" or ".join(f"{on} == {v}" for v in vals), cls) for cls, vals in grouped.items()
             ]
             if default:
                 f.switch_cases.append((None, default))
+            f.c_switch_keys = [(keys, cls) for cls, keys in c_grouped.items()]
+            f.c_switch_default = default
         elif typ is None or typ == "str":
             f.kind = "bytes" if typ is None else "str"
             if typ == "str":
@@ -789,6 +828,8 @@ class ModuleBuilder:
                 f.user_args = [tr(a) for a in args]
                 self_tr = self.translator(scope, f"{where}/type", "self")
                 f.user_args_self = [self_tr(a) for a in args]
+                parent_tr = self.translator(scope, f"{where}/type", "ctx_parent")
+                f.c_args = [parent_tr(a) for a in args]
                 target = self.local_types.get(m.group(1))
                 nparams = len(_as_list(target[1].get("params"))) if target else 0
                 if len(args) != nparams:
@@ -805,12 +846,14 @@ class ModuleBuilder:
                 f.size_eos = True
             else:
                 f.size = self.expr(attr["size"], scope, f"{where}/size")
+                f.c_size = self.expr(attr["size"], scope, f"{where}/size", "ctx")
         elif f.kind in ("bytes", "str"):
             raise SchemaError(where, "a byte or string field needs size or size-eos")
 
         if "if" in attr:
             f.cond = self.expr(attr["if"], scope, f"{where}/if")
             f.cond_build = self.expr(attr["if"], scope, f"{where}/if", "build")
+            f.c_cond = self.expr(attr["if"], scope, f"{where}/if", "ctx")
         repeat = attr.get("repeat")
         if repeat is not None:
             if repeat not in ("expr", "eos", "until"):
@@ -820,11 +863,15 @@ class ModuleBuilder:
                 if "repeat-expr" not in attr:
                     raise SchemaError(where, "repeat: expr needs repeat-expr")
                 f.repeat_expr = self.expr(attr["repeat-expr"], scope, f"{where}/repeat-expr")
+                f.c_repeat_expr = self.expr(attr["repeat-expr"], scope, f"{where}/repeat-expr", "ctx")
             if repeat == "until":
                 if "repeat-until" not in attr:
                     raise SchemaError(where, "repeat: until needs repeat-until")
                 f.repeat_until = self.expr(
                     attr["repeat-until"], scope, f"{where}/repeat-until", locals_={"_"}
+                )
+                f.c_repeat_until = self.expr(
+                    attr["repeat-until"], scope, f"{where}/repeat-until", "ctx", locals_={"_"}
                 )
         elif "repeat-expr" in attr or "repeat-until" in attr:
             raise SchemaError(where, "repeat-expr and repeat-until need repeat")
@@ -855,6 +902,7 @@ class ModuleBuilder:
             f.process_args = [self_tr(a) for a in args]
             f.process_args_build = [build_tr(a) for a in args]
             f.process_args_parse = [self.translator(scope, f"{where}/process", "parse")(a) for a in args]
+            f.c_process_args = [self.translator(scope, f"{where}/process", "ctx")(a) for a in args]
         f.lazy = bool(attr.get("-kafkacodec-lazy"))
         if f.lazy and (f.kind not in ("bytes", "user") or (f.size is None and not f.size_eos)):
             raise SchemaError(where, "-kafkacodec-lazy applies to a sized bytes or user-type field")
@@ -887,32 +935,43 @@ class ModuleBuilder:
         _check_keys(spec, {"eq", "min", "max", "any-of", "expr"}, where)
         if f.kind not in ("int", "varint") and set(spec) - {"expr"}:
             raise SchemaError(where, "only expr validation applies to non-integer fields")
-        out = []
-        tr_v = self.translator(scope, where, "parse")
-        if "eq" in spec:
-            v = tr_v(parse_expr(spec["eq"], f"{where}/eq"))
-            out.append(Valid(f"_ != {v}", f"expected {v}"))
-        if "min" in spec:
-            v = tr_v(parse_expr(spec["min"], f"{where}/min"))
-            out.append(Valid(f"_ < {v}", f"must be at least {v}"))
-        if "max" in spec:
-            v = tr_v(parse_expr(spec["max"], f"{where}/max"))
-            out.append(Valid(f"_ > {v}", f"must be at most {v}"))
+        fields = dict(scope.fields, _={"kind": f.kind, "list": False, "field": f})
+        inner = _Scope(fields, scope.params, scope.instances, where)
+        out = self._checks(spec, self.translator(inner, where, "parse"), where)
+        tr = self.translator(inner, where, "parse")
+        for key in ("eq", "min", "max"):
+            if key in spec:
+                f.bounds[key] = tr(parse_expr(spec[key], f"{where}/{key}"))
         if "any-of" in spec:
-            vals = [tr_v(parse_expr(v, f"{where}/any-of")) for v in _as_list(spec["any-of"])]
-            out.append(Valid(f"_ not in ({', '.join(vals)},)", f"must be one of {', '.join(vals)}"))
-        if "expr" in spec:
-            tree = parse_expr(spec["expr"], f"{where}/expr")
-            # `_.value` on a varint field is the value itself.
-            fields = dict(scope.fields, _={"kind": f.kind, "list": False, "field": f})
-            src = self.translator(_Scope(fields, scope.params, scope.instances, where), where, "parse")(
-                tree
-            )
-            text = str(spec["expr"]).replace("_.value", "value")
-            out.append(Valid(f"not ({src})", f"must satisfy {text}"))
+            f.bounds["any-of"] = [tr(parse_expr(v, f"{where}/any-of")) for v in _as_list(spec["any-of"])]
+        for v, c in zip(out, self._checks(spec, self.translator(inner, where, "ctx"), where)):
+            v.c_fails = c.fails
         # Checks read the field's own local variable where the schema says `_`.
         for v in out:
             v.fails = re.sub(r"\b_\b", f.name, v.fails)
+        return out
+
+    @staticmethod
+    def _checks(spec: dict, tr, where: str) -> list:
+        """The valid checks as (fails, message), over `_` (the value checked)."""
+        out = []
+        if "eq" in spec:
+            v = tr(parse_expr(spec["eq"], f"{where}/eq"))
+            out.append(Valid(f"_ != {v}", f"expected {v}"))
+        if "min" in spec:
+            v = tr(parse_expr(spec["min"], f"{where}/min"))
+            out.append(Valid(f"_ < {v}", f"must be at least {v}"))
+        if "max" in spec:
+            v = tr(parse_expr(spec["max"], f"{where}/max"))
+            out.append(Valid(f"_ > {v}", f"must be at most {v}"))
+        if "any-of" in spec:
+            vals = [tr(parse_expr(v, f"{where}/any-of")) for v in _as_list(spec["any-of"])]
+            listed = ", ".join(vals) + ("," if len(vals) == 1 else "")
+            out.append(Valid(f"_ not in ({listed})", f"must be one of {', '.join(vals)}"))
+        if "expr" in spec:
+            src = tr(parse_expr(spec["expr"], f"{where}/expr"))
+            text = str(spec["expr"]).replace("_.value", "value")
+            out.append(Valid(f"not ({src})", f"must satisfy {text}"))
         return out
 
     def _build_instance(self, name: str, node: dict, where: str, scope: _Scope) -> InstanceIR:
@@ -924,6 +983,9 @@ class ModuleBuilder:
             if "pos" in node or "type" in node:
                 raise SchemaError(where, "a value instance has neither pos nor type")
             inst.expr = self.expr(node["value"], scope, f"{where}/value", "self")
+            inst.c_expr = self.expr(node["value"], scope, f"{where}/value", "ctx")
+            if "valid" in node:
+                raise SchemaError(f"{where}/valid", "valid applies to positional instances only")
             return inst
         if "pos" not in node:
             raise SchemaError(where, "an instance needs value or pos")
@@ -931,8 +993,13 @@ class ModuleBuilder:
         if typ not in INT_TYPES:
             raise SchemaError(f"{where}/type", "a positional instance reads an integer type")
         inst.kind = "pos"
-        inst.pos = self.expr(node["pos"], scope, f"{where}/pos").replace("_io", "pos")
+        inst.pos = self.expr(node["pos"], scope, f"{where}/pos")
+        inst.c_expr = self.expr(node["pos"], scope, f"{where}/pos", "ctx")
         inst.fmt, inst.width, _ = INT_TYPES[typ]
+        inst.where = f"{self.spec.id} {where}"
+        if "valid" in node:
+            read = FieldIR(name=name, path=where, doc="", orig_id=None, kind="int", fmt=inst.fmt)
+            inst.valid = self._valid(node["valid"], read, scope, f"{where}/valid")
         return inst
 
     # -- what builders derive

@@ -10,6 +10,7 @@ from pathlib import Path
 import jinja2
 from kafkacodec.errors import KafkacodecError
 
+from . import construct, strategies
 from .ir import ModuleIR, SchemaSet
 
 _HERE = Path(__file__).resolve().parent
@@ -40,6 +41,7 @@ def _env() -> jinja2.Environment:
         autoescape=False,
     )
     env.filters["blanks"] = _blanks
+    env.filters["pystr"] = repr
     return env
 
 
@@ -93,11 +95,27 @@ def render_all(schema_dir: Path = SCHEMA_DIR, *, raw: bool = False) -> dict[str,
         files[f"{mod.id}.py"] = text if raw else format_source(text, f"{mod.id}.py")
     init = _clean(env.get_template("init.py.j2").render(modules=modules))
     files["__init__.py"] = init if raw else format_source(init, "__init__.py")
+    for mod in modules:
+        name = f"construct/{mod.id}.py"
+        text = _clean(env.get_template("construct.py.j2").render(mod=construct.plan(mod)))
+        files[name] = text if raw else format_source(text, name)
+    for mod in modules:
+        name = f"strategies/{mod.id}.py"
+        text = _clean(env.get_template("strategies.py.j2").render(mod=strategies.plan(mod)))
+        files[name] = text if raw else format_source(text, name)
+    for package in ("construct", "strategies"):
+        name = f"{package}/__init__.py"
+        init = _clean(env.get_template(f"{package}_init.py.j2").render(modules=modules))
+        files[name] = init if raw else format_source(init, name)
     return files
 
 
+OUTPUT_GLOBS = ("*.py", "construct/*.py", "strategies/*.py")
+
+
 def _existing(out_dir: Path) -> dict[str, str]:
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(out_dir.glob("*.py"))}
+    paths = sorted(p for g in OUTPUT_GLOBS for p in out_dir.glob(g))
+    return {p.relative_to(out_dir).as_posix(): p.read_text(encoding="utf-8") for p in paths}
 
 
 def generate(schema_dir: Path = SCHEMA_DIR, out_dir: Path = GENERATED_DIR) -> list[str]:
@@ -109,6 +127,7 @@ def generate(schema_dir: Path = SCHEMA_DIR, out_dir: Path = GENERATED_DIR) -> li
     changed = []
     for name, text in files.items():
         if old.get(name) != text:
+            (out_dir / name).parent.mkdir(parents=True, exist_ok=True)
             (out_dir / name).write_text(text, encoding="utf-8")
             changed.append(name)
     for name in old:
@@ -140,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         if stale:
             print(f"generated/ is stale: {', '.join(stale)}; run `kafkacodec generate`", file=sys.stderr)
             return 1
-        print(f"generated/ is fresh ({len(list(Path(args.out).glob('*.py')))} files)")
+        print(f"generated/ is fresh ({len(_existing(Path(args.out)))} files)")
         return 0
     changed = generate(args.schemas, args.out)
     print(f"wrote {len(changed)} file(s)" + (f": {', '.join(changed)}" if changed else ""))

@@ -32,4 +32,9 @@ types:
       magic:
         pos: _io.pos + 16
         type: s1
-        doc: The magic byte, at the same place in every format.
+        valid:
+          any-of: [0, 1, 2]
+        doc: |
+          The magic byte, at the same place in every format. Checked, so that an unknown
+          magic stops every target's parser (a switch without a case reads nothing, and
+          `repeat: eos` would then loop forever).

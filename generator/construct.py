@@ -1,0 +1,280 @@
+"""From the IR to Construct definitions (generated/construct/): every decision here, the
+template only prints.
+
+Each schema type becomes a Construct `Struct` (a `KafkaStruct` when it has a length-of-rest
+or CRC field; a function returning one when it takes params). Fields map as:
+
+- integers to Int8sb..Int64ub, zig-zag varints to ZigZagVarint(5|10), contents to Const;
+- bytes to Bytes(size) or GreedyBytes, strings to Text(...) (lossless, as the parsers);
+- `if` to If, `repeat` to Array / RepeatEos / RepeatUntil, `switch-on` to Switch;
+- `size` over user types to Sized (parse inside the size, build derives it) or FixedSized;
+- `process: kafka_compression(...)` to KafkaCompressed;
+- `valid` to ExprValidator (checked both ways);
+- lengths and counts builders derive to Rebuild; length-of-rest and CRC to KafkaStruct;
+- value instances to Computed at the end, positional instances to Peek(Pointer(...)).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .ir import FieldIR, ModuleIR, TypeIR
+
+INT_CLASSES = {
+    "b": "Int8sb", "B": "Int8ub", "h": "Int16sb", "H": "Int16ub",
+    "i": "Int32sb", "I": "Int32ub", "q": "Int64sb", "Q": "Int64ub",
+}  # fmt: skip
+CODECS = {"UTF-8": "utf-8", "ASCII": "ascii"}
+
+
+@dataclass
+class CField:
+    name: str
+    expr: str
+    doc: str = ""
+
+
+@dataclass
+class CType:
+    name: str
+    params: list[str]
+    doc: str
+    fields: list[CField]
+    kwargs: list[str] = field(default_factory=list)  # KafkaStruct options
+
+    @property
+    def ctor(self) -> str:
+        return "KafkaStruct" if self.kwargs else "Struct"
+
+
+@dataclass
+class CModule:
+    id: str
+    source: str
+    title: str
+    doc: str
+    imports: list[tuple[str, str]]
+    enums: list
+    types: list[CType]
+    names: list[str] = field(default_factory=list)  # construct names the module uses
+    ours: list[str] = field(default_factory=list)  # kafkacodec.constructs names it uses
+    uses_enums: bool = False  # to_enum for enum-typed instances
+
+
+def _natural(name: str):
+    """Sort key putting Int8sb before Int16sb, as isort does."""
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
+
+
+def _lam(src: str) -> str:
+    return f"lambda this: {src}"
+
+
+def _refs(src: str | None) -> set[str]:
+    return set(re.findall(r"\bthis\.(\w+)", src or ""))
+
+
+def _doc_line(text: str) -> str:
+    return " ".join(text.split()) if text else ""
+
+
+# What kafkacodec.constructs provides; every other name comes from construct itself.
+OURS = {
+    "KafkaCompressed",
+    "KafkaStruct",
+    "RepeatEos",
+    "Sized",
+    "Text",
+    "ZigZagVarint",
+    "encoded_size",
+}
+
+
+class _Planner:
+    def __init__(self, mod: ModuleIR):
+        self.mod = mod
+        self.by_class = {t.class_name: t for t in mod.types}
+        self.defined: set[str] = set()
+        self.names: set[str] = set()
+
+    def use(self, *names: str) -> None:
+        self.names.update(names)
+
+    def plan(self) -> CModule:
+        order: list[TypeIR] = []
+        seen: set[str] = set()
+
+        def visit(t: TypeIR):
+            if t.class_name in seen:
+                return
+            seen.add(t.class_name)
+            for f in t.fields:
+                for cls in self._classes(f):
+                    if cls in self.by_class:
+                        visit(self.by_class[cls])
+            order.append(t)
+
+        visit(self.mod.types[0])
+        for t in self.mod.types:
+            visit(t)
+        types = []
+        for t in order:
+            types.append(self.type(t))
+            self.defined.add(t.class_name)
+        return CModule(
+            id=self.mod.id,
+            source=self.mod.source,
+            title=self.mod.title,
+            doc=self.mod.doc,
+            imports=self.mod.imports,
+            enums=self.mod.enums,
+            types=types,
+            names=sorted(self.names - OURS - {"to_enum"}, key=_natural),
+            ours=sorted(self.names & OURS),
+            uses_enums="to_enum" in self.names,
+        )
+
+    @staticmethod
+    def _classes(f: FieldIR) -> list[str]:
+        if f.kind == "user":
+            return [f.user_class]
+        if f.kind == "switch":
+            return [cls for _, cls in f.switch_cases]
+        return []
+
+    def type(self, t: TypeIR) -> CType:
+        fields = []
+        for p in t.params:
+            self.use("Computed")
+            fields.append(CField(p.name, f"Computed({p.name})", p.doc))
+        for inst in t.pos_instances:
+            self.use("Peek", "Pointer", INT_CLASSES[inst.fmt])
+            sub = self.validated(INT_CLASSES[inst.fmt], inst.valid)
+            fields.append(
+                CField(inst.name, f"Peek(Pointer({_lam(inst.c_expr)}, {sub}))", _doc_line(inst.doc))
+            )
+        for f in t.fields:
+            fields.append(CField(f.name, self.field(t, f), _doc_line(f.doc)))
+        for inst in t.value_instances:
+            self.use("Computed")
+            value = inst.c_expr
+            if inst.enum_class:
+                value = f"to_enum({inst.enum_class}, {value})"
+                self.use("to_enum")
+            fields.append(CField(inst.name, f"Computed({_lam(value)})", _doc_line(inst.doc)))
+        kwargs = []
+        if t.rest_field:
+            kwargs.append(f'rest="{t.rest_field.name}"')
+        if t.crc_field:
+            f = t.crc_field
+            kwargs.append(f'crc=("{f.name}", "{f.crc_from}", "{f.crc_algorithm}")')
+        lazy = [g.name for g in t.fields if g.lazy and g.size is not None]
+        if kwargs and lazy:
+            kwargs.append(f"deferred=({''.join(f'{n!r}, ' for n in lazy)})".replace("'", '"'))
+        ctype = CType(t.class_name, [p.name for p in t.params], t.doc, fields, kwargs)
+        self.use(ctype.ctor)
+        return ctype
+
+    def ref(self, cls: str, args: list[str]) -> str:
+        call = f"{cls}({', '.join(_lam(a) for a in args)})" if args else cls
+        if cls in self.by_class and cls not in self.defined:
+            self.use("LazyBound")
+            return f"LazyBound(lambda: {call})"
+        return call
+
+    def base(self, t: TypeIR, f: FieldIR) -> str:
+        if f.kind == "int":
+            self.use(INT_CLASSES[f.fmt])
+            return INT_CLASSES[f.fmt]
+        if f.kind == "varint":
+            self.use("ZigZagVarint")
+            return f"ZigZagVarint({f.max_len})"
+        if f.kind == "contents":
+            self.use("Const")
+            return f"Const({f.contents!r})"
+        if f.kind == "user":
+            return self.ref(f.user_class, f.c_args)
+        if f.kind == "switch":
+            self.use("Switch", "Error")
+            cases = ", ".join(
+                f"{key}: {self.ref(cls, [])}" for keys, cls in f.c_switch_keys for key in keys
+            )
+            default = self.ref(f.c_switch_default, []) if f.c_switch_default else "Error"
+            return f"Switch({_lam(f.c_switch_on)}, {{{cases}}}, default={default})"
+        # bytes or str: the whole region; the size wraps it below
+        self.use("GreedyBytes")
+        if f.kind == "str":
+            self.use("Text")
+            return f'Text(GreedyBytes, "{CODECS.get(f.encoding.upper(), f.encoding.lower())}")'
+        return "GreedyBytes"
+
+    def item(self, t: TypeIR, f: FieldIR) -> str:
+        """One element: the base type, through its codec, inside its size."""
+        sub = self.base(t, f)
+        if f.process:
+            self.use("KafkaCompressed")
+            sub = f"KafkaCompressed({sub}, {', '.join(_lam(a) for a in f.c_process_args)})"
+        if f.c_size is not None:
+            kafka_struct_derived = {g.name for g in t.fields if g.length_of_rest or g.crc_algorithm}
+            if _refs(f.c_size) & set(t.derived_names):
+                # The size is derived from this field when building.
+                sized_by_struct = bool(_refs(f.c_size) & kafka_struct_derived)
+                if f.kind in ("bytes", "str") and not f.process and not sized_by_struct:
+                    self.use("Bytes")
+                    inner = f"Bytes({_lam(f.c_size)})"
+                    sub = sub.replace("GreedyBytes", inner, 1)
+                else:
+                    self.use("Sized")
+                    sub = f"Sized({_lam(f.c_size)}, {sub})"
+            else:
+                self.use("FixedSized")
+                sub = f"FixedSized({_lam(f.c_size)}, {sub})"
+        return self.validated(sub, f.valid)
+
+    def validated(self, sub: str, valid: list) -> str:
+        """sub checked by the schema's `valid` (both ways)."""
+        if not valid:
+            return sub
+        self.use("ExprValidator")
+        fails = " or ".join(f"({v.c_fails})" for v in valid)
+        return f"ExprValidator({sub}, lambda _, this: not ({fails}))"
+
+    def field(self, t: TypeIR, f: FieldIR) -> str:
+        sub = self.item(t, f)
+        if f.size_of:
+            self.use("Rebuild", "encoded_size")
+            by_name = {g.name: g for g in t.fields}
+            targets = ", ".join(f'("{n}", {self.alone(t, by_name[n])})' for n in f.size_of)
+            sub = f"Rebuild({sub}, lambda this: encoded_size(this, {targets}))"
+        elif f.count_of:
+            self.use("Rebuild")
+            sub = f'Rebuild({sub}, lambda this: len(this["{f.count_of}"]))'
+        elif f.derive:
+            self.use("Rebuild")
+            sub = f"Rebuild({sub}, {_lam(f.c_derive)})"
+        if f.repeat == "expr":
+            self.use("Array")
+            sub = f"Array({_lam(f.c_repeat_expr)}, {sub})"
+        elif f.repeat == "eos":
+            self.use("RepeatEos")
+            sub = f"RepeatEos({sub})"
+        elif f.repeat == "until":
+            self.use("RepeatUntil")
+            sub = f"RepeatUntil(lambda _, _items, this: {f.c_repeat_until}, {sub})"
+        if f.c_cond:
+            self.use("If")
+            sub = f"If({_lam(f.c_cond)}, {sub})"
+        return sub
+
+    def alone(self, t: TypeIR, f: FieldIR) -> str:
+        """The field's encoding without its size or condition: what a length measures."""
+        sub = self.base(t, f)
+        if f.process:
+            self.use("KafkaCompressed")
+            sub = f"KafkaCompressed({sub}, {', '.join(_lam(a) for a in f.c_process_args)})"
+        return sub
+
+
+def plan(mod: ModuleIR) -> CModule:
+    return _Planner(mod).plan()

@@ -1,0 +1,155 @@
+"""From the IR to Hypothesis strategies (generated/strategies/): the statements each
+type's strategy runs, decided here; the template only prints them.
+
+A type's strategy draws its fields in byte order into locals named as the fields, so the
+schema's conditions and checks read as they do in builders. Fields builders derive are
+left None (the builder computes them); in conditions they count as present (0), so that a
+field whose presence sets a length (`if: len_key >= 0`) is drawn as optional.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .errors import SchemaError
+from .ir import FieldIR, ModuleIR, TypeIR
+
+
+@dataclass
+class SType:
+    name: str  # the strategy function
+    class_name: str
+    params: list[str]
+    lines: list[str]
+    ctor: list[tuple[str, str]]  # (field, local or None)
+    derived: list[tuple[str, str, list[str]]]  # (field, int code, fields it sizes): invalid mode
+    doc: str = ""
+
+
+@dataclass
+class SModule:
+    id: str
+    source: str
+    title: str
+    classes: list[str]
+    imports: list[tuple[str, str]]  # (module, strategy function)
+    enums: list[str]  # enum classes the statements name
+    types: list[SType] = field(default_factory=list)
+    uses_assume: bool = False
+
+
+def snake(class_name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", class_name).lower()
+
+
+def _names(src: str | None) -> set[str]:
+    return set(re.findall(r"\b[a-z_][a-z0-9_]*\b", src or ""))
+
+
+class _Planner:
+    def __init__(self, mod: ModuleIR):
+        self.mod = mod
+
+    def plan(self) -> SModule:
+        types = [self.type(t) for t in self.mod.types]
+        text = "\n".join(line for t in types for line in t.lines)
+        enums = [e.class_name for e in self.mod.enums if re.search(rf"\b{e.class_name}\b", text)]
+        return SModule(
+            id=self.mod.id,
+            source=self.mod.source,
+            title=self.mod.title,
+            classes=sorted([t.class_name for t in self.mod.types] + enums),
+            imports=[(m, snake(c)) for m, c in self.mod.imports],
+            enums=enums,
+            types=types,
+            uses_assume="assume(" in text,
+        )
+
+    def type(self, t: TypeIR) -> SType:
+        derived = set(t.derived_names)
+        lines = []
+        in_conditions = sorted(derived & _names(" ".join(f.cond_build or "" for f in t.fields)))
+        if in_conditions:
+            lines.append(" = ".join(in_conditions) + " = 0  # derived: present, in conditions")
+        for p in t.params:
+            lines.append(f"if {p.name} is None:")
+            lines.append(f"    {p.name} = draw(st.integers(0, _h.MAX_ITEMS))")
+        ctor = [(p.name, p.name) for p in t.params]
+        for f in t.fields:
+            if f.derived:
+                ctor.append((f.name, "None"))
+                continue
+            lines += self.field(t, f, derived)
+            ctor.append((f.name, f.name))
+        codes = []
+        for f in t.fields:
+            if f.derived and f.kind in ("int", "varint"):
+                codes.append((f.name, f.fmt if f.kind == "int" else str(f.varint_bits), f.size_of))
+        return SType(
+            snake(t.class_name), t.class_name, [p.name for p in t.params], lines, ctor, codes, t.doc
+        )
+
+    def value(self, t: TypeIR, f: FieldIR, derived: set[str]) -> str:
+        """The strategy of one value (one element of a list)."""
+        if f.kind in ("int", "varint"):
+            code = f.fmt if f.kind == "int" else str(f.varint_bits)
+            b = f.bounds
+            args = [f'"{code}"']
+            if "eq" in b:
+                args.append(f"choices=[{b['eq']}]")
+            elif "any-of" in b:
+                args.append(f"choices=[{', '.join(b['any-of'])}]")
+            else:
+                if "min" in b:
+                    args.append(f"lo={b['min']}")
+                if "max" in b:
+                    args.append(f"hi={b['max']}")
+            args.append("invalid=invalid")
+            strat = f"_h.ints({', '.join(args)})"
+            if f.enum_class:
+                strat = f"st.one_of(st.sampled_from([int(m) for m in {f.enum_class}]), {strat})"
+            return strat
+        if f.kind == "contents":
+            return f"st.just({f.contents!r})"
+        if f.kind == "bytes":
+            return "st.binary(max_size=_h.MAX_BYTES)"
+        if f.kind == "str":
+            return "st.text(max_size=_h.MAX_BYTES)"
+        if f.kind == "user":
+            args = [("None" if _names(a) & derived else a) for a in f.user_args]
+            return f"{snake(f.user_class)}({''.join(a + ', ' for a in args)}invalid=invalid)"
+        if f.kind == "switch":
+            return (
+                "st.one_of("
+                + ", ".join(f"{snake(c)}(invalid=invalid)" for _, c in f.switch_cases)
+                + ")"
+            )
+        raise SchemaError(f.path, f"no strategy for a {f.kind} field")
+
+    def field(self, t: TypeIR, f: FieldIR, derived: set[str]) -> list[str]:
+        strat = self.value(t, f, derived)
+        if f.repeat == "until":
+            raise SchemaError(f.path, "strategies do not support repeat: until")
+        if f.is_list:
+            count = "None"
+            if f.repeat == "expr" and not (_names(f.repeat_expr) & derived):
+                count = f.repeat_expr
+            strat = f"_h.sized_list({strat}, {count})"
+        lines = []
+        if f.cond:
+            optional = bool(_names(f.cond_build) & derived)
+            if optional:
+                strat = f"st.one_of(st.none(), {strat})"
+            lines.append(f"{f.name} = draw({strat}) if {f.cond_build} else None")
+        else:
+            lines.append(f"{f.name} = draw({strat})")
+        for v in f.valid:
+            if "not (" in v.fails and v.fails.startswith("not ("):  # an `expr` check
+                lines.append(f"if not invalid and {f.name} is not None:")
+                lines.append(f"    assume(not ({v.fails}))")
+        return lines
+
+
+def plan(mod: ModuleIR) -> SModule:
+    return _Planner(mod).plan()
