@@ -49,3 +49,75 @@ def assert_roundtrip(cls, obj, data: bytes | None = None):
     again = cls.parse_all(built)
     assert again.build() == built
     return again
+
+
+# Realistic runs of batches of every magic, codec and kind, written by kafkacodec's builders.
+import kafkacodec as kc  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+blob = st.one_of(st.none(), st.binary(max_size=64))
+key_text = st.one_of(st.text(max_size=6), st.sampled_from(["é", "ключ", "\udcff"]))
+record = st.builds(kc.Record, timestamp=st.integers(0, 2**40), key=blob, value=blob,
+                   headers=st.lists(st.tuples(key_text, blob), max_size=3))  # fmt: skip
+batch_spec = st.tuples(
+    st.sampled_from(["v2", "v2", "v2", "v1", "v0", "control"]),
+    st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"]),
+    st.lists(record, min_size=1, max_size=6),
+    st.booleans(),
+)
+
+
+def build_run(specs):
+    out, offset = bytearray(), 0
+    for kind, codec, recs, flag in specs:
+        if kind == "control":
+            out += kc.build_control_batch(flag, offset=offset, timestamp=1_700_000_000_000,
+                                          producer_id=7, producer_epoch=1)  # fmt: skip
+            offset += 1
+            continue
+        if kind == "v2":
+            out += kc.build_batch(recs, base_offset=offset, compression=codec, producer_id=7 if flag else -1,
+                                  producer_epoch=1 if flag else -1, base_sequence=offset if flag else -1,
+                                  log_append_time=1_700_000_000_000 if not flag else None,
+                                  timestamp_type="CreateTime" if flag else "LogAppendTime",
+                                  partition_leader_epoch=3)  # fmt: skip
+        else:
+            legacy = [kc.Record(None, r.timestamp, r.key, r.value) for r in recs]
+            out += kc.build_message_set(legacy, magic=int(kind[1]), base_offset=offset,
+                                        compression="none" if codec == "zstd" else codec)  # fmt: skip
+        offset += len(recs)
+    return bytes(out)
+
+
+ROOT = Path(__file__).resolve().parents[1]
+KSC = ROOT / "tests" / "ksc"
+
+
+@pytest.fixture(scope="session")
+def kaitai(tmp_path_factory):
+    """The official Kaitai compiler's Python output for every schema, as a namespace of
+    modules (schema id -> module); skipped without node and tests/ksc/node_modules."""
+    import importlib
+    import shutil
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    if (
+        shutil.which("node") is None
+        or not (KSC / "node_modules" / "kaitai-struct-compiler").exists()
+    ):
+        pytest.skip("node and tests/ksc/node_modules are needed (make test installs them)")
+    out = tmp_path_factory.mktemp("ksc-python")
+    subprocess.run(
+        ["node", str(KSC / "compile.js"), str(ROOT / "schemas"), str(out), "python"],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    pkg = out / "python"
+    shutil.copy(KSC / "python" / "kafka_compression.py", pkg)
+    sys.path.insert(0, str(pkg))
+    try:
+        ids = [p.stem for p in (ROOT / "schemas").glob("*.ksy")]
+        return SimpleNamespace(**{i: importlib.import_module(i) for i in ids})
+    finally:
+        sys.path.remove(str(pkg))

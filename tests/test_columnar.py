@@ -7,7 +7,7 @@ from pathlib import Path
 
 import kafkacodec as kc
 import pytest
-from conftest import KAFKA_JAVA, mutate
+from conftest import KAFKA_JAVA, batch_spec, build_run, mutate, record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafkacodec import _prim, columnar
@@ -84,40 +84,6 @@ def test_segment_in_chunks_agrees(monkeypatch):
     table = decode_columns(data)
     assert table.num_rows == 603 and len(table.to_batches()) > 5
     assert table.to_pylist() == reference(data, True)
-
-
-blob = st.one_of(st.none(), st.binary(max_size=64))
-key_text = st.one_of(st.text(max_size=6), st.sampled_from(["é", "ключ", "\udcff"]))
-record = st.builds(kc.Record, timestamp=st.integers(0, 2**40), key=blob, value=blob,
-                   headers=st.lists(st.tuples(key_text, blob), max_size=3))  # fmt: skip
-batch_spec = st.tuples(
-    st.sampled_from(["v2", "v2", "v2", "v1", "v0", "control"]),
-    st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"]),
-    st.lists(record, min_size=1, max_size=6),
-    st.booleans(),
-)
-
-
-def build_run(specs):
-    out, offset = bytearray(), 0
-    for kind, codec, recs, flag in specs:
-        if kind == "control":
-            out += kc.build_control_batch(flag, offset=offset, timestamp=1_700_000_000_000,
-                                          producer_id=7, producer_epoch=1)  # fmt: skip
-            offset += 1
-            continue
-        if kind == "v2":
-            out += kc.build_batch(recs, base_offset=offset, compression=codec, producer_id=7 if flag else -1,
-                                  producer_epoch=1 if flag else -1, base_sequence=offset if flag else -1,
-                                  log_append_time=1_700_000_000_000 if not flag else None,
-                                  timestamp_type="CreateTime" if flag else "LogAppendTime",
-                                  partition_leader_epoch=3)  # fmt: skip
-        else:
-            legacy = [kc.Record(None, r.timestamp, r.key, r.value) for r in recs]
-            out += kc.build_message_set(legacy, magic=int(kind[1]), base_offset=offset,
-                                        compression="none" if codec == "zstd" else codec)  # fmt: skip
-        offset += len(recs)
-    return bytes(out)
 
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])

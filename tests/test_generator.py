@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import construct
 import pytest
 from kafkacodec.errors import SchemaError
 from kafkacodec.generator import render
@@ -32,6 +33,7 @@ def gen(tmp_path, text, name="t"):
     files = render.render_all(tmp_path)
     out.mkdir(exist_ok=True)
     for fname, src in files.items():
+        (out / fname).parent.mkdir(exist_ok=True)
         (out / fname).write_text(src)
     spec = importlib.util.spec_from_file_location(f"gen_{name}", out / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
@@ -93,6 +95,18 @@ def test_inline_schema_generates_and_round_trips(tmp_path):
         mod.T.parse_all(b"\xca\xff\x00\x00\x00")
     with pytest.raises(ValueError, match="cannot fit"):
         mod.T.parse_all(b"\xca\xfe\xff\xff\x00")
+    # The Construct definition of the same schema reads and writes the same bytes.
+    spec = importlib.util.spec_from_file_location("gen_t_construct", tmp_path / "out" / "construct" / "t.py")
+    cons = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cons)
+    parsed = cons.T.parse(data)
+    assert (parsed.name, parsed.tail, parsed.rest) == ("hé", 9, b"zz")
+    assert [(i.a, i.c) for i in parsed["items"]] == [(-5, 1), (7, 2)]
+    assert cons.T.build(parsed) == data
+    with pytest.raises(construct.ValidationError):
+        cons.T.parse(b"\xca\xfe\x00\x01\x00\xff\xf0\x01")
+    with pytest.raises(construct.ConstError):
+        cons.T.parse(b"\xca\xff\x00\x00\x00")
 
 
 def test_columnar_decoder_reads_what_parse_reads(tmp_path):

@@ -1,0 +1,122 @@
+"""One shape for what each decoder makes of some bytes, so that the differential tests can
+compare kafkacodec's generated parsers with other readers of the same schemas.
+
+An outcome is ("ok", tree) or ("error", family). Trees hold the schema's stored fields
+only (no instances), bytes as bytes, nested types as dicts; lazily read regions are read.
+Error families are coarse on purpose: readers check in different orders, so a damaged
+input may fail a length check in one and a validity check in another; a bad CRC is
+the one family every reader must agree on exactly, when the CRC is the only damage.
+"""
+
+from __future__ import annotations
+
+import construct as cs
+import kafkacodec as kc
+from kafkacodec import _prim
+
+POSITIONS = {"crc_start", "crc_end"}  # where a CRC's bytes are, kept by kafkacodec's parsers
+
+
+def ours_tree(obj, derived: bool = True):
+    """obj as a tree; derived=False leaves out what builders compute (lengths, counts,
+    CRCs): what stays is the content, equal after recompression."""
+    if isinstance(obj, _prim.Generated):
+        cls = type(obj)
+        out = {}
+        for name in cls.FIELDS:
+            if name in POSITIONS or (not derived and name in cls.DERIVED):
+                continue
+            if name.endswith("_raw") and hasattr(cls, "read_" + name[:-4]):
+                continue
+            if hasattr(cls, "read_" + name):
+                out[name] = ours_tree(getattr(obj, "read_" + name)(), derived)
+            else:
+                out[name] = ours_tree(getattr(obj, name), derived)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [ours_tree(x, derived) for x in obj]
+    return _plain(obj)
+
+
+def project(container, like):
+    """A Construct parse result cut to the shape of an ours_tree (its instances dropped)."""
+    if isinstance(like, dict):
+        if not isinstance(container, cs.Container):
+            return container
+        return {
+            k: project(container[k], v) if k in container else "<missing>" for k, v in like.items()
+        }
+    if isinstance(like, list) and isinstance(container, list):
+        return [project(c, v) for c, v in zip(container, like)] + container[len(like) :]
+    return _plain(container)
+
+
+def _plain(obj):
+    if isinstance(obj, (bytes, bytearray, memoryview)):
+        return bytes(obj)
+    if isinstance(obj, (list, tuple)):
+        return [_plain(x) for x in obj]
+    if isinstance(obj, int) and not isinstance(obj, bool):
+        return int(obj)
+    return obj
+
+
+def construct_parse_all(definition, data):
+    """Parse data with a Construct definition, refusing bytes after it (as parse_all does)."""
+    import io
+
+    stream = io.BytesIO(bytes(data))
+    obj = definition.parse_stream(stream)
+    if stream.tell() != len(data):
+        raise cs.TerminatedError(f"{len(data) - stream.tell()} bytes after the structure")
+    return obj
+
+
+def outcome(fn, *args, **kwargs):
+    try:
+        return "ok", fn(*args, **kwargs)
+    except kc.ChecksumError:
+        return "error", "checksum"
+    except cs.ChecksumError:
+        return "error", "checksum"
+    except (kc.KafkacodecError, cs.ConstructError):
+        return "error", "invalid"
+
+
+def kaitai_project(kobj, like):
+    """An official-compiler Python object cut to the shape of an ours_tree: zig-zag varints
+    (objects there) become their value, absent fields None."""
+    if isinstance(like, dict):
+        if type(kobj).__name__ == "ZigzagVarint":
+            return kobj.value
+        return {k: kaitai_project(getattr(kobj, k, None), v) for k, v in like.items()}
+    if type(kobj).__name__ == "ZigzagVarint":
+        return kobj.value
+    if isinstance(like, list) and isinstance(kobj, list):
+        return [kaitai_project(x, v) for x, v in zip(kobj, like)] + kobj[len(like) :]
+    return _plain(kobj)
+
+
+def kafka_python_records(data):
+    """(offset, timestamp, key, value, headers) of every record kafka-python reads, and
+    whether every batch's CRC matched."""
+    from kafka.record.memory_records import MemoryRecords
+
+    out, crc_ok = [], True
+    records = MemoryRecords(bytes(data))
+    while (batch := records.next_batch()) is not None:
+        crc_ok &= batch.validate_crc()
+        for r in batch:
+            out.append((r.offset, r.timestamp, r.key, r.value, list(r.headers)))
+    return out, crc_ok
+
+
+def kafkacodec_records(data):
+    out = []
+    for batch in kc.iter_batches(data):
+        if getattr(batch, "is_control", False):
+            continue
+        for r in batch.records():
+            headers = [(k, v) for k, v in r.headers]
+            out.append((r.offset, r.timestamp, r.key, r.value, headers))
+    return out
