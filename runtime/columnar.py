@@ -250,7 +250,7 @@ def records_table(data, w: Walk, *, max_inflated: int | None = None) -> pa.Table
         elif kind[i] == _PLAIN:
             pieces.append(_plain_run(view, e[i:j]))
         else:
-            pieces.append(_from_objects([_batch(view, e, k) for k in range(i, j)]))
+            pieces.append(_from_objects([_batch(view, e, k) for k in range(i, j)], max_inflated))
         i = j
     return pa.Table.from_batches(pieces, SCHEMA)
 
@@ -351,7 +351,7 @@ def _split(view, e, i, j, max_inflated):
     the one(s) they do not take (which raises the precise error if a batch is damaged)."""
     if j - i > 1:
         return [p for k in range(i, j) for p in _v2_run(view, e, k, k + 1, max_inflated)]
-    return [_from_objects([_batch(view, e, i)])]
+    return [_from_objects([_batch(view, e, i)], max_inflated)]
 
 
 def _element_class(name: str):
@@ -461,12 +461,12 @@ _BATCH_VALUES = {  # what a batch object says for the batch-level columns
 }
 
 
-def _from_objects(batches) -> pa.RecordBatch:
+def _from_objects(batches, max_inflated: int | None) -> pa.RecordBatch:
     """The object path: Record objects, then columns (legacy messages, control batches,
     and what the column decoders do not take)."""
     cols = {name: [] for name in SCHEMA.names}
     for b in batches:
-        records = b.records()
+        records = b.records(max_inflated=max_inflated)
         for name, get in _BATCH_VALUES.items():
             cols[name] += [get(b)] * len(records)
         for r in records:

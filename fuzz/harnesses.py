@@ -1,0 +1,141 @@
+"""The fuzz harnesses: one function per entry point, taking arbitrary bytes.
+
+A harness may let a kafkacodec error (KafkacodecError) escape or return; anything else
+(IndexError, struct.error, RecursionError, MemoryError, a hang) is a bug. They run under
+atheris (python -m fuzz) and, for the inputs that once crashed them, as regression tests.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import struct
+import tempfile
+from pathlib import Path
+
+import kafkacodec as kc
+from kafkacodec import cli, crc
+from kafkacodec.errors import KafkacodecError
+from kafkacodec.log.index import OffsetIndex, TimeIndex, TxnIndex
+from kafkacodec.log.recovery import recover_segment, repair
+from kafkacodec.log.segment import Segment, segment_name
+
+try:
+    from kafkacodec import columnar
+except ImportError:  # the columnar extra is optional
+    columnar = None
+
+MAX_INFLATED = 1 << 20  # the fuzzers' bound on a decompressed region
+_DIR = Path(tempfile.mkdtemp(prefix="kafkacodec-fuzz-"))
+
+
+def _write(name: str, data: bytes) -> Path:
+    path = _DIR / name
+    path.write_bytes(data)
+    return path
+
+
+@contextlib.contextmanager
+def _refused():
+    """kafkacodec's own errors are the expected answer to bad input."""
+    try:
+        yield
+    except KafkacodecError:
+        pass
+
+
+def batches(data: bytes) -> None:
+    """Batch iteration and record decoding, both ways of checking CRCs; the columnar walk."""
+    for verify in (True, False):
+        with _refused():
+            for batch in kc.iter_batches(data, verify_crc=verify):
+                with _refused():
+                    batch.records(verify_crc=verify, max_inflated=MAX_INFLATED)
+    if columnar is not None:
+        with _refused():
+            columnar.walk_batches(data)
+        with _refused():
+            columnar.decode_columns(data, verify_crc=False, max_inflated=MAX_INFLATED)
+
+
+_V2_HEADER = struct.Struct(">qiibIhiqqqhii")
+
+
+def records(data: bytes) -> None:
+    """Record decoding behind a valid batch header: the fuzzed bytes are a records region
+    (its codec and count taken from the first two bytes), framed with a correct CRC so
+    that decoding, not the CRC check, meets them."""
+    if len(data) < 2:
+        return
+    codec, count, region = data[0] % 5, data[1], data[2:]
+    attributes = codec | (data[0] & 0x38)
+    body = _V2_HEADER.pack(
+        0, 49 + len(region), 0, 2, 0, attributes, max(count - 1, 0), 0, 0, -1, -1, -1, count
+    )
+    rest = body[21:] + region
+    frame = body[:17] + struct.pack(">I", crc.crc32c(rest)) + rest
+    batches(frame)
+
+
+def _index(cls, suffix: str, data: bytes, probes) -> None:
+    path = _write(segment_name(0, suffix), data)
+    index = cls(path, 0)
+    try:
+        with _refused():
+            index.check()
+        for probe in probes:
+            with _refused():
+                if cls is TxnIndex:
+                    index.collect_aborted_txns(probe, probe + 100)
+                else:
+                    index.lookup(probe)
+        with _refused():
+            list(index.dump_entries())
+    finally:
+        index.close()
+
+
+def indexes(data: bytes) -> None:
+    """The offset, time and transaction index of a segment, read from the same bytes."""
+    probes = (0, 1, -1, 2**31 - 1, 2**63 - 1, int.from_bytes(data[:4] or b"\0", "big"))
+    with _refused():
+        _index(OffsetIndex, ".index", data, probes)
+    with _refused():
+        _index(TimeIndex, ".timeindex", data, probes)
+    with _refused():
+        _index(TxnIndex, ".txnindex", data, probes)
+
+
+def recovery(data: bytes) -> None:
+    """Segment recovery: the dry run, then a repair, after which a dry run finds it clean."""
+    seg_dir = _DIR / "recovery"
+    seg_dir.mkdir(exist_ok=True)
+    for leftover in seg_dir.iterdir():
+        leftover.unlink()
+    (seg_dir / segment_name(0)).write_bytes(data)
+    with _refused():
+        report = recover_segment(Segment(seg_dir, 0))
+        repair(Segment(seg_dir, 0), report)
+        again = recover_segment(Segment(seg_dir, 0))
+        if again.truncated_bytes:
+            raise AssertionError(f"a repaired segment still needs recovery: {again}")
+
+
+def dump(data: bytes) -> None:
+    """The command line's dump of a .log file, as text and as JSON."""
+    path = _write(segment_name(0), data)
+    for extra in ([], ["--json"], ["--deep-iteration", "--print-data-log"]):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(["dump", "--quiet", str(path), *extra])
+        if code not in (0, 1, 2):
+            raise AssertionError(f"dump exited {code}: {err.getvalue()}")
+
+
+HARNESSES = {
+    "batches": batches,
+    "records": records,
+    "indexes": indexes,
+    "recovery": recovery,
+    "dump": dump,
+}

@@ -1,0 +1,101 @@
+"""Hard limits on hostile input: a length field claiming gigabytes never allocates them,
+a decompression bomb stops at the configured bound, and the process's peak memory stays
+bounded (measured in a fresh interpreter, as the growth of its peak RSS)."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+SCRIPT = textwrap.dedent(
+    r'''
+    import gzip, json, resource, struct, zlib
+    import lz4.frame, zstandard
+    import kafkacodec as kc
+    from kafkacodec import columnar, crc
+    from kafkacodec.varint import encode_varint
+
+    HEADER = struct.Struct(">qiibIhiqqqhii")
+
+    def batch(region, count, codec=0):
+        body = HEADER.pack(0, 49 + len(region), 0, 2, 0, codec, max(count - 1, 0), 0, 0, -1, -1, -1, count)
+        rest = body[21:] + region
+        return body[:17] + struct.pack(">I", crc.crc32c(rest)) + rest
+
+    def record_prefix(value_len):
+        body = b"\0" + encode_varint(0) + encode_varint(0) + encode_varint(-1) + encode_varint(value_len, 5)
+        return encode_varint(len(body) + value_len + 1, 5) + body  # then value, then 0 headers
+
+    def bomb(codec, size):
+        """One record whose value is `size` zero bytes, compressed, built in 1 MB steps."""
+        chunk = bytes(1 << 20)
+        head, tail = record_prefix(size), encode_varint(0)
+        if codec == 4:
+            c = zstandard.ZstdCompressor().compressobj()
+            out = [c.compress(head)] + [c.compress(chunk) for _ in range(size >> 20)] + [c.compress(tail), c.flush()]
+        elif codec == 1:
+            c = zlib.compressobj(1, zlib.DEFLATED, 31)
+            out = [c.compress(head)] + [c.compress(chunk) for _ in range(size >> 20)] + [c.compress(tail), c.flush()]
+        else:
+            c = lz4.frame.LZ4FrameCompressor()
+            out = [c.begin(), c.compress(head)] + [c.compress(chunk) for _ in range(size >> 20)] + [c.compress(tail), c.flush()]
+        return batch(b"".join(out), 1, codec)
+
+    def peak_mb():
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    def attempt(fn):
+        before = peak_mb()
+        try:
+            fn()
+            outcome = "ok"
+        except kc.KafkacodecError as err:
+            outcome = type(err).__name__
+        return {"outcome": outcome, "growth_mb": round(peak_mb() - before, 1)}
+
+    GB = 2**31 - 1
+    cases = {}
+    def partial(data):
+        """A batch claiming more than is there is a partial tail (as in a fetch): no batch,
+        no error, and its bytes are counted as remaining."""
+        it = kc.iter_batches(data)
+        assert list(it) == [] and it.remaining == len(data)
+
+    cases["len_batch 2 GB (partial tail)"] = attempt(lambda: partial(HEADER.pack(0, GB, 0, 2, 0, 0, 0, 0, 0, -1, -1, -1, 1)))
+    cases["num_records 2^31"] = attempt(lambda: next(kc.iter_batches(batch(b"\0" * 10, GB))).records())
+    cases["value length 2 GB"] = attempt(lambda: next(kc.iter_batches(batch(record_prefix(GB - 100) + b"\0" * 20, 1))).records())
+    legacy = struct.pack(">qiIbbii", 0, 14, 0, 0, 0, -1, GB)
+    legacy = legacy[:12] + struct.pack(">I", crc.crc32(legacy[16:])) + legacy[16:]
+    cases["legacy value 2 GB"] = attempt(lambda: [b.records() for b in kc.iter_batches(legacy)])
+    cases["legacy message 2 GB (partial tail)"] = attempt(lambda: partial(struct.pack(">qiIbbii", 0, GB, 0, 0, 0, -1, 10)))
+    cases["columns, num_records 2^31"] = attempt(lambda: columnar.decode_columns(batch(b"\0" * 10, GB)))
+    for codec, name in ((4, "zstd"), (1, "gzip"), (3, "lz4")):
+        data = bomb(codec, 512 << 20)
+        cases[f"{name} bomb 512 MB, bound 16 MB"] = attempt(lambda: next(kc.iter_batches(data)).records(max_inflated=16 << 20))
+        cases[f"{name} bomb 512 MB, columns, bound 16 MB"] = attempt(lambda: columnar.decode_columns(data, max_inflated=16 << 20))
+    data = bomb(4, 512 << 20)
+    cases["zstd bomb 512 MB, default bound"] = attempt(lambda: next(kc.iter_batches(data)).records())
+    print(json.dumps(cases))
+    '''
+)
+
+
+def test_hostile_input_is_refused_within_bounded_memory():
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, proc.stderr
+    cases = json.loads(proc.stdout.splitlines()[-1])
+    for name, result in cases.items():
+        print(f"{name}: {result['outcome']}, peak RSS +{result['growth_mb']} MB")
+    for name, result in cases.items():
+        assert (result["outcome"] == "ok") == ("partial tail" in name), (name, result)
+        if "default bound" in name:
+            # The default bound (compression.DEFAULT_MAX_INFLATED, 128 MB) and one copy.
+            assert result["outcome"] == "DecompressionLimitError", name
+            assert result["growth_mb"] < 300, (name, result)
+        elif "bomb" in name:
+            assert result["outcome"] == "DecompressionLimitError", name
+            assert result["growth_mb"] < 48, (name, result)
+        else:
+            assert result["growth_mb"] < 16, (name, result)
