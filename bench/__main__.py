@@ -31,7 +31,6 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -229,14 +228,12 @@ def kaitai_module():
         or not (ksc / "node_modules" / "kaitai-struct-compiler").exists()
     ):
         return None
+    from kafkacodec.export import export
+
     out = Path(tempfile.mkdtemp(prefix="kafkacodec-bench-ksc-"))
-    proc = subprocess.run(["node", str(ksc / "compile.js"), str(ROOT / "schemas"), str(out), "python"],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
-    if proc.returncode != 0:
+    if not all(r["ok"] for r in export(out, ["python"])):
         return None
-    pkg = out / "python"
-    # The schemas' custom `process: kafka_compression(codec, magic)` for the official runtime.
-    shutil.copy(ksc / "python" / "kafka_compression.py", pkg)
+    pkg = out / "python"  # with the schemas' kafka_compression process, copied by export
     sys.path.insert(0, str(pkg))
     import kafka_log  # noqa: PLC0415 - generated at run time
 

@@ -1,4 +1,5 @@
-"""The `kafkacodec` command line: dump, verify, lookup, records, recover, generate.
+"""The `kafkacodec` command line: dump, verify, lookup, records, recover, generate,
+export-schemas.
 
 Bad data or a wrong path prints one line on stderr (file, byte position, problem) and
 exits with 1; a usage error exits with 2. Never a traceback for bad input.
@@ -21,6 +22,7 @@ EXAMPLES = {
     "records": "kafkacodec records /var/lib/kafka/orders-0 --from-offset 1200 --limit 5",
     "recover": "kafkacodec recover /var/lib/kafka/orders-0 --repair",
     "generate": "kafkacodec generate --check",
+    "export-schemas": "kafkacodec export-schemas --lang java --lang javascript --out kafka-parsers",
 }
 
 
@@ -94,6 +96,14 @@ def _parser() -> argparse.ArgumentParser:
 
     gen = add("generate", "regenerate generated/ from schemas/ (--check: fail when stale)")
     gen.add_argument("--check", action="store_true")
+
+    ex = add(
+        "export-schemas",
+        "compile the schemas with the official Kaitai Struct compiler for other languages",
+    )
+    ex.add_argument("--lang", action="append", required=True, metavar="LANG",
+                    help="a target of kaitai-struct-compiler (java, javascript, go, cpp_stl, python, ...); repeatable")  # fmt: skip
+    ex.add_argument("--out", type=Path, required=True, help="the folder to write (one subfolder per language)")
     return p
 
 
@@ -106,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return {"dump": _dump, "verify": _verify, "lookup": _lookup, "records": _records,
-                "recover": _recover}[args.command](args)  # fmt: skip
+                "recover": _recover, "export-schemas": _export}[args.command](args)  # fmt: skip
     except BrokenPipeError:  # `| head` stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -116,6 +126,20 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         print(f"kafkacodec {args.command}: {err.filename}: {err.strerror}", file=sys.stderr)
         return 1
+
+
+def _export(args) -> int:
+    from .export import export
+
+    results = export(args.out, args.lang)
+    failed = [r for r in results if not r["ok"]]
+    for lang in args.lang:
+        done = [r for r in results if r["lang"] == lang and r["ok"]]
+        files = sorted({f for r in done for f in r["files"]})
+        _out(f"{lang}: {len(done)} schemas, {len(files)} files in {args.out / lang}")
+    for r in failed:
+        print(f"kafkacodec export-schemas: {r['schema']} ({r['lang']}): {r['error']}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _out(line: str) -> None:

@@ -99,7 +99,6 @@ def kaitai(tmp_path_factory):
     modules (schema id -> module); skipped without node and tests/ksc/node_modules."""
     import importlib
     import shutil
-    import subprocess
     import sys
     from types import SimpleNamespace
 
@@ -108,13 +107,11 @@ def kaitai(tmp_path_factory):
         or not (KSC / "node_modules" / "kaitai-struct-compiler").exists()
     ):
         pytest.skip("node and tests/ksc/node_modules are needed (make test installs them)")
+    from kafkacodec.export import export
+
     out = tmp_path_factory.mktemp("ksc-python")
-    subprocess.run(
-        ["node", str(KSC / "compile.js"), str(ROOT / "schemas"), str(out), "python"],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
-    pkg = out / "python"
-    shutil.copy(KSC / "python" / "kafka_compression.py", pkg)
+    assert all(r["ok"] for r in export(out, ["python"]))
+    pkg = out / "python"  # with the schemas' kafka_compression process, copied by export
     sys.path.insert(0, str(pkg))
     try:
         ids = [p.stem for p in (ROOT / "schemas").glob("*.ksy")]

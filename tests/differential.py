@@ -17,7 +17,7 @@ from kafkacodec import _prim
 POSITIONS = {"crc_start", "crc_end"}  # where a CRC's bytes are, kept by kafkacodec's parsers
 
 
-def ours_tree(obj, derived: bool = True):
+def ours_tree(obj, derived: bool = True, verify: bool = True):
     """obj as a tree; derived=False leaves out what builders compute (lengths, counts,
     CRCs): what stays is the content, equal after recompression."""
     if isinstance(obj, _prim.Generated):
@@ -29,12 +29,12 @@ def ours_tree(obj, derived: bool = True):
             if name.endswith("_raw") and hasattr(cls, "read_" + name[:-4]):
                 continue
             if hasattr(cls, "read_" + name):
-                out[name] = ours_tree(getattr(obj, "read_" + name)(), derived)
+                out[name] = ours_tree(getattr(obj, "read_" + name)(verify=verify), derived, verify)
             else:
-                out[name] = ours_tree(getattr(obj, name), derived)
+                out[name] = ours_tree(getattr(obj, name), derived, verify)
         return out
     if isinstance(obj, (list, tuple)):
-        return [ours_tree(x, derived) for x in obj]
+        return [ours_tree(x, derived, verify) for x in obj]
     return _plain(obj)
 
 

@@ -3,9 +3,7 @@ kaitai-struct-compiler) for Python and JavaScript, and the compiler's Python out
 decodes a Kafka vector the same way kafkacodec does."""
 
 import importlib
-import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -22,29 +20,26 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def compiled(tmp_path_factory):
+    from kafkacodec.export import LANGUAGES, export
+
     out = tmp_path_factory.mktemp("ksc")
-    proc = subprocess.run(
-        ["node", str(KSC / "compile.js"), str(ROOT / "schemas"), str(out), "python", "javascript"],
-        capture_output=True, text=True, timeout=300,
-    )
-    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    return out, lines, proc
+    # Every target of the compiler but those it cannot write for these schemas (0.11: Perl
+    # has no custom `process`, Nim fails on kafka_log). Python and JavaScript are also
+    # run: below, in test_differential.py and in test_javascript.py.
+    return out, export(out, [lang for lang in LANGUAGES if lang not in ("html", "nim", "perl")])
 
 
-def test_every_schema_compiles(compiled):
-    _out, lines, proc = compiled
+def test_every_schema_compiles_for_every_language(compiled):
+    _out, lines = compiled
     schemas = sorted(p.name for p in (ROOT / "schemas").glob("*.ksy"))
     assert sorted({line["schema"] for line in lines}) == schemas
     failed = [line for line in lines if not line["ok"]]
     assert not failed, failed
-    assert proc.returncode == 0
 
 
 def test_official_python_output_decodes_a_vector(compiled, monkeypatch):
-    out, _lines, _ = compiled
-    pkg = out / "python"
-    # The schemas' `process: kafka_compression(...)` routine, for the official runtime.
-    shutil.copy(KSC / "python" / "kafka_compression.py", pkg)
+    out, _lines = compiled
+    pkg = out / "python"  # with the schemas' kafka_compression process, copied by export
     monkeypatch.syspath_prepend(str(pkg))
     for name in list(sys.modules):
         if name.startswith("kafka_") or name in ("zigzag_varint", "kafka_compression"):
