@@ -148,6 +148,7 @@ class FieldIR:
     c_process_args: list[str] = field(default_factory=list)
     c_derive: str | None = None
     bounds: dict = field(default_factory=dict)  # the schema's `valid` eq/min/max/any-of, as Python
+    ksy: dict = field(default_factory=dict)  # the attribute as written in the schema (for docs)
 
     @property
     def derived(self) -> bool:
@@ -263,6 +264,7 @@ class InstanceIR:
     width: int = 0
     struct_name: str = ""
     c_expr: str = ""  # value (or pos) over a Construct context `this`
+    ksy: dict = field(default_factory=dict)  # the instance as written in the schema (for docs)
     valid: list[Valid] = field(default_factory=list)  # positional instances: checked when read
     where: str = ""
 
@@ -750,6 +752,7 @@ class ModuleBuilder:
     def _build_field(self, attr: dict, where: str, scope: _Scope) -> FieldIR:
         name = attr["id"]
         f = FieldIR(name=name, path=where, doc=_doc(attr), orig_id=attr.get("-orig-id"), kind="")
+        f.ksy = attr
         f.where = f"{self.spec.id} {where}"
         typ = attr.get("type")
         if "contents" in attr:
@@ -977,6 +980,7 @@ class ModuleBuilder:
     def _build_instance(self, name: str, node: dict, where: str, scope: _Scope) -> InstanceIR:
         _check_keys(node, INSTANCE_KEYS, where)
         inst = InstanceIR(name=name, doc=_doc(node), kind="value")
+        inst.ksy = node
         if "enum" in node:
             inst.enum_class = self.enum_class(node["enum"], f"{where}/enum")
         if "value" in node:

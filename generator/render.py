@@ -10,7 +10,7 @@ from pathlib import Path
 import jinja2
 from kafkacodec.errors import KafkacodecError
 
-from . import construct, strategies
+from . import construct, reference, strategies
 from .ir import ModuleIR, SchemaSet
 
 _HERE = Path(__file__).resolve().parent
@@ -103,6 +103,12 @@ def render_all(schema_dir: Path = SCHEMA_DIR, *, raw: bool = False) -> dict[str,
         name = f"strategies/{mod.id}.py"
         text = _clean(env.get_template("strategies.py.j2").render(mod=strategies.plan(mod)))
         files[name] = text if raw else format_source(text, name)
+    for mod in modules:
+        page = env.get_template("reference.md.j2").render(**reference.plan(mod))
+        files[f"reference/{mod.id}.md"] = _clean(page).rstrip("\n") + "\n"
+    files["reference/README.md"] = _clean(
+        env.get_template("reference_index.md.j2").render(modules=modules)
+    )
     for package in ("construct", "strategies"):
         name = f"{package}/__init__.py"
         init = _clean(env.get_template(f"{package}_init.py.j2").render(modules=modules))
@@ -110,7 +116,7 @@ def render_all(schema_dir: Path = SCHEMA_DIR, *, raw: bool = False) -> dict[str,
     return files
 
 
-OUTPUT_GLOBS = ("*.py", "construct/*.py", "strategies/*.py")
+OUTPUT_GLOBS = ("*.py", "construct/*.py", "strategies/*.py", "reference/*.md")
 
 
 def _existing(out_dir: Path) -> dict[str, str]:
@@ -157,7 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         stale = check(args.schemas, args.out)
         if stale:
-            print(f"generated/ is stale: {', '.join(stale)}; run `kafkacodec generate`", file=sys.stderr)
+            print(
+                f"generated/ is stale: {', '.join(stale)}; run `kafkacodec generate`",
+                file=sys.stderr,
+            )
             return 1
         print(f"generated/ is fresh ({len(_existing(Path(args.out)))} files)")
         return 0
