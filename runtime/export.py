@@ -31,9 +31,9 @@ class ExportError(KafkacodecError):
 
 
 def _schema_dir() -> Path:
-    from .generator.render import SCHEMA_DIR
+    import kafkacodec.schemas
 
-    return SCHEMA_DIR
+    return Path(kafkacodec.schemas.__path__[0])
 
 
 def _cache() -> Path:
