@@ -263,6 +263,57 @@ def kaitai_decode(kafka_log, data):
     return n
 
 
+# ------------------------------------------------------------------- Construct
+
+
+CONSTRUCT_SLICE = 4 << 20  # Construct reads this much of a corpus (its rate is per record)
+CONSTRUCT_BATCHES = 100  # and encodes this many batches
+
+
+def construct_decode(data):
+    """Parse entries with the generated Construct definition (which checks each CRC and
+    decodes every record) up to CONSTRUCT_SLICE bytes; return the records read."""
+    import io
+
+    from kafkacodec.generated.construct.kafka_log import Entry
+
+    stream, n = io.BytesIO(data), 0
+    while stream.tell() < min(len(data), CONSTRUCT_SLICE):
+        body = Entry.parse_stream(stream).body
+        n += len(body.records_region.records) if body.magic == 2 else 1
+    return n
+
+
+def construct_encode(magic, codec, n_batches):
+    """Build batches with the generated Construct definition from plain dicts."""
+    from kafkacodec.generated.construct.kafka_legacy_message import KafkaLegacyMessage
+    from kafkacodec.generated.construct.kafka_record_batch import KafkaRecordBatch
+
+    recs = _records(magic)
+    n_batches = min(n_batches, CONSTRUCT_BATCHES)
+    for b in range(n_batches):
+        base = b * RECORDS_PER_BATCH
+        if magic >= 2:
+            records = [
+                dict(attributes=0, timestamp_delta=r.timestamp - BASE_TS, offset_delta=i, key=r.key,
+                     value=r.value, headers=[dict(key=k, value=v) for k, v in r.headers])
+                for i, r in enumerate(recs)
+            ]  # fmt: skip
+            KafkaRecordBatch.build(
+                dict(base_offset=base, partition_leader_epoch=-1, magic=2, attributes=CODEC_IDS[codec],
+                     last_offset_delta=len(recs) - 1, base_timestamp=BASE_TS,
+                     max_timestamp=recs[-1].timestamp, producer_id=-1, producer_epoch=-1,
+                     base_sequence=-1, records_region=dict(records=records))
+            )  # fmt: skip
+        else:
+            for i, r in enumerate(recs):
+                KafkaLegacyMessage.build(
+                    dict(offset=base + i, magic=magic, attributes=0, timestamp=r.timestamp,
+                         key=r.key, value=r.value, inner=None)
+                )  # fmt: skip
+    return n_batches * RECORDS_PER_BATCH
+
+
 # ------------------------------------------------------------------------------ run
 
 
@@ -291,6 +342,10 @@ def peers_for(figure: str, magic: int, codec: str, kaitai) -> dict:
         peers["aiokafka"] = lambda d: read(aio, d)
     if figure == "decode" and kaitai is not None:
         peers["Kaitai (official Python)"] = lambda d: kaitai_decode(kaitai, d)
+    if figure == "decode":
+        peers["Construct"] = construct_decode
+    if figure == "encode" and (magic >= 2 or codec == "none"):
+        peers["Construct"] = lambda n: construct_encode(magic, codec, n)
     return peers
 
 

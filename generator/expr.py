@@ -215,8 +215,10 @@ class Translator:
     # How `_io.<attr>` reads: in parsers, over the locals pos and end.
     IO = {"pos": "pos", "size": "end", "eos": "pos >= end"}
 
-    def __init__(self, resolve, enum_class, where: str, io: dict[str, str] | None = None):
+    def __init__(self, resolve, enum_class, where: str, io: dict[str, str] | None = None,
+                 subscript: bool = False):  # fmt: skip
         self.io = io or self.IO
+        self.subscript = subscript  # fields of nested objects by key (they may be dicts)
         self.resolve = resolve
         self.enum_class = enum_class
         self.where = where
@@ -281,6 +283,8 @@ class Translator:
         if name == "to_i":
             inner = base[1:-1] if base.startswith("(") and base.endswith(")") else base
             return f"int({inner})", "int"
+        if self.subscript:
+            return f'{base}["{name}"]', "object"
         return f"{base}.{name}", "object"
 
     def wrap(self, node: Node) -> str:

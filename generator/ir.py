@@ -725,7 +725,7 @@ class ModuleBuilder:
                 return self._instance_expr(name, scope, mode)
             raise SchemaError(where, f"unknown name {name!r}")
 
-        return Translator(resolve, lambda e: self.enum_class(e, where), where, io)
+        return Translator(resolve, lambda e: self.enum_class(e, where), where, io, mode.startswith("ctx"))
 
     def _instance_expr(self, name: str, scope: _Scope, mode: str) -> tuple[str, str]:
         info = scope.instances[name]

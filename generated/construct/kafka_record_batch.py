@@ -95,7 +95,7 @@ KafkaRecordBatch = KafkaStruct(
     "num_records"
     / Rebuild(
         ExprValidator(Int32sb, lambda _, this: not (_ < 0)),
-        lambda this: len(this.records_region.records),
+        lambda this: len(this.records_region["records"]),
     ),
     "records_region"
     / Sized(
