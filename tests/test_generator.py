@@ -235,3 +235,13 @@ def test_generated_modules_stay_small_and_name_their_schema():
         # A columnar decoder (-kafkacodec-columns) repeats the parse body once more.
         limit = 600 + 250 * ("def parse_columns" in text)
         assert text.count("\n") < limit, f
+
+
+def test_construct_emitter_knows_what_kafkacodec_constructs_provides():
+    """The emitter imports these names from kafkacodec.constructs, every other one from
+    construct; the generator does not import the runtime, so the two lists are kept
+    equal here."""
+    from kafkacodec.generator.construct import OURS
+    from kafkacodec import constructs
+
+    assert OURS == set(constructs.__all__) - {"CompressionFailed"}
