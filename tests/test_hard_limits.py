@@ -75,7 +75,7 @@ SCRIPT = textwrap.dedent(
         cases[f"{name} bomb 512 MB, columns, bound 16 MB"] = attempt(lambda: columnar.decode_columns(data, max_inflated=16 << 20))
     data = bomb(4, 512 << 20)
     cases["zstd bomb 512 MB, default bound"] = attempt(lambda: next(kc.iter_batches(data)).records())
-    print(json.dumps(cases))
+    print(json.dumps({"cases": cases, "peak_mb": round(peak_mb(), 1)}))
     '''
 )
 
@@ -85,7 +85,9 @@ def test_hostile_input_is_refused_within_bounded_memory():
         [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=600
     )
     assert proc.returncode == 0, proc.stderr
-    cases = json.loads(proc.stdout.splitlines()[-1])
+    report = json.loads(proc.stdout.splitlines()[-1])
+    cases = report["cases"]
+    print(f"peak RSS of the whole run: {report['peak_mb']} MB")
     for name, result in cases.items():
         print(f"{name}: {result['outcome']}, peak RSS +{result['growth_mb']} MB")
     for name, result in cases.items():
