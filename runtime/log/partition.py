@@ -272,7 +272,7 @@ class Partition:
         if from_offset is None:
             from_offset = self.base_offsets[0]
         first = self.segment_for(from_offset) or self.segments[0]
-        aborted = _AbortFilter(self) if committed_only else None
+        aborted = AbortFilter(self) if committed_only else None
         for seg in self.segments[self.segments.index(first) :]:
             start = seg.offset_index.lookup(from_offset).position if seg is first else 0
             for batch in seg.batches(start, verify_crc=verify_crc):
@@ -299,7 +299,7 @@ class Partition:
         return out
 
 
-class _AbortFilter:
+class AbortFilter:
     """Read-committed filtering (a broker's READ_COMMITTED fetch): batches of aborted
     transactions are dropped. Uses each segment's .txnindex when it is there, else the
     ABORT markers themselves, found by a look-ahead walk."""
@@ -327,6 +327,12 @@ class _AbortFilter:
             for e in tracker.aborted:
                 self.aborted.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
         self._known = True
+
+    def ranges(self) -> list[tuple[int, int, int]]:
+        """Every aborted transaction of the partition: (producer id, first, last offset)."""
+        if not self._known:
+            self._load()
+        return [(pid, first, last) for pid, spans in self.aborted.items() for first, last in spans]
 
     def drops(self, batch) -> bool:
         if batch.magic < 2 or not batch.is_transactional or batch.is_control:
