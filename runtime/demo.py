@@ -1,5 +1,6 @@
 """`make demo`: write a sample log.dirs with the project's writer, then run the command line
-over it as an operator would: verify everything, dump a segment, search, read records."""
+over it as an operator would: verify everything, dump a segment, search, read records;
+then the Spark jobs on an embedded local Spark: stats, and an export to Parquet."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def main(out: str = "out/logdirs") -> int:
     status |= run("records", str(orders), "--from-offset", "30", "--limit", "4", "--read-committed")
     status |= run("records", str(root / "legacy-events-0"), "--limit", "2")
     status |= run("recover", "--quiet", str(orders))
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        print("\n(pyspark is not installed: the Spark jobs are left out; pip install 'kafkacodec[pipeline]')")
+    else:
+        status |= run("spark", "stats", str(root))
+        status |= run("spark", "export", str(root), str(root.parent / "parquet"), "--overwrite")
     print("\ndemo " + ("finished: every check passed" if status == 0 else "FAILED"))
     return status
 
