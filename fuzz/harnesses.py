@@ -58,23 +58,26 @@ def batches(data: bytes) -> None:
             columnar.decode_columns(data, verify_crc=False, max_inflated=MAX_INFLATED)
 
 
-_V2_HEADER = struct.Struct(">qiibIhiqqqhii")
+V2_HEADER = struct.Struct(">qiibIhiqqqhii")
 
 
-def records(data: bytes) -> None:
-    """Record decoding behind a valid batch header: the fuzzed bytes are a records region
-    (its codec and count taken from the first two bytes), framed with a correct CRC so
-    that decoding, not the CRC check, meets them."""
-    if len(data) < 2:
-        return
-    codec, count, region = data[0] % 5, data[1], data[2:]
-    attributes = codec | (data[0] & 0x38)
-    body = _V2_HEADER.pack(
+def v2_batch(region: bytes, count: int, attributes: int = 0) -> bytes:
+    """A v2 batch around a raw records region, with a correct length and CRC (and zeros or
+    -1 elsewhere): hostile regions reach record decoding instead of the CRC check."""
+    body = V2_HEADER.pack(
         0, 49 + len(region), 0, 2, 0, attributes, max(count - 1, 0), 0, 0, -1, -1, -1, count
     )
     rest = body[21:] + region
-    frame = body[:17] + struct.pack(">I", crc.crc32c(rest)) + rest
-    batches(frame)
+    return body[:17] + struct.pack(">I", crc.crc32c(rest)) + rest
+
+
+def records(data: bytes) -> None:
+    """Record decoding behind a valid batch header: the fuzzed bytes are a records region,
+    its codec and count taken from the first two bytes."""
+    if len(data) < 2:
+        return
+    codec, count = data[0] % 5, data[1]
+    batches(v2_batch(data[2:], count, codec | (data[0] & 0x38)))
 
 
 def _index(cls, suffix: str, data: bytes, probes) -> None:

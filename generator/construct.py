@@ -56,7 +56,8 @@ class CModule:
     doc: str
     imports: list[tuple[str, str]]
     enums: list
-    types: list[CType]
+    types: list[CType]  # in definition order (a type before the types that use it)
+    top: str = ""  # the schema's own type (the usage example names it)
     names: list[str] = field(default_factory=list)  # construct names the module uses
     ours: list[str] = field(default_factory=list)  # kafkacodec.constructs names it uses
     uses_enums: bool = False  # to_enum for enum-typed instances
@@ -130,6 +131,7 @@ class _Planner:
             imports=self.mod.imports,
             enums=self.mod.enums,
             types=types,
+            top=self.mod.types[0].class_name,
             names=sorted(self.names - OURS - {"to_enum"}, key=_natural),
             ours=sorted(self.names & OURS),
             uses_enums="to_enum" in self.names,
@@ -183,7 +185,9 @@ class _Planner:
             return f"LazyBound(lambda: {call})"
         return call
 
-    def base(self, t: TypeIR, f: FieldIR) -> str:
+    def base(self, t: TypeIR, f: FieldIR, region: str = "GreedyBytes") -> str:
+        """The field's own type; bytes and text take `region` (the whole stream, or their
+        size when Bytes can check it both ways)."""
         if f.kind == "int":
             self.use(INT_CLASSES[f.fmt])
             return INT_CLASSES[f.fmt]
@@ -202,34 +206,37 @@ class _Planner:
             )
             default = self.ref(f.c_switch_default, []) if f.c_switch_default else "Error"
             return f"Switch({_lam(f.c_switch_on)}, {{{cases}}}, default={default})"
-        # bytes or str: the whole region; the size wraps it below
-        self.use("GreedyBytes")
+        self.use(region.split("(")[0])
         if f.kind == "str":
             self.use("Text")
-            return f'Text(GreedyBytes, "{CODECS.get(f.encoding.upper(), f.encoding.lower())}")'
-        return "GreedyBytes"
+            return f'Text({region}, "{CODECS.get(f.encoding.upper(), f.encoding.lower())}")'
+        return region
 
-    def item(self, t: TypeIR, f: FieldIR) -> str:
-        """One element: the base type, through its codec, inside its size."""
-        sub = self.base(t, f)
+    def coded(self, t: TypeIR, f: FieldIR, region: str = "GreedyBytes") -> str:
+        """The base type through the field's codec (`process`), if it has one: what a
+        length field measures."""
+        sub = self.base(t, f, region)
         if f.process:
             self.use("KafkaCompressed")
             sub = f"KafkaCompressed({sub}, {', '.join(_lam(a) for a in f.c_process_args)})"
-        if f.c_size is not None:
-            kafka_struct_derived = {g.name for g in t.fields if g.length_of_rest or g.crc_algorithm}
-            if _refs(f.c_size) & set(t.derived_names):
-                # The size is derived from this field when building.
-                sized_by_struct = bool(_refs(f.c_size) & kafka_struct_derived)
-                if f.kind in ("bytes", "str") and not f.process and not sized_by_struct:
-                    self.use("Bytes")
-                    inner = f"Bytes({_lam(f.c_size)})"
-                    sub = sub.replace("GreedyBytes", inner, 1)
-                else:
-                    self.use("Sized")
-                    sub = f"Sized({_lam(f.c_size)}, {sub})"
-            else:
-                self.use("FixedSized")
-                sub = f"FixedSized({_lam(f.c_size)}, {sub})"
+        return sub
+
+    def item(self, t: TypeIR, f: FieldIR) -> str:
+        """One element: the coded type inside its size, checked."""
+        if f.c_size is None:
+            return self.validated(self.coded(t, f), f.valid)
+        size_from = _refs(f.c_size)
+        struct_derived = {g.name for g in t.fields if g.length_of_rest or g.crc_algorithm}
+        if not size_from & set(t.derived_names):
+            self.use("FixedSized")
+            sub = f"FixedSized({_lam(f.c_size)}, {self.coded(t, f)})"
+        elif f.kind in ("bytes", "str") and not f.process and not size_from & struct_derived:
+            # The size is a Rebuild of this field's length: Bytes checks it both ways.
+            sub = self.coded(t, f, f"Bytes({_lam(f.c_size)})")
+        else:
+            # The size is derived from this field when building (by a Rebuild or KafkaStruct).
+            self.use("Sized")
+            sub = f"Sized({_lam(f.c_size)}, {self.coded(t, f)})"
         return self.validated(sub, f.valid)
 
     def validated(self, sub: str, valid: list) -> str:
@@ -245,7 +252,7 @@ class _Planner:
         if f.size_of:
             self.use("Rebuild", "encoded_size")
             by_name = {g.name: g for g in t.fields}
-            targets = ", ".join(f'("{n}", {self.alone(t, by_name[n])})' for n in f.size_of)
+            targets = ", ".join(f'("{n}", {self.coded(t, by_name[n])})' for n in f.size_of)
             sub = f"Rebuild({sub}, lambda this: encoded_size(this, {targets}))"
         elif f.count_of:
             self.use("Rebuild")
@@ -265,14 +272,6 @@ class _Planner:
         if f.c_cond:
             self.use("If")
             sub = f"If({_lam(f.c_cond)}, {sub})"
-        return sub
-
-    def alone(self, t: TypeIR, f: FieldIR) -> str:
-        """The field's encoding without its size or condition: what a length measures."""
-        sub = self.base(t, f)
-        if f.process:
-            self.use("KafkaCompressed")
-            sub = f"KafkaCompressed({sub}, {', '.join(_lam(a) for a in f.c_process_args)})"
         return sub
 
 

@@ -36,6 +36,7 @@ class SModule:
     imports: list[tuple[str, str]]  # (module, strategy function)
     enums: list[str]  # enum classes the statements name
     types: list[SType] = field(default_factory=list)
+    top: str = ""  # the schema's own type's strategy (the usage example names it)
     uses_assume: bool = False
 
 
@@ -63,6 +64,7 @@ class _Planner:
             imports=[(m, snake(c)) for m, c in self.mod.imports],
             enums=enums,
             types=types,
+            top=types[0].name,
             uses_assume="assume(" in text,
         )
 

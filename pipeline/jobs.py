@@ -4,6 +4,7 @@ partition) and stats (per topic-partition). They run on an embedded local Spark 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -39,13 +40,9 @@ def _reader(spark, fmt: str, paths, options: dict):
     for key, value in options.items():
         if value is not None:
             reader = reader.option(key, str(value).lower() if isinstance(value, bool) else value)
-    return reader.load(paths[0]) if len(paths) == 1 else reader.option("paths", _json(paths)).load()
-
-
-def _json(paths) -> str:
-    import json
-
-    return json.dumps([str(p) for p in paths])
+    if len(paths) == 1:
+        return reader.load(paths[0])
+    return reader.option("paths", json.dumps([str(p) for p in paths])).load()
 
 
 def export(

@@ -1,7 +1,8 @@
 """The `kafkacodec` and `kafkacodec_batches` PySpark data sources.
 
-The reading is done by plain classes (LogScan, the readers' partitions() and read()), so
-that it is tested without a SparkSession; Spark only calls them. One input partition per
+The reading is done by plain functions (segment_slices, records, batches) behind the
+readers' partitions() and read(), so that it is tested without a SparkSession; Spark only
+calls them. One input partition per
 segment; rows cross into Spark as Arrow record batches.
 
 Options (all formats):
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -178,79 +179,75 @@ def _aborted_mask(table: pa.Table, aborted) -> np.ndarray:
 _TS = pa.timestamp("us", tz="UTC")
 
 
-def _timestamps(ms, valid=None) -> pa.Array:
+def _timestamps(ms, ts_type) -> pa.Array:
     """Milliseconds since the epoch as Spark timestamps (UTC microseconds); null where
-    valid is false (no timestamp: magic 0)."""
+    there is no timestamp type (magic 0)."""
     us = pc.multiply(ms, pa.scalar(1000, pa.int64())).cast(_TS)
-    return us if valid is None else pc.if_else(valid, us, pa.scalar(None, _TS))
+    return pc.if_else(pc.not_equal(ts_type, -1), us, pa.scalar(None, _TS))
 
 
-def _constant(value, n: int, type_) -> pa.Array:
-    return pa.array([value] * n, type_) if value is not None else pa.nulls(n, type_)
+def _kept(table: pa.Table, s: SegmentSlice, opts: Options) -> pa.Table:
+    """table without control rows (unless include_control) and, with read_committed,
+    without aborted transactions; in one chunk."""
+    keep = np.ones(table.num_rows, dtype=bool)
+    if not opts.include_control:
+        keep &= ~table["is_control"].to_numpy(zero_copy_only=False)
+    if opts.read_committed:
+        keep &= ~_aborted_mask(table, s.aborted)
+    if not keep.all():
+        table = table.filter(pa.array(keep))
+    return table.combine_chunks()
+
+
+def _rows(columns: dict):
+    """Spark's rows: Arrow record batches of at most 64k rows."""
+    yield from pa.table(columns).to_batches(max_chunksize=1 << 16)
+
+
+def _where(s: SegmentSlice, seg, n: int) -> dict:
+    """The topic, partition and segment columns (one value per segment)."""
+    return {
+        "topic": pa.array([s.topic] * n, pa.string()),
+        "partition": pa.array([s.partition] * n, pa.int32()),
+        "segment": pa.array([seg.path.name] * n, pa.string()),
+    }
 
 
 def records(s: SegmentSlice, opts: Options):
     """The records of one segment as Arrow record batches in RECORDS_SCHEMA's order."""
     seg, data, walk = _walk(s, opts)
-    table = columnar.records_table(data, walk)
-    keep = np.ones(table.num_rows, dtype=bool)
-    if not opts.include_control:
-        keep &= ~table["is_control"].to_numpy()
-    if opts.read_committed:
-        keep &= ~_aborted_mask(table, s.aborted)
-    if not keep.all():
-        table = table.filter(pa.array(keep))
-    table = table.combine_chunks()
-    n = table.num_rows
-    ts_type = table["timestamp_type"].cast(pa.int32())
-    out = pa.table({
-        "key": table["key"], "value": table["value"],
-        "topic": _constant(s.topic, n, pa.string()),
-        "partition": _constant(s.partition, n, pa.int32()),
-        "offset": table["offset"],
-        "timestamp": _timestamps(table["timestamp"], pc.not_equal(ts_type, -1)),
-        "timestampType": ts_type,
-        "headers": table["headers"],
-        "base_offset": table["base_offset"], "magic": table["magic"],
-        "compression": table["compression"], "producer_id": table["producer_id"],
-        "producer_epoch": table["producer_epoch"], "base_sequence": table["base_sequence"],
-        "is_transactional": table["is_transactional"], "is_control": table["is_control"],
-        "partition_leader_epoch": table["partition_leader_epoch"],
-        "segment": _constant(seg.path.name, n, pa.string()),
-        "position": table["position"],
+    t = _kept(columnar.records_table(data, walk), s, opts)
+    where = _where(s, seg, t.num_rows)
+    ts_type = t["timestamp_type"].cast(pa.int32())
+    yield from _rows({
+        "key": t["key"], "value": t["value"], "topic": where["topic"],
+        "partition": where["partition"], "offset": t["offset"],
+        "timestamp": _timestamps(t["timestamp"], ts_type), "timestampType": ts_type,
+        "headers": t["headers"],
+        **{name: t[name] for name in (
+            "base_offset", "magic", "compression", "producer_id", "producer_epoch",
+            "base_sequence", "is_transactional", "is_control", "partition_leader_epoch")},
+        "segment": where["segment"], "position": t["position"],
     })  # fmt: skip
-    yield from out.to_batches(max_chunksize=1 << 16)
 
 
 def batches(s: SegmentSlice, opts: Options):
-    """The batches of one segment (headers only) as Arrow record batches (BATCHES_SCHEMA)."""
+    """The batches of one segment (headers only) as Arrow record batches (BATCHES_SCHEMA).
+    Isolation does not apply: a batch of an aborted transaction is still a batch."""
     seg, _data, walk = _walk(s, opts)
-    table = columnar.batch_table(walk.entries)
-    keep = np.ones(table.num_rows, dtype=bool)
-    if not opts.include_control:
-        keep &= ~table["is_control"].to_numpy(zero_copy_only=False)
-    if not keep.all():
-        table = table.filter(pa.array(keep))
-    table = table.combine_chunks()
-    n = table.num_rows
-    ts_type = table["timestamp_type"].cast(pa.int32())
-    out = pa.table({
-        "topic": _constant(s.topic, n, pa.string()),
-        "partition": _constant(s.partition, n, pa.int32()),
-        "segment": _constant(seg.path.name, n, pa.string()),
-        "position": table["position"], "size": table["size"], "magic": table["magic"],
-        "base_offset": table["base_offset"], "last_offset": table["last_offset"],
-        "num_records": table["num_records"],
-        "partition_leader_epoch": table["partition_leader_epoch"], "crc": table["crc"],
-        "attributes": table["attributes"], "compression": table["compression"],
+    t = _kept(columnar.batch_table(walk.entries), s, replace(opts, read_committed=False))
+    ts_type = t["timestamp_type"].cast(pa.int32())
+    yield from _rows({
+        **_where(s, seg, t.num_rows),
+        **{name: t[name] for name in (
+            "position", "size", "magic", "base_offset", "last_offset", "num_records",
+            "partition_leader_epoch", "crc", "attributes", "compression")},
         "timestampType": ts_type,
-        "base_timestamp": _timestamps(table["base_timestamp"], pc.not_equal(ts_type, -1)),
-        "max_timestamp": _timestamps(table["max_timestamp"], pc.not_equal(ts_type, -1)),
-        "producer_id": table["producer_id"], "producer_epoch": table["producer_epoch"],
-        "base_sequence": table["base_sequence"],
-        "is_transactional": table["is_transactional"], "is_control": table["is_control"],
+        "base_timestamp": _timestamps(t["base_timestamp"], ts_type),
+        "max_timestamp": _timestamps(t["max_timestamp"], ts_type),
+        **{name: t[name] for name in (
+            "producer_id", "producer_epoch", "base_sequence", "is_transactional", "is_control")},
     })  # fmt: skip
-    yield from out.to_batches(max_chunksize=1 << 16)
 
 
 class _Reader(DataSourceReader):

@@ -6,6 +6,8 @@ import pytest
 VECTORS = Path(__file__).parent / "vectors"
 KAFKA_JAVA = VECTORS / "kafka-java"
 PEERS = VECTORS / "peers"
+#: The schema of each index file suffix.
+INDEX_SCHEMAS = {".index": "kafka_offset_index", ".timeindex": "kafka_time_index", ".txnindex": "kafka_txn_index"}
 
 
 def kafka_java_cases(*categories):
@@ -19,21 +21,11 @@ def kafka_java_cases(*categories):
 
 
 def mutate(buf: bytes, data) -> bytes:
-    """A Hypothesis-drawn damage of buf: a flipped byte, a cut, appended or inserted bytes."""
-    from hypothesis import strategies as st
+    """A Hypothesis-drawn damage of buf (kafkacodec.strategies.mutate: bytes flipped, the
+    tail cut, bytes inserted or dropped, a 4-byte field set to a boundary value)."""
+    from kafkacodec.strategies import mutate as damaged
 
-    buf = bytearray(buf)
-    kind = data.draw(st.sampled_from(["flip", "cut", "append", "insert"]))
-    at = data.draw(st.integers(0, len(buf)))
-    if kind == "flip" and at < len(buf):
-        buf[at] = data.draw(st.integers(0, 255))
-    elif kind == "cut":
-        del buf[at:]
-    elif kind == "append":
-        buf += data.draw(st.binary(min_size=1, max_size=8))
-    else:
-        buf[at:at] = data.draw(st.binary(min_size=1, max_size=8))
-    return bytes(buf)
+    return data.draw(damaged(bytes(buf)))
 
 
 def hexs(b):

@@ -14,6 +14,12 @@ import construct as cs
 import kafkacodec as kc
 from kafkacodec import _prim
 
+
+def camel(schema_id: str) -> str:
+    """A schema id as its generated class name (kafka_record_batch -> KafkaRecordBatch)."""
+    return "".join(p[:1].upper() + p[1:] for p in schema_id.split("_"))
+
+
 POSITIONS = {"crc_start", "crc_end"}  # where a CRC's bytes are, kept by kafkacodec's parsers
 
 

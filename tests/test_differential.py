@@ -9,8 +9,9 @@ from pathlib import Path
 import kafkacodec as kc
 import kafkacodec.generated as G
 import pytest
-from conftest import VECTORS, batch_spec, build_run
+from conftest import INDEX_SCHEMAS, VECTORS, batch_spec, build_run
 from differential import (
+    camel,
     construct_parse_all,
     kafka_python_records,
     kafkacodec_records,
@@ -24,10 +25,6 @@ from hypothesis import strategies as st
 from kafkacodec.strategies import mutate
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def camel(name):
-    return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
 
 
 def schema(schema_id):
@@ -62,11 +59,6 @@ def agree(schema_id, data, exact_family=True):
 
 
 LOG_FILES = sorted(VECTORS.rglob("*.bin")) + sorted(VECTORS.rglob("*.log"))
-INDEX_FILES = {
-    ".index": "kafka_offset_index",
-    ".timeindex": "kafka_time_index",
-    ".txnindex": "kafka_txn_index",
-}
 
 
 @pytest.mark.parametrize("path", LOG_FILES, ids=lambda p: str(p.relative_to(VECTORS)))
@@ -75,10 +67,10 @@ def test_construct_agrees_on_every_vector(path: Path):
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in sorted(VECTORS.rglob("*")) if p.suffix in INDEX_FILES], ids=lambda p: p.name
+    "path", [p for p in sorted(VECTORS.rglob("*")) if p.suffix in INDEX_SCHEMAS], ids=lambda p: p.name
 )
 def test_construct_agrees_on_index_files(path: Path):
-    agree(INDEX_FILES[path.suffix], path.read_bytes())
+    agree(INDEX_SCHEMAS[path.suffix], path.read_bytes())
 
 
 @pytest.mark.parametrize("schema_id", G.MODULES)

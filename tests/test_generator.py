@@ -241,7 +241,7 @@ def test_construct_emitter_knows_what_kafkacodec_constructs_provides():
     """The emitter imports these names from kafkacodec.constructs, every other one from
     construct; the generator does not import the runtime, so the two lists are kept
     equal here."""
-    from kafkacodec.generator.construct import OURS
     from kafkacodec import constructs
+    from kafkacodec.generator.construct import OURS
 
     assert OURS == set(constructs.__all__) - {"CompressionFailed"}

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import kafkacodec as kc
 import pytest
-from conftest import KSC, VECTORS
-from differential import ours_tree, outcome
+from conftest import INDEX_SCHEMAS, KSC, VECTORS
+from differential import camel, ours_tree, outcome
 from kafkacodec.export import export
 from kafkacodec.generator.ir import SchemaSet
 from kafkacodec.generator.render import SCHEMA_DIR
@@ -22,7 +22,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 LOGS = sorted(VECTORS.rglob("*.bin")) + sorted(VECTORS.rglob("*.log"))
-INDEXES = {".index": "kafka_offset_index", ".timeindex": "kafka_time_index", ".txnindex": "kafka_txn_index"}
 # Positional instances are properties in JavaScript, not fields: they are not dumped.
 POSITIONAL = {i.name for m in SchemaSet(SCHEMA_DIR).modules() for t in m.types for i in t.pos_instances}
 
@@ -95,13 +94,13 @@ def test_every_log_vector_decodes_the_same_on_node(javascript):
             raise AssertionError(f"{path.relative_to(VECTORS)}: {err}") from None
 
 
-@pytest.mark.parametrize("suffix", sorted(INDEXES))
+@pytest.mark.parametrize("suffix", sorted(INDEX_SCHEMAS))
 def test_every_index_vector_decodes_the_same_on_node(javascript, suffix):
     import importlib
 
-    schema_id = INDEXES[suffix]
+    schema_id = INDEX_SCHEMAS[suffix]
     module = importlib.import_module(f"kafkacodec.generated.{schema_id}")
-    cls = getattr(module, "".join(p.title() for p in schema_id.split("_")))
+    cls = getattr(module, camel(schema_id))
     files = sorted(VECTORS.rglob(f"*{suffix}"))
     assert files
     for path, theirs in zip(files, node_dump(javascript, schema_id, files)):
