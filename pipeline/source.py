@@ -1,9 +1,11 @@
-"""The `kafkacodec` and `kafkacodec_batches` PySpark data sources.
+"""The PySpark data sources: `kafkacodec` (one row per record), `kafkacodec_batches` (one
+row per batch, headers only) and `kafkacodec_problems` (one row per problem found).
 
-The reading is done by plain functions (segment_slices, records, batches) behind the
-readers' partitions() and read(), so that it is tested without a SparkSession; Spark only
-calls them. One input partition per
-segment; rows cross into Spark as Arrow record batches.
+The reading is done by plain functions (segment_slices, records, batches, problems; the
+slices and their decoding are in scan.py) behind the readers' partitions() and read(), so
+that it is tested without a SparkSession; Spark only calls them. One input partition per
+segment, or per split of a segment above split_size; rows cross into Spark as Arrow record
+batches.
 
 Options (all formats):
   verify_crc      true (default) / false
@@ -11,11 +13,21 @@ Options (all formats):
   isolation       read_uncommitted (default) / read_committed: records of aborted
                   transactions are dropped, as a broker's read-committed fetch drops them
   on_corrupt      fail (default): a damaged segment stops the job, naming file and byte;
-                  skip: the rest of a damaged segment is left out (a warning says where)
+                  skip: what cannot be read is left out (a batch that does not decode, or
+                  the rest of a segment after damage that stops the walk), with a warning;
+                  report: the same, silently; the kafkacodec_problems format (same
+                  options) lists what was left out, and the jobs write it as a second output
+  split_size      128m (default): segments above it are read as several input partitions,
+                  cut at batch boundaries found through the .index; 0: never cut
+
+Filters on topic, partition, offset and timestamp (>, >=, =) are pushed down: whole
+partitions, segments, and byte ranges found through the .index and .timeindex are skipped
+when they cannot match.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import warnings
 from dataclasses import dataclass, replace
@@ -25,9 +37,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from kafkacodec import columnar
-from kafkacodec.errors import KafkacodecError, LogError
-from kafkacodec.log.partition import AbortFilter, LogDirs, Partition, open_log
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from kafkacodec.errors import KafkacodecError, LogError, TruncatedError
+from kafkacodec.log.partition import LogDirs, Partition, open_log
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualNullSafe,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    LessThan,
+    LessThanOrEqual,
+)
+
+from .scan import PROBLEMS_SCHEMA, Bounds, Problem, SegmentSlice, SliceScan, plan, scan
+
+DEFAULT_SPLIT_SIZE = 128 << 20
 
 #: Spark's own `kafka` source columns first (same names and types), then batch metadata.
 RECORDS_SCHEMA = (
@@ -53,20 +79,21 @@ class PipelineError(KafkacodecError):
     """A path or an option the data source cannot use."""
 
 
-class SegmentSlice(InputPartition):
-    """One input partition: a segment of a topic-partition directory (picklable)."""
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
+               "g": 1 << 30, "gb": 1 << 30}  # fmt: skip
 
-    def __init__(self, directory: str, topic, partition, base_offset: int, aborted=()):
-        super().__init__((directory, base_offset))
-        self.directory = directory
-        self.topic = topic
-        self.partition = partition
-        self.base_offset = base_offset
-        #: read_committed: the partition's aborted transactions, (producer, first, last).
-        self.aborted = tuple(aborted)
 
-    def __repr__(self):
-        return f"SegmentSlice({self.directory!r}, {self.base_offset})"
+def parse_size(name: str, raw) -> int:
+    """A byte size: 1048576, 64k, 128m, 1g."""
+    text = str(raw).strip().lower()
+    digits = text.rstrip("kmgb")
+    try:
+        value = int(digits) * _SIZE_UNITS[text[len(digits) :]]
+    except (ValueError, KeyError):
+        raise PipelineError(f"option {name}: expected a size such as 128m, got {raw!r}") from None
+    if value < 0:
+        raise PipelineError(f"option {name}: expected a size >= 0, got {raw!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -75,6 +102,7 @@ class Options:
     include_control: bool = False
     read_committed: bool = False
     on_corrupt: str = "fail"
+    split_size: int = DEFAULT_SPLIT_SIZE
 
     @classmethod
     def parse(cls, options: dict) -> Options:
@@ -92,10 +120,11 @@ class Options:
                 f"option isolation: read_uncommitted or read_committed, got {isolation!r}"
             )
         on_corrupt = str(options.get("on_corrupt", "fail")).lower()
-        if on_corrupt not in ("fail", "skip"):
-            raise PipelineError(f"option on_corrupt: fail or skip, got {on_corrupt!r}")
+        if on_corrupt not in ("fail", "skip", "report"):
+            raise PipelineError(f"option on_corrupt: fail, skip or report, got {on_corrupt!r}")
+        split = parse_size("split_size", options.get("split_size", DEFAULT_SPLIT_SIZE))
         return cls(flag("verify_crc", True), flag("include_control", False),
-                   isolation == "read_committed", on_corrupt)  # fmt: skip
+                   isolation == "read_committed", on_corrupt, split)  # fmt: skip
 
 
 def input_paths(options: dict) -> list[Path]:
@@ -128,38 +157,26 @@ def partitions_of(paths: list[Path]) -> list[Partition]:
     return out
 
 
-def segment_slices(paths: list[Path], opts: Options) -> list[SegmentSlice]:
-    slices = []
-    for p in partitions_of(paths):
-        aborted = ()
-        if opts.read_committed:
-            aborted = AbortFilter(p).ranges()
-        for seg in p.segments:
-            slices.append(SegmentSlice(str(p.path), p.topic, p.partition, seg.base_offset, aborted))
-    return slices
+def segment_slices(paths: list[Path], opts: Options, bounds: Bounds | None = None,
+                   *, split: bool = True) -> list[SegmentSlice]:  # fmt: skip
+    """The input partitions of a read: a slice per segment (or per split of one) that can
+    hold rows within bounds."""
+    return plan(partitions_of(paths), bounds or Bounds(), read_committed=opts.read_committed,
+                split_size=opts.split_size if split else None)  # fmt: skip
 
 
-def _segment(s: SegmentSlice):
-    from kafkacodec.log.segment import Segment
-
-    return Segment(s.directory, s.base_offset)
-
-
-def _walk(s: SegmentSlice, opts: Options):
-    """The segment's bytes and the walk of its batches, up to any damage (which raises,
-    or with on_corrupt=skip, ends the walk there with a warning)."""
-    seg = _segment(s)
-    data = seg.data
-    walk = columnar.walk_batches(
-        data, verify_crc=opts.verify_crc, source=str(seg.path), end=seg.size
-    )
-    if walk.error is not None:
+def _scanned(s: SegmentSlice, opts: Options, *, decode: bool = True) -> SliceScan:
+    """A slice read; its problems raise (on_corrupt=fail), warn (skip) or are left to the
+    kafkacodec_problems format (report)."""
+    sc = scan(s, verify_crc=opts.verify_crc, decode=decode)
+    if sc.problems:
         if opts.on_corrupt == "fail":
-            raise walk.error
-        warnings.warn(
-            f"{seg.path}: skipped from byte {walk.position} on: {walk.error}", stacklevel=2
-        )
-    return seg, data, walk
+            raise sc.problems[0].error
+        if opts.on_corrupt == "skip":
+            for p in sc.problems:
+                warnings.warn(f"{sc.segment.path}: skipped {p.skipped_bytes} bytes from byte "
+                              f"{p.position}: {p.error}", stacklevel=2)  # fmt: skip
+    return sc
 
 
 def _aborted_mask(table: pa.Table, aborted) -> np.ndarray:
@@ -214,10 +231,10 @@ def _where(s: SegmentSlice, seg, n: int) -> dict:
 
 
 def records(s: SegmentSlice, opts: Options):
-    """The records of one segment as Arrow record batches in RECORDS_SCHEMA's order."""
-    seg, data, walk = _walk(s, opts)
-    t = _kept(columnar.records_table(data, walk), s, opts)
-    where = _where(s, seg, t.num_rows)
+    """The records of one slice as Arrow record batches in RECORDS_SCHEMA's order."""
+    sc = _scanned(s, opts)
+    t = _kept(sc.table, s, opts)
+    where = _where(s, sc.segment, t.num_rows)
     ts_type = t["timestamp_type"].cast(pa.int32())
     yield from _rows({
         "key": t["key"], "value": t["value"], "topic": where["topic"],
@@ -232,13 +249,13 @@ def records(s: SegmentSlice, opts: Options):
 
 
 def batches(s: SegmentSlice, opts: Options):
-    """The batches of one segment (headers only) as Arrow record batches (BATCHES_SCHEMA).
+    """The batches of one slice (headers only) as Arrow record batches (BATCHES_SCHEMA).
     Isolation does not apply: a batch of an aborted transaction is still a batch."""
-    seg, _data, walk = _walk(s, opts)
-    t = _kept(columnar.batch_table(walk.entries), s, replace(opts, read_committed=False))
+    sc = _scanned(s, opts, decode=False)
+    t = _kept(columnar.batch_table(sc.entries), s, replace(opts, read_committed=False))
     ts_type = t["timestamp_type"].cast(pa.int32())
     yield from _rows({
-        **_where(s, seg, t.num_rows),
+        **_where(s, sc.segment, t.num_rows),
         **{name: t[name] for name in (
             "position", "size", "magic", "base_offset", "last_offset", "num_records",
             "partition_leader_epoch", "crc", "attributes", "compression")},
@@ -250,18 +267,122 @@ def batches(s: SegmentSlice, opts: Options):
     })  # fmt: skip
 
 
+def problems(s: SegmentSlice, opts: Options):
+    """The problems of one whole segment as rows (PROBLEMS_SCHEMA): every batch that cannot
+    be read or decoded, the rest of the segment after damage that stops the walk, and a
+    partial batch at its end (what a crash half-way through a write leaves)."""
+    sc = scan(s, verify_crc=opts.verify_crc)
+    rows = [p.row(s, sc.segment.path.name) for p in sc.problems]
+    if sc.remaining:
+        at = sc.segment.size - sc.remaining
+        err = TruncatedError(f"a partial batch of {sc.remaining} bytes at the end", at)
+        rows.append(Problem(at, err.with_source(str(sc.segment.path)), sc.remaining)
+                    .row(s, sc.segment.path.name))  # fmt: skip
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=_PROBLEMS_ARROW)
+
+
+_PROBLEMS_ARROW = pa.schema([
+    ("topic", pa.string()), ("partition", pa.int32()), ("segment", pa.string()),
+    ("position", pa.int64()), ("error", pa.string()), ("message", pa.string()),
+    ("skipped_bytes", pa.int64()),
+])  # fmt: skip
+
+
+def _value(v):
+    return v if isinstance(v, (int, str)) and not isinstance(v, bool) else None
+
+
+def _millis(v) -> int | None:
+    """A timestamp filter's value in ms since the epoch. Spark gives aware datetimes (in
+    UTC); a naive one has no known instant, so it prunes nothing."""
+    if not isinstance(v, datetime.datetime) or v.tzinfo is None:
+        return None
+    return int(v.timestamp() * 1000) - 1  # a ms below: rounding never drops a match
+
+
+def push(filters, *, offsets: bool) -> tuple[Bounds, list]:
+    """The Bounds that filters imply and the filters Spark must still check on rows.
+    Topic and partition are answered exactly (whole partitions are skipped) and so are
+    offset comparisons (rows are cut to [first, last]); timestamp lower bounds only skip
+    what cannot match, and Spark checks them again."""
+    b = {"topics": None, "partitions": None, "first": None, "last": None, "since": None}
+    rest = []
+
+    def narrow(key, values):
+        b[key] = frozenset(values) if b[key] is None else b[key] & frozenset(values)
+
+    def floor(key, value, pick):
+        b[key] = value if b[key] is None else pick(b[key], value)
+
+    for f in filters:
+        name = f.attribute[0] if len(f.attribute) == 1 else None
+        if isinstance(f, (EqualTo, EqualNullSafe)):
+            values = [_value(f.value)]
+        elif isinstance(f, In):
+            values = [_value(v) for v in f.value]
+        else:
+            values = None
+        if name in ("topic", "partition") and values is not None and None not in values:
+            kind = str if name == "topic" else int
+            if all(isinstance(v, kind) for v in values):
+                narrow("topics" if name == "topic" else "partitions", values)
+                continue
+        elif name == "offset" and offsets:
+            v = _value(getattr(f, "value", None))
+            if isinstance(f, (EqualTo, EqualNullSafe)) and isinstance(v, int):
+                floor("first", v, max)
+                floor("last", v, min)
+                continue
+            if isinstance(v, int) and isinstance(f, (GreaterThan, GreaterThanOrEqual)):
+                floor("first", v + isinstance(f, GreaterThan), max)
+                continue
+            if isinstance(v, int) and isinstance(f, (LessThan, LessThanOrEqual)):
+                floor("last", v - isinstance(f, LessThan), min)
+                continue
+            if values and None not in values and all(isinstance(v, int) for v in values):
+                floor("first", min(values), max)
+                floor("last", max(values), min)
+        elif name == "timestamp" and offsets:
+            if isinstance(f, (GreaterThan, GreaterThanOrEqual, EqualTo, EqualNullSafe)):
+                ms = _millis(f.value)
+                if ms is not None:
+                    floor("since", ms, max)
+        rest.append(f)
+    return Bounds(**b), rest
+
+
+def _slices(read):
+    """A reader's read(): Spark calls it with a placeholder when partitions() found none."""
+
+    def wrapped(self, partition):
+        if isinstance(partition, SegmentSlice):
+            yield from read(partition, self.opts)
+
+    return wrapped
+
+
 class _Reader(DataSourceReader):
+    offsets = False  # whether offset and timestamp filters apply (the records format)
+    split = True
+
     def __init__(self, options: dict):
         self.opts = Options.parse(options)
         self.paths = input_paths(options)
+        self.bounds = Bounds()
+
+    def pushFilters(self, filters):
+        self.bounds, rest = push(filters, offsets=self.offsets)
+        return rest
 
     def partitions(self):
-        return segment_slices(self.paths, self.opts)
+        return segment_slices(self.paths, self.opts, self.bounds, split=self.split)
 
 
 class RecordsReader(_Reader):
-    def read(self, partition: SegmentSlice):
-        yield from records(partition, self.opts)
+    offsets = True
+
+    read = _slices(records)
 
 
 class RecordsDataSource(DataSource):
@@ -279,8 +400,7 @@ class RecordsDataSource(DataSource):
 
 
 class BatchesReader(_Reader):
-    def read(self, partition: SegmentSlice):
-        yield from batches(partition, self.opts)
+    read = _slices(batches)
 
 
 class BatchesDataSource(DataSource):
@@ -298,7 +418,33 @@ class BatchesDataSource(DataSource):
         return BatchesReader(self.options)
 
 
+class ProblemsReader(_Reader):
+    split = False  # whole segments: damage is reported once, with the rest it stops
+
+    read = _slices(problems)
+
+
+class ProblemsDataSource(DataSource):
+    """spark.read.format("kafkacodec_problems").load(path): one row per problem found by
+    reading every record (what on_corrupt=skip and report leave out, with where and why)."""
+
+    @classmethod
+    def name(cls):
+        return "kafkacodec_problems"
+
+    def schema(self):
+        return PROBLEMS_SCHEMA
+
+    def reader(self, schema):
+        return ProblemsReader(self.options)
+
+
+FORMATS = (RecordsDataSource, BatchesDataSource, ProblemsDataSource)
+
+
 def register(spark) -> None:
-    """Register the kafkacodec formats with a SparkSession."""
-    spark.dataSource.register(RecordsDataSource)
-    spark.dataSource.register(BatchesDataSource)
+    """Register the kafkacodec formats with a SparkSession, and turn on Python data source
+    filter pushdown (spark.sql.python.filterPushdown.enabled), which they use."""
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    for fmt in FORMATS:
+        spark.dataSource.register(fmt)

@@ -1,34 +1,51 @@
 """The Spark data sources (kafkacodec.pipeline). Most tests call the readers' partitions()
 and read() directly; a few share one local SparkSession."""
 
+import datetime
 import shutil
+import struct
 import sys
 import warnings
 
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")
 
 from kafkacodec.columnar import walk_batches  # noqa: E402
+from kafkacodec.crc import crc32c  # noqa: E402
 from kafkacodec.errors import DecodeError  # noqa: E402
 from kafkacodec.log.partition import AbortFilter, LogDirs, Partition  # noqa: E402
 from kafkacodec.pipeline.source import (  # noqa: E402
     BatchesReader,
     PipelineError,
+    ProblemsReader,
     RecordsReader,
 )
 from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
+from pyspark.sql.datasource import (  # noqa: E402
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    LessThan,
+    LessThanOrEqual,
+)
 
 
 @pytest.fixture(scope="module")
 def logdirs(tmp_path_factory):
-    return write_sample_log_dirs(tmp_path_factory.mktemp("logdirs") / "kafka", batches=120)
+    return write_sample_log_dirs(
+        tmp_path_factory.mktemp("logdirs") / "kafka", batches=120, segment_bytes=16 << 10
+    )
 
 
 def read_all(reader) -> pa.Table:
     parts = reader.partitions()
-    return pa.Table.from_batches([b for p in parts for b in reader.read(p)])
+    got = [b for p in parts for b in reader.read(p)]
+    return pa.Table.from_batches(got) if got else pa.table({"topic": pa.array([], pa.string())})
 
 
 def object_path(root, committed_only=False, include_control=False):
@@ -118,7 +135,7 @@ def test_bad_paths_and_options(logdirs, tmp_path, options, needle):
 
 
 def _damaged_copy(logdirs, tmp_path):
-    part = LogDirs(logdirs).partitions[0]
+    part = next(p for p in LogDirs(logdirs).partitions if len(p.segments) > 1)
     target = tmp_path / part.path.name
     shutil.copytree(part.path, target)
     seg = Partition(target).segments[0].path
@@ -146,6 +163,201 @@ def test_on_corrupt_skip_goes_on_and_says_where(logdirs, tmp_path):
         table = read_all(reader)
     assert any(str(seg) in str(w.message) for w in caught)
     assert table.num_rows > 0
+
+
+def _recrc(data: bytearray, pos: int) -> None:
+    """Recompute the CRC-32C of the v2 batch at pos (after an edit inside it)."""
+    size = struct.unpack_from(">i", data, pos + 8)[0] + 12
+    struct.pack_into(">I", data, pos + 17, crc32c(bytes(data[pos + 21 : pos + size])))
+
+
+def _undecodable_copy(logdirs, tmp_path):
+    """A partition whose middle v2 batch claims 5 records more than it holds (its CRC made
+    right again, so that only record decoding can find it)."""
+    part = next(p for p in LogDirs(logdirs).partitions if p.topic == "orders")
+    target = tmp_path / part.path.name
+    shutil.copytree(part.path, target)
+    seg = Partition(target).segments[0].path
+    data = bytearray(seg.read_bytes())
+    e = walk_batches(bytes(data)).entries
+    k = len(e) // 2
+    pos = int(e["position"][k])
+    count = struct.unpack_from(">i", data, pos + 57)[0]
+    struct.pack_into(">i", data, pos + 57, count + 5)
+    _recrc(data, pos)
+    seg.write_bytes(bytes(data))
+    return target, seg, pos, int(e["len_batch"][k]) + 12, count
+
+
+def test_skip_leaves_out_only_the_batch_that_does_not_decode(logdirs, tmp_path):
+    target, seg, pos, size, count = _undecodable_copy(logdirs, tmp_path)
+    with pytest.raises(DecodeError):
+        read_all(RecordsReader({"path": str(target)}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = read_all(RecordsReader({"path": str(target), "on_corrupt": "skip"}))
+    assert any(f"from byte {pos}" in str(w.message) for w in caught)
+    expected = read_all(RecordsReader({"path": str(part_of(logdirs, target.name))}))
+    assert table.num_rows == expected.num_rows - count
+    assert pos not in table["position"].to_pylist()
+    problems = read_all(ProblemsReader({"path": str(target), "on_corrupt": "report"}))
+    assert problems.to_pylist() == [{
+        "topic": "orders", "partition": Partition(target).partition, "segment": seg.name,
+        "position": pos, "error": "TruncatedError",
+        "message": problems["message"][0].as_py(), "skipped_bytes": size,
+    }]  # fmt: skip
+    assert str(seg) in problems["message"][0].as_py()
+
+
+def part_of(logdirs, name):
+    return next(p.path for p in LogDirs(logdirs).partitions if p.path.name == name)
+
+
+def test_problems_lists_damage_and_a_partial_tail(logdirs, tmp_path):
+    target, seg = _damaged_copy(logdirs, tmp_path)
+    last = Partition(target).segments[-1].path
+    assert last != seg
+    with open(last, "ab") as f:
+        f.write(last.read_bytes()[:30])  # the start of a batch a crash cut short
+    rows_ = read_all(ProblemsReader({"path": str(target)})).to_pylist()
+    by_file = {r["segment"]: r for r in rows_}
+    assert by_file[seg.name]["error"] == "ChecksumError"
+    assert by_file[seg.name]["skipped_bytes"] == seg.stat().st_size - by_file[seg.name]["position"]
+    assert by_file[last.name]["error"] == "TruncatedError"
+    assert by_file[last.name]["skipped_bytes"] == 30
+    # The same damage read with report: the rows before it, silently.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = read_all(RecordsReader({"path": str(target), "on_corrupt": "report"}))
+    assert 0 < table.num_rows
+
+
+# ------------------------------------------------------------- splits and pushdown
+
+
+def _segments(root):
+    return {str(s.path): s for p in LogDirs(root).partitions for s in p.segments}
+
+
+def test_split_size_cuts_segments_at_batch_boundaries(logdirs):
+    whole = RecordsReader({"path": str(logdirs), "split_size": "0"}).partitions()
+    split = RecordsReader({"path": str(logdirs), "split_size": "8k"})
+    slices = split.partitions()
+    assert len(slices) > 2 * len(whole)
+    by_segment = {}
+    for s in slices:
+        by_segment.setdefault((s.directory, s.base_offset), []).append(s)
+    for (directory, base), parts in by_segment.items():
+        p = Partition(directory)
+        seg = next(x for x in p.segments if x.base_offset == base)
+        starts = {b.position for b in seg.batches()}
+        parts.sort(key=lambda s: s.start)
+        assert parts[0].start == 0 and parts[-1].end == seg.size
+        for a, b in zip(parts, parts[1:]):
+            assert a.end == b.start and b.start in starts
+    assert rows(read_all(split)) == object_path(logdirs)
+
+
+def _shifted_index_copy(logdirs, tmp_path):
+    """A partition whose .index positions all point one byte past a batch start (increasing,
+    so they pass Kafka's sanity check: only the bytes they point at tell)."""
+    part = next(p for p in LogDirs(logdirs).partitions if p.topic == "orders")
+    target = tmp_path / part.path.name
+    shutil.copytree(part.path, target)
+    for index in target.glob("*.index"):
+        raw = bytearray(index.read_bytes())
+        for at in range(0, len(raw) - 7, 8):
+            rel, pos = struct.unpack_from(">ii", raw, at)
+            if (rel, pos) != (0, 0):
+                struct.pack_into(">ii", raw, at, rel, pos + 1)
+        index.write_bytes(bytes(raw))
+    return target
+
+
+def test_a_wrong_index_costs_speed_never_rows(logdirs, tmp_path):
+    target = _shifted_index_copy(logdirs, tmp_path)
+    expected = [t for t in object_path(logdirs) if t[:2] == ("orders", Partition(target).partition)]
+    split = RecordsReader({"path": str(target), "split_size": "4k"})
+    assert rows(read_all(split)) == expected
+    middle = expected[len(expected) // 2][2]
+    reader = RecordsReader({"path": str(target)})
+    reader.pushFilters([GreaterThanOrEqual(("offset",), middle)])
+    assert rows(read_all(reader)) == [t for t in expected if t[2] >= middle]
+
+
+def _apply(expected, topic, partition, first, last, since_us):
+    out = []
+    for t in expected:
+        if topic is not None and t[0] != topic or partition is not None and t[1] != partition:
+            continue
+        if first is not None and t[2] < first or last is not None and t[2] > last:
+            continue
+        if since_us is not None and (t[6] is None or t[6] * 1000 <= since_us):
+            continue
+        out.append(t)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_pushdown_never_changes_the_answer(logdirs, data):
+    expected = object_path(logdirs)
+    topic = data.draw(st.sampled_from([None, "orders", "clicks", "legacy-events", "absent"]))
+    partition = data.draw(st.sampled_from([None, 0, 1]))
+    offsets = sorted({t[2] for t in expected})
+    first = data.draw(st.none() | st.sampled_from(offsets))
+    last = data.draw(st.none() | st.sampled_from(offsets))
+    stamps = sorted({t[6] for t in expected if t[6] is not None})
+    since_ms = data.draw(st.none() | st.sampled_from(stamps))
+    filters, kept = [], []
+    if topic is not None:
+        filters.append(EqualTo(("topic",), topic))
+    if partition is not None:
+        filters.append(In(("partition",), (partition,)))
+    if first is not None:
+        filters.append(GreaterThanOrEqual(("offset",), first))
+    if last is not None:
+        filters.append(LessThanOrEqual(("offset",), last))
+    since_us = None
+    if since_ms is not None:
+        since_us = since_ms * 1000 - data.draw(st.sampled_from([0, 1, 999]))
+        moment = datetime.datetime.fromtimestamp(since_us / 1e6, datetime.timezone.utc)
+        kept.append(GreaterThan(("timestamp",), moment))
+        filters.append(kept[-1])
+    reader = RecordsReader(
+        {"path": str(logdirs), "split_size": data.draw(st.sampled_from(["0", "6k"]))}
+    )
+    assert list(reader.pushFilters(filters)) == kept  # Spark checks only what is returned
+    got = [
+        t
+        for t in rows(read_all(reader))
+        if since_us is None or (t[6] is not None and t[6] * 1000 > since_us)
+    ]
+    assert got == _apply(expected, topic, partition, first, last, since_us)
+
+
+def test_pushdown_skips_what_cannot_match(logdirs):
+    p = next(p for p in LogDirs(logdirs).partitions if p.topic == "orders" and p.partition == 1)
+    everything = RecordsReader({"path": str(logdirs)}).partitions()
+    reader = RecordsReader({"path": str(logdirs)})
+    k = len(p.segments) // 2
+    middle, following = p.segments[k], p.segments[k + 1].base_offset
+    offsets = [t[2] for t in object_path(logdirs) if t[:2] == ("orders", 1)]
+    inside = [o for o in offsets if middle.base_offset <= o < following - 30]
+    first = inside[len(inside) // 2]
+    reader.pushFilters([EqualTo(("topic",), "orders"), EqualTo(("partition",), 1),
+                        GreaterThanOrEqual(("offset",), first), LessThan(("offset",), first + 20)])  # fmt: skip
+    slices = reader.partitions()
+    assert len(slices) == 1 and len(everything) > 4
+    (s,) = slices
+    assert s.base_offset == middle.base_offset and s.start > 0 and s.end < middle.size
+    table = read_all(reader)
+    assert table["offset"].to_pylist() == [o for o in offsets if first <= o < first + 20]
+    # A timestamp bound past every record: nothing to read at all.
+    late = datetime.datetime(2200, 1, 1, tzinfo=datetime.timezone.utc)
+    reader = RecordsReader({"path": str(logdirs)})
+    assert list(reader.pushFilters([GreaterThanOrEqual(("timestamp",), late)]))
+    assert reader.partitions() == []
 
 
 # ------------------------------------------------------------------ on a local Spark
@@ -182,6 +394,23 @@ def test_spark_reads_like_its_kafka_source(spark, logdirs):
     assert df.count() == len(object_path(logdirs))
     per_topic = {r["topic"]: r["count"] for r in df.groupBy("topic").count().collect()}
     assert sum(per_topic.values()) == df.count() and len(per_topic) > 1
+
+
+def test_spark_pushes_filters_down(spark, logdirs):
+    df = spark.read.format("kafkacodec").option("split_size", "6k").load(str(logdirs))
+    mine = [t for t in object_path(logdirs) if t[:2] == ("orders", 1) and 100 <= t[2] < 900]
+    late = sorted(t[6] for t in mine if t[6] is not None)[-50]
+    got = df.where(
+        f"topic = 'orders' and partition in (1) and offset >= 100 and offset < 900 "
+        f"and timestamp >= timestamp_millis({late})"
+    ).select("topic", "partition", "offset")
+    expected = [
+        t[:3] for t in object_path(logdirs)
+        if t[:2] == ("orders", 1) and 100 <= t[2] < 900 and t[6] is not None and t[6] >= late
+    ]  # fmt: skip
+    assert sorted(tuple(r) for r in got.collect()) == expected and expected
+    # Nothing can match: Spark still gets an (empty) answer.
+    assert df.where("topic = 'absent'").count() == 0
 
 
 def test_spark_batches_format(spark, logdirs):

@@ -226,6 +226,20 @@ class OffsetIndex(_Index):
             return OffsetPosition(self.base_offset, 0)
         return self.entry(self._count - 1)
 
+    def floor(self, target: int) -> int:
+        """The number of the entry with the largest offset <= target; -1 when there is
+        none or the index is unusable."""
+        if not self.usable:
+            return -1
+        return self._search(lambda k: self._read(k).relative_offset, target - self.base_offset)
+
+    def floor_position(self, position: int) -> int:
+        """The number of the entry with the largest position <= position; -1 when there
+        is none or the index is unusable."""
+        if not self.usable:
+            return -1
+        return self._search(lambda k: self._read(k).position, position)
+
 
 class TimeIndex(_Index):
     """The .timeindex file: (timestamp, offset) entries, timestamps strictly increasing."""

@@ -1,0 +1,307 @@
+"""What a scan reads and how: the slices of a query (which segments, which byte ranges of
+them), and the decoding of one slice with its problems.
+
+Planning (driver side) answers pushed-down filters with the directory listing (topic,
+partition), the segment names (offsets), the .index (byte ranges for offsets) and the
+.timeindex (where timestamps reach a lower bound), and cuts segments above the split size
+at batch boundaries the .index names. An index position is used only after the bytes
+there are seen to start a batch that fits the entry; otherwise the slice starts or ends
+where it would without the index, so that a stale or damaged index costs speed, never rows.
+
+Reading (executor side) walks the slice's batch headers, leaves out batches that cannot
+hold a wanted row, and decodes the rest into Arrow columns. A batch that cannot be
+decoded, and the rest of a segment after damage that stops the walk, are problems: raised
+(on_corrupt=fail) or returned with the rows of the batches around them (skip, report).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from kafkacodec import columnar
+from kafkacodec.batches import BatchIterator
+from kafkacodec.errors import DecodeError, KafkacodecError
+from kafkacodec.log.partition import AbortFilter, Partition
+from kafkacodec.log.segment import Segment
+from pyspark.sql.datasource import InputPartition
+
+#: One row per problem (the kafkacodec_problems format, and a report run's second output).
+PROBLEMS_SCHEMA = (
+    "topic string, partition int, segment string, position long, error string, "
+    "message string, skipped_bytes long"
+)
+PROBLEM_FIELDS = ("topic", "partition", "segment", "position", "error", "message", "skipped_bytes")
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What pushed-down filters allow: topics and partitions (None: any), offsets in
+    [first, last] (None: unbounded), and timestamps >= since (ms; None: any)."""
+
+    topics: frozenset | None = None
+    partitions: frozenset | None = None
+    first: int | None = None
+    last: int | None = None
+    since: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return (
+            self.topics == frozenset()
+            or self.partitions == frozenset()
+            or (self.first is not None and self.last is not None and self.first > self.last)
+        )
+
+    def wants(self, p: Partition) -> bool:
+        return not self.empty and (
+            (self.topics is None or p.topic in self.topics)
+            and (self.partitions is None or p.partition in self.partitions)
+        )
+
+
+class SegmentSlice(InputPartition):
+    """One input partition: bytes [start, end) of a segment (end None: to its end), the
+    offsets [first, last] and the lower timestamp bound wanted from them, and with
+    read_committed the partition's aborted transactions as (producer, first, last)."""
+
+    def __init__(self, directory: str, topic, partition, base_offset: int, *, start: int = 0,
+                 end: int | None = None, first: int | None = None, last: int | None = None,
+                 since: int | None = None, aborted=()):  # fmt: skip
+        super().__init__((directory, base_offset, start))
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.base_offset = base_offset
+        self.start = start
+        self.end = end
+        self.first = first
+        self.last = last
+        self.since = since
+        self.aborted = tuple(aborted)
+
+    def __repr__(self):
+        return f"SegmentSlice({self.directory!r}, {self.base_offset}, {self.start}, {self.end})"
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
+         read_committed: bool) -> list[SegmentSlice]:  # fmt: skip
+    """The slices of every segment that can hold a row within bounds; segments above
+    split_size (bytes; None: never) are cut at indexed batch boundaries."""
+    slices = []
+    for p in partitions:
+        if not bounds.wants(p):
+            continue
+        aborted = AbortFilter(p).ranges() if read_committed else ()
+        segs = p.segments
+        for i, seg in enumerate(segs):
+            following = segs[i + 1].base_offset if i + 1 < len(segs) else None
+            if bounds.last is not None and seg.base_offset > bounds.last:
+                break
+            if bounds.first is not None and following is not None and following <= bounds.first:
+                continue
+            if bounds.since is not None:
+                top = seg.max_timestamp_so_far(immutable=following is not None).timestamp
+                if top < bounds.since:
+                    continue
+            for start, end in byte_ranges(seg, bounds, split_size):
+                slices.append(SegmentSlice(
+                    str(p.path), p.topic, p.partition, seg.base_offset, start=start, end=end,
+                    first=bounds.first, last=bounds.last, since=bounds.since, aborted=aborted,
+                ))  # fmt: skip
+            seg.close()
+    return slices
+
+
+def _batch_at(seg: Segment, entry) -> bool:
+    """Whether an offset index entry (offset, position) can be trusted: a batch starts at
+    the position and its offsets do not begin after the entry's (an entry names the last
+    offset of an append that starts at its position)."""
+    it = BatchIterator(seg.data, verify_crc=False, source=str(seg.path), start=entry.position,
+                       end=seg.size)  # fmt: skip
+    try:
+        b = next(it)
+    except (StopIteration, DecodeError):
+        return False
+    return (b.base_offset if b.magic >= 2 else b.last_offset) <= entry.offset
+
+
+def _indexed(seg: Segment, i: int) -> int | None:
+    """The position of offset index entry i, if it is there and trusted."""
+    idx = seg.offset_index
+    if not 0 <= i < len(idx):
+        return None
+    e = idx.entry(i)
+    return e.position if e.position < seg.size and _batch_at(seg, e) else None
+
+
+def byte_ranges(seg: Segment, bounds: Bounds, split_size: int | None) -> list[tuple[int, int]]:
+    """The byte ranges of a segment to read for bounds, each at most about split_size."""
+    idx = seg.offset_index
+    start, end = 0, seg.size
+    if idx.usable:
+        if bounds.first is not None and bounds.first > seg.base_offset:
+            # Batches before an entry with offset <= first hold only smaller offsets.
+            start = _indexed(seg, idx.floor(bounds.first)) or 0
+        if bounds.since is not None:
+            # Batches before the one a time index entry names have smaller timestamps.
+            t = seg.time_index.lookup(bounds.since)
+            if t.timestamp >= 0:
+                start = max(start, _indexed(seg, idx.floor(t.offset)) or 0)
+        if bounds.last is not None:
+            # The entry after the first one past `last` starts after that one's append.
+            end = _indexed(seg, idx.floor(bounds.last) + 2) or end
+    if start >= end:
+        return []
+    cuts = [start]
+    while split_size and end - cuts[-1] > split_size and idx.usable:
+        j = max(idx.floor_position(cuts[-1] + split_size), 0)
+        while j < len(idx) and idx.entry(j).position <= cuts[-1]:
+            j += 1
+        cut = None
+        while j < len(idx) and (cut := _indexed(seg, j)) is None:
+            j += 1
+        if cut is None or cut >= end:
+            break
+        cuts.append(cut)
+    return list(zip(cuts, cuts[1:] + [end]))
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+@dataclass
+class Problem:
+    """Damage found in a slice: where, the error, and how many bytes were left out."""
+
+    position: int
+    error: DecodeError
+    skipped_bytes: int
+
+    def row(self, s: SegmentSlice, segment: str) -> dict:
+        values = (s.topic, s.partition, segment, self.position, type(self.error).__name__,
+                  str(self.error), self.skipped_bytes)  # fmt: skip
+        return dict(zip(PROBLEM_FIELDS, values))
+
+
+@dataclass
+class SliceScan:
+    """A slice read: its segment, the batch headers of its wanted batches (ENTRY), their
+    records (columnar.SCHEMA, or None when not decoded) and the problems met."""
+
+    segment: Segment
+    entries: np.ndarray
+    table: pa.Table | None
+    problems: list[Problem]
+    remaining: int  # bytes of a partial batch at the end of the segment (a crashed write)
+
+
+def _wanted(e: np.ndarray, s: SegmentSlice) -> np.ndarray:
+    """Batches that can hold a record within the slice's offsets and timestamp bound.
+    A legacy wrapper's offset is its last inner one; its inner timestamps are not known
+    from the wrapper, so it is kept for timestamps (magic 0 has none: never kept)."""
+    keep = np.ones(len(e), dtype=bool)
+    magic, v2 = e["magic"], e["magic"] >= 2
+    last = e["base_offset"] + e["last_offset_delta"]
+    if s.first is not None:
+        keep &= last >= s.first
+    if s.last is not None:
+        keep &= ~v2 | (e["base_offset"] <= s.last)
+    if s.since is not None:
+        wrapper = ~v2 & (e["attributes"] & 7 != 0)
+        keep &= (magic > 0) & (wrapper | (e["max_timestamp"] >= s.since))
+    return keep
+
+
+def _decode(data, entries: np.ndarray, position: int, end: int, max_inflated, source: str):
+    """Records of entries; a batch that fails to decode is left out and returned as a
+    problem (its error naming source). The whole run is tried first; only after a failure
+    is it retried in pieces."""
+    walk = columnar.Walk(entries, position, end, None)
+    try:
+        return [columnar.records_table(data, walk, max_inflated=max_inflated)], []
+    except DecodeError:
+        pass
+    tables, problems = [], []
+    step = 64
+    for i in range(0, len(entries), step):
+        piece = entries[i : i + step]
+        try:
+            tables.append(columnar.records_table(data, columnar.Walk(piece, position, end, None),
+                                                 max_inflated=max_inflated))  # fmt: skip
+            continue
+        except DecodeError:
+            pass
+        for k in range(len(piece)):
+            one = columnar.Walk(piece[k : k + 1], position, end, None)
+            try:
+                tables.append(columnar.records_table(data, one, max_inflated=max_inflated))
+            except DecodeError as err:
+                size = int(piece[k]["len_batch"]) + 12
+                problems.append(Problem(int(piece[k]["position"]), err.with_source(source), size))
+    return tables, problems
+
+
+def scan(s: SegmentSlice, *, verify_crc: bool, decode: bool = True,
+         max_inflated: int | None = None) -> SliceScan:  # fmt: skip
+    """Walk (and with decode, decode) one slice; problems are returned in file order."""
+    seg = Segment(s.directory, s.base_offset)
+    data = seg.data
+    size = seg.size
+    end = size if s.end is None else min(s.end, size)
+    walk = columnar.walk_batches(data, verify_crc=verify_crc, source=str(seg.path),
+                                 start=s.start, end=end)  # fmt: skip
+    entries = walk.entries[_wanted(walk.entries, s)]
+    table, problems = None, []
+    if decode:
+        tables, problems = _decode(data, entries, walk.position, end, max_inflated, str(seg.path))
+        table = pa.concat_tables(tables) if tables else columnar.SCHEMA.empty_table()
+        if s.first is not None or s.last is not None:
+            table = _offsets_within(table, s.first, s.last)
+    if walk.error is not None:
+        problems.append(Problem(walk.position, walk.error, end - walk.position))
+    remaining = walk.remaining if walk.error is None and end == size else 0
+    return SliceScan(seg, entries, table, problems, remaining)
+
+
+def _offsets_within(table: pa.Table, first, last) -> pa.Table:
+    offsets = table["offset"].to_numpy()
+    keep = np.ones(len(offsets), dtype=bool)
+    if first is not None:
+        keep &= offsets >= first
+    if last is not None:
+        keep &= offsets <= last
+    return table if keep.all() else table.filter(pa.array(keep))
+
+
+def check(s: SegmentSlice, *, verify_crc: bool = True) -> dict:
+    """Everything `kafkacodec verify` checks for one whole segment: every CRC, every record
+    decoded, bytes after the last complete batch, the indexes against the log. Returns
+    counts and problems (strings naming file and byte), for the verify job."""
+    sc = scan(s, verify_crc=verify_crc)
+    seg = sc.segment
+    problems = [str(p.error) for p in sc.problems]
+    if sc.remaining:
+        at = seg.size - sc.remaining
+        problems.append(
+            f"{seg.path}: byte {at}: {sc.remaining} bytes after the last complete batch"
+        )
+    e = sc.entries
+    walk = list(zip(e["position"].tolist(), e["base_offset"].tolist(),
+                    (e["base_offset"] + e["last_offset_delta"]).tolist(),
+                    e["max_timestamp"].tolist()))  # fmt: skip
+    try:
+        problems += seg.index_problems(walk)
+    except KafkacodecError as err:
+        problems.append(str(err))
+    out = {
+        "topic": s.topic, "partition": s.partition, "segment": seg.path.name,
+        "bytes": seg.size, "batches": len(e), "records": sc.table.num_rows,
+        "problems": problems,
+    }  # fmt: skip
+    seg.close()
+    return out
