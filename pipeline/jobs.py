@@ -4,11 +4,14 @@ partition) and stats (per topic-partition). They run on an embedded local Spark 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
+from pathlib import Path
 
-from .source import register
+from .scan import check
+from .source import Options, register, segment_slices
 
 #: What a record's control key says (FORMATS.md): bytes 2-3 are the type.
 ABORT, COMMIT = 0, 1
@@ -47,12 +50,47 @@ def _reader(spark, fmt: str, paths, options: dict):
 
 def export(
     spark, paths, out: str, *, fmt: str = "parquet", mode: str = "errorifexists", **options
-) -> int:
+) -> dict:
     """Write every record under paths to out (Parquet by default), partitioned by topic and
-    partition; return how many records were written."""
-    df = _reader(spark, "kafkacodec", [str(p) for p in paths], options)
+    partition. With on_corrupt=report, what could not be read is written as JSON rows to
+    out/_problems (Spark's readers skip names starting with "_"). Returns the records
+    written, and the problems with where they were written."""
+    paths = [str(p) for p in paths]
+    df = _reader(spark, "kafkacodec", paths, options)
     df.write.format(fmt).mode(mode).partitionBy("topic", "partition").save(str(out))
-    return spark.read.format(fmt).load(str(out)).count()
+    result = {"records": spark.read.format(fmt).load(str(out)).count(), "problems": None}
+    if options.get("on_corrupt") == "report":
+        where = f"{str(out).rstrip('/')}/{PROBLEMS_DIR}"
+        found = problems(spark, paths, **options)
+        found.coalesce(1).write.mode("overwrite").json(where)
+        result.update(problems=found.count(), problems_path=where)
+    return result
+
+
+#: Where a report run of export writes its problems, inside the output.
+PROBLEMS_DIR = "_problems"
+
+
+def problems(spark, paths, **options):
+    """A DataFrame of what cannot be read under paths (the kafkacodec_problems format)."""
+    return _reader(spark, "kafkacodec_problems", [str(p) for p in paths], options)
+
+
+def verify(spark, paths, *, verify_crc: bool = True) -> dict:
+    """What `kafkacodec verify` checks, one Spark task per segment: every CRC, every
+    record decoded, partial batches at the end, the indexes against their log. Returns
+    totals, one entry per segment, and the problems (strings naming file and byte)."""
+    slices = segment_slices([Path(p) for p in paths], Options(), split=False)
+    checked = (
+        spark.sparkContext.parallelize(slices, max(1, min(len(slices), 10000)))
+        .map(functools.partial(check, verify_crc=verify_crc))
+        .collect()
+    )
+    checked.sort(key=lambda c: (c["topic"], c["partition"], c["segment"]))
+    totals = {key: sum(c[key] for c in checked) for key in ("batches", "records", "bytes")}
+    found = [p for c in checked for p in c["problems"]]
+    return {"segments": len(checked), **totals, "problems": found, "clean": not found,
+            "per_segment": checked}  # fmt: skip
 
 
 def stats(spark, paths, **options) -> list[dict]:
@@ -97,3 +135,40 @@ def stats(spark, paths, **options) -> list[dict]:
         d["records"] = d["records"] or 0
         out.append(d)
     return out
+
+
+def report_data(spark, paths, *, buckets: int = 60, **options) -> dict:
+    """Everything `stats --html` draws: the stats rows, records over time per partition
+    (counts in `buckets` equal spans of time), batch sizes (counts per power of two of
+    bytes) and the codec mix (batches, bytes, records per codec)."""
+    from pyspark.sql import functions as F
+
+    paths = [str(p) for p in paths]
+    rows = stats(spark, paths, **options)
+    records = _reader(spark, "kafkacodec", paths, options).where(F.col("timestamp").isNotNull())
+    ms = F.unix_millis("timestamp")
+    low, high = records.agg(F.min(ms), F.max(ms)).first()
+    timeline = {}
+    if low is not None:
+        width = max(1, -(-(high - low + 1) // buckets))
+        per = records.groupBy("topic", "partition", ((ms - low) / width).cast("int").alias("b"))
+        for r in per.count().collect():
+            key = f"{r['topic']}-{r['partition']}"
+            timeline.setdefault(key, [0] * buckets)[r["b"]] = r["count"]
+        timeline = {"start_ms": low, "bucket_ms": width, "series": dict(sorted(timeline.items()))}
+    batches = _reader(spark, "kafkacodec_batches", paths, {**options, "include_control": True})
+    log2 = F.floor(F.log2(F.greatest(F.col("size"), F.lit(1)))).cast("int")
+    sizes = {r["p"]: r["count"] for r in batches.groupBy(log2.alias("p")).count().collect()}
+    codecs = [
+        r.asDict()
+        for r in batches.groupBy("compression")
+        .agg(
+            F.count(F.lit(1)).alias("batches"),
+            F.sum("size").alias("bytes"),
+            F.sum(F.coalesce("num_records", F.lit(0))).alias("records"),
+        )  # fmt: skip
+        .orderBy(F.desc("bytes"))
+        .collect()
+    ]
+    return {"stats": rows, "timeline": timeline, "batch_sizes": dict(sorted(sizes.items())),
+            "codecs": codecs}  # fmt: skip

@@ -104,23 +104,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     ex.add_argument("--lang", action="append", required=True, metavar="LANG",
                     help="a target of kaitai-struct-compiler (java, javascript, go, cpp_stl, python, ...); repeatable")  # fmt: skip
-    ex.add_argument("--out", type=Path, required=True, help="the folder to write (one subfolder per language)")
+    ex.add_argument(
+        "--out", type=Path, required=True, help="the folder to write (one subfolder per language)"
+    )
 
     sp = add("spark", "Spark jobs over log directories (needs the pipeline extra: pyspark)")
     jobs = sp.add_subparsers(dest="job", required=True)
     for name, help_ in (("export", "write every record to Parquet, partitioned by topic and partition"),
-                        ("stats", "per topic-partition: records, batches, bytes, codecs, timestamps, transactions")):  # fmt: skip
+                        ("stats", "per topic-partition: records, batches, bytes, codecs, timestamps, transactions"),
+                        ("verify", "check every CRC, record and index, one Spark task per segment")):  # fmt: skip
         j = jobs.add_parser(name, help=help_, description=help_)
-        j.add_argument("paths", nargs="+" if name == "stats" else 1, metavar="LOGDIR")
+        j.add_argument("paths", nargs=1 if name == "export" else "+", metavar="LOGDIR")
         if name == "export":
             j.add_argument("out", metavar="OUT")
-            j.add_argument("--format", default="parquet", help="a Spark file format (default parquet)")
+            j.add_argument(
+                "--format", default="parquet", help="a Spark file format (default parquet)"
+            )
             j.add_argument("--overwrite", action="store_true", help="replace OUT when it exists")
         else:
             j.add_argument("--json", action="store_true")
+        if name == "stats":
+            j.add_argument("--html", metavar="FILE", type=Path,
+                           help="also write a self-contained HTML report with charts")  # fmt: skip
         j.add_argument("--master", help="a Spark master URL (default: embedded local[*])")
-        j.add_argument("--isolation", choices=["read_uncommitted", "read_committed"], default="read_uncommitted")
-        j.add_argument("--on-corrupt", choices=["fail", "skip"], default="fail")
+        if name != "verify":
+            j.add_argument(
+                "--isolation",
+                choices=["read_uncommitted", "read_committed"],
+                default="read_uncommitted",
+            )
+            j.add_argument("--on-corrupt", choices=["fail", "skip", "report"], default="fail",
+                           help="damaged data: stop (fail), leave it out (skip), or leave it out "
+                                "and list it (report; export writes OUT/_problems)")  # fmt: skip
         j.add_argument("--no-verify-crc", action="store_true")
     return p
 
@@ -156,50 +171,20 @@ def _export(args) -> int:
         files = sorted({f for r in done for f in r["files"]})
         _out(f"{lang}: {len(done)} schemas, {len(files)} files in {args.out / lang}")
     for r in failed:
-        print(f"kafkacodec export-schemas: {r['schema']} ({r['lang']}): {r['error']}", file=sys.stderr)
+        print(
+            f"kafkacodec export-schemas: {r['schema']} ({r['lang']}): {r['error']}", file=sys.stderr
+        )
     return 1 if failed else 0
 
 
 def _spark(args) -> int:
     try:
-        from kafkacodec.pipeline import jobs
+        from kafkacodec.pipeline.cli import run
     except ImportError as err:
-        raise KafkacodecError(f"Spark jobs need pyspark: pip install 'kafkacodec[pipeline]' ({err})") from None
-    from pyspark.errors import PySparkException
-
-    options = {"isolation": args.isolation, "on_corrupt": args.on_corrupt,
-               "verify_crc": not args.no_verify_crc}  # fmt: skip
-    spark = jobs.session(args.master)
-    try:
-        if args.job == "export":
-            n = jobs.export(spark, args.paths, args.out, fmt=args.format,
-                            mode="overwrite" if args.overwrite else "errorifexists", **options)  # fmt: skip
-            _out(f"exported {n} records to {args.out} ({args.format}, partitioned by topic, partition)")
-            return 0
-        rows = jobs.stats(spark, args.paths, **options)
-        if args.json:
-            for row in rows:
-                _out(json.dumps(row))
-            return 0
-        _out(f"{'topic':<20} {'part':>4} {'records':>9} {'batches':>8} {'bytes':>10} {'txn ok/aborted':>14}  codecs; time range")
-        for r in rows:
-            _out(f"{r['topic']:<20} {r['partition']:>4} {r['records']:>9} {r['batches']:>8} {r['bytes']:>10} "
-                 f"{str(r['committed']) + '/' + str(r['aborted']):>14}  {','.join(r['codecs'])}; "
-                 f"{r['min_timestamp'] or '-'} .. {r['max_timestamp'] or '-'}")  # fmt: skip
-        return 0
-    except PySparkException as err:
-        raise KafkacodecError(_spark_message(err)) from None
-    finally:
-        spark.stop()
-
-
-def _spark_message(err) -> str:
-    """The kafkacodec error inside a Spark error (a Python worker's traceback), if any."""
-    text = str(err)
-    for line in reversed(text.splitlines()):
-        if "kafkacodec" in line and "Error" in line:
-            return line.strip()
-    return text.splitlines()[0] if text else type(err).__name__
+        raise KafkacodecError(
+            f"Spark jobs need pyspark: pip install 'kafkacodec[pipeline]' ({err})"
+        ) from None
+    return run(args, _out)
 
 
 def _out(line: str) -> None:

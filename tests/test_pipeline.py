@@ -454,6 +454,78 @@ def test_stats_per_topic_partition(spark, logdirs):
         assert r["committed"] + r["aborted"] == len(markers)
 
 
+def _cli_verify(path) -> dict:
+    import contextlib
+    import io
+    import json
+
+    from kafkacodec.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        main(["verify", "--json", "--quiet", str(path)])
+    return json.loads(buf.getvalue())
+
+
+def test_verify_job_agrees_with_the_command_line(spark, logdirs, tmp_path):
+    from kafkacodec.pipeline import jobs
+
+    for root in (logdirs, _damaged_copy(logdirs, tmp_path)[0]):
+        got, expected = jobs.verify(spark, [root]), _cli_verify(root)
+        for key in ("segments", "batches", "records", "bytes", "clean"):
+            assert got[key] == expected[key], key
+        assert sorted(got["problems"]) == sorted(expected["problems"])
+    assert not got["clean"] and any("ChecksumError" in p or "CRC" in p for p in got["problems"])
+
+
+def test_export_report_writes_what_it_left_out(spark, logdirs, tmp_path):
+    from kafkacodec.pipeline import jobs
+
+    target, seg = _damaged_copy(logdirs, tmp_path)
+    res = jobs.export(spark, [target], str(tmp_path / "out"), on_corrupt="report")
+    skipped = read_all(RecordsReader({"path": str(target), "on_corrupt": "report"}))
+    assert res["records"] == skipped.num_rows and res["problems"] == 1
+    (problem,) = spark.read.json(res["problems_path"]).collect()
+    assert problem["segment"] == seg.name and problem["error"] == "ChecksumError"
+    assert str(seg) in problem["message"]
+    # The records output does not see the problems folder.
+    assert spark.read.parquet(str(tmp_path / "out")).count() == skipped.num_rows
+
+
+def test_stats_html_report(spark, logdirs, tmp_path):
+    from html.parser import HTMLParser
+
+    from kafkacodec.pipeline import jobs, report
+
+    data = jobs.report_data(spark, [logdirs])
+    text = report.render(data, title="sample <log>")
+
+    class Tags(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tags, self.external = [], []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append(tag)
+            self.external += [v for k, v in attrs if k in ("src", "href")]
+
+    parsed = Tags()
+    parsed.feed(text)
+    assert parsed.tags.count("svg") == 3 and "script" not in parsed.tags and not parsed.external
+    assert "sample &lt;log&gt;" in text
+    expected = object_path(logdirs)
+    timeline = data["timeline"]["series"]
+    for p in LogDirs(logdirs).partitions:
+        stamped = [t for t in expected if t[:2] == (p.topic, p.partition) and t[6] is not None]
+        assert sum(timeline.get(f"{p.topic}-{p.partition}", [])) == len(stamped)
+    batches = [b for p in LogDirs(logdirs).partitions for s in p.segments for b in s.batches()]
+    assert sum(data["batch_sizes"].values()) == len(batches)
+    for power, count in data["batch_sizes"].items():
+        assert count == sum(1 for b in batches if 2**power <= b.size < 2 ** (power + 1))
+    assert sum(c["batches"] for c in data["codecs"]) == len(batches)
+    assert sum(c["bytes"] for c in data["codecs"]) == sum(b.size for b in batches)
+
+
 def test_spark_cli_stats_json(logdirs):
     import json
     import subprocess
@@ -480,3 +552,17 @@ def test_spark_cli_names_a_damaged_file(logdirs, tmp_path):
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("kafkacodec spark:") and seg.name in last and "byte" in last, last
+
+
+def test_spark_cli_verify_exits_1_on_damage(logdirs, tmp_path):
+    import subprocess
+
+    target, seg = _damaged_copy(logdirs, tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafkacodec", "spark", "verify", str(target)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    head, *problems = proc.stdout.splitlines()
+    assert head.endswith(f"{len(problems)} problems")  # the CRC, and index entries past it
+    assert any(str(seg) in line and "byte" in line and "CRC" in line for line in problems)
