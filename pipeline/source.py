@@ -96,6 +96,15 @@ def parse_size(name: str, raw) -> int:
     return value
 
 
+def flag(options: dict, name: str, default: bool) -> bool:
+    raw = str(options.get(name, default)).strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise PipelineError(f"option {name}: expected true or false, got {options[name]!r}")
+
+
 @dataclass(frozen=True)
 class Options:
     verify_crc: bool = True
@@ -106,14 +115,6 @@ class Options:
 
     @classmethod
     def parse(cls, options: dict) -> Options:
-        def flag(name, default):
-            raw = str(options.get(name, default)).strip().lower()
-            if raw in _TRUE:
-                return True
-            if raw in _FALSE:
-                return False
-            raise PipelineError(f"option {name}: expected true or false, got {options[name]!r}")
-
         isolation = str(options.get("isolation", "read_uncommitted")).lower()
         if isolation not in ("read_uncommitted", "read_committed"):
             raise PipelineError(
@@ -123,7 +124,7 @@ class Options:
         if on_corrupt not in ("fail", "skip", "report"):
             raise PipelineError(f"option on_corrupt: fail, skip or report, got {on_corrupt!r}")
         split = parse_size("split_size", options.get("split_size", DEFAULT_SPLIT_SIZE))
-        return cls(flag("verify_crc", True), flag("include_control", False),
+        return cls(flag(options, "verify_crc", True), flag(options, "include_control", False),
                    isolation == "read_committed", on_corrupt, split)  # fmt: skip
 
 
@@ -397,6 +398,11 @@ class RecordsDataSource(DataSource):
 
     def reader(self, schema):
         return RecordsReader(self.options)
+
+    def streamReader(self, schema):
+        from .stream import RecordsStreamReader
+
+        return RecordsStreamReader(self.options)
 
 
 class BatchesReader(_Reader):
