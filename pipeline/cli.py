@@ -16,7 +16,13 @@ def run(args, out) -> int:
     options = {"verify_crc": not args.no_verify_crc}
     if args.job != "verify":
         options.update(isolation=args.isolation, on_corrupt=args.on_corrupt)
-    spark = jobs.session(args.master)
+    conf = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise KafkacodecError(f"--conf {item!r}: expected KEY=VALUE")
+        conf[key.strip()] = value
+    spark = jobs.session(args.master, conf=conf)
     try:
         return {"export": _export, "stats": _stats, "verify": _verify}[args.job](
             spark, args, options, out

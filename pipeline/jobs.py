@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import parquet
 from .scan import check
 from .source import Options, register, segment_slices
 
@@ -17,48 +18,82 @@ from .source import Options, register, segment_slices
 ABORT, COMMIT = 0, 1
 
 
-def session(master: str | None = None, app: str = "kafkacodec"):
-    """A SparkSession with the kafkacodec formats registered. Without a master: local[*],
-    UI off, bound to the loopback interface. Python workers run this interpreter."""
+def session(master: str | None = None, app: str = "kafkacodec", conf: dict | None = None):
+    """A SparkSession with the kafkacodec formats registered.
+
+    Under spark-submit, the session spark-submit configured (its master, its Python for
+    the executors). Otherwise, with a master URL, that cluster; without one, local[*] with
+    the UI off, bound to the loopback interface. Outside spark-submit, Python workers run
+    this interpreter unless PYSPARK_PYTHON or spark.pyspark.python says otherwise (a
+    packed environment shipped with spark.archives, see the README). conf: more settings."""
     from pyspark.sql import SparkSession
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app)
-    if master is None:
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # launched by spark-submit
+        pass
+    elif master is None:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = (
             builder.master("local[*]").config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
         )  # fmt: skip
     else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.master(master)
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark
 
 
+def _strings(options: dict) -> dict:
+    """Options as Spark passes them: strings (booleans as true / false), None left out."""
+    return {k: str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in options.items() if v is not None}  # fmt: skip
+
+
+def _local(out: str) -> bool:
+    """Whether out is a file system path (or file:// URL) rather than another URL."""
+    return "://" not in out or out.startswith("file://")
+
+
 def _reader(spark, fmt: str, paths, options: dict):
     reader = spark.read.format(fmt)
-    for key, value in options.items():
-        if value is not None:
-            reader = reader.option(key, str(value).lower() if isinstance(value, bool) else value)
+    for key, value in _strings(options).items():
+        reader = reader.option(key, value)
     if len(paths) == 1:
         return reader.load(paths[0])
     return reader.option("paths", json.dumps([str(p) for p in paths])).load()
 
 
 def export(
-    spark, paths, out: str, *, fmt: str = "parquet", mode: str = "errorifexists", **options
-) -> dict:
+    spark, paths, out: str, *, fmt: str = "parquet", mode: str = "errorifexists",
+    direct: bool | None = None, **options,
+) -> dict:  # fmt: skip
     """Write every record under paths to out (Parquet by default), partitioned by topic and
-    partition. With on_corrupt=report, what could not be read is written as JSON rows to
+    partition. Parquet to a path (not a URL such as s3a://) is written by the executors
+    with pyarrow (parquet.py), other formats and URLs by Spark's writer; the output is
+    the same (direct=True or False forces one). With on_corrupt=report, what could not be read is written as JSON rows to
     out/_problems (Spark's readers skip names starting with "_"). Returns the records
     written, and the problems with where they were written."""
     paths = [str(p) for p in paths]
-    df = _reader(spark, "kafkacodec", paths, options)
-    df.write.format(fmt).mode(mode).partitionBy("topic", "partition").save(str(out))
-    result = {"records": spark.read.format(fmt).load(str(out)).count(), "problems": None}
+    if direct is None:
+        direct = fmt == "parquet" and _local(str(out))
+    if direct:
+        opts = Options.parse(_strings(options))
+        slices = segment_slices([Path(p) for p in paths], opts)
+        target = Path(str(out).removeprefix("file://"))
+        written = parquet.export(spark, slices, target, opts=opts, mode=mode)
+        if written is None:  # mode ignore, and out is there
+            return {"records": 0, "problems": None}
+        result = {"records": written, "problems": None}
+    else:
+        df = _reader(spark, "kafkacodec", paths, options)
+        df.write.format(fmt).mode(mode).partitionBy("topic", "partition").save(str(out))
+        result = {"records": spark.read.format(fmt).load(str(out)).count(), "problems": None}
     if options.get("on_corrupt") == "report":
         where = f"{str(out).rstrip('/')}/{PROBLEMS_DIR}"
         found = problems(spark, paths, **options)

@@ -225,9 +225,9 @@ def _rows(columns: dict):
 def _where(s: SegmentSlice, seg, n: int) -> dict:
     """The topic, partition and segment columns (one value per segment)."""
     return {
-        "topic": pa.array([s.topic] * n, pa.string()),
-        "partition": pa.array([s.partition] * n, pa.int32()),
-        "segment": pa.array([seg.path.name] * n, pa.string()),
+        "topic": pa.repeat(pa.scalar(s.topic, pa.string()), n),
+        "partition": pa.repeat(pa.scalar(s.partition, pa.int32()), n),
+        "segment": pa.repeat(pa.scalar(seg.path.name, pa.string()), n),
     }
 
 

@@ -127,6 +127,8 @@ def _parser() -> argparse.ArgumentParser:
             j.add_argument("--html", metavar="FILE", type=Path,
                            help="also write a self-contained HTML report with charts")  # fmt: skip
         j.add_argument("--master", help="a Spark master URL (default: embedded local[*])")
+        j.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                       help="a Spark setting, e.g. spark.archives=env.tar.gz#environment; repeatable")  # fmt: skip
         if name != "verify":
             j.add_argument(
                 "--isolation",

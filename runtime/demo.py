@@ -1,6 +1,7 @@
 """`make demo`: write a sample log.dirs with the project's writer, then run the command line
 over it as an operator would: verify everything, dump a segment, search, read records;
-then the Spark jobs on an embedded local Spark: stats, and an export to Parquet."""
+then the Spark jobs on an embedded local Spark: verify, stats (with the HTML report), and
+an export of the committed records to Parquet."""
 
 from __future__ import annotations
 
@@ -38,8 +39,10 @@ def main(out: str = "out/logdirs") -> int:
     except ImportError:
         print("\n(pyspark is not installed: the Spark jobs are left out; pip install 'kafkacodec[pipeline]')")
     else:
-        status |= run("spark", "stats", str(root))
-        status |= run("spark", "export", str(root), str(root.parent / "parquet"), "--overwrite")
+        status |= run("spark", "verify", str(root))
+        status |= run("spark", "stats", str(root), "--html", str(root.parent / "report.html"))
+        status |= run("spark", "export", str(root), str(root.parent / "parquet"), "--overwrite",
+                      "--isolation", "read_committed")  # fmt: skip
     print("\ndemo " + ("finished: every check passed" if status == 0 else "FAILED"))
     return status
 

@@ -26,3 +26,10 @@ def test_codec_bench_runs():
 def test_log_bench_runs():
     text = run("bench.log", "--segments", "5", "--walk-mb", "1")
     assert "lookups/s" in text and "anonymous memory grew" in text
+
+
+def test_spark_bench_runs():
+    text = run("bench.spark", "--mb", "1", "--partitions", "2", "--repeat", "1")
+    for name in ("kafkacodec", "via-writer", "baseline"):
+        assert f"  {name:<11}" in text and "rec/s" in text, name
+    assert "x baseline" in text

@@ -426,7 +426,7 @@ def test_export_writes_every_record_partitioned(spark, logdirs, tmp_path):
     from kafkacodec.pipeline import jobs
 
     out = tmp_path / "parquet"
-    n = jobs.export(spark, [logdirs], str(out))
+    n = jobs.export(spark, [logdirs], str(out))["records"]
     assert n == len(object_path(logdirs))
     assert sorted(p.name for p in out.glob("topic=*")) == sorted(
         {f"topic={p.topic}" for p in LogDirs(logdirs).partitions}
@@ -435,6 +435,45 @@ def test_export_writes_every_record_partitioned(spark, logdirs, tmp_path):
     assert back.filter("topic = 'orders' and partition = 1").count() == sum(
         1 for t in object_path(logdirs) if t[:2] == ("orders", 1)
     )
+
+
+def test_direct_parquet_equals_sparks_writer(spark, logdirs, tmp_path):
+    from kafkacodec.pipeline import jobs
+
+    options = {"isolation": "read_committed", "split_size": "8k"}
+    jobs.export(spark, [logdirs], str(tmp_path / "direct"), direct=True, **options)
+    jobs.export(spark, [logdirs], str(tmp_path / "spark"), direct=False, **options)
+    direct = spark.read.parquet(str(tmp_path / "direct"))
+    through = spark.read.parquet(str(tmp_path / "spark"))
+    assert direct.dtypes == through.dtypes
+
+    def table(df):
+        return sorted(repr(tuple(r)) for r in df.collect())
+
+    assert table(direct) == table(through) and direct.count() > 1000
+    assert (tmp_path / "direct" / "_SUCCESS").exists()
+    assert [p.name for p in tmp_path.iterdir()] and not list(tmp_path.glob(".*"))
+
+
+def test_export_modes_and_a_failed_job_leave_the_output_whole(spark, logdirs, tmp_path):
+    from kafkacodec.pipeline import jobs
+
+    out = tmp_path / "out"
+    part = next(p for p in LogDirs(logdirs).partitions if p.topic == "clicks")
+    n = jobs.export(spark, [part.path], str(out))["records"]
+    with pytest.raises(PipelineError, match="already exists"):
+        jobs.export(spark, [part.path], str(out))
+    assert jobs.export(spark, [part.path], str(out), mode="ignore")["records"] == 0
+    assert jobs.export(spark, [part.path], str(out), mode="append")["records"] == n
+    assert spark.read.parquet(str(out)).count() == 2 * n
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    damaged, _seg = _damaged_copy(logdirs, tmp_path)  # a job that fails half-way
+    with pytest.raises(Exception, match="CRC"):
+        jobs.export(spark, [part.path, damaged], str(out), mode="overwrite")
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
+    assert not list(tmp_path.glob(".*"))  # no staging left behind
+    assert jobs.export(spark, [part.path], str(out), mode="overwrite")["records"] == n
+    assert spark.read.parquet(str(out)).count() == n
 
 
 def test_stats_per_topic_partition(spark, logdirs):
@@ -566,3 +605,29 @@ def test_spark_cli_verify_exits_1_on_damage(logdirs, tmp_path):
     head, *problems = proc.stdout.splitlines()
     assert head.endswith(f"{len(problems)} problems")  # the CRC, and index entries past it
     assert any(str(seg) in line and "byte" in line and "CRC" in line for line in problems)
+
+
+def test_spark_submit_runs_the_jobs(logdirs, tmp_path):
+    """spark-submit with the submit script: the session is spark-submit's (its master)."""
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from kafkacodec.pipeline import submit
+
+    spark_submit = Path(sys.executable).with_name("spark-submit")
+    if not spark_submit.exists():
+        pytest.skip("no spark-submit next to this Python")
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    proc = subprocess.run(
+        [str(spark_submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+         submit.__file__, "stats", str(logdirs), "--json"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert sum(r["records"] for r in rows) == len(object_path(logdirs))
+    printed = subprocess.run([sys.executable, "-m", "kafkacodec.pipeline.submit", "--path"],
+                             capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert Path(printed.stdout.strip()).resolve() == Path(submit.__file__).resolve()

@@ -38,7 +38,9 @@ class Log:
     def append(self, n=10, **kw) -> list[int]:
         w = self.writer
         base = w.next_offset
-        recs = [Record(None, T0 + base + j, b"k%d" % (base + j), _value(base + j)) for j in range(n)]
+        recs = [
+            Record(None, T0 + base + j, b"k%d" % (base + j), _value(base + j)) for j in range(n)
+        ]
         w.append(build_batch(recs, base_offset=base, compression=CODECS[self.i % 5], **kw))
         self.i += 1
         return list(range(base, base + n))

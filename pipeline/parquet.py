@@ -1,0 +1,107 @@
+"""The export's fast path: Parquet written by the executors themselves, one Spark task per
+slice, each decoding its slice into Arrow and writing it with pyarrow. Rows never cross
+into the JVM, which on a small machine is what limits an export through Spark's own
+writer (bench/spark.py measures both).
+
+The output is what `df.write.partitionBy("topic", "partition").parquet(out)` writes:
+Hive-style directories topic=T/partition=P, the other columns in the files, snappy
+compression, Spark's types (timestamps as UTC microseconds), a _SUCCESS file. It is
+committed as a whole: tasks write into a staging directory beside out (on the same file
+system), files of failed or repeated task attempts are removed, and only then does the
+staging directory become out, by rename (overwrite: the old out is renamed away first,
+and deleted after). A job that fails leaves out as it was. Needs out to be a path every
+executor and the driver see (a local path, or a shared mount on a cluster); URLs such as
+hdfs:// or s3a:// go through Spark's writer instead (jobs.export decides).
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import uuid
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from .scan import SegmentSlice
+from .source import Options, PipelineError, records
+
+#: What jobs.export accepts as Spark's SaveMode, and what it does when out exists.
+MODES = ("errorifexists", "overwrite", "append", "ignore")
+
+
+def write_slice(s: SegmentSlice, *, staging: str, opts: Options) -> tuple[str | None, int]:
+    """Decode one slice and write it as one Parquet file under staging; returns its path
+    relative to staging (None when the slice has no rows) and its rows."""
+    rel = Path(f"topic={s.topic}", f"partition={s.partition}",
+               f"part-{s.base_offset:020d}-{s.start:012d}-{uuid.uuid4().hex[:12]}.snappy.parquet")  # fmt: skip
+    path = Path(staging) / rel
+    writer, rows, schema = None, 0, None
+    try:
+        for batch in records(s, opts):
+            if batch.num_rows == 0:
+                continue
+            if schema is None:  # the columns but topic and partition (the directories)
+                schema = pa.schema([f for f in batch.schema if f.name not in _DIRS])
+            batch = pa.RecordBatch.from_arrays(
+                [batch.column(f.name) for f in schema], schema=schema
+            )
+            if writer is None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                writer = pq.ParquetWriter(path, batch.schema, compression="snappy")
+            writer.write_batch(batch)
+            rows += batch.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return (str(rel) if writer is not None else None), rows
+
+
+_DIRS = ("topic", "partition")
+
+
+def export(spark, slices: list[SegmentSlice], out: Path, *, opts: Options, mode: str) -> int | None:
+    """Write the slices' records to out; returns how many (None: mode ignore, out exists)."""
+    if mode not in MODES:
+        raise PipelineError(f"mode: one of {', '.join(MODES)}, got {mode!r}")
+    exists = out.exists() and (not out.is_dir() or any(out.iterdir()))
+    if exists and mode == "errorifexists":
+        raise PipelineError(f"{out}: already exists (overwrite it, or append to it)")
+    if exists and mode == "ignore":
+        return None
+    job = uuid.uuid4().hex[:12]
+    staging = out.parent / f".{out.name}.kafkacodec-{job}"
+    staging.mkdir(parents=True)
+    try:
+        task = functools.partial(write_slice, staging=str(staging), opts=opts)
+        written = spark.sparkContext.parallelize(slices, max(1, min(len(slices), 100_000))).map(
+            task
+        )
+        results = written.collect() if slices else []
+        keep = {rel for rel, _ in results if rel is not None}
+        for f in staging.rglob("*.parquet"):  # attempts Spark gave up on, or ran twice
+            if str(f.relative_to(staging)) not in keep:
+                f.unlink()
+        _commit(staging, out, append=exists and mode == "append", job=job)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return sum(rows for _, rows in results)
+
+
+def _commit(staging: Path, out: Path, *, append: bool, job: str) -> None:
+    (staging / "_SUCCESS").touch()
+    if append:
+        for f in sorted(staging.rglob("*.parquet")):
+            target = out / f.relative_to(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            f.rename(target)
+        (out / "_SUCCESS").touch()
+        return
+    old = None
+    if out.exists():
+        old = out.parent / f".{out.name}.kafkacodec-{job}-old"
+        out.rename(old)
+    staging.rename(out)
+    if old is not None:
+        shutil.rmtree(old) if old.is_dir() else old.unlink()

@@ -1,0 +1,28 @@
+"""The Spark jobs through spark-submit: the same arguments as `kafkacodec spark`.
+
+    spark-submit --master spark://head:7077 \\
+        --archives kafkacodec-env.tar.gz#environment \\
+        --conf spark.pyspark.python=./environment/bin/python \\
+        "$(python -m kafkacodec.pipeline.submit --path)" export /shared/kafka /shared/parquet
+
+`--path` prints where this file is (spark-submit takes a file). Under spark-submit the
+session is the one spark-submit configured: its master, and its Python for executors.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["--path"]:
+        print(__file__)
+        return 0
+    from kafkacodec.cli import main as cli
+
+    return cli(["spark", *argv])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
