@@ -4,9 +4,11 @@ them), and the decoding of one slice with its problems.
 Planning (driver side) answers pushed-down filters with the directory listing (topic,
 partition), the segment names (offsets), the .index (byte ranges for offsets) and the
 .timeindex (where timestamps reach a lower bound), and cuts segments above the split size
-at batch boundaries the .index names. An index position is used only after the bytes
-there are seen to start a batch that fits the entry; otherwise the slice starts or ends
-where it would without the index, so that a stale or damaged index costs speed, never rows.
+at batch boundaries the .index names. An index entry is used only after the log is seen to
+agree with it (a batch starts at an offset entry's position and fits its offset; the batch
+a time entry names has its timestamp); otherwise the slice starts or ends where it would
+without the index, so that a stale or damaged index costs speed, never rows. Like Kafka,
+a time index entry that holds is trusted to be the largest timestamp up to its batch.
 
 Reading (executor side) walks the slice's batch headers, leaves out batches that cannot
 hold a wanted row, and decodes the rest into Arrow columns. A batch that cannot be
@@ -104,10 +106,8 @@ def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
                 break
             if bounds.first is not None and following is not None and following <= bounds.first:
                 continue
-            if bounds.since is not None:
-                top = seg.max_timestamp_so_far(immutable=following is not None).timestamp
-                if top < bounds.since:
-                    continue
+            if bounds.since is not None and _largest_timestamp(seg, following) < bounds.since:
+                continue
             for start, end in byte_ranges(seg, bounds, split_size):
                 slices.append(SegmentSlice(
                     str(p.path), p.topic, p.partition, seg.base_offset, start=start, end=end,
@@ -130,6 +130,32 @@ def _batch_at(seg: Segment, entry) -> bool:
     return (b.base_offset if b.magic >= 2 else b.last_offset) <= entry.offset
 
 
+def _time_entry_holds(seg: Segment, entry) -> bool:
+    """Whether a time index entry (timestamp, offset) names a batch of the log holding
+    that offset whose largest timestamp is the entry's."""
+    start = seg.offset_index.lookup(entry.offset).position
+    try:
+        for b in seg.batches(start):
+            if b.last_offset >= entry.offset:
+                first = b.base_offset if b.magic >= 2 else b.last_offset
+                return first <= entry.offset and b.max_timestamp == entry.timestamp
+    except DecodeError:
+        pass
+    return False
+
+
+def _largest_timestamp(seg: Segment, following: int | None) -> int:
+    """The largest batch timestamp of a segment: from its time index's last entry and a
+    walk of what follows it, once that entry is seen to hold; else from a walk of every
+    batch header."""
+    last = seg.time_index.last_entry()
+    if last.timestamp < 0 or _time_entry_holds(seg, last):
+        return seg.max_timestamp_so_far(immutable=following is not None).timestamp
+    walk = columnar.walk_batches(seg.data, verify_crc=False, source=str(seg.path), end=seg.size)
+    e = walk.entries
+    return int(e["max_timestamp"].max()) if len(e) else -1
+
+
 def _indexed(seg: Segment, i: int) -> int | None:
     """The position of offset index entry i, if it is there and trusted."""
     idx = seg.offset_index
@@ -150,7 +176,7 @@ def byte_ranges(seg: Segment, bounds: Bounds, split_size: int | None) -> list[tu
         if bounds.since is not None:
             # Batches before the one a time index entry names have smaller timestamps.
             t = seg.time_index.lookup(bounds.since)
-            if t.timestamp >= 0:
+            if t.timestamp >= 0 and _time_entry_holds(seg, t):
                 start = max(start, _indexed(seg, idx.floor(t.offset)) or 0)
         if bounds.last is not None:
             # The entry after the first one past `last` starts after that one's append.

@@ -95,8 +95,11 @@ class RecordsStreamReader(DataSourceStreamReader):
         e = walk.entries
         if len(e):
             end = int(e["base_offset"][-1] + e["last_offset_delta"][-1]) + 1
-        else:  # an empty segment (just rolled), or no batch where the index points
-            end = seg.base_offset if walk.position == 0 else seg.read_next_offset()
+        elif walk.position == 0:  # an empty segment (just rolled)
+            end = seg.base_offset
+        else:  # no batch where the index points: the index is stale, walk it all
+            e = columnar.walk_batches(seg.data, verify_crc=False, end=seg.size).entries
+            end = int(e["base_offset"][-1] + e["last_offset_delta"][-1]) + 1 if len(e) else start
         if self.opts.read_committed:
             end = min(end, self._stable_end(p, start, end))
         return end

@@ -285,6 +285,27 @@ def test_a_wrong_index_costs_speed_never_rows(logdirs, tmp_path):
     assert rows(read_all(reader)) == [t for t in expected if t[2] >= middle]
 
 
+@pytest.mark.parametrize("shift", [-(10**6), 10**6])
+def test_a_wrong_time_index_costs_speed_never_rows(logdirs, tmp_path, shift):
+    part = next(p for p in LogDirs(logdirs).partitions if p.topic == "orders")
+    target = tmp_path / part.path.name
+    shutil.copytree(part.path, target)
+    for index in target.glob("*.timeindex"):  # every timestamp moved: still increasing
+        raw = bytearray(index.read_bytes())
+        for at in range(0, len(raw) - 11, 12):
+            ts, rel = struct.unpack_from(">qi", raw, at)
+            struct.pack_into(">qi", raw, at, ts + shift, rel)
+        index.write_bytes(bytes(raw))
+    expected = [t for t in object_path(logdirs) if t[:2] == ("orders", part.partition)]
+    stamps = sorted(t[6] for t in expected)
+    for since in (stamps[len(stamps) // 3], stamps[-3]):
+        reader = RecordsReader({"path": str(target)})
+        moment = datetime.datetime.fromtimestamp(since / 1000, datetime.timezone.utc)
+        reader.pushFilters([GreaterThanOrEqual(("timestamp",), moment)])
+        got = [t for t in rows(read_all(reader)) if t[6] >= since]
+        assert got == [t for t in expected if t[6] >= since]
+
+
 def _apply(expected, topic, partition, first, last, since_us):
     out = []
     for t in expected:
