@@ -108,10 +108,13 @@ def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
                 continue
             if bounds.since is not None and _largest_timestamp(seg, following) < bounds.since:
                 continue
+            # The aborted transactions that can reach into this segment's offsets.
+            here = [a for a in aborted
+                    if a[2] >= seg.base_offset and (following is None or a[1] < following)]  # fmt: skip
             for start, end in byte_ranges(seg, bounds, split_size):
                 slices.append(SegmentSlice(
                     str(p.path), p.topic, p.partition, seg.base_offset, start=start, end=end,
-                    first=bounds.first, last=bounds.last, since=bounds.since, aborted=aborted,
+                    first=bounds.first, last=bounds.last, since=bounds.since, aborted=here,
                 ))  # fmt: skip
             seg.close()
     return slices

@@ -189,9 +189,15 @@ def _aborted_mask(table: pa.Table, aborted) -> np.ndarray:
     base = table["base_offset"].to_numpy(zero_copy_only=False)
     txn = table["is_transactional"].to_numpy(zero_copy_only=False)
     control = table["is_control"].to_numpy(zero_copy_only=False)
+    candidates = txn & ~control
+    if not candidates.any():
+        return drop
+    lo, hi = int(base[candidates].min()), int(base[candidates].max())
+    present = set(np.unique(pid[candidates]).tolist())
     for producer, first, last in aborted:
-        drop |= (pid == producer) & (base >= first) & (base <= last)
-    return drop & txn & ~control
+        if producer in present and first <= hi and last >= lo:
+            drop |= (pid == producer) & (base >= first) & (base <= last)
+    return drop & candidates
 
 
 _TS = pa.timestamp("us", tz="UTC")

@@ -122,6 +122,8 @@ def test_batches_format(logdirs):
         ({"path": "__logdirs__", "isolation": "serializable"}, "isolation"),
         ({"path": "__logdirs__", "verify_crc": "maybe"}, "verify_crc"),
         ({"path": "__logdirs__", "on_corrupt": "ignore"}, "on_corrupt"),
+        ({"path": "__logdirs__", "split_size": "lots"}, "split_size"),
+        ({"path": "__logdirs__", "split_size": "-1m"}, "split_size"),
     ],
 )
 def test_bad_paths_and_options(logdirs, tmp_path, options, needle):
