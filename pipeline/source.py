@@ -388,22 +388,41 @@ class _Reader(DataSourceReader):
 
 class RecordsReader(_Reader):
     offsets = True
-
     read = _slices(records)
 
 
-class RecordsDataSource(DataSource):
-    """spark.read.format("kafkacodec").load(path): one row per record."""
+class BatchesReader(_Reader):
+    read = _slices(batches)
+
+
+class ProblemsReader(_Reader):
+    split = False  # whole segments: damage is reported once, with the rest it stops
+    read = _slices(problems)
+
+
+class _Format(DataSource):
+    """A kafkacodec format: its name, its schema and its reader."""
+
+    FORMAT: str
+    SCHEMA: str
+    READER: type[_Reader]
 
     @classmethod
     def name(cls):
-        return "kafkacodec"
+        return cls.FORMAT
 
     def schema(self):
-        return RECORDS_SCHEMA
+        return self.SCHEMA
 
     def reader(self, schema):
-        return RecordsReader(self.options)
+        return self.READER(self.options)
+
+
+class RecordsDataSource(_Format):
+    """spark.read.format("kafkacodec").load(path): one row per record; also a stream
+    (spark.readStream, see stream.py)."""
+
+    FORMAT, SCHEMA, READER = "kafkacodec", RECORDS_SCHEMA, RecordsReader
 
     def streamReader(self, schema):
         from .stream import RecordsStreamReader
@@ -411,44 +430,18 @@ class RecordsDataSource(DataSource):
         return RecordsStreamReader(self.options)
 
 
-class BatchesReader(_Reader):
-    read = _slices(batches)
-
-
-class BatchesDataSource(DataSource):
+class BatchesDataSource(_Format):
     """spark.read.format("kafkacodec_batches").load(path): one row per batch, read from
     batch headers only (no record is decoded or decompressed)."""
 
-    @classmethod
-    def name(cls):
-        return "kafkacodec_batches"
-
-    def schema(self):
-        return BATCHES_SCHEMA
-
-    def reader(self, schema):
-        return BatchesReader(self.options)
+    FORMAT, SCHEMA, READER = "kafkacodec_batches", BATCHES_SCHEMA, BatchesReader
 
 
-class ProblemsReader(_Reader):
-    split = False  # whole segments: damage is reported once, with the rest it stops
-
-    read = _slices(problems)
-
-
-class ProblemsDataSource(DataSource):
+class ProblemsDataSource(_Format):
     """spark.read.format("kafkacodec_problems").load(path): one row per problem found by
     reading every record (what on_corrupt=skip and report leave out, with where and why)."""
 
-    @classmethod
-    def name(cls):
-        return "kafkacodec_problems"
-
-    def schema(self):
-        return PROBLEMS_SCHEMA
-
-    def reader(self, schema):
-        return ProblemsReader(self.options)
+    FORMAT, SCHEMA, READER = "kafkacodec_problems", PROBLEMS_SCHEMA, ProblemsReader
 
 
 FORMATS = (RecordsDataSource, BatchesDataSource, ProblemsDataSource)
