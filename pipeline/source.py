@@ -144,7 +144,9 @@ def input_paths(options: dict) -> list[Path]:
     return [Path(p) for p in raw]
 
 
-def partitions_of(paths: list[Path]) -> list[Partition]:
+def partitions_of(paths: list[Path], *, empty_ok: bool = False) -> list[Partition]:
+    """The partition directories at or below paths. A path with no Kafka data is an error
+    unless empty_ok (a stream waits for data to arrive)."""
     out: list[Partition] = []
     for path in paths:
         try:
@@ -152,7 +154,7 @@ def partitions_of(paths: list[Path]) -> list[Partition]:
         except LogError as err:
             raise PipelineError(f"{path}: {err}") from None
         found = log.partitions if isinstance(log, LogDirs) else [log]
-        if not any(p.segments for p in found):
+        if not empty_ok and not any(p.segments for p in found):
             raise PipelineError(f"{path}: no Kafka data (no .log segments in it or below it)")
         out.extend(found)
     return out

@@ -10,7 +10,8 @@ nor repeats a record. Each micro-batch:
   is left for a later micro-batch); with isolation=read_committed, at the last stable
   offset instead (the first offset of a transaction with no marker yet), as a broker's
   read-committed fetch does;
-- picks up new segments and new partition directories (read from their start);
+- picks up new segments and new partition directories (read from their start); a stream
+  may start on a log.dirs with no data yet;
 - reads [start, end) of each partition through the same slices as a batch query (the
   .index finds where to start; rows outside the range are cut exactly).
 
@@ -75,7 +76,7 @@ class RecordsStreamReader(DataSourceStreamReader):
     # -- the partitions and their ends
     def _partitions(self) -> dict[str, Partition]:
         found: dict[str, Partition] = {}
-        for p in partitions_of(self.paths):
+        for p in partitions_of(self.paths, empty_ok=True):
             key = p.path.name
             if key in found:
                 raise PipelineError(f"{key} is in two log directories: {found[key].path}, {p.path}")
