@@ -397,8 +397,9 @@ def _records(args) -> int:
 
 
 def _recover(args) -> int:
+    from .errors import LogError
     from .log import LogDirs, Segment, open_log, recover_segment, repair
-    from .log.recovery import TxnTracker
+    from .log.recovery import TxnTracker, epochs_past, truncate_epochs
     from .log.segment import parse_segment_name
     from .progress import Progress
 
@@ -425,18 +426,44 @@ def _recover(args) -> int:
                 progress.clear()
                 if args.repair and not rep.clean:
                     repair(seg, rep, index_interval_bytes=args.index_interval_bytes)
-                _report_recovery(args, seg, rep)
-                dirty += not rep.clean
+                # The log end is the last segment's: epochs starting at or after it go,
+                # as Kafka's truncateFromEnd drops them when it loads the log.
+                epochs = []
+                if _last_segment(seg):
+                    try:
+                        epochs = (truncate_epochs if args.repair else epochs_past)(
+                            seg.dir, rep.next_offset
+                        )
+                    except LogError as err:  # the segments still get recovered
+                        print(f"kafkacodec recover: {err}", file=sys.stderr)
+                        dirty += 1
+                _report_recovery(args, seg, rep, epochs)
+                dirty += not rep.clean or bool(epochs)
                 seg.close()
     return 0 if args.repair or not dirty else 1
 
 
-def _report_recovery(args, seg, rep) -> None:
+def _last_segment(seg) -> bool:
+    from .log.segment import parse_segment_name
+
+    bases = [parsed[0] for c in seg.dir.iterdir()
+             if (parsed := parse_segment_name(c.name)) and parsed[1] == ".log"]  # fmt: skip
+    return seg.base_offset == max(bases, default=seg.base_offset)
+
+
+def _report_recovery(args, seg, rep, epochs) -> None:
     if args.json:
-        _out(json.dumps({**rep.to_dict(), "repaired": bool(args.repair and not rep.clean)}))
-    elif rep.clean:
+        _out(json.dumps({**rep.to_dict(), "repaired": bool(args.repair and not rep.clean),
+                         "dropped_epochs": [list(e) for e in epochs]}))  # fmt: skip
+        return
+    if rep.clean:
         _out(f"{seg.path}: clean, {rep.batches} batches, next offset {rep.next_offset}")
     else:
         verb = "cut" if args.repair else "would cut"
         _out(f"{seg.path}: byte {rep.invalid_position}: {rep.reason}; last valid offset "
              f"{rep.last_valid_offset}; {verb} {rep.truncated_bytes} bytes")  # fmt: skip
+    if epochs:
+        verb = "dropped" if args.repair else "would drop"
+        listed = ", ".join(f"{e} from offset {o}" for e, o in epochs)
+        _out(f"{seg.dir / 'leader-epoch-checkpoint'}: {verb} epochs past the log end "
+             f"{rep.next_offset}: {listed}")  # fmt: skip

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import kafkacodec as kc_mod
 import pytest
 from conftest import KAFKA_JAVA
 
@@ -320,3 +321,82 @@ def test_a_file_that_is_not_kafka_is_named(tmp_path):
         and "failed sanity check." in out.stdout
         and "multiple of 8" in out.stderr
     )
+
+
+def _epoch_partition(d):
+    """A partition whose leader epoch rises every 5 batches (the writer keeps the
+    checkpoint), in one segment."""
+    from kafkacodec.log import PartitionWriter
+
+    with PartitionWriter(d, fsync=False) as w:
+        for i in range(20):
+            recs = [kc_mod.Record(None, 1_700_000_000_000 + i, b"k", b"v" * 50)]
+            w.append(kc_mod.build_batch(recs, base_offset=i, partition_leader_epoch=i // 5))
+    return d
+
+
+def test_recover_drops_epochs_past_the_new_log_end(tmp_path):
+    from kafkacodec.columnar import walk_batches
+    from kafkacodec.log.partition import read_epoch_checkpoint
+
+    d = _epoch_partition(tmp_path / "orders-0")
+    seg = d / "00000000000000000000.log"
+    e = walk_batches(seg.read_bytes()).entries
+    cut_at = int(e["position"][12]) + 30  # inside batch 12 (epoch 2): a lost tail
+    with open(seg, "r+b") as f:
+        f.truncate(cut_at)
+    before = read_epoch_checkpoint(d / "leader-epoch-checkpoint")
+    assert [tuple(x) for x in before] == [(0, 0), (1, 5), (2, 10), (3, 15)]
+    dry = kc("recover", d, ok=False)
+    assert dry.returncode == 1
+    assert "would drop epochs past the log end 12: 3 from offset 15" in dry.stdout
+    assert (
+        read_epoch_checkpoint(d / "leader-epoch-checkpoint") == before
+    )  # a dry run writes nothing
+    out = json.loads(kc("recover", d, "--repair", "--json").stdout)
+    assert out["dropped_epochs"] == [[3, 15]] and out["next_offset"] == 12
+    assert [tuple(x) for x in read_epoch_checkpoint(d / "leader-epoch-checkpoint")] == [
+        (0, 0), (1, 5), (2, 10)
+    ]  # fmt: skip
+    assert "clean" in kc("recover", d).stdout
+
+
+def test_epoch_checkpoint_rewrite_killed_at_every_step(tmp_path, monkeypatch):
+    import os
+
+    from kafkacodec.log import recovery as R
+
+    class Crash(Exception):
+        pass
+
+    steps = 0
+    while True:
+        d = _epoch_partition(tmp_path / f"run{steps}" / "t-0")
+        old = (d / "leader-epoch-checkpoint").read_text()
+        calls = {"n": 0}
+
+        def counting(fn, calls=calls, steps=steps):
+            def wrapped(*a, **k):
+                if calls["n"] == steps:
+                    raise Crash
+                calls["n"] += 1
+                return fn(*a, **k)
+
+            return wrapped
+
+        monkeypatch.setattr(R.os, "replace", counting(os.replace))
+        monkeypatch.setattr(R.os, "fsync", counting(os.fsync))
+        try:
+            R.truncate_epochs(d, 7)
+            finished = True
+        except Crash:
+            finished = False
+        monkeypatch.undo()
+        seen = (d / "leader-epoch-checkpoint").read_text()
+        assert seen in (old, "0\n2\n0 0\n1 5\n"), f"crash after {steps} steps: {seen!r}"
+        assert R.truncate_epochs(d, 7) in ([], [(2, 10), (3, 15)])  # a rerun completes it
+        assert (d / "leader-epoch-checkpoint").read_text() == "0\n2\n0 0\n1 5\n"
+        if finished:
+            break
+        steps += 1
+    assert steps >= 3  # the file's fsync, the rename, the directory's fsync

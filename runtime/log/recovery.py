@@ -39,6 +39,8 @@ __all__ = [
     "repair",
     "pending_repair",
     "finish_pending_repair",
+    "epochs_past",
+    "truncate_epochs",
 ]
 
 DEFAULT_INDEX_INTERVAL = 4096
@@ -245,6 +247,39 @@ def repair(segment: Segment, report: RecoveryReport | None = None, *,
     # 2. apply
     finish_pending_repair(segment)
     return report
+
+
+EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+
+
+def epochs_past(directory, end_offset: int) -> list:
+    """The leader-epoch-checkpoint entries of a partition directory that start at or after
+    end_offset: what Kafka's LeaderEpochFileCache.truncateFromEnd drops once recovery has
+    moved the log end back to end_offset."""
+    from .partition import read_epoch_checkpoint  # partition imports this module
+
+    return [e for e in read_epoch_checkpoint(Path(directory) / EPOCH_CHECKPOINT)
+            if e.start_offset >= end_offset]  # fmt: skip
+
+
+def truncate_epochs(directory, end_offset: int) -> list:
+    """Drop the epochs that start at or after end_offset from the partition's
+    leader-epoch-checkpoint, written atomically (a temporary file, fsynced, renamed over
+    the old one, the directory fsynced): a crash leaves the old file or the new one.
+    Returns the entries dropped."""
+    from .partition import read_epoch_checkpoint, write_epoch_checkpoint_text
+
+    d = Path(directory)
+    path = d / EPOCH_CHECKPOINT
+    entries = read_epoch_checkpoint(path)
+    kept = [e for e in entries if e.start_offset < end_offset]
+    if len(kept) == len(entries):
+        return []
+    tmp = path.with_name(path.name + _TMP)
+    _fsync_write(tmp, write_epoch_checkpoint_text(kept).encode())
+    os.replace(tmp, path)
+    _fsync_dir(d)
+    return entries[len(kept) :]
 
 
 def pending_repair(segment: Segment) -> dict | None:
