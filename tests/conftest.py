@@ -7,7 +7,11 @@ VECTORS = Path(__file__).parent / "vectors"
 KAFKA_JAVA = VECTORS / "kafka-java"
 PEERS = VECTORS / "peers"
 #: The schema of each index file suffix.
-INDEX_SCHEMAS = {".index": "kafka_offset_index", ".timeindex": "kafka_time_index", ".txnindex": "kafka_txn_index"}
+INDEX_SCHEMAS = {
+    ".index": "kafka_offset_index",
+    ".timeindex": "kafka_time_index",
+    ".txnindex": "kafka_txn_index",
+}
 
 
 def kafka_java_cases(*categories):
@@ -18,6 +22,29 @@ def kafka_java_cases(*categories):
             if "batches" in doc:
                 out.append(pytest.param(doc, (j.parent / doc["file"]).read_bytes(), id=doc["name"]))
     return out
+
+
+class Crash(BaseException):
+    """A process killed half-way (raised by crash_after; BaseException, so that no
+    `except Exception` in the code under test swallows it)."""
+
+
+def crash_after(monkeypatch, module, steps: int) -> None:
+    """Make module's os.replace and os.fsync (the durable steps of an atomic rewrite)
+    raise Crash once `steps` of them have run. monkeypatch.undo() restores them."""
+    calls = {"n": 0}
+
+    def counting(fn):
+        def wrapped(*a, **k):
+            if calls["n"] == steps:
+                raise Crash
+            calls["n"] += 1
+            return fn(*a, **k)
+
+        return wrapped
+
+    monkeypatch.setattr(module.os, "replace", counting(module.os.replace))
+    monkeypatch.setattr(module.os, "fsync", counting(module.os.fsync))
 
 
 def mutate(buf: bytes, data) -> bytes:

@@ -362,30 +362,14 @@ def test_recover_drops_epochs_past_the_new_log_end(tmp_path):
 
 
 def test_epoch_checkpoint_rewrite_killed_at_every_step(tmp_path, monkeypatch):
-    import os
-
+    from conftest import Crash, crash_after
     from kafkacodec.log import recovery as R
-
-    class Crash(Exception):
-        pass
 
     steps = 0
     while True:
         d = _epoch_partition(tmp_path / f"run{steps}" / "t-0")
         old = (d / "leader-epoch-checkpoint").read_text()
-        calls = {"n": 0}
-
-        def counting(fn, calls=calls, steps=steps):
-            def wrapped(*a, **k):
-                if calls["n"] == steps:
-                    raise Crash
-                calls["n"] += 1
-                return fn(*a, **k)
-
-            return wrapped
-
-        monkeypatch.setattr(R.os, "replace", counting(os.replace))
-        monkeypatch.setattr(R.os, "fsync", counting(os.fsync))
+        crash_after(monkeypatch, R, steps)
         try:
             R.truncate_epochs(d, 7)
             finished = True

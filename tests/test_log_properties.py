@@ -2,7 +2,6 @@
 a brute-force walk, recovery keeps exactly the longest valid prefix, a repair killed at
 any step leaves the old or the new state, and bad directories get named errors."""
 
-import os
 import shutil
 
 import kafkacodec as kc
@@ -163,10 +162,6 @@ def test_recovery_keeps_longest_valid_prefix(tmp_path_factory, specs, data):
     assert log.read_bytes() + (backups[0].read_bytes() if backups else b"") == damaged
 
 
-class Crash(BaseException):
-    pass
-
-
 def snapshot(d):
     return {p.name: p.read_bytes() for p in sorted(d.iterdir()) if ".kafkacodec-" not in p.name}
 
@@ -187,7 +182,7 @@ def visible(d):
 
 
 def test_repair_killed_at_every_step(tmp_path, monkeypatch):
-    from conftest import KAFKA_JAVA
+    from conftest import KAFKA_JAVA, Crash, crash_after
 
     src = KAFKA_JAVA / "segments" / "segment_interval4096"
     damaged = (src / "recovery" / "recover_trailing_20_junk_bytes.log").read_bytes()[:-20]
@@ -200,20 +195,7 @@ def test_repair_killed_at_every_step(tmp_path, monkeypatch):
         shutil.copy(src / "00000000000000001000.index", d)
         shutil.copy(src / "00000000000000001000.timeindex", d)
         old = visible(d)
-        calls = {"n": 0}
-        real_replace, real_fsync = os.replace, os.fsync
-
-        def counting(fn, calls=calls, steps=steps):
-            def wrapped(*a, **k):
-                if calls["n"] == steps:
-                    raise Crash
-                calls["n"] += 1
-                return fn(*a, **k)
-
-            return wrapped
-
-        monkeypatch.setattr(R.os, "replace", counting(real_replace))
-        monkeypatch.setattr(R.os, "fsync", counting(real_fsync))
+        crash_after(monkeypatch, R, steps)
         try:
             repair(Segment(d, 1000))
             finished = True
