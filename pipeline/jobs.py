@@ -128,30 +128,39 @@ def verify(spark, paths, *, verify_crc: bool = True) -> dict:
             "per_segment": checked}  # fmt: skip
 
 
-def stats(spark, paths, **options) -> list[dict]:
-    """Per topic-partition: records, batches, bytes, codecs, the timestamp range, producers,
-    and the transactions committed and aborted (from the control records)."""
+def _frames(spark, paths, options: dict):
+    """What stats reads: the records, control records included, narrowed to the columns
+    stats uses (with the control type, from bytes 2-3 of a control key); and the batches."""
     from pyspark.sql import functions as F
 
+    opts = {**options, "include_control": True}
     paths = [str(p) for p in paths]
-    opts = {k: v for k, v in options.items() if k != "include_control"}
-    records = _reader(spark, "kafkacodec", paths, {**opts, "include_control": True})
-    batches = _reader(spark, "kafkacodec_batches", paths, {**opts, "include_control": True})
     control_type = F.conv(F.hex(F.substring("key", 3, 2)), 16, 10).cast("int")
+    records = _reader(spark, "kafkacodec", paths, opts).select(
+        "topic", "partition", "offset", "timestamp", "is_control", "producer_id",
+        control_type.alias("control_type"),
+    )  # fmt: skip
+    return records, _reader(spark, "kafkacodec_batches", paths, opts)
+
+
+def _summaries(records, batches) -> list[dict]:
+    from pyspark.sql import functions as F
+
+    data = ~F.col("is_control")
+
+    def markers(kind):  # control records of one type: COMMIT or ABORT
+        return F.sum(F.when(F.col("is_control") & (F.col("control_type") == kind), 1).otherwise(0))
+
     per_record = records.groupBy("topic", "partition").agg(
-        F.sum(F.when(~F.col("is_control"), 1).otherwise(0)).alias("records"),
-        F.min(F.when(~F.col("is_control"), F.col("offset"))).alias("first_offset"),
-        F.max(F.when(~F.col("is_control"), F.col("offset"))).alias("last_offset"),
-        F.min(F.when(~F.col("is_control"), F.col("timestamp"))).alias("min_timestamp"),
-        F.max(F.when(~F.col("is_control"), F.col("timestamp"))).alias("max_timestamp"),
+        F.sum(F.when(data, 1).otherwise(0)).alias("records"),
+        F.min(F.when(data, F.col("offset"))).alias("first_offset"),
+        F.max(F.when(data, F.col("offset"))).alias("last_offset"),
+        F.min(F.when(data, F.col("timestamp"))).alias("min_timestamp"),
+        F.max(F.when(data, F.col("timestamp"))).alias("max_timestamp"),
         F.countDistinct(F.when(F.col("producer_id") >= 0, F.col("producer_id"))).alias("producers"),
-        F.sum(F.when(F.col("is_control") & (control_type == COMMIT), 1).otherwise(0)).alias(
-            "committed"
-        ),
-        F.sum(F.when(F.col("is_control") & (control_type == ABORT), 1).otherwise(0)).alias(
-            "aborted"
-        ),
-    )
+        markers(COMMIT).alias("committed"),
+        markers(ABORT).alias("aborted"),
+    )  # fmt: skip
     per_batch = batches.groupBy("topic", "partition").agg(
         F.count(F.lit(1)).alias("batches"),
         F.sum("size").alias("bytes"),
@@ -172,38 +181,49 @@ def stats(spark, paths, **options) -> list[dict]:
     return out
 
 
+def stats(spark, paths, **options) -> list[dict]:
+    """Per topic-partition: records, batches, bytes, codecs, the timestamp range, producers,
+    and the transactions committed and aborted (from the control records)."""
+    return _summaries(*_frames(spark, paths, options))
+
+
 def report_data(spark, paths, *, buckets: int = 60, **options) -> dict:
     """Everything `stats --html` draws: the stats rows, records over time per partition
     (counts in `buckets` equal spans of time), batch sizes (counts per power of two of
-    bytes) and the codec mix (batches, bytes, records per codec)."""
+    bytes) and the codec mix (batches, bytes, records per codec). The log is decoded once:
+    the narrowed records and the batches are kept (memory, then disk) for every figure."""
+    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
-    paths = [str(p) for p in paths]
-    rows = stats(spark, paths, **options)
-    records = _reader(spark, "kafkacodec", paths, options).where(F.col("timestamp").isNotNull())
-    ms = F.unix_millis("timestamp")
-    low, high = records.agg(F.min(ms), F.max(ms)).first()
-    timeline = {}
-    if low is not None:
-        width = max(1, -(-(high - low + 1) // buckets))
-        per = records.groupBy("topic", "partition", ((ms - low) / width).cast("int").alias("b"))
-        for r in per.count().collect():
-            key = f"{r['topic']}-{r['partition']}"
-            timeline.setdefault(key, [0] * buckets)[r["b"]] = r["count"]
-        timeline = {"start_ms": low, "bucket_ms": width, "series": dict(sorted(timeline.items()))}
-    batches = _reader(spark, "kafkacodec_batches", paths, {**options, "include_control": True})
-    log2 = F.floor(F.log2(F.greatest(F.col("size"), F.lit(1)))).cast("int")
-    sizes = {r["p"]: r["count"] for r in batches.groupBy(log2.alias("p")).count().collect()}
-    codecs = [
-        r.asDict()
-        for r in batches.groupBy("compression")
-        .agg(
-            F.count(F.lit(1)).alias("batches"),
-            F.sum("size").alias("bytes"),
-            F.sum(F.coalesce("num_records", F.lit(0))).alias("records"),
-        )  # fmt: skip
-        .orderBy(F.desc("bytes"))
-        .collect()
-    ]
+    records, batches = _frames(spark, paths, options)
+    records = records.persist(StorageLevel.MEMORY_AND_DISK)
+    batches = batches.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        rows = _summaries(records, batches)
+        stamped = records.where(~F.col("is_control") & F.col("timestamp").isNotNull())
+        ms = F.unix_millis("timestamp")
+        low, high = stamped.agg(F.min(ms), F.max(ms)).first()
+        timeline = {}
+        if low is not None:
+            width = max(1, -(-(high - low + 1) // buckets))
+            bucket = ((ms - low) / width).cast("int").alias("b")
+            series = {}
+            for r in stamped.groupBy("topic", "partition", bucket).count().collect():
+                series.setdefault(f"{r['topic']}-{r['partition']}", [0] * buckets)[r["b"]] = r[
+                    "count"
+                ]
+            timeline = {"start_ms": low, "bucket_ms": width, "series": dict(sorted(series.items()))}
+        log2 = F.floor(F.log2(F.greatest(F.col("size"), F.lit(1)))).cast("int")
+        sizes = {r["p"]: r["count"] for r in batches.groupBy(log2.alias("p")).count().collect()}
+        codecs = [
+            r.asDict()
+            for r in batches.groupBy("compression")
+            .agg(F.count(F.lit(1)).alias("batches"), F.sum("size").alias("bytes"),
+                 F.sum(F.coalesce("num_records", F.lit(0))).alias("records"))
+            .orderBy(F.desc("bytes")).collect()
+        ]  # fmt: skip
+    finally:
+        records.unpersist()
+        batches.unpersist()
     return {"stats": rows, "timeline": timeline, "batch_sizes": dict(sorted(sizes.items())),
             "codecs": codecs}  # fmt: skip

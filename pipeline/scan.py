@@ -24,17 +24,22 @@ import numpy as np
 import pyarrow as pa
 from kafkacodec import columnar
 from kafkacodec.batches import BatchIterator
-from kafkacodec.errors import DecodeError, KafkacodecError
+from kafkacodec.errors import DecodeError, KafkacodecError, TruncatedError
 from kafkacodec.log.partition import AbortFilter, Partition
 from kafkacodec.log.segment import Segment
 from pyspark.sql.datasource import InputPartition
 
-#: One row per problem (the kafkacodec_problems format, and a report run's second output).
+#: One row per problem (the kafkacodec_problems format, and a report run's second output),
+#: as Spark declares it and as Arrow carries it.
 PROBLEMS_SCHEMA = (
     "topic string, partition int, segment string, position long, error string, "
     "message string, skipped_bytes long"
 )
-PROBLEM_FIELDS = ("topic", "partition", "segment", "position", "error", "message", "skipped_bytes")
+PROBLEMS_ARROW = pa.schema([
+    ("topic", pa.string()), ("partition", pa.int32()), ("segment", pa.string()),
+    ("position", pa.int64()), ("error", pa.string()), ("message", pa.string()),
+    ("skipped_bytes", pa.int64()),
+])  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -214,7 +219,7 @@ class Problem:
     def row(self, s: SegmentSlice, segment: str) -> dict:
         values = (s.topic, s.partition, segment, self.position, type(self.error).__name__,
                   str(self.error), self.skipped_bytes)  # fmt: skip
-        return dict(zip(PROBLEM_FIELDS, values))
+        return dict(zip(PROBLEMS_ARROW.names, values))
 
 
 @dataclass
@@ -227,6 +232,16 @@ class SliceScan:
     table: pa.Table | None
     problems: list[Problem]
     remaining: int  # bytes of a partial batch at the end of the segment (a crashed write)
+
+    @property
+    def tail(self) -> Problem | None:
+        """The partial batch at the end of the segment, as a problem (what a crash
+        half-way through a write leaves; readers stop before it, a check reports it)."""
+        if not self.remaining:
+            return None
+        at = self.segment.size - self.remaining
+        err = TruncatedError(f"{self.remaining} bytes after the last complete batch", at)
+        return Problem(at, err.with_source(str(self.segment.path)), self.remaining)
 
 
 def _wanted(e: np.ndarray, s: SegmentSlice) -> np.ndarray:
@@ -246,32 +261,27 @@ def _wanted(e: np.ndarray, s: SegmentSlice) -> np.ndarray:
     return keep
 
 
-def _decode(data, entries: np.ndarray, position: int, end: int, max_inflated, source: str):
+_PIECES = 64  # after a failure, a run is retried in this many pieces, down to single batches
+
+
+def _decode(data, entries: np.ndarray, max_inflated, source: str):
     """Records of entries; a batch that fails to decode is left out and returned as a
-    problem (its error naming source). The whole run is tried first; only after a failure
-    is it retried in pieces."""
-    walk = columnar.Walk(entries, position, end, None)
+    problem (its error naming source). The whole run is tried first; only a run that
+    fails is retried, in pieces, down to the batch that fails."""
     try:
+        walk = columnar.Walk(entries, 0, 0, None)
         return [columnar.records_table(data, walk, max_inflated=max_inflated)], []
-    except DecodeError:
-        pass
+    except DecodeError as err:
+        if len(entries) == 1:
+            problem = Problem(int(entries["position"][0]), err.with_source(source),
+                              int(entries["len_batch"][0]) + 12)  # fmt: skip
+            return [], [problem]
     tables, problems = [], []
-    step = 64
-    for i in range(0, len(entries), step):
-        piece = entries[i : i + step]
-        try:
-            tables.append(columnar.records_table(data, columnar.Walk(piece, position, end, None),
-                                                 max_inflated=max_inflated))  # fmt: skip
-            continue
-        except DecodeError:
-            pass
-        for k in range(len(piece)):
-            one = columnar.Walk(piece[k : k + 1], position, end, None)
-            try:
-                tables.append(columnar.records_table(data, one, max_inflated=max_inflated))
-            except DecodeError as err:
-                size = int(piece[k]["len_batch"]) + 12
-                problems.append(Problem(int(piece[k]["position"]), err.with_source(source), size))
+    width = -(-len(entries) // _PIECES)
+    for i in range(0, len(entries), width):
+        t, p = _decode(data, entries[i : i + width], max_inflated, source)
+        tables += t
+        problems += p
     return tables, problems
 
 
@@ -287,7 +297,7 @@ def scan(s: SegmentSlice, *, verify_crc: bool, decode: bool = True,
     entries = walk.entries[_wanted(walk.entries, s)]
     table, problems = None, []
     if decode:
-        tables, problems = _decode(data, entries, walk.position, end, max_inflated, str(seg.path))
+        tables, problems = _decode(data, entries, max_inflated, str(seg.path))
         table = pa.concat_tables(tables) if tables else columnar.SCHEMA.empty_table()
         if s.first is not None or s.last is not None:
             table = _offsets_within(table, s.first, s.last)
@@ -313,12 +323,7 @@ def check(s: SegmentSlice, *, verify_crc: bool = True) -> dict:
     counts and problems (strings naming file and byte), for the verify job."""
     sc = scan(s, verify_crc=verify_crc)
     seg = sc.segment
-    problems = [str(p.error) for p in sc.problems]
-    if sc.remaining:
-        at = seg.size - sc.remaining
-        problems.append(
-            f"{seg.path}: byte {at}: {sc.remaining} bytes after the last complete batch"
-        )
+    problems = [str(p.error) for p in sc.problems + ([sc.tail] if sc.tail else [])]
     e = sc.entries
     walk = list(zip(e["position"].tolist(), e["base_offset"].tolist(),
                     (e["base_offset"] + e["last_offset_delta"]).tolist(),

@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from kafkacodec import columnar
-from kafkacodec.errors import KafkacodecError, LogError, TruncatedError
+from kafkacodec.errors import KafkacodecError, LogError
 from kafkacodec.log.partition import LogDirs, Partition, open_log
 from pyspark.sql.datasource import (
     DataSource,
@@ -51,7 +51,7 @@ from pyspark.sql.datasource import (
     LessThanOrEqual,
 )
 
-from .scan import PROBLEMS_SCHEMA, Bounds, Problem, SegmentSlice, SliceScan, plan, scan
+from .scan import PROBLEMS_ARROW, PROBLEMS_SCHEMA, Bounds, SegmentSlice, SliceScan, plan, scan
 
 DEFAULT_SPLIT_SIZE = 128 << 20
 
@@ -281,21 +281,10 @@ def problems(s: SegmentSlice, opts: Options):
     be read or decoded, the rest of the segment after damage that stops the walk, and a
     partial batch at its end (what a crash half-way through a write leaves)."""
     sc = scan(s, verify_crc=opts.verify_crc)
-    rows = [p.row(s, sc.segment.path.name) for p in sc.problems]
-    if sc.remaining:
-        at = sc.segment.size - sc.remaining
-        err = TruncatedError(f"a partial batch of {sc.remaining} bytes at the end", at)
-        rows.append(Problem(at, err.with_source(str(sc.segment.path)), sc.remaining)
-                    .row(s, sc.segment.path.name))  # fmt: skip
-    if rows:
-        yield pa.RecordBatch.from_pylist(rows, schema=_PROBLEMS_ARROW)
-
-
-_PROBLEMS_ARROW = pa.schema([
-    ("topic", pa.string()), ("partition", pa.int32()), ("segment", pa.string()),
-    ("position", pa.int64()), ("error", pa.string()), ("message", pa.string()),
-    ("skipped_bytes", pa.int64()),
-])  # fmt: skip
+    found = sc.problems + ([sc.tail] if sc.tail else [])
+    if found:
+        rows = [p.row(s, sc.segment.path.name) for p in found]
+        yield pa.RecordBatch.from_pylist(rows, schema=PROBLEMS_ARROW)
 
 
 def _value(v):

@@ -94,13 +94,14 @@ class RecordsStreamReader(DataSourceStreamReader):
         if walk.error is not None and self.opts.on_corrupt == "fail":
             raise walk.error
         e = walk.entries
-        if len(e):
-            end = int(e["base_offset"][-1] + e["last_offset_delta"][-1]) + 1
-        elif walk.position == 0:  # an empty segment (just rolled)
-            end = seg.base_offset
-        else:  # no batch where the index points: the index is stale, walk it all
+        if not len(e) and walk.position > 0:  # no batch where the index points: walk it all
             e = columnar.walk_batches(seg.data, verify_crc=False, end=seg.size).entries
-            end = int(e["base_offset"][-1] + e["last_offset_delta"][-1]) + 1 if len(e) else start
+        # After the last batch; an empty segment (just rolled) ends at its base offset.
+        end = (
+            int(e["base_offset"][-1] + e["last_offset_delta"][-1]) + 1
+            if len(e)
+            else seg.base_offset
+        )
         if self.opts.read_committed:
             end = min(end, self._stable_end(p, start, end))
         return end

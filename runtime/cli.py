@@ -429,7 +429,7 @@ def _recover(args) -> int:
                 # The log end is the last segment's: epochs starting at or after it go,
                 # as Kafka's truncateFromEnd drops them when it loads the log.
                 epochs = []
-                if _last_segment(seg):
+                if seg is group[-1] and _last_segment(seg):
                     try:
                         epochs = (truncate_epochs if args.repair else epochs_past)(
                             seg.dir, rep.next_offset
@@ -444,6 +444,7 @@ def _recover(args) -> int:
 
 
 def _last_segment(seg) -> bool:
+    """Whether seg is its directory's last segment (a file named alone may not be)."""
     from .log.segment import parse_segment_name
 
     bases = [parsed[0] for c in seg.dir.iterdir()
