@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import shutil
 import struct
 import tempfile
 from pathlib import Path
@@ -16,9 +17,9 @@ from pathlib import Path
 import kafkacodec as kc
 from kafkacodec import cli, crc
 from kafkacodec.errors import KafkacodecError
+from kafkacodec.log import Partition, plan_repair, repair_partition
 from kafkacodec.log.index import OffsetIndex, TimeIndex, TxnIndex
-from kafkacodec.log.recovery import recover_segment, repair
-from kafkacodec.log.segment import Segment, segment_name
+from kafkacodec.log.segment import segment_name
 
 try:
     from kafkacodec import columnar
@@ -110,18 +111,21 @@ def indexes(data: bytes) -> None:
 
 
 def recovery(data: bytes) -> None:
-    """Segment recovery: the dry run, then a repair, after which a dry run finds it clean."""
-    seg_dir = _DIR / "recovery"
-    seg_dir.mkdir(exist_ok=True)
-    for leftover in seg_dir.iterdir():
-        leftover.unlink()
+    """Partition recovery: the dry run, then a repair (its backup outside the log
+    directory), after which a dry run finds it clean."""
+    seg_dir = _DIR / "logs" / "recovery-0"
+    shutil.rmtree(_DIR / "logs", ignore_errors=True)
+    shutil.rmtree(_DIR / "backup", ignore_errors=True)
+    seg_dir.mkdir(parents=True)
     (seg_dir / segment_name(0)).write_bytes(data)
     with _refused():
-        report = recover_segment(Segment(seg_dir, 0))
-        repair(Segment(seg_dir, 0), report)
-        again = recover_segment(Segment(seg_dir, 0))
-        if again.truncated_bytes:
-            raise AssertionError(f"a repaired segment still needs recovery: {again}")
+        with Partition(seg_dir) as p:
+            plan_repair(p)
+        repair_partition(seg_dir, backup_root=_DIR / "backup")
+        with Partition(seg_dir) as p:
+            again = plan_repair(p)
+        if not again.clean:
+            raise AssertionError(f"a repaired partition still needs recovery: {again}")
 
 
 def dump(data: bytes) -> None:

@@ -4,6 +4,7 @@ in kafkacodec.cli, so that `kafkacodec --help` works without pyspark)."""
 from __future__ import annotations
 
 import json
+import sys
 
 from kafkacodec.errors import KafkacodecError
 from pyspark.errors import PySparkException
@@ -81,10 +82,14 @@ def _verify(spark, args, options, out) -> int:
     res = jobs.verify(spark, args.paths, verify_crc=options["verify_crc"])
     if args.json:
         out(json.dumps({k: v for k, v in res.items() if k != "per_segment"}))
-    else:
+    elif res["segments"]:
         state = "clean" if res["clean"] else f"{len(res['problems'])} problems"
         out(f"{res['segments']} segments, {res['batches']} batches, {res['records']} records, "
             f"{res['bytes']} bytes: {state}")  # fmt: skip
         for problem in res["problems"]:
             out(f"  {problem}")
+    if not res["segments"]:  # nothing checked is not clean (exit codes as `kafkacodec verify`)
+        print(f"kafkacodec spark verify: could not check: no segments under {' '.join(map(str, args.paths))}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     return 0 if res["clean"] else 1

@@ -124,8 +124,8 @@ def verify(spark, paths, *, verify_crc: bool = True) -> dict:
     checked.sort(key=lambda c: (c["topic"], c["partition"], c["segment"]))
     totals = {key: sum(c[key] for c in checked) for key in ("batches", "records", "bytes")}
     found = [p for c in checked for p in c["problems"]]
-    return {"segments": len(checked), **totals, "problems": found, "clean": not found,
-            "per_segment": checked}  # fmt: skip
+    return {"segments": len(checked), **totals, "problems": found,
+            "clean": bool(checked) and not found, "per_segment": checked}  # fmt: skip
 
 
 def _frames(spark, paths, options: dict):

@@ -24,7 +24,8 @@ import numpy as np
 import pyarrow as pa
 from kafkacodec import columnar
 from kafkacodec.batches import BatchIterator
-from kafkacodec.errors import DecodeError, KafkacodecError, TruncatedError
+from kafkacodec.errors import DecodeError, TruncatedError
+from kafkacodec.log.check import check_segment
 from kafkacodec.log.partition import AbortFilter, Partition
 from kafkacodec.log.segment import Segment
 from pyspark.sql.datasource import InputPartition
@@ -318,24 +319,16 @@ def _offsets_within(table: pa.Table, first, last) -> pa.Table:
 
 
 def check(s: SegmentSlice, *, verify_crc: bool = True) -> dict:
-    """Everything `kafkacodec verify` checks for one whole segment: every CRC, every record
-    decoded, bytes after the last complete batch, the indexes against the log. Returns
-    counts and problems (strings naming file and byte), for the verify job."""
-    sc = scan(s, verify_crc=verify_crc)
-    seg = sc.segment
-    problems = [str(p.error) for p in sc.problems + ([sc.tail] if sc.tail else [])]
-    e = sc.entries
-    walk = list(zip(e["position"].tolist(), e["base_offset"].tolist(),
-                    (e["base_offset"] + e["last_offset_delta"]).tolist(),
-                    e["max_timestamp"].tolist()))  # fmt: skip
+    """Everything `kafkacodec verify` checks for one whole segment, with the same code
+    (kafkacodec.log.check): every CRC, every record decoded, every bad region, the indexes
+    against the log. Returns counts and problems (strings naming file and byte)."""
+    seg = Segment(s.directory, s.base_offset)
     try:
-        problems += seg.index_problems(walk)
-    except KafkacodecError as err:
-        problems.append(str(err))
-    out = {
+        c = check_segment(seg, verify_crc=verify_crc)
+    finally:
+        seg.close()
+    return {
         "topic": s.topic, "partition": s.partition, "segment": seg.path.name,
-        "bytes": seg.size, "batches": len(e), "records": sc.table.num_rows,
-        "problems": problems,
+        "bytes": c.size, "batches": c.batches, "records": c.records,
+        "problems": [str(r) for r in c.regions] + c.problems,
     }  # fmt: skip
-    seg.close()
-    return out

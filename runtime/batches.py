@@ -111,10 +111,14 @@ class Record:
     __hash__ = None
 
 
-def _located(err: DecodeError, where: str, shift: int = 0) -> DecodeError:
+def _located(
+    err: DecodeError, where: str, shift: int = 0, source: str | None = None
+) -> DecodeError:
+    """Say where a record-level error lies: the batch (byte position, offset), the file."""
     if shift:
         err.shift(shift)
-    return err.within(where)
+    err.within(where)
+    return err.with_source(source) if source else err
 
 
 # --------------------------------------------------------------------------------- v2
@@ -123,7 +127,7 @@ def _located(err: DecodeError, where: str, shift: int = 0) -> DecodeError:
 class RecordBatch(KafkaRecordBatch):
     """A v2 record batch (magic 2) found by iter_batches."""
 
-    __slots__ = ("position", "_buf", "_records")
+    __slots__ = ("position", "_buf", "_records", "source")
 
     @property
     def compression(self) -> str:
@@ -161,7 +165,8 @@ class RecordBatch(KafkaRecordBatch):
         """Decode the records (decompressing them first); offsets are absolute."""
         if self._records is not None:
             return self._records
-        where = f"records of the batch at byte {self.position}"
+        where = f"records of the batch at byte {self.position} (base offset {self.base_offset})"
+        source = getattr(self, "source", None)
         try:
             codec = self.attributes & 7
             if codec == _comp.NONE:
@@ -169,14 +174,14 @@ class RecordBatch(KafkaRecordBatch):
             else:
                 data = _comp.decompress(codec, self.records_region_raw, 2, max_inflated)
         except DecodeError as err:
-            raise _located(err, where) from None
+            raise _located(err, where, 0, source) from None
         try:
             self._records = _decode_records(self, data)
         except DecodeError as err:
             shift = self.position + 61 if codec == _comp.NONE else 0
             if codec != _comp.NONE:
                 where = f"decompressed {where} (positions inside the decompressed data)"
-            raise _located(err, where, shift) from None
+            raise _located(err, where, shift, source) from None
         return self._records
 
 
@@ -259,7 +264,7 @@ class LegacyBatch(KafkaLegacyMessage):
     """A top-level magic 0 or 1 message (Kafka's legacy "batch"): one message, or a
     compressed wrapper whose records are its inner messages."""
 
-    __slots__ = ("position", "_buf", "_records")
+    __slots__ = ("position", "_buf", "_records", "source")
 
     producer_id = -1
     producer_epoch = -1
@@ -320,7 +325,11 @@ class LegacyBatch(KafkaLegacyMessage):
                     )  # fmt: skip
                 ]
             else:
-                self._records = _inner_records(self, verify_crc, max_inflated)
+                try:
+                    self._records = _inner_records(self, verify_crc, max_inflated)
+                except DecodeError as err:
+                    source = getattr(self, "source", None)
+                    raise (err.with_source(source) if source else err) from None
         return self._records
 
 
@@ -329,7 +338,7 @@ def _b(v):
 
 
 def _inner_records(wrapper: LegacyBatch, verify_crc: bool, max_inflated) -> list[Record]:
-    where = f"inner messages of the wrapper at byte {wrapper.position}"
+    where = f"inner messages of the wrapper at byte {wrapper.position} (offset {wrapper.offset})"
     if wrapper.inner_raw is None:
         raise CorruptRecordError("a compressed wrapper has a null value", wrapper.position).within(
             where
@@ -445,6 +454,7 @@ class BatchIterator:
         batch.position = pos
         batch._buf = view
         batch._records = None
+        batch.source = self.source
         self.position = nxt
         self.batches += 1
         return batch

@@ -65,6 +65,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("paths", nargs="+", metavar="PATH")
     v.add_argument("--json", action="store_true")
     v.add_argument("--quiet", action="store_true")
+    v.add_argument("--max-problems", type=int, default=1000, metavar="N",
+                   help="list at most N problems (the rest are counted); default 1000")  # fmt: skip
 
     look = add(
         "lookup",
@@ -85,12 +87,20 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--read-committed", action="store_true", help="drop aborted transactions and markers"
     )
+    r.add_argument("--skip-corrupt", action="store_true",
+                   help="read past damaged bytes (as verify does) instead of stopping; each "
+                        "stretch left out is named on stderr")  # fmt: skip
 
-    rc = add("recover", "recovery dry run of a segment or partition; --repair applies it")
-    rc.add_argument("path", metavar="SEGMENT|DIR")
-    rc.add_argument(
-        "--repair", action="store_true", help="truncate and rebuild indexes (journaled, backed up)"
+    rc = add(
+        "recover", "Kafka's recovery of a partition or log.dirs, as a dry run; --repair applies it"
     )
+    rc.add_argument("path", metavar="DIR|SEGMENT")
+    rc.add_argument("--repair", action="store_true",
+                    help="apply it: truncate the first bad segment, move every later one to the "
+                         "backup, rebuild indexes (journaled; takes the log directory's .lock)")  # fmt: skip
+    rc.add_argument("--backup", type=Path, metavar="DIR",
+                    help="where moved and cut data go (default: kafkacodec-backup beside the "
+                         "log directory; never inside a log directory)")  # fmt: skip
     rc.add_argument("--index-interval-bytes", type=int, default=4096)
     rc.add_argument("--json", action="store_true")
     rc.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -156,10 +166,11 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except KafkacodecError as err:
-        print(f"kafkacodec {args.command}: {err}", file=sys.stderr)
+        print(f"kafkacodec {args.command}: {_safe(str(err))}", file=sys.stderr)
         return 1
     except OSError as err:
-        print(f"kafkacodec {args.command}: {err.filename}: {err.strerror}", file=sys.stderr)
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"kafkacodec {args.command}: {_safe(where)}{err.strerror}", file=sys.stderr)
         return 1
 
 
@@ -198,7 +209,7 @@ def _expand(paths, *, index_only: bool = False) -> list[Path]:
     (only its index files when `index_only`)."""
     from .errors import NotASegmentError
 
-    wanted = {".index", ".timeindex", ".txnindex"} | (set() if index_only else {".log"})
+    wanted = {".index", ".timeindex", ".txnindex"} | (set() if index_only else {".log", ".kafka"})
     out = []
     for p in map(Path, paths):
         if p.is_dir():
@@ -223,6 +234,7 @@ def _read(path: Path):
 def _dump(args) -> int:
     from . import dump
     from .errors import NotASegmentError
+    from .log.kafka07 import Kafka07File
     from .log.segment import parse_segment_name, sniff
     from .progress import Progress
 
@@ -231,8 +243,8 @@ def _dump(args) -> int:
     for path in _expand(args.paths, index_only=index_only):
         parsed = parse_segment_name(path.name)
         suffix = parsed[1] if parsed else path.suffix
-        if suffix not in (".log", ".bin", "", ".index", ".timeindex", ".txnindex"):
-            raise NotASegmentError(path, "not a .log, .index, .timeindex or .txnindex file")
+        if suffix not in (".log", ".bin", "", ".index", ".timeindex", ".txnindex", ".kafka"):
+            raise NotASegmentError(path, "not a .log, .index, .timeindex, .txnindex or .kafka file")
         files.append((path, suffix))
     total = sum(p.stat().st_size for p, s in files if s not in dump.INDEX_SUFFIXES)
     show = not args.quiet and not sys.stdout.isatty()  # on a terminal the dump is the progress
@@ -257,9 +269,17 @@ def _dump(args) -> int:
                                                 findings=findings):  # fmt: skip
                         _out(line)
                 continue
+            deep = args.deep_iteration or args.print_data_log
+            if suffix == ".kafka":
+                with Kafka07File(path) as f:
+                    rows = (dump.dump07_json(f, deep=deep, how=args.bytes, progress=progress)
+                            if args.json else
+                            dump.dump07_text(f, deep=deep, print_data=args.print_data_log, progress=progress))  # fmt: skip
+                    for row in rows:
+                        _out(json.dumps(row) if args.json else row)
+                continue
             data = _read(path)
             sniff(data, path)
-            deep = args.deep_iteration or args.print_data_log
             if args.json:
                 for obj in dump.dump_json(path, data, deep=deep, how=args.bytes,
                                           max_bytes=args.max_bytes, progress=progress):  # fmt: skip
@@ -277,64 +297,167 @@ def _dump(args) -> int:
     return status
 
 
+#: Exit codes of verify and recover (README: "Exit codes").
+CLEAN, PROBLEMS, UNCHECKED = 0, 1, 2
+
+
 def _verify(args) -> int:
-    from .batches import BatchIterator
-    from .errors import DecodeError, NotASegmentError
-    from .log import LogDirs, Partition, Segment, open_log
-    from .log.segment import parse_segment_name, sniff
+    from .log.check import Problems
     from .progress import Progress
 
-    problems: list[str] = []
-    totals = {"segments": 0, "batches": 0, "records": 0, "bytes": 0}
-    segments: list[tuple[Path, Segment | None]] = []
+    problems, notes, unchecked = Problems(args.max_problems), [], []
+    totals = dict.fromkeys(("partitions", "segments", "batches", "records", "bytes",
+                            "bad_regions", "unreadable_bytes"), 0)  # fmt: skip
+    targets = []
     for raw in args.paths:
-        p = Path(raw)
-        if p.is_file():
-            parsed = parse_segment_name(p.name)
-            has_indexes = parsed is not None and parsed[1] == ".log"
-            segments.append((p, Segment(p.parent, parsed[0]) if has_indexes else None))
-            continue
-        log = open_log(p)
-        for part in log.partitions if isinstance(log, LogDirs) else [log]:
-            assert isinstance(part, Partition)
-            segments.extend((s.path, s) for s in part.segments)
-    total = sum(path.stat().st_size for path, _ in segments)
+        try:
+            targets += _verify_targets(Path(raw), totals, problems, notes)
+        except KafkacodecError as err:
+            unchecked.append(str(err))
+    regions = []
+    total = sum(_size_or_zero(path) for path, _check in targets)
     with Progress(total, "verify", quiet=args.quiet) as progress:
-        for path, seg in segments:
+        for path, check in targets:
             progress.describe(path.name)
-            totals["segments"] += 1
-            data = _read(path)
-            totals["bytes"] += len(data)
-            try:
-                sniff(data, path)
-            except NotASegmentError as err:
-                problems.append(str(err))
-                continue
-            walk = []
-            it = BatchIterator(data, verify_crc=True, source=str(path))
-            try:
-                for b in it:
-                    totals["batches"] += 1
-                    totals["records"] += len(b.records())
-                    walk.append((b.position, b.base_offset, b.last_offset, b.max_timestamp))
-                    progress(b.size)
-            except DecodeError as err:
-                problems.append(str(err))
-            else:
-                if it.remaining:
-                    problems.append(f"{path}: byte {it.position}: {it.remaining} bytes after the "
-                                    "last complete batch")  # fmt: skip
-            if seg is not None:
-                problems.extend(seg.index_problems(walk))
-                seg.close()
+            _verify_one(check, totals, problems, notes, unchecked, regions)
+            progress(_size_or_zero(path))
+    checked = totals["segments"] > 0
+    status = UNCHECKED if unchecked or not checked else PROBLEMS if problems else CLEAN
     if args.json:
-        _out(json.dumps({**totals, "problems": problems, "clean": not problems}))
+        _out(json.dumps({**totals, "clean": status == CLEAN, "problems": problems.lines(),
+                         "problems_total": problems.total, "bad_regions": regions[: args.max_problems],
+                         "unchecked": unchecked, "notes": notes}))  # fmt: skip
     else:
-        _out(f"{totals['segments']} segments, {totals['batches']} batches, {totals['records']} records, "
-             f"{totals['bytes']} bytes: {'clean' if not problems else f'{len(problems)} problems'}")  # fmt: skip
-        for prob in problems:
-            _out(f"  {prob}")
-    return 0 if not problems else 1
+        summary = (f"{totals['partitions']} partitions, {totals['segments']} segments, "
+                   f"{totals['batches']} batches, {totals['records']} records, {totals['bytes']} bytes checked")  # fmt: skip
+        if not checked:
+            pass
+        elif status == CLEAN:
+            _out(f"{summary}: clean")
+        elif problems:
+            _out(f"{summary}: {problems.total} problems ({totals['bad_regions']} bad regions, "
+                 f"{totals['unreadable_bytes']} bytes unreadable)")  # fmt: skip
+        else:
+            _out(f"{summary}: no problems in what was checked")
+        for line in problems.lines():
+            _out(f"  {_safe(line)}")
+        for line in notes:
+            _out(f"  note: {_safe(line)}")
+    for line in unchecked:
+        print(f"kafkacodec verify: could not check: {_safe(line)}", file=sys.stderr)
+    return status
+
+
+def _size_or_zero(path: Path) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
+def _verify_targets(path: Path, totals, problems, notes) -> list:
+    """(file, a function that checks it) for each segment a path names; LogError when it
+    names nothing verify can check."""
+    from .errors import NotAPartitionError, NotASegmentError
+    from .log import LogDirs, Partition, Segment, open_log
+    from .log.fsio import lock_holder
+    from .log.repair import pending
+    from .log.segment import parse_segment_name
+
+    if not path.is_dir():
+        if not path.exists() and not path.is_symlink():
+            raise NotASegmentError(path, "no such file or directory")
+        parsed = parse_segment_name(path.name)
+        if parsed and parsed[1] == ".log":
+            live = lock_holder(path.parent.parent) is not None
+            return [_segment_target(Segment(path.parent, parsed[0]), live, True)]
+        if path.suffix == ".kafka":
+            return [_kafka07_target(path)]
+        seg = Segment.standalone(path)
+        seg.sniff()  # a file that is not Kafka data cannot be checked, only named
+        return [_segment_target(seg, False, False)]
+    log = open_log(path)
+    if isinstance(log, LogDirs):
+        problems.extend(log.problems)
+        if not log.partitions and not log.problems:
+            raise NotAPartitionError(path, "neither a partition directory nor a log.dirs: no "
+                                           "<topic>-<partition> directories or segments in it")  # fmt: skip
+        parts = log.partitions
+    else:
+        parts = [log]
+    live = lock_holder(path if isinstance(log, LogDirs) else path.parent) is not None
+    out = []
+    for part in parts:
+        assert isinstance(part, Partition)
+        totals["partitions"] += 1
+        problems.extend(part.problems)
+        try:
+            job = pending(part.path)
+        except KafkacodecError as err:
+            problems.add(str(err))
+            job = None
+        if job is not None:
+            problems.add(job.describe())
+        if part.kafka07 and not part.segments:
+            out += [_kafka07_target(part.path / name) for name in part.kafka07]
+            continue
+        if not part.segments:
+            if len(parts) == 1:
+                raise NotAPartitionError(part.path, "holds no segments: nothing to verify")
+            notes.append(f"{part.path}: holds no segments")
+        out += [
+            _segment_target(seg, live and seg is part.segments[-1], True) for seg in part.segments
+        ]
+    if not out:
+        raise NotAPartitionError(path, f"no segments in any of its {len(parts)} partition "
+                                       "directories: nothing to verify")  # fmt: skip
+    return out
+
+
+def _segment_target(seg, live: bool, indexes: bool):
+    from .log.check import check_segment
+
+    def check():
+        try:
+            return check_segment(seg, live=live, indexes=indexes)
+        finally:
+            seg.close()
+
+    return seg.path, check
+
+
+def _kafka07_target(path: Path):
+    from .log.kafka07 import Kafka07File, check_file
+
+    def check():
+        with Kafka07File(path) as f:
+            return check_file(f)
+
+    return path, check
+
+
+def _verify_one(check, totals, problems, notes, unchecked, regions) -> None:
+    try:
+        c = check()
+    except KafkacodecError as err:
+        unchecked.append(str(err))
+        return
+    totals["segments"] += 1
+    totals["bytes"] += c.size
+    totals["batches"] += c.batches
+    totals["records"] += c.records
+    totals["bad_regions"] += len(c.regions)
+    totals["unreadable_bytes"] += c.unreadable_bytes
+    for r in c.regions:
+        problems.add(str(r))
+        regions.append(r.to_dict())
+    problems.extend(c.problems)
+    notes += c.notes
+
+
+def _safe(text: str) -> str:
+    """Control characters escaped, so that a file name or a key cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
 
 
 def _partition(path):
@@ -348,7 +471,36 @@ def _partition(path):
     return p
 
 
+def _kafka07(path):
+    """A Kafka 0.7 partition (.kafka files, no .log), or None."""
+    from .log.kafka07 import Kafka07Partition
+
+    p = Path(path)
+    if not p.is_dir() or any(c.suffix == ".log" for c in p.iterdir()):
+        return None
+    try:
+        return Kafka07Partition(p)
+    except KafkacodecError:
+        return None
+
+
+def _lookup07(args, p) -> int:
+    if args.timestamp is not None:
+        raise KafkacodecError(f"{p.path}: a Kafka 0.7 partition: its messages have no timestamps")
+    m = p.lookup(args.offset)
+    res = None if m is None else {"offset": args.offset, "message_offset": m.offset,
+                                  "file": Path(m.source).name, "position": m.position, "size": m.size}  # fmt: skip
+    if args.json:
+        _out(json.dumps(res))
+    else:
+        _out("no such offset" if res is None else " ".join(f"{k}: {v}" for k, v in res.items()))
+    return 0
+
+
 def _lookup(args) -> int:
+    k07 = _kafka07(args.dir)
+    if k07 is not None:
+        return _lookup07(args, k07)
     p = _partition(args.dir)
     if args.offset is not None:
         seg = p.segment_for(args.offset) or (p.segments[0] if p.segments else None)
@@ -364,7 +516,15 @@ def _lookup(args) -> int:
         _out("no such offset")
     else:
         _out(" ".join(f"{k}: {v}" for k, v in res.items()))
+    _notes(p)
     return 0
+
+
+def _notes(p) -> None:
+    """What the reads said about indexes they could not trust (on stderr)."""
+    for seg in p.segments:
+        for note in seg.notes:
+            print(f"kafkacodec: note: {_safe(note)}", file=sys.stderr)
 
 
 def _show(v) -> str:
@@ -376,95 +536,182 @@ def _show(v) -> str:
         return "0x" + bytes(v).hex()
 
 
+def _record_line(r) -> str:
+    headers = ", ".join(f"{k}={_show(v)}" for k, v in r.headers)
+    extra = f" control={r.control.type_name}" if r.control is not None else ""
+    return _safe(f"offset {r.offset} {r.timestamp_type} {r.timestamp} key={_show(r.key)} "
+                 f"value={_show(r.value)}{' headers=[' + headers + ']' if headers else ''}{extra}")  # fmt: skip
+
+
 def _records(args) -> int:
-    p = _partition(args.dir)
-    start = args.from_offset
-    if args.from_timestamp is not None:
-        found = p.list_offsets(args.from_timestamp)
-        if found is None:
-            return 0
-        start = found.offset
+    skipped = []
+    on_damage = skipped.append if args.skip_corrupt else None
+    k07 = _kafka07(args.dir)
+    if k07 is not None:
+        if args.from_timestamp is not None:
+            raise KafkacodecError(
+                f"{k07.path}: a Kafka 0.7 partition: its messages have no timestamps"
+            )
+        rows = ((None, None, r) for _f, _m, r in k07.read(args.from_offset, on_damage=on_damage))
+        p = None
+    else:
+        p = _partition(args.dir)
+        start = args.from_offset
+        if args.from_timestamp is not None:
+            found = p.list_offsets(args.from_timestamp)
+            if found is None:
+                return 0
+            start = found.offset
+        rows = p.read(start, committed_only=args.read_committed, on_damage=on_damage)
     n = 0
-    for _seg, _batch, r in p.read(start, committed_only=args.read_committed):
+    for _seg, _batch, r in rows:
         if args.limit is not None and n >= args.limit:
             break
-        headers = ", ".join(f"{k}={_show(v)}" for k, v in r.headers)
-        extra = f" control={r.control.type_name}" if r.control is not None else ""
-        _out(f"offset {r.offset} {r.timestamp_type} {r.timestamp} key={_show(r.key)} value={_show(r.value)}"
-             f"{' headers=[' + headers + ']' if headers else ''}{extra}")  # fmt: skip
+        _out(_record_line(r))
         n += 1
+    if p is not None:
+        _notes(p)
+    for line in skipped:
+        print(f"kafkacodec records: skipped: {_safe(line)}", file=sys.stderr)
     return 0
 
 
 def _recover(args) -> int:
-    from .errors import LogError
-    from .log import LogDirs, Segment, open_log, recover_segment, repair
-    from .log.recovery import TxnTracker, epochs_past, truncate_epochs
-    from .log.segment import parse_segment_name
+    """Kafka's recovery of each partition named (LogLoader's rule, see log/repair.py): a dry
+    run by default, applied with --repair under the log directory's lock."""
+    from .log.fsio import LogDirLock
     from .progress import Progress
 
-    path = Path(args.path)
-    if path.is_file():
+    groups = _recover_groups(Path(args.path))
+    status = CLEAN
+    total = sum(_size_or_zero(s.path) for _ld, parts in groups for p in parts for s in p.segments)
+    with Progress(total, "recover", quiet=args.quiet) as progress:
+        for log_dir, parts in groups:
+            try:
+                lock = LogDirLock(log_dir).acquire() if args.repair else None
+            except KafkacodecError as err:
+                print(f"kafkacodec recover: {_safe(str(err))}", file=sys.stderr)
+                status = UNCHECKED
+                continue
+            try:
+                for part in parts:
+                    status = max(status, _recover_partition(args, part, progress))
+            finally:
+                if lock is not None:
+                    lock.release()
+    return status
+
+
+def _recover_groups(path: Path) -> list:
+    """[(log directory, [partitions])] for a partition, a log.dirs, or a segment file (its
+    partition: Kafka's rule is per partition, a bad segment ends the log there)."""
+    from .log import LogDirs, Partition, open_log
+    from .log.segment import parse_segment_name
+
+    if path.is_file() or path.is_symlink():
         parsed = parse_segment_name(path.name)
         if not parsed or parsed[1] != ".log":
             from .errors import NotASegmentError
 
             raise NotASegmentError(path, "not a segment (.log named by its base offset)")
-        groups = [[Segment(path.parent, parsed[0])]]
-    else:
-        log = open_log(path)
-        groups = [p.segments for p in (log.partitions if isinstance(log, LogDirs) else [log])]
-    dirty = 0
-    total = sum(s.size for g in groups for s in g)
-    with Progress(total, "recover", quiet=args.quiet) as progress:
-        for group in groups:
-            tracker = TxnTracker()  # producer state runs across the segments of a partition
-            for seg in group:
-                progress.describe(seg.path.name)
-                rep = recover_segment(seg, args.index_interval_bytes, tracker, progress)
-                progress(rep.truncated_bytes)
-                progress.clear()
-                if args.repair and not rep.clean:
-                    repair(seg, rep, index_interval_bytes=args.index_interval_bytes)
-                # The log end is the last segment's: epochs starting at or after it go,
-                # as Kafka's truncateFromEnd drops them when it loads the log.
-                epochs = []
-                if seg is group[-1] and _last_segment(seg):
-                    try:
-                        epochs = (truncate_epochs if args.repair else epochs_past)(
-                            seg.dir, rep.next_offset
-                        )
-                    except LogError as err:  # the segments still get recovered
-                        print(f"kafkacodec recover: {err}", file=sys.stderr)
-                        dirty += 1
-                _report_recovery(args, seg, rep, epochs)
-                dirty += not rep.clean or bool(epochs)
-                seg.close()
-    return 0 if args.repair or not dirty else 1
+        path = path.parent
+    log = open_log(path)
+    if isinstance(log, LogDirs):
+        for line in log.problems:
+            print(f"kafkacodec recover: {_safe(line)}", file=sys.stderr)
+        if not log.partitions:
+            from .errors import NotAPartitionError
+
+            raise NotAPartitionError(path, "neither a partition directory nor a log.dirs")
+        return [(path, log.partitions)]
+    assert isinstance(log, Partition)
+    return [(path.parent, [log])]
 
 
-def _last_segment(seg) -> bool:
-    """Whether seg is its directory's last segment (a file named alone may not be)."""
-    from .log.segment import parse_segment_name
+def _recover_partition(args, part, progress) -> int:
+    from .log import repair as R
 
-    bases = [parsed[0] for c in seg.dir.iterdir()
-             if (parsed := parse_segment_name(c.name)) and parsed[1] == ".log"]  # fmt: skip
-    return seg.base_offset == max(bases, default=seg.base_offset)
+    if not part.segments:
+        what = ("a Kafka 0.7 partition (.kafka files): recover does not rewrite that format; "
+                "verify and records read it" if part.kafka07 else "holds no segments: nothing to recover")  # fmt: skip
+        print(f"kafkacodec recover: {_safe(str(part.path))}: {what}", file=sys.stderr)
+        return UNCHECKED
+    try:
+        if args.repair:
+            job = R.finish(part.path)
+            if job is not None:
+                _out(f"{_safe(str(part.path))}: finished an interrupted repair (backup in "
+                     f"{_safe(str(job.backup))})")  # fmt: skip
+                part.close()
+                part = type(part)(part.path)
+        else:
+            job = R.pending(part.path)
+            if job is not None:
+                _report_pending(args, job)
+                return PROBLEMS
+        plan = R.plan(part, index_interval_bytes=args.index_interval_bytes, progress=progress)
+        progress.clear()
+        done = R.apply(plan, args.backup) if args.repair and not plan.refused else None
+    except KafkacodecError as err:
+        print(f"kafkacodec recover: {_safe(str(err))}", file=sys.stderr)
+        return UNCHECKED
+    finally:
+        part.close()
+    _report_plan(args, plan, done)
+    if plan.refused:
+        return UNCHECKED
+    return CLEAN if plan.clean or args.repair else PROBLEMS
 
 
-def _report_recovery(args, seg, rep, epochs) -> None:
+def _report_pending(args, job) -> None:
+    why = job.mismatch
     if args.json:
-        _out(json.dumps({**rep.to_dict(), "repaired": bool(args.repair and not rep.clean),
-                         "dropped_epochs": [list(e) for e in epochs]}))  # fmt: skip
+        _out(json.dumps({"partition": str(job.partition), "pending_repair": str(job.path),
+                         "backup": str(job.backup), "steps": len(job.steps), "done": job.done,
+                         "mismatch": why}))  # fmt: skip
         return
-    if rep.clean:
-        _out(f"{seg.path}: clean, {rep.batches} batches, next offset {rep.next_offset}")
-    else:
-        verb = "cut" if args.repair else "would cut"
-        _out(f"{seg.path}: byte {rep.invalid_position}: {rep.reason}; last valid offset "
-             f"{rep.last_valid_offset}; {verb} {rep.truncated_bytes} bytes")  # fmt: skip
-    if epochs:
-        verb = "dropped" if args.repair else "would drop"
-        listed = ", ".join(f"{e} from offset {o}" for e, o in epochs)
-        _out(f"{seg.dir / 'leader-epoch-checkpoint'}: {verb} epochs past the log end "
-             f"{rep.next_offset}: {listed}")  # fmt: skip
+    _out(_safe(job.describe()))
+    if why:
+        _out(f"  the files no longer match it ({_safe(why)}): it will not be applied")
+
+
+def _report_plan(args, plan, done) -> None:
+    name = _safe(str(plan.partition))
+    if args.json:
+        _out(json.dumps({**plan.to_dict(), "repaired": done is not None,
+                         "backup": str(done.backup) if done else None}))  # fmt: skip
+        return
+    reps = plan.reports
+    if plan.refused:
+        _out(f"{name}: not repairable by kafkacodec: {_safe(plan.refused)}")
+        return
+    if plan.clean:
+        _out(f"{name}: clean, {len(reps)} segments, {sum(r.batches for r in reps)} batches, "
+             f"log end offset {plan.log_end_offset}")  # fmt: skip
+        return
+    would = "" if done else "would "
+    _out(f"{name}: Kafka's recovery (LogLoader) {'did' if done else 'would do'} this:")
+    t = plan.truncate
+    if t is not None:
+        _out(f"  {would}cut {t.truncated_bytes} bytes from byte {t.invalid_position} of "
+             f"{Path(t.segment).name} to the backup ({_safe(t.reason or '')}); offsets up to "
+             f"{t.last_valid_offset} stay")  # fmt: skip
+    segs = plan.moved_segments
+    if plan.moves:
+        batches = sum(m.batches or 0 for m in segs)
+        records = sum(m.records or 0 for m in segs)
+        size = sum(m.size for m in plan.moves)
+        _out(f"  {would}move {len(plan.moves)} files to the backup ({len(segs)} later segments: "
+             f"{batches} batches, {records} records; {size} bytes in all):")  # fmt: skip
+        for m in plan.moves:
+            counts = f", {m.batches} batches, {m.records} records" if m.batches is not None else ""
+            _out(f"    {m.name}: {m.size} bytes{counts} ({m.why})")
+    for r in plan.replaces:
+        _out(f"  {would}rewrite {r.name} ({_safe(r.why)}; the old one to the backup)")
+    if plan.dropped_epochs:
+        listed = ", ".join(f"{e} from offset {o}" for e, o in plan.dropped_epochs)
+        _out(f"  {would}drop epochs past the log end {plan.log_end_offset}: {listed} "
+             "(leader-epoch-checkpoint)")  # fmt: skip
+    _out(f"  log end offset after the repair: {plan.log_end_offset}")
+    if done:
+        _out(f"  backup: {_safe(str(done.backup))}")

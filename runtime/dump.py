@@ -306,3 +306,43 @@ def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
         yield batch_dict(b, deep=deep, how=how)
         if progress is not None:
             progress(b.size)
+
+
+# ------------------------------------------------------------------------ Kafka 0.7
+
+
+def dump07_text(f, *, deep: bool = False, print_data: bool = False, progress=None) -> Iterator[str]:
+    """A Kafka 0.7 .kafka file (log/kafka07.py) in kafka-dump-log's wording for legacy
+    messages; kafka-dump-log itself never read this format. A message's offset is its
+    address (file base + position)."""
+    yield f"Dumping {f.path.name}"
+    yield f"Log starting offset: {f.base}"
+    end = 0
+    for m in f.messages(verify_crc=False):
+        line = (f"offset: {m.offset} position: {m.position} isvalid: {_bool(m.is_valid)} "
+                f"size: {m.size} magic: {m.magic} compresscodec: {m.compression} crc: {m.crc}")  # fmt: skip
+        if print_data and not m.codec:
+            line += f" payload: {_text(m.payload)}"
+        yield line
+        if (deep or print_data) and m.codec:
+            for r in m.records():
+                inner = f"| offset: {r.offset} payloadsize: {len(r.value)}"
+                yield inner + (f" payload: {_text(r.value)}" if print_data else "")
+        end = m.position + m.size
+        if progress is not None:
+            progress(m.size)
+    if f.size > end:
+        yield f"Found {f.size - end} invalid bytes at the end of {f.path.name}"
+
+
+def dump07_json(f, *, deep: bool = False, how: str = "hex", progress=None) -> Iterator[dict]:
+    """A Kafka 0.7 .kafka file as JSON objects, one per message (`format: "kafka07"`)."""
+    for m in f.messages(verify_crc=False):
+        out = {"format": "kafka07", "offset": m.offset, "position": m.position, "size": m.size,
+               "magic": m.magic, "compression": m.compression, "crc": m.crc, "is_valid": m.is_valid}  # fmt: skip
+        if deep:
+            out["records"] = [{"offset": r.offset, "value": encode_bytes(r.value, how)}
+                              for r in m.records()]  # fmt: skip
+        yield out
+        if progress is not None:
+            progress(m.size)

@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,22 @@ def kafka_java_cases(*categories):
             doc = json.loads(j.read_text())
             if "batches" in doc:
                 out.append(pytest.param(doc, (j.parent / doc["file"]).read_bytes(), id=doc["name"]))
+    return out
+
+
+#: The installed console script.
+EXE = Path(sys.executable).with_name("kafkacodec")
+
+
+def kafkacodec_cli(*args, ok=True, timeout=120):
+    """Run the installed `kafkacodec` in a subprocess; with ok, it must exit 0. It never
+    prints a traceback."""
+    out = subprocess.run(
+        [str(EXE), *map(str, args)], capture_output=True, text=True, timeout=timeout
+    )
+    if ok is True:
+        assert out.returncode == 0, out.stderr
+    assert "Traceback" not in out.stderr, out.stderr
     return out
 
 

@@ -15,7 +15,7 @@ from kafkacodec.log import (
     TimeIndex,
     TxnIndex,
     recover_segment,
-    repair,
+    repair_partition,
 )
 from kafkacodec.log.index import encode_offset_entries, encode_time_entries, encode_txn_entries
 
@@ -184,8 +184,8 @@ def test_inconsistent_index_falls_back_to_walk(tmp_path):
 
 @pytest.mark.parametrize("case", REC["results"], ids=lambda c: c["variant"])
 def test_recovery_matches_kafka(case, tmp_path):
-    d = tmp_path / "t-0"
-    d.mkdir()
+    d = tmp_path / "logs" / "t-0"
+    d.mkdir(parents=True)
     original = (SEG_DIR / "recovery" / case["inputFile"]).read_bytes()
     (d / "00000000000000001000.log").write_bytes(original)
     s = Segment(d, BASE)
@@ -200,7 +200,8 @@ def test_recovery_matches_kafka(case, tmp_path):
     assert (rep.reason is None) == (rep.truncated_bytes == 0)
     assert list(d.iterdir()) == [d / "00000000000000001000.log"]  # the dry run wrote nothing
 
-    repair(s, rep)
+    s.close()
+    _plan, job = repair_partition(d, backup_root=tmp_path / "backup")
     assert (d / "00000000000000001000.log").stat().st_size == case["logFileSizeAfterClose"]
     for suffix in ("index", "timeindex"):
         after = SEG_DIR / "recovery" / f"recover_{case['variant']}.{suffix}.after"
@@ -210,11 +211,14 @@ def test_recovery_matches_kafka(case, tmp_path):
             else (SEG_DIR / f"00000000000000001000.{suffix}").read_bytes()
         )
         assert (d / f"00000000000000001000.{suffix}").read_bytes() == want, suffix
-    cut = list(d.glob("*.kafkacodec-cut-*"))
+    cut = list((tmp_path / "backup").rglob("*.log.cut-at-*"))
     kept = (d / "00000000000000001000.log").read_bytes()
     assert kept + (cut[0].read_bytes() if cut else b"") == original
     assert len(cut) == (1 if rep.truncated_bytes else 0)
     assert recover_segment(Segment(d, BASE)).clean
+    left = {p.name for p in d.iterdir()}  # nothing of kafkacodec's is left in the partition
+    assert left <= {f"00000000000000001000.{s}" for s in ("log", "index", "timeindex", "txnindex")}
+    assert (job is None) == (rep.clean and case["variant"] != "intact_rebuild_indexes")
 
 
 # ------------------------------------------------------------------------------ writer

@@ -17,14 +17,9 @@ from .partition import (
     Partition,
     open_log,
 )
-from .recovery import (
-    RecoveryReport,
-    TxnTracker,
-    finish_pending_repair,
-    pending_repair,
-    recover_segment,
-    repair,
-)
+from .recovery import RecoveryReport, TxnTracker, recover_segment
+from .repair import RepairPlan, plan_repair
+from .repair import repair as repair_partition
 from .segment import LogOffsetPosition, Segment, TimestampAndOffset
 from .writer import PartitionWriter
 
@@ -32,5 +27,5 @@ __all__ = [
     "open_log", "Partition", "LogDirs", "Segment", "PartitionWriter", "OffsetIndex", "TimeIndex",
     "TxnIndex", "OffsetPosition", "TimestampOffset", "AbortedTxn", "LogOffsetPosition",
     "TimestampAndOffset", "ListOffsetsResult", "RecoveryReport", "TxnTracker", "recover_segment",
-    "repair", "pending_repair", "finish_pending_repair", "LATEST", "EARLIEST", "MAX_TIMESTAMP",
+    "RepairPlan", "plan_repair", "repair_partition", "LATEST", "EARLIEST", "MAX_TIMESTAMP",
 ]  # fmt: skip

@@ -9,8 +9,6 @@ say why, and lookups answer as an empty index does, so callers fall back to a wa
 
 from __future__ import annotations
 
-import mmap
-import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -19,6 +17,7 @@ from kafkacodec.generated import kafka_time_index as _ti
 from kafkacodec.generated import kafka_txn_index as _xi
 
 from ..errors import DecodeError, LogError
+from .fsio import map_regular, unmap
 
 __all__ = [
     "OffsetIndex", "TimeIndex", "TxnIndex", "OffsetPosition", "TimestampOffset", "AbortedTxn",
@@ -48,28 +47,35 @@ class TxnSearchResult(NamedTuple):
     is_complete: bool
 
 
-def map_file(path: Path):
-    """(mmap, or b"" when empty, and the size) of a file opened read-only; (None, 0) when
-    it is missing."""
-    try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
-                return b"", 0
-            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), size
-    except FileNotFoundError:
-        return None, 0
-    except OSError as err:
-        raise LogError(path, f"cannot read: {err.strerror}") from None
+#: The one way the log layer maps a file: never through a link, only a regular file.
+map_file = map_regular
 
 
-def unmap(buf) -> None:
-    """Close what map_file mapped; while batches still view it, it unmaps when they go."""
-    if isinstance(buf, mmap.mmap):
-        try:
-            buf.close()
-        except BufferError:
-            pass
+#: Problems kept per index file; beyond it they are counted (a 10-million-entry broken index
+#: must not cost gigabytes of messages).
+PROBLEM_LIMIT = 100
+
+
+class CappedProblems(list):
+    """A list of problem lines that keeps the first `limit` and counts the rest; `close()`
+    appends the count of those left out."""
+
+    def __init__(self, limit: int = PROBLEM_LIMIT):
+        super().__init__()
+        self.limit = limit
+        self.dropped = 0
+
+    def append(self, line: str) -> None:
+        if len(self) < self.limit:
+            super().append(line)
+        else:
+            self.dropped += 1
+
+    def close(self, what: str = "problems") -> list[str]:
+        if self.dropped:
+            super().append(f"... and {self.dropped} more {what}")
+            self.dropped = 0
+        return self
 
 
 class _Index:
@@ -80,11 +86,17 @@ class _Index:
     def __init__(self, path, base_offset: int):
         self.path = Path(path)
         self.base_offset = base_offset
-        self._buf, self.file_size = map_file(self.path)
-        self.exists = self._buf is not None
+        self.problems: list[str] = []
+        try:
+            self._buf, self.file_size = map_file(self.path)
+        except LogError as err:  # a link, a FIFO, unreadable: never trusted, never followed
+            self._buf, self.file_size = b"", 0
+            self.problems.append(err.message)
+            self.exists = True
+        else:
+            self.exists = self._buf is not None
         if self._buf is None:
             self._buf = b""
-        self.problems: list[str] = []
         raw = self.file_size // self.SIZE
         if self.file_size % self.SIZE:
             self.problems.append(
@@ -194,7 +206,8 @@ class OffsetIndex(_Index):
     def check(self, log_size: int | None = None) -> list[str]:
         """Kafka's sanity check plus a full one: offsets and positions strictly increasing,
         positions inside the log. Returns the problems (empty when sound)."""
-        problems = list(self.problems)
+        problems = CappedProblems()
+        problems.extend(self.problems)
         prev = None
         for i, e in enumerate(self):
             if e.offset < self.base_offset:
@@ -210,7 +223,7 @@ class OffsetIndex(_Index):
                     f"entry {i}: position {e.position} is past the end of the log ({log_size} bytes)"
                 )
             prev = e
-        return problems
+        return problems.close()
 
     def lookup(self, target: int) -> OffsetPosition:
         """Kafka's OffsetIndex.lookup: the entry with the largest offset <= target, else
@@ -269,7 +282,8 @@ class TimeIndex(_Index):
             )
 
     def check(self, log_end_offset: int | None = None) -> list[str]:
-        problems = list(self.problems)
+        problems = CappedProblems()
+        problems.extend(self.problems)
         prev = None
         for i, e in enumerate(self):
             if prev is not None and (e.timestamp <= prev.timestamp or e.offset < prev.offset):
@@ -281,7 +295,7 @@ class TimeIndex(_Index):
                     f"entry {i}: offset {e.offset} is past the log end offset {log_end_offset}"
                 )
             prev = e
-        return problems
+        return problems.close()
 
     def lookup(self, timestamp: int) -> TimestampOffset:
         """Kafka's TimeIndex.lookup: the entry with the largest timestamp <= timestamp,

@@ -16,14 +16,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..batches import Record
-from ..errors import LogError, NotAPartitionError
+from ..errors import DecodeError, LogError, NotAPartitionError
+from . import fsio
+from .check import BadRegion, scan
 from .index import AbortedTxn
 from .recovery import TxnTracker
 from .segment import Segment, TimestampAndOffset, parse_segment_name
 
 __all__ = [
     "Partition", "LogDirs", "open_log", "EpochEntry", "ListOffsetsResult", "LATEST", "EARLIEST",
-    "MAX_TIMESTAMP", "read_epoch_checkpoint",
+    "MAX_TIMESTAMP", "read_epoch_checkpoint", "EPOCH_CHECKPOINT", "write_epoch_checkpoint_text",
 ]  # fmt: skip
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
@@ -32,11 +34,24 @@ LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
 #: Suffixes of unfinished operations (deletion, cleaning, swapping).
 LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
-KNOWN_FILES = ("leader-epoch-checkpoint", "partition.metadata")
-#: A partition directory, possibly marked for deletion or as a future replica.
+EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+KNOWN_FILES = (EPOCH_CHECKPOINT, "partition.metadata")
+#: A partition directory, possibly marked for deletion or as a future replica (ASCII digits
+#: only: Kafka's names never hold others).
 _DIR_NAME = re.compile(
-    r"^(?P<topic>.+)-(?P<partition>\d+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
+    r"^(?P<topic>.+)-(?P<partition>[0-9]+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
 )
+
+
+def _side_text(path: Path) -> str | None:
+    """A small text file of a partition or log.dirs (None when missing), size-capped."""
+    raw = fsio.read_side_file(path)
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise LogError(path, f"not UTF-8 text (byte {err.start})") from None
 
 
 class EpochEntry(NamedTuple):
@@ -57,12 +72,10 @@ class ListOffsetsResult(NamedTuple):
 
 def read_epoch_checkpoint(path: Path) -> list[EpochEntry]:
     """leader-epoch-checkpoint: version (0), count, then `epoch start_offset` lines."""
-    try:
-        lines = path.read_text().splitlines()
-    except FileNotFoundError:
+    text = _side_text(path)
+    if text is None:
         return []
-    except (OSError, UnicodeDecodeError) as err:
-        raise LogError(path, f"cannot read: {err}") from None
+    lines = text.splitlines()
     try:
         if not lines or int(lines[0]) != 0:
             raise ValueError(f"version {lines[0] if lines else 'missing'} (expected 0)")
@@ -143,20 +156,28 @@ class Partition:
         self.orphan_indexes = sorted(
             f"{b:020d}{s}" for b, ss in self.index_files.items() if b not in bases for s in ss
         )
-        self.leader_epochs = read_epoch_checkpoint(self.path / "leader-epoch-checkpoint")
-        self.metadata = self._read_metadata()
+        #: Side files that could not be read (a malformed checkpoint or partition.metadata):
+        #: reported by verify, while the segments are still read.
+        self.problems: list[str] = []
+        self.leader_epochs: list[EpochEntry] = []
+        self.metadata: dict = {}
+        try:
+            self.leader_epochs = read_epoch_checkpoint(self.path / EPOCH_CHECKPOINT)
+        except LogError as err:
+            self.problems.append(str(err))
+        try:
+            self.metadata = self._read_metadata()
+        except LogError as err:
+            self.problems.append(str(err))
 
     def __repr__(self):
         return f"Partition({str(self.path)!r}, segments={len(self.segments)})"
 
     def _read_metadata(self) -> dict:
         p = self.path / "partition.metadata"
-        try:
-            text = p.read_text()
-        except FileNotFoundError:
+        text = _side_text(p)
+        if text is None:
             return {}
-        except (OSError, UnicodeDecodeError) as err:
-            raise LogError(p, f"cannot read: {err}") from None
         out = {}
         for n, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
@@ -247,7 +268,9 @@ class Partition:
             return None
         # The batch holding it, then its first record carrying that timestamp.
         where = best_seg.translate_offset(best.offset)
-        for batch in best_seg.batches(where.position):
+        for batch in best_seg.batches(where.position if where else 0):
+            if batch.last_offset < best.offset:
+                continue
             for r in batch.records():
                 if r.timestamp == best.timestamp:
                     epoch = (
@@ -264,9 +287,13 @@ class Partition:
 
     # -- reading
     def read(self, from_offset: int | None = None, *, verify_crc: bool = True,
-             committed_only: bool = False) -> Iterator[tuple[Segment, object, Record]]:  # fmt: skip
+             committed_only: bool = False, on_damage=None) -> Iterator[tuple[Segment, object, Record]]:  # fmt: skip
         """(segment, batch, record) from from_offset on, across segments. Starts at the
-        indexed position of the right segment: an index lookup and a short walk."""
+        indexed position of the right segment: an index lookup and a short walk.
+
+        Damage raises a DecodeError naming the file and byte, unless `on_damage` is given:
+        then the walk reads past it (check.scan resynchronizes on the next valid batch, as
+        `verify` does) and on_damage(text) is told each stretch or batch left out."""
         if not self.segments:
             return
         if from_offset is None:
@@ -274,15 +301,34 @@ class Partition:
         first = self.segment_for(from_offset) or self.segments[0]
         aborted = AbortFilter(self) if committed_only else None
         for seg in self.segments[self.segments.index(first) :]:
-            start = seg.offset_index.lookup(from_offset).position if seg is first else 0
-            for batch in seg.batches(start, verify_crc=verify_crc):
+            start = seg.start_position(from_offset) if seg is first else 0
+            for batch in self._batches(seg, start, verify_crc, on_damage):
                 if batch.last_offset < from_offset:
                     continue
                 if aborted is not None and aborted.drops(batch):
                     continue
-                for r in batch.records():
+                try:
+                    records = batch.records()
+                except DecodeError as err:
+                    if on_damage is None:
+                        raise
+                    on_damage(str(err))
+                    continue
+                for r in records:
                     if r.offset >= from_offset and not (committed_only and r.control is not None):
                         yield seg, batch, r
+
+    @staticmethod
+    def _batches(seg: Segment, start: int, verify_crc: bool, on_damage):
+        if on_damage is None:
+            yield from seg.batches(start, verify_crc=verify_crc)
+            return
+        for item in scan(seg.data, source=str(seg.path), start=start, end=seg.size,
+                         verify_crc=verify_crc):  # fmt: skip
+            if isinstance(item, BadRegion):
+                on_damage(str(item))
+            else:
+                yield item
 
     def aborted_transactions(self, fetch_offset: int, upper_bound_offset: int) -> list[AbortedTxn]:
         """Kafka's UnifiedLog.collectAbortedTransactions: from the segment holding
@@ -362,9 +408,15 @@ class LogDirs:
             )
         self.partitions: list[Partition] = []
         self.other: list[str] = []
+        #: Partition directories that could not be opened: one broken partition does not
+        #: stop the others.
+        self.problems: list[str] = []
         for child in sorted(self.path.iterdir()):
             if child.is_dir() and _DIR_NAME.match(child.name):
-                self.partitions.append(Partition(child))
+                try:
+                    self.partitions.append(Partition(child))
+                except LogError as err:
+                    self.problems.append(str(err))
             elif child.name not in self.CHECKPOINTS and child.name not in (
                 "meta.properties",
                 ".lock",
@@ -378,10 +430,10 @@ class LogDirs:
     def checkpoint(self, name: str) -> dict[tuple[str, int], int]:
         """A broker checkpoint file (version 0, count, `topic partition offset` lines)."""
         p = self.path / name
-        try:
-            lines = p.read_text().splitlines()
-        except FileNotFoundError:
+        text = _side_text(p)
+        if text is None:
             return {}
+        lines = text.splitlines()
         try:
             out = {}
             for line in lines[2:]:

@@ -1,51 +1,28 @@
 """Recovery of a segment, as a broker does it after a crash (FORMATS.md 5).
 
-`recover_segment(segment)` is the dry run: it walks the batches with Kafka's validity rules
-(size fits, size at least the overhead, known magic, CRC), stops at the first invalid or
-incomplete batch, and rebuilds the offset, time and transaction indexes during the walk
-with the rules of LogSegment.recover. It writes nothing.
+`recover_segment(segment)` is the dry run of Kafka's LogSegment.recover for one segment: it
+walks the batches with Kafka's validity rules (size fits, size at least the overhead, known
+magic, CRC), stops at the first invalid or incomplete batch, and rebuilds the offset, time
+and transaction indexes during the walk with the same interval rule. It writes nothing.
 
-`repair(report)` applies a dry run's outcome, crash-safely:
-
-1. prepare (nothing visible changes): the bytes to cut are saved to
-   `<base>.log.kafkacodec-cut-<position>`, the rebuilt indexes to `<name>.kafkacodec-new`,
-   each fsynced; then a journal `<base>.kafkacodec-repair` (JSON) is written to a
-   temporary name, fsynced and renamed into place: that rename is the commit point;
-2. apply (idempotent): truncate the .log, rename each new index over the old one, fsync
-   the directory, delete the journal.
-
-Killed before the commit point, the old state stands (leftover temporary files are
-ignored and cleaned by the next repair); after it, readers (Partition, Segment) honour the
-journal, so they see the new state, and the next `repair` or `finish_pending_repairs`
-completes it. The cut bytes are never lost: log prefix + backup = the original file.
+What a broker does with a whole partition (LogLoader: truncate the first segment with
+invalid bytes, delete every later one) is in repair.py, which applies it crash-safely and
+moves, never deletes.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..batches import LOG_OVERHEAD
 from ..errors import DecodeError, LogError
-from .index import AbortedTxn, encode_offset_entries, encode_time_entries, encode_txn_entries
-from .segment import NEW_SUFFIX, Segment
+from .index import AbortedTxn
+from .segment import Segment, walk_entry
 
-__all__ = [
-    "TxnTracker",
-    "RecoveryReport",
-    "recover_segment",
-    "repair",
-    "pending_repair",
-    "finish_pending_repair",
-    "epochs_past",
-    "truncate_epochs",
-]
+__all__ = ["TxnTracker", "RecoveryReport", "recover_segment", "DEFAULT_INDEX_INTERVAL"]
 
+#: Kafka's default index.interval.bytes (a topic config; LogConfig.DEFAULT_INDEX_INTERVAL_BYTES).
 DEFAULT_INDEX_INTERVAL = 4096
-CUT_SUFFIX = ".kafkacodec-cut-"
-_TMP = ".tmp"
 
 
 class TxnTracker:
@@ -103,6 +80,16 @@ class RecoveryReport:
     txn_index: list = field(default_factory=list)
     max_timestamp: int = -1
     leader_epochs: list = field(default_factory=list)
+    #: The valid batches as (position, base offset, last offset, max timestamp), for
+    #: checking the segment's indexes against them (Segment.index_problems).
+    walk: list = field(default_factory=list)
+    #: Whether `records` is exact (a legacy wrapper that does not decompress counts as 0).
+    records_exact: bool = True
+    #: A batch whose offset the segment cannot hold (below its base offset, or more than
+    #: 2^31-1 past it): Kafka's LogSegment.recover throws LogSegmentOffsetOverflowException
+    #: there, which LogLoader answers by splitting the segment or by failing to load the
+    #: log; it never truncates. Such a segment is reported and never repaired.
+    offset_problem: str | None = None
 
     @property
     def truncated_bytes(self) -> int:
@@ -111,12 +98,13 @@ class RecoveryReport:
 
     @property
     def clean(self) -> bool:
-        return self.truncated_bytes == 0
+        return self.truncated_bytes == 0 and self.offset_problem is None
 
     def to_dict(self) -> dict:
         return {
             "segment": self.segment, "size": self.size, "valid_bytes": self.valid_bytes,
             "truncated_bytes": self.truncated_bytes, "batches": self.batches,
+            "records": self.records, "offset_problem": self.offset_problem,
             "last_valid_offset": self.last_valid_offset, "next_offset": self.next_offset,
             "invalid_position": self.invalid_position, "reason": self.reason,
             "offset_index": [list(e) for e in self.offset_index],
@@ -131,7 +119,7 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
     segments of a partition in order, so that transactions spanning segments are known;
     `progress(n)` is told the size of each valid batch."""
     size = segment.size
-    rep = RecoveryReport(str(segment.path), size, next_offset=segment.base_offset)
+    rep = RecoveryReport(str(segment.path), size, records=0, next_offset=segment.base_offset)
     tracker = tracker or TxnTracker()
     max_ts, max_ts_offset = -1, segment.base_offset
     last_index_at = 0
@@ -141,8 +129,12 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
     try:
         for batch in it:
             if not 0 <= batch.last_offset - segment.base_offset <= 0x7FFFFFFF:
-                raise LogError(segment.path, f"offset {batch.last_offset} cannot be relative to base "
-                               f"offset {segment.base_offset}", batch.position)  # fmt: skip
+                rep.offset_problem = (
+                    f"byte {batch.position}: the batch's last offset {batch.last_offset} cannot be "
+                    f"held by a segment whose base offset is {segment.base_offset} (Kafka's "
+                    "LogSegment.recover: LogSegmentOffsetOverflowException; a broker cannot load "
+                    "this segment as it is named)")  # fmt: skip
+                break
             if progress is not None:
                 progress(batch.size)
             if batch.max_timestamp > max_ts:
@@ -151,21 +143,23 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
                 rep.offset_index.append((batch.last_offset, valid))
                 _maybe_append_time(rep.time_index, max_ts, max_ts_offset)
                 last_index_at = valid
+            rep.walk.append(walk_entry(batch, valid))
             valid += batch.size
             rep.batches += 1
+            _count_records(rep, batch)
             rep.last_valid_offset = batch.last_offset
             if batch.magic >= 2:
                 if batch.partition_leader_epoch > epoch:
                     epoch = batch.partition_leader_epoch
                     rep.leader_epochs.append((epoch, batch.base_offset))
                 tracker.update(batch)
-        if it.remaining:
+        if it.remaining and rep.offset_problem is None:
             rep.invalid_position = it.position
             rep.reason = _incomplete(segment, it.position, it.remaining)
     except (DecodeError, LogError) as err:
         rep.invalid_position = valid
         rep.reason = getattr(err, "message", str(err))
-    rep.valid_bytes = valid
+    rep.valid_bytes = size if rep.offset_problem else valid  # never cut: see offset_problem
     rep.next_offset = (
         segment.base_offset if rep.last_valid_offset is None else rep.last_valid_offset + 1
     )
@@ -174,6 +168,16 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
     _maybe_append_time(rep.time_index, max_ts, max_ts_offset)
     rep.txn_index = [e for e in tracker.aborted if segment.base_offset <= e.last_offset]
     return rep
+
+
+def _count_records(rep: RecoveryReport, batch) -> None:
+    if batch.magic >= 2:
+        rep.records += batch.count
+        return
+    try:
+        rep.records += len(batch.records())
+    except DecodeError:  # recovery checks a wrapper's CRC only, as Kafka does
+        rep.records_exact = False
 
 
 def _maybe_append_time(entries: list, ts: int, offset: int) -> None:
@@ -187,124 +191,3 @@ def _incomplete(segment: Segment, pos: int, remaining: int) -> str:
         return f"{remaining} bytes at the end are too few for a batch header (a lost tail)"
     size = int.from_bytes(bytes(segment.data[pos + 8 : pos + 12]), "big", signed=True)
     return f"batch declares {size + LOG_OVERHEAD} bytes but only {remaining} remain (a lost tail)"
-
-
-# ------------------------------------------------------------------------------ repair
-
-
-def _fsync_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + _TMP)
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def repair(segment: Segment, report: RecoveryReport | None = None, *,
-           index_interval_bytes: int = DEFAULT_INDEX_INTERVAL) -> RecoveryReport:  # fmt: skip
-    """Apply recovery to a segment: keep the longest valid prefix, back up the rest,
-    rewrite the indexes. Crash-safe (see the module docstring)."""
-    finish_pending_repair(segment)
-    if report is None:
-        report = recover_segment(segment, index_interval_bytes)
-    if report.size != segment.path.stat().st_size:
-        raise LogError(segment.path, "the segment changed since the dry run; run it again")
-    d = segment.dir
-    for stale in d.glob(segment.path.stem + "*" + _TMP):
-        stale.unlink()
-    segment.close()  # unmap before truncating
-    # 1. prepare
-    cut = None
-    if report.truncated_bytes:
-        cut = segment.path.with_name(segment.path.name + CUT_SUFFIX + str(report.valid_bytes))
-        with open(segment.path, "rb") as f:
-            f.seek(report.valid_bytes)
-            _fsync_write(cut, f.read())
-    base = segment.base_offset
-    new_files = {
-        segment.index_path: encode_offset_entries(base, report.offset_index),
-        segment.timeindex_path: encode_time_entries(base, report.time_index),
-    }
-    if report.txn_index or segment.txnindex_path.exists():
-        new_files[segment.txnindex_path] = encode_txn_entries(report.txn_index)
-    for target, data in new_files.items():
-        _fsync_write(target.with_name(target.name + NEW_SUFFIX), data)
-    journal = {
-        "segment": segment.path.name, "original_size": report.size, "valid_bytes": report.valid_bytes,
-        "backup": cut.name if cut else None, "indexes": [p.name for p in new_files],
-    }  # fmt: skip
-    _fsync_write(segment.journal_path, json.dumps(journal, indent=1).encode())
-    _fsync_dir(d)  # commit point: the journal is durable
-    # 2. apply
-    finish_pending_repair(segment)
-    return report
-
-
-EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
-
-
-def epochs_past(directory, end_offset: int) -> list:
-    """The leader-epoch-checkpoint entries of a partition directory that start at or after
-    end_offset: what Kafka's LeaderEpochFileCache.truncateFromEnd drops once recovery has
-    moved the log end back to end_offset."""
-    from .partition import read_epoch_checkpoint  # partition imports this module
-
-    return [e for e in read_epoch_checkpoint(Path(directory) / EPOCH_CHECKPOINT)
-            if e.start_offset >= end_offset]  # fmt: skip
-
-
-def truncate_epochs(directory, end_offset: int) -> list:
-    """Drop the epochs that start at or after end_offset from the partition's
-    leader-epoch-checkpoint, written atomically (a temporary file, fsynced, renamed over
-    the old one, the directory fsynced): a crash leaves the old file or the new one.
-    Returns the entries dropped."""
-    from .partition import read_epoch_checkpoint, write_epoch_checkpoint_text
-
-    d = Path(directory)
-    path = d / EPOCH_CHECKPOINT
-    entries = read_epoch_checkpoint(path)
-    kept = [e for e in entries if e.start_offset < end_offset]
-    if len(kept) == len(entries):
-        return []
-    tmp = path.with_name(path.name + _TMP)
-    _fsync_write(tmp, write_epoch_checkpoint_text(kept).encode())
-    os.replace(tmp, path)
-    _fsync_dir(d)
-    return entries[len(kept) :]
-
-
-def pending_repair(segment: Segment) -> dict | None:
-    """The journal of a committed but unfinished repair, or None."""
-    return segment.pending_repair()
-
-
-def finish_pending_repair(segment: Segment) -> bool:
-    """Complete a committed repair (idempotent). Returns whether there was one."""
-    journal = pending_repair(segment)
-    if journal is None:
-        return False
-    segment.close()
-    valid = journal["valid_bytes"]
-    if segment.path.stat().st_size > valid:
-        with open(segment.path, "r+b") as f:
-            f.truncate(valid)
-            f.flush()
-            os.fsync(f.fileno())
-    for name in journal["indexes"]:
-        new = segment.dir / (name + NEW_SUFFIX)
-        if new.exists():
-            os.replace(new, segment.dir / name)
-    _fsync_dir(segment.dir)
-    segment.journal_path.unlink()
-    _fsync_dir(segment.dir)
-    segment.use_files()
-    return True

@@ -7,15 +7,15 @@ gives a start position, then a short shallow walk over batch headers finds the a
 from __future__ import annotations
 
 import bisect
-import json
 import logging
 from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
 from ..batches import BatchIterator
-from ..errors import LogError, NotASegmentError
+from ..errors import DecodeError, LogError, NotASegmentError
 from .index import (
+    CappedProblems,
     OffsetIndex,
     TimeIndex,
     TimestampOffset,
@@ -34,10 +34,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("kafkacodec.log")
-
-#: A repair's journal (its commit point) and the index files it will rename into place.
-JOURNAL_SUFFIX = ".kafkacodec-repair"
-NEW_SUFFIX = ".kafkacodec-new"
 
 
 class LogOffsetPosition(NamedTuple):
@@ -61,9 +57,10 @@ def segment_name(base_offset: int, suffix: str = ".log") -> str:
 
 
 def parse_segment_name(name: str) -> tuple[int, str] | None:
-    """(base offset, suffix) for a file named like Kafka's segment files, else None."""
+    """(base offset, suffix) for a file named like Kafka's segment files (20 ASCII digits,
+    a dot, a suffix), else None."""
     stem, dot, suffix = name.partition(".")
-    if len(stem) == 20 and stem.isdigit() and dot:
+    if len(stem) == 20 and stem.isascii() and stem.isdigit() and dot:
         return int(stem), "." + suffix
     return None
 
@@ -89,6 +86,19 @@ def sniff(data, path, size: int | None = None) -> None:
         raise NotASegmentError(path, f"first entry has magic {head[16]}; not a Kafka segment", 16)
 
 
+def walk_entry(batch, position: int | None = None) -> tuple[int, int, int, int]:
+    """A batch as Segment.index_problems reads the log: (position, base offset, last offset,
+    max timestamp). A legacy wrapper's base offset needs its inner messages; when they do
+    not decompress, its own offset stands in (recovery checks a wrapper's CRC only, as
+    Kafka does; the records' problem is reported where records are read)."""
+    try:
+        base = batch.base_offset
+    except DecodeError:
+        base = batch.last_offset
+    pos = batch.position if position is None else position
+    return (pos, base, batch.last_offset, batch.max_timestamp)
+
+
 def _epoch(e: int) -> int | None:
     return None if e < 0 else e
 
@@ -101,67 +111,51 @@ class Segment:
         self.dir = Path(directory)
         self.base_offset = base_offset
         self.path = self.dir / segment_name(base_offset)
-        self.journal_path = self.dir / segment_name(base_offset, JOURNAL_SUFFIX)
+        self.index_path = self.dir / segment_name(base_offset, ".index")
+        self.timeindex_path = self.dir / segment_name(base_offset, ".timeindex")
+        self.txnindex_path = self.dir / segment_name(base_offset, ".txnindex")
         self._map = None
+        self._size: int | None = None
         self._max_ts = None
+        #: Whether the file is named by its base offset (see standalone).
+        self.named = True
         #: Said when an index could not be used and a walk replaced it.
         self.notes: list[str] = []
-        #: A committed but unfinished repair (see recovery.py): readers see its outcome,
-        #: the log up to its valid bytes and its new index files.
-        self.readable_size: int | None = None
-        self.use_files()
-        journal = self.pending_repair()
-        if journal is not None:
-            self.use_files(journal)
 
     def __repr__(self):
         return f"Segment({str(self.path)!r})"
 
-    def use_files(self, journal: dict | None = None) -> None:
-        """Read the segment's own index files, or with a repair journal, what the repair
-        will leave: the log up to its valid bytes and the new index files."""
-        self.readable_size = None if journal is None else int(journal["valid_bytes"])
-        for attr, suffix in (
-            ("index_path", ".index"),
-            ("timeindex_path", ".timeindex"),
-            ("txnindex_path", ".txnindex"),
-        ):
-            path = self.dir / segment_name(self.base_offset, suffix)
-            new = path.with_name(path.name + NEW_SUFFIX)
-            setattr(self, attr, new if journal is not None and new.exists() else path)
-        if journal is not None:
-            self.notes.append(
-                f"{self.journal_path}: an unfinished repair; reading its outcome (finish it with a repair)"
-            )
-
-    def pending_repair(self) -> dict | None:
-        """The journal of a committed but unfinished repair, or None."""
-        try:
-            doc = json.loads(self.journal_path.read_text())
-            int(doc["valid_bytes"])
-            return doc
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            raise LogError(self.journal_path, f"unreadable repair journal: {err}") from None
+    @classmethod
+    def standalone(cls, path) -> Segment:
+        """A file of batches not named like a segment (a capture, a test vector): read as
+        one from base offset 0, without index files."""
+        path = Path(path)
+        seg = cls(path.parent, 0)
+        seg.path = path
+        seg.named = False
+        return seg
 
     @property
     def size(self) -> int:
-        try:
-            actual = self.path.stat().st_size
-        except FileNotFoundError:
-            raise LogError(self.path, "segment file is missing") from None
-        return actual if self.readable_size is None else min(actual, self.readable_size)
+        """The .log's size when it was mapped (a segment being appended to is read as far
+        as it was then: every walk of one Segment sees the same bytes)."""
+        if self._size is None:
+            self._map_log()
+        return self._size
 
     # -- files
     @property
     def data(self):
         """The .log bytes (an mmap; b"" for an empty file)."""
         if self._map is None:
-            self._map = map_file(self.path)[0]
-            if self._map is None:
-                raise LogError(self.path, "segment file is missing")
+            self._map_log()
         return self._map
+
+    def _map_log(self) -> None:
+        data, size = map_file(self.path)
+        if data is None:
+            raise LogError(self.path, "segment file is missing")
+        self._map, self._size = data, size
 
     @cached_property
     def offset_index(self) -> OffsetIndex:
@@ -189,6 +183,7 @@ class Segment:
     def close(self) -> None:
         unmap(self._map)
         self._map = None
+        self._size = None
         for name in ("offset_index", "time_index", "txn_index"):
             idx = self.__dict__.pop(name, None)
             if idx is not None:
@@ -211,10 +206,33 @@ class Segment:
         """Raise NotASegmentError unless the file starts like a Kafka segment."""
         sniff(self.data, self.path, self.size)
 
+    def start_position(self, offset: int) -> int:
+        """Where a walk looking for `offset` starts: the offset index's answer (Kafka's
+        lookup), once the log agrees with it (a batch starts at that position and ends at or
+        before the entry's offset); else 0, and a note says the index was not trusted."""
+        entry = self.offset_index.lookup(offset)
+        if entry.position == 0:
+            return 0
+        ok = False
+        if entry.position < self.size:
+            try:
+                batch = next(self.batches(entry.position), None)
+                ok = batch is not None and batch.last_offset <= entry.offset
+            except DecodeError:
+                ok = False
+        if not ok:
+            note = (f"{self.index_path}: entry ({entry.offset}, {entry.position}) does not match "
+                    "the log; scanning the log from its start instead")  # fmt: skip
+            if note not in self.notes:
+                self.notes.append(note)
+                log.warning(note)
+            return 0
+        return entry.position
+
     # -- Kafka's LogSegment searches
     def translate_offset(self, offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
         """The first batch at or after the indexed position whose last offset >= offset."""
-        start = max(self.offset_index.lookup(offset).position, starting_position)
+        start = max(self.start_position(offset), starting_position)
         for batch in self.batches(start):
             if batch.last_offset >= offset:
                 return LogOffsetPosition(batch.last_offset, batch.position, batch.size)
@@ -228,7 +246,7 @@ class Segment:
         if starting_offset is None:
             starting_offset = self.base_offset
         found = self.time_index.lookup(timestamp)
-        position = self.offset_index.lookup(max(found.offset, starting_offset)).position
+        position = self.start_position(max(found.offset, starting_offset))
         for batch in self.batches(position):
             if batch.max_timestamp >= timestamp:
                 for r in batch.records():
@@ -242,7 +260,7 @@ class Segment:
         """The offset after the last batch (Kafka's readNextOffset), walking only the tail
         after the last offset index entry."""
         last = None
-        for batch in self.batches(self.offset_index.last_entry().position):
+        for batch in self.batches(self.start_position(self.offset_index.last_entry().offset)):
             last = batch
         return self.base_offset if last is None else last.last_offset + 1
 
@@ -263,7 +281,7 @@ class Segment:
 
     def _max_timestamp_walk(self) -> TimestampOffset:
         best = self.time_index.last_entry()
-        start = self.offset_index.lookup(best.offset).position if best.timestamp >= 0 else 0
+        start = self.start_position(best.offset) if best.timestamp >= 0 else 0
         for batch in self.batches(start):
             if batch.max_timestamp > best.timestamp:
                 best = TimestampOffset(batch.max_timestamp, batch.last_offset)
@@ -273,9 +291,12 @@ class Segment:
         return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
     # -- checking the indexes against the log
-    def index_problems(self, walk: list[tuple[int, int, int, int]]) -> list[str]:
+    def index_problems(self, walk: list[tuple[int, int, int, int]], *,
+                       live: bool = False) -> list[str]:  # fmt: skip
         """Where the offset and time indexes disagree with the log. `walk` is the log's
-        batches as (position, base offset, last offset, max timestamp), in file order.
+        readable batches as (position, base offset, last offset, max timestamp), in file
+        order. `live`: the log is being appended to, so entries past what was read (written
+        after it was mapped) are not judged.
 
         The rules hold for every index a broker writes, leaders' and followers' alike: an
         offset index entry points at a batch boundary and names the last offset of a batch
@@ -283,20 +304,25 @@ class Segment:
         batch (its last offset, or any offset in it, as before Kafka 3) whose timestamp is
         the largest of the segment up to that batch. Kafka's own sanity checks come first."""
         oi, ti = self.offset_index, self.time_index
-        problems = [f"{oi.path}: {p}" for p in oi.check(self.size)]
+        size = self.size
+        read_to = walk[-1][2] if walk else self.base_offset - 1
+        problems = [f"{oi.path}: {p}" for p in oi.check(None if live else size)]
         problems += [f"{ti.path}: {p}" for p in ti.check()]
+        found = {oi.path: CappedProblems(), ti.path: CappedProblems()}
         by_position = {w[0]: i for i, w in enumerate(walk)}
         lasts = [w[2] for w in walk]  # increasing: bisect finds a batch by offset
         if oi.usable:
             for n, e in enumerate(oi):
+                if live and (e.position >= size or e.offset > read_to):
+                    break
                 k = by_position.get(e.position)
                 j = bisect.bisect_left(lasts, e.offset)
                 if k is None:
-                    problems.append(
+                    found[oi.path].append(
                         f"{oi.path}: entry {n}: position {e.position} is not a batch boundary"
                     )
                 elif j == len(lasts) or lasts[j] != e.offset or j < k:
-                    problems.append(
+                    found[oi.path].append(
                         f"{oi.path}: entry {n}: offset {e.offset} is not the last offset of a batch "
                         f"at or after position {e.position}"
                     )
@@ -306,14 +332,18 @@ class Segment:
                 upto = max(upto, w[3])
                 running.append(upto)
             for n, e in enumerate(ti):
+                if live and e.offset > read_to:
+                    break
                 j = bisect.bisect_left(lasts, e.offset)
                 if j == len(walk) or walk[j][1] > e.offset:
-                    problems.append(
+                    found[ti.path].append(
                         f"{ti.path}: entry {n}: offset {e.offset} is in no batch of the log"
                     )
                 elif running[j] != e.timestamp or walk[j][3] != e.timestamp:
-                    problems.append(
+                    found[ti.path].append(
                         f"{ti.path}: entry {n}: timestamp {e.timestamp} is not the largest timestamp "
                         f"up to its batch at position {walk[j][0]} ({running[j]})"
                     )
+        for path, lines in found.items():
+            problems += lines.close(f"entries of {path.name} that disagree with the log")
         return problems
