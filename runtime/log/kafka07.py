@@ -38,7 +38,8 @@ from .check import BadRegion, SegmentCheck, resync
 from .fsio import map_regular, unmap
 from .segment import parse_segment_name
 
-__all__ = ["Message07", "Kafka07File", "Kafka07Partition", "is_kafka07_dir", "check_file", "CODECS"]
+__all__ = ["Message07", "Kafka07File", "Kafka07Partition", "scan", "check_file",
+           "CODECS"]  # fmt: skip
 
 #: Codecs of Kafka 0.7 (attribute bits 0-1).
 CODECS = {0: "none", 1: "gzip", 2: "snappy"}
@@ -160,13 +161,6 @@ class Kafka07File:
         self.close()
 
 
-def is_kafka07_dir(path) -> bool:
-    p = Path(path)
-    return p.is_dir() and any(
-        (parsed := parse_segment_name(c.name)) and parsed[1] == SUFFIX for c in p.iterdir()
-    )
-
-
 class Kafka07Partition:
     """A Kafka 0.7 partition directory: its .kafka files by base address."""
 
@@ -211,7 +205,10 @@ class Kafka07Partition:
         for b in self.bases[self.bases.index(first) if first is not None else 0 :]:
             f = self.file(b)
             try:
-                for msg in f.messages():
+                for msg in f.messages() if on_damage is None else scan(f):
+                    if isinstance(msg, BadRegion):
+                        on_damage(str(msg))
+                        continue
                     if msg.offset < start:
                         continue
                     try:
@@ -249,35 +246,47 @@ def _valid_at(view, q: int, end: int) -> bool:
     return zlib.crc32(view[at + 4 : q + 4 + length]) == int.from_bytes(view[at : at + 4], "big")
 
 
-def check_file(f: Kafka07File) -> SegmentCheck:
-    """Every message of a .kafka file, its CRC and (compressed) its inner messages, and
-    every unreadable stretch (the walk resynchronizes, as check.scan does for later
-    formats)."""
-    out = SegmentCheck(str(f.path), f.size)
+def scan(f: Kafka07File, position: int = 0) -> Iterator:
+    """The messages of a .kafka file from a position, and a BadRegion for each stretch that
+    holds none: after damage the walk resynchronizes on the next whole message whose CRC
+    matches, as check.scan does for later formats."""
     view = memoryview(f.data)
-    pos, last = 0, None
+    pos, last = position, None
     while pos < f.size:
         tail = False
         try:
             for msg in _walk(view, pos, f.size, f.base, verify_crc=True, source=str(f.path)):
-                out.batches += 1
-                try:
-                    out.records += len(msg.records())
-                except DecodeError as err:
-                    out.problems.append(str(err))
+                yield msg
                 last, pos = msg.offset, msg.position + msg.size
             if pos >= f.size:
-                break
+                return
             remaining = f.size - pos
+            declared = (
+                int.from_bytes(view[pos : pos + 4], "big", signed=True) + 4 if remaining >= 4 else 0
+            )
             reason = (f"{remaining} bytes at the end of the file are too few for a message"
                       if remaining < 4 else
-                      f"a message declares {int.from_bytes(view[pos:pos + 4], 'big', signed=True) + 4} "
-                      f"bytes, but only {remaining} remain in the file")  # fmt: skip
+                      f"a message declares {declared} bytes, but only {remaining} remain in the file")  # fmt: skip
             tail = True
         except DecodeError as err:
             reason = err.message
         nxt = resync(view, pos, f.size, valid_at=_valid_at, candidates=_MAGIC_AT_4, size_at=0)
-        out.regions.append(BadRegion(str(f.path), pos, nxt, reason, last,
-                                     f.base + nxt if nxt < f.size else None, tail and nxt == f.size))  # fmt: skip
+        yield BadRegion(str(f.path), pos, nxt, reason, last, f.base + nxt if nxt < f.size else None,
+                        tail and nxt == f.size)  # fmt: skip
         pos = nxt
+
+
+def check_file(f: Kafka07File) -> SegmentCheck:
+    """Every message of a .kafka file, its CRC and (compressed) its inner messages, and
+    every unreadable stretch."""
+    out = SegmentCheck(str(f.path), f.size)
+    for item in scan(f):
+        if isinstance(item, BadRegion):
+            out.regions.append(item)
+            continue
+        out.batches += 1
+        try:
+            out.records += len(item.records())
+        except DecodeError as err:
+            out.problems.append(str(err))
     return out

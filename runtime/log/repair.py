@@ -58,7 +58,7 @@ from .partition import (
     write_epoch_checkpoint_text,
 )
 from .recovery import DEFAULT_INDEX_INTERVAL, RecoveryReport, TxnTracker, recover_segment
-from .segment import Segment
+from .segment import Segment, parse_segment_name
 
 __all__ = ["RepairPlan", "Move", "Replace", "plan", "plan_repair", "apply", "finish", "repair",
            "pending", "PendingRepair", "JOURNAL", "default_backup_root"]  # fmt: skip
@@ -280,6 +280,10 @@ class PendingRepair:
             self.backup = Path(self.doc["backup"])
         except (ValueError, KeyError, TypeError) as err:
             raise LogError(self.path, f"unreadable repair journal ({err}); not applied") from None
+        why = _untrusted(self)
+        if why:
+            raise LogError(self.path, f"not a journal kafkacodec wrote ({why}); not applied: "
+                                      "look at it, then remove it by hand")  # fmt: skip
         self.states = [_state(self.partition, self.backup, s) for s in self.steps]
 
     @property
@@ -305,6 +309,41 @@ class PendingRepair:
         return (f"{self.path}: a repair is unfinished ({self.done} of {len(self.steps)} steps "
                 f"done; backup in {self.backup}); what Kafka would read now is the files as they "
                 "are: finish it with `kafkacodec recover --repair`")  # fmt: skip
+
+
+_OPS = {"move", "truncate", "replace"}
+
+
+def _untrusted(job: PendingRepair) -> str | None:
+    """Why a journal found on disk cannot be one kafkacodec wrote, or None. Whoever can write
+    the partition directory (the broker's user) could plant one: its names must stay inside
+    the partition, and its backup directory must be one this user made (owned by it, not
+    writable by others, holding the same steps in its REPAIR.json), so that a planted
+    journal cannot move files into a directory of the attacker's choosing."""
+    for step in job.steps:
+        name = step.get("name") if isinstance(step, dict) else None
+        if (
+            step.get("op") not in _OPS
+            or not isinstance(name, str)
+            or "/" in name
+            or name in ("", ".", "..")
+        ):
+            return f"a step names {name!r}"
+        if step["op"] == "truncate" and not (parse_segment_name(name) or ("", ""))[1] == ".log":
+            return f"it truncates {name!r}, which is not a segment"
+    try:
+        st = os.lstat(job.backup)
+    except OSError:
+        return f"its backup directory {job.backup} is missing"
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        return f"its backup directory {job.backup} is not a private directory of this user"
+    try:
+        manifest = json.loads(fsio.read_side_file(job.backup / MANIFEST) or b"null")
+    except (LogError, ValueError):
+        manifest = None
+    if not isinstance(manifest, dict) or manifest.get("steps") != job.steps:
+        return f"{job.backup / MANIFEST} does not describe the same steps"
+    return None
 
 
 def pending(partition) -> PendingRepair | None:
@@ -385,7 +424,11 @@ def apply(p: RepairPlan, backup_root: Path | None = None) -> PendingRepair | Non
     root = Path(os.path.abspath(backup_root or default_backup_root(p.log_dir)))
     _check_outside_log_dirs(root, p.log_dir)
     backup = _make_backup_dir(root / p.log_dir.name / p.partition.name)
-    steps = _prepare(p, backup)
+    try:
+        steps = _prepare(p, backup)
+    except OSError as err:
+        raise LogError(err.filename or p.partition, f"cannot prepare the repair: {err.strerror}; "
+                       "nothing in the partition was changed") from None  # fmt: skip
     doc = {"kafkacodec_repair": _JOURNAL_VERSION, "partition": str(p.partition),
            "backup": str(backup), "log_end_offset": p.log_end_offset, "steps": steps}  # fmt: skip
     _write_manifest(backup, doc, "prepared: the partition was not changed")
@@ -412,21 +455,13 @@ def finish(partition: Path) -> PendingRepair | None:
     for step, state in zip(job.steps, job.states):
         if state == "after":
             continue
-        name = step["name"]
-        if step["op"] == "move":
-            if step["copied"]:
-                os.unlink(part / name)
-            else:
-                os.rename(part / name, backup / name)
-        elif step["op"] == "truncate":
-            fd = fsio.open_regular(part / name, os.O_RDWR)
-            try:
-                os.ftruncate(fd, step["to"])
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        elif step["op"] == "replace":
-            os.replace(part / (name + NEW_SUFFIX), part / name)
+        try:
+            _apply_step(part, backup, step)
+        except (OSError, LogError) as err:
+            why = err.message if isinstance(err, LogError) else err.strerror
+            raise LogError(part / step["name"], f"cannot {step['op']}: {why}; the repair stays "
+                           f"unfinished ({job.path}): fix this and run `kafkacodec recover "
+                           "--repair` again") from None  # fmt: skip
     fsio.fsync_dir(part)
     fsio.fsync_dir(backup)
     _write_manifest(backup, job.doc, "done")
@@ -434,6 +469,24 @@ def finish(partition: Path) -> PendingRepair | None:
     fsio.fsync_dir(part)
     job.states = ["after"] * len(job.steps)
     return job
+
+
+def _apply_step(part: Path, backup: Path, step: dict) -> None:
+    name = step["name"]
+    if step["op"] == "move":
+        if step["copied"]:  # on another filesystem, copied before the commit point
+            os.unlink(part / name)
+        else:
+            os.rename(part / name, backup / name)
+    elif step["op"] == "truncate":
+        fd = fsio.open_regular(part / name, os.O_RDWR)
+        try:
+            os.ftruncate(fd, step["to"])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    elif step["op"] == "replace":
+        os.replace(part / (name + NEW_SUFFIX), part / name)
 
 
 def _remove_stale(part: Path) -> None:
