@@ -701,8 +701,9 @@ def _report_plan(args, plan, done) -> None:
         batches = sum(m.batches or 0 for m in segs)
         records = sum(m.records or 0 for m in segs)
         size = sum(m.size for m in plan.moves)
-        _out(f"  {would}move {len(plan.moves)} files to the backup ({len(segs)} later segments: "
-             f"{batches} batches, {records} records; {size} bytes in all):")  # fmt: skip
+        later = f"{len(segs)} later segment{'s' if len(segs) != 1 else ''}"
+        _out(f"  {would}move {len(plan.moves)} files to the backup ({later}: {batches} batches, "
+             f"{records} records; {size} bytes in all):")  # fmt: skip
         for m in plan.moves:
             counts = f", {m.batches} batches, {m.records} records" if m.batches is not None else ""
             _out(f"    {m.name}: {m.size} bytes{counts} ({m.why})")
