@@ -330,5 +330,5 @@ def check(s: SegmentSlice, *, verify_crc: bool = True) -> dict:
     return {
         "topic": s.topic, "partition": s.partition, "segment": seg.path.name,
         "bytes": c.size, "batches": c.batches, "records": c.records,
-        "problems": [str(r) for r in c.regions] + c.problems,
+        "problems": [str(r) for r in c.regions] + c.problems.lines(),
     }  # fmt: skip

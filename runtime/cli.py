@@ -302,7 +302,7 @@ CLEAN, PROBLEMS, UNCHECKED = 0, 1, 2
 
 
 def _verify(args) -> int:
-    from .log.check import Problems
+    from .log.index import Problems
     from .progress import Progress
 
     problems, notes, unchecked = Problems(args.max_problems), [], []

@@ -129,7 +129,7 @@ def test_lookups_agree_with_brute_force(tmp_path_factory, specs, data):
     # the writer's indexes pass the check that `verify` makes against the log
     for s in p.segments:
         walk = [(b.position, b.base_offset, b.last_offset, b.max_timestamp) for b in s.batches()]
-        assert s.index_problems(walk) == []
+        assert list(s.index_problems(walk)) == []
 
 
 @SETTINGS

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ..batches import LOG_OVERHEAD, BatchIterator
 from ..crc import crc32c
 from ..errors import DecodeError, KafkacodecError, NotASegmentError
+from .index import Problems
 from .segment import Segment, walk_entry
 
 __all__ = ["BadRegion", "SegmentCheck", "Problems", "scan", "check_segment"]
@@ -69,32 +70,6 @@ class BadRegion:
                 "offset_after": self.offset_after, "tail": self.tail}  # fmt: skip
 
 
-class Problems:
-    """Problem lines, kept up to a limit and counted beyond it (a 10-million-entry broken
-    index must not cost gigabytes of messages)."""
-
-    def __init__(self, limit: int = 1000):
-        self.limit = limit
-        self.kept: list[str] = []
-        self.total = 0
-
-    def add(self, line: str) -> None:
-        self.total += 1
-        if len(self.kept) < self.limit:
-            self.kept.append(line)
-
-    def extend(self, lines) -> None:
-        for line in lines:
-            self.add(line)
-
-    def __bool__(self) -> bool:
-        return self.total > 0
-
-    def lines(self) -> list[str]:
-        more = self.total - len(self.kept)
-        return self.kept + ([f"... and {more} more problems"] if more else [])
-
-
 @dataclass
 class SegmentCheck:
     """What checking one segment found."""
@@ -105,8 +80,8 @@ class SegmentCheck:
     records: int = 0
     regions: list[BadRegion] = field(default_factory=list)
     #: Problems that are not unreadable bytes: records that do not decode inside a batch
-    #: whose CRC matches, index entries that disagree with the log.
-    problems: list[str] = field(default_factory=list)
+    #: whose CRC matches, offsets out of order, index entries that disagree with the log.
+    problems: Problems = field(default_factory=lambda: Problems(limit=1000))
     #: Said but not a problem (a batch still being written at the end of a live segment).
     notes: list[str] = field(default_factory=list)
     walk: list = field(default_factory=list)
@@ -228,7 +203,7 @@ def check_segment(seg: Segment, *, verify_crc: bool = True, live: bool = False,
             out.problems.append(str(err.with_source(str(seg.path))))
     if indexes:
         try:
-            out.problems += seg.index_problems(out.walk, live=live or _grew(seg))
+            out.problems.extend(seg.index_problems(out.walk, live=live or _grew(seg)))
         except KafkacodecError as err:
             out.problems.append(str(err))
     return out

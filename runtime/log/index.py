@@ -51,31 +51,53 @@ class TxnSearchResult(NamedTuple):
 map_file = map_regular
 
 
-#: Problems kept per index file; beyond it they are counted (a 10-million-entry broken index
-#: must not cost gigabytes of messages).
+#: Problem lines kept per index file; beyond it they are counted, not kept (a 10-million-entry
+#: broken index must not cost gigabytes of messages).
 PROBLEM_LIMIT = 100
 
 
-class CappedProblems(list):
-    """A list of problem lines that keeps the first `limit` and counts the rest; `close()`
-    appends the count of those left out."""
+class Problems:
+    """Problem lines: the first `limit` kept, every one counted, so that a summary's count
+    is true however many there are."""
 
     def __init__(self, limit: int = PROBLEM_LIMIT):
-        super().__init__()
         self.limit = limit
-        self.dropped = 0
+        self.kept: list[str] = []
+        self.total = 0
 
-    def append(self, line: str) -> None:
-        if len(self) < self.limit:
-            super().append(line)
-        else:
-            self.dropped += 1
+    def add(self, line: str) -> None:
+        self.total += 1
+        if len(self.kept) < self.limit:
+            self.kept.append(line)
 
-    def close(self, what: str = "problems") -> list[str]:
-        if self.dropped:
-            super().append(f"... and {self.dropped} more {what}")
-            self.dropped = 0
-        return self
+    append = add
+
+    def extend(self, lines) -> None:
+        if isinstance(lines, Problems):
+            for line in lines.kept:
+                self.add(line)
+            self.total += lines.unlisted
+            return
+        for line in lines:
+            self.add(line)
+
+    @property
+    def unlisted(self) -> int:
+        return self.total - len(self.kept)
+
+    def __bool__(self) -> bool:
+        return self.total > 0
+
+    def __len__(self) -> int:
+        return self.total
+
+    def __iter__(self):
+        return iter(self.kept)
+
+    def lines(self) -> list[str]:
+        """The kept lines, and one that counts the rest."""
+        more = self.unlisted
+        return self.kept + ([f"... and {more} more problems"] if more else [])
 
 
 class _Index:
@@ -203,10 +225,10 @@ class OffsetIndex(_Index):
                 f"{self.base_offset}"
             )
 
-    def check(self, log_size: int | None = None) -> list[str]:
+    def check(self, log_size: int | None = None) -> Problems:
         """Kafka's sanity check plus a full one: offsets and positions strictly increasing,
         positions inside the log. Returns the problems (empty when sound)."""
-        problems = CappedProblems()
+        problems = Problems()
         problems.extend(self.problems)
         prev = None
         for i, e in enumerate(self):
@@ -223,7 +245,7 @@ class OffsetIndex(_Index):
                     f"entry {i}: position {e.position} is past the end of the log ({log_size} bytes)"
                 )
             prev = e
-        return problems.close()
+        return problems
 
     def lookup(self, target: int) -> OffsetPosition:
         """Kafka's OffsetIndex.lookup: the entry with the largest offset <= target, else
@@ -281,8 +303,8 @@ class TimeIndex(_Index):
                 f"the last offset is {last.offset} which is less than the first offset {self.base_offset}"
             )
 
-    def check(self, log_end_offset: int | None = None) -> list[str]:
-        problems = CappedProblems()
+    def check(self, log_end_offset: int | None = None) -> Problems:
+        problems = Problems()
         problems.extend(self.problems)
         prev = None
         for i, e in enumerate(self):
@@ -295,7 +317,7 @@ class TimeIndex(_Index):
                     f"entry {i}: offset {e.offset} is past the log end offset {log_end_offset}"
                 )
             prev = e
-        return problems.close()
+        return problems
 
     def lookup(self, timestamp: int) -> TimestampOffset:
         """Kafka's TimeIndex.lookup: the entry with the largest timestamp <= timestamp,

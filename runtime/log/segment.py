@@ -15,8 +15,8 @@ from typing import NamedTuple
 from ..batches import BatchIterator
 from ..errors import DecodeError, LogError, NotASegmentError
 from .index import (
-    CappedProblems,
     OffsetIndex,
+    Problems,
     TimeIndex,
     TimestampOffset,
     TxnIndex,
@@ -292,7 +292,7 @@ class Segment:
 
     # -- checking the indexes against the log
     def index_problems(self, walk: list[tuple[int, int, int, int]], *,
-                       live: bool = False) -> list[str]:  # fmt: skip
+                       live: bool = False) -> Problems:  # fmt: skip
         """Where the offset and time indexes disagree with the log. `walk` is the log's
         readable batches as (position, base offset, last offset, max timestamp), in file
         order. `live`: the log is being appended to, so entries past what was read (written
@@ -306,9 +306,11 @@ class Segment:
         oi, ti = self.offset_index, self.time_index
         size = self.size
         read_to = walk[-1][2] if walk else self.base_offset - 1
-        problems = [f"{oi.path}: {p}" for p in oi.check(None if live else size)]
-        problems += [f"{ti.path}: {p}" for p in ti.check()]
-        found = {oi.path: CappedProblems(), ti.path: CappedProblems()}
+        problems = Problems(limit=1000)
+        for index, found_by_check in ((oi, oi.check(None if live else size)), (ti, ti.check())):
+            problems.extend(f"{index.path}: {p}" for p in found_by_check)
+            problems.total += found_by_check.unlisted
+        found = {oi.path: Problems(), ti.path: Problems()}
         by_position = {w[0]: i for i, w in enumerate(walk)}
         lasts = [w[2] for w in walk]  # increasing: bisect finds a batch by offset
         if oi.usable:
@@ -344,6 +346,6 @@ class Segment:
                         f"{ti.path}: entry {n}: timestamp {e.timestamp} is not the largest timestamp "
                         f"up to its batch at position {walk[j][0]} ({running[j]})"
                     )
-        for path, lines in found.items():
-            problems += lines.close(f"entries of {path.name} that disagree with the log")
+        for lines in found.values():
+            problems.extend(lines)
         return problems
