@@ -695,7 +695,8 @@ def _report_plan(args, plan, done) -> None:
     if t is not None:
         _out(f"  {would}cut {t.truncated_bytes} bytes from byte {t.invalid_position} of "
              f"{Path(t.segment).name} to the backup ({_safe(t.reason or '')}); offsets up to "
-             f"{t.last_valid_offset} stay")  # fmt: skip
+             f"{t.last_valid_offset} stay; the cut bytes hold {plan.cut_batches} readable batches "
+             f"({plan.cut_records} records)")  # fmt: skip
     segs = plan.moved_segments
     if plan.moves:
         batches = sum(m.batches or 0 for m in segs)

@@ -90,6 +90,9 @@ def test_corrupt_middle_segment_moves_every_later_segment(corrupt_middle, tmp_pa
     assert dry.returncode == 1
     assert "would cut 2553 bytes from byte 444 of 00000000000000000027.log" in dry.stdout
     assert "2 later segments: 46 batches, 46 records" in dry.stdout
+    assert (
+        "the cut bytes hold 22 readable batches (22 records)" in dry.stdout
+    )  # offsets 32..53, after the damaged 31
     for name in (
         "00000000000000000054.log",
         "00000000000000000081.log",

@@ -46,6 +46,7 @@ from pathlib import Path
 
 from ..errors import LogError, NotASegmentError
 from . import fsio
+from .check import BadRegion, scan
 from .index import (
     encode_offset_entries,
     encode_time_entries,
@@ -111,6 +112,10 @@ class RepairPlan:
     refused: str | None = None
     log_end_offset: int = 0
     index_interval_bytes: int = DEFAULT_INDEX_INTERVAL
+    #: Readable batches and records in the bytes cut off (after the first bad one): what
+    #: `kafkacodec records --skip-corrupt` can still salvage from the backup.
+    cut_batches: int = 0
+    cut_records: int = 0
 
     @property
     def clean(self) -> bool:
@@ -127,7 +132,8 @@ class RepairPlan:
             "log_end_offset": self.log_end_offset,
             "truncate": None if t is None else {
                 "segment": Path(t.segment).name, "position": t.invalid_position, "reason": t.reason,
-                "last_valid_offset": t.last_valid_offset, "cut_bytes": t.truncated_bytes},
+                "last_valid_offset": t.last_valid_offset, "cut_bytes": t.truncated_bytes,
+                "cut_readable_batches": self.cut_batches, "cut_readable_records": self.cut_records},
             "move": [m.__dict__ for m in self.moves],
             "rewrite": [{"name": r.name, "why": r.why} for r in self.replaces],
             "dropped_epochs": [list(e) for e in self.dropped_epochs],
@@ -167,6 +173,7 @@ def plan(partition: Partition, *, index_interval_bytes: int = DEFAULT_INDEX_INTE
         p.replaces += _index_rewrites(seg, rep, truncated=not rep.clean)
         if not rep.clean:
             p.truncate, cut_at = rep, n
+            p.cut_batches, p.cut_records = _readable(seg, rep.invalid_position)
             break
     p.log_end_offset = p.reports[-1].next_offset if p.reports else partition.log_start_offset
     if cut_at is not None:
@@ -238,6 +245,16 @@ def _content(path: Path) -> bytes | None:
         return bytes(data)
     finally:
         fsio.unmap(data)
+
+
+def _readable(seg: Segment, start: int) -> tuple[int, int]:
+    """Batches with a matching CRC, and their records, from a position on (read past damage)."""
+    batches = records = 0
+    for item in scan(seg.data, source=str(seg.path), start=start, end=seg.size):
+        if not isinstance(item, BadRegion):
+            batches += 1
+            records += item.count if item.magic >= 2 else 1
+    return batches, records
 
 
 def _segment_moves(seg: Segment) -> list[Move]:
