@@ -302,6 +302,7 @@ CLEAN, PROBLEMS, UNCHECKED = 0, 1, 2
 
 
 def _verify(args) -> int:
+    from .log.fsio import size_or_zero
     from .log.index import Problems
     from .progress import Progress
 
@@ -315,12 +316,12 @@ def _verify(args) -> int:
         except KafkacodecError as err:
             unchecked.append(str(err))
     regions = []
-    total = sum(_size_or_zero(path) for path, _check in targets)
+    total = sum(size_or_zero(path) for path, _check in targets)
     with Progress(total, "verify", quiet=args.quiet) as progress:
         for path, check in targets:
             progress.describe(path.name)
             _verify_one(check, totals, problems, notes, unchecked, regions)
-            progress(_size_or_zero(path))
+            progress(size_or_zero(path))
     checked = totals["segments"] > 0
     status = UNCHECKED if unchecked or not checked else PROBLEMS if problems else CLEAN
     if args.json:
@@ -346,13 +347,6 @@ def _verify(args) -> int:
     for line in unchecked:
         print(f"kafkacodec verify: could not check: {_safe(line)}", file=sys.stderr)
     return status
-
-
-def _size_or_zero(path: Path) -> int:
-    try:
-        return os.lstat(path).st_size
-    except OSError:
-        return 0
 
 
 def _verify_targets(path: Path, totals, problems, notes) -> list:
@@ -579,12 +573,12 @@ def _records(args) -> int:
 def _recover(args) -> int:
     """Kafka's recovery of each partition named (LogLoader's rule, see log/repair.py): a dry
     run by default, applied with --repair under the log directory's lock."""
-    from .log.fsio import LogDirLock
+    from .log.fsio import LogDirLock, size_or_zero
     from .progress import Progress
 
     groups = _recover_groups(Path(args.path))
     status = CLEAN
-    total = sum(_size_or_zero(s.path) for _ld, parts in groups for p in parts for s in p.segments)
+    total = sum(size_or_zero(s.path) for _ld, parts in groups for p in parts for s in p.segments)
     with Progress(total, "recover", quiet=args.quiet) as progress:
         for log_dir, parts in groups:
             try:

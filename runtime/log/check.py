@@ -25,7 +25,7 @@ from ..errors import DecodeError, KafkacodecError, NotASegmentError
 from .index import Problems
 from .segment import Segment, walk_entry
 
-__all__ = ["BadRegion", "SegmentCheck", "Problems", "scan", "check_segment"]
+__all__ = ["BadRegion", "SegmentCheck", "scan", "resync", "check_segment", "records_or_damage"]
 
 _HEAD = struct.Struct(">qiiB")  # offset, size, partition leader epoch / crc, magic
 _U32 = struct.Struct(">I")
@@ -158,6 +158,18 @@ def scan(data, *, source: str, start: int = 0, end: int | None = None,
             region.offset_after = _HEAD.unpack_from(view, nxt)[0]
         yield region
         pos = nxt
+
+
+def records_or_damage(batch, on_damage) -> list:
+    """A batch's records; when they do not decode, the error is raised, or, given an
+    on_damage callback (a reader salvaging past damage), told to it and no records return."""
+    try:
+        return batch.records()
+    except DecodeError as err:
+        if on_damage is None:
+            raise
+        on_damage(str(err))
+        return []
 
 
 def _incomplete(view, pos: int, remaining: int) -> str:

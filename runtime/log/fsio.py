@@ -33,7 +33,7 @@ from ..errors import LogError
 __all__ = [
     "SIDE_FILE_LIMIT", "TMP_SUFFIX", "open_regular", "read_side_file", "map_regular",
     "unmap", "write_atomic", "copy_range", "fsync_dir", "LogDirLock", "lock_holder",
-    "take_owner",
+    "take_owner", "size_or_zero",
 ]  # fmt: skip
 
 #: The largest side file read (leader-epoch-checkpoint, partition.metadata, broker
@@ -209,6 +209,14 @@ def copy_range(src, start: int, end: int) -> Iterable[bytes]:
         raise _oserror(src, err, "read") from None
     finally:
         os.close(fd)
+
+
+def size_or_zero(path) -> int:
+    """A file's size as it stands (a link's own, never its target's); 0 when it is gone."""
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
 
 
 def fsync_dir(path) -> None:

@@ -34,7 +34,7 @@ from ..errors import (
     NotAPartitionError,
     UnsupportedCodecError,
 )
-from .check import BadRegion, SegmentCheck, resync
+from .check import BadRegion, SegmentCheck, records_or_damage, resync
 from .fsio import map_regular, unmap
 from .segment import parse_segment_name
 
@@ -211,14 +211,7 @@ class Kafka07Partition:
                         continue
                     if msg.offset < start:
                         continue
-                    try:
-                        records = msg.records()
-                    except DecodeError as err:
-                        if on_damage is None:
-                            raise
-                        on_damage(str(err))
-                        continue
-                    for r in records:
+                    for r in records_or_damage(msg, on_damage):
                         yield f.path, msg, r
             finally:
                 f.close()

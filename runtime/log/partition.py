@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..batches import Record
-from ..errors import DecodeError, LogError, NotAPartitionError
+from ..errors import LogError, NotAPartitionError
 from . import fsio
-from .check import BadRegion, scan
+from .check import BadRegion, records_or_damage, scan
 from .index import AbortedTxn
 from .recovery import TxnTracker
 from .segment import Segment, TimestampAndOffset, parse_segment_name
@@ -307,14 +307,7 @@ class Partition:
                     continue
                 if aborted is not None and aborted.drops(batch):
                     continue
-                try:
-                    records = batch.records()
-                except DecodeError as err:
-                    if on_damage is None:
-                        raise
-                    on_damage(str(err))
-                    continue
-                for r in records:
+                for r in records_or_damage(batch, on_damage):
                     if r.offset >= from_offset and not (committed_only and r.control is not None):
                         yield seg, batch, r
 

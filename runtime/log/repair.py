@@ -171,18 +171,21 @@ def plan(partition: Partition, *, index_interval_bytes: int = DEFAULT_INDEX_INTE
             p.refused = f"{seg.path}: {rep.offset_problem}"
             return p
         p.replaces += _index_rewrites(seg, rep, truncated=not rep.clean)
+        rep.walk = []  # a tuple per batch: not kept for a whole partition
         if not rep.clean:
             p.truncate, cut_at = rep, n
             p.cut_batches, p.cut_records = _readable(seg, rep.invalid_position)
+        seg.close()  # unmapped as soon as walked: a partition may hold thousands
+        if cut_at is not None:
             break
     p.log_end_offset = p.reports[-1].next_offset if p.reports else partition.log_start_offset
     if cut_at is not None:
         for seg in reversed(segments[cut_at + 1 :]):  # the last first: see the docstring
             p.moves += _segment_moves(seg)
-    p.moves += [Move(name, _size(partition.path / name),
+    p.moves += [Move(name, fsio.size_or_zero(partition.path / name),
                      f"a producer snapshot past the new log end {p.log_end_offset}")
                 for name in _snapshots_past(partition, p.log_end_offset)]  # fmt: skip
-    p.moves += [Move(name, _size(partition.path / name), "an index file without its .log")
+    p.moves += [Move(name, fsio.size_or_zero(partition.path / name), "an index file without its .log")
                 for name in partition.orphan_indexes]  # fmt: skip
     epochs = read_epoch_checkpoint(partition.path / EPOCH_CHECKPOINT)
     kept = [e for e in epochs if e.start_offset < p.log_end_offset]
@@ -192,13 +195,6 @@ def plan(partition: Partition, *, index_interval_bytes: int = DEFAULT_INDEX_INTE
                                   f"epochs from offset {p.log_end_offset} on dropped",
                                   EPOCH_CHECKPOINT))  # fmt: skip
     return p
-
-
-def _size(path: Path) -> int:
-    try:
-        return os.lstat(path).st_size
-    except FileNotFoundError:
-        return 0
 
 
 def _index_rewrites(seg: Segment, rep: RecoveryReport, *, truncated: bool) -> list[Replace]:
@@ -267,7 +263,7 @@ def _segment_moves(seg: Segment) -> list[Move]:
     for suffix in (".index", ".timeindex", ".txnindex"):
         f = seg.dir / f"{seg.base_offset:020d}{suffix}"
         if os.path.lexists(f):
-            moves.append(Move(f.name, _size(f), "the index of a moved segment"))
+            moves.append(Move(f.name, fsio.size_or_zero(f), "the index of a moved segment"))
     seg.close()
     return moves
 
