@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import parquet
 from .scan import check
-from .source import Options, register, segment_slices
+from .source import Options, PipelineError, register, resolve, segment_slices
 
 #: What a record's control key says (FORMATS.md): bytes 2-3 are the type.
 ABORT, COMMIT = 0, 1
@@ -60,7 +60,14 @@ def _local(out: str) -> bool:
     return "://" not in out or out.startswith("file://")
 
 
+def _inputs(paths) -> list[str]:
+    """Input paths as every process of the job must name them: absolute, resolved here on
+    the driver (executors run in working directories of their own)."""
+    return [str(resolve(p)) for p in paths]
+
+
 def _reader(spark, fmt: str, paths, options: dict):
+    paths = _inputs(paths)
     reader = spark.read.format(fmt)
     for key, value in _strings(options).items():
         reader = reader.option(key, value)
@@ -79,14 +86,16 @@ def export(
     the same (direct=True or False forces one). With on_corrupt=report, what could not be read is written as JSON rows to
     out/_problems (Spark's readers skip names starting with "_"). Returns the records
     written, and the problems with where they were written."""
-    paths = [str(p) for p in paths]
+    paths = _inputs(paths)
+    if _local(str(out)):
+        out = str(resolve(out))
+        _apart(paths, out)
     if direct is None:
         direct = fmt == "parquet" and _local(str(out))
     if direct:
         opts = Options.parse(_strings(options))
         slices = segment_slices([Path(p) for p in paths], opts)
-        target = Path(str(out).removeprefix("file://"))
-        written = parquet.export(spark, slices, target, opts=opts, mode=mode)
+        written = parquet.export(spark, slices, Path(out), opts=opts, mode=mode)
         if written is None:  # mode ignore, and out is there
             return {"records": 0, "problems": None}
         result = {"records": written, "problems": None}
@@ -115,7 +124,7 @@ def verify(spark, paths, *, verify_crc: bool = True) -> dict:
     """What `kafkacodec verify` checks, one Spark task per segment: every CRC, every
     record decoded, partial batches at the end, the indexes against their log. Returns
     totals, one entry per segment, and the problems (strings naming file and byte)."""
-    slices = segment_slices([Path(p) for p in paths], Options(), split=False)
+    slices = segment_slices([Path(p) for p in _inputs(paths)], Options(), split=False)
     checked = (
         spark.sparkContext.parallelize(slices, max(1, min(len(slices), 10000)))
         .map(functools.partial(check, verify_crc=verify_crc))
@@ -126,6 +135,17 @@ def verify(spark, paths, *, verify_crc: bool = True) -> dict:
     found = [p for c in checked for p in c["problems"]]
     return {"segments": len(checked), **totals, "problems": found,
             "clean": bool(checked) and not found, "per_segment": checked}  # fmt: skip
+
+
+def _apart(inputs: list[str], out: str) -> None:
+    """Refuse an output that is, holds or lies inside an input, before anything is written
+    (an overwrite would delete the log.dirs it reads)."""
+    o = Path(os.path.realpath(out))
+    for raw in inputs:
+        i = Path(os.path.realpath(raw))
+        if o == i or i in o.parents or o in i.parents:
+            raise PipelineError(f"{out}: the output overlaps the input {raw}; choose an output "
+                                "outside every input (and no input inside it)")  # fmt: skip
 
 
 def _frames(spark, paths, options: dict):

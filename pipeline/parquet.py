@@ -17,6 +17,7 @@ hdfs:// or s3a:// go through Spark's writer instead (jobs.export decides).
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -34,6 +35,9 @@ MODES = ("errorifexists", "overwrite", "append", "ignore")
 def write_slice(s: SegmentSlice, *, staging: str, opts: Options) -> tuple[str | None, int]:
     """Decode one slice and write it as one Parquet file under staging; returns its path
     relative to staging (None when the slice has no rows) and its rows."""
+    if not Path(staging).is_dir():  # made by the driver: an executor elsewhere cannot see it
+        raise PipelineError(f"the executors cannot write {staging}: the output must be on storage "
+                            "the driver and every executor share")  # fmt: skip
     rel = Path(f"topic={s.topic}", f"partition={s.partition}",
                f"part-{s.base_offset:020d}-{s.start:012d}-{uuid.uuid4().hex[:12]}.snappy.parquet")  # fmt: skip
     path = Path(staging) / rel
@@ -65,6 +69,7 @@ def export(spark, slices: list[SegmentSlice], out: Path, *, opts: Options, mode:
     """Write the slices' records to out; returns how many (None: mode ignore, out exists)."""
     if mode not in MODES:
         raise PipelineError(f"mode: one of {', '.join(MODES)}, got {mode!r}")
+    out = Path(os.path.abspath(out))  # tasks run in working directories of their own
     exists = out.exists() and (not out.is_dir() or any(out.iterdir()))
     if exists and mode == "errorifexists":
         raise PipelineError(f"{out}: already exists (overwrite it, or append to it)")
@@ -79,6 +84,7 @@ def export(spark, slices: list[SegmentSlice], out: Path, *, opts: Options, mode:
             task
         )
         results = written.collect() if slices else []
+        _check_written(staging, results)
         keep = {rel for rel, _ in results if rel is not None}
         for f in staging.rglob("*.parquet"):  # attempts Spark gave up on, or ran twice
             if str(f.relative_to(staging)) not in keep:
@@ -87,6 +93,24 @@ def export(spark, slices: list[SegmentSlice], out: Path, *, opts: Options, mode:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return sum(rows for _, rows in results)
+
+
+def _check_written(staging: Path, results) -> None:
+    """Every file a task reported is in staging, with the rows it reported; otherwise the job
+    fails (and its staging directory goes): a commit never publishes less than was read."""
+    wrong = []
+    for rel, rows in results:
+        if rel is None:
+            continue
+        f = staging / rel
+        if not f.is_file():
+            wrong.append(f"{rel}: missing")
+        elif (n := pq.read_metadata(f).num_rows) != rows:
+            wrong.append(f"{rel}: {n} rows, the task wrote {rows}")
+    if wrong:
+        raise PipelineError(f"{len(wrong)} files the tasks wrote are not in {staging} as reported "
+                            f"({'; '.join(wrong[:5])}): the output must be on storage the driver "
+                            "and every executor share; nothing was written")  # fmt: skip
 
 
 def _commit(staging: Path, out: Path, *, append: bool, job: str) -> None:

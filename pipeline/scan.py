@@ -1,7 +1,7 @@
 """What a scan reads and how: the slices of a query (which segments, which byte ranges of
 them), and the decoding of one slice with its problems.
 
-Planning (driver side) answers pushed-down filters with the directory listing (topic,
+Planning (driver side) answers the read's options with the directory listing (topic,
 partition), the segment names (offsets), the .index (byte ranges for offsets) and the
 .timeindex (where timestamps reach a lower bound), and cuts segments above the split size
 at batch boundaries the .index names. An index entry is used only after the log is seen to
@@ -18,13 +18,14 @@ decoded, and the rest of a segment after damage that stops the walk, are problem
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 from kafkacodec import columnar
 from kafkacodec.batches import BatchIterator
-from kafkacodec.errors import DecodeError, TruncatedError
+from kafkacodec.errors import DecodeError, KafkacodecError, TruncatedError
 from kafkacodec.log.check import check_segment
 from kafkacodec.log.partition import AbortFilter, Partition
 from kafkacodec.log.segment import Segment
@@ -43,9 +44,13 @@ PROBLEMS_ARROW = pa.schema([
 ])  # fmt: skip
 
 
+class PipelineError(KafkacodecError):
+    """A path or an option the data source cannot use, or a job that cannot run."""
+
+
 @dataclass(frozen=True)
 class Bounds:
-    """What pushed-down filters allow: topics and partitions (None: any), offsets in
+    """What a read's options allow: topics and partitions (None: any), offsets in
     [first, last] (None: unbounded), and timestamps >= since (ms; None: any)."""
 
     topics: frozenset | None = None
@@ -289,6 +294,7 @@ def _decode(data, entries: np.ndarray, max_inflated, source: str):
 def scan(s: SegmentSlice, *, verify_crc: bool, decode: bool = True,
          max_inflated: int | None = None) -> SliceScan:  # fmt: skip
     """Walk (and with decode, decode) one slice; problems are returned in file order."""
+    reachable(s.directory)
     seg = Segment(s.directory, s.base_offset)
     data = seg.data
     size = seg.size
@@ -308,6 +314,13 @@ def scan(s: SegmentSlice, *, verify_crc: bool, decode: bool = True,
     return SliceScan(seg, entries, table, problems, remaining)
 
 
+def reachable(directory: str) -> None:
+    """On an executor: the partition directory the driver planned must be there."""
+    if not os.path.isdir(directory):
+        raise PipelineError(f"the executors cannot read {directory}: log.dirs must be on storage "
+                            "every executor can reach (the driver sees it there)")  # fmt: skip
+
+
 def _offsets_within(table: pa.Table, first, last) -> pa.Table:
     offsets = table["offset"].to_numpy()
     keep = np.ones(len(offsets), dtype=bool)
@@ -322,6 +335,7 @@ def check(s: SegmentSlice, *, verify_crc: bool = True) -> dict:
     """Everything `kafkacodec verify` checks for one whole segment, with the same code
     (kafkacodec.log.check): every CRC, every record decoded, every bad region, the indexes
     against the log. Returns counts and problems (strings naming file and byte)."""
+    reachable(s.directory)
     seg = Segment(s.directory, s.base_offset)
     try:
         c = check_segment(seg, verify_crc=verify_crc)

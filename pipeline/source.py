@@ -20,15 +20,25 @@ Options (all formats):
   split_size      128m (default): segments above it are read as several input partitions,
                   cut at batch boundaries found through the .index; 0: never cut
 
-Filters on topic, partition, offset and timestamp (>, >=, =) are pushed down: whole
-partitions, segments, and byte ranges found through the .index and .timeindex are skipped
-when they cannot match.
+What to read (the records and batches formats; each exact, and answered from the listing,
+the segment names, the .index and the .timeindex, so that what cannot match is never read):
+  topics              comma-separated topic names (default: all)
+  partitions          comma-separated partition numbers (default: all)
+  starting_offset     the first offset read (inclusive)
+  ending_offset       the offset where reading stops (exclusive, as in Spark's kafka source)
+  starting_timestamp  only records with a timestamp at or after it (ms since the epoch;
+                      magic 0 records, which have none, are left out)
+
+Spark's own filters are not pushed down: PySpark keeps the read plan of the first query
+that pushed filters on a DataFrame and reuses it for later queries on that DataFrame that
+push none (`df.where(...).count()` then `df.count()` would count the filtered rows), so a
+reader cannot keep pushed state per query. The options above belong to the DataFrame.
 """
 
 from __future__ import annotations
 
-import datetime
 import json
+import os
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,21 +47,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from kafkacodec import columnar
-from kafkacodec.errors import KafkacodecError, LogError
+from kafkacodec.errors import LogError
 from kafkacodec.log.partition import LogDirs, Partition, open_log
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceReader,
-    EqualNullSafe,
-    EqualTo,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
-    LessThan,
-    LessThanOrEqual,
-)
+from pyspark.sql.datasource import DataSource, DataSourceReader
 
-from .scan import PROBLEMS_ARROW, PROBLEMS_SCHEMA, Bounds, SegmentSlice, SliceScan, plan, scan
+from .scan import (
+    PROBLEMS_ARROW,
+    PROBLEMS_SCHEMA,
+    Bounds,
+    PipelineError,
+    SegmentSlice,
+    SliceScan,
+    plan,
+    scan,
+)
 
 DEFAULT_SPLIT_SIZE = 128 << 20
 
@@ -73,10 +82,6 @@ BATCHES_SCHEMA = (
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
-
-
-class PipelineError(KafkacodecError):
-    """A path or an option the data source cannot use."""
 
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
@@ -128,6 +133,36 @@ class Options:
                    isolation == "read_committed", on_corrupt, split)  # fmt: skip
 
 
+def _ints(name: str, raw: str) -> list[int]:
+    try:
+        return [int(v) for v in str(raw).split(",") if v.strip()]
+    except ValueError:
+        raise PipelineError(
+            f"option {name}: expected numbers separated by commas, got {raw!r}"
+        ) from None
+
+
+def _int(options: dict, name: str) -> int | None:
+    if options.get(name) in (None, ""):
+        return None
+    (value,) = _ints(name, options[name]) or [None]
+    return value
+
+
+def bounds_of(options: dict) -> Bounds:
+    """What the options topics, partitions, starting_offset, ending_offset and
+    starting_timestamp let through (module docstring)."""
+    topics = options.get("topics")
+    parts = options.get("partitions")
+    ending = _int(options, "ending_offset")
+    return Bounds(
+        topics=None if topics in (None, "") else frozenset(t.strip() for t in topics.split(",") if t.strip()),
+        partitions=None if parts in (None, "") else frozenset(_ints("partitions", parts)),
+        first=_int(options, "starting_offset"), last=None if ending is None else ending - 1,
+        since=_int(options, "starting_timestamp"),
+    )  # fmt: skip
+
+
 def input_paths(options: dict) -> list[Path]:
     """The paths given to load(): one (option path) or several (option paths, a JSON list)."""
     raw = []
@@ -141,7 +176,20 @@ def input_paths(options: dict) -> list[Path]:
         raw = [options["path"]]
     if not raw:
         raise PipelineError("no path: use load(path), a partition directory or a log.dirs")
-    return [Path(p) for p in raw]
+    return [resolve(p) for p in raw]
+
+
+def resolve(path) -> Path:
+    """A path as every process of a job must name it: absolute, resolved where the driver
+    runs (executors run in directories of their own), a file:// URL as its path."""
+    text = str(path)
+    if text.startswith("file://"):
+        text = text[len("file://") :]
+    elif "://" in text:
+        raise PipelineError(
+            f"{text}: only local or mounted paths are read (no {text.split(':')[0]} URL)"
+        )
+    return Path(os.path.abspath(text))
 
 
 def partitions_of(paths: list[Path], *, empty_ok: bool = False) -> list[Partition]:
@@ -243,6 +291,9 @@ def records(s: SegmentSlice, opts: Options):
     """The records of one slice as Arrow record batches in RECORDS_SCHEMA's order."""
     sc = _scanned(s, opts)
     t = _kept(sc.table, s, opts)
+    if s.since is not None:  # starting_timestamp is exact: Spark does not check it again
+        t = t.filter(pc.and_(pc.not_equal(t["timestamp_type"], -1),
+                             pc.greater_equal(t["timestamp"], s.since)))  # fmt: skip
     where = _where(s, sc.segment, t.num_rows)
     ts_type = t["timestamp_type"].cast(pa.int32())
     yield from _rows({
@@ -287,69 +338,6 @@ def problems(s: SegmentSlice, opts: Options):
         yield pa.RecordBatch.from_pylist(rows, schema=PROBLEMS_ARROW)
 
 
-def _value(v):
-    return v if isinstance(v, (int, str)) and not isinstance(v, bool) else None
-
-
-def _millis(v) -> int | None:
-    """A timestamp filter's value in ms since the epoch. Spark gives aware datetimes (in
-    UTC); a naive one has no known instant, so it prunes nothing."""
-    if not isinstance(v, datetime.datetime) or v.tzinfo is None:
-        return None
-    return int(v.timestamp() * 1000) - 1  # a ms below: rounding never drops a match
-
-
-def push(filters, *, offsets: bool) -> tuple[Bounds, list]:
-    """The Bounds that filters imply and the filters Spark must still check on rows.
-    Topic and partition are answered exactly (whole partitions are skipped) and so are
-    offset comparisons (rows are cut to [first, last]); timestamp lower bounds only skip
-    what cannot match, and Spark checks them again."""
-    b = {"topics": None, "partitions": None, "first": None, "last": None, "since": None}
-    rest = []
-
-    def narrow(key, values):
-        b[key] = frozenset(values) if b[key] is None else b[key] & frozenset(values)
-
-    def floor(key, value, pick):
-        b[key] = value if b[key] is None else pick(b[key], value)
-
-    for f in filters:
-        name = f.attribute[0] if len(f.attribute) == 1 else None
-        if isinstance(f, (EqualTo, EqualNullSafe)):
-            values = [_value(f.value)]
-        elif isinstance(f, In):
-            values = [_value(v) for v in f.value]
-        else:
-            values = None
-        if name in ("topic", "partition") and values is not None and None not in values:
-            kind = str if name == "topic" else int
-            if all(isinstance(v, kind) for v in values):
-                narrow("topics" if name == "topic" else "partitions", values)
-                continue
-        elif name == "offset" and offsets:
-            v = _value(getattr(f, "value", None))
-            if isinstance(f, (EqualTo, EqualNullSafe)) and isinstance(v, int):
-                floor("first", v, max)
-                floor("last", v, min)
-                continue
-            if isinstance(v, int) and isinstance(f, (GreaterThan, GreaterThanOrEqual)):
-                floor("first", v + isinstance(f, GreaterThan), max)
-                continue
-            if isinstance(v, int) and isinstance(f, (LessThan, LessThanOrEqual)):
-                floor("last", v - isinstance(f, LessThan), min)
-                continue
-            if values and None not in values and all(isinstance(v, int) for v in values):
-                floor("first", min(values), max)
-                floor("last", max(values), min)
-        elif name == "timestamp" and offsets:
-            if isinstance(f, (GreaterThan, GreaterThanOrEqual, EqualTo, EqualNullSafe)):
-                ms = _millis(f.value)
-                if ms is not None:
-                    floor("since", ms, max)
-        rest.append(f)
-    return Bounds(**b), rest
-
-
 def _slices(read):
     """A reader's read(): Spark calls it with a placeholder when partitions() found none."""
 
@@ -361,17 +349,16 @@ def _slices(read):
 
 
 class _Reader(DataSourceReader):
-    offsets = False  # whether offset and timestamp filters apply (the records format)
+    offsets = False  # whether offset and timestamp options apply (the records format)
     split = True
 
     def __init__(self, options: dict):
         self.opts = Options.parse(options)
         self.paths = input_paths(options)
-        self.bounds = Bounds()
-
-    def pushFilters(self, filters):
-        self.bounds, rest = push(filters, offsets=self.offsets)
-        return rest
+        bounds = bounds_of(options)
+        if not self.offsets:  # a batch is a batch: only topics and partitions narrow it
+            bounds = Bounds(topics=bounds.topics, partitions=bounds.partitions)
+        self.bounds = bounds
 
     def partitions(self):
         return segment_slices(self.paths, self.opts, self.bounds, split=self.split)
@@ -439,8 +426,6 @@ FORMATS = (RecordsDataSource, BatchesDataSource, ProblemsDataSource)
 
 
 def register(spark) -> None:
-    """Register the kafkacodec formats with a SparkSession, and turn on Python data source
-    filter pushdown (spark.sql.python.filterPushdown.enabled), which they use."""
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    """Register the kafkacodec formats with a SparkSession."""
     for fmt in FORMATS:
         spark.dataSource.register(fmt)

@@ -1,7 +1,6 @@
 """The Spark data sources (kafkacodec.pipeline). Most tests call the readers' partitions()
 and read() directly; a few share one local SparkSession."""
 
-import datetime
 import shutil
 import struct
 import sys
@@ -25,14 +24,6 @@ from kafkacodec.pipeline.source import (  # noqa: E402
     RecordsReader,
 )
 from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
-from pyspark.sql.datasource import (  # noqa: E402
-    EqualTo,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
-    LessThan,
-    LessThanOrEqual,
-)
 
 
 @pytest.fixture(scope="module")
@@ -282,8 +273,7 @@ def test_a_wrong_index_costs_speed_never_rows(logdirs, tmp_path):
     split = RecordsReader({"path": str(target), "split_size": "4k"})
     assert rows(read_all(split)) == expected
     middle = expected[len(expected) // 2][2]
-    reader = RecordsReader({"path": str(target)})
-    reader.pushFilters([GreaterThanOrEqual(("offset",), middle)])
+    reader = RecordsReader({"path": str(target), "starting_offset": str(middle)})
     assert rows(read_all(reader)) == [t for t in expected if t[2] >= middle]
 
 
@@ -301,21 +291,18 @@ def test_a_wrong_time_index_costs_speed_never_rows(logdirs, tmp_path, shift):
     expected = [t for t in object_path(logdirs) if t[:2] == ("orders", part.partition)]
     stamps = sorted(t[6] for t in expected)
     for since in (stamps[len(stamps) // 3], stamps[-3]):
-        reader = RecordsReader({"path": str(target)})
-        moment = datetime.datetime.fromtimestamp(since / 1000, datetime.timezone.utc)
-        reader.pushFilters([GreaterThanOrEqual(("timestamp",), moment)])
-        got = [t for t in rows(read_all(reader)) if t[6] >= since]
-        assert got == [t for t in expected if t[6] >= since]
+        reader = RecordsReader({"path": str(target), "starting_timestamp": str(since)})
+        assert rows(read_all(reader)) == [t for t in expected if t[6] >= since]
 
 
-def _apply(expected, topic, partition, first, last, since_us):
+def _apply(expected, topic, partition, first, last, since_ms):
     out = []
     for t in expected:
         if topic is not None and t[0] != topic or partition is not None and t[1] != partition:
             continue
         if first is not None and t[2] < first or last is not None and t[2] > last:
             continue
-        if since_us is not None and (t[6] is None or t[6] * 1000 <= since_us):
+        if since_ms is not None and (t[6] is None or t[6] < since_ms):
             continue
         out.append(t)
     return out
@@ -323,7 +310,7 @@ def _apply(expected, topic, partition, first, last, since_us):
 
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
-def test_pushdown_never_changes_the_answer(logdirs, data):
+def test_read_options_give_exactly_the_rows_asked_for(logdirs, data):
     expected = object_path(logdirs)
     topic = data.draw(st.sampled_from([None, "orders", "clicks", "legacy-events", "absent"]))
     partition = data.draw(st.sampled_from([None, 0, 1]))
@@ -331,45 +318,27 @@ def test_pushdown_never_changes_the_answer(logdirs, data):
     first = data.draw(st.none() | st.sampled_from(offsets))
     last = data.draw(st.none() | st.sampled_from(offsets))
     stamps = sorted({t[6] for t in expected if t[6] is not None})
-    since_ms = data.draw(st.none() | st.sampled_from(stamps))
-    filters, kept = [], []
-    if topic is not None:
-        filters.append(EqualTo(("topic",), topic))
-    if partition is not None:
-        filters.append(In(("partition",), (partition,)))
-    if first is not None:
-        filters.append(GreaterThanOrEqual(("offset",), first))
-    if last is not None:
-        filters.append(LessThanOrEqual(("offset",), last))
-    since_us = None
-    if since_ms is not None:
-        since_us = since_ms * 1000 - data.draw(st.sampled_from([0, 1, 999]))
-        moment = datetime.datetime.fromtimestamp(since_us / 1e6, datetime.timezone.utc)
-        kept.append(GreaterThan(("timestamp",), moment))
-        filters.append(kept[-1])
-    reader = RecordsReader(
-        {"path": str(logdirs), "split_size": data.draw(st.sampled_from(["0", "6k"]))}
-    )
-    assert list(reader.pushFilters(filters)) == kept  # Spark checks only what is returned
-    got = [
-        t
-        for t in rows(read_all(reader))
-        if since_us is None or (t[6] is not None and t[6] * 1000 > since_us)
-    ]
-    assert got == _apply(expected, topic, partition, first, last, since_us)
+    since = data.draw(st.none() | st.sampled_from(stamps))
+    options = {"path": str(logdirs), "split_size": data.draw(st.sampled_from(["0", "6k"]))}
+    for key, value in (("topics", topic), ("partitions", partition), ("starting_offset", first),
+                       ("ending_offset", None if last is None else last + 1),
+                       ("starting_timestamp", since)):  # fmt: skip
+        if value is not None:
+            options[key] = str(value)
+    got = rows(read_all(RecordsReader(options)))
+    assert got == _apply(expected, topic, partition, first, last, since)
 
 
-def test_pushdown_skips_what_cannot_match(logdirs):
+def test_read_options_skip_what_cannot_match(logdirs):
     p = next(p for p in LogDirs(logdirs).partitions if p.topic == "orders" and p.partition == 1)
     everything = RecordsReader({"path": str(logdirs)}).partitions()
-    reader = RecordsReader({"path": str(logdirs)})
     k = len(p.segments) // 2
     middle, following = p.segments[k], p.segments[k + 1].base_offset
     offsets = [t[2] for t in object_path(logdirs) if t[:2] == ("orders", 1)]
     inside = [o for o in offsets if middle.base_offset <= o < following - 30]
     first = inside[len(inside) // 2]
-    reader.pushFilters([EqualTo(("topic",), "orders"), EqualTo(("partition",), 1),
-                        GreaterThanOrEqual(("offset",), first), LessThan(("offset",), first + 20)])  # fmt: skip
+    reader = RecordsReader({"path": str(logdirs), "topics": "orders", "partitions": "1",
+                            "starting_offset": str(first), "ending_offset": str(first + 20)})  # fmt: skip
     slices = reader.partitions()
     assert len(slices) == 1 and len(everything) > 4
     (s,) = slices
@@ -377,10 +346,8 @@ def test_pushdown_skips_what_cannot_match(logdirs):
     table = read_all(reader)
     assert table["offset"].to_pylist() == [o for o in offsets if first <= o < first + 20]
     # A timestamp bound past every record: nothing to read at all.
-    late = datetime.datetime(2200, 1, 1, tzinfo=datetime.timezone.utc)
-    reader = RecordsReader({"path": str(logdirs)})
-    assert list(reader.pushFilters([GreaterThanOrEqual(("timestamp",), late)]))
-    assert reader.partitions() == []
+    late = RecordsReader({"path": str(logdirs), "starting_timestamp": str(7_258_118_400_000)})
+    assert late.partitions() == []
 
 
 # ------------------------------------------------------------------ on a local Spark
@@ -419,21 +386,40 @@ def test_spark_reads_like_its_kafka_source(spark, logdirs):
     assert sum(per_topic.values()) == df.count() and len(per_topic) > 1
 
 
-def test_spark_pushes_filters_down(spark, logdirs):
-    df = spark.read.format("kafkacodec").option("split_size", "6k").load(str(logdirs))
+def test_spark_read_options(spark, logdirs):
     mine = [t for t in object_path(logdirs) if t[:2] == ("orders", 1) and 100 <= t[2] < 900]
     late = sorted(t[6] for t in mine if t[6] is not None)[-50]
-    got = df.where(
-        f"topic = 'orders' and partition in (1) and offset >= 100 and offset < 900 "
-        f"and timestamp >= timestamp_millis({late})"
-    ).select("topic", "partition", "offset")
-    expected = [
-        t[:3] for t in object_path(logdirs)
-        if t[:2] == ("orders", 1) and 100 <= t[2] < 900 and t[6] is not None and t[6] >= late
-    ]  # fmt: skip
-    assert sorted(tuple(r) for r in got.collect()) == expected and expected
-    # Nothing can match: Spark still gets an (empty) answer.
-    assert df.where("topic = 'absent'").count() == 0
+    df = (
+        spark.read.format("kafkacodec").option("split_size", "6k").option("topics", "orders")
+        .option("partitions", "1").option("starting_offset", 100).option("ending_offset", 900)
+        .option("starting_timestamp", late).load(str(logdirs))
+    )  # fmt: skip
+    got = sorted(tuple(r) for r in df.select("topic", "partition", "offset").collect())
+    assert got == [t[:3] for t in mine if t[6] is not None and t[6] >= late] and got
+    absent = spark.read.format("kafkacodec").option("topics", "absent").load(str(logdirs))
+    assert absent.count() == 0  # nothing can match: Spark still gets an (empty) answer
+
+
+def test_spark_gives_every_query_its_own_answer(spark, logdirs):
+    """PySpark keeps the read plan of a query that pushed filters and reuses it for later
+    queries on the same DataFrame: count, filter, count, two filters in turn, and a cached
+    DataFrame must each give the answer of a fresh read."""
+    expected = object_path(logdirs)
+    total = len(expected)
+    high = sum(1 for t in expected if t[2] >= 1000)
+    low = sum(1 for t in expected if t[2] < 100)
+    df = spark.read.format("kafkacodec").load(str(logdirs))
+    assert df.count() == total
+    assert df.where("offset >= 1000").count() == high
+    assert df.count() == total
+    assert df.where("offset < 100").count() == low
+    assert df.where("offset >= 1000").count() == high
+    assert df.where("topic = 'orders'").count() == sum(1 for t in expected if t[0] == "orders")
+    assert df.count() == total
+    cached = df.cache()
+    assert cached.where("offset >= 1000").count() == high
+    assert cached.count() == total
+    cached.unpersist()
 
 
 def test_spark_batches_format(spark, logdirs):
