@@ -1,0 +1,185 @@
+"""The Spark jobs and the data source on a real standalone cluster: a master and two
+workers started with pyspark's own `spark-class` on 127.0.0.1, each worker in a working
+directory of its own (so that a path resolved against an executor's working directory
+shows), the jobs run through the `kafkacodec` command line from a relative directory."""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+import pyarrow.parquet as pq  # noqa: E402
+from conftest import EXE  # noqa: E402
+from kafkacodec.log import LogDirs  # noqa: E402
+from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spark_class() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "bin" / "spark-class"
+
+
+def _wait(what: str, ok, timeout: float = 90) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if ok():
+            return
+        time.sleep(0.5)
+    raise TimeoutError(f"{what} did not come up in {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """spark://127.0.0.1:PORT with two one-core workers; stopped after the module."""
+    if shutil.which("java") is None:
+        pytest.skip("Java is needed to run Spark")
+    base = tmp_path_factory.mktemp("cluster")
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_HOME": str(_spark_class().parents[1]),
+           "PYSPARK_PYTHON": sys.executable}  # fmt: skip
+    port, ui = _free_port(), _free_port()
+    procs, logs = [], []
+
+    def start(name, args, cwd):
+        cwd.mkdir(parents=True, exist_ok=True)
+        log = open(base / f"{name}.log", "wb")
+        logs.append(log)
+        procs.append(subprocess.Popen([str(_spark_class()), *args], cwd=cwd, env=env,
+                                      stdout=log, stderr=subprocess.STDOUT))  # fmt: skip
+
+    start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                     "--port", str(port), "--webui-port", str(ui)], base / "master")  # fmt: skip
+    url = f"spark://127.0.0.1:{port}"
+
+    def workers() -> int:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as r:
+                return len([w for w in json.load(r)["workers"] if w["state"] == "ALIVE"])
+        except OSError:
+            return 0
+
+    try:
+        _wait("the master", lambda: workers() == 0 and _answers(ui))
+        for n in (1, 2):
+            wd = base / f"worker{n}"
+            start(f"worker{n}", ["org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+                                 "--cores", "1", "--memory", "1536m", "--work-dir", str(wd / "work"),
+                                 "--webui-port", str(_free_port())], wd)  # fmt: skip
+        _wait("two workers", lambda: workers() == 2)
+        yield url, base
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for log in logs:
+            log.close()
+
+
+def _answers(ui: int) -> bool:
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """A job's directory: out/logdirs, a sample log.dirs, to be named relative to it."""
+    d = tmp_path_factory.mktemp("site")
+    write_sample_log_dirs(d / "out" / "logdirs", batches=60, segment_bytes=16 << 10)
+    return d
+
+
+def _records(root: Path, *, committed_only=False) -> int:
+    return sum(1 for p in LogDirs(root).partitions for _s, _b, r in p.read(committed_only=committed_only)
+               if r.control is None)  # fmt: skip
+
+
+def _spark(site, cluster, *args, ok=True):
+    url, _base = cluster
+    out = subprocess.run([str(EXE), "spark", *args, "--master", url,
+                          "--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2"],
+                         cwd=site, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})  # fmt: skip
+    if ok:
+        assert out.returncode == 0, out.stderr[-4000:]
+    assert "Traceback" not in out.stderr
+    return out
+
+
+def test_export_with_relative_paths_writes_every_record_where_the_driver_said(site, cluster):
+    out = _spark(site, cluster, "export", "out/logdirs", "relout")
+    want = _records(site / "out" / "logdirs")
+    assert f"exported {want} records to relout" in out.stdout
+    files = list((site / "relout").rglob("*.parquet"))
+    assert files and sum(pq.read_metadata(f).num_rows for f in files) == want
+    assert (site / "relout" / "_SUCCESS").exists()
+    _url, base = cluster  # nothing was written under an executor's working directory
+    assert not [p for p in base.rglob("*.parquet")]
+
+
+def test_stats_and_verify_on_the_cluster(site, cluster):
+    rows = [json.loads(x) for x in _spark(site, cluster, "stats", "out/logdirs", "--json").stdout.splitlines()
+            if x.startswith("{")]  # fmt: skip
+    assert sum(r["records"] for r in rows) == _records(site / "out" / "logdirs")
+    v = _spark(site, cluster, "verify", "out/logdirs", "--json")
+    res = json.loads(next(x for x in v.stdout.splitlines() if x.startswith("{")))
+    assert res["clean"] and res["segments"] == sum(
+        len(p.segments) for p in LogDirs(site / "out" / "logdirs").partitions
+    )
+
+
+def test_an_output_overlapping_the_input_is_refused(site, cluster):
+    before = sorted(p.name for p in (site / "out" / "logdirs").rglob("*"))
+    for target in ("out/logdirs", "out"):
+        res = _spark(site, cluster, "export", "out/logdirs", target, "--overwrite", ok=False)
+        assert res.returncode == 1 and "overlaps the input" in res.stderr
+    assert sorted(p.name for p in (site / "out" / "logdirs").rglob("*")) == before
+
+
+def test_data_source_queries_on_the_cluster(site, cluster, monkeypatch):
+    from kafkacodec.log import LogDirs as _L
+    from kafkacodec.pipeline.jobs import session
+
+    url, _base = cluster
+    monkeypatch.chdir(site)
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    spark = session(url, conf={"spark.executor.memory": "512m", "spark.cores.max": "2"})
+    try:
+        df = spark.read.format("kafkacodec").load("out/logdirs")  # relative: resolved here
+        total = _records(site / "out" / "logdirs")
+        high = sum(1 for p in _L(site / "out" / "logdirs").partitions for _s, _b, r in p.read()
+                   if r.control is None and r.offset >= 100)  # fmt: skip
+        assert df.count() == total
+        assert df.where("offset >= 100").count() == high
+        assert df.count() == total
+        assert (
+            spark.read.format("kafkacodec")
+            .option("starting_offset", 100)
+            .load("out/logdirs")
+            .count()
+            == high
+        )
+    finally:
+        spark.stop()
