@@ -43,10 +43,21 @@ def session(master: str | None = None, app: str = "kafkacodec", conf: dict | Non
         builder = builder.master(master)
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        _python_here((conf or {}).get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON"))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark
+
+
+def _python_here(python: str | None) -> None:
+    """The driver runs Python workers too (planning), with the executors' Python: a packed
+    environment must be unpacked where the job starts. Say so rather than fail in Java."""
+    if python and os.sep in python and not os.path.exists(python):
+        raise PipelineError(f"{python} (PYSPARK_PYTHON) does not exist here: the driver runs Python "
+                            "workers with it too; unpack the environment next to where the job "
+                            "starts (mkdir environment && tar -xzf ENV.tar.gz -C environment)")  # fmt: skip
 
 
 def _strings(options: dict) -> dict:

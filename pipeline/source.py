@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from kafkacodec import columnar
+from kafkacodec import columnar, units
 from kafkacodec.errors import LogError
 from kafkacodec.log.partition import LogDirs, Partition, open_log
 from pyspark.sql.datasource import DataSource, DataSourceReader
@@ -84,21 +84,12 @@ _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
-               "g": 1 << 30, "gb": 1 << 30}  # fmt: skip
-
-
 def parse_size(name: str, raw) -> int:
-    """A byte size: 1048576, 64k, 128m, 1g."""
-    text = str(raw).strip().lower()
-    digits = text.rstrip("kmgb")
+    """A byte size option: 1048576, 64k, 128m, 1g."""
     try:
-        value = int(digits) * _SIZE_UNITS[text[len(digits) :]]
-    except (ValueError, KeyError):
-        raise PipelineError(f"option {name}: expected a size such as 128m, got {raw!r}") from None
-    if value < 0:
-        raise PipelineError(f"option {name}: expected a size >= 0, got {raw!r}")
-    return value
+        return units.parse_size(raw)
+    except ValueError as err:
+        raise PipelineError(f"option {name}: {err}") from None
 
 
 def flag(options: dict, name: str, default: bool) -> bool:

@@ -22,6 +22,7 @@ EXAMPLES = {
     "records": "kafkacodec records /var/lib/kafka/orders-0 --from-offset 1200 --limit 5",
     "recover": "kafkacodec recover /var/lib/kafka/orders-0 --repair",
     "generate": "kafkacodec generate --check",
+    "sample": "kafkacodec sample /tmp/big-logdirs --size 4g --partitions 8",
     "export-schemas": "kafkacodec export-schemas --lang java --lang javascript --out kafka-parsers",
     "spark": "kafkacodec spark export /var/lib/kafka /data/kafka-parquet\n  kafkacodec spark stats /var/lib/kafka --master spark://head:7077",
 }
@@ -105,6 +106,21 @@ def _parser() -> argparse.ArgumentParser:
     rc.add_argument("--json", action="store_true")
     rc.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    sm = add(
+        "sample", "write a sample log.dirs of any size, for trying the Spark pipeline at scale"
+    )
+    sm.add_argument("out", metavar="OUT", type=Path, help="a new directory (refused if not empty)")
+    sm.add_argument("--records", type=int, default=None, help="how many records (default 100000)")
+    sm.add_argument("--size", help="or how many bytes on disk, e.g. 4g (the first reached stops)")
+    sm.add_argument("--partitions", type=int, default=4)
+    sm.add_argument("--topic", default="sample")
+    sm.add_argument("--codecs", default="none,gzip,snappy,lz4,zstd",
+                    help="comma-separated, used in turn batch by batch (default: all five)")  # fmt: skip
+    sm.add_argument("--record-bytes", type=int, default=100, help="about how long a value is")
+    sm.add_argument("--batch-records", type=int, default=50)
+    sm.add_argument("--segment-bytes", default="1g", help="roll segments at this size (default 1g)")
+    sm.add_argument("--quiet", action="store_true", help="no progress bar")
+
     gen = add("generate", "regenerate generated/ from schemas/ (--check: fail when stale)")
     gen.add_argument("--check", action="store_true")
 
@@ -161,7 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return {"dump": _dump, "verify": _verify, "lookup": _lookup, "records": _records,
-                "recover": _recover, "export-schemas": _export, "spark": _spark}[args.command](args)  # fmt: skip
+                "recover": _recover, "export-schemas": _export, "spark": _spark,
+                "sample": _sample}[args.command](args)  # fmt: skip
     except BrokenPipeError:  # `| head` stopped reading: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
@@ -188,6 +205,36 @@ def _export(args) -> int:
             f"kafkacodec export-schemas: {r['schema']} ({r['lang']}): {r['error']}", file=sys.stderr
         )
     return 1 if failed else 0
+
+
+def _sample(args) -> int:
+    from . import units
+    from .compression import CODEC_IDS
+    from .progress import Progress
+    from .sample import write_sized_log_dirs
+
+    codecs = tuple(c.strip() for c in args.codecs.split(",") if c.strip())
+    unknown = [c for c in codecs if c not in CODEC_IDS]
+    try:
+        size = None if args.size is None else units.parse_size(args.size)
+        segment = units.parse_size(args.segment_bytes)
+    except ValueError as err:
+        raise KafkacodecError(str(err)) from None
+    if unknown or not codecs:
+        raise KafkacodecError(f"--codecs: {', '.join(unknown) or 'none given'}; "
+                              f"known: {', '.join(CODEC_IDS)}")  # fmt: skip
+    records = args.records if args.records is not None or size is not None else 100_000
+    with Progress(size or 0, "sample", quiet=args.quiet or not size) as progress:
+        try:
+            res = write_sized_log_dirs(args.out, records=records, size=size, partitions=args.partitions,
+                                       codecs=codecs, topic=args.topic, record_bytes=args.record_bytes,
+                                       batch_records=args.batch_records, segment_bytes=segment,
+                                       progress=progress)  # fmt: skip
+        except (FileExistsError, ValueError) as err:
+            raise KafkacodecError(str(err)) from None
+    _out(f"wrote {args.out}: {res['records']} records in {res['batches']} batches over "
+         f"{res['partitions']} partitions, {res['bytes']} bytes ({', '.join(codecs)})")  # fmt: skip
+    return 0
 
 
 def _spark(args) -> int:

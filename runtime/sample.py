@@ -12,7 +12,7 @@ from .batches import Record
 from .builders import build_batch, build_control_batch, build_message_set
 from .log.writer import PartitionWriter
 
-__all__ = ["write_sample_log_dirs"]
+__all__ = ["write_sample_log_dirs", "write_sized_log_dirs"]
 
 T0 = 1_700_000_000_000
 V2_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -85,3 +85,55 @@ def write_sample_log_dirs(root, *, batches: int = 400, segment_bytes: int = 64 <
     with PartitionWriter(root / "legacy-events-0", **opts) as w:
         _legacy(w, max(1, batches // 40))
     return root
+
+
+def write_sized_log_dirs(root, *, records: int | None = 100_000, size: int | None = None,
+                         partitions: int = 4, codecs=V2_CODECS, topic: str = "sample",
+                         record_bytes: int = 100, batch_records: int = 50,
+                         segment_bytes: int = 1 << 30, progress=None) -> dict:  # fmt: skip
+    """A log.dirs of any size for trying the pipeline at scale (`kafkacodec sample`):
+    `partitions` directories `<topic>-<n>`, batches of `batch_records` JSON-like records of
+    about `record_bytes` bytes, compressed with each of `codecs` in turn, timestamps 10 ms
+    apart, until `records` records or `size` bytes on disk (whichever comes first). Refuses
+    a root that exists and is not empty. Returns what was written."""
+    root = Path(root)
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise FileExistsError(f"{root}: exists and is not empty; sample writes a new log.dirs")
+    if records is None and size is None:
+        raise ValueError("give records or size")
+    if partitions < 1 or batch_records < 1 or not codecs:
+        raise ValueError("partitions, batch_records and codecs must be at least 1")
+    writers = [PartitionWriter(root / f"{topic}-{p}", segment_bytes=segment_bytes, fsync=False)
+               for p in range(partitions)]  # fmt: skip
+    pad = "x" * max(0, record_bytes - 60)
+    written = {"records": 0, "bytes": 0, "batches": 0}
+    nxt = [0] * partitions
+    try:
+        while (records is None or written["records"] < records) and (
+            size is None or written["bytes"] < size
+        ):
+            p = written["batches"] % partitions
+            n = (
+                batch_records
+                if records is None
+                else min(batch_records, records - written["records"])
+            )
+            base = nxt[p]
+            recs = [Record(None, T0 + (base + j) * 10, f"key-{(base + j) % 1000}".encode(),
+                           f'{{"id": {base + j}, "user": "u{(base + j) * 7919 % 9973}", "pad": "{pad}"}}'.encode(),
+                           [("source", b"kafkacodec-sample")])
+                    for j in range(n)]  # fmt: skip
+            data = build_batch(
+                recs, base_offset=base, compression=codecs[written["batches"] % len(codecs)]
+            )
+            writers[p].append(data)
+            nxt[p] += n
+            written["records"] += n
+            written["bytes"] += len(data)
+            written["batches"] += 1
+            if progress is not None:
+                progress(len(data))
+    finally:
+        for w in writers:
+            w.close()
+    return {**written, "partitions": partitions, "root": str(root)}

@@ -48,3 +48,27 @@ def test_demo_runs_clean(tmp_path):
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert "clean" in out.stdout and "demo finished: every check passed" in out.stdout
+
+
+def test_sample_command_writes_what_it_says(tmp_path):
+    import json
+
+    from conftest import kafkacodec_cli as cli
+
+    out = cli("sample", tmp_path / "big", "--records", 12345, "--partitions", 3,
+              "--codecs", "zstd,none", "--batch-records", 40, "--segment-bytes", "64k").stdout  # fmt: skip
+    assert out.startswith(
+        f"wrote {tmp_path / 'big'}: 12345 records in 309 batches over 3 partitions"
+    )
+    logs = open_log(tmp_path / "big")
+    assert sorted(p.path.name for p in logs.partitions) == ["sample-0", "sample-1", "sample-2"]
+    assert sum(len(p.segments) for p in logs.partitions) > 3  # rolled at 64k
+    seen = {b.compression for p in logs.partitions for s in p.segments for b in s.batches()}
+    assert seen == {"zstd", "none"}
+    v = json.loads(cli("verify", "--json", "--quiet", tmp_path / "big").stdout)
+    assert v["clean"] and v["records"] == 12345
+    sized = cli("sample", tmp_path / "sized", "--size", "300k", "--quiet").stdout
+    on_disk = sum(f.stat().st_size for f in (tmp_path / "sized").rglob("*.log"))
+    assert 300 << 10 <= on_disk < (300 << 10) + 10_000 and f"{on_disk} bytes" in sized
+    again = cli("sample", tmp_path / "big", ok=False)  # never writes over what is there
+    assert again.returncode == 1 and "exists and is not empty" in again.stderr
