@@ -14,6 +14,13 @@ from . import jobs, report
 
 def run(args, out) -> int:
     """Run one job on a local Spark (or the cluster --master names); print with out."""
+    if args.job == "pack":
+        from .pack import pack
+
+        res = pack(args.out, wheel=args.wheel)
+        out(f"packed {res['path']}: {res['bytes'] / 1e6:.1f} MB, {len(res['packages'])} packages "
+            f"({', '.join(p for p in res['packages'] if not p.endswith(('.dist-info', '.pth')))})")  # fmt: skip
+        return 0
     options = {"verify_crc": not args.no_verify_crc}
     if args.job != "verify":
         options.update(isolation=args.isolation, on_corrupt=args.on_corrupt)

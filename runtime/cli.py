@@ -165,6 +165,12 @@ def _parser() -> argparse.ArgumentParser:
                            help="damaged data: stop (fail), leave it out (skip), or leave it out "
                                 "and list it (report; export writes OUT/_problems)")  # fmt: skip
         j.add_argument("--no-verify-crc", action="store_true")
+    pk = jobs.add_parser("pack", help="pack the executors' Python environment (kafkacodec, numpy, "
+                                      "pyarrow; no pyspark) for spark.archives")  # fmt: skip
+    pk.add_argument("out", metavar="OUT.tar.gz", type=Path)
+    pk.add_argument(
+        "--wheel", type=Path, help="a kafkacodec wheel (default: built from this checkout)"
+    )
     return p
 
 

@@ -9,6 +9,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tarfile
 import time
 import urllib.request
 from pathlib import Path
@@ -183,3 +184,34 @@ def test_data_source_queries_on_the_cluster(site, cluster, monkeypatch):
         )
     finally:
         spark.stop()
+
+
+def test_a_packed_environment_runs_the_jobs(site, cluster, tmp_path):
+    """`kafkacodec spark pack`, then the README's route: the archive to the executors
+    (spark.archives), unpacked where the job starts for the driver's Python workers."""
+    env = tmp_path / "kafkacodec-env.tar.gz"
+    out = subprocess.run(
+        [str(EXE), "spark", "pack", str(env)], capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    with tarfile.open(env) as t:
+        names = t.getnames()
+    assert any("/site-packages/kafkacodec/" in n for n in names)
+    assert any("/site-packages/pyarrow/" in n for n in names)
+    assert not any("/site-packages/pyspark/" in n for n in names)  # the workers bring it
+    assert env.stat().st_size < 200e6
+    job = site / "packed"
+    (job / "environment").mkdir(parents=True)
+    with tarfile.open(env) as t:
+        t.extractall(job / "environment", filter="tar")
+    shutil.copytree(site / "out", job / "out")
+    url, _base = cluster
+    res = subprocess.run([str(EXE), "spark", "stats", "out/logdirs", "--json", "--master", url,
+                          "--conf", f"spark.archives={env}#environment",
+                          "--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2"],
+                         cwd=job, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1",
+                              "PYSPARK_PYTHON": "./environment/bin/python"})  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    rows = [json.loads(x) for x in res.stdout.splitlines() if x.startswith("{")]
+    assert sum(r["records"] for r in rows) == _records(site / "out" / "logdirs")
