@@ -58,6 +58,7 @@ from .scan import (
     PipelineError,
     SegmentSlice,
     SliceScan,
+    chunks,
     plan,
     scan,
 )
@@ -208,17 +209,23 @@ def segment_slices(paths: list[Path], opts: Options, bounds: Bounds | None = Non
 
 
 def _scanned(s: SegmentSlice, opts: Options, *, decode: bool = True) -> SliceScan:
-    """A slice read; its problems raise (on_corrupt=fail), warn (skip) or are left to the
-    kafkacodec_problems format (report)."""
+    """A slice read whole (batch headers); its problems handled by _problems."""
     sc = scan(s, verify_crc=opts.verify_crc, decode=decode)
-    if sc.problems:
-        if opts.on_corrupt == "fail":
-            raise sc.problems[0].error
-        if opts.on_corrupt == "skip":
-            for p in sc.problems:
-                warnings.warn(f"{sc.segment.path}: skipped {p.skipped_bytes} bytes from byte "
-                              f"{p.position}: {p.error}", stacklevel=2)  # fmt: skip
+    _problems(sc.problems, s, opts)
     return sc
+
+
+def _problems(found: list, s: SegmentSlice, opts: Options) -> None:
+    """Problems met reading a slice: raised (on_corrupt=fail), warned (skip), or left to the
+    kafkacodec_problems format (report)."""
+    if not found:
+        return
+    if opts.on_corrupt == "fail":
+        raise found[0].error
+    if opts.on_corrupt == "skip":
+        for p in found:
+            warnings.warn(f"{s.directory}/{s.base_offset:020d}.log: skipped {p.skipped_bytes} bytes "
+                          f"from byte {p.position}: {p.error}", stacklevel=2)  # fmt: skip
 
 
 def _aborted_mask(table: pa.Table, aborted) -> np.ndarray:
@@ -269,23 +276,30 @@ def _rows(columns: dict):
     yield from pa.table(columns).to_batches(max_chunksize=1 << 16)
 
 
-def _where(s: SegmentSlice, seg, n: int) -> dict:
-    """The topic, partition and segment columns (one value per segment)."""
+def _where(s: SegmentSlice, n: int) -> dict:
+    """The topic, partition and segment columns (one value per slice)."""
     return {
         "topic": pa.repeat(pa.scalar(s.topic, pa.string()), n),
         "partition": pa.repeat(pa.scalar(s.partition, pa.int32()), n),
-        "segment": pa.repeat(pa.scalar(seg.path.name, pa.string()), n),
+        "segment": pa.repeat(pa.scalar(f"{s.base_offset:020d}.log", pa.string()), n),
     }
 
 
 def records(s: SegmentSlice, opts: Options):
-    """The records of one slice as Arrow record batches in RECORDS_SCHEMA's order."""
-    sc = _scanned(s, opts)
-    t = _kept(sc.table, s, opts)
-    if s.since is not None:  # starting_timestamp is exact: Spark does not check it again
-        t = t.filter(pc.and_(pc.not_equal(t["timestamp_type"], -1),
-                             pc.greater_equal(t["timestamp"], s.since)))  # fmt: skip
-    where = _where(s, sc.segment, t.num_rows)
+    """The records of one slice as Arrow record batches in RECORDS_SCHEMA's order, decoded
+    a chunk of the log at a time (scan.chunks): memory is bounded whatever the slice."""
+    for table, found in chunks(s, verify_crc=opts.verify_crc):
+        _problems(found, s, opts)
+        t = _kept(table, s, opts)
+        if s.since is not None:  # starting_timestamp is exact: Spark does not check it again
+            t = t.filter(pc.and_(pc.not_equal(t["timestamp_type"], -1),
+                                 pc.greater_equal(t["timestamp"], s.since)))  # fmt: skip
+        if t.num_rows:
+            yield from _record_rows(t, s)
+
+
+def _record_rows(t: pa.Table, s: SegmentSlice):
+    where = _where(s, t.num_rows)
     ts_type = t["timestamp_type"].cast(pa.int32())
     yield from _rows({
         "key": t["key"], "value": t["value"], "topic": where["topic"],
@@ -306,7 +320,7 @@ def batches(s: SegmentSlice, opts: Options):
     t = _kept(columnar.batch_table(sc.entries), s, replace(opts, read_committed=False))
     ts_type = t["timestamp_type"].cast(pa.int32())
     yield from _rows({
-        **_where(s, sc.segment, t.num_rows),
+        **_where(s, t.num_rows),
         **{name: t[name] for name in (
             "position", "size", "magic", "base_offset", "last_offset", "num_records",
             "partition_leader_epoch", "crc", "attributes", "compression")},
