@@ -451,6 +451,7 @@ def test_links_and_fifos_in_every_file_role_are_refused(corrupt_middle, tmp_path
 
 
 def test_rewritten_files_keep_owner_group_and_mode(corrupt_middle, tmp_path):
+    os.chown(corrupt_middle.parent, 1234, 5678)  # the broker's log dir, without a .lock yet
     for f in corrupt_middle.iterdir():
         os.chown(f, 1234, 5678)
         os.chmod(f, 0o600 if "index" in f.name else 0o640)
@@ -459,6 +460,8 @@ def test_rewritten_files_keep_owner_group_and_mode(corrupt_middle, tmp_path):
         st = f.stat()
         assert (st.st_uid, st.st_gid) == (1234, 5678), f.name
         assert stat.S_IMODE(st.st_mode) == (0o600 if "index" in f.name else 0o640), f.name
+    lock = (corrupt_middle.parent / ".lock").stat()  # made as the broker would: its owner's
+    assert (lock.st_uid, lock.st_gid) == (1234, 5678)
     backup = backup_dir(tmp_path / "bk")
     assert stat.S_IMODE(backup.stat().st_mode) == 0o700
     for f in backup.iterdir():

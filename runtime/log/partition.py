@@ -116,7 +116,7 @@ class Partition:
         self.leftovers: list[str] = []
         self.unknown: list[str] = []
         self.kafka07: list[str] = []
-        #: kafkacodec's own files: repair journals, new indexes, backups of cut bytes.
+        #: kafkacodec's own files: a repair's journal, rebuilt files not yet renamed in.
         self.repair_files: list[str] = []
         try:
             names = sorted(p.name for p in self.path.iterdir())
