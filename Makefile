@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test demo bench generate check-generated clean
+.PHONY: test test-quick demo bench generate check-generated clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,6 +15,11 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# Everything but the slow, Spark, fuzzing and cross-language tests, on every core (under a
+# minute here); `make test` (CI) runs them all.
+test-quick: $(STAMP)
+	$(PY) -m pytest -q -n auto -m "not slow and not spark and not fuzz and not crosslang"
 
 demo: $(STAMP)
 	$(PY) -m kafkacodec.demo

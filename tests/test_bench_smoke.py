@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -28,6 +30,8 @@ def test_log_bench_runs():
     assert "lookups/s" in text and "anonymous memory grew" in text
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_spark_bench_runs():
     text = run("bench.spark", "--mb", "1", "--partitions", "2", "--repeat", "1")
     for name in ("kafkacodec", "via-writer", "baseline"):

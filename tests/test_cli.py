@@ -41,6 +41,7 @@ def test_dump_index_files_match_kafka():
         assert got.splitlines() == ("Dumping " + chunk).splitlines()
 
 
+@pytest.mark.slow
 def test_dump_json_contract():
     for doc_path in sorted((KAFKA_JAVA / "v2").glob("*.json")) + sorted(
         (KAFKA_JAVA / "legacy").glob("*.json")

@@ -24,6 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafkacodec.strategies import mutate
 
+pytestmark = [pytest.mark.slow]  # differential runs over generated inputs: CI runs them
+
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -67,7 +69,9 @@ def test_construct_agrees_on_every_vector(path: Path):
 
 
 @pytest.mark.parametrize(
-    "path", [p for p in sorted(VECTORS.rglob("*")) if p.suffix in INDEX_SCHEMAS], ids=lambda p: p.name
+    "path",
+    [p for p in sorted(VECTORS.rglob("*")) if p.suffix in INDEX_SCHEMAS],
+    ids=lambda p: p.name,
 )
 def test_construct_agrees_on_index_files(path: Path):
     agree(INDEX_SCHEMAS[path.suffix], path.read_bytes())

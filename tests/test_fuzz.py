@@ -15,6 +15,8 @@ REGRESSIONS = Path(__file__).parent / "fuzz_regressions"
 sys.path.insert(0, str(ROOT))
 from fuzz.harnesses import HARNESSES  # noqa: E402
 
+pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
+
 SECONDS = int(os.environ.get("KAFKACODEC_FUZZ_SECONDS", "60"))
 
 

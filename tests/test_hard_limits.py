@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 SCRIPT = textwrap.dedent(
     r'''
     import json, resource, struct, sys, zlib
@@ -77,6 +79,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_hostile_input_is_refused_within_bounded_memory():
     # The script frames regions with the fuzz harnesses' v2_batch (fuzz/ is not installed).
     script = SCRIPT.replace("ROOT", repr(str(Path(__file__).resolve().parents[1])))

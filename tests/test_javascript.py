@@ -16,14 +16,19 @@ from kafkacodec.export import export
 from kafkacodec.generator.ir import SchemaSet
 from kafkacodec.generator.render import SCHEMA_DIR
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None or not (KSC / "node_modules" / "fzstd").exists(),
-    reason="node and tests/ksc/node_modules are needed (make test installs them)",
-)
+pytestmark = [
+    pytest.mark.crosslang,
+    pytest.mark.skipif(
+        shutil.which("node") is None or not (KSC / "node_modules" / "fzstd").exists(),
+        reason="node and tests/ksc/node_modules are needed (make test installs them)",
+    ),
+]
 
 LOGS = sorted(VECTORS.rglob("*.bin")) + sorted(VECTORS.rglob("*.log"))
 # Positional instances are properties in JavaScript, not fields: they are not dumped.
-POSITIONAL = {i.name for m in SchemaSet(SCHEMA_DIR).modules() for t in m.types for i in t.pos_instances}
+POSITIONAL = {
+    i.name for m in SchemaSet(SCHEMA_DIR).modules() for t in m.types for i in t.pos_instances
+}
 
 
 @pytest.fixture(scope="module")

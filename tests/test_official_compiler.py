@@ -10,10 +10,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 KSC = ROOT / "tests" / "ksc"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None or not (KSC / "node_modules" / "kaitai-struct-compiler").exists(),
-    reason="node and tests/ksc/node_modules are needed (make test installs them)",
-)
+pytestmark = [
+    pytest.mark.crosslang,
+    pytest.mark.skipif(
+        shutil.which("node") is None
+        or not (KSC / "node_modules" / "kaitai-struct-compiler").exists(),
+        reason="node and tests/ksc/node_modules are needed (make test installs them)",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

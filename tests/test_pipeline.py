@@ -25,6 +25,8 @@ from kafkacodec.pipeline.source import (  # noqa: E402
 )
 from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
 
+pytestmark = [pytest.mark.spark]
+
 
 @pytest.fixture(scope="module")
 def logdirs(tmp_path_factory):

@@ -277,6 +277,7 @@ def test_a_torn_tail_is_named_as_such(tmp_path):
 # ------------------------------------------------------ 5. interrupted repairs finish
 
 
+@pytest.mark.slow
 def test_a_repair_killed_before_every_file_system_step_finishes_on_the_next_run(
     corrupt_middle, tmp_path
 ):
@@ -517,6 +518,7 @@ def test_a_bad_index_never_gives_a_silent_wrong_answer(tmp_path):
     assert cli("lookup", d, "--timestamp", -3).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_growing_segment_is_read_as_far_as_it_was(tmp_path):
     """A "broker" holds the log directory's lock and appends batches in two writes each
     while verify and recover run: no false problem, a batch being written is named as such,
@@ -573,6 +575,7 @@ def test_a_planted_journal_cannot_move_files_out_of_the_partition(tmp_path):
     assert out.returncode == 2 and "a step names '../../victim'" in out.stderr
 
 
+@pytest.mark.slow
 def test_a_failed_step_after_the_commit_is_finished_by_the_next_run(corrupt_middle, tmp_path):
     """The segment to truncate becomes immutable (chattr +i) after the commit point: the
     repair stops with an error naming the file and stays pending; once the file can be
@@ -650,6 +653,7 @@ def test_a_backup_on_another_filesystem_copies_then_removes(small_tmpfs, tmp_pat
     assert {s["copied"] for s in journal["steps"] if s["op"] == "move"} == {True}
 
 
+@pytest.mark.slow
 def test_every_record_error_names_the_file_and_byte(tmp_path):
     """Damage anywhere in a segment: every error `records` prints names the file and a byte
     position, and `verify` names the file in every problem (a sweep of single-byte changes

@@ -4,6 +4,7 @@ import filecmp
 import subprocess
 import sys
 
+import pytest
 from kafkacodec.log import LogDirs, open_log
 from kafkacodec.sample import write_sample_log_dirs
 
@@ -43,6 +44,8 @@ def test_sample_covers_every_format_and_is_deterministic(tmp_path):
         assert filecmp.cmpfiles(part, again / part.name, names, shallow=False)[0] == names
 
 
+@pytest.mark.spark
+@pytest.mark.slow
 def test_demo_runs_clean(tmp_path):
     out = subprocess.run([sys.executable, "-m", "kafkacodec.demo", str(tmp_path / "logdirs")],
                          capture_output=True, text=True, timeout=300)  # fmt: skip

@@ -22,6 +22,8 @@ from kafkacodec.pipeline.source import PipelineError  # noqa: E402
 from kafkacodec.pipeline.stream import RecordsStreamReader  # noqa: E402
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows  # noqa: E402
 
+pytestmark = [pytest.mark.spark]
+
 T0 = 1_700_000_000_000
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
