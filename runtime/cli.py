@@ -177,8 +177,12 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "generate":  # before anything imports generated code
-        from kafkacodec.generator.render import main as generate_main
-
+        try:
+            from kafkacodec.generator.render import main as generate_main
+        except ImportError as err:
+            print(f"kafkacodec generate: the generator needs its extra: pip install "
+                  f"'kafkacodec[generator]' ({err})", file=sys.stderr)  # fmt: skip
+            return 2
         return generate_main(argv[1:])
     args = _parser().parse_args(argv)
     try:

@@ -1,0 +1,32 @@
+"""What a plain install needs: the runtime, the record API, the log layer and the command
+line work without the generator's dependencies (jinja2, pyyaml) and without hypothesis."""
+
+import subprocess
+import sys
+
+BLOCK = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("jinja2", "yaml", "hypothesis"):
+            raise ImportError(f"{name} is not installed (blocked by the test)")
+sys.meta_path.insert(0, Block())
+"""
+
+
+def test_a_plain_install_needs_no_generator_and_no_hypothesis(tmp_path):
+    code = (
+        BLOCK
+        + f"""
+import kafkacodec, kafkacodec.log, kafkacodec.cli
+from kafkacodec.sample import write_sample_log_dirs
+root = write_sample_log_dirs({str(tmp_path / "logs")!r}, batches=20)
+assert kafkacodec.cli.main(["verify", "--quiet", str(root)]) == 0
+assert kafkacodec.cli.main(["generate", "--check"]) == 2  # names the extra it needs
+print("ok", sorted(m for m in ("jinja2", "yaml", "hypothesis") if m in sys.modules))
+"""
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("ok []")
+    assert "pip install 'kafkacodec[generator]'" in out.stderr
