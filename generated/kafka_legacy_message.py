@@ -63,7 +63,7 @@ class KafkaLegacyMessage(_p.Generated):
     - len_message: s4, derived by builders. Bytes of the message after this field.
     - crc: u4, derived by builders. CRC-32 (IEEE) of `magic` to the end of the value.
     - magic: s1
-    - attributes: s1. Bits 0-2 codec (0 none, 1 gzip, 2 snappy, 3 lz4), bit 3 timestamp type (magic 1
+    - attributes: s1. Bits 0-2 codec (0 none, 1 gzip, 2 snappy, 3 lz4), bit 3 timestamp type (magic 1 only; LogAppendTime when set), bits 4-7 zero.
     - timestamp: s8, if magic >= 1. Milliseconds since the epoch, -1 for none; magic 1 only.
     - len_key: s4, derived by builders
     - key: bytes, if len_key >= 0

@@ -66,9 +66,9 @@ class KafkaRecordBatch(_p.Generated):
     - partition_leader_epoch: s4
     - magic: s1
     - crc: u4, derived by builders. CRC-32C (Castagnoli) of `attributes` to the end of the batch.
-    - attributes: s2. Bits 0-2 codec, bit 3 timestamp type (LogAppendTime when set), bit 4 transactional,
+    - attributes: s2. Bits 0-2 codec, bit 3 timestamp type (LogAppendTime when set), bit 4 transactional, bit 5 control, bit 6 has delete horizon (KIP-534), bits 7-15 zero.
     - last_offset_delta: s4. Offset of the last record minus base_offset.
-    - base_timestamp: s8. Timestamp of the first record ("firstTimestamp"); the delete horizon instead when
+    - base_timestamp: s8. Timestamp of the first record ("firstTimestamp"); the delete horizon instead when has_delete_horizon is set.
     - max_timestamp: s8
     - producer_id: s8. -1 when there is no producer id.
     - producer_epoch: s2. -1 when there is no producer epoch.

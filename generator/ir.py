@@ -153,7 +153,11 @@ class FieldIR:
     @property
     def derived(self) -> bool:
         return bool(
-            self.length_of_rest or self.crc_algorithm or self.derive or self.size_of or self.count_of
+            self.length_of_rest
+            or self.crc_algorithm
+            or self.derive
+            or self.size_of
+            or self.count_of
         )
 
     @property
@@ -181,7 +185,16 @@ class FieldIR:
     @property
     def summary(self) -> str:
         """One line for the class docstring: type, condition, how it is read and built."""
-        names = {"b": "s1", "B": "u1", "h": "s2", "H": "u2", "i": "s4", "I": "u4", "q": "s8", "Q": "u8"}
+        names = {
+            "b": "s1",
+            "B": "u1",
+            "h": "s2",
+            "H": "u2",
+            "i": "s4",
+            "I": "u4",
+            "q": "s8",
+            "Q": "u8",
+        }
         if self.kind == "int":
             text = names[self.fmt]
         elif self.kind == "varint":
@@ -203,8 +216,15 @@ class FieldIR:
         if self.derived:
             text += ", derived by builders"
         if self.doc:
-            text += ". " + self.doc.split("\n")[0]
+            text += ". " + first_sentence(self.doc)
         return text
+
+
+def first_sentence(doc: str) -> str:
+    """The first whole sentence of a doc (its lines joined): a summary never stops mid-sentence."""
+    text = " ".join(doc.split())
+    m = re.search(r"(?<=[.!?])\s+(?=[A-Z`(\"])", text)
+    return text[: m.start()] if m else text
 
 
 @dataclass
@@ -267,6 +287,11 @@ class InstanceIR:
     ksy: dict = field(default_factory=dict)  # the instance as written in the schema (for docs)
     valid: list[Valid] = field(default_factory=list)  # positional instances: checked when read
     where: str = ""
+
+    @property
+    def summary(self) -> str:
+        """The instance's docstring: the first sentence of its doc."""
+        return first_sentence(self.doc) if self.doc else f"Instance `{self.name}`."
 
 
 @dataclass
@@ -659,10 +684,14 @@ class ModuleBuilder:
             if f.derived or f.kind == "contents":
                 continue
             if f.lazy or f.process or f.kind == "switch":
-                raise SchemaError(where, f"field {f.name!r} cannot be a column ({f.kind}, lazy or processed)")
+                raise SchemaError(
+                    where, f"field {f.name!r} cannot be a column ({f.kind}, lazy or processed)"
+                )
             if f.is_list:
                 if f.repeat != "expr" or f.kind != "user" or f.user_class not in by_class:
-                    raise SchemaError(where, f"list {f.name!r} must repeat-expr a type of this schema")
+                    raise SchemaError(
+                        where, f"list {f.name!r} must repeat-expr a type of this schema"
+                    )
                 t.columns.append(ColumnIR(f.name, "list", child_class=f.user_class))
                 self._columns(by_class[f.user_class])
             elif f.kind in ("int", "varint"):
@@ -686,7 +715,13 @@ class ModuleBuilder:
     def translator(self, scope: _Scope, where: str, mode: str, local_names: set[str] = frozenset()):
         """mode: parse or build (names are locals), self (names are attributes), ctx (names
         are in a Construct context `this`) or ctx_parent (in its parent, `this._`)."""
-        prefix = {"parse": "", "build": "", "self": "self.", "ctx": "this.", "ctx_parent": "this._."}[mode]
+        prefix = {
+            "parse": "",
+            "build": "",
+            "self": "self.",
+            "ctx": "this.",
+            "ctx_parent": "this._.",
+        }[mode]
 
         def at(name: str) -> str:
             if mode.startswith("ctx") and name in CONTAINER_ATTRS:
@@ -725,7 +760,9 @@ class ModuleBuilder:
                 return self._instance_expr(name, scope, mode)
             raise SchemaError(where, f"unknown name {name!r}")
 
-        return Translator(resolve, lambda e: self.enum_class(e, where), where, io, mode.startswith("ctx"))
+        return Translator(
+            resolve, lambda e: self.enum_class(e, where), where, io, mode.startswith("ctx")
+        )
 
     def _instance_expr(self, name: str, scope: _Scope, mode: str) -> tuple[str, str]:
         info = scope.instances[name]
@@ -744,7 +781,9 @@ class ModuleBuilder:
         finally:
             info["busy"] = False
 
-    def expr(self, text, scope: _Scope, where: str, mode: str = "parse", locals_=frozenset()) -> str:
+    def expr(
+        self, text, scope: _Scope, where: str, mode: str = "parse", locals_=frozenset()
+    ) -> str:
         tree = parse_expr(text, where)
         return self.translator(scope, where, mode, set(locals_))(tree)
 
@@ -803,7 +842,9 @@ class ModuleBuilder:
                 if not f.encoding:
                     raise SchemaError(where, "a str needs an encoding")
                 f.encoding = str(f.encoding)
-        elif typ in INT_TYPES or (isinstance(typ, str) and typ[:-2] in INT_TYPES and typ[-2:] == "be"):
+        elif typ in INT_TYPES or (
+            isinstance(typ, str) and typ[:-2] in INT_TYPES and typ[-2:] == "be"
+        ):
             base = typ if typ in INT_TYPES else typ[:-2]
             f.kind = "int"
             f.fmt, f.width, _signed = INT_TYPES[base]
@@ -820,7 +861,8 @@ class ModuleBuilder:
                 f.kind = "varint"
                 if len(args) != 1 or args[0].kind != "num" or args[0].value not in (5, 10):
                     raise SchemaError(
-                        f"{where}/type", "zigzag_varint takes one argument: 5 (varint) or 10 (varlong)"
+                        f"{where}/type",
+                        "zigzag_varint takes one argument: 5 (varint) or 10 (varlong)",
                     )
                 f.max_len = args[0].value
                 f.varint_bits = 32 if f.max_len == 5 else 64
@@ -837,7 +879,8 @@ class ModuleBuilder:
                 nparams = len(_as_list(target[1].get("params"))) if target else 0
                 if len(args) != nparams:
                     raise SchemaError(
-                        f"{where}/type", f"type {m.group(1)!r} takes {nparams} arguments, given {len(args)}"
+                        f"{where}/type",
+                        f"type {m.group(1)!r} takes {nparams} arguments, given {len(args)}",
                     )
         else:
             raise SchemaError(f"{where}/type", f"cannot read type {typ!r}")
@@ -866,7 +909,9 @@ class ModuleBuilder:
                 if "repeat-expr" not in attr:
                     raise SchemaError(where, "repeat: expr needs repeat-expr")
                 f.repeat_expr = self.expr(attr["repeat-expr"], scope, f"{where}/repeat-expr")
-                f.c_repeat_expr = self.expr(attr["repeat-expr"], scope, f"{where}/repeat-expr", "ctx")
+                f.c_repeat_expr = self.expr(
+                    attr["repeat-expr"], scope, f"{where}/repeat-expr", "ctx"
+                )
             if repeat == "until":
                 if "repeat-until" not in attr:
                     raise SchemaError(where, "repeat: until needs repeat-until")
@@ -895,7 +940,8 @@ class ModuleBuilder:
             args = list(call.args[1:])
             if len(args) != PROCESSES[pname]:
                 raise SchemaError(
-                    f"{where}/process", f"{pname} takes {PROCESSES[pname]} arguments, given {len(args)}"
+                    f"{where}/process",
+                    f"{pname} takes {PROCESSES[pname]} arguments, given {len(args)}",
                 )
             if f.kind not in ("bytes", "user"):
                 raise SchemaError(f"{where}/process", "process applies to bytes or a user type")
@@ -904,7 +950,9 @@ class ModuleBuilder:
             build_tr = self.translator(scope, f"{where}/process", "build")
             f.process_args = [self_tr(a) for a in args]
             f.process_args_build = [build_tr(a) for a in args]
-            f.process_args_parse = [self.translator(scope, f"{where}/process", "parse")(a) for a in args]
+            f.process_args_parse = [
+                self.translator(scope, f"{where}/process", "parse")(a) for a in args
+            ]
             f.c_process_args = [self.translator(scope, f"{where}/process", "ctx")(a) for a in args]
         f.lazy = bool(attr.get("-kafkacodec-lazy"))
         if f.lazy and (f.kind not in ("bytes", "user") or (f.size is None and not f.size_eos)):
@@ -946,7 +994,9 @@ class ModuleBuilder:
             if key in spec:
                 f.bounds[key] = tr(parse_expr(spec[key], f"{where}/{key}"))
         if "any-of" in spec:
-            f.bounds["any-of"] = [tr(parse_expr(v, f"{where}/any-of")) for v in _as_list(spec["any-of"])]
+            f.bounds["any-of"] = [
+                tr(parse_expr(v, f"{where}/any-of")) for v in _as_list(spec["any-of"])
+            ]
         for v, c in zip(out, self._checks(spec, self.translator(inner, where, "ctx"), where)):
             v.c_fails = c.fails
         # Checks read the field's own local variable where the schema says `_`.
@@ -1036,9 +1086,17 @@ class ModuleBuilder:
             if f.process or f.lazy or f.kind == "str":
                 f.prebuild = True
         if t.rest_field and t.rest_field.kind == "varint" and t.crc_field:
-            raise SchemaError(t.path, "a varint length-of: rest and a CRC in one type is not supported")
+            raise SchemaError(
+                t.path, "a varint length-of: rest and a CRC in one type is not supported"
+            )
         for f in t.fields:
-            sources = bool(f.size_of) + bool(f.count_of) + bool(f.derive) + f.length_of_rest + bool(f.crc_algorithm)
+            sources = (
+                bool(f.size_of)
+                + bool(f.count_of)
+                + bool(f.derive)
+                + f.length_of_rest
+                + bool(f.crc_algorithm)
+            )
             if sources > 1:
                 raise SchemaError(f.path, f"{f.name!r} would be derived in more than one way")
 

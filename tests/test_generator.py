@@ -96,7 +96,9 @@ def test_inline_schema_generates_and_round_trips(tmp_path):
     with pytest.raises(ValueError, match="cannot fit"):
         mod.T.parse_all(b"\xca\xfe\xff\xff\x00")
     # The Construct definition of the same schema reads and writes the same bytes.
-    spec = importlib.util.spec_from_file_location("gen_t_construct", tmp_path / "out" / "construct" / "t.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen_t_construct", tmp_path / "out" / "construct" / "t.py"
+    )
     cons = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cons)
     parsed = cons.T.parse(data)
@@ -157,7 +159,11 @@ def test_columnar_decoder_reads_what_parse_reads(tmp_path):
     a, name, has_blob, blob, items = cols
     assert list(a) == [-3, 7] and list(has_blob) == [1, 0]
     assert (bytes(name.data), list(name.offsets), name.valid) == ("hé".encode(), [0, 3, 3], None)
-    assert (bytes(blob.valid), list(blob.offsets), bytes(blob.data)) == (b"\x01\x00", [0, 2, 2], b"xy")
+    assert (bytes(blob.valid), list(blob.offsets), bytes(blob.data)) == (
+        b"\x01\x00",
+        [0, 2, 2],
+        b"xy",
+    )
     assert list(items.offsets) == [0, 2, 2] and list(items.child[0]) == [1, 2]
     with pytest.raises(ValueError, match="data ends"):
         mod.T.parse_columns(data[:-1], 0, len(data) - 1, 2, mod.T.new_columns())
@@ -167,10 +173,16 @@ def test_columnar_decoder_reads_what_parse_reads(tmp_path):
     "body,message",
     [
         ("seq:\n  - id: x\n    type: u9\n", "unknown type 'u9'"),
-        ("seq:\n  - id: x\n    type: u1\n    terminator: 0\n", "terminated fields are not supported"),
+        (
+            "seq:\n  - id: x\n    type: u1\n    terminator: 0\n",
+            "terminated fields are not supported",
+        ),
         ("seq:\n  - id: x\n    size: y\n", "unknown name 'y'"),
         ("seq:\n  - id: x\n    size: 1 +\n", "in expression"),
-        ("seq:\n  - id: x\n    type: u1\n    -kafkacodec-crc: {algorithm: md5, from: x}\n", "unknown algorithm"),
+        (
+            "seq:\n  - id: x\n    type: u1\n    -kafkacodec-crc: {algorithm: md5, from: x}\n",
+            "unknown algorithm",
+        ),
         ("seq:\n  - id: x\n    type: u1\n    -kafkacodec-bogus: 1\n", "unknown extension key"),
         ("seq:\n  - id: pos\n    type: u1\n", "reserved"),
         ("seq:\n  - id: x\n    size: 2\n    process: xor(1)\n", "unknown process 'xor'"),
@@ -178,11 +190,18 @@ def test_columnar_decoder_reads_what_parse_reads(tmp_path):
         ("seq:\n  - id: x\n    size: _parent.y\n", "_parent is not supported"),
         ("seq:\n  - id: x\n    type: u1\n  - id: x\n    type: u1\n", "defined twice"),
         ("seq:\n  - id: x\n    type: u1\n    bogus: 1\n", "unknown key"),
-        ("-kafkacodec-columns: true\nseq:\n  - id: x\n    type: u1\n    if: 1 > 0\n", "no null integers"),
-        ("-kafkacodec-columns: true\nseq:\n  - id: x\n    type: u1\n    repeat: expr\n    repeat-expr: 2\n",
-         "must repeat-expr a type of this schema"),
-        ("-kafkacodec-columns: true\nseq:\n  - id: x\n    size: 2\n    process: kafka_compression(0, 2)\n",
-         "cannot be a column"),
+        (
+            "-kafkacodec-columns: true\nseq:\n  - id: x\n    type: u1\n    if: 1 > 0\n",
+            "no null integers",
+        ),
+        (
+            "-kafkacodec-columns: true\nseq:\n  - id: x\n    type: u1\n    repeat: expr\n    repeat-expr: 2\n",
+            "must repeat-expr a type of this schema",
+        ),
+        (
+            "-kafkacodec-columns: true\nseq:\n  - id: x\n    size: 2\n    process: kafka_compression(0, 2)\n",
+            "cannot be a column",
+        ),
     ],
 )
 def test_bad_schemas_fail_precisely(tmp_path, body, message):
@@ -205,7 +224,9 @@ def imports_of(path: Path) -> set[str]:
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                pkg = {"runtime": "kafkacodec", "generator": "kafkacodec.generator"}.get(path.parent.name, "")
+                pkg = {"runtime": "kafkacodec", "generator": "kafkacodec.generator"}.get(
+                    path.parent.name, ""
+                )
                 base = f"{pkg}.{base}" if base else pkg
             names.add(base)
         elif isinstance(node, ast.Import):
@@ -222,10 +243,15 @@ def test_dependency_arrows():
         assert not any(i.startswith("kafkacodec.generator") for i in imports_of(f)), f
     for f in (ROOT / "generated").glob("*.py"):
         for i in imports_of(f):
-            assert i in ("__future__", "struct", "enum", "kafkacodec") or i.startswith("kafkacodec.generated"), (f, i)
+            assert i in ("__future__", "struct", "enum", "kafkacodec") or i.startswith(
+                "kafkacodec.generated"
+            ), (f, i)
     for f in (ROOT / "generator").glob("*.py"):
         for i in imports_of(f):
-            assert not i.startswith("kafkacodec.generated") and i not in ("kafkacodec.batches",), (f, i)
+            assert not i.startswith("kafkacodec.generated") and i not in ("kafkacodec.batches",), (
+                f,
+                i,
+            )
 
 
 def test_generated_modules_stay_small_and_name_their_schema():
@@ -245,3 +271,23 @@ def test_construct_emitter_knows_what_kafkacodec_constructs_provides():
     from kafkacodec.generator.construct import OURS
 
     assert OURS == set(constructs.__all__) - {"CompressionFailed"}
+
+
+def test_field_summaries_keep_whole_sentences(tmp_path):
+    mod = gen(
+        tmp_path,
+        """
+        meta:
+          id: t
+          endian: be
+        seq:
+          - id: flags
+            type: u2
+            doc: |
+              Bits 0-2 codec, bit 3 timestamp type (LogAppendTime when set), bit 4
+              transactional, bit 5 control. A second sentence stays out of the summary.
+        """,
+    )
+    doc = mod.T.__doc__
+    assert "bit 4 transactional, bit 5 control." in doc
+    assert "A second sentence" not in doc.split("Fields, in byte order")[1]
