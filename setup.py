@@ -9,7 +9,7 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "kafkacodec._speedups",
+            "kafkacodec.runtime._speedups",
             sources=["runtime/_speedups.c"],
             optional=True,
             extra_compile_args=["-O2", "-std=c11"],

@@ -39,8 +39,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import kafkacodec as kc
-from kafkacodec.compression import CODEC_IDS
-from kafkacodec.crc import crc32c
+from kafkacodec.runtime.compression import CODEC_IDS
+from kafkacodec.runtime.crc import crc32c
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS_PER_BATCH = 100
@@ -99,27 +99,27 @@ def ours_decode(data):
 
 
 def ours_walk(data):
-    from kafkacodec.columnar import walk_batches
+    from kafkacodec.records.columnar import walk_batches
 
     return len(walk_batches(data, verify_crc=False).entries)
 
 
 def ours_crc(data):
-    from kafkacodec.columnar import walk_batches
+    from kafkacodec.records.columnar import walk_batches
 
     walk_batches(data, verify_crc=True)
     return len(data)
 
 
 def ours_columnar(data):
-    from kafkacodec.columnar import decode_columns
+    from kafkacodec.records.columnar import decode_columns
 
     return decode_columns(data, verify_crc=True).num_rows
 
 
 def pure(fn):
     """fn with the native loops switched off: the generated Python code alone."""
-    from kafkacodec import batches, builders, columnar
+    from kafkacodec.records import batches, builders, columnar
 
     switches = [(batches, "_native_records"), (builders, "_native_records"),
                 (columnar, "_native_columns"), (columnar, "_native_scan")]  # fmt: skip

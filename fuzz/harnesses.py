@@ -15,14 +15,15 @@ import tempfile
 from pathlib import Path
 
 import kafkacodec as kc
-from kafkacodec import cli, crc
-from kafkacodec.errors import KafkacodecError
+from kafkacodec import cli
 from kafkacodec.log import Partition, plan_repair, repair_partition
 from kafkacodec.log.index import OffsetIndex, TimeIndex, TxnIndex
 from kafkacodec.log.segment import segment_name
+from kafkacodec.runtime import crc
+from kafkacodec.runtime.errors import KafkacodecError
 
 try:
-    from kafkacodec import columnar
+    from kafkacodec.records import columnar
 except ImportError:  # the columnar extra is optional
     columnar = None
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 from enum import IntEnum
 
-from kafkacodec import _prim as _p
+from kafkacodec.runtime import _prim as _p
 
 __all__ = [
     "KafkaControlRecordKey",

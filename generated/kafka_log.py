@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import struct
 
-from kafkacodec import _prim as _p
 from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
+from kafkacodec.runtime import _prim as _p
 
 __all__ = [
     "KafkaLog",

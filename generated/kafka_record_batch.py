@@ -17,8 +17,8 @@ from __future__ import annotations
 import struct
 from enum import IntEnum
 
-from kafkacodec import _prim as _p
 from kafkacodec.generated.kafka_record import KafkaRecord
+from kafkacodec.runtime import _prim as _p
 
 __all__ = [
     "KafkaRecordBatch",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import struct
 
-from kafkacodec import _prim as _p
+from kafkacodec.runtime import _prim as _p
 
 __all__ = [
     "KafkaTxnIndex",

@@ -1,5 +1,5 @@
 """The generator's error: a schema problem, named by file and schema path."""
 
-from kafkacodec.errors import SchemaError
+from kafkacodec.runtime.errors import SchemaError
 
 __all__ = ["SchemaError"]

@@ -245,7 +245,7 @@ class ColumnIR:
 
     @property
     def new(self) -> str:
-        """An empty column of this kind (runtime classes in kafkacodec._prim)."""
+        """An empty column of this kind (runtime classes in kafkacodec.runtime._prim)."""
         if self.kind == "int":
             return f'_p.int_column("{self.typecode}")'
         if self.kind == "list":

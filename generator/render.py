@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import jinja2
-from kafkacodec.errors import KafkacodecError
+
+from kafkacodec.runtime.errors import KafkacodecError
 
 from . import construct, reference, strategies
 from .ir import ModuleIR, SchemaSet

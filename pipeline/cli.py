@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import sys
 
-from kafkacodec.errors import KafkacodecError
 from pyspark.errors import PySparkException
+
+from kafkacodec.runtime.errors import KafkacodecError
 
 from . import jobs, report
 

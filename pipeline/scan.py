@@ -24,13 +24,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-from kafkacodec import columnar
-from kafkacodec.batches import BatchIterator
-from kafkacodec.errors import DecodeError, KafkacodecError, TruncatedError
+from pyspark.sql.datasource import InputPartition
+
 from kafkacodec.log.check import check_segment
 from kafkacodec.log.partition import AbortFilter, Partition
 from kafkacodec.log.segment import Segment
-from pyspark.sql.datasource import InputPartition
+from kafkacodec.records import columnar
+from kafkacodec.records.batches import BatchIterator
+from kafkacodec.runtime.errors import DecodeError, KafkacodecError, TruncatedError
 
 #: One row per problem (the kafkacodec_problems format, and a report run's second output),
 #: as Spark declares it and as Arrow carries it.

@@ -46,10 +46,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from kafkacodec import columnar, units
-from kafkacodec.errors import LogError
-from kafkacodec.log.partition import LogDirs, Partition, open_log
 from pyspark.sql.datasource import DataSource, DataSourceReader
+
+from kafkacodec import units
+from kafkacodec.log.partition import LogDirs, Partition, open_log
+from kafkacodec.records import columnar
+from kafkacodec.runtime.errors import LogError
 
 from .scan import (
     PROBLEMS_ARROW,

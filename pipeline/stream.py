@@ -32,10 +32,11 @@ from __future__ import annotations
 import json
 import warnings
 
-from kafkacodec import columnar
-from kafkacodec.log.partition import Partition
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+
+from kafkacodec.log.partition import Partition
+from kafkacodec.records import columnar
 
 from .scan import Bounds, SegmentSlice, plan
 from .source import Options, PipelineError, flag, input_paths, partitions_of, records

@@ -52,7 +52,9 @@ def trailing(where: str, pos: int, end: int) -> CorruptRecordError:
 def check_crc(algorithm: str, stored: int, buf, start: int, end: int, at: int, where: str):
     computed = compute_crc(algorithm, buf, start, end)
     if computed != stored:
-        raise ChecksumError("CRC mismatch", at, where, algorithm=algorithm, stored=stored, computed=computed)
+        raise ChecksumError(
+            "CRC mismatch", at, where, algorithm=algorithm, stored=stored, computed=computed
+        )
 
 
 def invalid(where: str, pos: int, name: str, value, message: str) -> ValidationError:
@@ -75,7 +77,9 @@ def bad_count(where, pos, name, count, available=None, min_size=None) -> Corrupt
     if available is None:
         return CorruptRecordError(f"count of {name} is negative ({count})", pos, where)
     return CorruptRecordError(
-        f"{count} {name} cannot fit in {available} bytes (each takes at least {min_size})", pos, where
+        f"{count} {name} cannot fit in {available} bytes (each takes at least {min_size})",
+        pos,
+        where,
     )
 
 
@@ -152,7 +156,9 @@ def encode_failed(obj, err: Exception) -> EncodeError:
     missing = [
         name
         for name in obj.FIELDS
-        if getattr(obj, name, None) is None and name not in obj.DERIVED and not name.endswith("_raw")
+        if getattr(obj, name, None) is None
+        and name not in obj.DERIVED
+        and not name.endswith("_raw")
     ]
     hint = f" (fields left None: {', '.join(missing)})" if missing else ""
     return EncodeError(f"cannot encode {type(obj).__name__} [{obj.PATH}]: {err}{hint}")

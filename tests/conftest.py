@@ -89,8 +89,9 @@ def assert_roundtrip(cls, obj, data: bytes | None = None):
 
 
 # Realistic runs of batches of every magic, codec and kind, written by kafkacodec's builders.
-import kafkacodec as kc  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+
+import kafkacodec as kc  # noqa: E402
 
 blob = st.one_of(st.none(), st.binary(max_size=64))
 key_text = st.one_of(st.text(max_size=6), st.sampled_from(["é", "ключ", "\udcff"]))

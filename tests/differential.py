@@ -11,8 +11,9 @@ the one family every reader must agree on exactly, when the CRC is the only dama
 from __future__ import annotations
 
 import construct as cs
+
 import kafkacodec as kc
-from kafkacodec import _prim
+from kafkacodec.runtime import _prim
 
 
 def camel(schema_id: str) -> str:

@@ -4,10 +4,11 @@ import json
 import shutil
 import subprocess
 
-import kafkacodec as kc_mod
 import pytest
 from conftest import EXE, KAFKA_JAVA
 from conftest import kafkacodec_cli as kc
+
+import kafkacodec as kc_mod
 
 SEG_DIR = KAFKA_JAVA / "segments" / "segment_interval4096"
 
@@ -327,8 +328,8 @@ def _epoch_partition(d):
 
 
 def test_recover_drops_epochs_past_the_new_log_end(tmp_path):
-    from kafkacodec.columnar import walk_batches
     from kafkacodec.log.partition import read_epoch_checkpoint
+    from kafkacodec.records.columnar import walk_batches
 
     d = _epoch_partition(tmp_path / "orders-0")
     seg = d / "00000000000000000000.log"

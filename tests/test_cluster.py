@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 import pyarrow.parquet as pq  # noqa: E402
 from conftest import EXE  # noqa: E402
+
 from kafkacodec.log import LogDirs  # noqa: E402
 from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
 

@@ -5,14 +5,22 @@ the batch objects."""
 
 from pathlib import Path
 
-import kafkacodec as kc
 import pytest
 from conftest import KAFKA_JAVA, batch_spec, build_run, mutate, record
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafkacodec import _prim, columnar
-from kafkacodec.columnar import TIMESTAMP_TYPE_CODES, decode_columns, scan_batches, walk_batches
+
+import kafkacodec as kc
 from kafkacodec.generated.kafka_record import KafkaRecord
+from kafkacodec.records import columnar
+from kafkacodec.records.columnar import (
+    TIMESTAMP_TYPE_CODES,
+    decode_columns,
+    scan_batches,
+    walk_batches,
+)
+from kafkacodec.runtime import _prim
+from kafkacodec.runtime import compression as C
 
 native = pytest.mark.skipif(columnar._native_columns is None, reason="no C extension")
 
@@ -142,7 +150,7 @@ def layout(spec, prefix=""):
 
 @native
 def test_native_layout_is_the_schemas():
-    from kafkacodec import _speedups
+    from kafkacodec.runtime import _speedups
 
     assert _speedups.COLUMNS_LAYOUT.split() == layout(KafkaRecord.COLUMNS)
     fields = [(name, columnar.ENTRY.fields[name][0].str[1:], columnar.ENTRY.fields[name][1])
@@ -157,7 +165,7 @@ def regions_of(data):
         if b.magic == 2 and not b.is_control:
             out.append(
                 (
-                    kc.compression.decompress(b.attributes & 7, b.records_region_raw, 2),
+                    C.decompress(b.attributes & 7, b.records_region_raw, 2),
                     b.num_records,
                 )
             )

@@ -6,8 +6,6 @@ structurally invalid and mutated encodings)."""
 import importlib
 from pathlib import Path
 
-import kafkacodec as kc
-import kafkacodec.generated as G
 import pytest
 from conftest import INDEX_SCHEMAS, VECTORS, batch_spec, build_run
 from differential import (
@@ -22,6 +20,9 @@ from differential import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import kafkacodec as kc
+import kafkacodec.generated as G
 from kafkacodec.strategies import mutate
 
 pytestmark = [pytest.mark.slow]  # differential runs over generated inputs: CI runs them

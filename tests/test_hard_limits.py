@@ -15,8 +15,9 @@ SCRIPT = textwrap.dedent(
     import json, resource, struct, sys, zlib
     import lz4.frame, zstandard
     import kafkacodec as kc
-    from kafkacodec import columnar, crc
-    from kafkacodec.varint import encode_varint
+    from kafkacodec.records import columnar
+    from kafkacodec.runtime import crc
+    from kafkacodec.runtime.varint import encode_varint
 
     sys.path.insert(0, ROOT)
     from fuzz.harnesses import V2_HEADER as HEADER, v2_batch as batch

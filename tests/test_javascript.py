@@ -8,10 +8,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import kafkacodec as kc
 import pytest
 from conftest import INDEX_SCHEMAS, KSC, VECTORS
 from differential import camel, ours_tree, outcome
+
+import kafkacodec as kc
 from kafkacodec.export import export
 from kafkacodec.generator.ir import SchemaSet
 from kafkacodec.generator.render import SCHEMA_DIR

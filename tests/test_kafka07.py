@@ -10,6 +10,7 @@ import zlib
 
 import pytest
 from conftest import kafkacodec_cli as cli
+
 from kafkacodec.log.kafka07 import Kafka07Partition
 
 

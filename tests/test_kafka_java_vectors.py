@@ -2,9 +2,10 @@
 compared with what Kafka's own classes report; uncompressed images re-encoded
 byte-identically, compressed ones to the same decoded content."""
 
-import kafkacodec as kc
 import pytest
 from conftest import hexs, kafka_java_cases
+
+import kafkacodec as kc
 
 CASES = kafka_java_cases("legacy", "v2", "multi", "corrupt")
 V2_FIELDS = {

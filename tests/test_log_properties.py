@@ -2,10 +2,11 @@
 a brute-force walk, recovery keeps exactly the longest valid prefix, a repair killed at
 any step leaves the old or the new state, and bad directories get named errors."""
 
-import kafkacodec as kc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import kafkacodec as kc
 from kafkacodec.log import Partition, PartitionWriter, Segment, recover_segment, repair_partition
 
 SETTINGS = settings(

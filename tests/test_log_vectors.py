@@ -4,9 +4,10 @@ indexes): every lookup table, search, aborted-transaction list and recovery outc
 import json
 import shutil
 
-import kafkacodec as kc
 import pytest
 from conftest import KAFKA_JAVA
+
+import kafkacodec as kc
 from kafkacodec.log import (
     OffsetIndex,
     Partition,

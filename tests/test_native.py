@@ -5,13 +5,15 @@ same records, or None (give up) so that the generated parser decides. It must ne
 accept what the parser rejects, and never reject what the parser accepts.
 """
 
-import kafkacodec as kc
 import pytest
 from conftest import KAFKA_JAVA, PEERS, mutate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafkacodec import batches as B
-from kafkacodec.varint import encode_varint
+
+import kafkacodec as kc
+from kafkacodec.records import batches as B
+from kafkacodec.runtime import compression as C
+from kafkacodec.runtime.varint import encode_varint
 
 FIELDS = (
     "offset",
@@ -65,7 +67,7 @@ def compare(batch, data):
 def region(batch):
     if batch.attributes & 7 == 0:
         return bytes(batch.records_region_raw)
-    return kc.compression.decompress(batch.attributes & 7, batch.records_region_raw, 2)
+    return C.decompress(batch.attributes & 7, batch.records_region_raw, 2)
 
 
 def v2_batches():
@@ -151,7 +153,7 @@ def test_overflowing_offset_defers_to_parser():
 
 # ---------------------------------------------------------------------------- encoding
 
-from kafkacodec import builders as W  # noqa: E402
+from kafkacodec.records import builders as W  # noqa: E402
 
 
 def build_both(recs, **kw):

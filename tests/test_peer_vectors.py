@@ -2,9 +2,10 @@
 
 import json
 
-import kafkacodec as kc
 import pytest
 from conftest import PEERS
+
+import kafkacodec as kc
 from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
 from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
 

@@ -13,9 +13,6 @@ from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")
 
-from kafkacodec.columnar import walk_batches  # noqa: E402
-from kafkacodec.crc import crc32c  # noqa: E402
-from kafkacodec.errors import DecodeError  # noqa: E402
 from kafkacodec.log.partition import AbortFilter, LogDirs, Partition  # noqa: E402
 from kafkacodec.pipeline.source import (  # noqa: E402
     BatchesReader,
@@ -23,6 +20,9 @@ from kafkacodec.pipeline.source import (  # noqa: E402
     ProblemsReader,
     RecordsReader,
 )
+from kafkacodec.records.columnar import walk_batches  # noqa: E402
+from kafkacodec.runtime.crc import crc32c  # noqa: E402
+from kafkacodec.runtime.errors import DecodeError  # noqa: E402
 from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
 
 pytestmark = [pytest.mark.spark]

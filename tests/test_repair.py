@@ -12,9 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import kafkacodec as kc
 import pytest
 from conftest import kafkacodec_cli as cli
+
+import kafkacodec as kc
 from kafkacodec.log import Partition, PartitionWriter
 from kafkacodec.log.partition import read_epoch_checkpoint
 
@@ -389,7 +390,7 @@ def test_record_level_errors_name_file_position_and_base_offset(tmp_path):
     data = bytearray(log.read_bytes())
     start = 2 * (len(data) // 3)
     data[start + 61] = 0x7F  # the second batch's record length varint: too long
-    from kafkacodec.crc import crc32c
+    from kafkacodec.runtime.crc import crc32c
 
     data[start + 17 : start + 21] = crc32c(
         bytes(data[start + 21 : start + len(data) // 3])
@@ -663,8 +664,9 @@ def test_every_record_error_names_the_file_and_byte(tmp_path):
     import zlib
 
     from conftest import build_run
+
     from kafkacodec.cli import main
-    from kafkacodec.crc import crc32c
+    from kafkacodec.runtime.crc import crc32c
 
     d = tmp_path / "logs" / "t-0"
     d.mkdir(parents=True)

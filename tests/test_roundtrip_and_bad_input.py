@@ -3,12 +3,12 @@ input: every failure is a kafkacodec error naming a position, never a crash or a
 
 import struct
 
-import kafkacodec as kc
 import pytest
 from conftest import assert_roundtrip
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from kafkacodec.compression import DecompressionLimitError, compress
+
+import kafkacodec as kc
 from kafkacodec.generated.kafka07_message import Kafka07Message
 from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
 from kafkacodec.generated.kafka_end_txn_marker import KafkaEndTxnMarker
@@ -19,7 +19,8 @@ from kafkacodec.generated.kafka_time_index import Entry as TimeEntry
 from kafkacodec.generated.kafka_time_index import KafkaTimeIndex
 from kafkacodec.generated.kafka_txn_index import Entry as TxnEntry
 from kafkacodec.generated.kafka_txn_index import KafkaTxnIndex
-from kafkacodec.varint import encode_varint, read_varint
+from kafkacodec.runtime.compression import DecompressionLimitError, compress
+from kafkacodec.runtime.varint import encode_varint, read_varint
 
 i16 = st.integers(-(2**15), 2**15 - 1)
 i32 = st.integers(-(2**31), 2**31 - 1)

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import pytest
+
 from kafkacodec.log import LogDirs, open_log
 from kafkacodec.sample import write_sample_log_dirs
 

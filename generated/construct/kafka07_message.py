@@ -27,11 +27,12 @@ from construct import (
     Int32sb,
     Int32ub,
 )
-from kafkacodec._prim import to_enum
+
 from kafkacodec.constructs import (
     KafkaStruct,
     Sized,
 )
+from kafkacodec.runtime._prim import to_enum
 
 __all__ = [
     "Kafka07Message",

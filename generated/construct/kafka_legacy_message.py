@@ -33,7 +33,7 @@ from construct import (
     Rebuild,
     Struct,
 )
-from kafkacodec._prim import to_enum
+
 from kafkacodec.constructs import (
     KafkaCompressed,
     KafkaStruct,
@@ -41,6 +41,7 @@ from kafkacodec.constructs import (
     Sized,
     encoded_size,
 )
+from kafkacodec.runtime._prim import to_enum
 
 __all__ = [
     "MessageSet",

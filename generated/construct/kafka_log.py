@@ -25,6 +25,7 @@ from construct import (
     Struct,
     Switch,
 )
+
 from kafkacodec.constructs import (
     RepeatEos,
 )

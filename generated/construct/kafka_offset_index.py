@@ -20,6 +20,7 @@ from construct import (
     Int32sb,
     Struct,
 )
+
 from kafkacodec.constructs import (
     RepeatEos,
 )

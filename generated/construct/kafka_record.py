@@ -26,6 +26,7 @@ from construct import (
     Rebuild,
     Struct,
 )
+
 from kafkacodec.constructs import (
     KafkaStruct,
     Text,

@@ -32,12 +32,13 @@ from construct import (
     Rebuild,
     Struct,
 )
-from kafkacodec._prim import to_enum
+
 from kafkacodec.constructs import (
     KafkaCompressed,
     KafkaStruct,
     Sized,
 )
+from kafkacodec.runtime._prim import to_enum
 
 from .kafka_record import KafkaRecord
 

@@ -20,6 +20,7 @@ from construct import (
     Int64sb,
     Struct,
 )
+
 from kafkacodec.constructs import (
     RepeatEos,
 )

@@ -19,6 +19,7 @@ from construct import (
     Int64sb,
     Struct,
 )
+
 from kafkacodec.constructs import (
     RepeatEos,
 )

@@ -12,6 +12,7 @@ See kafkacodec.strategies.
 """
 
 from hypothesis import strategies as st
+
 from kafkacodec import strategies as _h
 
 from ..kafka_txn_index import (

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from ..batches import Record
-from ..errors import LogError, NotAPartitionError
+from ..records.batches import Record
+from ..runtime.errors import LogError, NotAPartitionError
 from . import fsio
 from .check import BadRegion, records_or_damage, scan
 from .index import AbortedTxn

@@ -19,7 +19,7 @@ import struct
 
 from hypothesis import strategies as st
 
-from .errors import KafkacodecError
+from .runtime.errors import KafkacodecError
 
 __all__ = ["MAX_BYTES", "MAX_ITEMS", "ints", "sized_list", "corrupt", "builds", "encoded", "mutate"]
 

@@ -1,7 +1,7 @@
 """The schemas' custom `process: kafka_compression(codec, magic)` routine for the official
 Kaitai compiler's Python output: copy this file next to the compiled modules."""
 
-from kafkacodec.compression import kafka_compression_decode
+from kafkacodec.runtime.compression import kafka_compression_decode
 
 
 class KafkaCompression:

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .errors import KafkacodecError
+from .runtime.errors import KafkacodecError
 
 TARGETS = Path(__file__).resolve().parent / "targets"
 KSC_PACKAGES = ["kaitai-struct-compiler@0.11.0", "js-yaml@4.1.0"]
@@ -53,7 +53,9 @@ def _candidates() -> list[Path]:
 def compiler_modules(install: bool = True) -> Path:
     """A node_modules folder holding kaitai-struct-compiler (installed when allowed)."""
     if shutil.which("node") is None:
-        raise ExportError("the official Kaitai compiler runs on Node.js: install node (20 or later)")
+        raise ExportError(
+            "the official Kaitai compiler runs on Node.js: install node (20 or later)"
+        )
     for path in _candidates():
         if (path / "kaitai-struct-compiler").is_dir() and (path / "js-yaml").is_dir():
             return path

@@ -28,7 +28,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import LogError
+from ..runtime.errors import LogError
 
 __all__ = [
     "SIDE_FILE_LIMIT", "TMP_SUFFIX", "open_regular", "read_side_file", "map_regular",

@@ -15,15 +15,15 @@ from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
 from kafkacodec.generated.kafka_record import KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 
-from . import compression as _comp
-from .errors import (
+from ..runtime import compression as _comp
+from ..runtime.errors import (
     CorruptRecordError,
     DecodeError,
     UnknownMagicError,
 )
 
 try:  # the optional native loop (runtime/_speedups.c); the generated parser is the reference
-    from ._speedups import decode_v2_records as _native_records
+    from ..runtime._speedups import decode_v2_records as _native_records
 except ImportError:  # pragma: no cover - exercised when no compiler was available
     _native_records = None
 

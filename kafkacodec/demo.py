@@ -37,7 +37,9 @@ def main(out: str = "out/logdirs") -> int:
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        print("\n(pyspark is not installed: the Spark jobs are left out; pip install 'kafkacodec[pipeline]')")
+        print(
+            "\n(pyspark is not installed: the Spark jobs are left out; pip install 'kafkacodec[pipeline]')"
+        )
     else:
         status |= run("spark", "verify", str(root))
         status |= run("spark", "stats", str(root), "--html", str(root.parent / "report.html"))

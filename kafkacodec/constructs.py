@@ -42,9 +42,9 @@ from construct.core import (
     stream_write,
 )
 
-from . import compression, crc
-from .errors import KafkacodecError
-from .varint import encode_varint, read_varint
+from .runtime import compression, crc
+from .runtime.errors import KafkacodecError
+from .runtime.varint import encode_varint, read_varint
 
 __all__ = [
     "CompressionFailed",
@@ -147,7 +147,7 @@ class _Deferred:
 
 
 class KafkaCompressed(Subconstruct):
-    """subcon stored through a Kafka codec (kafkacodec.compression). codec and magic are
+    """subcon stored through a Kafka codec (kafkacodec.runtime.compression). codec and magic are
     values or context functions; the whole (sized) stream is the compressed region, and
     subcon must use all of what it inflates to (Kafka refuses records left over)."""
 

@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import KafkacodecError
+from .runtime.errors import KafkacodecError
 
 EXAMPLES = {
     "dump": "kafkacodec dump --deep-iteration /var/lib/kafka/orders-0/00000000000000000000.log",
@@ -219,8 +219,8 @@ def _export(args) -> int:
 
 def _sample(args) -> int:
     from . import units
-    from .compression import CODEC_IDS
     from .progress import Progress
+    from .runtime.compression import CODEC_IDS
     from .sample import write_sized_log_dirs
 
     codecs = tuple(c.strip() for c in args.codecs.split(",") if c.strip())
@@ -264,7 +264,7 @@ def _out(line: str) -> None:
 def _expand(paths, *, index_only: bool = False) -> list[Path]:
     """Files named on the command line, and the segment files of each directory named
     (only its index files when `index_only`)."""
-    from .errors import NotASegmentError
+    from .runtime.errors import NotASegmentError
 
     wanted = {".index", ".timeindex", ".txnindex"} | (set() if index_only else {".log", ".kafka"})
     out = []
@@ -279,8 +279,8 @@ def _expand(paths, *, index_only: bool = False) -> list[Path]:
 
 
 def _read(path: Path):
-    from .errors import NotASegmentError
     from .log.index import map_file
+    from .runtime.errors import NotASegmentError
 
     data = map_file(path)[0]
     if data is None:
@@ -290,10 +290,10 @@ def _read(path: Path):
 
 def _dump(args) -> int:
     from . import dump
-    from .errors import NotASegmentError
     from .log.kafka07 import Kafka07File
     from .log.segment import parse_segment_name, sniff
     from .progress import Progress
+    from .runtime.errors import NotASegmentError
 
     index_only = args.verify_index_only or args.index_sanity_check
     files = []
@@ -409,11 +409,11 @@ def _verify(args) -> int:
 def _verify_targets(path: Path, totals, problems, notes) -> list:
     """(file, a function that checks it) for each segment a path names; LogError when it
     names nothing verify can check."""
-    from .errors import NotAPartitionError, NotASegmentError
     from .log import LogDirs, Partition, Segment, open_log
     from .log.fsio import lock_holder
     from .log.repair import pending
     from .log.segment import parse_segment_name
+    from .runtime.errors import NotAPartitionError, NotASegmentError
 
     if not path.is_dir():
         if not path.exists() and not path.is_symlink():
@@ -662,7 +662,7 @@ def _recover_groups(path: Path) -> list:
     if path.is_file() or path.is_symlink():
         parsed = parse_segment_name(path.name)
         if not parsed or parsed[1] != ".log":
-            from .errors import NotASegmentError
+            from .runtime.errors import NotASegmentError
 
             raise NotASegmentError(path, "not a segment (.log named by its base offset)")
         path = path.parent
@@ -671,7 +671,7 @@ def _recover_groups(path: Path) -> list:
         for line in log.problems:
             print(f"kafkacodec recover: {_safe(line)}", file=sys.stderr)
         if not log.partitions:
-            from .errors import NotAPartitionError
+            from .runtime.errors import NotAPartitionError
 
             raise NotAPartitionError(path, "neither a partition directory nor a log.dirs")
         return [(path, log.partitions)]

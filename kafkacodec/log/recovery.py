@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..batches import LOG_OVERHEAD
-from ..errors import DecodeError, LogError
+from ..records.batches import LOG_OVERHEAD
+from ..runtime.errors import DecodeError, LogError
 from .index import AbortedTxn
 from .segment import Segment, walk_entry
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from .batches import Record
-from .builders import build_batch, build_control_batch, build_message_set
 from .log.writer import PartitionWriter
+from .records.batches import Record
+from .records.builders import build_batch, build_control_batch, build_message_set
 
 __all__ = ["write_sample_log_dirs", "write_sized_log_dirs"]
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..batches import iter_batches
-from ..errors import DecodeError, LogError
+from ..records.batches import iter_batches
+from ..runtime.errors import DecodeError, LogError
 from .index import encode_offset_entries, encode_time_entries, encode_txn_entries
 from .partition import read_epoch_checkpoint, write_epoch_checkpoint_text
 from .recovery import TxnTracker, recover_segment

@@ -27,17 +27,18 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+
 from kafkacodec.generated.kafka_record import KafkaRecord
 
-from . import compression as _comp
-from ._prim import column_buffers
+from ..runtime import compression as _comp
+from ..runtime._prim import column_buffers
+from ..runtime.crc import crc32, crc32c
+from ..runtime.errors import CorruptRecordError, DecodeError
 from .batches import BatchIterator, byte_view
-from .crc import crc32, crc32c
-from .errors import CorruptRecordError, DecodeError
 
 try:
-    from ._speedups import decode_v2_columns as _native_columns
-    from ._speedups import scan_batches as _native_scan
+    from ..runtime._speedups import decode_v2_columns as _native_columns
+    from ..runtime._speedups import scan_batches as _native_scan
 except ImportError:  # pragma: no cover - a build without a C compiler
     _native_columns = _native_scan = None
 

@@ -12,8 +12,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
-from ..batches import BatchIterator
-from ..errors import DecodeError, LogError, NotASegmentError
+from ..records.batches import BatchIterator
+from ..runtime.errors import DecodeError, LogError, NotASegmentError
 from .index import (
     OffsetIndex,
     Problems,

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from kafkacodec.generated.kafka_legacy_message import MessageSet
 
-from . import compression as _comp
-from .batches import BatchIterator
-from .errors import DecodeError, LogError
 from .log.index import OffsetIndex, TimeIndex, TxnIndex, map_file
 from .log.segment import parse_segment_name
+from .records.batches import BatchIterator
+from .runtime import compression as _comp
+from .runtime.errors import DecodeError, LogError
 
 __all__ = [
     "Findings", "dump_text", "dump_index", "index_sanity", "dump_json", "index_json",

@@ -16,7 +16,7 @@ from kafkacodec.generated import kafka_offset_index as _oi
 from kafkacodec.generated import kafka_time_index as _ti
 from kafkacodec.generated import kafka_txn_index as _xi
 
-from ..errors import DecodeError, LogError
+from ..runtime.errors import DecodeError, LogError
 from .fsio import map_regular, unmap
 
 __all__ = [

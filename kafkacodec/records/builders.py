@@ -13,12 +13,12 @@ from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage, Messag
 from kafkacodec.generated.kafka_record import Header, KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch, RecordList
 
-from . import compression as _comp
+from ..runtime import compression as _comp
+from ..runtime.errors import EncodeError
 from .batches import Record
-from .errors import EncodeError
 
 try:  # the optional native loop (runtime/_speedups.c); the generated builder is the reference
-    from ._speedups import encode_v2_records as _native_records
+    from ..runtime._speedups import encode_v2_records as _native_records
 except ImportError:  # pragma: no cover - exercised when no compiler was available
     _native_records = None
 
@@ -45,7 +45,9 @@ def _ts_type(name: str) -> int:
     try:
         return _TS_TYPES[name]
     except KeyError:
-        raise EncodeError(f"unknown timestamp type {name!r} (CreateTime or LogAppendTime)") from None
+        raise EncodeError(
+            f"unknown timestamp type {name!r} (CreateTime or LogAppendTime)"
+        ) from None
 
 
 def _as_record(r) -> Record:
@@ -108,7 +110,9 @@ def build_batch(
         num_records = len(records)
         records_region = None
     else:  # no native loop, or values it leaves to the generated builder to convert or refuse
-        first_ts, max_ts, last_delta, kafka_records = _kafka_records(records, base_offset, base_timestamp)
+        first_ts, max_ts, last_delta, kafka_records = _kafka_records(
+            records, base_offset, base_timestamp
+        )
         num_records = len(kafka_records)
         records_region = RecordList(records=kafka_records)
         region = None
@@ -138,7 +142,9 @@ def build_batch(
         base_sequence=base_sequence,
         num_records=num_records,
         records_region=records_region,
-        records_region_raw=None if region is None else _comp.kafka_compression_encode(region, codec, 2),
+        records_region_raw=None
+        if region is None
+        else _comp.kafka_compression_encode(region, codec, 2),
     )
     return batch.build()
 
@@ -173,7 +179,9 @@ def _kafka_records(records, base_offset: int, base_timestamp: int | None):
     return first_ts, max_ts, last_delta, kafka_records
 
 
-def control_record(control_type: int, coordinator_epoch: int = 0, *, offset=None, timestamp=-1) -> Record:
+def control_record(
+    control_type: int, coordinator_epoch: int = 0, *, offset=None, timestamp=-1
+) -> Record:
     """A control record: key (version 0, type), and for ABORT (0) / COMMIT (1) the
     end-transaction marker value (version 0, coordinator epoch)."""
     key = KafkaControlRecordKey(version=0, type=control_type).build()
@@ -194,7 +202,9 @@ def build_control_batch(
     partition_leader_epoch: int = -1,
 ) -> bytes:
     """An end-transaction marker batch (COMMIT or ABORT), as the coordinator writes it."""
-    record = control_record(1 if commit else 0, coordinator_epoch, offset=offset, timestamp=timestamp)
+    record = control_record(
+        1 if commit else 0, coordinator_epoch, offset=offset, timestamp=timestamp
+    )
     return build_batch(
         [record],
         base_offset=offset,

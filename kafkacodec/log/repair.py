@@ -44,7 +44,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import LogError, NotASegmentError
+from ..runtime.errors import LogError, NotASegmentError
 from . import fsio
 from .check import BadRegion, scan
 from .index import (

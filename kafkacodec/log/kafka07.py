@@ -25,9 +25,9 @@ from pathlib import Path
 
 from kafkacodec.generated.kafka07_message import Kafka07Message
 
-from .. import compression as _comp
-from ..batches import Record
-from ..errors import (
+from ..records.batches import Record
+from ..runtime import compression as _comp
+from ..runtime.errors import (
     CorruptRecordError,
     DecodeError,
     LogError,

@@ -19,9 +19,9 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from ..batches import LOG_OVERHEAD, BatchIterator
-from ..crc import crc32c
-from ..errors import DecodeError, KafkacodecError, NotASegmentError
+from ..records.batches import LOG_OVERHEAD, BatchIterator
+from ..runtime.crc import crc32c
+from ..runtime.errors import DecodeError, KafkacodecError, NotASegmentError
 from .index import Problems
 from .segment import Segment, walk_entry
 
