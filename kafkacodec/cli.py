@@ -38,6 +38,22 @@ def _parser() -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_, description=help_, epilog=f"example:\n  {EXAMPLES[name]}",
                               formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
 
+    for define in (
+        _add_dump,
+        _add_verify,
+        _add_lookup,
+        _add_records,
+        _add_recover,
+        _add_sample,
+        _add_generate,
+        _add_export_schemas,
+        _add_spark,
+    ):
+        define(add)
+    return p
+
+
+def _add_dump(add) -> None:
     d = add(
         "dump",
         "print batches and records of .log files, or entries of index files, as kafka-dump-log does",
@@ -62,6 +78,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     d.add_argument("--quiet", action="store_true", help="no progress bar")
 
+
+def _add_verify(add) -> None:
     v = add("verify", "check every batch's CRC and structure, and indexes against their log")
     v.add_argument("paths", nargs="+", metavar="PATH")
     v.add_argument("--json", action="store_true")
@@ -69,6 +87,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--max-problems", type=int, default=1000, metavar="N",
                    help="list at most N problems (the rest are counted); default 1000")  # fmt: skip
 
+
+def _add_lookup(add) -> None:
     look = add(
         "lookup",
         "Kafka's answer for an offset or a timestamp (-1 latest, -2 earliest, -3 max timestamp)",
@@ -79,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--timestamp", type=int)
     look.add_argument("--json", action="store_true")
 
+
+def _add_records(add) -> None:
     r = add("records", "records for humans: keys and values as text when UTF-8, headers shown")
     r.add_argument("dir", metavar="DIR")
     g = r.add_mutually_exclusive_group()
@@ -92,6 +114,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="read past damaged bytes (as verify does) instead of stopping; each "
                         "stretch left out is named on stderr")  # fmt: skip
 
+
+def _add_recover(add) -> None:
     rc = add(
         "recover", "Kafka's recovery of a partition or log.dirs, as a dry run; --repair applies it"
     )
@@ -106,6 +130,8 @@ def _parser() -> argparse.ArgumentParser:
     rc.add_argument("--json", action="store_true")
     rc.add_argument("--quiet", action="store_true", help="no progress bar")
 
+
+def _add_sample(add) -> None:
     sm = add(
         "sample", "write a sample log.dirs of any size, for trying the Spark pipeline at scale"
     )
@@ -121,9 +147,13 @@ def _parser() -> argparse.ArgumentParser:
     sm.add_argument("--segment-bytes", default="1g", help="roll segments at this size (default 1g)")
     sm.add_argument("--quiet", action="store_true", help="no progress bar")
 
+
+def _add_generate(add) -> None:
     gen = add("generate", "regenerate generated/ from schemas/ (--check: fail when stale)")
     gen.add_argument("--check", action="store_true")
 
+
+def _add_export_schemas(add) -> None:
     ex = add(
         "export-schemas",
         "compile the schemas with the official Kaitai Struct compiler for other languages",
@@ -134,6 +164,8 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, required=True, help="the folder to write (one subfolder per language)"
     )
 
+
+def _add_spark(add) -> None:
     sp = add("spark", "Spark jobs over log directories (needs the pipeline extra: pyspark)")
     jobs = sp.add_subparsers(dest="job", required=True)
     for name, help_ in (("export", "write every record to Parquet, partitioned by topic and partition"),
@@ -171,7 +203,6 @@ def _parser() -> argparse.ArgumentParser:
     pk.add_argument(
         "--wheel", type=Path, help="a kafkacodec wheel (default: built from this checkout)"
     )
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:
