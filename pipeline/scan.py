@@ -30,7 +30,6 @@ from kafkacodec.log.check import check_segment
 from kafkacodec.log.partition import AbortFilter, Partition
 from kafkacodec.log.segment import Segment
 from kafkacodec.records import columnar
-from kafkacodec.records.batches import BatchIterator
 from kafkacodec.runtime.errors import DecodeError, KafkacodecError, TruncatedError
 
 #: One row per problem (the kafkacodec_problems format, and a report run's second output),
@@ -133,19 +132,6 @@ def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
     return slices
 
 
-def _batch_at(seg: Segment, entry) -> bool:
-    """Whether an offset index entry (offset, position) can be trusted: a batch starts at
-    the position and its offsets do not begin after the entry's (an entry names the last
-    offset of an append that starts at its position)."""
-    it = BatchIterator(seg.data, verify_crc=False, source=str(seg.path), start=entry.position,
-                       end=seg.size)  # fmt: skip
-    try:
-        b = next(it)
-    except (StopIteration, DecodeError):
-        return False
-    return (b.base_offset if b.magic >= 2 else b.last_offset) <= entry.offset
-
-
 def _time_entry_holds(seg: Segment, entry) -> bool:
     """Whether a time index entry (timestamp, offset) names a batch of the log holding
     that offset whose largest timestamp is the entry's."""
@@ -178,7 +164,7 @@ def _indexed(seg: Segment, i: int) -> int | None:
     if not 0 <= i < len(idx):
         return None
     e = idx.entry(i)
-    return e.position if e.position < seg.size and _batch_at(seg, e) else None
+    return e.position if seg.entry_holds(e) else None
 
 
 def byte_ranges(seg: Segment, bounds: Bounds, split_size: int | None) -> list[tuple[int, int]]:

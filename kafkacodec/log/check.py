@@ -25,7 +25,15 @@ from ..runtime.errors import DecodeError, KafkacodecError, NotASegmentError
 from .index import Problems
 from .segment import Segment, walk_entry
 
-__all__ = ["BadRegion", "SegmentCheck", "scan", "resync", "check_segment", "records_or_damage"]
+__all__ = [
+    "BadRegion",
+    "SegmentCheck",
+    "scan",
+    "resync",
+    "check_segment",
+    "records_or_damage",
+    "incomplete",
+]
 
 _HEAD = struct.Struct(">qiiB")  # offset, size, partition leader epoch / crc, magic
 _U32 = struct.Struct(">I")
@@ -148,7 +156,7 @@ def scan(data, *, source: str, start: int = 0, end: int | None = None,
                 yield batch
             if not it.remaining:
                 return
-            reason = _incomplete(view, it.position, it.remaining)
+            reason = incomplete(view, it.position, it.remaining)
             bad_at, tail = it.position, True
         except DecodeError as err:
             bad_at, reason, tail = it.position, err.message, False
@@ -172,7 +180,8 @@ def records_or_damage(batch, on_damage) -> list:
         return []
 
 
-def _incomplete(view, pos: int, remaining: int) -> str:
+def incomplete(view, pos: int, remaining: int) -> str:
+    """Why the bytes from pos to the end hold no whole batch."""
     if remaining < LOG_OVERHEAD:
         return f"{remaining} bytes at the end of the file are too few for a batch header"
     size = struct.unpack_from(">i", view, pos + 8)[0]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..records.batches import LOG_OVERHEAD
 from ..runtime.errors import DecodeError, LogError
+from .check import incomplete
 from .index import AbortedTxn
 from .segment import Segment, walk_entry
 
@@ -155,7 +155,7 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
                 tracker.update(batch)
         if it.remaining and rep.offset_problem is None:
             rep.invalid_position = it.position
-            rep.reason = _incomplete(segment, it.position, it.remaining)
+            rep.reason = incomplete(segment.data, it.position, it.remaining) + " (a lost tail)"
     except (DecodeError, LogError) as err:
         rep.invalid_position = valid
         rep.reason = getattr(err, "message", str(err))
@@ -184,10 +184,3 @@ def _maybe_append_time(entries: list, ts: int, offset: int) -> None:
     last = entries[-1][0] if entries else -1
     if ts > last:
         entries.append((ts, offset))
-
-
-def _incomplete(segment: Segment, pos: int, remaining: int) -> str:
-    if remaining < LOG_OVERHEAD:
-        return f"{remaining} bytes at the end are too few for a batch header (a lost tail)"
-    size = int.from_bytes(bytes(segment.data[pos + 8 : pos + 12]), "big", signed=True)
-    return f"batch declares {size + LOG_OVERHEAD} bytes but only {remaining} remain (a lost tail)"

@@ -206,6 +206,18 @@ class Segment:
         """Raise NotASegmentError unless the file starts like a Kafka segment."""
         sniff(self.data, self.path, self.size)
 
+    def entry_holds(self, entry) -> bool:
+        """Whether an offset index entry (offset, position) agrees with the log: a batch
+        starts at the position and ends at or before the entry's offset (an entry names the
+        last offset of an append that starts at its position)."""
+        if not 0 <= entry.position < self.size:
+            return False
+        try:
+            batch = next(self.batches(entry.position), None)
+        except DecodeError:
+            return False
+        return batch is not None and batch.last_offset <= entry.offset
+
     def start_position(self, offset: int) -> int:
         """Where a walk looking for `offset` starts: the offset index's answer (Kafka's
         lookup), once the log agrees with it (a batch starts at that position and ends at or
@@ -213,14 +225,7 @@ class Segment:
         entry = self.offset_index.lookup(offset)
         if entry.position == 0:
             return 0
-        ok = False
-        if entry.position < self.size:
-            try:
-                batch = next(self.batches(entry.position), None)
-                ok = batch is not None and batch.last_offset <= entry.offset
-            except DecodeError:
-                ok = False
-        if not ok:
+        if not self.entry_holds(entry):
             note = (f"{self.index_path}: entry ({entry.offset}, {entry.position}) does not match "
                     "the log; scanning the log from its start instead")  # fmt: skip
             if note not in self.notes:
