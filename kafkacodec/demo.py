@@ -9,6 +9,7 @@ import shlex
 import sys
 
 from . import cli
+from .cli.common import read_file
 from .dump import dump_text
 from .sample import write_sample_log_dirs
 
@@ -27,7 +28,7 @@ def main(out: str = "out/logdirs") -> int:
     first = sorted(orders.glob("*.log"))[0]
     status = run("verify", "--quiet", str(root))
     print(f"\n$ kafkacodec dump --deep-iteration {first} | head -5")
-    for _, line in zip(range(5), dump_text(first, cli._read(first), deep=True)):
+    for _, line in zip(range(5), dump_text(first, read_file(first), deep=True)):
         print(line)
     status |= run("lookup", str(orders), "--offset", "1500")
     status |= run("lookup", str(orders), "--timestamp", "1700000004000")

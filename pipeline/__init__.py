@@ -8,9 +8,20 @@
     stream = spark.readStream.format("kafkacodec").load("/var/lib/kafka")
 
 The jobs (kafkacodec spark export | stats | verify) are in jobs.py. Needs pyspark 4 (the
-`pipeline` extra).
+`pipeline` extra). The data sources are imported on first use, so that the command line
+defines `kafkacodec spark` (cli.py) without pyspark.
 """
 
-from .source import BatchesDataSource, ProblemsDataSource, RecordsDataSource, register
+from __future__ import annotations
+
+import importlib
 
 __all__ = ["RecordsDataSource", "BatchesDataSource", "ProblemsDataSource", "register"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        value = getattr(importlib.import_module(".source", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'kafkacodec.pipeline' has no attribute {name!r}")

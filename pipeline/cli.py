@@ -1,20 +1,91 @@
-"""`kafkacodec spark export | stats | verify`: the command line's Spark jobs (the parser is
-in kafkacodec.cli, so that `kafkacodec --help` works without pyspark)."""
+"""`kafkacodec spark export | stats | verify | pack`: the command line's Spark jobs, a
+command of kafkacodec.cli (HELP, EXAMPLE, define, run) and, through main(), the program
+spark-submit runs (submit.py). Defining the arguments needs no pyspark; running a job does
+(the `pipeline` extra).
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from pathlib import Path
 
-from pyspark.errors import PySparkException
-
+from kafkacodec.console import out, run_command
 from kafkacodec.runtime.errors import KafkacodecError
 
-from . import jobs, report
+HELP = "Spark jobs over log directories (needs the pipeline extra: pyspark)"
+EXAMPLE = ("kafkacodec spark export /var/lib/kafka /data/kafka-parquet\n"
+           "  kafkacodec spark stats /var/lib/kafka --master spark://head:7077")  # fmt: skip
 
 
-def run(args, out) -> int:
-    """Run one job on a local Spark (or the cluster --master names); print with out."""
+def define(p: argparse.ArgumentParser) -> None:
+    jobs = p.add_subparsers(dest="job", required=True)
+    for name, help_ in (
+        ("export", "write every record to Parquet, partitioned by topic and partition"),
+        ("stats", "per topic-partition: records, batches, bytes, codecs, timestamps, transactions"),
+        ("verify", "check every CRC, record and index, one Spark task per segment"),
+    ):
+        j = jobs.add_parser(name, help=help_, description=help_)
+        j.add_argument("paths", nargs=1 if name == "export" else "+", metavar="LOGDIR")
+        if name == "export":
+            j.add_argument("out", metavar="OUT")
+            j.add_argument(
+                "--format", default="parquet", help="a Spark file format (default parquet)"
+            )
+            j.add_argument("--overwrite", action="store_true", help="replace OUT when it exists")
+        else:
+            j.add_argument("--json", action="store_true")
+        if name == "stats":
+            j.add_argument(
+                "--html",
+                metavar="FILE",
+                type=Path,
+                help="also write a self-contained HTML report with charts",
+            )
+        j.add_argument("--master", help="a Spark master URL (default: embedded local[*])")
+        j.add_argument(
+            "--conf",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="a Spark setting, e.g. spark.archives=env.tar.gz#environment; repeatable",
+        )
+        if name != "verify":
+            j.add_argument(
+                "--isolation",
+                choices=["read_uncommitted", "read_committed"],
+                default="read_uncommitted",
+            )
+            j.add_argument(
+                "--on-corrupt",
+                choices=["fail", "skip", "report"],
+                default="fail",
+                help="damaged data: stop (fail), leave it out (skip), or leave it out "
+                "and list it (report; export writes OUT/_problems)",
+            )
+        j.add_argument("--no-verify-crc", action="store_true")
+    pk = jobs.add_parser(
+        "pack",
+        help="pack the executors' Python environment (kafkacodec, numpy, "
+        "pyarrow; no pyspark) for spark.archives",
+    )
+    pk.add_argument("out", metavar="OUT.tar.gz", type=Path)
+    pk.add_argument(
+        "--wheel", type=Path, help="a kafkacodec wheel (default: built from this checkout)"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`kafkacodec spark ARGS` as a program of its own (what spark-submit runs)."""
+    p = argparse.ArgumentParser(prog="kafkacodec spark", description=HELP)
+    define(p)
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    return run_command("spark", lambda: run(args))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one job on a local Spark (or the cluster --master names)."""
     if args.job == "pack":
         from .pack import pack
 
@@ -22,6 +93,14 @@ def run(args, out) -> int:
         out(f"packed {res['path']}: {res['bytes'] / 1e6:.1f} MB, {len(res['packages'])} packages "
             f"({', '.join(p for p in res['packages'] if not p.endswith(('.dist-info', '.pth')))})")  # fmt: skip
         return 0
+    try:
+        from pyspark.errors import PySparkException
+
+        from . import jobs
+    except ImportError as err:
+        raise KafkacodecError(
+            f"Spark jobs need pyspark: pip install 'kafkacodec[pipeline]' ({err})"
+        ) from None
     options = {"verify_crc": not args.no_verify_crc}
     if args.job != "verify":
         options.update(isolation=args.isolation, on_corrupt=args.on_corrupt)
@@ -34,7 +113,7 @@ def run(args, out) -> int:
     spark = jobs.session(args.master, conf=conf)
     try:
         return {"export": _export, "stats": _stats, "verify": _verify}[args.job](
-            spark, args, options, out
+            spark, args, options
         )
     except PySparkException as err:
         raise KafkacodecError(spark_message(err)) from None
@@ -51,7 +130,9 @@ def spark_message(err) -> str:
     return text.splitlines()[0] if text else type(err).__name__
 
 
-def _export(spark, args, options, out) -> int:
+def _export(spark, args, options) -> int:
+    from . import jobs
+
     mode = "overwrite" if args.overwrite else "errorifexists"
     res = jobs.export(spark, args.paths, args.out, fmt=args.format, mode=mode, **options)
     out(
@@ -62,7 +143,9 @@ def _export(spark, args, options, out) -> int:
     return 0
 
 
-def _stats(spark, args, options, out) -> int:
+def _stats(spark, args, options) -> int:
+    from . import jobs, report
+
     if args.html:
         data = jobs.report_data(spark, args.paths, **options)
         rows = data["stats"]
@@ -86,7 +169,9 @@ def _stats(spark, args, options, out) -> int:
     return 0
 
 
-def _verify(spark, args, options, out) -> int:
+def _verify(spark, args, options) -> int:
+    from . import jobs
+
     res = jobs.verify(spark, args.paths, verify_crc=options["verify_crc"])
     if args.json:
         out(json.dumps({k: v for k, v in res.items() if k != "per_segment"}))

@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 from . import parquet
-from .scan import check
-from .source import Options, PipelineError, register, resolve, segment_slices
+from .options import Options, resolve
+from .read import segment_slices
+from .scan import PipelineError, check
+from .source import register
 
 #: What a record's control key says (FORMATS.md): bytes 2-3 are the type.
 ABORT, COMMIT = 0, 1

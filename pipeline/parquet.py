@@ -25,8 +25,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .scan import SegmentSlice
-from .source import Options, PipelineError, records
+from .options import Options
+from .read import records
+from .scan import PipelineError, SegmentSlice
 
 #: What jobs.export accepts as Spark's SaveMode, and what it does when out exists.
 MODES = ("errorifexists", "overwrite", "append", "ignore")

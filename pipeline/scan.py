@@ -218,12 +218,12 @@ class Problem:
 
 @dataclass
 class SliceScan:
-    """A slice read: its segment, the batch headers of its wanted batches (ENTRY), their
-    records (columnar.SCHEMA, or None when not decoded) and the problems met."""
+    """A slice's batch headers walked: its segment, the headers of its wanted batches
+    (columnar.ENTRY), the damage that stopped the walk, if any, and the partial batch at
+    the end of the segment."""
 
     segment: Segment
     entries: np.ndarray
-    table: pa.Table | None
     problems: list[Problem]
     remaining: int  # bytes of a partial batch at the end of the segment (a crashed write)
 
@@ -279,27 +279,18 @@ def _decode(data, entries: np.ndarray, max_inflated, source: str):
     return tables, problems
 
 
-def scan(s: SegmentSlice, *, verify_crc: bool, decode: bool = True,
-         max_inflated: int | None = None) -> SliceScan:  # fmt: skip
-    """Walk (and with decode, decode) one slice; problems are returned in file order."""
+def scan(s: SegmentSlice, *, verify_crc: bool) -> SliceScan:
+    """Walk one slice's batch headers (no record is decoded)."""
     reachable(s.directory)
     seg = Segment(s.directory, s.base_offset)
-    data = seg.data
-    size = seg.size
-    end = size if s.end is None else min(s.end, size)
-    walk = columnar.walk_batches(data, verify_crc=verify_crc, source=str(seg.path),
+    end = seg.size if s.end is None else min(s.end, seg.size)
+    walk = columnar.walk_batches(seg.data, verify_crc=verify_crc, source=str(seg.path),
                                  start=s.start, end=end)  # fmt: skip
-    entries = walk.entries[_wanted(walk.entries, s)]
-    table, problems = None, []
-    if decode:
-        tables, problems = _decode(data, entries, max_inflated, str(seg.path))
-        table = pa.concat_tables(tables) if tables else columnar.SCHEMA.empty_table()
-        if s.first is not None or s.last is not None:
-            table = _offsets_within(table, s.first, s.last)
+    problems = []
     if walk.error is not None:
         problems.append(Problem(walk.position, walk.error, end - walk.position))
-    remaining = walk.remaining if walk.error is None and end == size else 0
-    return SliceScan(seg, entries, table, problems, remaining)
+    remaining = walk.remaining if walk.error is None and end == seg.size else 0
+    return SliceScan(seg, walk.entries[_wanted(walk.entries, s)], problems, remaining)
 
 
 #: Log bytes decoded at a time by a read (chunks): what bounds a task's memory, whatever the
@@ -313,18 +304,16 @@ def chunks(
     verify_crc: bool,
     max_inflated: int | None = None,
     chunk_bytes: int = CHUNK_BYTES,
+    tail: bool = False,
 ):
     """The records of one slice as (table, problems) a chunk at a time: the wanted batches
     are decoded `chunk_bytes` of log at a time, and the pages of the segment's mapping that
     a chunk read are given back once it is decoded, so that a task holds a few chunks, not
-    its slice. The walk's own problem (damage that stops it) comes last."""
-    reachable(s.directory)
-    seg = Segment(s.directory, s.base_offset)
-    data = seg.data
+    its slice. The walk's own problem (damage that stops it) comes last, and with tail the
+    partial batch at the end of the segment after it (SliceScan.tail)."""
+    sc = scan(s, verify_crc=verify_crc)
+    seg, entries, data = sc.segment, sc.entries, sc.segment.data
     end = seg.size if s.end is None else min(s.end, seg.size)
-    walk = columnar.walk_batches(data, verify_crc=verify_crc, source=str(seg.path),
-                                 start=s.start, end=end)  # fmt: skip
-    entries = walk.entries[_wanted(walk.entries, s)]
     _release(data, s.start, end)  # the walk read every header: its pages are not needed now
     sizes = entries["len_batch"].astype(np.int64) + 12
     cut = np.searchsorted(
@@ -340,11 +329,9 @@ def chunks(
         _release(data, done, stop)
         done = stop
         yield table, problems
-    if walk.error is not None:
-        yield (
-            columnar.SCHEMA.empty_table(),
-            [Problem(walk.position, walk.error, end - walk.position)],
-        )
+    last = sc.problems + ([sc.tail] if tail and sc.tail else [])
+    if last:
+        yield columnar.SCHEMA.empty_table(), last
 
 
 def _release(data, start: int, stop: int) -> None:

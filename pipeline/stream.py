@@ -38,8 +38,9 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 from kafkacodec.log.partition import Partition
 from kafkacodec.records import columnar
 
-from .scan import Bounds, SegmentSlice, plan
-from .source import Options, PipelineError, flag, input_paths, partitions_of, records
+from .options import Options, flag, input_paths, partitions_of
+from .read import records
+from .scan import Bounds, PipelineError, SegmentSlice, plan
 
 EARLIEST, LATEST = -2, -1
 

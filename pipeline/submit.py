@@ -19,9 +19,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ["--path"]:
         print(__file__)
         return 0
-    from kafkacodec.cli import main as cli
+    from kafkacodec.pipeline.cli import main as spark  # absolute: spark-submit runs this file
 
-    return cli(["spark", *argv])
+    return spark(argv)
 
 
 if __name__ == "__main__":

@@ -128,6 +128,23 @@ def build_run(specs):
 
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: The checkout's folders and the packages they are (pyproject's package-dir).
+FOLDERS = {"kafkacodec": "kafkacodec", "runtime": "kafkacodec.runtime", "generated": "kafkacodec.generated",
+           "generator": "kafkacodec.generator", "pipeline": "kafkacodec.pipeline", "schemas": "kafkacodec.schemas"}  # fmt: skip
+
+
+def checkout_modules() -> set[str]:
+    """Every Python module of the project, named as it is imported (kafkacodec/targets holds
+    data for the other languages' output, not modules)."""
+    names = set()
+    for folder, package in FOLDERS.items():
+        for p in (ROOT / folder).rglob("*.py"):
+            if "targets" in p.parts:
+                continue
+            parts = p.relative_to(ROOT / folder).with_suffix("").parts
+            names.add(".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts))))
+    return names
 KSC = ROOT / "tests" / "ksc"
 
 

@@ -3,6 +3,10 @@ line work without the generator's dependencies (jinja2, pyyaml) and without hypo
 
 import subprocess
 import sys
+import zipfile
+
+import pytest
+from conftest import ROOT, checkout_modules
 
 BLOCK = """
 import sys
@@ -30,3 +34,21 @@ print("ok", sorted(m for m in ("jinja2", "yaml", "hypothesis") if m in sys.modul
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok []")
     assert "pip install 'kafkacodec[generator]'" in out.stderr
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_modules_of_the_checkout_under_the_same_names(tmp_path):
+    """Every module path says its import name, the same in the wheel and in the checkout."""
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w",
+                          str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    (wheel,) = tmp_path.glob("kafkacodec-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    modules = set()
+    for name in names:
+        if name.endswith(".py") and name.startswith("kafkacodec/") and "/targets/" not in name:
+            parts = name[: -len(".py")].split("/")
+            modules.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    assert modules == checkout_modules()
+    assert any(n.startswith("kafkacodec/runtime/_speedups") and n.endswith(".so") for n in names)
+    assert "kafkacodec/py.typed" in names

@@ -14,12 +14,8 @@ from hypothesis import strategies as st
 pytest.importorskip("pyspark")
 
 from kafkacodec.log.partition import AbortFilter, LogDirs, Partition  # noqa: E402
-from kafkacodec.pipeline.source import (  # noqa: E402
-    BatchesReader,
-    PipelineError,
-    ProblemsReader,
-    RecordsReader,
-)
+from kafkacodec.pipeline.scan import PipelineError  # noqa: E402
+from kafkacodec.pipeline.source import BatchesReader, ProblemsReader, RecordsReader  # noqa: E402
 from kafkacodec.records.columnar import walk_batches  # noqa: E402
 from kafkacodec.runtime.crc import crc32c  # noqa: E402
 from kafkacodec.runtime.errors import DecodeError  # noqa: E402

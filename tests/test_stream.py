@@ -18,7 +18,7 @@ pytest.importorskip("pyspark")
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows  # noqa: E402
 
 from kafkacodec.log.writer import PartitionWriter  # noqa: E402
-from kafkacodec.pipeline.source import PipelineError  # noqa: E402
+from kafkacodec.pipeline.scan import PipelineError  # noqa: E402
 from kafkacodec.pipeline.stream import RecordsStreamReader  # noqa: E402
 from kafkacodec.records.batches import Record  # noqa: E402
 from kafkacodec.records.builders import build_batch, build_control_batch  # noqa: E402

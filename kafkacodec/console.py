@@ -1,15 +1,49 @@
-"""A one-line progress bar on stderr for long scans (dump, verify, recover, records).
+"""How a command talks to the terminal: its lines, text made safe to print, its errors as
+one line and an exit code, and a progress bar. Used by the command line (kafkacodec.cli)
+and by the Spark jobs' command (kafkacodec.pipeline.cli).
 
-Shown only on a terminal: silent when stderr is piped or redirected, or with --quiet.
-Redraws at most ten times a second, so a hot loop may call it once per batch.
+The progress bar is a line on stderr for long scans (dump, verify, recover, records, sample),
+shown only on a terminal: silent when stderr is piped or redirected, or with --quiet. It
+redraws at most ten times a second, so a hot loop may call it once per batch.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from collections.abc import Callable
 
-__all__ = ["Progress"]
+from .runtime.errors import KafkacodecError
+
+__all__ = ["out", "safe", "run_command", "Progress"]
+
+
+def out(line: str) -> None:
+    """One line of a command's output, on stdout."""
+    sys.stdout.write(line + "\n")
+
+
+def safe(text: str) -> str:
+    """Control characters escaped, so that a file name or a key cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
+
+
+def run_command(command: str, job: Callable[[], int]) -> int:
+    """job() under the command line's rules: a kafkacodec error or an OS error is one line
+    on stderr and exit 1; a reader that stopped reading (`| head`) is not an error."""
+    try:
+        return job()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except KafkacodecError as err:
+        print(f"kafkacodec {command}: {safe(str(err))}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"kafkacodec {command}: {safe(where)}{err.strerror}", file=sys.stderr)
+        return 1
 
 
 def _size(n: float) -> str:

@@ -1,0 +1,52 @@
+"""The `kafkacodec` command line: dump, verify, lookup, records, recover, sample, generate,
+export-schemas, spark.
+
+One module per command, each with HELP, EXAMPLE, define(parser) and run(args) returning
+the exit code; COMMANDS lists them. A command imports what it reads with when it runs, so
+that `kafkacodec --help` and `kafkacodec generate` import no generated code. The Spark jobs'
+command is kafkacodec.pipeline.cli (its parser needs no pyspark; running it does).
+
+Bad data or a wrong path prints one line on stderr (file, byte position, problem) and
+exits with 1; a usage error exits with 2. Never a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..console import run_command
+from ..pipeline import cli as spark
+from . import dump, export_schemas, generate, lookup, records, recover, sample, verify
+
+COMMANDS = {
+    "dump": dump, "verify": verify, "lookup": lookup, "records": records, "recover": recover,
+    "sample": sample, "generate": generate, "export-schemas": export_schemas, "spark": spark,
+}  # fmt: skip
+
+__all__ = ["main", "COMMANDS"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="kafkacodec", description="Read, search, verify and repair Kafka data on disk."
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    for name, command in COMMANDS.items():
+        command.define(sub.add_parser(name, help=command.HELP, description=command.HELP,
+                                      epilog=f"example:\n  {command.EXAMPLE}",
+                                      formatter_class=argparse.RawDescriptionHelpFormatter))  # fmt: skip
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command (argv without the program name); returns its exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "generate":  # before anything imports generated code
+        return generate.run_early(argv[1:])
+    args = _parser().parse_args(argv)
+    return run_command(args.command, lambda: COMMANDS[args.command].run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

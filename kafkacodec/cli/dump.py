@@ -1,0 +1,130 @@
+"""`kafkacodec dump`: batches and records of .log files, entries of index files, in
+kafka-dump-log's text (DumpLogSegments) or as JSON lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..console import out
+from ..runtime.errors import NotASegmentError
+from .common import (
+    expand,
+    read_file,
+)
+
+HELP = "print batches and records of .log files, or entries of index files, as kafka-dump-log does"
+EXAMPLE = "kafkacodec dump --deep-iteration /var/lib/kafka/orders-0/00000000000000000000.log"
+
+
+def define(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="FILE|DIR")
+    p.add_argument("--deep-iteration", action="store_true", help="also print every record")
+    p.add_argument(
+        "--print-data-log", action="store_true", help="also print keys and values (implies deep)"
+    )
+    p.add_argument("--index-sanity-check", action="store_true", help="only check index files")
+    p.add_argument(
+        "--verify-index-only", action="store_true", help="check index files against their log"
+    )
+    p.add_argument(
+        "--max-bytes", type=int, default=None, help="read at most this many bytes of each .log"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="one JSON object per line (DESIGN.md contract)"
+    )
+    p.add_argument(
+        "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import dump as dumplog
+    from ..console import Progress
+
+    files = _files(args)
+    total = sum(p.stat().st_size for p, s in files if s not in dumplog.INDEX_SUFFIXES)
+    show = not args.quiet and not sys.stdout.isatty()  # on a terminal the dump is the progress
+    findings = dumplog.Findings()
+    status = 0
+    with Progress(total, "dump", quiet=not show) as progress:
+        for path, suffix in files:
+            progress.describe(path.name)
+            if suffix in dumplog.INDEX_SUFFIXES:
+                status |= _index(args, path, suffix, findings)
+            else:
+                for line in _log(args, path, suffix, findings, progress):
+                    out(line)
+    sys.stdout.flush()
+    for line in findings.lines():
+        print(line, file=sys.stderr)
+    if args.verify_index_only and findings.index_problems:
+        status = 1
+    return status
+
+
+def _files(args: argparse.Namespace) -> list[tuple[Path, str]]:
+    """(path, kind) of each file to dump: its suffix, or "" for a file not named by Kafka."""
+    from ..log.segment import parse_segment_name
+
+    index_only = args.verify_index_only or args.index_sanity_check
+    files = []
+    for path in expand(args.paths, index_only=index_only):
+        parsed = parse_segment_name(path.name)
+        suffix = parsed[1] if parsed else path.suffix
+        if suffix not in (".log", ".bin", "", ".index", ".timeindex", ".txnindex", ".kafka"):
+            raise NotASegmentError(path, "not a .log, .index, .timeindex, .txnindex or .kafka file")
+        files.append((path, suffix))
+    return files
+
+
+def _index(args: argparse.Namespace, path: Path, suffix: str, findings) -> int:
+    """Dump (or check) one index file; 1 when --index-sanity-check finds problems."""
+    from .. import dump as dumplog
+
+    if args.index_sanity_check:
+        line, problems = dumplog.index_sanity(path, suffix)
+        out(f"Dumping {path.name}")
+        out(line)
+        for prob in problems:
+            print(f"{path}: {prob}", file=sys.stderr)
+        return int(bool(problems))
+    if args.json:
+        for row in dumplog.index_json(path, suffix):
+            out(json.dumps(row))
+    else:
+        for line in dumplog.dump_index(path, suffix, verify_only=args.verify_index_only,
+                                       findings=findings):  # fmt: skip
+            out(line)
+    return 0
+
+
+def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress):
+    """The lines of one log file (a segment, or a Kafka 0.7 .kafka file)."""
+    from .. import dump as dumplog
+    from ..log.kafka07 import Kafka07File
+    from ..log.segment import sniff
+
+    deep = args.deep_iteration or args.print_data_log
+    if suffix == ".kafka":
+        with Kafka07File(path) as f:
+            if args.json:
+                rows = dumplog.dump07_json(f, deep=deep, how=args.bytes, progress=progress)
+                yield from map(json.dumps, rows)
+            else:
+                yield from dumplog.dump07_text(f, deep=deep, print_data=args.print_data_log,
+                                               progress=progress)  # fmt: skip
+        return
+    data = read_file(path)
+    sniff(data, path)
+    if args.json:
+        rows = dumplog.dump_json(path, data, deep=deep, how=args.bytes,
+                                 max_bytes=args.max_bytes, progress=progress)  # fmt: skip
+        yield from map(json.dumps, rows)
+    else:
+        yield from dumplog.dump_text(path, data, deep=deep, print_data=args.print_data_log,
+                                     max_bytes=args.max_bytes, findings=findings,
+                                     progress=progress)  # fmt: skip

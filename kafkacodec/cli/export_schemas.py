@@ -1,0 +1,42 @@
+"""`kafkacodec export-schemas`: the schemas compiled with the official Kaitai Struct compiler
+for other languages (kafkacodec.export)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..console import out
+
+HELP = "compile the schemas with the official Kaitai Struct compiler for other languages"
+EXAMPLE = "kafkacodec export-schemas --lang java --lang javascript --out kafka-parsers"
+
+
+def define(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--lang",
+        action="append",
+        required=True,
+        metavar="LANG",
+        help="a target of kaitai-struct-compiler (java, javascript, go, cpp_stl, python, ...); repeatable",
+    )
+    p.add_argument(
+        "--out", type=Path, required=True, help="the folder to write (one subfolder per language)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..export import export
+
+    results = export(args.out, args.lang)
+    failed = [r for r in results if not r["ok"]]
+    for lang in args.lang:
+        done = [r for r in results if r["lang"] == lang and r["ok"]]
+        files = sorted({f for r in done for f in r["files"]})
+        out(f"{lang}: {len(done)} schemas, {len(files)} files in {args.out / lang}")
+    for r in failed:
+        print(
+            f"kafkacodec export-schemas: {r['schema']} ({r['lang']}): {r['error']}", file=sys.stderr
+        )
+    return 1 if failed else 0

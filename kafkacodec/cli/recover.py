@@ -1,0 +1,184 @@
+"""`kafkacodec recover`: Kafka's recovery of each partition named (LogLoader's rule, see
+kafkacodec.log.repair): a dry run by default, applied with --repair under the log
+directory's lock."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..console import out, safe
+from ..runtime.errors import KafkacodecError
+from .common import (
+    CLEAN,
+    PROBLEMS,
+    UNCHECKED,
+)
+
+HELP = "Kafka's recovery of a partition or log.dirs, as a dry run; --repair applies it"
+EXAMPLE = "kafkacodec recover /var/lib/kafka/orders-0 --repair"
+
+
+def define(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", metavar="DIR|SEGMENT")
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="apply it: truncate the first bad segment, move every later one to the "
+        "backup, rebuild indexes (journaled; takes the log directory's .lock)",
+    )
+    p.add_argument(
+        "--backup",
+        type=Path,
+        metavar="DIR",
+        help="where moved and cut data go (default: kafkacodec-backup beside the "
+        "log directory; never inside a log directory)",
+    )
+    p.add_argument("--index-interval-bytes", type=int, default=4096)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Kafka's recovery of each partition named (LogLoader's rule, see log/repair.py): a dry
+    run by default, applied with --repair under the log directory's lock."""
+    from ..console import Progress
+    from ..log.fsio import LogDirLock, size_or_zero
+
+    groups = _recover_groups(Path(args.path))
+    status = CLEAN
+    total = sum(size_or_zero(s.path) for _ld, parts in groups for p in parts for s in p.segments)
+    with Progress(total, "recover", quiet=args.quiet) as progress:
+        for log_dir, parts in groups:
+            try:
+                lock = LogDirLock(log_dir).acquire() if args.repair else None
+            except KafkacodecError as err:
+                print(f"kafkacodec recover: {safe(str(err))}", file=sys.stderr)
+                status = UNCHECKED
+                continue
+            try:
+                for part in parts:
+                    status = max(status, _recover_partition(args, part, progress))
+            finally:
+                if lock is not None:
+                    lock.release()
+    return status
+
+
+def _recover_groups(path: Path) -> list:
+    """[(log directory, [partitions])] for a partition, a log.dirs, or a segment file (its
+    partition: Kafka's rule is per partition, a bad segment ends the log there)."""
+    from ..log import LogDirs, Partition, open_log
+    from ..log.segment import parse_segment_name
+
+    if path.is_file() or path.is_symlink():
+        parsed = parse_segment_name(path.name)
+        if not parsed or parsed[1] != ".log":
+            from ..runtime.errors import NotASegmentError
+
+            raise NotASegmentError(path, "not a segment (.log named by its base offset)")
+        path = path.parent
+    log = open_log(path)
+    if isinstance(log, LogDirs):
+        for line in log.problems:
+            print(f"kafkacodec recover: {safe(line)}", file=sys.stderr)
+        if not log.partitions:
+            from ..runtime.errors import NotAPartitionError
+
+            raise NotAPartitionError(path, "neither a partition directory nor a log.dirs")
+        return [(path, log.partitions)]
+    assert isinstance(log, Partition)
+    return [(path.parent, [log])]
+
+
+def _recover_partition(args, part, progress) -> int:
+    from ..log import repair as R
+
+    if not part.segments:
+        what = ("a Kafka 0.7 partition (.kafka files): recover does not rewrite that format; "
+                "verify and records read it" if part.kafka07 else "holds no segments: nothing to recover")  # fmt: skip
+        print(f"kafkacodec recover: {safe(str(part.path))}: {what}", file=sys.stderr)
+        return UNCHECKED
+    try:
+        if args.repair:
+            job = R.finish(part.path)
+            if job is not None:
+                out(f"{safe(str(part.path))}: finished an interrupted repair (backup in "
+                     f"{safe(str(job.backup))})")  # fmt: skip
+                part.close()
+                part = type(part)(part.path)
+        else:
+            job = R.pending(part.path)
+            if job is not None:
+                _report_pending(args, job)
+                return PROBLEMS
+        plan = R.plan(part, index_interval_bytes=args.index_interval_bytes, progress=progress)
+        progress.clear()
+        done = R.apply(plan, args.backup) if args.repair and not plan.refused else None
+    except KafkacodecError as err:
+        print(f"kafkacodec recover: {safe(str(err))}", file=sys.stderr)
+        return UNCHECKED
+    finally:
+        part.close()
+    _report_plan(args, plan, done)
+    if plan.refused:
+        return UNCHECKED
+    return CLEAN if plan.clean or args.repair else PROBLEMS
+
+
+def _report_pending(args, job) -> None:
+    why = job.mismatch
+    if args.json:
+        out(json.dumps({"partition": str(job.partition), "pending_repair": str(job.path),
+                         "backup": str(job.backup), "steps": len(job.steps), "done": job.done,
+                         "mismatch": why}))  # fmt: skip
+        return
+    out(safe(job.describe()))
+    if why:
+        out(f"  the files no longer match it ({safe(why)}): it will not be applied")
+
+
+def _report_plan(args, plan, done) -> None:
+    name = safe(str(plan.partition))
+    if args.json:
+        out(json.dumps({**plan.to_dict(), "repaired": done is not None,
+                         "backup": str(done.backup) if done else None}))  # fmt: skip
+        return
+    reps = plan.reports
+    if plan.refused:
+        out(f"{name}: not repairable by kafkacodec: {safe(plan.refused)}")
+        return
+    if plan.clean:
+        out(f"{name}: clean, {len(reps)} segments, {sum(r.batches for r in reps)} batches, "
+             f"log end offset {plan.log_end_offset}")  # fmt: skip
+        return
+    would = "" if done else "would "
+    out(f"{name}: Kafka's recovery (LogLoader) {'did' if done else 'would do'} this:")
+    t = plan.truncate
+    if t is not None:
+        out(f"  {would}cut {t.truncated_bytes} bytes from byte {t.invalid_position} of "
+             f"{Path(t.segment).name} to the backup ({safe(t.reason or '')}); offsets up to "
+             f"{t.last_valid_offset} stay; the cut bytes hold {plan.cut_batches} readable batches "
+             f"({plan.cut_records} records)")  # fmt: skip
+    segs = plan.moved_segments
+    if plan.moves:
+        batches = sum(m.batches or 0 for m in segs)
+        records = sum(m.records or 0 for m in segs)
+        size = sum(m.size for m in plan.moves)
+        later = f"{len(segs)} later segment{'s' if len(segs) != 1 else ''}"
+        out(f"  {would}move {len(plan.moves)} files to the backup ({later}: {batches} batches, "
+             f"{records} records; {size} bytes in all):")  # fmt: skip
+        for m in plan.moves:
+            counts = f", {m.batches} batches, {m.records} records" if m.batches is not None else ""
+            out(f"    {m.name}: {m.size} bytes{counts} ({m.why})")
+    for r in plan.replaces:
+        out(f"  {would}rewrite {r.name} ({safe(r.why)}; the old one to the backup)")
+    if plan.dropped_epochs:
+        listed = ", ".join(f"{e} from offset {o}" for e, o in plan.dropped_epochs)
+        out(f"  {would}drop epochs past the log end {plan.log_end_offset}: {listed} "
+             "(leader-epoch-checkpoint)")  # fmt: skip
+    out(f"  log end offset after the repair: {plan.log_end_offset}")
+    if done:
+        out(f"  backup: {safe(str(done.backup))}")

@@ -1,0 +1,181 @@
+"""`kafkacodec verify`: every segment a path names checked with kafkacodec.log.check (the
+checker the Spark verify job runs too). Exit codes: CLEAN, PROBLEMS, UNCHECKED (common.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..console import out, safe
+from ..runtime.errors import KafkacodecError
+from .common import (
+    CLEAN,
+    PROBLEMS,
+    UNCHECKED,
+)
+
+HELP = "check every batch's CRC and structure, and indexes against their log"
+EXAMPLE = "kafkacodec verify /var/lib/kafka            # a log.dirs, a partition or a file"
+
+
+def define(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument(
+        "--max-problems",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="list at most N problems (the rest are counted); default 1000",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..console import Progress
+    from ..log.fsio import size_or_zero
+    from ..log.index import Problems
+
+    problems, notes, unchecked = Problems(args.max_problems), [], []
+    totals = dict.fromkeys(("partitions", "segments", "batches", "records", "bytes",
+                            "bad_regions", "unreadable_bytes"), 0)  # fmt: skip
+    targets = []
+    for raw in args.paths:
+        try:
+            targets += _verify_targets(Path(raw), totals, problems, notes)
+        except KafkacodecError as err:
+            unchecked.append(str(err))
+    regions = []
+    total = sum(size_or_zero(path) for path, _check in targets)
+    with Progress(total, "verify", quiet=args.quiet) as progress:
+        for path, check in targets:
+            progress.describe(path.name)
+            _verify_one(check, totals, problems, notes, unchecked, regions)
+            progress(size_or_zero(path))
+    checked = totals["segments"] > 0
+    status = UNCHECKED if unchecked or not checked else PROBLEMS if problems else CLEAN
+    if args.json:
+        out(json.dumps({**totals, "clean": status == CLEAN, "problems": problems.lines(),
+                         "problems_total": problems.total, "bad_regions": regions[: args.max_problems],
+                         "unchecked": unchecked, "notes": notes}))  # fmt: skip
+    else:
+        summary = (f"{totals['partitions']} partitions, {totals['segments']} segments, "
+                   f"{totals['batches']} batches, {totals['records']} records, {totals['bytes']} bytes checked")  # fmt: skip
+        if not checked:
+            pass
+        elif status == CLEAN:
+            out(f"{summary}: clean")
+        elif problems:
+            out(f"{summary}: {problems.total} problems ({totals['bad_regions']} bad regions, "
+                 f"{totals['unreadable_bytes']} bytes unreadable)")  # fmt: skip
+        else:
+            out(f"{summary}: no problems in what was checked")
+        for line in problems.lines():
+            out(f"  {safe(line)}")
+        for line in notes:
+            out(f"  note: {safe(line)}")
+    for line in unchecked:
+        print(f"kafkacodec verify: could not check: {safe(line)}", file=sys.stderr)
+    return status
+
+
+def _verify_targets(path: Path, totals, problems, notes) -> list:
+    """(file, a function that checks it) for each segment a path names; LogError when it
+    names nothing verify can check."""
+    from ..log import LogDirs, Partition, Segment, open_log
+    from ..log.fsio import lock_holder
+    from ..log.repair import pending
+    from ..log.segment import parse_segment_name
+    from ..runtime.errors import NotAPartitionError, NotASegmentError
+
+    if not path.is_dir():
+        if not path.exists() and not path.is_symlink():
+            raise NotASegmentError(path, "no such file or directory")
+        parsed = parse_segment_name(path.name)
+        if parsed and parsed[1] == ".log":
+            live = lock_holder(path.parent.parent) is not None
+            return [_segment_target(Segment(path.parent, parsed[0]), live, True)]
+        if path.suffix == ".kafka":
+            return [_kafka07_target(path)]
+        seg = Segment.standalone(path)
+        seg.sniff()  # a file that is not Kafka data cannot be checked, only named
+        return [_segment_target(seg, False, False)]
+    log = open_log(path)
+    if isinstance(log, LogDirs):
+        problems.extend(log.problems)
+        if not log.partitions and not log.problems:
+            raise NotAPartitionError(path, "neither a partition directory nor a log.dirs: no "
+                                           "<topic>-<partition> directories or segments in it")  # fmt: skip
+        parts = log.partitions
+    else:
+        parts = [log]
+    live = lock_holder(path if isinstance(log, LogDirs) else path.parent) is not None
+    out = []
+    for part in parts:
+        assert isinstance(part, Partition)
+        totals["partitions"] += 1
+        problems.extend(part.problems)
+        try:
+            job = pending(part.path)
+        except KafkacodecError as err:
+            problems.add(str(err))
+            job = None
+        if job is not None:
+            problems.add(job.describe())
+        if part.kafka07 and not part.segments:
+            out += [_kafka07_target(part.path / name) for name in part.kafka07]
+            continue
+        if not part.segments:
+            if len(parts) == 1:
+                raise NotAPartitionError(part.path, "holds no segments: nothing to verify")
+            notes.append(f"{part.path}: holds no segments")
+        out += [
+            _segment_target(seg, live and seg is part.segments[-1], True) for seg in part.segments
+        ]
+    if not out:
+        raise NotAPartitionError(path, f"no segments in any of its {len(parts)} partition "
+                                       "directories: nothing to verify")  # fmt: skip
+    return out
+
+
+def _segment_target(seg, live: bool, indexes: bool):
+    from ..log.check import check_segment
+
+    def check():
+        try:
+            return check_segment(seg, live=live, indexes=indexes)
+        finally:
+            seg.close()
+
+    return seg.path, check
+
+
+def _kafka07_target(path: Path):
+    from ..log.kafka07 import Kafka07File, check_file
+
+    def check():
+        with Kafka07File(path) as f:
+            return check_file(f)
+
+    return path, check
+
+
+def _verify_one(check, totals, problems, notes, unchecked, regions) -> None:
+    try:
+        c = check()
+    except KafkacodecError as err:
+        unchecked.append(str(err))
+        return
+    totals["segments"] += 1
+    totals["bytes"] += c.size
+    totals["batches"] += c.batches
+    totals["records"] += c.records
+    totals["bad_regions"] += len(c.regions)
+    totals["unreadable_bytes"] += c.unreadable_bytes
+    for r in c.regions:
+        problems.add(str(r))
+        regions.append(r.to_dict())
+    problems.extend(c.problems)
+    notes += c.notes

@@ -1,0 +1,135 @@
+"""The options of a read (the data source's, as Spark passes them: strings) and the
+partitions they name; the options are listed in source.py."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafkacodec import units
+from kafkacodec.log.partition import LogDirs, Partition, open_log
+from kafkacodec.runtime.errors import LogError
+
+from .scan import Bounds, PipelineError
+
+DEFAULT_SPLIT_SIZE = 128 << 20
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+def parse_size(name: str, raw) -> int:
+    """A byte size option: 1048576, 64k, 128m, 1g."""
+    try:
+        return units.parse_size(raw)
+    except ValueError as err:
+        raise PipelineError(f"option {name}: {err}") from None
+
+
+def flag(options: dict, name: str, default: bool) -> bool:
+    raw = str(options.get(name, default)).strip().lower()
+    if raw in _TRUE:
+        return True
+    if raw in _FALSE:
+        return False
+    raise PipelineError(f"option {name}: expected true or false, got {options[name]!r}")
+
+
+@dataclass(frozen=True)
+class Options:
+    verify_crc: bool = True
+    include_control: bool = False
+    read_committed: bool = False
+    on_corrupt: str = "fail"
+    split_size: int = DEFAULT_SPLIT_SIZE
+
+    @classmethod
+    def parse(cls, options: dict) -> Options:
+        isolation = str(options.get("isolation", "read_uncommitted")).lower()
+        if isolation not in ("read_uncommitted", "read_committed"):
+            raise PipelineError(
+                f"option isolation: read_uncommitted or read_committed, got {isolation!r}"
+            )
+        on_corrupt = str(options.get("on_corrupt", "fail")).lower()
+        if on_corrupt not in ("fail", "skip", "report"):
+            raise PipelineError(f"option on_corrupt: fail, skip or report, got {on_corrupt!r}")
+        split = parse_size("split_size", options.get("split_size", DEFAULT_SPLIT_SIZE))
+        return cls(flag(options, "verify_crc", True), flag(options, "include_control", False),
+                   isolation == "read_committed", on_corrupt, split)  # fmt: skip
+
+
+def _ints(name: str, raw: str) -> list[int]:
+    try:
+        return [int(v) for v in str(raw).split(",") if v.strip()]
+    except ValueError:
+        raise PipelineError(
+            f"option {name}: expected numbers separated by commas, got {raw!r}"
+        ) from None
+
+
+def _int(options: dict, name: str) -> int | None:
+    if options.get(name) in (None, ""):
+        return None
+    (value,) = _ints(name, options[name]) or [None]
+    return value
+
+
+def bounds_of(options: dict) -> Bounds:
+    """What the options topics, partitions, starting_offset, ending_offset and
+    starting_timestamp let through (module docstring)."""
+    topics = options.get("topics")
+    parts = options.get("partitions")
+    ending = _int(options, "ending_offset")
+    return Bounds(
+        topics=None if topics in (None, "") else frozenset(t.strip() for t in topics.split(",") if t.strip()),
+        partitions=None if parts in (None, "") else frozenset(_ints("partitions", parts)),
+        first=_int(options, "starting_offset"), last=None if ending is None else ending - 1,
+        since=_int(options, "starting_timestamp"),
+    )  # fmt: skip
+
+
+def input_paths(options: dict) -> list[Path]:
+    """The paths given to load(): one (option path) or several (option paths, a JSON list)."""
+    raw = []
+    if options.get("paths"):
+        value = options["paths"]
+        try:
+            raw = json.loads(value) if value.lstrip().startswith("[") else value.split(",")
+        except json.JSONDecodeError:
+            raise PipelineError(f"option paths: not a JSON list: {value!r}") from None
+    elif options.get("path"):
+        raw = [options["path"]]
+    if not raw:
+        raise PipelineError("no path: use load(path), a partition directory or a log.dirs")
+    return [resolve(p) for p in raw]
+
+
+def resolve(path) -> Path:
+    """A path as every process of a job must name it: absolute, resolved where the driver
+    runs (executors run in directories of their own), a file:// URL as its path."""
+    text = str(path)
+    if text.startswith("file://"):
+        text = text[len("file://") :]
+    elif "://" in text:
+        raise PipelineError(
+            f"{text}: only local or mounted paths are read (no {text.split(':')[0]} URL)"
+        )
+    return Path(os.path.abspath(text))
+
+
+def partitions_of(paths: list[Path], *, empty_ok: bool = False) -> list[Partition]:
+    """The partition directories at or below paths. A path with no Kafka data is an error
+    unless empty_ok (a stream waits for data to arrive)."""
+    out: list[Partition] = []
+    for path in paths:
+        try:
+            log = open_log(path)
+        except LogError as err:
+            raise PipelineError(f"{path}: {err}") from None
+        found = log.partitions if isinstance(log, LogDirs) else [log]
+        if not empty_ok and not any(p.segments for p in found):
+            raise PipelineError(f"{path}: no Kafka data (no .log segments in it or below it)")
+        out.extend(found)
+    return out

@@ -1,0 +1,171 @@
+"""The reading behind the data sources, as plain functions tested without a SparkSession:
+the slices of a read, and the rows of one slice (records, batches, problems) as Arrow
+record batches in the formats' schemas."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from kafkacodec.records import columnar
+
+from .options import Options, partitions_of
+from .scan import PROBLEMS_ARROW, Bounds, SegmentSlice, chunks, plan, scan
+
+#: Spark's own `kafka` source columns first (same names and types), then batch metadata.
+RECORDS_SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+    "timestampType int, headers array<struct<key:string,value:binary>>, "
+    "base_offset long, magic byte, compression string, producer_id long, producer_epoch short, "
+    "base_sequence int, is_transactional boolean, is_control boolean, "
+    "partition_leader_epoch int, segment string, position long"
+)
+BATCHES_SCHEMA = (
+    "topic string, partition int, segment string, position long, size int, magic byte, "
+    "base_offset long, last_offset long, num_records int, partition_leader_epoch int, "
+    "crc long, attributes short, compression string, timestampType int, "
+    "base_timestamp timestamp, max_timestamp timestamp, producer_id long, producer_epoch short, "
+    "base_sequence int, is_transactional boolean, is_control boolean"
+)
+
+
+def segment_slices(paths: list[Path], opts: Options, bounds: Bounds | None = None,
+                   *, split: bool = True) -> list[SegmentSlice]:  # fmt: skip
+    """The input partitions of a read: a slice per segment (or per split of one) that can
+    hold rows within bounds."""
+    return plan(partitions_of(paths), bounds or Bounds(), read_committed=opts.read_committed,
+                split_size=opts.split_size if split else None)  # fmt: skip
+
+
+def _problems(found: list, s: SegmentSlice, opts: Options) -> None:
+    """Problems met reading a slice: raised (on_corrupt=fail), warned (skip), or left to the
+    kafkacodec_problems format (report)."""
+    if not found:
+        return
+    if opts.on_corrupt == "fail":
+        raise found[0].error
+    if opts.on_corrupt == "skip":
+        for p in found:
+            warnings.warn(f"{s.directory}/{s.base_offset:020d}.log: skipped {p.skipped_bytes} bytes "
+                          f"from byte {p.position}: {p.error}", stacklevel=2)  # fmt: skip
+
+
+def _aborted_mask(table: pa.Table, aborted) -> np.ndarray:
+    """Rows of aborted transactions (transactional, not control, in an aborted range)."""
+    drop = np.zeros(table.num_rows, dtype=bool)
+    if not aborted or table.num_rows == 0:
+        return drop
+    pid = table["producer_id"].to_numpy()
+    base = table["base_offset"].to_numpy(zero_copy_only=False)
+    txn = table["is_transactional"].to_numpy(zero_copy_only=False)
+    control = table["is_control"].to_numpy(zero_copy_only=False)
+    candidates = txn & ~control
+    if not candidates.any():
+        return drop
+    lo, hi = int(base[candidates].min()), int(base[candidates].max())
+    present = set(np.unique(pid[candidates]).tolist())
+    for producer, first, last in aborted:
+        if producer in present and first <= hi and last >= lo:
+            drop |= (pid == producer) & (base >= first) & (base <= last)
+    return drop & candidates
+
+
+_TS = pa.timestamp("us", tz="UTC")
+
+
+def _timestamps(ms, ts_type) -> pa.Array:
+    """Milliseconds since the epoch as Spark timestamps (UTC microseconds); null where
+    there is no timestamp type (magic 0)."""
+    us = pc.multiply(ms, pa.scalar(1000, pa.int64())).cast(_TS)
+    return pc.if_else(pc.not_equal(ts_type, -1), us, pa.scalar(None, _TS))
+
+
+def _kept(table: pa.Table, s: SegmentSlice, opts: Options) -> pa.Table:
+    """table without control rows (unless include_control) and, with read_committed,
+    without aborted transactions; in one chunk."""
+    keep = np.ones(table.num_rows, dtype=bool)
+    if not opts.include_control:
+        keep &= ~table["is_control"].to_numpy(zero_copy_only=False)
+    if opts.read_committed:
+        keep &= ~_aborted_mask(table, s.aborted)
+    if not keep.all():
+        table = table.filter(pa.array(keep))
+    return table.combine_chunks()
+
+
+def _rows(columns: dict):
+    """Spark's rows: Arrow record batches of at most 64k rows."""
+    yield from pa.table(columns).to_batches(max_chunksize=1 << 16)
+
+
+def _where(s: SegmentSlice, n: int) -> dict:
+    """The topic, partition and segment columns (one value per slice)."""
+    return {
+        "topic": pa.repeat(pa.scalar(s.topic, pa.string()), n),
+        "partition": pa.repeat(pa.scalar(s.partition, pa.int32()), n),
+        "segment": pa.repeat(pa.scalar(f"{s.base_offset:020d}.log", pa.string()), n),
+    }
+
+
+def records(s: SegmentSlice, opts: Options):
+    """The records of one slice as Arrow record batches in RECORDS_SCHEMA's order, decoded
+    a chunk of the log at a time (scan.chunks): memory is bounded whatever the slice."""
+    for table, found in chunks(s, verify_crc=opts.verify_crc):
+        _problems(found, s, opts)
+        t = _kept(table, s, opts)
+        if s.since is not None:  # starting_timestamp is exact: Spark does not check it again
+            t = t.filter(pc.and_(pc.not_equal(t["timestamp_type"], -1),
+                                 pc.greater_equal(t["timestamp"], s.since)))  # fmt: skip
+        if t.num_rows:
+            yield from _record_rows(t, s)
+
+
+def _record_rows(t: pa.Table, s: SegmentSlice):
+    where = _where(s, t.num_rows)
+    ts_type = t["timestamp_type"].cast(pa.int32())
+    yield from _rows({
+        "key": t["key"], "value": t["value"], "topic": where["topic"],
+        "partition": where["partition"], "offset": t["offset"],
+        "timestamp": _timestamps(t["timestamp"], ts_type), "timestampType": ts_type,
+        "headers": t["headers"],
+        **{name: t[name] for name in (
+            "base_offset", "magic", "compression", "producer_id", "producer_epoch",
+            "base_sequence", "is_transactional", "is_control", "partition_leader_epoch")},
+        "segment": where["segment"], "position": t["position"],
+    })  # fmt: skip
+
+
+def batches(s: SegmentSlice, opts: Options):
+    """The batches of one slice (headers only) as Arrow record batches (BATCHES_SCHEMA).
+    Isolation does not apply: a batch of an aborted transaction is still a batch."""
+    sc = scan(s, verify_crc=opts.verify_crc)
+    _problems(sc.problems, s, opts)
+    t = _kept(columnar.batch_table(sc.entries), s, replace(opts, read_committed=False))
+    ts_type = t["timestamp_type"].cast(pa.int32())
+    yield from _rows({
+        **_where(s, t.num_rows),
+        **{name: t[name] for name in (
+            "position", "size", "magic", "base_offset", "last_offset", "num_records",
+            "partition_leader_epoch", "crc", "attributes", "compression")},
+        "timestampType": ts_type,
+        "base_timestamp": _timestamps(t["base_timestamp"], ts_type),
+        "max_timestamp": _timestamps(t["max_timestamp"], ts_type),
+        **{name: t[name] for name in (
+            "producer_id", "producer_epoch", "base_sequence", "is_transactional", "is_control")},
+    })  # fmt: skip
+
+
+def problems(s: SegmentSlice, opts: Options):
+    """The problems of one whole segment as rows (PROBLEMS_SCHEMA): every batch that cannot
+    be read or decoded, the rest of the segment after damage that stops the walk, and a
+    partial batch at its end (what a crash half-way through a write leaves)."""
+    segment = f"{s.base_offset:020d}.log"
+    for _table, found in chunks(s, verify_crc=opts.verify_crc, tail=True):
+        if found:
+            rows = [p.row(s, segment) for p in found]
+            yield pa.RecordBatch.from_pylist(rows, schema=PROBLEMS_ARROW)
