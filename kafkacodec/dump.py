@@ -59,12 +59,12 @@ def _batch_line(b) -> str:
             f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
             f"isTransactional: {_bool(b.is_transactional)} isControl: {_bool(b.is_control)} "
             f"deleteHorizonMs: {horizon} position: {b.position} {b.timestamp_type}: {b.max_timestamp} "
-            f"size: {b.size} magic: {b.magic} compresscodec: {b.compression} crc: {b.crc} "
+            f"size: {b.size} magic: {b.magic} compresscodec: {_comp.codec_name(b.compression)} crc: {b.crc} "
             f"isvalid: {_bool(b.is_valid)}"
         )
     return (
         f"offset: {b.last_offset} position: {b.position} {b.timestamp_type}: {b.max_timestamp} "
-        f"size: {b.size} magic: {b.magic} compresscodec: {b.compression} crc: {b.crc} "
+        f"size: {b.size} magic: {b.magic} compresscodec: {_comp.codec_name(b.compression)} crc: {b.crc} "
         f"isvalid: {_bool(b.is_valid)}"
     )
 
@@ -275,7 +275,7 @@ def batch_dict(b, *, deep: bool = False, how: str = "hex") -> dict:
     """A batch as the JSON contract names it (DESIGN.md, "Command line")."""
     out = {
         "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count, "magic": b.magic,
-        "compression": b.compression, "timestamp_type": b.timestamp_type,
+        "compression": _comp.codec_name(b.compression), "timestamp_type": b.timestamp_type,
         "is_transactional": b.is_transactional, "is_control": b.is_control, "producer_id": b.producer_id,
         "producer_epoch": b.producer_epoch, "base_sequence": b.base_sequence,
         "last_sequence": b.last_sequence, "partition_leader_epoch": b.partition_leader_epoch,

@@ -30,7 +30,7 @@ from .errors import (
 )
 
 __all__ = [
-    "NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD", "CODEC_NAMES", "CODEC_IDS",
+    "NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD", "CODEC_NAMES", "CODEC_IDS", "codec_name",
     "DEFAULT_MAX_INFLATED", "decompress", "compress", "kafka_compression_decode",
     "kafka_compression_encode",
 ]  # fmt: skip
@@ -47,8 +47,10 @@ _XERIAL_BLOCK = 32 * 1024  # snappy-java's default block size
 _LZ4_MAGIC = b"\x04\x22\x4d\x18"
 
 
-def _codec_name(codec: int) -> str:
-    return CODEC_NAMES.get(codec, f"codec {codec}")
+def codec_name(codec: int) -> str:
+    """Kafka's name of a codec id ("gzip"), or "unknown(N)" for an id Kafka does not define;
+    an enum member of the schemas' compression_type is its id."""
+    return CODEC_NAMES.get(int(codec), f"unknown({int(codec)})")
 
 
 def check_codec(codec: int, magic: int) -> None:
@@ -67,7 +69,7 @@ def _limit(max_size: int | None) -> int:
 
 def _too_big(codec: int, limit: int) -> DecompressionLimitError:
     return DecompressionLimitError(
-        f"{_codec_name(codec)} data inflates past the limit of {limit} bytes"
+        f"{codec_name(codec)} data inflates past the limit of {limit} bytes"
     )
 
 

@@ -21,6 +21,7 @@ from kafkacodec.records.columnar import (
 )
 from kafkacodec.runtime import _prim
 from kafkacodec.runtime import compression as C
+from kafkacodec.runtime.compression import codec_name
 
 native = pytest.mark.skipif(columnar._native_columns is None, reason="no C extension")
 
@@ -45,7 +46,7 @@ def reference(data, verify_crc):
                     "value": None if r.value is None else bytes(r.value),
                     "headers": [{"key": k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
                                  "value": None if v is None else bytes(v)} for k, v in r.headers],
-                    "base_offset": b.base_offset, "magic": b.magic, "compression": b.compression,
+                    "base_offset": b.base_offset, "magic": b.magic, "compression": codec_name(b.compression),
                     "producer_id": b.producer_id, "producer_epoch": b.producer_epoch,
                     "base_sequence": b.base_sequence, "is_transactional": b.is_transactional,
                     "is_control": b.is_control, "partition_leader_epoch": b.partition_leader_epoch,
@@ -238,7 +239,7 @@ def batch_rows(data, verify_crc=True):
                 "base_offset": None if wrapper else b.base_offset, "last_offset": b.last_offset,
                 "num_records": None if wrapper else (b.count if b.magic >= 2 else 1),
                 "partition_leader_epoch": b.partition_leader_epoch, "crc": b.crc,
-                "attributes": b.attributes, "compression": b.compression,
+                "attributes": b.attributes, "compression": codec_name(b.compression),
                 "timestamp_type": TIMESTAMP_TYPE_CODES[b.timestamp_type],
                 "base_timestamp": b.base_timestamp if b.magic >= 2 else b.max_timestamp,
                 "max_timestamp": b.max_timestamp, "producer_id": b.producer_id,

@@ -8,6 +8,7 @@ from conftest import PEERS
 import kafkacodec as kc
 from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
 from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
+from kafkacodec.runtime.compression import NONE
 
 MANIFEST = json.loads((PEERS / "MANIFEST.json").read_text())
 
@@ -60,7 +61,7 @@ def test_record_sets(entry):
     flat = verification.get("collector_flat_records")
     if flat:
         got = [r for b in batches for r in b.records(verify_crc=False)]
-        if any(b.magic == 1 and b.compression != "none" and b.offset == 0 for b in batches):
+        if any(b.magic == 1 and b.compression != NONE and b.offset == 0 for b in batches):
             # FORMATS.md 1.3: a magic 1 wrapper at offset 0 comes straight from a producer and
             # means base 0; the collector's decoder subtracted instead, so offsets differ.
             flat = [dict(r, offset=g.offset) for r, g in zip(flat, got)]

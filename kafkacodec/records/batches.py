@@ -130,10 +130,6 @@ class RecordBatch(KafkaRecordBatch):
     __slots__ = ("position", "_buf", "_records", "source")
 
     @property
-    def compression(self) -> str:
-        return _comp.CODEC_NAMES.get(self.attributes & 7, f"unknown({self.attributes & 7})")
-
-    @property
     def timestamp_type(self) -> str:
         return TIMESTAMP_TYPES[(self.attributes >> 3) & 1]
 
@@ -274,10 +270,6 @@ class LegacyBatch(KafkaLegacyMessage):
     is_transactional = False
     is_control = False
     count = None  # Kafka's countOrNull(): unknown without decompressing
-
-    @property
-    def compression(self) -> str:
-        return _comp.CODEC_NAMES.get(self.attributes & 7, f"unknown({self.attributes & 7})")
 
     @property
     def timestamp_type(self) -> str:

@@ -88,7 +88,7 @@ ENTRY = np.dtype([
 ], align=True)  # fmt: skip
 
 _RUN_BYTES = 1 << 20  # ~1 MB of batches per native call: the working set stays in cache
-_CODECS = pa.array([_comp.CODEC_NAMES.get(i, f"unknown({i})") for i in range(8)], pa.string())
+_CODECS = pa.array([_comp.codec_name(i) for i in range(8)], pa.string())
 
 
 # ------------------------------------------------------------------------------ walk
