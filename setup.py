@@ -11,6 +11,9 @@ setup(
         Extension(
             "kafkacodec.runtime._speedups",
             sources=["runtime/_speedups.c"],
+            # kafka_layout.h: the schemas' byte layout, written by the generator
+            include_dirs=["generated"],
+            depends=["generated/kafka_layout.h"],
             optional=True,
             extra_compile_args=["-O2", "-std=c11"],
         )

@@ -11,7 +11,7 @@ import jinja2
 
 from kafkacodec.runtime.errors import KafkacodecError
 
-from . import construct, reference, strategies
+from . import cheader, construct, reference, strategies
 from .ir import ModuleIR, SchemaSet
 
 _HERE = Path(__file__).resolve().parent
@@ -110,6 +110,7 @@ def render_all(schema_dir: Path = SCHEMA_DIR, *, raw: bool = False) -> dict[str,
     files["reference/README.md"] = _clean(
         env.get_template("reference_index.md.j2").render(modules=modules)
     )
+    files["kafka_layout.h"] = _clean(env.get_template("layout.h.j2").render(**cheader.plan(modules)))
     for package in ("construct", "strategies"):
         name = f"{package}/__init__.py"
         init = _clean(env.get_template(f"{package}_init.py.j2").render(modules=modules))
@@ -117,7 +118,7 @@ def render_all(schema_dir: Path = SCHEMA_DIR, *, raw: bool = False) -> dict[str,
     return files
 
 
-OUTPUT_GLOBS = ("*.py", "construct/*.py", "strategies/*.py", "reference/*.md")
+OUTPUT_GLOBS = ("*.py", "*.h", "construct/*.py", "strategies/*.py", "reference/*.md")
 
 
 def _existing(out_dir: Path) -> dict[str, str]:

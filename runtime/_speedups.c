@@ -20,6 +20,16 @@
 #include <stddef.h>
 #include <string.h>
 
+/* The byte layout of the formats, generated from schemas/ (generated/kafka_layout.h):
+ * offsets, sizes, bounds and attribute bits are named there, never restated here. */
+#include "kafka_layout.h"
+
+/* Both v2 batches and legacy messages start with an offset and a length: the walk reads
+ * those, then the magic byte at the same place in both. */
+#define LOG_OVERHEAD KAFKA_RECORD_BATCH_REST_AT
+_Static_assert(KAFKA_RECORD_BATCH_REST_AT == KAFKA_LEGACY_MESSAGE_REST_AT, "offset and length");
+_Static_assert(KAFKA_RECORD_BATCH_MAGIC_AT == KAFKA_LEGACY_MESSAGE_MAGIC_AT, "magic byte");
+
 /* The Record slots, in the order the loop fills them. */
 enum { F_OFFSET, F_TIMESTAMP, F_TIMESTAMP_TYPE, F_KEY, F_VALUE, F_HEADERS, F_SEQUENCE,
        F_CONTROL, F_ATTRIBUTES, N_FIELDS };
@@ -133,7 +143,7 @@ scan_record(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t total, RecordView *r
         return -1;
     r->headers_at = p;
     for (int64_t h = 0; h < r->num_headers; h++) {
-        int64_t len_hkey, len_hvalue;
+        int64_t len_hkey = 0, len_hvalue = 0;
         if (read_varint(buf, &p, end, 5, &len_hkey) < 0 || len_hkey < 0 || len_hkey > end - p)
             return -1;
         p += (Py_ssize_t)len_hkey;
@@ -209,7 +219,7 @@ decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
         Py_ssize_t hpos = r.headers_at;
         for (int64_t h = 0; h < r.num_headers; h++) {
             Py_ssize_t hkey_at, hvalue_at;
-            int64_t len_hkey, len_hvalue;
+            int64_t len_hkey = 0, len_hvalue = 0;
             next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
             PyObject *hkey = PyUnicode_DecodeUTF8((const char *)buf + hkey_at,
                                                   (Py_ssize_t)len_hkey, "surrogateescape");
@@ -602,7 +612,7 @@ measure_region(const uint8_t *buf, Py_ssize_t total, Py_ssize_t count, Totals *t
         Py_ssize_t hpos = rec.headers_at;
         for (int64_t h = 0; h < rec.num_headers; h++) {
             Py_ssize_t hkey_at, hvalue_at;
-            int64_t len_hkey, len_hvalue;
+            int64_t len_hkey = 0, len_hvalue = 0;
             next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
             t->hkey_bytes += len_hkey;
             t->hvalue_bytes += len_hvalue > 0 ? len_hvalue : 0;
@@ -625,7 +635,7 @@ fill_region(const uint8_t *buf, Py_ssize_t total, Py_ssize_t count, Columns *c,
         Py_ssize_t hpos = rec.headers_at;
         for (int64_t h = 0; h < rec.num_headers; h++) {
             Py_ssize_t hkey_at, hvalue_at;
-            int64_t len_hkey, len_hvalue;
+            int64_t len_hkey = 0, len_hvalue = 0;
             next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
             put_blob(NULL, &c->hkey_offsets, &c->hkey_data, buf + hkey_at, len_hkey);
             put_blob(&c->hvalue_valid, &c->hvalue_offsets, &c->hvalue_data, buf + hvalue_at,
@@ -773,22 +783,24 @@ crc_matches(PyObject *crc, const uint8_t *p, Py_ssize_t n, uint32_t expected)
 static int
 read_v2(const uint8_t *p, int32_t size, BatchEntry *e)
 {
-    if (size < 49)
+#define V2(field) (p + KAFKA_RECORD_BATCH_##field##_AT)
+    if (size < KAFKA_RECORD_BATCH_LEN_BATCH_MIN)
         return 0;
-    e->base_offset = be64(p);
+    e->base_offset = be64(V2(BASE_OFFSET));
     e->len_batch = size;
-    e->partition_leader_epoch = be32(p + 12);
-    e->magic = 2;
-    e->crc = (uint32_t)be32(p + 17);
-    e->attributes = be16(p + 21);
-    e->last_offset_delta = be32(p + 23);
-    e->base_timestamp = be64(p + 27);
-    e->max_timestamp = be64(p + 35);
-    e->producer_id = be64(p + 43);
-    e->producer_epoch = be16(p + 51);
-    e->base_sequence = be32(p + 53);
-    e->num_records = be32(p + 57);
-    return e->num_records >= 0;
+    e->partition_leader_epoch = be32(V2(PARTITION_LEADER_EPOCH));
+    e->magic = KAFKA_RECORD_BATCH_MAGIC_EQ;
+    e->crc = (uint32_t)be32(V2(CRC));
+    e->attributes = be16(V2(ATTRIBUTES));
+    e->last_offset_delta = be32(V2(LAST_OFFSET_DELTA));
+    e->base_timestamp = be64(V2(BASE_TIMESTAMP));
+    e->max_timestamp = be64(V2(MAX_TIMESTAMP));
+    e->producer_id = be64(V2(PRODUCER_ID));
+    e->producer_epoch = be16(V2(PRODUCER_EPOCH));
+    e->base_sequence = be32(V2(BASE_SEQUENCE));
+    e->num_records = be32(V2(NUM_RECORDS));
+#undef V2
+    return e->num_records >= KAFKA_RECORD_BATCH_NUM_RECORDS_MIN;
 }
 
 /* Read the legacy message (magic 0 or 1) at p into e, as Kafka's legacy batches answer
@@ -797,9 +809,9 @@ read_v2(const uint8_t *p, int32_t size, BatchEntry *e)
 static int
 read_legacy(const uint8_t *p, int32_t size, BatchEntry *e)
 {
-    const int magic = p[16];
-    const Py_ssize_t end = 12 + (Py_ssize_t)size;
-    Py_ssize_t q = 18;
+    const int magic = p[KAFKA_LEGACY_MESSAGE_MAGIC_AT];
+    const Py_ssize_t end = LOG_OVERHEAD + (Py_ssize_t)size;
+    Py_ssize_t q = KAFKA_LEGACY_MESSAGE_FIXED_SIZE; /* then the timestamp (magic 1), key, value */
     int64_t timestamp = -1;
     if (magic == 1) {
         if (end - q < 8)
@@ -829,14 +841,15 @@ read_legacy(const uint8_t *p, int32_t size, BatchEntry *e)
     e->len_batch = size;
     e->partition_leader_epoch = -1;
     e->magic = (int8_t)magic;
-    e->crc = (uint32_t)be32(p + 12);
-    e->attributes = (int8_t)p[17];
+    e->crc = (uint32_t)be32(p + KAFKA_LEGACY_MESSAGE_CRC_AT);
+    e->attributes = (int8_t)p[KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT];
     e->last_offset_delta = 0;
     e->base_timestamp = e->max_timestamp = timestamp;
     e->producer_id = -1;
     e->producer_epoch = -1;
     e->base_sequence = -1;
-    e->num_records = (p[17] & 7) ? -1 : 1; /* a wrapper's count needs decompressing */
+    /* a wrapper's count needs decompressing */
+    e->num_records = (e->attributes & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK) ? -1 : 1;
     return 1;
 }
 
@@ -869,32 +882,32 @@ scan_batches(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *out = PyBytes_FromStringAndSize(NULL, cap * (Py_ssize_t)sizeof(BatchEntry));
     if (out == NULL)
         goto error;
-    while (end - pos >= 18) {
+    while (end - pos >= KAFKA_LEGACY_MESSAGE_FIXED_SIZE) { /* offset, length, magic, ... */
         const uint8_t *p = buf + pos;
-        const int32_t size = be32(p + 8);
-        if (size < 14 || size > end - pos - 12)
+        const int32_t size = be32(p + KAFKA_RECORD_BATCH_LEN_BATCH_AT);
+        if (size < KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_MIN || size > end - pos - LOG_OVERHEAD)
             break; /* damaged, or a partial entry: the Python iterator decides */
         BatchEntry e;
         memset(&e, 0, sizeof e); /* the padding too: no stack bytes leak into the output */
-        int ok, magic = p[16];
+        int ok, magic = p[KAFKA_RECORD_BATCH_MAGIC_AT];
         PyObject *crc = NULL;
         Py_ssize_t covered_from;
-        if (magic == 2) {
+        if (magic == KAFKA_RECORD_BATCH_MAGIC_EQ) {
             ok = read_v2(p, size, &e);
             crc = crc32c;
-            covered_from = 21;
+            covered_from = KAFKA_RECORD_BATCH_CRC_FROM;
         }
         else if (magic == 0 || magic == 1) {
             ok = read_legacy(p, size, &e);
             crc = crc32;
-            covered_from = 16;
+            covered_from = KAFKA_LEGACY_MESSAGE_CRC_FROM;
         }
         else
             break;
         if (!ok)
             break;
         if (crc != Py_None) {
-            int match = crc_matches(crc, p + covered_from, 12 + size - covered_from, e.crc);
+            int match = crc_matches(crc, p + covered_from, LOG_OVERHEAD + size - covered_from, e.crc);
             if (match < 0)
                 goto error;
             if (!match)
@@ -908,7 +921,7 @@ scan_batches(PyObject *Py_UNUSED(module), PyObject *args)
         }
         memcpy(PyBytes_AS_STRING(out) + n * (Py_ssize_t)sizeof(BatchEntry), &e, sizeof e);
         n++;
-        pos += 12 + (Py_ssize_t)size;
+        pos += LOG_OVERHEAD + (Py_ssize_t)size;
     }
     PyBuffer_Release(&view);
     if (_PyBytes_Resize(&out, n * (Py_ssize_t)sizeof(BatchEntry)) < 0)

@@ -3,6 +3,8 @@ with a precise message, and the import arrows between the layers."""
 
 import ast
 import importlib.util
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -272,3 +274,66 @@ def test_field_summaries_keep_whole_sentences(tmp_path):
     doc = mod.T.__doc__
     assert "bit 4 transactional, bit 5 control." in doc
     assert "A second sentence" not in doc.split("Fields, in byte order")[1]
+
+
+def _layout() -> dict[str, int]:
+    text = (ROOT / "generated" / "kafka_layout.h").read_text()
+    return {
+        m[1]: int(m[2], 0) for m in re.finditer(r"^#define (\w+) +(0x[0-9a-f]+|-?\d+)", text, re.M)
+    }
+
+
+def test_the_c_layout_header_says_what_kafkas_classes_say():
+    """generated/kafka_layout.h (what runtime/_speedups.c reads batches with) against the
+    constants of Kafka's DefaultRecordBatch and LegacyRecord (offsets from the batch or
+    message start, after the 12-byte offset and length of LegacyRecord's LOG_OVERHEAD)."""
+    got = _layout()
+    default_record_batch = {  # org.apache.kafka.common.record.DefaultRecordBatch
+        "BASE_OFFSET": 0, "LEN_BATCH": 8, "PARTITION_LEADER_EPOCH": 12, "MAGIC": 16, "CRC": 17,
+        "ATTRIBUTES": 21, "LAST_OFFSET_DELTA": 23, "BASE_TIMESTAMP": 27, "MAX_TIMESTAMP": 35,
+        "PRODUCER_ID": 43, "PRODUCER_EPOCH": 51, "BASE_SEQUENCE": 53, "NUM_RECORDS": 57,
+    }  # fmt: skip
+    for name, offset in default_record_batch.items():
+        assert got[f"KAFKA_RECORD_BATCH_{name}_AT"] == offset, name
+    assert got["KAFKA_RECORD_BATCH_FIXED_SIZE"] == 61  # RECORD_BATCH_OVERHEAD
+    assert got["KAFKA_RECORD_BATCH_CRC_FROM"] == 21  # the CRC covers from ATTRIBUTES_OFFSET
+    assert got["KAFKA_RECORD_BATCH_REST_AT"] == 12  # Records.LOG_OVERHEAD
+    assert got["KAFKA_RECORD_BATCH_LEN_BATCH_MIN"] == 61 - 12
+    masks = {"COMPRESSION": 0x07, "TIMESTAMP_TYPE": 0x08, "IS_TRANSACTIONAL": 0x10,
+             "IS_CONTROL": 0x20, "HAS_DELETE_HORIZON": 0x40}  # fmt: skip
+    for name, mask in masks.items():
+        assert got[f"KAFKA_RECORD_BATCH_{name}_MASK"] == mask, name
+    assert got["KAFKA_RECORD_BATCH_TIMESTAMP_TYPE_SHIFT"] == 3
+    legacy = {"CRC": 12 + 0, "MAGIC": 12 + 4, "ATTRIBUTES": 12 + 5}  # LegacyRecord.*_OFFSET
+    for name, offset in legacy.items():
+        assert got[f"KAFKA_LEGACY_MESSAGE_{name}_AT"] == offset, name
+    assert got["KAFKA_LEGACY_MESSAGE_FIXED_SIZE"] == 12 + 6  # TIMESTAMP_OFFSET (magic 1)
+    assert got["KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_MIN"] == 14  # RECORD_OVERHEAD_V0
+    assert got["KAFKA_LEGACY_MESSAGE_CRC_FROM"] == 16
+    assert got["KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK"] == 0x07
+    assert got["KAFKA_LEGACY_MESSAGE_TIMESTAMP_TYPE_MASK"] == 0x08
+    codecs = {"NONE": 0, "GZIP": 1, "SNAPPY": 2, "LZ4": 3, "ZSTD": 4}  # CompressionType ids
+    for name, cid in codecs.items():
+        assert got[f"KAFKA_RECORD_BATCH_COMPRESSION_TYPE_{name}"] == cid
+    assert got["KAFKA_TXN_INDEX_ENTRY_FIXED_SIZE"] == 34  # AbortedTxn.TOTAL_SIZE
+    assert got["KAFKA_OFFSET_INDEX_ENTRY_FIXED_SIZE"] == 8
+    assert got["KAFKA_TIME_INDEX_ENTRY_FIXED_SIZE"] == 12
+
+
+def test_a_schema_change_reaches_the_c_header(tmp_path):
+    """Move a field in a copy of the schemas: the header's offsets follow."""
+    shutil.copytree(ROOT / "schemas", tmp_path / "schemas")
+    batch = tmp_path / "schemas" / "kafka_record_batch.ksy"
+    text = batch.read_text()
+    swapped = text.replace("  - id: max_timestamp\n    -orig-id: maxTimestamp\n    type: s8\n", "")
+    swapped = swapped.replace(
+        "  - id: producer_epoch\n",
+        "  - id: max_timestamp\n    type: s8\n  - id: producer_epoch\n",
+        1,
+    )
+    assert swapped != text
+    batch.write_text(swapped.replace("min: 49", "min: 50"))
+    header = render.render_all(tmp_path / "schemas", raw=True)["kafka_layout.h"]
+    assert re.search(r"#define KAFKA_RECORD_BATCH_PRODUCER_ID_AT +35\b", header)
+    assert re.search(r"#define KAFKA_RECORD_BATCH_MAX_TIMESTAMP_AT +43\b", header)
+    assert re.search(r"#define KAFKA_RECORD_BATCH_LEN_BATCH_MIN +50\b", header)

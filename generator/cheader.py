@@ -1,0 +1,104 @@
+"""The C target: generated/kafka_layout.h, the byte layout the schemas declare, for C code
+that reads Kafka data (runtime/_speedups.c includes it, so that a schema change reaches C).
+
+For each type that starts with fixed-width fields (a struct run of the IR's plan): each
+field's offset (_AT) and size (_SIZE), the run's size (_FIXED_SIZE), the schema's numeric
+bounds (_MIN, _MAX, _EQ), where a CRC's coverage starts (_CRC_FROM), where the bytes a
+length field counts start (_REST_AT), and for each value instance that reads bits of one
+of those fields, its mask and shift (_MASK, _SHIFT). And every enum's values.
+"""
+
+from __future__ import annotations
+
+from .expr import Node, parse_expr
+from .ir import FieldIR, ModuleIR, TypeIR
+
+__all__ = ["plan"]
+
+
+def _prefix(mod: ModuleIR, t: TypeIR) -> str:
+    name = mod.id if t.path == "/" else f"{mod.id}_{t.name}"
+    return name.upper()
+
+
+def _bits(node: Node, fields: set[str]) -> tuple[str, int, int] | None:
+    """(field, mask, shift) of the first `field & mask` or `(field >> shift) & mask` in an
+    expression, over a field of the fixed run; None when there is none."""
+    if node.kind == "binary" and node.value == "&":
+        a, b = node.args
+        value, mask = (a, b) if b.kind == "num" else (b, a)
+        if mask.kind == "num":
+            if value.kind == "name" and value.value in fields:
+                return value.value, int(mask.value), 0
+            if (value.kind == "binary" and value.value == ">>" and value.args[0].kind == "name"
+                    and value.args[0].value in fields and value.args[1].kind == "num"):  # fmt: skip
+                return (
+                    value.args[0].value,
+                    int(mask.value) << int(value.args[1].value),
+                    int(value.args[1].value),
+                )
+    for arg in node.args:
+        if isinstance(arg, Node):
+            found = _bits(arg, fields)
+            if found:
+                return found
+    return None
+
+
+def _bounds(prefix: str, f: FieldIR) -> list[tuple[str, str, str]]:
+    out = []
+    for key, suffix in (("eq", "EQ"), ("min", "MIN"), ("max", "MAX")):
+        raw = f.bounds.get(key)
+        if isinstance(raw, str) and raw.lstrip("-").isdigit():
+            out.append((f"{prefix}_{f.name.upper()}_{suffix}", raw, f"valid {key}"))
+    return out
+
+
+def _type_constants(mod: ModuleIR, t: TypeIR) -> list[tuple[str, str, str]]:
+    if not t.steps or t.steps[0].kind != "run":
+        return []
+    run = t.steps[0]
+    prefix = _prefix(mod, t)
+    at = dict(zip((f.name for f in run.fields), run.offsets))
+    out = []
+    for f, offset in zip(run.fields, run.offsets):
+        name = f"{prefix}_{f.name.upper()}"
+        out.append((f"{name}_AT", str(offset), f"{'s' if f.fmt.islower() else 'u'}{f.width}"))
+        out.append((f"{name}_SIZE", str(f.width), ""))
+        out += _bounds(prefix, f)
+    out.append(
+        (f"{prefix}_FIXED_SIZE", str(run.size), "bytes of the fixed-width fields it starts with")
+    )
+    if t.crc_field is not None and t.crc_field.crc_from in at:
+        out.append((f"{prefix}_CRC_FROM", str(at[t.crc_field.crc_from]),
+                    f"{t.crc_field.crc_algorithm} covers from {t.crc_field.crc_from} to the end"))  # fmt: skip
+    rest = t.rest_field
+    if rest is not None and rest.name in at:
+        out.append((f"{prefix}_REST_AT", str(at[rest.name] + rest.width),
+                    f"where the bytes {rest.name} counts start"))  # fmt: skip
+    for inst in t.value_instances:
+        found = _bits(parse_expr(str(inst.ksy.get("value")), inst.where), set(at))
+        if found:
+            field_name, mask, shift = found
+            name = f"{prefix}_{inst.name.upper()}"
+            out.append(
+                (f"{name}_MASK", hex(mask), f"bits of {field_name}: {inst.ksy.get('value')}")
+            )
+            out.append((f"{name}_SHIFT", str(shift), ""))
+    return out
+
+
+def plan(modules: list[ModuleIR]) -> dict:
+    """What layout.h.j2 prints: a block of #defines per type and per enum."""
+    blocks = []
+    for mod in modules:
+        for t in mod.types:
+            consts = _type_constants(mod, t)
+            if consts:
+                title = f"{mod.id}{'' if t.path == '/' else '::' + t.name} (schemas/{mod.id}.ksy)"
+                blocks.append({"title": title, "consts": consts})
+        for e in mod.enums:
+            name = f"{mod.id}_{e.name}".upper()
+            consts = [(f"{name}_{member}", str(value), "") for value, member in e.members]
+            blocks.append({"title": f"enum {mod.id}::{e.name}", "consts": consts})
+    return {"blocks": blocks}
