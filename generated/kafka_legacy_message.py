@@ -399,7 +399,7 @@ class MessageSet(_p.Generated):
         if end is None:
             end = len(buf)
         try:
-            entries = []
+            entries: list[KafkaLegacyMessage] = []
             while pos < end:
                 _i = len(entries)
                 before = pos

@@ -63,7 +63,7 @@ class KafkaLog(_p.Generated):
         if end is None:
             end = len(buf)
         try:
-            entries = []
+            entries: list[Entry] = []
             while pos < end:
                 _i = len(entries)
                 before = pos

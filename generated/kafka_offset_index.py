@@ -61,7 +61,7 @@ class KafkaOffsetIndex(_p.Generated):
         if end is None:
             end = len(buf)
         try:
-            entries = []
+            entries: list[Entry] = []
             while pos < end:
                 _i = len(entries)
                 before = pos

@@ -188,7 +188,7 @@ class KafkaRecord(_p.Generated):
                 raise _p.bad_count("kafka_record /seq/9", pos, "headers", count)
             if count * 2 > end - pos:
                 raise _p.bad_count("kafka_record /seq/9", pos, "headers", count, end - pos, 2)
-            headers = []
+            headers: list[Header] = []
             for _i in range(count):
                 item, pos = Header.parse(buf, pos, end, verify=verify)
                 headers.append(item)
@@ -536,7 +536,7 @@ class Header(_p.Generated):
             key = self.key
             len_value = self.len_value
             value = self.value
-            key_b = None if key is None else key.encode("UTF-8", "surrogateescape")
+            key_b = key.encode("UTF-8", "surrogateescape")
             value_b = value
             if len_key is None:
                 len_key = len(key_b) if key_b is not None else -1

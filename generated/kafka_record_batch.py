@@ -400,7 +400,7 @@ class RecordList(_p.Generated):
                     end - pos,
                     7,
                 )
-            records = []
+            records: list[KafkaRecord] = []
             for _i in range(count):
                 item, pos = KafkaRecord.parse(buf, pos, end, verify=verify)
                 records.append(item)

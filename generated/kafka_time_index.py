@@ -59,7 +59,7 @@ class KafkaTimeIndex(_p.Generated):
         if end is None:
             end = len(buf)
         try:
-            entries = []
+            entries: list[Entry] = []
             while pos < end:
                 _i = len(entries)
                 before = pos

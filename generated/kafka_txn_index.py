@@ -55,7 +55,7 @@ class KafkaTxnIndex(_p.Generated):
         if end is None:
             end = len(buf)
         try:
-            entries = []
+            entries: list[Entry] = []
             while pos < end:
                 _i = len(entries)
                 before = pos

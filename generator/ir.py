@@ -165,6 +165,15 @@ class FieldIR:
         return self.repeat is not None
 
     @property
+    def item_type(self) -> str:
+        """The Python type of one value of the field (of each item, for a list)."""
+        if self.kind == "user":
+            return self.user_class or "object"
+        if self.kind == "switch":
+            return " | ".join(dict.fromkeys(cls for _, cls in self.switch_cases))
+        return {"int": "int", "varint": "int", "str": "str"}.get(self.kind, "bytes")
+
+    @property
     def ahead(self) -> str:
         """Builder expression for this field's encoded bytes (None when absent), for
         fields a builder encodes before writing (prebuild)."""
@@ -178,8 +187,8 @@ class FieldIR:
                 encoded = f'_p.process_encode("{self.process}", {args})'
         if self.lazy:
             return f"{encoded} if {name} is not None else self.{name}_raw"
-        if encoded == name:
-            return name
+        if encoded == name or not self.cond:
+            return encoded  # always written: None fails to encode, named by encode_failed
         return f"None if {name} is None else {encoded}"
 
     @property

@@ -26,7 +26,7 @@ _LAZY = {
 __all__ = [*_LAZY, *_errors_all]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name in _LAZY:
         value = getattr(importlib.import_module(f".records.{_LAZY[name]}", __name__), name)
         globals()[name] = value
@@ -34,5 +34,5 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'kafkacodec' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))

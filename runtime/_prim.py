@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import struct
 from array import array
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from . import compression
 from .crc import compute as compute_crc
@@ -119,7 +121,17 @@ class Generated:
     Subclasses of generated classes may add slots of their own: FIELDS stays the data."""
 
     __slots__ = ()
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable values: not hashable
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    PATH: ClassVar[str]
+    DERIVED: ClassVar[tuple[str, ...]]
+    #: parse(buf, pos=0, end=None, *params, verify=True) -> (object, position after it)
+    parse: ClassVar[Callable[..., tuple[Any, int]]]
+
+    def build_into(self, out: bytearray) -> None:
+        """Append the encoding to out."""
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         fields = ", ".join(
@@ -179,7 +191,7 @@ def derive(compute, obj, name: str):
         ) from None
 
 
-_PROCESSES = {
+_PROCESSES: dict[str, tuple[Callable[..., bytes], Callable[..., bytes]]] = {
     "kafka_compression": (
         compression.kafka_compression_decode,
         compression.kafka_compression_encode,

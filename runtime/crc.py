@@ -9,12 +9,12 @@ from crc32c import crc32c as _crc32c
 __all__ = ["crc32", "crc32c", "compute"]
 
 
-def crc32(data) -> int:
+def crc32(data: bytes | bytearray | memoryview) -> int:
     """CRC-32 (IEEE 802.3, as zlib.crc32) of a bytes-like object."""
     return zlib.crc32(data) & 0xFFFFFFFF
 
 
-def crc32c(data) -> int:
+def crc32c(data: bytes | bytearray | memoryview) -> int:
     """CRC-32C (Castagnoli) of a bytes-like object; hardware accelerated where available."""
     return _crc32c(data)
 
@@ -22,7 +22,7 @@ def crc32c(data) -> int:
 _ALGORITHMS = {"crc32": crc32, "crc32c": crc32c}
 
 
-def compute(algorithm: str, buf, start: int, end: int) -> int:
+def compute(algorithm: str, buf: bytes | bytearray | memoryview, start: int, end: int) -> int:
     """CRC of buf[start:end] without copying it."""
     view = memoryview(buf)[start:end]
     try:

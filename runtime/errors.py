@@ -8,6 +8,8 @@ so code that already catches ValueError keeps working.
 
 from __future__ import annotations
 
+import os
+
 __all__ = [
     "KafkacodecError",
     "SchemaError",
@@ -84,7 +86,7 @@ class DecodeError(KafkacodecError, ValueError):
             text += f" [{self.schema_path}]"
         return text
 
-    def _refresh(self):
+    def _refresh(self) -> None:
         self.args = (self._text(),)
 
     def shift(self, offset: int) -> DecodeError:
@@ -111,7 +113,8 @@ class DecodeError(KafkacodecError, ValueError):
 class TruncatedError(DecodeError):
     """The data ends before the structure does. needed/available are byte counts."""
 
-    def __init__(self, message, position=None, schema_path=None, needed=None, available=None):
+    def __init__(self, message: str, position: int | None = None, schema_path: str | None = None,
+                 needed: int | None = None, available: int | None = None) -> None:  # fmt: skip
         self.needed = needed
         self.available = available
         if needed is not None and available is not None:
@@ -138,7 +141,8 @@ class UnknownMagicError(CorruptRecordError):
 class ChecksumError(DecodeError):
     """A stored CRC differs from the one computed over the bytes."""
 
-    def __init__(self, message, position=None, schema_path=None, *, algorithm, stored, computed):
+    def __init__(self, message: str, position: int | None = None, schema_path: str | None = None,
+                 *, algorithm: str, stored: int, computed: int) -> None:  # fmt: skip
         self.algorithm = algorithm
         self.stored = stored
         self.computed = computed
@@ -166,7 +170,7 @@ class LogError(KafkacodecError):
     """A problem with a log directory or one of its files; names the path and, when it
     concerns bytes, the position."""
 
-    def __init__(self, path, message: str, position: int | None = None):
+    def __init__(self, path: os.PathLike | str, message: str, position: int | None = None) -> None:
         self.path = str(path)
         self.message = message
         self.position = position

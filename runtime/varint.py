@@ -23,7 +23,8 @@ def unzigzag(u: int) -> int:
     return (u >> 1) ^ -(u & 1)
 
 
-def read_varint(buf, pos: int, end: int, max_len: int = 5, where: str | None = None):
+def read_varint(buf: bytes | bytearray | memoryview, pos: int, end: int, max_len: int = 5,
+                where: str | None = None) -> tuple[int, int]:  # fmt: skip
     """Decode a zig-zag varint (max_len 5) or varlong (max_len 10) at buf[pos]; return
     (value, position after it)."""
     start = pos

@@ -9,15 +9,20 @@ say why, and lookups answer as an empty index does, so callers fall back to a wa
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from kafkacodec.generated import kafka_offset_index as _oi
 from kafkacodec.generated import kafka_time_index as _ti
 from kafkacodec.generated import kafka_txn_index as _xi
 
+from ..runtime._prim import Generated
 from ..runtime.errors import DecodeError, LogError
 from .fsio import map_regular, unmap
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = [
     "OffsetIndex", "TimeIndex", "TxnIndex", "OffsetPosition", "TimestampOffset", "AbortedTxn",
@@ -72,7 +77,7 @@ class Problems:
 
     append = add
 
-    def extend(self, lines) -> None:
+    def extend(self, lines: Iterable[str]) -> None:
         if isinstance(lines, Problems):
             for line in lines.kept:
                 self.add(line)
@@ -91,7 +96,7 @@ class Problems:
     def __len__(self) -> int:
         return self.total
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.kept)
 
     def lines(self) -> list[str]:
@@ -101,11 +106,11 @@ class Problems:
 
 
 class _Index:
-    ENTRY = None  # the generated entry class
+    ENTRY: ClassVar[type[Generated]]  # the generated entry class
     SIZE = 0
     KIND = ""
 
-    def __init__(self, path, base_offset: int):
+    def __init__(self, path: Path | str, base_offset: int) -> None:
         self.path = Path(path)
         self.base_offset = base_offset
         self.problems: list[str] = []
@@ -130,7 +135,7 @@ class _Index:
         self._kafka_sanity()
 
     # -- entries
-    def _read(self, i: int):
+    def _read(self, i: int) -> Any:
         try:
             return self.ENTRY.parse(self._buf, i * self.SIZE, (i + 1) * self.SIZE)[0]
         except DecodeError as err:
@@ -157,14 +162,14 @@ class _Index:
     def __len__(self) -> int:
         return self._count
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         for i in range(self._count):
             yield self.entry(i)
 
-    def entry(self, i: int):
+    def entry(self, i: int) -> Any:
         raise NotImplementedError
 
-    def dump_entries(self):
+    def dump_entries(self) -> Iterator[Any]:
         """The entries kafka-dump-log prints: every whole entry of the file in order, up to
         the first one after entry 0 whose offset is the base offset (the zero-filled tail
         of a preallocated or crashed index)."""
@@ -186,13 +191,13 @@ class _Index:
         unmap(self._buf)
         self._buf = b""
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _search(self, key, target) -> int:
+    def _search(self, key: Callable[[int], int], target: int) -> int:
         """Index of the last entry whose key is <= target, or -1 (O(log n) entries read)."""
         lo, hi = 0, self._count - 1
         found = -1
@@ -380,19 +385,19 @@ class TxnIndex(_Index):
 # ------------------------------------------------------------------------------ writing
 
 
-def encode_offset_entries(base_offset: int, entries) -> bytes:
+def encode_offset_entries(base_offset: int, entries: Iterable[tuple[int, int]]) -> bytes:
     return _oi.KafkaOffsetIndex(
         entries=[_oi.Entry(relative_offset=o - base_offset, position=p) for o, p in entries]
     ).build()
 
 
-def encode_time_entries(base_offset: int, entries) -> bytes:
+def encode_time_entries(base_offset: int, entries: Iterable[tuple[int, int]]) -> bytes:
     return _ti.KafkaTimeIndex(
         entries=[_ti.Entry(timestamp=t, relative_offset=o - base_offset) for t, o in entries]
     ).build()
 
 
-def encode_txn_entries(entries) -> bytes:
+def encode_txn_entries(entries: Iterable[AbortedTxn]) -> bytes:
     return _xi.KafkaTxnIndex(
         entries=[
             _xi.Entry(

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..records.batches import Record
 from ..runtime.errors import LogError, NotAPartitionError
 from . import fsio
 from .check import BadRegion, records_or_damage, scan
-from .index import AbortedTxn
+from .index import AbortedTxn, TimestampOffset
 from .recovery import TxnTracker
-from .segment import Segment, TimestampAndOffset, parse_segment_name
+from .segment import Batch, Segment, TimestampAndOffset, parse_segment_name
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = [
     "Partition", "LogDirs", "open_log", "EpochEntry", "ListOffsetsResult", "LATEST", "EARLIEST",
@@ -93,14 +96,14 @@ def read_epoch_checkpoint(path: Path) -> list[EpochEntry]:
         raise LogError(path, f"malformed leader-epoch-checkpoint: {err}") from None
 
 
-def write_epoch_checkpoint_text(entries) -> str:
+def write_epoch_checkpoint_text(entries: list[EpochEntry]) -> str:
     return "0\n" + f"{len(entries)}\n" + "".join(f"{e} {o}\n" for e, o in entries)
 
 
 class Partition:
     """A partition directory: its segments by base offset, its metadata, Kafka's lookups."""
 
-    def __init__(self, path):
+    def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
             if self.path.exists():
@@ -170,7 +173,7 @@ class Partition:
         except LogError as err:
             self.problems.append(str(err))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Partition({str(self.path)!r}, segments={len(self.segments)})"
 
     def _read_metadata(self) -> dict:
@@ -196,10 +199,10 @@ class Partition:
         for s in self.segments:
             s.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- offsets
@@ -259,12 +262,13 @@ class Partition:
         return ListOffsetsResult(*found, seg.path.name, where.position if where else None)
 
     def _max_timestamp(self) -> ListOffsetsResult | None:
-        best, best_seg = None, None
+        best: TimestampOffset | None = None
+        best_seg: Segment | None = None
         for seg in self.segments:
             m = seg.max_timestamp_so_far(immutable=seg is not self.segments[-1])
             if m.timestamp >= 0 and (best is None or m.timestamp > best.timestamp):
                 best, best_seg = m, seg
-        if best is None:
+        if best is None or best_seg is None:
             return None
         # The batch holding it, then its first record carrying that timestamp.
         where = best_seg.translate_offset(best.offset)
@@ -287,7 +291,8 @@ class Partition:
 
     # -- reading
     def read(self, from_offset: int | None = None, *, verify_crc: bool = True,
-             committed_only: bool = False, on_damage=None) -> Iterator[tuple[Segment, object, Record]]:  # fmt: skip
+             committed_only: bool = False, on_damage: Callable[[str], object] | None = None,
+             ) -> Iterator[tuple[Segment, Batch, Record]]:  # fmt: skip
         """(segment, batch, record) from from_offset on, across segments. Starts at the
         indexed position of the right segment: an index lookup and a short walk.
 
@@ -312,7 +317,8 @@ class Partition:
                         yield seg, batch, r
 
     @staticmethod
-    def _batches(seg: Segment, start: int, verify_crc: bool, on_damage):
+    def _batches(seg: Segment, start: int, verify_crc: bool,
+                 on_damage: Callable[[str], object] | None) -> Iterator[Batch]:  # fmt: skip
         if on_damage is None:
             yield from seg.batches(start, verify_crc=verify_crc)
             return
@@ -348,7 +354,7 @@ class AbortFilter:
         self.aborted: dict[int, list[tuple[int, int]]] = {}  # producer -> [(first, last)]
         self._known = False
 
-    def _load(self):
+    def _load(self) -> None:
         index_ok = all(
             s.txnindex_path.exists() and s.txn_index.usable for s in self.partition.segments
         )
@@ -373,7 +379,7 @@ class AbortFilter:
             self._load()
         return [(pid, first, last) for pid, spans in self.aborted.items() for first, last in spans]
 
-    def drops(self, batch) -> bool:
+    def drops(self, batch: Batch) -> bool:
         if batch.magic < 2 or not batch.is_transactional or batch.is_control:
             return False
         if not self._known:
@@ -393,7 +399,7 @@ class LogDirs:
         "replication-offset-checkpoint", "cleaner-offset-checkpoint",
     )  # fmt: skip
 
-    def __init__(self, path):
+    def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
             raise NotAPartitionError(
@@ -417,7 +423,7 @@ class LogDirs:
                 self.other.append(child.name)
         self.partitions.sort(key=lambda p: (p.topic, p.partition))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"LogDirs({str(self.path)!r}, partitions={len(self.partitions)})"
 
     def checkpoint(self, name: str) -> dict[tuple[str, int], int]:
@@ -437,17 +443,19 @@ class LogDirs:
             raise LogError(p, "malformed checkpoint file") from None
 
     def log_start_offset(self, partition: Partition) -> int:
+        if partition.topic is None or partition.partition is None:
+            return partition.log_start_offset
         cp = self.checkpoint("log-start-offset-checkpoint").get(
             (partition.topic, partition.partition)
         )
         return max(cp or 0, partition.log_start_offset)
 
-    def close(self):
+    def close(self) -> None:
         for p in self.partitions:
             p.close()
 
 
-def open_log(path) -> Partition | LogDirs:
+def open_log(path: Path | str) -> Partition | LogDirs:
     """A partition directory, or a log.dirs holding partition directories."""
     p = Path(path)
     if not p.exists():

@@ -12,12 +12,14 @@ moves, never deletes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..records.batches import RecordBatch
 from ..runtime.errors import DecodeError, LogError
 from .check import incomplete
 from .index import AbortedTxn
-from .segment import Segment, walk_entry
+from .segment import Batch, Segment, walk_entry
 
 __all__ = ["TxnTracker", "RecoveryReport", "recover_segment", "DEFAULT_INDEX_INTERVAL"]
 
@@ -31,11 +33,11 @@ class TxnTracker:
     with the last stable offset Kafka computes (the first offset of the earliest other
     ongoing transaction, else the marker's offset + 1)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.ongoing: dict[int, int] = {}  # producer id -> first offset
         self.aborted: list[AbortedTxn] = []
 
-    def update(self, batch) -> AbortedTxn | None:
+    def update(self, batch: Batch) -> AbortedTxn | None:
         if batch.magic < 2 or batch.producer_id < 0 or not batch.is_transactional:
             return None
         pid = batch.producer_id
@@ -70,7 +72,7 @@ class RecoveryReport:
     size: int
     valid_bytes: int = 0
     batches: int = 0
-    records: int | None = None
+    records: int = 0
     last_valid_offset: int | None = None
     next_offset: int = 0
     invalid_position: int | None = None
@@ -114,7 +116,8 @@ class RecoveryReport:
 
 
 def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
-                    tracker: TxnTracker | None = None, progress=None) -> RecoveryReport:  # fmt: skip
+                    tracker: TxnTracker | None = None,
+                    progress: Callable[[int], object] | None = None) -> RecoveryReport:  # fmt: skip
     """The dry run of LogSegment.recover: nothing is written. Pass one `tracker` to the
     segments of a partition in order, so that transactions spanning segments are known;
     `progress(n)` is told the size of each valid batch."""
@@ -170,8 +173,8 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
     return rep
 
 
-def _count_records(rep: RecoveryReport, batch) -> None:
-    if batch.magic >= 2:
+def _count_records(rep: RecoveryReport, batch: Batch) -> None:
+    if isinstance(batch, RecordBatch):
         rep.records += batch.count
         return
     try:

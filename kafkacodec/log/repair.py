@@ -41,9 +41,12 @@ import datetime as _dt
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from ..records.batches import RecordBatch
 from ..runtime.errors import LogError, NotASegmentError
 from . import fsio
 from .check import BadRegion, scan
@@ -151,7 +154,7 @@ def default_backup_root(log_dir: Path) -> Path:
 
 
 def plan(partition: Partition, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
-         progress=None) -> RepairPlan:  # fmt: skip
+         progress: Callable[[int], object] | None = None) -> RepairPlan:  # fmt: skip
     """Kafka's recovery of the whole partition, as a plan; reads, never writes."""
     p = RepairPlan(partition.path, partition.path.parent, index_interval_bytes=index_interval_bytes)
     tracker = TxnTracker()  # producer state runs across the segments of a partition
@@ -174,7 +177,7 @@ def plan(partition: Partition, *, index_interval_bytes: int = DEFAULT_INDEX_INTE
         rep.walk = []  # a tuple per batch: not kept for a whole partition
         if not rep.clean:
             p.truncate, cut_at = rep, n
-            p.cut_batches, p.cut_records = _readable(seg, rep.invalid_position)
+            p.cut_batches, p.cut_records = _readable(seg, rep.valid_bytes)
         seg.close()  # unmapped as soon as walked: a partition may hold thousands
         if cut_at is not None:
             break
@@ -207,7 +210,7 @@ def _index_rewrites(seg: Segment, rep: RecoveryReport, *, truncated: bool) -> li
     base = seg.base_offset
     txn = seg.txn_index
     want_txn = list(rep.txn_index)
-    candidates = []
+    candidates: list[tuple[Any, bytes, str | None]] = []
     for index, data in (
         (seg.offset_index, encode_offset_entries(base, rep.offset_index)),
         (seg.time_index, encode_time_entries(base, rep.time_index)),
@@ -249,7 +252,7 @@ def _readable(seg: Segment, start: int) -> tuple[int, int]:
     for item in scan(seg.data, source=str(seg.path), start=start, end=seg.size):
         if not isinstance(item, BadRegion):
             batches += 1
-            records += item.count if item.magic >= 2 else 1
+            records += item.count if isinstance(item, RecordBatch) else 1
     return batches, records
 
 
@@ -258,7 +261,7 @@ def _segment_moves(seg: Segment) -> list[Move]:
     batches = records = 0
     for b in seg.batches(0, verify_crc=False):
         batches += 1
-        records += b.count if b.magic >= 2 else 1
+        records += b.count if isinstance(b, RecordBatch) else 1
     moves = [Move(seg.path.name, seg.size, "after the first invalid batch", batches, records)]
     for suffix in (".index", ".timeindex", ".txnindex"):
         f = seg.dir / f"{seg.base_offset:020d}{suffix}"
@@ -359,10 +362,10 @@ def _untrusted(job: PendingRepair) -> str | None:
     return None
 
 
-def pending(partition) -> PendingRepair | None:
+def pending(partition: Path | str) -> PendingRepair | None:
     """The unfinished repair of a partition directory, or None."""
     try:
-        return PendingRepair(partition)
+        return PendingRepair(Path(partition))
     except FileNotFoundError:
         return None
 
@@ -379,7 +382,7 @@ def _lstat(path: Path) -> os.stat_result | None:
     return st
 
 
-def _is(st, ident: dict, size: int | None = None) -> bool:
+def _is(st: os.stat_result | None, ident: dict, size: int | None = None) -> bool:
     return (st is not None and stat.S_ISREG(st.st_mode) and st.st_ino == ident["ino"]
             and st.st_dev == ident["dev"] and st.st_size == (ident["size"] if size is None else size))  # fmt: skip
 
@@ -597,8 +600,9 @@ def _write_manifest(backup: Path, doc: dict, status: str) -> None:
 plan_repair = plan
 
 
-def repair(path, *, backup_root=None, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
-           progress=None) -> tuple[RepairPlan, PendingRepair | None]:  # fmt: skip
+def repair(path: Path | str, *, backup_root: Path | str | None = None,
+           index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
+           progress: Callable[[int], object] | None = None) -> tuple[RepairPlan, PendingRepair | None]:  # fmt: skip
     """Repair a partition directory under its log directory's lock (LogError while a broker
     holds it): finish an unfinished repair first, then plan and apply what is left. Returns
     the plan and the journal written (None when there was nothing to do)."""
@@ -607,4 +611,4 @@ def repair(path, *, backup_root=None, index_interval_bytes: int = DEFAULT_INDEX_
         finish(part)
         with Partition(part) as partition:
             p = plan(partition, index_interval_bytes=index_interval_bytes, progress=progress)
-        return p, apply(p, backup_root)
+        return p, apply(p, None if backup_root is None else Path(backup_root))

@@ -10,12 +10,13 @@ import bisect
 import logging
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from ..records.batches import BatchIterator
+from ..records.batches import BatchIterator, BytesLike, LegacyBatch, RecordBatch
 from ..runtime.errors import DecodeError, LogError, NotASegmentError
 from .index import (
     OffsetIndex,
+    OffsetPosition,
     Problems,
     TimeIndex,
     TimestampOffset,
@@ -24,6 +25,12 @@ from .index import (
     map_file,
     unmap,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+Batch = RecordBatch | LegacyBatch
+_I = TypeVar("_I", OffsetIndex, TimeIndex, TxnIndex)
 
 __all__ = [
     "Segment",
@@ -65,7 +72,7 @@ def parse_segment_name(name: str) -> tuple[int, str] | None:
     return None
 
 
-def sniff(data, path, size: int | None = None) -> None:
+def sniff(data: BytesLike, path: Path | str, size: int | None = None) -> None:
     """Raise NotASegmentError unless `data` (the first `size` bytes of `path`) starts like a
     file of Kafka batches: empty, or a first entry with a plausible size and a known magic.
     A torn first batch (a crash during the first append) still passes."""
@@ -86,7 +93,7 @@ def sniff(data, path, size: int | None = None) -> None:
         raise NotASegmentError(path, f"first entry has magic {head[16]}; not a Kafka segment", 16)
 
 
-def walk_entry(batch, position: int | None = None) -> tuple[int, int, int, int]:
+def walk_entry(batch: Batch, position: int | None = None) -> tuple[int, int, int, int]:
     """A batch as Segment.index_problems reads the log: (position, base offset, last offset,
     max timestamp). A legacy wrapper's base offset needs its inner messages; when they do
     not decompress, its own offset stands in (recovery checks a wrapper's CRC only, as
@@ -107,7 +114,7 @@ class Segment:
     """A segment of a partition, named by its base offset. Creating one stats files only;
     the .log is mapped on first read, each index on first use."""
 
-    def __init__(self, directory, base_offset: int):
+    def __init__(self, directory: Path | str, base_offset: int) -> None:
         self.dir = Path(directory)
         self.base_offset = base_offset
         self.path = self.dir / segment_name(base_offset)
@@ -116,17 +123,17 @@ class Segment:
         self.txnindex_path = self.dir / segment_name(base_offset, ".txnindex")
         self._map = None
         self._size: int | None = None
-        self._max_ts = None
+        self._max_ts: tuple[int, TimestampOffset] | None = None
         #: Whether the file is named by its base offset (see standalone).
         self.named = True
         #: Said when an index could not be used and a walk replaced it.
         self.notes: list[str] = []
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Segment({str(self.path)!r})"
 
     @classmethod
-    def standalone(cls, path) -> Segment:
+    def standalone(cls, path: Path | str) -> Segment:
         """A file of batches not named like a segment (a capture, a test vector): read as
         one from base offset 0, without index files."""
         path = Path(path)
@@ -141,14 +148,16 @@ class Segment:
         as it was then: every walk of one Segment sees the same bytes)."""
         if self._size is None:
             self._map_log()
+        assert self._size is not None  # _map_log sets it or raises
         return self._size
 
     # -- files
     @property
-    def data(self):
+    def data(self) -> BytesLike:
         """The .log bytes (an mmap; b"" for an empty file)."""
         if self._map is None:
             self._map_log()
+        assert self._map is not None  # _map_log sets it or raises
         return self._map
 
     def _map_log(self) -> None:
@@ -169,7 +178,7 @@ class Segment:
     def txn_index(self) -> TxnIndex:
         return self._checked(TxnIndex(self.txnindex_path, self.base_offset))
 
-    def _checked(self, index):
+    def _checked(self, index: _I) -> _I:
         if index.exists and index.problems:
             note = f"{index.path}: {'; '.join(index.problems)}; using a walk of the log instead"
             self.notes.append(note)
@@ -189,10 +198,10 @@ class Segment:
             if idx is not None:
                 idx.close()
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- walking
@@ -206,7 +215,7 @@ class Segment:
         """Raise NotASegmentError unless the file starts like a Kafka segment."""
         sniff(self.data, self.path, self.size)
 
-    def entry_holds(self, entry) -> bool:
+    def entry_holds(self, entry: OffsetPosition) -> bool:
         """Whether an offset index entry (offset, position) agrees with the log: a batch
         starts at the position and ends at or before the entry's offset (an entry names the
         last offset of an append that starts at its position)."""

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 
 from ..records.batches import iter_batches
 from ..runtime.errors import DecodeError, LogError
 from .index import encode_offset_entries, encode_time_entries, encode_txn_entries
-from .partition import read_epoch_checkpoint, write_epoch_checkpoint_text
+from .partition import EpochEntry, read_epoch_checkpoint, write_epoch_checkpoint_text
 from .recovery import TxnTracker, recover_segment
 from .segment import Segment, parse_segment_name, segment_name
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["PartitionWriter"]
 
@@ -39,7 +43,7 @@ class _Active:
         self.since_index = 0
         self.max_ts, self.max_ts_offset = -1, base_offset
 
-    def files(self):
+    def files(self) -> tuple[BinaryIO, BinaryIO, BinaryIO]:
         return (self.log, self.index, self.timeindex)
 
 
@@ -50,8 +54,8 @@ class PartitionWriter:
     ...     w.append(build_batch(records, base_offset=w.next_offset))
     """
 
-    def __init__(self, path, *, segment_bytes: int = 1 << 30, index_interval_bytes: int = 4096,
-                 max_index_bytes: int = 10 << 20, fsync: bool = True, start_offset: int = 0):  # fmt: skip
+    def __init__(self, path: Path | str, *, segment_bytes: int = 1 << 30, index_interval_bytes: int = 4096,
+                 max_index_bytes: int = 10 << 20, fsync: bool = True, start_offset: int = 0) -> None:  # fmt: skip
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         self.segment_bytes = segment_bytes
@@ -119,8 +123,7 @@ class PartitionWriter:
         if a is None:
             self._active = a = _Active(self.path, self.next_offset)
         elif self._should_roll(a, len(data), last.last_offset):
-            self._roll(first_offset)
-            a = self._active
+            a = self._roll(first_offset)
         position = a.size
         if largest_ts > a.max_ts:
             a.max_ts, a.max_ts_offset = largest_ts, ts_offset
@@ -135,15 +138,15 @@ class PartitionWriter:
         for b in batches:
             if b.magic >= 2 and b.partition_leader_epoch >= 0:
                 if not self.epochs or b.partition_leader_epoch > self.epochs[-1][0]:
-                    self.epochs.append((b.partition_leader_epoch, b.base_offset))
+                    self.epochs.append(EpochEntry(b.partition_leader_epoch, b.base_offset))
                     self._write_epochs()
             aborted = self.txn.update(b)
             if aborted is not None:
                 with open(a.txnindex_path, "ab") as f:
                     f.write(encode_txn_entries([aborted]))
         self.next_offset = last.last_offset + 1
-        for f in a.files():
-            f.flush()
+        for file in a.files():
+            file.flush()
         return position
 
     def _time_entry(self, a: _Active, ts: int, offset: int) -> None:
@@ -158,13 +161,13 @@ class PartitionWriter:
             or last_offset - a.base_offset > 0x7FFFFFFF
         )
 
-    def _roll(self, base_offset: int) -> None:
+    def _roll(self, base_offset: int) -> _Active:
         if self._active is not None:
-            self._close_active()
+            self._close_active(self._active)
         self._active = _Active(self.path, base_offset)
+        return self._active
 
-    def _close_active(self) -> None:
-        a = self._active
+    def _close_active(self, a: _Active) -> None:
         self._time_entry(a, a.max_ts, a.max_ts_offset)
         for f in a.files():
             f.flush()
@@ -182,10 +185,10 @@ class PartitionWriter:
     def close(self) -> None:
         """Close the active segment: final time index entry, flushed and fsynced files."""
         if self._active is not None:
-            self._close_active()
+            self._close_active(self._active)
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -7,7 +7,9 @@ sequence, validity, and records with absolute offsets and Kafka's timestamp rule
 
 from __future__ import annotations
 
+import mmap
 import struct
+from collections.abc import Iterable
 
 from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
 from kafkacodec.generated.kafka_end_txn_marker import KafkaEndTxnMarker
@@ -32,9 +34,14 @@ __all__ = [
     "LOG_OVERHEAD", "TIMESTAMP_TYPES",
 ]  # fmt: skip
 
+#: What the readers take: any buffer of bytes (a file's mmap, bytes, a memoryview).
+BytesLike = bytes | bytearray | memoryview | mmap.mmap
+
 LOG_OVERHEAD = 12  # offset (int64) + size (int32) before every batch or message
 MIN_MESSAGE_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0, checked for every magic
+#: Kafka's names (TimestampType.name) of the schemas' timestamp_type enums: v2, and legacy.
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+LEGACY_TIMESTAMP_TYPES = ("NoTimestampType", *TIMESTAMP_TYPES)
 CONTROL_TYPES = {
     0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
     5: "KRAFT_VERSION", 6: "KRAFT_VOTERS",
@@ -48,14 +55,15 @@ class ControlInfo:
 
     __slots__ = ("type", "type_name", "version", "coordinator_epoch", "value_version")
 
-    def __init__(self, type, version, coordinator_epoch=None, value_version=None):  # noqa: A002
+    def __init__(self, type: int, version: int, coordinator_epoch: int | None = None,  # noqa: A002
+                 value_version: int | None = None) -> None:  # fmt: skip
         self.type = type
         self.type_name = CONTROL_TYPES.get(type, "UNKNOWN")
         self.version = version
         self.coordinator_epoch = coordinator_epoch
         self.value_version = value_version
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         epoch = (
             f", coordinator_epoch={self.coordinator_epoch}"
             if self.coordinator_epoch is not None
@@ -63,7 +71,7 @@ class ControlInfo:
         )
         return f"ControlInfo({self.type_name}, version={self.version}{epoch})"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, ControlInfo):
             return NotImplemented
         return (self.type, self.version, self.coordinator_epoch) == (
@@ -81,10 +89,14 @@ class Record:
     )  # fmt: skip
 
     def __init__(
-        self, offset=None, timestamp=-1, key=None, value=None, headers=(), *,
-        timestamp_type="CreateTime", sequence=-1, control=None, attributes=0,
-    ):  # fmt: skip
-        self.offset = offset
+        self, offset: int | None = None, timestamp: int = -1, key: bytes | None = None,
+        value: bytes | None = None, headers: Iterable[tuple[str, bytes | None]] = (), *,
+        timestamp_type: str = "CreateTime", sequence: int = -1, control: ControlInfo | None = None,
+        attributes: int = 0,
+    ) -> None:  # fmt: skip
+        # None only in a record given to a builder, which numbers it; every record read
+        # from data has its offset.
+        self.offset: int = offset  # type: ignore[assignment]
         self.timestamp = timestamp
         self.timestamp_type = timestamp_type
         self.key = key
@@ -94,21 +106,21 @@ class Record:
         self.control = control
         self.attributes = attributes
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         extra = f", control={self.control!r}" if self.control is not None else ""
         return (
             f"Record(offset={self.offset}, timestamp={self.timestamp}, key={self.key!r}, "
             f"value={self.value!r}, headers={self.headers!r}{extra})"
         )
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Record):
             return NotImplemented
         return (
             self.offset, self.timestamp, self.key, self.value, self.headers, self.control,
         ) == (other.offset, other.timestamp, other.key, other.value, other.headers, other.control)  # fmt: skip
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
 
 
 def _located(
@@ -128,10 +140,14 @@ class RecordBatch(KafkaRecordBatch):
     """A v2 record batch (magic 2) found by iter_batches."""
 
     __slots__ = ("position", "_buf", "_records", "source")
+    position: int
+    _buf: memoryview
+    _records: list[Record] | None
+    source: str | None
 
     @property
-    def timestamp_type(self) -> str:
-        return TIMESTAMP_TYPES[(self.attributes >> 3) & 1]
+    def timestamp_type(self) -> str:  # Kafka's name of the enum
+        return TIMESTAMP_TYPES[super().timestamp_type]
 
     @property
     def count(self) -> int:
@@ -164,7 +180,7 @@ class RecordBatch(KafkaRecordBatch):
         where = f"records of the batch at byte {self.position} (base offset {self.base_offset})"
         source = getattr(self, "source", None)
         try:
-            codec = self.attributes & 7
+            codec = int(self.compression)
             if codec == _comp.NONE:
                 data = bytes(self.records_region_raw)
             else:
@@ -174,7 +190,8 @@ class RecordBatch(KafkaRecordBatch):
         try:
             self._records = _decode_records(self, data)
         except DecodeError as err:
-            shift = self.position + 61 if codec == _comp.NONE else 0
+            header = self.size - len(self.records_region_raw)
+            shift = self.position + header if codec == _comp.NONE else 0
             if codec != _comp.NONE:
                 where = f"decompressed {where} (positions inside the decompressed data)"
             raise _located(err, where, shift, source) from None
@@ -182,8 +199,8 @@ class RecordBatch(KafkaRecordBatch):
 
 
 def _decode_records(batch: RecordBatch, data: bytes) -> list[Record]:
-    log_append = batch.attributes & 0x08
-    ts_type = TIMESTAMP_TYPES[1 if log_append else 0]
+    ts_type = batch.timestamp_type
+    log_append = ts_type == "LogAppendTime"
     out = None
     if _native_records is not None:
         out = _native_records(
@@ -192,7 +209,7 @@ def _decode_records(batch: RecordBatch, data: bytes) -> list[Record]:
         )  # fmt: skip
     if out is None:  # no native loop, or data it does not accept: the generated parser decides
         out = _parse_records(batch, data, ts_type)
-    if batch.attributes & 0x20:
+    if batch.is_control:
         for rec in out:
             rec.control = parse_control(rec.key, rec.value)
     return out
@@ -209,12 +226,12 @@ def _parse_records(batch: RecordBatch, data: bytes, ts_type: str) -> list[Record
             "kafka_record_batch /seq/12",
         )
     base_offset = batch.base_offset
-    log_append = batch.attributes & 0x08
+    log_append = ts_type == "LogAppendTime"
     base_ts = batch.base_timestamp
     max_ts = batch.max_timestamp
     base_seq = batch.base_sequence
     parse = KafkaRecord.parse
-    out = []
+    out: list[Record] = []
     append = out.append
     pos = 0
     for _ in range(n):
@@ -240,7 +257,7 @@ def _parse_records(batch: RecordBatch, data: bytes, ts_type: str) -> list[Record
     return out
 
 
-def parse_control(key, value) -> ControlInfo:
+def parse_control(key: bytes | None, value: bytes | None) -> ControlInfo:
     """Read a control record's key (and, for ABORT/COMMIT, its end-transaction marker)."""
     if key is None:
         raise CorruptRecordError("a control record has a null key")
@@ -261,6 +278,10 @@ class LegacyBatch(KafkaLegacyMessage):
     compressed wrapper whose records are its inner messages."""
 
     __slots__ = ("position", "_buf", "_records", "source")
+    position: int
+    _buf: memoryview
+    _records: list[Record] | None
+    source: str | None
 
     producer_id = -1
     producer_epoch = -1
@@ -272,10 +293,8 @@ class LegacyBatch(KafkaLegacyMessage):
     count = None  # Kafka's countOrNull(): unknown without decompressing
 
     @property
-    def timestamp_type(self) -> str:
-        if self.magic == 0:
-            return "NoTimestampType"
-        return TIMESTAMP_TYPES[(self.attributes >> 3) & 1]
+    def timestamp_type(self) -> str:  # Kafka's name of the enum
+        return LEGACY_TIMESTAMP_TYPES[super().timestamp_type]
 
     @property
     def max_timestamp(self) -> int:
@@ -288,10 +307,11 @@ class LegacyBatch(KafkaLegacyMessage):
     @property
     def base_offset(self) -> int:
         """Offset of the first record; for a wrapper this decompresses it."""
-        if self.attributes & 7 == _comp.NONE:
+        if self.compression == _comp.NONE:
             return self.offset
         recs = self.records()
-        return recs[0].offset if recs else self.offset
+        first = recs[0].offset if recs else None  # decoded records always have an offset
+        return self.offset if first is None else first
 
     @property
     def size(self) -> int:
@@ -304,7 +324,7 @@ class LegacyBatch(KafkaLegacyMessage):
     def records(self, *, verify_crc: bool = True, max_inflated: int | None = None) -> list[Record]:
         """The message itself, or a wrapper's inner messages with absolute offsets."""
         if self._records is None:
-            if self.attributes & 7 == _comp.NONE:
+            if self.compression == _comp.NONE:
                 ts = -1 if self.magic == 0 else self.timestamp
                 self._records = [
                     Record(
@@ -325,11 +345,13 @@ class LegacyBatch(KafkaLegacyMessage):
         return self._records
 
 
-def _b(v):
+def _b(v: bytes | memoryview | None) -> bytes | None:
     return None if v is None else bytes(v)
 
 
-def _inner_records(wrapper: LegacyBatch, verify_crc: bool, max_inflated) -> list[Record]:
+def _inner_records(
+    wrapper: LegacyBatch, verify_crc: bool, max_inflated: int | None
+) -> list[Record]:
     where = f"inner messages of the wrapper at byte {wrapper.position} (offset {wrapper.offset})"
     if wrapper.inner_raw is None:
         raise CorruptRecordError("a compressed wrapper has a null value", wrapper.position).within(
@@ -342,13 +364,13 @@ def _inner_records(wrapper: LegacyBatch, verify_crc: bool, max_inflated) -> list
     if not inner:
         return []
     for msg in inner:
-        if msg.attributes & 7:
+        if msg.compression != _comp.NONE:
             raise CorruptRecordError(
                 "a compressed message inside a compressed wrapper (Kafka allows one level)",
                 wrapper.position,
             ).within(where)
     magic = wrapper.magic
-    log_append = magic >= 1 and wrapper.attributes & 0x08
+    log_append = wrapper.timestamp_type == "LogAppendTime"
     if magic >= 1:
         last_inner = inner[-1].offset
         if wrapper.offset == 0:
@@ -385,7 +407,7 @@ def _inner_records(wrapper: LegacyBatch, verify_crc: bool, max_inflated) -> list
 # -------------------------------------------------------------------------- iteration
 
 
-def byte_view(data) -> memoryview:
+def byte_view(data: BytesLike) -> memoryview:
     """A flat view of unsigned bytes over any buffer (bytes, bytearray, mmap, memoryview)."""
     view = data if isinstance(data, memoryview) else memoryview(data)
     if view.ndim != 1 or view.itemsize != 1:
@@ -397,7 +419,8 @@ class BatchIterator:
     """Iterates the batches of a buffer; after it ends, `position` is where it stopped and
     `remaining` how many bytes were left there (a partial entry at the end, or 0)."""
 
-    def __init__(self, data, *, verify_crc=True, source=None, start=0, end=None):
+    def __init__(self, data: BytesLike, *, verify_crc: bool = True, source: str | None = None,
+                 start: int = 0, end: int | None = None) -> None:  # fmt: skip
         self._view = byte_view(data)
         self.verify_crc = verify_crc
         self.source = source
@@ -409,10 +432,10 @@ class BatchIterator:
     def remaining(self) -> int:
         return self.end - self.position
 
-    def __iter__(self):
+    def __iter__(self) -> BatchIterator:
         return self
 
-    def __next__(self):
+    def __next__(self) -> RecordBatch | LegacyBatch:
         view = self._view
         pos = self.position
         end = self.end
@@ -452,7 +475,9 @@ class BatchIterator:
         return batch
 
 
-def iter_batches(data, *, verify_crc: bool = True, source: str | None = None) -> BatchIterator:
+def iter_batches(
+    data: BytesLike, *, verify_crc: bool = True, source: str | None = None
+) -> BatchIterator:
     """Shallow iteration over a buffer (bytes, bytearray, memoryview, mmap) holding any mix
     of magic 0, 1 and 2 entries. Records are not decoded (see batch.records()). A partial
     entry at the end ends the iteration without an error: the iterator's `position` and

@@ -27,7 +27,7 @@ __all__ = ["build_batch", "build_message_set", "build_control_batch", "control_r
 _TS_TYPES = {"CreateTime": 0, "LogAppendTime": 1}
 
 
-def _codec(compression, magic: int) -> int:
+def _codec(compression: str | int, magic: int) -> int:
     """The codec id for a name (or id), checked against what this magic allows."""
     codec = compression if isinstance(compression, int) else _comp.CODEC_IDS.get(compression)
     if codec is None:
@@ -50,7 +50,7 @@ def _ts_type(name: str) -> int:
         ) from None
 
 
-def _as_record(r) -> Record:
+def _as_record(r: Record | Mapping | tuple) -> Record:
     if isinstance(r, Record):
         return r
     if isinstance(r, Mapping):
@@ -60,7 +60,7 @@ def _as_record(r) -> Record:
     raise EncodeError(f"cannot use {type(r).__name__} as a record (a Record, a mapping or a tuple)")
 
 
-def _bytes(v, what: str):
+def _bytes(v: bytes | bytearray | memoryview | str | None, what: str) -> bytes | None:
     if v is None or isinstance(v, bytes):
         return v
     if isinstance(v, str):
@@ -74,7 +74,7 @@ def build_batch(
     records: Iterable,
     *,
     base_offset: int = 0,
-    compression="none",
+    compression: str | int = "none",
     timestamp_type: str = "CreateTime",
     log_append_time: int | None = None,
     producer_id: int = -1,
@@ -102,12 +102,12 @@ def build_batch(
         raise EncodeError("LogAppendTime needs log_append_time")
     # Under LogAppendTime, Java Kafka keeps each record's own timestamp in its delta and
     # stamps only max_timestamp; readers report max_timestamp for every record.
-    native = None
+    native, num_records = None, 0
     if _native_records is not None and type(records) is list:
         native = _native_records(records, base_offset, base_timestamp, Record)
+        num_records = len(records)
     if native is not None:
         region, first_ts, max_ts, last_delta = native
-        num_records = len(records)
         records_region = None
     else:  # no native loop, or values it leaves to the generated builder to convert or refuse
         first_ts, max_ts, last_delta, kafka_records = _kafka_records(
@@ -149,7 +149,9 @@ def build_batch(
     return batch.build()
 
 
-def _kafka_records(records, base_offset: int, base_timestamp: int | None):
+def _kafka_records(
+    records: Iterable, base_offset: int, base_timestamp: int | None
+) -> tuple[int | None, int, int, list[KafkaRecord]]:
     """The generated KafkaRecord objects for records, with the first and max timestamps
     and the last offset delta."""
     kafka_records = []
@@ -180,7 +182,7 @@ def _kafka_records(records, base_offset: int, base_timestamp: int | None):
 
 
 def control_record(
-    control_type: int, coordinator_epoch: int = 0, *, offset=None, timestamp=-1
+    control_type: int, coordinator_epoch: int = 0, *, offset: int | None = None, timestamp: int = -1
 ) -> Record:
     """A control record: key (version 0, type), and for ABORT (0) / COMMIT (1) the
     end-transaction marker value (version 0, coordinator epoch)."""
@@ -220,7 +222,7 @@ def build_message_set(
     records: Iterable,
     *,
     magic: int = 1,
-    compression="none",
+    compression: str | int = "none",
     base_offset: int = 0,
     timestamp_type: str = "CreateTime",
     log_append_time: int | None = None,

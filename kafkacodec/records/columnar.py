@@ -465,7 +465,7 @@ _BATCH_VALUES = {  # what a batch object says for the batch-level columns
 def _from_objects(batches, max_inflated: int | None) -> pa.RecordBatch:
     """The object path: Record objects, then columns (legacy messages, control batches,
     and what the column decoders do not take)."""
-    cols = {name: [] for name in SCHEMA.names}
+    cols: dict[str, list] = {name: [] for name in SCHEMA.names}
     for b in batches:
         records = b.records(max_inflated=max_inflated)
         for name, get in _BATCH_VALUES.items():
