@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 MYPY = Path(sys.executable).with_name("mypy")
 
 
+@pytest.mark.slow  # mypy from cold; CI runs it
 @pytest.mark.skipif(not MYPY.exists(), reason="mypy is not installed")
 def test_mypy_is_clean_on_the_public_packages(tmp_path):
     res = subprocess.run([str(MYPY), "--cache-dir", str(tmp_path / "cache")], cwd=ROOT,

@@ -15,7 +15,7 @@ Two layers, each with a generated reference and an optional native accelerator:
 
 The object path (`batch.records()`) stays the reference: legacy messages and control
 batches go through it, and so does any batch the column decoders do not accept, so that a
-damaged batch raises the same error with the same position (tests/test_columnar.py).
+damaged batch raises the same error with the same position (tests/records/test_columnar.py).
 
 Needs the `columnar` extra (numpy, pyarrow).
 """

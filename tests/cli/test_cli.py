@@ -77,6 +77,7 @@ def test_dump_of_damaged_files():
     )
 
 
+@pytest.mark.slow  # a CLI run per Kafka answer; CI runs it
 def test_lookup_matches_kafka(tmp_path):
     d = tmp_path / "orders-0"
     shutil.copytree(SEG_DIR, d, ignore=shutil.ignore_patterns("*.json", "*.txt", "recovery"))

@@ -425,6 +425,7 @@ ROLES = ["00000000000000000027.log", "00000000000000000027.index", "000000000000
          "leader-epoch-checkpoint.kafkacodec-new", "leader-epoch-checkpoint.kafkacodec-tmp"]  # fmt: skip
 
 
+@pytest.mark.slow  # 20 cases of a repair each; CI runs them
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("kind", ["symlink", "fifo"])
 def test_links_and_fifos_in_every_file_role_are_refused(corrupt_middle, tmp_path, role, kind):

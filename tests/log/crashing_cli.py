@@ -1,7 +1,7 @@
 """Run kafkacodec's command line and kill it (SIGKILL, as a power cut would end it) just
 before its Nth file-system step: a rename, fsync, truncate, unlink or mkdir.
 
-    python tests/crashing_cli.py N recover DIR --repair ...
+    python tests/log/crashing_cli.py N recover DIR --repair ...
 
 Exits as the command does when it takes fewer than N steps; dies by SIGKILL otherwise.
 """

@@ -83,7 +83,7 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.slow
 def test_hostile_input_is_refused_within_bounded_memory():
     # The script frames regions with the fuzz harnesses' v2_batch (fuzz/ is not installed).
-    script = SCRIPT.replace("ROOT", repr(str(Path(__file__).resolve().parents[1])))
+    script = SCRIPT.replace("ROOT", repr(str(Path(__file__).resolve().parents[2])))
     proc = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=600
     )

@@ -16,7 +16,7 @@ import pytest
 from kafkacodec.generator import render
 from kafkacodec.runtime.errors import SchemaError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_generated_is_fresh():
