@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .ir import FieldIR, ModuleIR, TypeIR
+from .expr import parse_expr
+from .ir import FieldIR, InstanceIR, ModuleIR, TypeIR
 
 INT_CLASSES = {
     "b": "Int8sb", "B": "Int8ub", "h": "Int16sb", "H": "Int16ub",
@@ -94,10 +95,48 @@ OURS = {
 
 class _Planner:
     def __init__(self, mod: ModuleIR):
+        assert mod.names is not None
         self.mod = mod
+        self.schema = mod.names  # the schema's names and expressions, printed for `this`
         self.by_class = {t.class_name: t for t in mod.types}
         self.defined: set[str] = set()
         self.names: set[str] = set()
+
+    # -- the schema's expressions over a Construct context `this`
+    def ctx(self, t: TypeIR, f: FieldIR, key: str, locals_=frozenset()) -> str | None:
+        """The field's `key` expression (size, if, repeat-expr, ...) over `this`; None
+        when the schema does not give it."""
+        if key not in f.ksy:
+            return None
+        return self.schema.translate(t, f.ksy[key], f"{f.path}/{key}", "ctx", locals_)
+
+    def call_args(self, t: TypeIR, f: FieldIR, key: str, mode: str) -> list[str]:
+        """The arguments of a call the schema writes at `key` (a type's params, a process)."""
+        call = parse_expr(f.ksy[key], f"{f.path}/{key}")
+        args = list(call.args[1:]) if call.kind == "call" else []
+        return [self.schema.translate_node(t, a, f"{f.path}/{key}", mode) for a in args]
+
+    def switch(self, t: TypeIR, f: FieldIR) -> tuple[str, list[tuple[list[str], str]], str | None]:
+        """switch-on over `this`, the case keys over `this` grouped by class (in the
+        schema's order), and the default class."""
+        typ = f.ksy["type"]
+        on = self.schema.translate(t, typ["switch-on"], f"{f.path}/type/switch-on", "ctx")
+        grouped: dict[str, list[str]] = {}
+        for key, ref in typ["cases"].items():
+            if key == "_":
+                continue
+            where = f"{f.path}/type/cases/{key}"
+            _kind, cls = self.schema.resolve_type(str(ref), where)
+            grouped.setdefault(cls, []).append(self.schema.translate(t, key, where, "ctx"))
+        default = next((cls for cond, cls in f.switch_cases if cond is None), None)
+        return on, [(keys, cls) for cls, keys in grouped.items()], default
+
+    def instance(self, t: TypeIR, inst: InstanceIR) -> str:
+        """A value instance's value, or a positional instance's position, over `this`."""
+        key = "value" if inst.kind == "value" else "pos"
+        return self.schema.translate(
+            t, inst.ksy[key], f"{t.path}/instances/{inst.name}/{key}", "ctx"
+        )
 
     def use(self, *names: str) -> None:
         self.names.update(names)
@@ -152,15 +191,17 @@ class _Planner:
             fields.append(CField(p.name, f"Computed({p.name})", p.doc))
         for inst in t.pos_instances:
             self.use("Peek", "Pointer", INT_CLASSES[inst.fmt])
-            sub = self.validated(INT_CLASSES[inst.fmt], inst.valid)
+            sub = self.validated(INT_CLASSES[inst.fmt], t, "int", inst.ksy.get("valid"),
+                                 f"{t.path}/instances/{inst.name}/valid")  # fmt: skip
+            pos = self.instance(t, inst)
             fields.append(
-                CField(inst.name, f"Peek(Pointer({_lam(inst.c_expr)}, {sub}))", _doc_line(inst.doc))
+                CField(inst.name, f"Peek(Pointer({_lam(pos)}, {sub}))", _doc_line(inst.doc))
             )
         for f in t.fields:
             fields.append(CField(f.name, self.field(t, f), _doc_line(f.doc)))
         for inst in t.value_instances:
             self.use("Computed")
-            value = inst.c_expr
+            value = self.instance(t, inst)
             if inst.enum_class:
                 value = f"to_enum({inst.enum_class}, {value})"
                 self.use("to_enum")
@@ -198,14 +239,13 @@ class _Planner:
             self.use("Const")
             return f"Const({f.contents!r})"
         if f.kind == "user":
-            return self.ref(f.user_class, f.c_args)
+            return self.ref(f.user_class, self.call_args(t, f, "type", "ctx_parent"))
         if f.kind == "switch":
             self.use("Switch", "Error")
-            cases = ", ".join(
-                f"{key}: {self.ref(cls, [])}" for keys, cls in f.c_switch_keys for key in keys
-            )
-            default = self.ref(f.c_switch_default, []) if f.c_switch_default else "Error"
-            return f"Switch({_lam(f.c_switch_on)}, {{{cases}}}, default={default})"
+            on, keyed, default_cls = self.switch(t, f)
+            cases = ", ".join(f"{key}: {self.ref(cls, [])}" for keys, cls in keyed for key in keys)
+            default = self.ref(default_cls, []) if default_cls else "Error"
+            return f"Switch({_lam(on)}, {{{cases}}}, default={default})"
         self.use(region.split("(")[0])
         if f.kind == "str":
             self.use("Text")
@@ -218,33 +258,39 @@ class _Planner:
         sub = self.base(t, f, region)
         if f.process:
             self.use("KafkaCompressed")
-            sub = f"KafkaCompressed({sub}, {', '.join(_lam(a) for a in f.c_process_args)})"
+            args = self.call_args(t, f, "process", "ctx")
+            sub = f"KafkaCompressed({sub}, {', '.join(_lam(a) for a in args)})"
         return sub
 
     def item(self, t: TypeIR, f: FieldIR) -> str:
         """One element: the coded type inside its size, checked."""
-        if f.c_size is None:
-            return self.validated(self.coded(t, f), f.valid)
-        size_from = _refs(f.c_size)
+        size = self.ctx(t, f, "size")
+        if size is None:
+            return self.field_validated(self.coded(t, f), t, f)
+        size_from = _refs(size)
         struct_derived = {g.name for g in t.fields if g.length_of_rest or g.crc_algorithm}
         if not size_from & set(t.derived_names):
             self.use("FixedSized")
-            sub = f"FixedSized({_lam(f.c_size)}, {self.coded(t, f)})"
+            sub = f"FixedSized({_lam(size)}, {self.coded(t, f)})"
         elif f.kind in ("bytes", "str") and not f.process and not size_from & struct_derived:
             # The size is a Rebuild of this field's length: Bytes checks it both ways.
-            sub = self.coded(t, f, f"Bytes({_lam(f.c_size)})")
+            sub = self.coded(t, f, f"Bytes({_lam(size)})")
         else:
             # The size is derived from this field when building (by a Rebuild or KafkaStruct).
             self.use("Sized")
-            sub = f"Sized({_lam(f.c_size)}, {self.coded(t, f)})"
-        return self.validated(sub, f.valid)
+            sub = f"Sized({_lam(size)}, {self.coded(t, f)})"
+        return self.field_validated(sub, t, f)
 
-    def validated(self, sub: str, valid: list) -> str:
+    def field_validated(self, sub: str, t: TypeIR, f: FieldIR) -> str:
+        return self.validated(sub, t, f.kind, f.ksy.get("valid"), f"{f.path}/valid")
+
+    def validated(self, sub: str, t: TypeIR, kind: str, spec, where: str) -> str:
         """sub checked by the schema's `valid` (both ways)."""
-        if not valid:
+        if spec is None:
             return sub
         self.use("ExprValidator")
-        fails = " or ".join(f"({v.c_fails})" for v in valid)
+        checks = self.schema.valid_checks(t, kind, spec, where, "ctx")
+        fails = " or ".join(f"({v.fails})" for v in checks)
         return f"ExprValidator({sub}, lambda _, this: not ({fails}))"
 
     def field(self, t: TypeIR, f: FieldIR) -> str:
@@ -259,19 +305,21 @@ class _Planner:
             sub = f'Rebuild({sub}, lambda this: len(this["{f.count_of}"]))'
         elif f.derive:
             self.use("Rebuild")
-            sub = f"Rebuild({sub}, {_lam(f.c_derive)})"
+            sub = f"Rebuild({sub}, {_lam(self.ctx(t, f, '-kafkacodec-derive'))})"
         if f.repeat == "expr":
             self.use("Array")
-            sub = f"Array({_lam(f.c_repeat_expr)}, {sub})"
+            sub = f"Array({_lam(self.ctx(t, f, 'repeat-expr'))}, {sub})"
         elif f.repeat == "eos":
             self.use("RepeatEos")
             sub = f"RepeatEos({sub})"
         elif f.repeat == "until":
             self.use("RepeatUntil")
-            sub = f"RepeatUntil(lambda _, _items, this: {f.c_repeat_until}, {sub})"
-        if f.c_cond:
+            until = self.ctx(t, f, "repeat-until", {"_"})
+            sub = f"RepeatUntil(lambda _, _items, this: {until}, {sub})"
+        cond = self.ctx(t, f, "if")
+        if cond:
             self.use("If")
-            sub = f"If({_lam(f.c_cond)}, {sub})"
+            sub = f"If({_lam(cond)}, {sub})"
         return sub
 
 

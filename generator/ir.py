@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from .errors import SchemaError
-from .expr import Translator, parse_expr
+from .expr import Node, Translator, parse_expr
 
 # ---------------------------------------------------------------------------------------
 # The Kaitai subset kafkacodec accepts, and its extension vocabulary.
@@ -89,7 +89,6 @@ class EnumIR:
 class Valid:
     fails: str  # Python condition over `_` that holds when the value is invalid
     message: str  # printed with the value: f"{message}, got {_}"
-    c_fails: str = ""  # the same condition over `_` and a Construct context `this`
 
 
 @dataclass
@@ -136,17 +135,6 @@ class FieldIR:
     struct_name: str = ""  # a struct of this field alone (conditional ints, patched lengths)
     where: str = ""  # schema id and path, for error messages
     user_args_self: list[str] = field(default_factory=list)  # user args over self (lazy reads)
-    # The same expressions over a Construct context `this` (generated/construct/):
-    c_size: str | None = None
-    c_cond: str | None = None
-    c_repeat_expr: str | None = None
-    c_repeat_until: str | None = None  # over `_` (the item just read) and `this`
-    c_args: list[str] = field(default_factory=list)  # over the parent context `this._`
-    c_switch_on: str | None = None
-    c_switch_keys: list[tuple[list[str], str]] = field(default_factory=list)  # (keys, class)
-    c_switch_default: str | None = None
-    c_process_args: list[str] = field(default_factory=list)
-    c_derive: str | None = None
     bounds: dict = field(default_factory=dict)  # the schema's `valid` eq/min/max/any-of, as Python
     ksy: dict = field(default_factory=dict)  # the attribute as written in the schema (for docs)
 
@@ -292,7 +280,6 @@ class InstanceIR:
     fmt: str = ""
     width: int = 0
     struct_name: str = ""
-    c_expr: str = ""  # value (or pos) over a Construct context `this`
     ksy: dict = field(default_factory=dict)  # the instance as written in the schema (for docs)
     valid: list[Valid] = field(default_factory=list)  # positional instances: checked when read
     where: str = ""
@@ -324,6 +311,9 @@ class TypeIR:
     rest_field: FieldIR | None = None
     crc_field: FieldIR | None = None
     columns: list[ColumnIR] | None = None  # -kafkacodec-columns: a columnar decoder too
+    #: What each name means inside the type, for targets that translate the schema's
+    #: expressions their own way (ModuleIR.names.translate).
+    scope: _Scope | None = field(default=None, repr=False, compare=False)
 
     @property
     def stored(self) -> list[str]:
@@ -387,6 +377,9 @@ class ModuleIR:
     enums: list[EnumIR]
     structs: list[tuple[str, str]]  # (name, format)
     uses_struct: bool = False
+    #: The schema's names and expressions for a target that prints them its own way
+    #: (translate, valid_checks, resolve_type); the Python target's are translated above.
+    names: ModuleBuilder | None = field(default=None, repr=False, compare=False)
 
     @property
     def class_names(self) -> list[str]:
@@ -573,6 +566,7 @@ class ModuleBuilder:
             enums=list(self.enums.values()),
             structs=sorted(self.structs.items(), key=lambda kv: int(kv[0][2:])),
             uses_struct=bool(self.structs),
+            names=self,
         )
 
     def _collect_types(self, name: str, node: dict, path: str):
@@ -670,12 +664,12 @@ class ModuleBuilder:
             params=params,
             fields=fields,
             instances=[],
+            scope=scope,
         )
         for f in fields:  # derive expressions may name later fields
             if "-kafkacodec-derive" in raw_by_name[f.name]:
                 text = raw_by_name[f.name]["-kafkacodec-derive"]
                 f.derive = self.expr(text, scope, f"{f.path}/-kafkacodec-derive", "self")
-                f.c_derive = self.expr(text, scope, f"{f.path}/-kafkacodec-derive", "ctx")
         for iname, info in scope.instances.items():
             t.instances.append(self._build_instance(iname, info["node"], info["path"], scope))
         self._derivations(t, raw_by_name, scope)
@@ -802,6 +796,23 @@ class ModuleBuilder:
         f = FieldIR(name=name, path=where, doc=_doc(attr), orig_id=attr.get("-orig-id"), kind="")
         f.ksy = attr
         f.where = f"{self.spec.id} {where}"
+        self._field_type(f, attr, where, scope)
+        self._field_size(f, attr, where, scope)
+        self._field_repeat(f, attr, where, scope)
+        if "enum" in attr:
+            if f.kind != "int":
+                raise SchemaError(f"{where}/enum", "enum applies to integer fields")
+            f.enum_class = self.enum_class(attr["enum"], f"{where}/enum")
+        if "valid" in attr:
+            f.valid = self._valid(attr["valid"], f, scope, f"{where}/valid")
+        if "process" in attr:
+            self._field_process(f, attr, where, scope)
+        self._field_extensions(f, attr, where)
+        return f
+
+    def _field_type(self, f: FieldIR, attr: dict, where: str, scope: _Scope) -> None:
+        """What the field is: contents, a switch, bytes or a string, an integer, a varint
+        or a user type (with its arguments)."""
         typ = attr.get("type")
         if "contents" in attr:
             raw = attr["contents"]
@@ -813,37 +824,7 @@ class ModuleBuilder:
             if typ is not None:
                 raise SchemaError(where, "contents and type do not go together")
         elif isinstance(typ, dict):
-            _check_keys(typ, {"switch-on", "cases"}, f"{where}/type")
-            f.kind = "switch"
-            f.switch_on = self.expr(typ.get("switch-on"), scope, f"{where}/type/switch-on")
-            cases = typ.get("cases")
-            if not isinstance(cases, dict) or not cases:
-                raise SchemaError(f"{where}/type/cases", "switch-on needs cases")
-            grouped: dict[str, list[str]] = {}
-            c_grouped: dict[str, list[str]] = {}
-            f.c_switch_on = self.expr(typ.get("switch-on"), scope, f"{where}/type/switch-on", "ctx")
-            default = None
-            for key, ref in cases.items():
-                kind, cls = self.resolve_type(str(ref), f"{where}/type/cases/{key}")
-                if kind != "user":
-                    raise SchemaError(f"{where}/type/cases/{key}", "cases must be user types")
-                if key == "_":
-                    default = cls
-                    continue
-                grouped.setdefault(cls, []).append(
-                    self.expr(key, scope, f"{where}/type/cases/{key}")
-                )
-                c_grouped.setdefault(cls, []).append(
-                    self.expr(key, scope, f"{where}/type/cases/{key}", "ctx")
-                )
-            on = f.switch_on
-            f.switch_cases = [
-                (" or ".join(f"{on} == {v}" for v in vals), cls) for cls, vals in grouped.items()
-            ]
-            if default:
-                f.switch_cases.append((None, default))
-            f.c_switch_keys = [(keys, cls) for cls, keys in c_grouped.items()]
-            f.c_switch_default = default
+            self._field_switch(f, typ, where, scope)
         elif typ is None or typ == "str":
             f.kind = "bytes" if typ is None else "str"
             if typ == "str":
@@ -858,42 +839,71 @@ class ModuleBuilder:
             f.kind = "int"
             f.fmt, f.width, _signed = INT_TYPES[base]
         elif isinstance(typ, str):
-            m = re.fullmatch(r"([a-z][a-z0-9_]*)\s*(?:\((.*)\))?", typ.strip())
-            if not m:
-                raise SchemaError(f"{where}/type", f"cannot read type {typ!r}")
-            kind, cls = self.resolve_type(m.group(1), f"{where}/type")
-            args = []
-            if m.group(2) is not None:
-                call = parse_expr(typ, f"{where}/type")
-                args = list(call.args[1:]) if call.kind == "call" else []
-            if kind == "zigzag_varint":
-                f.kind = "varint"
-                if len(args) != 1 or args[0].kind != "num" or args[0].value not in (5, 10):
-                    raise SchemaError(
-                        f"{where}/type",
-                        "zigzag_varint takes one argument: 5 (varint) or 10 (varlong)",
-                    )
-                f.max_len = args[0].value
-                f.varint_bits = 32 if f.max_len == 5 else 64
-            else:
-                f.kind = "user"
-                f.user_class = cls
-                tr = self.translator(scope, f"{where}/type", "parse")
-                f.user_args = [tr(a) for a in args]
-                self_tr = self.translator(scope, f"{where}/type", "self")
-                f.user_args_self = [self_tr(a) for a in args]
-                parent_tr = self.translator(scope, f"{where}/type", "ctx_parent")
-                f.c_args = [parent_tr(a) for a in args]
-                target = self.local_types.get(m.group(1))
-                nparams = len(_as_list(target[1].get("params"))) if target else 0
-                if len(args) != nparams:
-                    raise SchemaError(
-                        f"{where}/type",
-                        f"type {m.group(1)!r} takes {nparams} arguments, given {len(args)}",
-                    )
+            self._field_named(f, typ, where, scope)
         else:
             raise SchemaError(f"{where}/type", f"cannot read type {typ!r}")
 
+    def _field_switch(self, f: FieldIR, typ: dict, where: str, scope: _Scope) -> None:
+        """A type chosen by switch-on among cases (user types; `_` the default)."""
+        _check_keys(typ, {"switch-on", "cases"}, f"{where}/type")
+        f.kind = "switch"
+        f.switch_on = self.expr(typ.get("switch-on"), scope, f"{where}/type/switch-on")
+        cases = typ.get("cases")
+        if not isinstance(cases, dict) or not cases:
+            raise SchemaError(f"{where}/type/cases", "switch-on needs cases")
+        grouped: dict[str, list[str]] = {}
+        default = None
+        for key, ref in cases.items():
+            kind, cls = self.resolve_type(str(ref), f"{where}/type/cases/{key}")
+            if kind != "user":
+                raise SchemaError(f"{where}/type/cases/{key}", "cases must be user types")
+            if key == "_":
+                default = cls
+                continue
+            grouped.setdefault(cls, []).append(self.expr(key, scope, f"{where}/type/cases/{key}"))
+        on = f.switch_on
+        f.switch_cases = [
+            (" or ".join(f"{on} == {v}" for v in vals), cls) for cls, vals in grouped.items()
+        ]
+        if default:
+            f.switch_cases.append((None, default))
+
+    def _field_named(self, f: FieldIR, typ: str, where: str, scope: _Scope) -> None:
+        """A named type: a zig-zag varint, or a user type with its arguments."""
+        m = re.fullmatch(r"([a-z][a-z0-9_]*)\s*(?:\((.*)\))?", typ.strip())
+        if not m:
+            raise SchemaError(f"{where}/type", f"cannot read type {typ!r}")
+        kind, cls = self.resolve_type(m.group(1), f"{where}/type")
+        args = []
+        if m.group(2) is not None:
+            call = parse_expr(typ, f"{where}/type")
+            args = list(call.args[1:]) if call.kind == "call" else []
+        if kind == "zigzag_varint":
+            f.kind = "varint"
+            if len(args) != 1 or args[0].kind != "num" or args[0].value not in (5, 10):
+                raise SchemaError(
+                    f"{where}/type",
+                    "zigzag_varint takes one argument: 5 (varint) or 10 (varlong)",
+                )
+            f.max_len = args[0].value
+            f.varint_bits = 32 if f.max_len == 5 else 64
+        else:
+            f.kind = "user"
+            f.user_class = cls
+            tr = self.translator(scope, f"{where}/type", "parse")
+            f.user_args = [tr(a) for a in args]
+            self_tr = self.translator(scope, f"{where}/type", "self")
+            f.user_args_self = [self_tr(a) for a in args]
+            target = self.local_types.get(m.group(1))
+            nparams = len(_as_list(target[1].get("params"))) if target else 0
+            if len(args) != nparams:
+                raise SchemaError(
+                    f"{where}/type",
+                    f"type {m.group(1)!r} takes {nparams} arguments, given {len(args)}",
+                )
+
+    def _field_size(self, f: FieldIR, attr: dict, where: str, scope: _Scope) -> None:
+        """How many bytes the field takes, when the schema says (size, size-eos)."""
         if "size" in attr or attr.get("size-eos"):
             if f.kind in ("int", "varint", "contents"):
                 raise SchemaError(where, f"size does not apply to a {f.kind} field")
@@ -901,14 +911,14 @@ class ModuleBuilder:
                 f.size_eos = True
             else:
                 f.size = self.expr(attr["size"], scope, f"{where}/size")
-                f.c_size = self.expr(attr["size"], scope, f"{where}/size", "ctx")
         elif f.kind in ("bytes", "str"):
             raise SchemaError(where, "a byte or string field needs size or size-eos")
 
+    def _field_repeat(self, f: FieldIR, attr: dict, where: str, scope: _Scope) -> None:
+        """When the field is there (if) and how often (repeat)."""
         if "if" in attr:
             f.cond = self.expr(attr["if"], scope, f"{where}/if")
             f.cond_build = self.expr(attr["if"], scope, f"{where}/if", "build")
-            f.c_cond = self.expr(attr["if"], scope, f"{where}/if", "ctx")
         repeat = attr.get("repeat")
         if repeat is not None:
             if repeat not in ("expr", "eos", "until"):
@@ -918,51 +928,43 @@ class ModuleBuilder:
                 if "repeat-expr" not in attr:
                     raise SchemaError(where, "repeat: expr needs repeat-expr")
                 f.repeat_expr = self.expr(attr["repeat-expr"], scope, f"{where}/repeat-expr")
-                f.c_repeat_expr = self.expr(
-                    attr["repeat-expr"], scope, f"{where}/repeat-expr", "ctx"
-                )
             if repeat == "until":
                 if "repeat-until" not in attr:
                     raise SchemaError(where, "repeat: until needs repeat-until")
                 f.repeat_until = self.expr(
                     attr["repeat-until"], scope, f"{where}/repeat-until", locals_={"_"}
                 )
-                f.c_repeat_until = self.expr(
-                    attr["repeat-until"], scope, f"{where}/repeat-until", "ctx", locals_={"_"}
-                )
         elif "repeat-expr" in attr or "repeat-until" in attr:
             raise SchemaError(where, "repeat-expr and repeat-until need repeat")
-        if "enum" in attr:
-            if f.kind != "int":
-                raise SchemaError(f"{where}/enum", "enum applies to integer fields")
-            f.enum_class = self.enum_class(attr["enum"], f"{where}/enum")
-        if "valid" in attr:
-            f.valid = self._valid(attr["valid"], f, scope, f"{where}/valid")
-        if "process" in attr:
-            m = re.fullmatch(r"([a-z][a-z0-9_]*)\((.*)\)", str(attr["process"]).strip())
-            pname = m.group(1) if m else str(attr["process"])
-            if pname not in PROCESSES:
-                raise SchemaError(
-                    f"{where}/process", f"unknown process {pname!r} (known: {sorted(PROCESSES)})"
-                )
-            call = parse_expr(attr["process"], f"{where}/process")
-            args = list(call.args[1:])
-            if len(args) != PROCESSES[pname]:
-                raise SchemaError(
-                    f"{where}/process",
-                    f"{pname} takes {PROCESSES[pname]} arguments, given {len(args)}",
-                )
-            if f.kind not in ("bytes", "user"):
-                raise SchemaError(f"{where}/process", "process applies to bytes or a user type")
-            f.process = pname
-            self_tr = self.translator(scope, f"{where}/process", "self")
-            build_tr = self.translator(scope, f"{where}/process", "build")
-            f.process_args = [self_tr(a) for a in args]
-            f.process_args_build = [build_tr(a) for a in args]
-            f.process_args_parse = [
-                self.translator(scope, f"{where}/process", "parse")(a) for a in args
-            ]
-            f.c_process_args = [self.translator(scope, f"{where}/process", "ctx")(a) for a in args]
+
+    def _field_process(self, f: FieldIR, attr: dict, where: str, scope: _Scope) -> None:
+        """The codec the field is read through (process), with its arguments."""
+        m = re.fullmatch(r"([a-z][a-z0-9_]*)\((.*)\)", str(attr["process"]).strip())
+        pname = m.group(1) if m else str(attr["process"])
+        if pname not in PROCESSES:
+            raise SchemaError(
+                f"{where}/process", f"unknown process {pname!r} (known: {sorted(PROCESSES)})"
+            )
+        call = parse_expr(attr["process"], f"{where}/process")
+        args = list(call.args[1:])
+        if len(args) != PROCESSES[pname]:
+            raise SchemaError(
+                f"{where}/process",
+                f"{pname} takes {PROCESSES[pname]} arguments, given {len(args)}",
+            )
+        if f.kind not in ("bytes", "user"):
+            raise SchemaError(f"{where}/process", "process applies to bytes or a user type")
+        f.process = pname
+        self_tr = self.translator(scope, f"{where}/process", "self")
+        build_tr = self.translator(scope, f"{where}/process", "build")
+        f.process_args = [self_tr(a) for a in args]
+        f.process_args_build = [build_tr(a) for a in args]
+        f.process_args_parse = [
+            self.translator(scope, f"{where}/process", "parse")(a) for a in args
+        ]
+
+    def _field_extensions(self, f: FieldIR, attr: dict, where: str) -> None:
+        """kafkacodec's own keys: -kafkacodec-lazy, -kafkacodec-length-of, -kafkacodec-crc."""
         f.lazy = bool(attr.get("-kafkacodec-lazy"))
         if f.lazy and (f.kind not in ("bytes", "user") or (f.size is None and not f.size_eos)):
             raise SchemaError(where, "-kafkacodec-lazy applies to a sized bytes or user-type field")
@@ -987,7 +989,6 @@ class ModuleBuilder:
             if f.kind != "int" or f.width != 4 or f.fmt != "I":
                 raise SchemaError(where, "a CRC field is a u4")
             f.crc_algorithm, f.crc_from = crc["algorithm"], crc["from"]
-        return f
 
     def _valid(self, spec, f: FieldIR, scope: _Scope, where: str) -> list[Valid]:
         if not isinstance(spec, dict):
@@ -995,8 +996,7 @@ class ModuleBuilder:
         _check_keys(spec, {"eq", "min", "max", "any-of", "expr"}, where)
         if f.kind not in ("int", "varint") and set(spec) - {"expr"}:
             raise SchemaError(where, "only expr validation applies to non-integer fields")
-        fields = dict(scope.fields, _={"kind": f.kind, "list": False, "field": f})
-        inner = _Scope(fields, scope.params, scope.instances, where)
+        inner = self._valid_scope(scope, f.kind, where)
         out = self._checks(spec, self.translator(inner, where, "parse"), where)
         tr = self.translator(inner, where, "parse")
         for key in ("eq", "min", "max"):
@@ -1006,12 +1006,31 @@ class ModuleBuilder:
             f.bounds["any-of"] = [
                 tr(parse_expr(v, f"{where}/any-of")) for v in _as_list(spec["any-of"])
             ]
-        for v, c in zip(out, self._checks(spec, self.translator(inner, where, "ctx"), where)):
-            v.c_fails = c.fails
         # Checks read the field's own local variable where the schema says `_`.
         for v in out:
             v.fails = re.sub(r"\b_\b", f.name, v.fails)
         return out
+
+    @staticmethod
+    def _valid_scope(scope: _Scope, kind: str, where: str) -> _Scope:
+        """scope with `_`: the value a `valid` checks."""
+        fields = dict(scope.fields, _={"kind": kind, "list": False})
+        return _Scope(fields, scope.params, scope.instances, where)
+
+    def valid_checks(self, t: TypeIR, kind: str, spec, where: str, mode: str) -> list[Valid]:
+        """A `valid` of type t (over `_`, the value checked, of this kind) in a target's mode."""
+        spec = spec if isinstance(spec, dict) else {"eq": spec}
+        return self._checks(
+            spec, self.translator(self._valid_scope(t.scope, kind, where), where, mode), where
+        )
+
+    def translate(self, t: TypeIR, text, where: str, mode: str, locals_=frozenset()) -> str:
+        """A schema expression of type t in a target's mode (see translator)."""
+        return self.expr(text, t.scope, where, mode, locals_)
+
+    def translate_node(self, t: TypeIR, node: Node, where: str, mode: str) -> str:
+        """A parsed expression (a call's argument) of type t in a target's mode."""
+        return self.translator(t.scope, where, mode)(node)
 
     @staticmethod
     def _checks(spec: dict, tr, where: str) -> list:
@@ -1046,7 +1065,6 @@ class ModuleBuilder:
             if "pos" in node or "type" in node:
                 raise SchemaError(where, "a value instance has neither pos nor type")
             inst.expr = self.expr(node["value"], scope, f"{where}/value", "self")
-            inst.c_expr = self.expr(node["value"], scope, f"{where}/value", "ctx")
             if "valid" in node:
                 raise SchemaError(f"{where}/valid", "valid applies to positional instances only")
             return inst
@@ -1057,7 +1075,6 @@ class ModuleBuilder:
             raise SchemaError(f"{where}/type", "a positional instance reads an integer type")
         inst.kind = "pos"
         inst.pos = self.expr(node["pos"], scope, f"{where}/pos")
-        inst.c_expr = self.expr(node["pos"], scope, f"{where}/pos", "ctx")
         inst.fmt, inst.width, _ = INT_TYPES[typ]
         inst.where = f"{self.spec.id} {where}"
         if "valid" in node:

@@ -180,27 +180,109 @@ PyDoc_STRVAR(decode_v2_records_doc,
 "absolute offsets, timestamps (log_append_time when it is not None) and sequences; None\n"
 "when the region is not exactly what the generated parser accepts.");
 
+/* What every record of a batch shares, for decode_v2_records. */
+typedef struct {
+    long long base_offset, base_timestamp, base_sequence;
+    PyObject *log_append_time, *timestamp_type;
+    PyTypeObject *record_type;
+    Py_ssize_t offsets[N_FIELDS];
+} BatchCtx;
+
+/* A record's headers as a list of (str, bytes | None); NULL with an exception set. */
+static PyObject *
+make_headers(const uint8_t *buf, const RecordView *r)
+{
+    PyObject *headers = PyList_New((Py_ssize_t)r->num_headers);
+    if (headers == NULL)
+        return NULL;
+    Py_ssize_t hpos = r->headers_at;
+    for (int64_t h = 0; h < r->num_headers; h++) {
+        Py_ssize_t hkey_at, hvalue_at;
+        int64_t len_hkey = 0, len_hvalue = 0;
+        next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
+        PyObject *hkey = PyUnicode_DecodeUTF8((const char *)buf + hkey_at,
+                                              (Py_ssize_t)len_hkey, "surrogateescape");
+        PyObject *hvalue = hkey ? take_bytes(buf, hvalue_at, len_hvalue) : NULL;
+        PyObject *pair = hvalue ? PyTuple_New(2) : NULL;
+        if (pair == NULL) {
+            Py_XDECREF(hkey);
+            Py_XDECREF(hvalue);
+            Py_DECREF(headers);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(pair, 0, hkey);
+        PyTuple_SET_ITEM(pair, 1, hvalue);
+        PyList_SET_ITEM(headers, (Py_ssize_t)h, pair);
+    }
+    return headers;
+}
+
+/* The Record object of a scanned record into *out: 1, 0 when the loop gives up (an offset
+ * or timestamp that overflows: the parser answers), -1 with an exception set. */
+static int
+make_record(const BatchCtx *b, const uint8_t *buf, const RecordView *r, PyObject **out)
+{
+    const Py_ssize_t *offsets = b->offsets;
+    /* Python's integers do not wrap; on the (corrupt) overflow the parser answers. */
+    long long offset, ts;
+    if (__builtin_add_overflow(b->base_offset, (long long)r->offset_delta, &offset)
+        || __builtin_add_overflow(b->base_timestamp, (long long)r->ts_delta, &ts))
+        return 0;
+    PyObject *headers = make_headers(buf, r);
+    if (headers == NULL)
+        return -1;
+    PyObject *rec = b->record_type->tp_alloc(b->record_type, 0);
+    if (rec == NULL) {
+        Py_DECREF(headers);
+        return -1;
+    }
+    /* Fill every slot first (tp_alloc zeroes them), so a failure below frees cleanly. */
+    SET(rec, F_HEADERS, headers);
+    PyObject *timestamp = b->log_append_time != Py_None ? Py_NewRef(b->log_append_time)
+                                                        : PyLong_FromLongLong(ts);
+    const long long sequence = b->base_sequence == -1
+        ? -1 : (long long)(((uint64_t)b->base_sequence + (uint64_t)r->offset_delta) & 0x7FFFFFFF);
+    PyObject *values[] = {
+        [F_OFFSET] = PyLong_FromLongLong(offset),
+        [F_TIMESTAMP] = timestamp,
+        [F_TIMESTAMP_TYPE] = Py_NewRef(b->timestamp_type),
+        [F_KEY] = take_bytes(buf, r->key_at, r->len_key),
+        [F_VALUE] = take_bytes(buf, r->value_at, r->len_value),
+        [F_SEQUENCE] = PyLong_FromLongLong(sequence),
+        [F_CONTROL] = Py_NewRef(Py_None),
+        [F_ATTRIBUTES] = PyLong_FromLong(r->attributes),
+    };
+    int failed = 0;
+    for (int f = 0; f < N_FIELDS; f++) {
+        if (f == F_HEADERS)
+            continue;
+        if (values[f] == NULL)
+            failed = 1;
+        SET(rec, f, values[f]);
+    }
+    if (failed) {
+        Py_DECREF(rec);
+        return -1;
+    }
+    *out = rec;
+    return 1;
+}
+
 static PyObject *
 decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t count;
-    long long base_offset, base_timestamp, base_sequence;
-    PyObject *log_append_time, *timestamp_type;
-    PyTypeObject *record_type;
-
-    if (!PyArg_ParseTuple(args, "y*nLLOLUO!:decode_v2_records", &view, &count, &base_offset,
-                          &base_timestamp, &log_append_time, &base_sequence, &timestamp_type,
-                          &PyType_Type, &record_type))
+    BatchCtx b;
+    if (!PyArg_ParseTuple(args, "y*nLLOLUO!:decode_v2_records", &view, &count, &b.base_offset,
+                          &b.base_timestamp, &b.log_append_time, &b.base_sequence,
+                          &b.timestamp_type, &PyType_Type, &b.record_type))
         return NULL;
-
-    Py_ssize_t offsets[N_FIELDS];
     PyObject *out = NULL;
     const uint8_t *buf = (const uint8_t *)view.buf;
     const Py_ssize_t total = view.len;
     Py_ssize_t pos = 0;
-
-    if (slot_offsets(record_type, offsets) < 0)
+    if (slot_offsets(b.record_type, b.offsets) < 0)
         goto error;
     /* Every record takes at least 7 bytes; a count that cannot fit is the parser's to report. */
     if (count < 0 || count > total / 7)
@@ -208,75 +290,20 @@ decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
     out = PyList_New(0);
     if (out == NULL)
         goto error;
-
     for (Py_ssize_t i = 0; i < count; i++) {
         RecordView r;
+        PyObject *rec = NULL;
         if (scan_record(buf, &pos, total, &r) < 0)
             goto give_up;
-        PyObject *headers = PyList_New((Py_ssize_t)r.num_headers);
-        if (headers == NULL)
-            goto error;
-        Py_ssize_t hpos = r.headers_at;
-        for (int64_t h = 0; h < r.num_headers; h++) {
-            Py_ssize_t hkey_at, hvalue_at;
-            int64_t len_hkey = 0, len_hvalue = 0;
-            next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
-            PyObject *hkey = PyUnicode_DecodeUTF8((const char *)buf + hkey_at,
-                                                  (Py_ssize_t)len_hkey, "surrogateescape");
-            PyObject *hvalue = hkey ? take_bytes(buf, hvalue_at, len_hvalue) : NULL;
-            PyObject *pair = hvalue ? PyTuple_New(2) : NULL;
-            if (pair == NULL) {
-                Py_XDECREF(hkey);
-                Py_XDECREF(hvalue);
-                Py_DECREF(headers);
-                goto error;
-            }
-            PyTuple_SET_ITEM(pair, 0, hkey);
-            PyTuple_SET_ITEM(pair, 1, hvalue);
-            PyList_SET_ITEM(headers, (Py_ssize_t)h, pair);
-        }
-
-        PyObject *rec = record_type->tp_alloc(record_type, 0);
-        if (rec == NULL) {
-            Py_DECREF(headers);
-            goto error;
-        }
-        /* Fill every slot first (tp_alloc zeroes them), so a failure below frees cleanly. */
-        SET(rec, F_HEADERS, headers);
-        /* Python's integers do not wrap; on the (corrupt) overflow the parser answers. */
-        long long offset, ts;
-        if (__builtin_add_overflow(base_offset, (long long)r.offset_delta, &offset)
-            || __builtin_add_overflow(base_timestamp, (long long)r.ts_delta, &ts)) {
-            Py_DECREF(rec);
+        const int made = make_record(&b, buf, &r, &rec);
+        if (made == 0)
             goto give_up;
-        }
-        PyObject *timestamp = log_append_time != Py_None ? Py_NewRef(log_append_time)
-                                                         : PyLong_FromLongLong(ts);
-        const long long sequence = base_sequence == -1
-            ? -1 : (long long)(((uint64_t)base_sequence + (uint64_t)r.offset_delta) & 0x7FFFFFFF);
-        PyObject *values[] = {
-            [F_OFFSET] = PyLong_FromLongLong(offset),
-            [F_TIMESTAMP] = timestamp,
-            [F_TIMESTAMP_TYPE] = Py_NewRef(timestamp_type),
-            [F_KEY] = take_bytes(buf, r.key_at, r.len_key),
-            [F_VALUE] = take_bytes(buf, r.value_at, r.len_value),
-            [F_SEQUENCE] = PyLong_FromLongLong(sequence),
-            [F_CONTROL] = Py_NewRef(Py_None),
-            [F_ATTRIBUTES] = PyLong_FromLong(r.attributes),
-        };
-        int failed = 0;
-        for (int f = 0; f < N_FIELDS; f++) {
-            if (f == F_HEADERS)
-                continue;
-            if (values[f] == NULL)
-                failed = 1;
-            SET(rec, f, values[f]);
-        }
-        if (failed || PyList_Append(out, rec) < 0) {
-            Py_DECREF(rec);
+        if (made < 0)
             goto error;
-        }
+        const int appended = PyList_Append(out, rec);
         Py_DECREF(rec);
+        if (appended < 0)
+            goto error;
     }
     if (pos != total)
         goto give_up;
@@ -370,6 +397,142 @@ PyDoc_STRVAR(encode_v2_records_doc,
 "converts or refuses it with its own message. base_timestamp None means the first\n"
 "record's timestamp.");
 
+/* One record as encode_v2_records reads it: its deltas, key, value and headers. */
+typedef struct {
+    long long delta, ts_delta;
+    const char *key, *value;
+    int64_t len_key, len_value;
+    PyObject *headers;
+} RecordIn;
+
+/* Read record i (an object of record_type): 1 when the loop takes it, 0 when it gives up
+ * (anything but ints, bytes, None and a list of headers; a delta that does not fit). The
+ * first timestamp becomes *base_ts when the caller gave none. */
+static int
+read_record(PyObject *r, Py_ssize_t i, const Py_ssize_t *offsets, long long base_offset,
+            int *have_base, long long *base_ts, RecordIn *in, long long *ts)
+{
+    PyObject *off_obj = GET(r, F_OFFSET), *ts_obj = GET(r, F_TIMESTAMP);
+    PyObject *headers = GET(r, F_HEADERS);
+    if (off_obj == NULL || ts_obj == NULL || headers == NULL || !PyList_CheckExact(headers)
+        || !PyLong_CheckExact(ts_obj) || (off_obj != Py_None && !PyLong_CheckExact(off_obj)))
+        return 0;
+    int overflow = 0;
+    *ts = PyLong_AsLongLongAndOverflow(ts_obj, &overflow);
+    if (overflow)
+        return 0;
+    if (off_obj == Py_None) {
+        in->delta = i;
+    } else {
+        long long off = PyLong_AsLongLongAndOverflow(off_obj, &overflow);
+        if (overflow || __builtin_sub_overflow(off, base_offset, &in->delta))
+            return 0;
+    }
+    if (in->delta < INT32_MIN || in->delta > INT32_MAX)
+        return 0;
+    if (!*have_base) {
+        *base_ts = *ts;
+        *have_base = 1;
+    }
+    if (__builtin_sub_overflow(*ts, *base_ts, &in->ts_delta))
+        return 0;
+    if (blob(GET(r, F_KEY), &in->key, &in->len_key) < 0
+        || blob(GET(r, F_VALUE), &in->value, &in->len_value) < 0)
+        return 0;
+    if (in->len_key > INT32_MAX || in->len_value > INT32_MAX)
+        return 0;
+    in->headers = headers;
+    return 1;
+}
+
+/* A header key's bytes: an ASCII str's own, otherwise encoded into *scratch with the
+ * builder's codec (UTF-8, surrogateescape). -1 with an exception set when it cannot be. */
+static int
+header_key(PyObject *hkey, PyObject **scratch, const char **at, Py_ssize_t *len)
+{
+    if (PyUnicode_IS_ASCII(hkey)) {
+        *at = (const char *)PyUnicode_DATA(hkey);
+        *len = PyUnicode_GET_LENGTH(hkey);
+        return 0;
+    }
+    Py_XSETREF(*scratch, PyUnicode_AsEncodedString(hkey, "utf-8", "surrogateescape"));
+    if (*scratch == NULL)
+        return -1;
+    *at = PyBytes_AS_STRING(*scratch);
+    *len = PyBytes_GET_SIZE(*scratch);
+    return 0;
+}
+
+/* The size of a record's body (everything after its length varint) into *body: 1, or 0
+ * when a header is not a (str, bytes | None) pair the loop takes. */
+static int
+measure_record(const RecordIn *in, PyObject **scratch, int64_t *body)
+{
+    const Py_ssize_t num_headers = PyList_GET_SIZE(in->headers);
+    int64_t n = 1 + varint_size(in->ts_delta) + varint_size(in->delta)
+        + varint_size(in->len_key) + (in->len_key > 0 ? in->len_key : 0)
+        + varint_size(in->len_value) + (in->len_value > 0 ? in->len_value : 0)
+        + varint_size(num_headers);
+    for (Py_ssize_t h = 0; h < num_headers; h++) {
+        PyObject *pair = PyList_GET_ITEM(in->headers, h);
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2
+            || !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)))
+            return 0;
+        const char *hv, *kb;
+        int64_t len_hvalue;
+        Py_ssize_t len_hkey;
+        if (blob(PyTuple_GET_ITEM(pair, 1), &hv, &len_hvalue) < 0 || len_hvalue > INT32_MAX)
+            return 0;
+        if (header_key(PyTuple_GET_ITEM(pair, 0), scratch, &kb, &len_hkey) < 0) {
+            PyErr_Clear(); /* the generated builder names what it cannot encode */
+            return 0;
+        }
+        n += varint_size(len_hkey) + len_hkey + varint_size(len_hvalue)
+            + (len_hvalue > 0 ? len_hvalue : 0);
+    }
+    *body = n;
+    return 1;
+}
+
+static inline void
+put_bytes(Out *o, const char *at, int64_t n)
+{
+    if (n > 0) {
+        memcpy(o->data + o->len, at, (size_t)n);
+        o->len += (Py_ssize_t)n;
+    }
+}
+
+/* Write a measured record (room for body + 5 bytes reserved): 0, or -1 with an exception. */
+static int
+write_record(Out *o, const RecordIn *in, int64_t body, PyObject **scratch)
+{
+    put_varint(o, body);
+    o->data[o->len++] = 0; /* attributes: unused, always 0 */
+    put_varint(o, in->ts_delta);
+    put_varint(o, in->delta);
+    put_varint(o, in->len_key);
+    put_bytes(o, in->key, in->len_key);
+    put_varint(o, in->len_value);
+    put_bytes(o, in->value, in->len_value);
+    const Py_ssize_t num_headers = PyList_GET_SIZE(in->headers);
+    put_varint(o, num_headers);
+    for (Py_ssize_t h = 0; h < num_headers; h++) {
+        PyObject *pair = PyList_GET_ITEM(in->headers, h);
+        const char *kb, *hv = NULL;
+        Py_ssize_t len_hkey;
+        if (header_key(PyTuple_GET_ITEM(pair, 0), scratch, &kb, &len_hkey) < 0)
+            return -1;
+        int64_t len_hvalue = -1;
+        blob(PyTuple_GET_ITEM(pair, 1), &hv, &len_hvalue);
+        put_varint(o, len_hkey);
+        put_bytes(o, kb, len_hkey);
+        put_varint(o, len_hvalue);
+        put_bytes(o, hv, len_hvalue);
+    }
+    return 0;
+}
+
 static PyObject *
 encode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -379,7 +542,6 @@ encode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
     if (!PyArg_ParseTuple(args, "O!LOO!:encode_v2_records", &PyList_Type, &records,
                           &base_offset, &base_ts_obj, &PyType_Type, &record_type))
         return NULL;
-
     Py_ssize_t offsets[N_FIELDS];
     if (slot_offsets(record_type, offsets) < 0)
         return NULL;
@@ -395,123 +557,23 @@ encode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
             goto give_up;
         }
     }
-
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *r = PyList_GET_ITEM(records, i);
-        if (Py_TYPE(r) != record_type)
-            goto give_up;
-        PyObject *off_obj = GET(r, F_OFFSET), *ts_obj = GET(r, F_TIMESTAMP);
-        PyObject *headers = GET(r, F_HEADERS);
-        if (off_obj == NULL || ts_obj == NULL || headers == NULL || !PyList_CheckExact(headers)
-            || !PyLong_CheckExact(ts_obj) || (off_obj != Py_None && !PyLong_CheckExact(off_obj)))
-            goto give_up;
-        int overflow = 0;
-        long long ts = PyLong_AsLongLongAndOverflow(ts_obj, &overflow);
-        if (overflow)
-            goto give_up;
-        long long delta;
-        if (off_obj == Py_None) {
-            delta = i;
-        } else {
-            long long off = PyLong_AsLongLongAndOverflow(off_obj, &overflow);
-            if (overflow || __builtin_sub_overflow(off, base_offset, &delta))
-                goto give_up;
-        }
-        if (delta < INT32_MIN || delta > INT32_MAX)
-            goto give_up;
-        if (!have_base) {
-            base_ts = ts;
-            have_base = 1;
-        }
-        long long ts_delta;
-        if (__builtin_sub_overflow(ts, base_ts, &ts_delta))
+        RecordIn in;
+        long long ts;
+        int64_t body;
+        if (Py_TYPE(r) != record_type
+            || !read_record(r, i, offsets, base_offset, &have_base, &base_ts, &in, &ts)
+            || !measure_record(&in, &scratch, &body))
             goto give_up;
         if (ts > max_ts)
             max_ts = ts;
-        if (delta > last_delta)
-            last_delta = delta;
-
-        const char *key = NULL, *value = NULL;
-        int64_t len_key, len_value;
-        if (blob(GET(r, F_KEY), &key, &len_key) < 0 || blob(GET(r, F_VALUE), &value, &len_value) < 0)
+        if (in.delta > last_delta)
+            last_delta = in.delta;
+        if (body > INT32_MAX) /* the generated builder refuses it with its own message */
             goto give_up;
-        if (len_key > INT32_MAX || len_value > INT32_MAX)
-            goto give_up;
-        const Py_ssize_t num_headers = PyList_GET_SIZE(headers);
-
-        /* Size of the body (everything after the length varint). */
-        int64_t body = 1 + varint_size(ts_delta) + varint_size(delta) + varint_size(len_key)
-            + (len_key > 0 ? len_key : 0) + varint_size(len_value) + (len_value > 0 ? len_value : 0)
-            + varint_size(num_headers);
-        for (Py_ssize_t h = 0; h < num_headers; h++) {
-            PyObject *pair = PyList_GET_ITEM(headers, h);
-            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2
-                || !PyUnicode_CheckExact(PyTuple_GET_ITEM(pair, 0)))
-                goto give_up;
-            PyObject *hkey = PyTuple_GET_ITEM(pair, 0);
-            const char *hv;
-            int64_t len_hvalue;
-            if (blob(PyTuple_GET_ITEM(pair, 1), &hv, &len_hvalue) < 0 || len_hvalue > INT32_MAX)
-                goto give_up;
-            /* Non-ASCII keys are rare: measure them through the codec the builder uses. */
-            Py_ssize_t len_hkey;
-            if (PyUnicode_IS_ASCII(hkey)) {
-                len_hkey = PyUnicode_GET_LENGTH(hkey);
-            } else {
-                Py_XSETREF(scratch, PyUnicode_AsEncodedString(hkey, "utf-8", "surrogateescape"));
-                if (scratch == NULL) {
-                    PyErr_Clear();
-                    goto give_up;
-                }
-                len_hkey = PyBytes_GET_SIZE(scratch);
-            }
-            body += varint_size(len_hkey) + len_hkey + varint_size(len_hvalue)
-                + (len_hvalue > 0 ? len_hvalue : 0);
-        }
-        if (body > INT32_MAX || out_reserve(&o, (Py_ssize_t)body + 5) < 0)
+        if (out_reserve(&o, (Py_ssize_t)body + 5) < 0 || write_record(&o, &in, body, &scratch) < 0)
             goto error;
-
-        put_varint(&o, body);
-        o.data[o.len++] = 0; /* attributes: unused, always 0 */
-        put_varint(&o, ts_delta);
-        put_varint(&o, delta);
-        put_varint(&o, len_key);
-        if (len_key > 0) {
-            memcpy(o.data + o.len, key, (size_t)len_key);
-            o.len += (Py_ssize_t)len_key;
-        }
-        put_varint(&o, len_value);
-        if (len_value > 0) {
-            memcpy(o.data + o.len, value, (size_t)len_value);
-            o.len += (Py_ssize_t)len_value;
-        }
-        put_varint(&o, num_headers);
-        for (Py_ssize_t h = 0; h < num_headers; h++) {
-            PyObject *pair = PyList_GET_ITEM(headers, h);
-            PyObject *hkey = PyTuple_GET_ITEM(pair, 0);
-            const char *kb, *hv = NULL;
-            Py_ssize_t len_hkey;
-            if (PyUnicode_IS_ASCII(hkey)) {
-                kb = (const char *)PyUnicode_DATA(hkey);
-                len_hkey = PyUnicode_GET_LENGTH(hkey);
-            } else {
-                Py_XSETREF(scratch, PyUnicode_AsEncodedString(hkey, "utf-8", "surrogateescape"));
-                if (scratch == NULL)
-                    goto error;
-                kb = PyBytes_AS_STRING(scratch);
-                len_hkey = PyBytes_GET_SIZE(scratch);
-            }
-            int64_t len_hvalue = -1;
-            blob(PyTuple_GET_ITEM(pair, 1), &hv, &len_hvalue);
-            put_varint(&o, len_hkey);
-            memcpy(o.data + o.len, kb, (size_t)len_hkey);
-            o.len += len_hkey;
-            put_varint(&o, len_hvalue);
-            if (len_hvalue > 0) {
-                memcpy(o.data + o.len, hv, (size_t)len_hvalue);
-                o.len += (Py_ssize_t)len_hvalue;
-            }
-        }
     }
     Py_XDECREF(scratch);
     PyObject *region = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
@@ -853,6 +915,35 @@ read_legacy(const uint8_t *p, int32_t size, BatchEntry *e)
     return 1;
 }
 
+/* The entry at p (size bytes after its offset and length) into e: 1 when it is a v2 batch
+ * or a legacy message the generated parsers accept, with a matching CRC when crc32c and
+ * crc32 are not None; 0 when not (the walk stops there); -1 when a CRC call raised. */
+static int
+read_entry(const uint8_t *p, int32_t size, PyObject *crc32c, PyObject *crc32, BatchEntry *e)
+{
+    memset(e, 0, sizeof *e); /* the padding too: no stack bytes leak into the output */
+    const int magic = p[KAFKA_RECORD_BATCH_MAGIC_AT];
+    PyObject *crc;
+    Py_ssize_t covered_from;
+    if (magic == KAFKA_RECORD_BATCH_MAGIC_EQ) {
+        if (!read_v2(p, size, e))
+            return 0;
+        crc = crc32c;
+        covered_from = KAFKA_RECORD_BATCH_CRC_FROM;
+    }
+    else if (magic == 0 || magic == 1) {
+        if (!read_legacy(p, size, e))
+            return 0;
+        crc = crc32;
+        covered_from = KAFKA_LEGACY_MESSAGE_CRC_FROM;
+    }
+    else
+        return 0;
+    if (crc == Py_None)
+        return 1;
+    return crc_matches(crc, p + covered_from, LOG_OVERHEAD + size - covered_from, e->crc);
+}
+
 PyDoc_STRVAR(scan_batches_doc,
 "scan_batches(data, start, end, crc32c, crc32) -> (entries bytes, stop position)\n\n"
 "Walk the entries of data[start:end] from start (v2 batches and legacy messages), reading\n"
@@ -888,31 +979,11 @@ scan_batches(PyObject *Py_UNUSED(module), PyObject *args)
         if (size < KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_MIN || size > end - pos - LOG_OVERHEAD)
             break; /* damaged, or a partial entry: the Python iterator decides */
         BatchEntry e;
-        memset(&e, 0, sizeof e); /* the padding too: no stack bytes leak into the output */
-        int ok, magic = p[KAFKA_RECORD_BATCH_MAGIC_AT];
-        PyObject *crc = NULL;
-        Py_ssize_t covered_from;
-        if (magic == KAFKA_RECORD_BATCH_MAGIC_EQ) {
-            ok = read_v2(p, size, &e);
-            crc = crc32c;
-            covered_from = KAFKA_RECORD_BATCH_CRC_FROM;
-        }
-        else if (magic == 0 || magic == 1) {
-            ok = read_legacy(p, size, &e);
-            crc = crc32;
-            covered_from = KAFKA_LEGACY_MESSAGE_CRC_FROM;
-        }
-        else
-            break;
+        const int ok = read_entry(p, size, crc32c, crc32, &e);
+        if (ok < 0)
+            goto error;
         if (!ok)
             break;
-        if (crc != Py_None) {
-            int match = crc_matches(crc, p + covered_from, LOG_OVERHEAD + size - covered_from, e.crc);
-            if (match < 0)
-                goto error;
-            if (!match)
-                break;
-        }
         e.position = pos;
         if (n == cap) {
             cap *= 2;
