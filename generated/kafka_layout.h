@@ -4,8 +4,8 @@
  * (runtime/_speedups.c). For each type that starts with fixed-width fields: offsets (_AT)
  * and sizes (_SIZE) from the type's first byte, the size of those fields (_FIXED_SIZE), the
  * schemas' bounds (_MIN, _MAX, _EQ), where a CRC's coverage starts (_CRC_FROM), where the
- * bytes a length field counts start (_REST_AT), the bits of attribute fields (_MASK,
- * _SHIFT); then every enum's values. */
+ * bytes a length field counts start (_REST_AT), the instances that are bit fields of them
+ * (_MASK, _SHIFT: a value v is stored as (v << SHIFT) & MASK); then every enum's values. */
 #ifndef KAFKACODEC_LAYOUT_H
 #define KAFKACODEC_LAYOUT_H
 
@@ -65,8 +65,8 @@
 #define KAFKA_LEGACY_MESSAGE_REST_AT                     12  /* where the bytes len_message counts start */
 #define KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK            0x7  /* bits of attributes: attributes & 0x7 */
 #define KAFKA_LEGACY_MESSAGE_COMPRESSION_SHIFT           0
-#define KAFKA_LEGACY_MESSAGE_TIMESTAMP_TYPE_MASK         0x8  /* bits of attributes: magic == 0 ? 0 : 1 + ((attributes >> 3) & 1) */
-#define KAFKA_LEGACY_MESSAGE_TIMESTAMP_TYPE_SHIFT        3
+#define KAFKA_LEGACY_MESSAGE_LOG_APPEND_TIME_BIT_MASK    0x8  /* bits of attributes: (attributes >> 3) & 1 */
+#define KAFKA_LEGACY_MESSAGE_LOG_APPEND_TIME_BIT_SHIFT   3
 
 /* enum kafka_legacy_message::compression_type */
 #define KAFKA_LEGACY_MESSAGE_COMPRESSION_TYPE_NONE       0
@@ -124,11 +124,11 @@
 #define KAFKA_RECORD_BATCH_TIMESTAMP_TYPE_MASK           0x8  /* bits of attributes: (attributes >> 3) & 1 */
 #define KAFKA_RECORD_BATCH_TIMESTAMP_TYPE_SHIFT          3
 #define KAFKA_RECORD_BATCH_IS_TRANSACTIONAL_MASK         0x10  /* bits of attributes: (attributes & 0x10) != 0 */
-#define KAFKA_RECORD_BATCH_IS_TRANSACTIONAL_SHIFT        0
+#define KAFKA_RECORD_BATCH_IS_TRANSACTIONAL_SHIFT        4
 #define KAFKA_RECORD_BATCH_IS_CONTROL_MASK               0x20  /* bits of attributes: (attributes & 0x20) != 0 */
-#define KAFKA_RECORD_BATCH_IS_CONTROL_SHIFT              0
+#define KAFKA_RECORD_BATCH_IS_CONTROL_SHIFT              5
 #define KAFKA_RECORD_BATCH_HAS_DELETE_HORIZON_MASK       0x40  /* bits of attributes: (attributes & 0x40) != 0 */
-#define KAFKA_RECORD_BATCH_HAS_DELETE_HORIZON_SHIFT      0
+#define KAFKA_RECORD_BATCH_HAS_DELETE_HORIZON_SHIFT      6
 
 /* enum kafka_record_batch::compression_type */
 #define KAFKA_RECORD_BATCH_COMPRESSION_TYPE_NONE         0

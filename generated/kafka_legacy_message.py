@@ -100,6 +100,11 @@ class KafkaLegacyMessage(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 26
+    #: Instances that are bit fields: (field, mask, shift); v is stored as (v << shift) & mask.
+    BITS = {
+        "compression": ("attributes", 0x7, 0),
+        "log_append_time_bit": ("attributes", 0x8, 3),
+    }
 
     def __init__(
         self,
@@ -358,6 +363,11 @@ class KafkaLegacyMessage(_p.Generated):
     def compression(self):
         """Instance `compression`."""
         return _p.to_enum(CompressionType, self.attributes & 7)
+
+    @property
+    def log_append_time_bit(self):
+        """Attributes bit 3, LogAppendTime when set (magic 1; magic 0 has no timestamp type)."""
+        return (self.attributes >> 3) & 1
 
     @property
     def timestamp_type(self):

@@ -107,6 +107,14 @@ class KafkaRecordBatch(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 61
+    #: Instances that are bit fields: (field, mask, shift); v is stored as (v << shift) & mask.
+    BITS = {
+        "compression": ("attributes", 0x7, 0),
+        "timestamp_type": ("attributes", 0x8, 3),
+        "is_transactional": ("attributes", 0x10, 4),
+        "is_control": ("attributes", 0x20, 5),
+        "has_delete_horizon": ("attributes", 0x40, 6),
+    }
 
     def __init__(
         self,

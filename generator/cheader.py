@@ -4,13 +4,12 @@ that reads Kafka data (runtime/_speedups.c includes it, so that a schema change 
 For each type that starts with fixed-width fields (a struct run of the IR's plan): each
 field's offset (_AT) and size (_SIZE), the run's size (_FIXED_SIZE), the schema's numeric
 bounds (_MIN, _MAX, _EQ), where a CRC's coverage starts (_CRC_FROM), where the bytes a
-length field counts start (_REST_AT), and for each value instance that reads bits of one
-of those fields, its mask and shift (_MASK, _SHIFT). And every enum's values.
+length field counts start (_REST_AT), and for each instance that is a bit field of one of
+those fields (InstanceIR.bits), its mask and shift (_MASK, _SHIFT). And every enum's values.
 """
 
 from __future__ import annotations
 
-from .expr import Node, parse_expr
 from .ir import FieldIR, ModuleIR, TypeIR
 
 __all__ = ["plan"]
@@ -19,30 +18,6 @@ __all__ = ["plan"]
 def _prefix(mod: ModuleIR, t: TypeIR) -> str:
     name = mod.id if t.path == "/" else f"{mod.id}_{t.name}"
     return name.upper()
-
-
-def _bits(node: Node, fields: set[str]) -> tuple[str, int, int] | None:
-    """(field, mask, shift) of the first `field & mask` or `(field >> shift) & mask` in an
-    expression, over a field of the fixed run; None when there is none."""
-    if node.kind == "binary" and node.value == "&":
-        a, b = node.args
-        value, mask = (a, b) if b.kind == "num" else (b, a)
-        if mask.kind == "num":
-            if value.kind == "name" and value.value in fields:
-                return value.value, int(mask.value), 0
-            if (value.kind == "binary" and value.value == ">>" and value.args[0].kind == "name"
-                    and value.args[0].value in fields and value.args[1].kind == "num"):  # fmt: skip
-                return (
-                    value.args[0].value,
-                    int(mask.value) << int(value.args[1].value),
-                    int(value.args[1].value),
-                )
-    for arg in node.args:
-        if isinstance(arg, Node):
-            found = _bits(arg, fields)
-            if found:
-                return found
-    return None
 
 
 def _bounds(prefix: str, f: FieldIR) -> list[tuple[str, str, str]]:
@@ -76,10 +51,10 @@ def _type_constants(mod: ModuleIR, t: TypeIR) -> list[tuple[str, str, str]]:
     if rest is not None and rest.name in at:
         out.append((f"{prefix}_REST_AT", str(at[rest.name] + rest.width),
                     f"where the bytes {rest.name} counts start"))  # fmt: skip
-    for inst in t.value_instances:
-        found = _bits(parse_expr(str(inst.ksy.get("value")), inst.where), set(at))
-        if found:
-            field_name, mask, shift = found
+    for inst in t.bit_instances:
+        assert inst.bits is not None
+        field_name, mask, shift = inst.bits
+        if field_name in at:
             name = f"{prefix}_{inst.name.upper()}"
             out.append(
                 (f"{name}_MASK", hex(mask), f"bits of {field_name}: {inst.ksy.get('value')}")

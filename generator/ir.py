@@ -283,11 +283,41 @@ class InstanceIR:
     ksy: dict = field(default_factory=dict)  # the instance as written in the schema (for docs)
     valid: list[Valid] = field(default_factory=list)  # positional instances: checked when read
     where: str = ""
+    #: (field, mask, shift) when the value reads bits of one integer field of the type
+    #: (`field & mask`, `(field >> shift) & m`): what a writer sets to give it a value.
+    bits: tuple[str, int, int] | None = None
 
     @property
     def summary(self) -> str:
         """The instance's docstring: the first sentence of its doc."""
         return first_sentence(self.doc) if self.doc else f"Instance `{self.name}`."
+
+
+def bits_of(node: Node, fields: set[str]) -> tuple[str, int, int] | None:
+    """(field, mask, shift) when an instance's expression is a bit field of one of fields,
+    so that a writer can set it: `field & mask` (shift 0), `(field >> shift) & m` (mask
+    m << shift), or a flag `(field & bit) != 0` (shift: the bit's position). The value v is
+    stored as (v << shift) & mask. None for any other expression."""
+
+    def num(n: Node) -> int | None:
+        return int(n.value) if n.kind == "num" else None
+
+    if node.kind == "binary" and node.value == "!=" and num(node.args[1]) == 0:
+        found = bits_of(node.args[0], fields)
+        if found and found[2] == 0 and found[1] & (found[1] - 1) == 0:  # one bit
+            return found[0], found[1], found[1].bit_length() - 1
+        return None
+    if node.kind != "binary" or node.value != "&" or num(node.args[1]) is None:
+        return None
+    value, mask = node.args[0], int(node.args[1].value)
+    if value.kind == "name" and value.value in fields:
+        return value.value, mask, 0
+    if value.kind == "binary" and value.value == ">>" and num(value.args[1]) is not None:
+        inner = value.args[0]
+        if inner.kind == "name" and inner.value in fields:
+            shift = int(value.args[1].value)
+            return inner.value, mask << shift, shift
+    return None
 
 
 @dataclass
@@ -347,6 +377,10 @@ class TypeIR:
     @property
     def value_instances(self) -> list[InstanceIR]:
         return [i for i in self.instances if i.kind == "value"]
+
+    @property
+    def bit_instances(self) -> list[InstanceIR]:
+        return [i for i in self.instances if i.bits]
 
     @property
     def pos_instances(self) -> list[InstanceIR]:
@@ -670,8 +704,12 @@ class ModuleBuilder:
             if "-kafkacodec-derive" in raw_by_name[f.name]:
                 text = raw_by_name[f.name]["-kafkacodec-derive"]
                 f.derive = self.expr(text, scope, f"{f.path}/-kafkacodec-derive", "self")
+        ints = {f.name for f in fields if f.kind == "int" and not f.is_list}
         for iname, info in scope.instances.items():
-            t.instances.append(self._build_instance(iname, info["node"], info["path"], scope))
+            inst = self._build_instance(iname, info["node"], info["path"], scope)
+            if inst.kind == "value":
+                inst.bits = bits_of(parse_expr(str(info["node"]["value"]), info["path"]), ints)
+            t.instances.append(inst)
         self._derivations(t, raw_by_name, scope)
         return t
 

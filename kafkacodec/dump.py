@@ -39,9 +39,9 @@ def encode_bytes(v, how: str = "hex"):
 def _legacy_inner(batch):
     """(record, crc, is_valid) for each message of a legacy entry (a wrapper's inner ones)."""
     recs = batch.records(verify_crc=False)
-    if batch.attributes & 7 == _comp.NONE:
+    if batch.compression == _comp.NONE:
         return [(recs[0], batch.crc, batch.is_valid)]
-    data = _comp.kafka_compression_decode(batch.inner_raw, batch.attributes & 7, batch.magic)
+    data = _comp.kafka_compression_decode(batch.inner_raw, int(batch.compression), batch.magic)
     msgs = MessageSet.parse_all(data, verify=False).entries
     return [(r, m.crc, m.crc_matches(data)) for r, m in zip(recs, msgs)]
 

@@ -26,10 +26,12 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 
+from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 from kafkacodec.log.check import check_segment
 from kafkacodec.log.partition import AbortFilter, Partition
 from kafkacodec.log.segment import Segment
 from kafkacodec.records import columnar
+from kafkacodec.records.batches import bit_field
 from kafkacodec.runtime.errors import DecodeError, KafkacodecError, TruncatedError
 
 #: One row per problem (the kafkacodec_problems format, and a report run's second output),
@@ -250,7 +252,7 @@ def _wanted(e: np.ndarray, s: SegmentSlice) -> np.ndarray:
     if s.last is not None:
         keep &= ~v2 | (e["base_offset"] <= s.last)
     if s.since is not None:
-        wrapper = ~v2 & (e["attributes"] & 7 != 0)
+        wrapper = ~v2 & (bit_field(KafkaRecordBatch, "compression", e["attributes"]) != 0)
         keep &= (magic > 0) & (wrapper | (e["max_timestamp"] >= s.since))
     return keep
 

@@ -35,8 +35,10 @@ import warnings
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
+from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 from kafkacodec.log.partition import Partition
 from kafkacodec.records import columnar
+from kafkacodec.records.batches import bit_field
 
 from .options import Options, flag, input_paths, partitions_of
 from .read import records
@@ -116,7 +118,9 @@ class RecordsStreamReader(DataSourceStreamReader):
             pos = seg.offset_index.lookup(start).position if seg is first else 0
             walk = columnar.walk_batches(seg.data, verify_crc=False, start=pos, end=seg.size)
             e = walk.entries
-            txn = (e["magic"] >= 2) & (e["attributes"] & 0x10 != 0)
+            txn = (e["magic"] >= 2) & (
+                bit_field(KafkaRecordBatch, "is_transactional", e["attributes"]) != 0
+            )
             for row in e[txn]:
                 base = int(row["base_offset"])
                 if base + int(row["last_offset_delta"]) < start or base >= end:

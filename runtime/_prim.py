@@ -126,6 +126,8 @@ class Generated:
     FIELDS: ClassVar[tuple[str, ...]]
     PATH: ClassVar[str]
     DERIVED: ClassVar[tuple[str, ...]]
+    #: Instances that are bit fields (field, mask, shift), in the classes that have some.
+    BITS: ClassVar[dict[str, tuple[str, int, int]]]
     #: parse(buf, pos=0, end=None, *params, verify=True) -> (object, position after it)
     parse: ClassVar[Callable[..., tuple[Any, int]]]
 

@@ -70,8 +70,11 @@ instances:
   compression:
     value: attributes & 0x7
     enum: compression_type
+  log_append_time_bit:
+    value: (attributes >> 3) & 1
+    doc: Attributes bit 3, LogAppendTime when set (magic 1; magic 0 has no timestamp type).
   timestamp_type:
-    value: 'magic == 0 ? 0 : 1 + ((attributes >> 3) & 1)'
+    value: 'magic == 0 ? 0 : 1 + log_append_time_bit'
     enum: timestamp_type
 types:
   message_set:

@@ -123,6 +123,9 @@ KafkaLegacyMessage = KafkaStruct(
     )
     * "The inner message set of a wrapper, stored compressed as the wrapper's value.",
     "compression" / Computed(lambda this: to_enum(CompressionType, this.attributes & 7)),
+    "log_append_time_bit"
+    / Computed(lambda this: (this.attributes >> 3) & 1)
+    * "Attributes bit 3, LogAppendTime when set (magic 1; magic 0 has no timestamp type).",
     "timestamp_type"
     / Computed(
         lambda this: to_enum(

@@ -113,7 +113,6 @@ class Partition:
         self.topic = m["topic"] if m else None
         self.partition = int(m["partition"]) if m else None
         self.state = m["state"] if m else None  # "delete" / "future" / "stray" or None
-        bases: set[int] = set()
         self.index_files: dict[int, set[str]] = {}
         self.snapshots: list[int] = []
         self.leftovers: list[str] = []
@@ -121,33 +120,7 @@ class Partition:
         self.kafka07: list[str] = []
         #: kafkacodec's own files: a repair's journal, rebuilt files not yet renamed in.
         self.repair_files: list[str] = []
-        try:
-            names = sorted(p.name for p in self.path.iterdir())
-        except OSError as err:
-            raise NotAPartitionError(self.path, f"cannot list: {err.strerror}") from None
-        for name in names:
-            if ".kafkacodec-" in name:
-                self.repair_files.append(name)
-                continue
-            if name.endswith(LEFTOVER_SUFFIXES):
-                self.leftovers.append(name)
-                continue
-            parsed = parse_segment_name(name)
-            if parsed is None:
-                if name not in KNOWN_FILES:
-                    self.unknown.append(name)
-                continue
-            base, suffix = parsed
-            if suffix == ".log":
-                bases.add(base)
-            elif suffix == ".snapshot":
-                self.snapshots.append(base)
-            elif suffix == ".kafka":
-                self.kafka07.append(name)
-            elif suffix in SEGMENT_SUFFIXES:
-                self.index_files.setdefault(base, set()).add(suffix)
-            else:
-                self.unknown.append(name)
+        bases = self._sort_files()
         if m is None and not bases and not self.kafka07:
             raise NotAPartitionError(
                 self.path,
@@ -172,6 +145,35 @@ class Partition:
             self.metadata = self._read_metadata()
         except LogError as err:
             self.problems.append(str(err))
+
+    def _sort_files(self) -> set[int]:
+        """File the directory's names by role (Kafka's LogLoader reads them so); returns the
+        base offsets of the .log segments."""
+        try:
+            names = sorted(p.name for p in self.path.iterdir())
+        except OSError as err:
+            raise NotAPartitionError(self.path, f"cannot list: {err.strerror}") from None
+        bases: set[int] = set()
+        for name in names:
+            parsed = parse_segment_name(name)
+            if ".kafkacodec-" in name:
+                self.repair_files.append(name)
+            elif name.endswith(LEFTOVER_SUFFIXES):
+                self.leftovers.append(name)
+            elif parsed is None:
+                if name not in KNOWN_FILES:
+                    self.unknown.append(name)
+            elif parsed[1] == ".log":
+                bases.add(parsed[0])
+            elif parsed[1] == ".snapshot":
+                self.snapshots.append(parsed[0])
+            elif parsed[1] == ".kafka":
+                self.kafka07.append(name)
+            elif parsed[1] in SEGMENT_SUFFIXES:
+                self.index_files.setdefault(parsed[0], set()).add(parsed[1])
+            else:
+                self.unknown.append(name)
+        return bases
 
     def __repr__(self) -> str:
         return f"Partition({str(self.path)!r}, segments={len(self.segments)})"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import mmap
 import struct
 from collections.abc import Iterable
+from typing import Any
 
 from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
 from kafkacodec.generated.kafka_end_txn_marker import KafkaEndTxnMarker
@@ -18,6 +19,7 @@ from kafkacodec.generated.kafka_record import KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 
 from ..runtime import compression as _comp
+from ..runtime._prim import Generated
 from ..runtime.errors import (
     CorruptRecordError,
     DecodeError,
@@ -121,6 +123,15 @@ class Record:
         ) == (other.offset, other.timestamp, other.key, other.value, other.headers, other.control)  # fmt: skip
 
     __hash__ = None  # type: ignore[assignment]  # mutable: not hashable
+
+
+def bit_field(cls: type[Generated], name: str, attributes: Any) -> Any:
+    """The value of cls's instance `name`, a bit field of attributes (the schema's BITS), in
+    attributes: an int, or a numpy array of them. The compression bits are the same in
+    the v2 and legacy schemas (tests/records/test_columnar.py), so KafkaRecordBatch's
+    serve entries of every magic."""
+    _field, mask, shift = cls.BITS[name]
+    return (attributes & mask) >> shift
 
 
 def _located(

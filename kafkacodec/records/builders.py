@@ -14,6 +14,7 @@ from kafkacodec.generated.kafka_record import Header, KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch, RecordList
 
 from ..runtime import compression as _comp
+from ..runtime._prim import Generated
 from ..runtime.errors import EncodeError
 from .batches import Record
 
@@ -48,6 +49,20 @@ def _ts_type(name: str) -> int:
         raise EncodeError(
             f"unknown timestamp type {name!r} (CreateTime or LogAppendTime)"
         ) from None
+
+
+def _attributes(cls: type[Generated], **values: int) -> int:
+    """An attributes field that gives each named instance its value, through the bit
+    fields the schema declares for them (the generated class's BITS)."""
+    out = 0
+    for name, value in values.items():
+        _field, mask, shift = cls.BITS[name]
+        if int(value) << shift & ~mask:
+            raise EncodeError(
+                f"{cls.__name__}.{name}: {int(value)} does not fit its bits {mask:#x}"
+            )
+        out |= int(value) << shift
+    return out
 
 
 def _as_record(r: Record | Mapping | tuple) -> Record:
@@ -122,13 +137,11 @@ def build_batch(
         base_timestamp = delete_horizon_ms
     if ts_type == 1:
         max_ts = log_append_time
-    attributes = (
-        codec
-        | (ts_type << 3)
-        | (0x10 if is_transactional else 0)
-        | (0x20 if is_control else 0)
-        | (0x40 if delete_horizon_ms is not None else 0)
-    )
+    attributes = _attributes(
+        KafkaRecordBatch, compression=codec, timestamp_type=ts_type,
+        is_transactional=is_transactional, is_control=is_control,
+        has_delete_horizon=delete_horizon_ms is not None,
+    )  # fmt: skip
     batch = KafkaRecordBatch(
         base_offset=base_offset,
         partition_leader_epoch=partition_leader_epoch,
@@ -240,7 +253,7 @@ def build_message_set(
     if ts_type == 1 and log_append_time is None:
         raise EncodeError("LogAppendTime needs log_append_time")
     recs = [_as_record(r) for r in records]
-    ts_bit = 0x08 if ts_type == 1 else 0
+    ts_bit = _attributes(KafkaLegacyMessage, log_append_time_bit=ts_type)
     entries = []
     for i, r in enumerate(recs):
         offset = base_offset + i if r.offset is None else r.offset
@@ -274,7 +287,7 @@ def build_message_set(
     wrapper = KafkaLegacyMessage(
         offset=last_offset,
         magic=magic,
-        attributes=codec | ts_bit,
+        attributes=_attributes(KafkaLegacyMessage, compression=codec) | ts_bit,
         timestamp=wrapper_ts,
         key=None,
         inner=MessageSet(entries=entries),

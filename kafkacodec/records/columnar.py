@@ -29,12 +29,15 @@ import numpy as np
 import pyarrow as pa
 
 from kafkacodec.generated.kafka_record import KafkaRecord
+from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 
 from ..runtime import compression as _comp
 from ..runtime._prim import column_buffers
 from ..runtime.crc import crc32, crc32c
 from ..runtime.errors import CorruptRecordError, DecodeError
-from .batches import BatchIterator, byte_view
+from .batches import BatchIterator, bit_field, byte_view
+
+V2 = KafkaRecordBatch  # whose BITS name the attribute bits (bit_field)
 
 try:
     from ..runtime._speedups import decode_v2_columns as _native_columns
@@ -118,7 +121,7 @@ def _entry(b) -> tuple:
                 b.len_batch, b.partition_leader_epoch, b.last_offset_delta, b.base_sequence,
                 b.num_records, b.crc, b.attributes, b.producer_epoch, b.magic)  # fmt: skip
     ts = b.timestamp if b.magic >= 1 else -1
-    count = -1 if b.attributes & 7 else 1
+    count = -1 if bit_field(V2, "compression", b.attributes) else 1
     return (b.position, b.offset, ts, ts, -1, b.len_message, -1, 0, -1, count, b.crc,
             b.attributes, -1, b.magic)  # fmt: skip
 
@@ -177,15 +180,17 @@ def _batch_values(e: np.ndarray) -> dict:
     magic, attributes = e["magic"], e["attributes"]
     v2 = magic >= 2
     return {
-        "timestamp_type": np.where(v2 | (magic == 1), (attributes >> 3) & 1, -1).astype(np.int8),
+        "timestamp_type": np.where(
+            v2 | (magic == 1), bit_field(V2, "timestamp_type", attributes), -1
+        ).astype(np.int8),
         "base_offset": e["base_offset"],
         "magic": magic,
-        "compression": (attributes & 7).astype(np.int8),
+        "compression": bit_field(V2, "compression", attributes).astype(np.int8),
         "producer_id": e["producer_id"],
         "producer_epoch": e["producer_epoch"],
         "base_sequence": e["base_sequence"],
-        "is_transactional": v2 & (attributes & 0x10 != 0),
-        "is_control": v2 & (attributes & 0x20 != 0),
+        "is_transactional": v2 & (bit_field(V2, "is_transactional", attributes) != 0),
+        "is_control": v2 & (bit_field(V2, "is_control", attributes) != 0),
         "partition_leader_epoch": e["partition_leader_epoch"],
         "position": e["position"],
     }
@@ -197,7 +202,7 @@ def _codec_names(codes) -> pa.Array:
 
 def batch_table(e: np.ndarray) -> pa.Table:
     """BATCH_SCHEMA rows for ENTRY rows."""
-    wrapper = (e["magic"] < 2) & (e["attributes"] & 7 != 0)
+    wrapper = (e["magic"] < 2) & (bit_field(V2, "compression", e["attributes"]) != 0)
     cols = _batch_values(e)
     cols.update({
         "size": e["len_batch"] + 12,
@@ -239,7 +244,7 @@ def records_table(data, w: Walk, *, max_inflated: int | None = None) -> pa.Table
     i, n = 0, len(e)
     # How each batch is read: v2 record columns, a plain legacy message straight from its
     # bytes, or (control batches, legacy wrappers) the object path.
-    kind = np.where((magic >= 2) & (attributes & 0x20 == 0), _V2,
+    kind = np.where((magic >= 2) & (bit_field(V2, "is_control", attributes) == 0), _V2,
                     np.where((magic < 2) & (attributes & 7 == 0), _PLAIN, _OBJECTS))  # fmt: skip
     while i < n:
         j, run_bytes = i, 0
@@ -312,7 +317,7 @@ def _v2_run(view, e, i: int, j: int, max_inflated) -> list[pa.RecordBatch]:
     for k in range(i, j):
         pos, size = int(e["position"][k]), int(e["len_batch"][k]) + 12
         region = view[pos + 61 : pos + size]
-        codec = int(e["attributes"][k]) & 7
+        codec = bit_field(V2, "compression", int(e["attributes"][k]))
         if codec != _comp.NONE:
             try:
                 region = _comp.decompress(codec, region, 2, max_inflated)
@@ -451,7 +456,7 @@ _BATCH_VALUES = {  # what a batch object says for the batch-level columns
     "timestamp_type": lambda b: TIMESTAMP_TYPE_CODES[b.timestamp_type],
     "base_offset": lambda b: b.base_offset,
     "magic": lambda b: b.magic,
-    "compression": lambda b: b.attributes & 7,
+    "compression": lambda b: int(b.compression),
     "producer_id": lambda b: b.producer_id,
     "producer_epoch": lambda b: b.producer_epoch,
     "base_sequence": lambda b: b.base_sequence,

@@ -289,3 +289,12 @@ def test_an_offset_past_int64_is_a_located_error():
     with pytest.raises(kc.CorruptRecordError, match="does not fit in 64 bits") as err:
         decode_columns(data)
     assert err.value.position == 0
+
+
+def test_the_compression_bits_are_the_same_for_every_magic():
+    """bit_field reads the codec of entries of every magic through the v2 schema's bits."""
+    from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
+    from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
+
+    assert KafkaRecordBatch.BITS["compression"] == KafkaLegacyMessage.BITS["compression"]
+    assert KafkaRecordBatch.BITS["compression"] == ("attributes", 0x07, 0)  # Kafka's COMPRESSION_CODEC_MASK
