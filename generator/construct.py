@@ -128,8 +128,7 @@ class _Planner:
             where = f"{f.path}/type/cases/{key}"
             _kind, cls = self.schema.resolve_type(str(ref), where)
             grouped.setdefault(cls, []).append(self.schema.translate(t, key, where, "ctx"))
-        default = next((cls for cond, cls in f.switch_cases if cond is None), None)
-        return on, [(keys, cls) for cls, keys in grouped.items()], default
+        return on, [(keys, cls) for cls, keys in grouped.items()], f.switch_default
 
     def instance(self, t: TypeIR, inst: InstanceIR) -> str:
         """A value instance's value, or a positional instance's position, over `this`."""

@@ -134,6 +134,7 @@ class FieldIR:
     run_offset: int = 0  # offset inside its struct run
     struct_name: str = ""  # a struct of this field alone (conditional ints, patched lengths)
     where: str = ""  # schema id and path, for error messages
+    crc_starts: bool = False  # the type's CRC covers from this field on
     user_args_self: list[str] = field(default_factory=list)  # user args over self (lazy reads)
     bounds: dict = field(default_factory=dict)  # the schema's `valid` eq/min/max/any-of, as Python
     ksy: dict = field(default_factory=dict)  # the attribute as written in the schema (for docs)
@@ -151,6 +152,62 @@ class FieldIR:
     @property
     def is_list(self) -> bool:
         return self.repeat is not None
+
+    @property
+    def read_as(self) -> str:
+        """How a parser reads one value, the printing shape its template picks: int,
+        varint, contents, switch; lazy (its raw bytes kept, decoded on use); bytes (a
+        slice); str; user (parsed in place); user_in_size (parsed inside its size);
+        processed_user, processed_bytes (decoded by its process first)."""
+        if self.kind in ("int", "varint", "contents", "switch"):
+            return self.kind
+        if self.lazy:
+            return "lazy"
+        if self.kind == "bytes" and not self.process:
+            return "bytes"
+        if self.kind == "str":
+            return "str"
+        if self.kind == "user" and self.size is None and not self.size_eos:
+            return "user"
+        if self.process:
+            return "processed_user" if self.kind == "user" else "processed_bytes"
+        return "user_in_size"
+
+    @property
+    def switch_default(self) -> str | None:
+        """The class a switch reads when no case matches; None: no case is an error."""
+        return next((cls for cond, cls in self.switch_cases if cond is None), None)
+
+    @property
+    def column_read_as(self) -> str:
+        """read_as in a columnar decoder, which keeps a string's raw bytes (its column is
+        Arrow's UTF-8)."""
+        return "bytes" if self.read_as == "str" else self.read_as
+
+    @property
+    def write_as(self) -> str:
+        """How a builder writes one value: int, varint, contents; object (its build_into);
+        bytes (bytes it has, or that were encoded ahead: prebuild)."""
+        if self.kind in ("int", "varint", "contents"):
+            return self.kind
+        if self.kind in ("user", "switch") and not self.prebuild:
+            return "object"
+        return "bytes"
+
+    @property
+    def rest_varint(self) -> bool:
+        """A length-of-rest varint: a builder writes the rest first, then its length."""
+        return self.length_of_rest and self.kind == "varint"
+
+    @property
+    def derive_as(self) -> str | None:
+        """What a builder computes when the field is None: size_of (the encoded length of
+        fields), count_of (a list's length), expr (the schema's -kafkacodec-derive)."""
+        if self.size_of:
+            return "size_of"
+        if self.count_of:
+            return "count_of"
+        return "expr" if self.derive else None
 
     @property
     def item_type(self) -> str:
@@ -356,6 +413,11 @@ class TypeIR:
         if self.crc_field:
             names += ["crc_start", "crc_end"]
         return names
+
+    @property
+    def rest_varint(self) -> bool:
+        """Its length-of-rest field is a varint (written after the rest)."""
+        return self.rest_field is not None and self.rest_field.rest_varint
 
     @property
     def needs_start(self) -> bool:
@@ -1135,6 +1197,7 @@ class ModuleBuilder:
                 if t.fields.index(by_name[f.crc_from]) <= t.fields.index(f):
                     raise SchemaError(f"{f.path}/-kafkacodec-crc/from", "must name a later field")
                 t.crc_field = f
+                by_name[f.crc_from].crc_starts = True
             if "size" in attr:
                 target = self._bare_name(attr["size"], f"{f.path}/size")
                 if target in by_name and by_name[target].kind in ("int", "varint"):

@@ -110,7 +110,9 @@ def render_all(schema_dir: Path = SCHEMA_DIR, *, raw: bool = False) -> dict[str,
     files["reference/README.md"] = _clean(
         env.get_template("reference_index.md.j2").render(modules=modules)
     )
-    files["kafka_layout.h"] = _clean(env.get_template("layout.h.j2").render(**cheader.plan(modules)))
+    files["kafka_layout.h"] = _clean(
+        env.get_template("layout.h.j2").render(**cheader.plan(modules))
+    )
     for package in ("construct", "strategies"):
         name = f"{package}/__init__.py"
         init = _clean(env.get_template(f"{package}_init.py.j2").render(modules=modules))

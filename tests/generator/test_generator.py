@@ -342,3 +342,20 @@ def test_a_schema_change_reaches_the_c_header(tmp_path):
     assert re.search(r"#define KAFKA_RECORD_BATCH_PRODUCER_ID_AT +35\b", header)
     assert re.search(r"#define KAFKA_RECORD_BATCH_MAX_TIMESTAMP_AT +43\b", header)
     assert re.search(r"#define KAFKA_RECORD_BATCH_LEN_BATCH_MIN +50\b", header)
+
+
+def test_the_model_is_target_free():
+    """The IR holds no Construct (or other target) spelling: each target translates the
+    schema's expressions through ModuleIR.names (generator/construct.py, cheader.py)."""
+    import dataclasses
+
+    from kafkacodec.generator import ir
+
+    for cls in (ir.FieldIR, ir.TypeIR, ir.InstanceIR, ir.Valid, ir.ModuleIR):
+        names = [f.name for f in dataclasses.fields(cls)]
+        assert not [n for n in names if n.startswith("c_")], cls
+    mod = ir.SchemaSet(render.SCHEMA_DIR).module("kafka_record_batch")
+    top = mod.types[0]
+    size = next(f for f in top.fields if f.name == "records_region")
+    assert mod.names.translate(top, size.ksy["size"], "x", "ctx") == "this.len_batch - 49"
+    assert size.size == "len_batch - 49"  # the Python parser's spelling (locals)
