@@ -6,6 +6,7 @@ LogAppendTime, wrapper offsets, control markers)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
 from kafkacodec.generated.kafka_end_txn_marker import KafkaEndTxnMarker
@@ -117,26 +118,13 @@ def build_batch(
         raise EncodeError("LogAppendTime needs log_append_time")
     # Under LogAppendTime, Java Kafka keeps each record's own timestamp in its delta and
     # stamps only max_timestamp; readers report max_timestamp for every record.
-    native, num_records = None, 0
-    if _native_records is not None and type(records) is list:
-        native = _native_records(records, base_offset, base_timestamp, Record)
-        num_records = len(records)
-    if native is not None:
-        region, first_ts, max_ts, last_delta = native
-        records_region = None
-    else:  # no native loop, or values it leaves to the generated builder to convert or refuse
-        first_ts, max_ts, last_delta, kafka_records = _kafka_records(
-            records, base_offset, base_timestamp
-        )
-        num_records = len(kafka_records)
-        records_region = RecordList(records=kafka_records)
-        region = None
+    r = _records_region(records, base_offset, base_timestamp)
+    region, records_region, num_records = r.region, r.records, r.num_records
     if base_timestamp is None:
-        base_timestamp = first_ts if first_ts is not None else -1
+        base_timestamp = r.first_timestamp if r.first_timestamp is not None else -1
     if delete_horizon_ms is not None:
         base_timestamp = delete_horizon_ms
-    if ts_type == 1:
-        max_ts = log_append_time
+    max_ts = log_append_time if ts_type == 1 else r.max_timestamp
     attributes = _attributes(
         KafkaRecordBatch, compression=codec, timestamp_type=ts_type,
         is_transactional=is_transactional, is_control=is_control,
@@ -147,7 +135,7 @@ def build_batch(
         partition_leader_epoch=partition_leader_epoch,
         magic=2,
         attributes=attributes,
-        last_offset_delta=last_delta if last_offset_delta is None else last_offset_delta,
+        last_offset_delta=r.last_offset_delta if last_offset_delta is None else last_offset_delta,
         base_timestamp=base_timestamp,
         max_timestamp=max_ts if max_timestamp is None else max_timestamp,
         producer_id=producer_id,
@@ -160,6 +148,29 @@ def build_batch(
         else _comp.kafka_compression_encode(region, codec, 2),
     )
     return batch.build()
+
+
+class _Region(NamedTuple):
+    """A v2 batch's records: encoded by the native loop (region), or as generated
+    KafkaRecord objects (records), with what the header derives from them."""
+
+    region: bytes | None
+    records: RecordList | None
+    num_records: int
+    first_timestamp: int | None
+    max_timestamp: int
+    last_offset_delta: int
+
+
+def _records_region(records: Iterable, base_offset: int, base_timestamp: int | None) -> _Region:
+    if _native_records is not None and type(records) is list:
+        native = _native_records(records, base_offset, base_timestamp, Record)
+        if native is not None:
+            region, first_ts, max_ts, last_delta = native
+            return _Region(region, None, len(records), first_ts, max_ts, last_delta)
+    # No native loop, or values it leaves to the generated builder to convert or refuse.
+    first_ts, max_ts, last_delta, kafka = _kafka_records(records, base_offset, base_timestamp)
+    return _Region(None, RecordList(records=kafka), len(kafka), first_ts, max_ts, last_delta)
 
 
 def _kafka_records(
@@ -277,13 +288,22 @@ def build_message_set(
         return bytes(out)
     if not entries:
         return b""
+    return _wrapper(
+        entries, magic, codec, base_offset, ts_bit, log_append_time if ts_type else None
+    )
+
+
+def _wrapper(entries: list[KafkaLegacyMessage], magic: int, codec: int, base_offset: int,
+             ts_bit: int, log_append_time: int | None) -> bytes:  # fmt: skip
+    """The compressed wrapper of legacy messages: the last offset and, for CreateTime, the
+    largest inner timestamp (Kafka's MemoryRecordsBuilder.writeLegacyCompressedWrapperHeader)."""
     last_offset = entries[-1].offset
     if magic == 1:
         for e in entries:  # Java Kafka writes inner offsets relative to the base offset
             e.offset -= base_offset
     wrapper_ts = None
     if magic == 1:
-        wrapper_ts = log_append_time if ts_type == 1 else max(e.timestamp for e in entries)
+        wrapper_ts = log_append_time if ts_bit else max(e.timestamp for e in entries)
     wrapper = KafkaLegacyMessage(
         offset=last_offset,
         magic=magic,
