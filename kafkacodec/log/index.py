@@ -18,6 +18,7 @@ from kafkacodec.generated import kafka_time_index as _ti
 from kafkacodec.generated import kafka_txn_index as _xi
 
 from ..runtime._prim import Generated
+from ..runtime.search import last_at_or_below
 from ..runtime.errors import DecodeError, LogError
 from .fsio import map_regular, unmap
 
@@ -199,16 +200,7 @@ class _Index:
 
     def _search(self, key: Callable[[int], int], target: int) -> int:
         """Index of the last entry whose key is <= target, or -1 (O(log n) entries read)."""
-        lo, hi = 0, self._count - 1
-        found = -1
-        while lo <= hi:
-            mid = (lo + hi) // 2
-            if key(mid) <= target:
-                found = mid
-                lo = mid + 1
-            else:
-                hi = mid - 1
-        return found
+        return last_at_or_below(key, self._count, target)
 
 
 class OffsetIndex(_Index):

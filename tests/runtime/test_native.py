@@ -221,3 +221,4 @@ def test_native_encoder_defers_or_agrees(recs):
     except kc.EncodeError:
         return
     assert native == reference
+
