@@ -1,5 +1,6 @@
 """What a plain install needs: the runtime, the record API, the log layer and the command
-line work without the generator's dependencies (jinja2, pyyaml) and without hypothesis."""
+line work without the generator's dependencies (jinja2, pyyaml), without hypothesis and
+without pyspark."""
 
 import subprocess
 import sys
@@ -12,7 +13,7 @@ BLOCK = """
 import sys
 class Block:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in ("jinja2", "yaml", "hypothesis"):
+        if name.split(".")[0] in ("jinja2", "yaml", "hypothesis", "pyspark"):
             raise ImportError(f"{name} is not installed (blocked by the test)")
 sys.meta_path.insert(0, Block())
 """
@@ -27,13 +28,15 @@ from kafkacodec.sample import write_sample_log_dirs
 root = write_sample_log_dirs({str(tmp_path / "logs")!r}, batches=20)
 assert kafkacodec.cli.main(["verify", "--quiet", str(root)]) == 0
 assert kafkacodec.cli.main(["generate", "--check"]) == 2  # names the extra it needs
-print("ok", sorted(m for m in ("jinja2", "yaml", "hypothesis") if m in sys.modules))
+assert kafkacodec.cli.main(["spark", "verify", str(root)]) == 1  # names the pipeline extra
+print("ok", sorted(m for m in ("jinja2", "yaml", "hypothesis", "pyspark") if m in sys.modules))
 """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok []")
     assert "pip install 'kafkacodec[generator]'" in out.stderr
+    assert "pip install 'kafkacodec[pipeline]'" in out.stderr
 
 
 @pytest.mark.slow

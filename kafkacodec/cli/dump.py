@@ -10,10 +10,7 @@ from pathlib import Path
 
 from ..console import out
 from ..runtime.errors import NotASegmentError
-from .common import (
-    expand,
-    read_file,
-)
+from .common import expand, read_file
 
 HELP = "print batches and records of .log files, or entries of index files, as kafka-dump-log does"
 EXAMPLE = "kafkacodec dump --deep-iteration /var/lib/kafka/orders-0/00000000000000000000.log"

@@ -9,11 +9,7 @@ from pathlib import Path
 
 from ..console import out
 from ..runtime.errors import KafkacodecError
-from .common import (
-    notes,
-    open_kafka07,
-    open_partition,
-)
+from .common import notes, open_kafka07, open_partition
 
 HELP = "Kafka's answer for an offset or a timestamp (-1 latest, -2 earliest, -3 max timestamp)"
 EXAMPLE = "kafkacodec lookup /var/lib/kafka/orders-0 --timestamp 1700000000000"

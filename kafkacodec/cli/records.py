@@ -7,11 +7,7 @@ import sys
 
 from ..console import out, safe
 from ..runtime.errors import KafkacodecError
-from .common import (
-    notes,
-    open_kafka07,
-    open_partition,
-)
+from .common import notes, open_kafka07, open_partition
 
 HELP = "records for humans: keys and values as text when UTF-8, headers shown"
 EXAMPLE = "kafkacodec records /var/lib/kafka/orders-0 --from-offset 1200 --limit 5"

@@ -11,11 +11,7 @@ from pathlib import Path
 
 from ..console import out, safe
 from ..runtime.errors import KafkacodecError
-from .common import (
-    CLEAN,
-    PROBLEMS,
-    UNCHECKED,
-)
+from .common import CLEAN, PROBLEMS, UNCHECKED
 
 HELP = "Kafka's recovery of a partition or log.dirs, as a dry run; --repair applies it"
 EXAMPLE = "kafkacodec recover /var/lib/kafka/orders-0 --repair"

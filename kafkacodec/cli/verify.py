@@ -10,11 +10,7 @@ from pathlib import Path
 
 from ..console import out, safe
 from ..runtime.errors import KafkacodecError
-from .common import (
-    CLEAN,
-    PROBLEMS,
-    UNCHECKED,
-)
+from .common import CLEAN, PROBLEMS, UNCHECKED
 
 HELP = "check every batch's CRC and structure, and indexes against their log"
 EXAMPLE = "kafkacodec verify /var/lib/kafka            # a log.dirs, a partition or a file"
