@@ -18,8 +18,8 @@ from kafkacodec.generated import kafka_time_index as _ti
 from kafkacodec.generated import kafka_txn_index as _xi
 
 from ..runtime._prim import Generated
-from ..runtime.search import last_at_or_below
 from ..runtime.errors import DecodeError, LogError
+from ..runtime.search import last_at_or_below
 from .fsio import map_regular, unmap
 
 if TYPE_CHECKING:
