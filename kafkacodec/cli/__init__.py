@@ -1,5 +1,5 @@
 """The `kafkacodec` command line: dump, verify, lookup, records, recover, sample, generate,
-export-schemas, spark.
+specs, export-schemas, spark.
 
 One module per command, each with HELP, EXAMPLE, define(parser) and run(args) returning
 the exit code; COMMANDS lists them. A command imports what it reads with when it runs, so
@@ -17,11 +17,12 @@ import sys
 
 from ..console import run_command
 from ..pipeline import cli as spark
-from . import dump, export_schemas, generate, lookup, records, recover, sample, verify
+from . import dump, export_schemas, generate, lookup, records, recover, sample, specs, verify
 
 COMMANDS = {
     "dump": dump, "verify": verify, "lookup": lookup, "records": records, "recover": recover,
-    "sample": sample, "generate": generate, "export-schemas": export_schemas, "spark": spark,
+    "sample": sample, "generate": generate, "specs": specs, "export-schemas": export_schemas,
+    "spark": spark,
 }  # fmt: skip
 
 __all__ = ["main", "COMMANDS"]
