@@ -88,6 +88,7 @@ OURS = {
     "RepeatEos",
     "Sized",
     "Text",
+    "UnsignedVarint",
     "ZigZagVarint",
     "encoded_size",
 }
@@ -232,8 +233,9 @@ class _Planner:
             self.use(INT_CLASSES[f.fmt])
             return INT_CLASSES[f.fmt]
         if f.kind == "varint":
-            self.use("ZigZagVarint")
-            return f"ZigZagVarint({f.max_len})"
+            cls = "ZigZagVarint" if f.varint_signed else "UnsignedVarint"
+            self.use(cls)
+            return f"{cls}({f.max_len})"
         if f.kind == "contents":
             self.use("Const")
             return f"Const({f.contents!r})"

@@ -51,7 +51,7 @@ UNSUPPORTED_ATTR_KEYS = {
     "pad-right": "padded fields",
     "io": "instances in another stream",
 }
-PRIMITIVES = {"zigzag_varint"}
+PRIMITIVES = {"zigzag_varint", "unsigned_varint"}
 # Custom `process` routines the runtime implements, with their argument counts.
 PROCESSES = {"kafka_compression": 2}
 CRC_ALGORITHMS = {"crc32", "crc32c"}
@@ -102,6 +102,7 @@ class FieldIR:
     width: int = 0
     max_len: int = 0
     varint_bits: int = 0
+    varint_signed: bool = True  # zig-zag (records); False: unsigned (compact lengths, tags)
     size: str | None = None
     size_eos: bool = False
     encoding: str | None = None
@@ -156,9 +157,11 @@ class FieldIR:
     @property
     def read_as(self) -> str:
         """How a parser reads one value, the printing shape its template picks: int,
-        varint, contents, switch; lazy (its raw bytes kept, decoded on use); bytes (a
+        varint (zig-zag), uvarint (unsigned), contents, switch; lazy (its raw bytes kept, decoded on use); bytes (a
         slice); str; user (parsed in place); user_in_size (parsed inside its size);
         processed_user, processed_bytes (decoded by its process first)."""
+        if self.kind == "varint" and not self.varint_signed:
+            return "uvarint"
         if self.kind in ("int", "varint", "contents", "switch"):
             return self.kind
         if self.lazy:
@@ -210,6 +213,15 @@ class FieldIR:
         return "expr" if self.derive else None
 
     @property
+    def range_code(self) -> str:
+        """The values an integer field holds, as kafkacodec.strategies.int_range names
+        them: a struct code (b, B, ... Q), a zig-zag varint's bits (32, 64), or an
+        unsigned varint's (u32, u64)."""
+        if self.kind != "varint":
+            return self.fmt
+        return str(self.varint_bits) if self.varint_signed else f"u{self.varint_bits}"
+
+    @property
     def item_type(self) -> str:
         """The Python type of one value of the field (of each item, for a list)."""
         if self.kind == "user":
@@ -252,7 +264,9 @@ class FieldIR:
         if self.kind == "int":
             text = names[self.fmt]
         elif self.kind == "varint":
-            text = "varint" if self.max_len == 5 else "varlong"
+            text = ("" if self.varint_signed else "unsigned ") + (
+                "varint" if self.max_len == 5 else "varlong"
+            )
         elif self.kind == "user":
             text = self.user_class or ""
         elif self.kind == "switch":
@@ -978,12 +992,13 @@ class ModuleBuilder:
         if m.group(2) is not None:
             call = parse_expr(typ, f"{where}/type")
             args = list(call.args[1:]) if call.kind == "call" else []
-        if kind == "zigzag_varint":
+        if kind in ("zigzag_varint", "unsigned_varint"):
             f.kind = "varint"
+            f.varint_signed = kind == "zigzag_varint"
             if len(args) != 1 or args[0].kind != "num" or args[0].value not in (5, 10):
                 raise SchemaError(
                     f"{where}/type",
-                    "zigzag_varint takes one argument: 5 (varint) or 10 (varlong)",
+                    f"{kind} takes one argument: 5 (varint) or 10 (varlong)",
                 )
             f.max_len = args[0].value
             f.varint_bits = 32 if f.max_len == 5 else 64

@@ -47,7 +47,8 @@ def _type(f: FieldIR, local: set[str]) -> str:
     if f.kind == "int":
         text = _INT[f.fmt]
     elif f.kind == "varint":
-        text = "varint (zig-zag, 1-5 bytes)" if f.max_len == 5 else "varlong (zig-zag, 1-10 bytes)"
+        how = "zig-zag" if f.varint_signed else "unsigned"
+        text = f"varint ({how}, 1-5 bytes)" if f.max_len == 5 else f"varlong ({how}, 1-10 bytes)"
     elif f.kind == "contents":
         text = f"bytes {f.contents.hex()} (fixed)"
     elif f.kind in ("bytes", "str"):

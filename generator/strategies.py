@@ -87,7 +87,7 @@ class _Planner:
         codes = []
         for f in t.fields:
             if f.derived and f.kind in ("int", "varint"):
-                codes.append((f.name, f.fmt if f.kind == "int" else str(f.varint_bits), f.size_of))
+                codes.append((f.name, f.range_code, f.size_of))
         return SType(
             snake(t.class_name), t.class_name, [p.name for p in t.params], lines, ctor, codes, t.doc
         )
@@ -95,7 +95,7 @@ class _Planner:
     def value(self, t: TypeIR, f: FieldIR, derived: set[str]) -> str:
         """The strategy of one value (one element of a list)."""
         if f.kind in ("int", "varint"):
-            code = f.fmt if f.kind == "int" else str(f.varint_bits)
+            code = f.range_code
             b = f.bounds
             args = [f'"{code}"']
             if "eq" in b:

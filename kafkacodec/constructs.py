@@ -44,7 +44,7 @@ from construct.core import (
 
 from .runtime import compression, crc
 from .runtime.errors import KafkacodecError
-from .runtime.varint import encode_varint, read_varint
+from .runtime.varint import encode_uvarint, encode_varint, read_uvarint, read_varint
 
 __all__ = [
     "CompressionFailed",
@@ -53,6 +53,7 @@ __all__ = [
     "RepeatEos",
     "Sized",
     "Text",
+    "UnsignedVarint",
     "ZigZagVarint",
     "encoded_size",
 ]
@@ -64,6 +65,8 @@ class CompressionFailed(ConstructError):
 
 class ZigZagVarint(Construct):
     """Kafka's zig-zag varint: max_len 5 for an int32 (varint), 10 for an int64 (varlong)."""
+
+    read, encode, what = staticmethod(read_varint), staticmethod(encode_varint), "a varint"
 
     def __init__(self, max_len: int):
         super().__init__()
@@ -79,21 +82,31 @@ class ZigZagVarint(Construct):
             if not byte & 0x80:
                 break
         try:
-            value, _ = read_varint(bytes(data), 0, len(data), self.max_len)
+            value, _ = self.read(bytes(data), 0, len(data), self.max_len)
         except KafkacodecError as err:
             raise ValidationError(str(err), path=path) from None
         return value
 
     def _build(self, obj, stream, context, path):
         try:
-            data = encode_varint(obj, self.max_len)
+            data = self.encode(obj, self.max_len)
         except (KafkacodecError, TypeError) as err:
-            raise ValidationError(f"cannot encode {obj!r} as a varint: {err}", path=path) from None
+            raise ValidationError(
+                f"cannot encode {obj!r} as {self.what}: {err}", path=path
+            ) from None
         stream_write(stream, data, len(data), path)
         return obj
 
     def _sizeof(self, context, path):
         raise SizeofError("a varint has no fixed size", path=path)
+
+
+class UnsignedVarint(ZigZagVarint):
+    """Kafka's unsigned varint (compact lengths, tagged fields): max_len 5 for 0 to 2^32-1,
+    10 for 0 to 2^64-1."""
+
+    read, encode = staticmethod(read_uvarint), staticmethod(encode_uvarint)
+    what = "an unsigned varint"
 
 
 class Text(Adapter):

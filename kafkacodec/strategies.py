@@ -33,7 +33,10 @@ BOUNDARY = (0, 1, -1, 0x7F, 0x80, 0x7FFF, 0x8000, 0x7FFFFFFF, -0x80000000, 0xFFF
 
 
 def int_range(code: str) -> tuple[int, int]:
-    """The range of an integer field: a struct code (b, B, h, ... Q) or a varint's 32 or 64."""
+    """The range of an integer field: a struct code (b, B, h, ... Q), a zig-zag varint's
+    32 or 64, or an unsigned varint's u32 or u64."""
+    if code in ("u32", "u64"):
+        return 0, (1 << int(code[1:])) - 1
     if code in ("32", "64"):
         bits = int(code)
         return -(1 << (bits - 1)), (1 << (bits - 1)) - 1

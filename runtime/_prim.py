@@ -21,10 +21,10 @@ from .errors import (
     TruncatedError,
     ValidationError,
 )
-from .varint import read_varint, write_varint
+from .varint import read_uvarint, read_varint, write_uvarint, write_varint
 
 __all__ = [
-    "compute_crc", "read_varint", "write_varint", "truncated", "length_mismatch", "trailing",
+    "compute_crc", "read_varint", "write_varint", "read_uvarint", "write_uvarint", "truncated", "length_mismatch", "trailing",
     "check_crc", "invalid", "bad_length", "bad_size", "bad_count", "no_progress", "no_case",
     "bad_contents", "decode_str", "to_enum", "Generated", "ENCODE_ERRORS",
     "encode_failed", "not_expected", "derive", "process_decode", "process_encode",
