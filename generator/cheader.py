@@ -38,7 +38,7 @@ def _type_constants(mod: ModuleIR, t: TypeIR) -> list[tuple[str, str, str]]:
     out = []
     for f, offset in zip(run.fields, run.offsets):
         name = f"{prefix}_{f.name.upper()}"
-        out.append((f"{name}_AT", str(offset), f"{'s' if f.fmt.islower() else 'u'}{f.width}"))
+        out.append((f"{name}_AT", str(offset), f.ksy_type))
         out.append((f"{name}_SIZE", str(f.width), ""))
         out += _bounds(prefix, f)
     out.append(

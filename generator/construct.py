@@ -24,7 +24,7 @@ from .ir import FieldIR, InstanceIR, ModuleIR, TypeIR
 
 INT_CLASSES = {
     "b": "Int8sb", "B": "Int8ub", "h": "Int16sb", "H": "Int16ub",
-    "i": "Int32sb", "I": "Int32ub", "q": "Int64sb", "Q": "Int64ub",
+    "i": "Int32sb", "I": "Int32ub", "q": "Int64sb", "Q": "Int64ub", "f": "Float32b", "d": "Float64b",
 }  # fmt: skip
 CODECS = {"UTF-8": "utf-8", "ASCII": "ascii"}
 
@@ -229,7 +229,7 @@ class _Planner:
     def base(self, t: TypeIR, f: FieldIR, region: str = "GreedyBytes") -> str:
         """The field's own type; bytes and text take `region` (the whole stream, or their
         size when Bytes can check it both ways)."""
-        if f.kind == "int":
+        if f.fixed:
             self.use(INT_CLASSES[f.fmt])
             return INT_CLASSES[f.fmt]
         if f.kind == "varint":

@@ -60,6 +60,9 @@ INT_TYPES = {
     "u1": ("B", 1, False), "u2": ("H", 2, False), "u4": ("I", 4, False), "u8": ("Q", 8, False),
     "s1": ("b", 1, True), "s2": ("h", 2, True), "s4": ("i", 4, True), "s8": ("q", 8, True),
 }  # fmt: skip
+FLOAT_TYPES = {"f4": ("f", 4, True), "f8": ("d", 8, True)}  # IEEE 754
+#: Kaitai's name of each struct code (b -> s1, d -> f8, ...).
+KSY_NAMES = {fmt: name for name, (fmt, _w, _s) in {**INT_TYPES, **FLOAT_TYPES}.items()}
 RESERVED = {
     "buf", "pos", "end", "start", "cls", "self", "out", "o", "outer", "verify", "b", "n", "_", "_i",
     "item", "data", "rest_start", "crc_start", "crc_end", "max_size", "count", "before", "rest_bytes",
@@ -155,14 +158,26 @@ class FieldIR:
         return self.repeat is not None
 
     @property
+    def fixed(self) -> bool:
+        """A fixed-width number (an integer or a float), read and written with struct."""
+        return self.kind in ("int", "float")
+
+    @property
+    def ksy_type(self) -> str:
+        """Kaitai's name of a fixed-width number's type (s4, u2, f8, ...)."""
+        return KSY_NAMES[self.fmt]
+
+    @property
     def read_as(self) -> str:
-        """How a parser reads one value, the printing shape its template picks: int,
-        varint (zig-zag), uvarint (unsigned), contents, switch; lazy (its raw bytes kept, decoded on use); bytes (a
+        """How a parser reads one value, the printing shape its template picks: fixed (an
+        integer or float, by struct), varint (zig-zag), uvarint (unsigned), contents, switch; lazy (its raw bytes kept, decoded on use); bytes (a
         slice); str; user (parsed in place); user_in_size (parsed inside its size);
         processed_user, processed_bytes (decoded by its process first)."""
+        if self.fixed:
+            return "fixed"
         if self.kind == "varint" and not self.varint_signed:
             return "uvarint"
-        if self.kind in ("int", "varint", "contents", "switch"):
+        if self.kind in ("varint", "contents", "switch"):
             return self.kind
         if self.lazy:
             return "lazy"
@@ -189,9 +204,11 @@ class FieldIR:
 
     @property
     def write_as(self) -> str:
-        """How a builder writes one value: int, varint, contents; object (its build_into);
+        """How a builder writes one value: fixed, varint, contents; object (its build_into);
         bytes (bytes it has, or that were encoded ahead: prebuild)."""
-        if self.kind in ("int", "varint", "contents"):
+        if self.fixed:
+            return "fixed"
+        if self.kind in ("varint", "contents"):
             return self.kind
         if self.kind in ("user", "switch") and not self.prebuild:
             return "object"
@@ -228,7 +245,9 @@ class FieldIR:
             return self.user_class or "object"
         if self.kind == "switch":
             return " | ".join(dict.fromkeys(cls for _, cls in self.switch_cases))
-        return {"int": "int", "varint": "int", "str": "str"}.get(self.kind, "bytes")
+        return {"int": "int", "varint": "int", "float": "float", "str": "str"}.get(
+            self.kind, "bytes"
+        )
 
     @property
     def ahead(self) -> str:
@@ -251,18 +270,8 @@ class FieldIR:
     @property
     def summary(self) -> str:
         """One line for the class docstring: type, condition, how it is read and built."""
-        names = {
-            "b": "s1",
-            "B": "u1",
-            "h": "s2",
-            "H": "u2",
-            "i": "s4",
-            "I": "u4",
-            "q": "s8",
-            "Q": "u8",
-        }
-        if self.kind == "int":
-            text = names[self.fmt]
+        if self.fixed:
+            text = self.ksy_type
         elif self.kind == "varint":
             text = ("" if self.varint_signed else "unsigned ") + (
                 "varint" if self.max_len == 5 else "varlong"
@@ -952,6 +961,11 @@ class ModuleBuilder:
             base = typ if typ in INT_TYPES else typ[:-2]
             f.kind = "int"
             f.fmt, f.width, _signed = INT_TYPES[base]
+        elif typ in FLOAT_TYPES or (
+            isinstance(typ, str) and typ[:-2] in FLOAT_TYPES and typ[-2:] == "be"
+        ):
+            f.kind = "float"
+            f.fmt, f.width, _signed = FLOAT_TYPES[typ if typ in FLOAT_TYPES else typ[:-2]]
         elif isinstance(typ, str):
             self._field_named(f, typ, where, scope)
         else:
@@ -1020,7 +1034,7 @@ class ModuleBuilder:
     def _field_size(self, f: FieldIR, attr: dict, where: str, scope: _Scope) -> None:
         """How many bytes the field takes, when the schema says (size, size-eos)."""
         if "size" in attr or attr.get("size-eos"):
-            if f.kind in ("int", "varint", "contents"):
+            if f.fixed or f.kind in ("varint", "contents"):
                 raise SchemaError(where, f"size does not apply to a {f.kind} field")
             if attr.get("size-eos"):
                 f.size_eos = True
@@ -1270,14 +1284,14 @@ class ModuleBuilder:
             run.clear()
 
         for f in t.fields:
-            if f.kind == "int" and not f.cond and not f.is_list:
+            if f.fixed and not f.cond and not f.is_list:
                 run.append(f)
                 continue
             flush()
             t.steps.append(Step("field", [f]))
         flush()
         for f in t.fields:
-            if f.kind == "int" and (not f.in_run or f.length_of_rest or f.crc_algorithm):
+            if f.fixed and (not f.in_run or f.length_of_rest or f.crc_algorithm):
                 f.struct_name = self.structs_name(">" + f.fmt)
         for inst in t.pos_instances:
             inst.struct_name = self.structs_name(">" + inst.fmt)
@@ -1307,7 +1321,7 @@ class ModuleBuilder:
         return total
 
     def _field_min(self, f: FieldIR, seen: set[str]) -> int:
-        if f.kind in ("int", "contents"):
+        if f.fixed or f.kind == "contents":
             return f.width
         if f.kind == "varint":
             return 1

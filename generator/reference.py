@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 
 from .ir import FieldIR, ModuleIR, TypeIR
 
-_INT = {"b": "s1", "B": "u1", "h": "s2", "H": "u2", "i": "s4", "I": "u4", "q": "s8", "Q": "u8"}
-
 
 @dataclass
 class Row:
@@ -44,8 +42,8 @@ def anchor(name: str) -> str:
 
 def _type(f: FieldIR, local: set[str]) -> str:
     k = f.ksy
-    if f.kind == "int":
-        text = _INT[f.fmt]
+    if f.fixed:
+        text = f.ksy_type
     elif f.kind == "varint":
         how = "zig-zag" if f.varint_signed else "unsigned"
         text = f"varint ({how}, 1-5 bytes)" if f.max_len == 5 else f"varlong ({how}, 1-10 bytes)"
@@ -115,7 +113,9 @@ def plan_type(t: TypeIR, local: set[str], skip_doc: bool = False) -> RType:
     rows, offset = [], 0
     for f in t.fields:
         fixed = offset is not None
-        width = f.width if f.kind in ("int", "contents") and not f.cond and not f.is_list else None
+        width = (
+            f.width if (f.fixed or f.kind == "contents") and not f.cond and not f.is_list else None
+        )
         doc = " ".join(x for x in (_cell(f.doc), _derived(f), _valid(f)) if x)
         if f.orig_id:
             doc += f" (Kafka: `{f.orig_id}`)"
