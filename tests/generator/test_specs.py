@@ -180,4 +180,4 @@ def test_the_command(tmp_path):
     doc = json.loads(res.stdout)
     assert res.returncode == 0 and len(doc["added"]) == 26
     res = kafkacodec_cli("specs", "diff", tmp_path / "nothing", SPECS / "3.9", ok=False)
-    assert res.returncode == 1 and "not a directory of message specs" in res.stderr
+    assert res.returncode == 2 and "not a directory of message specs" in res.stderr
