@@ -123,6 +123,12 @@ def _spec_changes(o: MessageSpec, n: MessageSpec, d: SpecDiff) -> None:
             f"version {both[0]} changes between flexible and not" if both else ""))  # fmt: skip
 
 
+def _bytes_in(f: SpecField, spec: MessageSpec, both: list[int]) -> list[int]:
+    """The versions both sides know in which the field is in the bytes as a plain (not
+    tagged) field: adding or removing it there changes what a reader from OLD meets."""
+    return [v for v in _known(f.versions, spec) if v in both and v not in f.tagged]
+
+
 def _field_changes(o: MessageSpec, n: MessageSpec, d: SpecDiff) -> None:
     old, new = dict(o.walk()), dict(n.walk())
     both = [v for v in o.versions if v in n.valid]  # versions a reader from OLD decodes in NEW
@@ -130,20 +136,16 @@ def _field_changes(o: MessageSpec, n: MessageSpec, d: SpecDiff) -> None:
         if path in old:
             continue
         d.fields_added.append(path)
-        hit = [v for v in _known(f.versions, n) if v in both]
-        tagged_only = not f.tagged.empty and all(v in f.tagged for v in hit)
-        d.changes.append(Change(
-            f"field {path} added ({f.type}, versions {f.versions}"
-            f"{', tag ' + str(f.tag) if f.tag is not None else ''})",
-            bool(hit) and not tagged_only,
-            f"it changes version {hit[0]}'s bytes" if hit else ""))  # fmt: skip
+        hit = _bytes_in(f, n, both)
+        tag = f", tag {f.tag}" if f.tag is not None else ""
+        d.changes.append(Change(f"field {path} added ({f.type}, versions {f.versions}{tag})",
+                                bool(hit), f"it changes version {hit[0]}'s bytes" if hit else ""))  # fmt: skip
     for path, f in old.items():
         if path in new:
             continue
         d.fields_removed.append(path)
-        hit = [v for v in _known(f.versions, o) if v in both]
-        tagged_only = not f.tagged.empty and all(v in f.tagged for v in hit)
-        d.changes.append(Change(f"field {path} removed", bool(hit) and not tagged_only,
+        hit = _bytes_in(f, o, both)
+        d.changes.append(Change(f"field {path} removed", bool(hit),
                                 f"version {hit[0]} no longer carries it" if hit else ""))  # fmt: skip
     for path, f in old.items():
         g = new.get(path)
