@@ -300,10 +300,21 @@ class _Planner:
             self.use("Rebuild", "encoded_size")
             by_name = {g.name: g for g in t.fields}
             targets = ", ".join(f'("{n}", {self.coded(t, by_name[n])})' for n in f.size_of)
-            sub = f"Rebuild({sub}, lambda this: encoded_size(this, {targets}))"
+            size = f"encoded_size(this, {targets})"
+            if f.length_plus or f.length_when_null != -1:  # compact: + 1 when present, 0 when null
+                size = f"(lambda n: {f.length_when_null} if n < 0 else n + {f.length_plus})({size})"
+            sub = f"Rebuild({sub}, lambda this: {size})"
         elif f.count_of:
             self.use("Rebuild")
-            sub = f'Rebuild({sub}, lambda this: len(this["{f.count_of}"]))'
+            items = f'this["{f.count_of}"]'
+            count = (
+                f"len({items})"
+                if f.length_of is None
+                else (
+                    f"{f.length_when_null} if {items} is None else len({items}) + {f.length_plus}"
+                )
+            )
+            sub = f"Rebuild({sub}, lambda this: {count})"
         elif f.derive:
             self.use("Rebuild")
             sub = f"Rebuild({sub}, {_lam(self.ctx(t, f, '-kafkacodec-derive'))})"

@@ -130,6 +130,9 @@ class FieldIR:
     crc_algorithm: str | None = None
     crc_from: str | None = None
     length_of_rest: bool = False
+    length_of: str | None = None  # -kafkacodec-length-of {field}: the field this counts
+    length_plus: int = 0  # added to the length (Kafka's compact lengths: +1)
+    length_when_null: int = -1  # written when the field is None (compact: 0)
     derive: str | None = None  # builder expression (over self) for -kafkacodec-derive
     size_of: list[str] = field(default_factory=list)  # fields whose encoded length this is
     count_of: str | None = None  # list field whose length this is
@@ -218,6 +221,22 @@ class FieldIR:
     def rest_varint(self) -> bool:
         """A length-of-rest varint: a builder writes the rest first, then its length."""
         return self.length_of_rest and self.kind == "varint"
+
+    @property
+    def size_of_expr(self) -> str:
+        """What a builder writes in a length field left None: the encoded size of the first
+        of size_of that is not None (plus length_plus), or length_when_null."""
+        plus = f" + {self.length_plus}" if self.length_plus else ""
+        tests = "".join(f"len({s}_b){plus} if {s}_b is not None else " for s in self.size_of)
+        return f"{tests}{self.length_when_null}"
+
+    @property
+    def count_of_expr(self) -> str:
+        """What a builder writes in a count field left None."""
+        if self.length_of is None:
+            return f"len({self.count_of})"
+        plus = f" + {self.length_plus}" if self.length_plus else ""
+        return f"len({self.count_of}){plus} if {self.count_of} is not None else {self.length_when_null}"
 
     @property
     def derive_as(self) -> str | None:
@@ -1101,11 +1120,16 @@ class ModuleBuilder:
             raise SchemaError(where, "a lazy field cannot repeat")
         rest = attr.get("-kafkacodec-length-of")
         if rest is not None:
-            if rest != "rest":
-                raise SchemaError(f"{where}/-kafkacodec-length-of", "the only value is 'rest'")
-            if f.kind not in ("int", "varint") or f.cond or f.is_list:
+            if f.kind not in ("int", "varint") or f.is_list or (rest == "rest" and f.cond):
                 raise SchemaError(where, "a length-of field is a plain integer or varint")
-            f.length_of_rest = True
+            if rest == "rest":
+                f.length_of_rest = True
+            elif isinstance(rest, dict):
+                self._length_of(f, rest, f"{where}/-kafkacodec-length-of")
+            else:
+                raise SchemaError(
+                    f"{where}/-kafkacodec-length-of", "'rest', or {field, plus, when-null}"
+                )
         crc = attr.get("-kafkacodec-crc")
         if crc is not None:
             if not isinstance(crc, dict) or set(crc) != {"algorithm", "from"}:
@@ -1118,6 +1142,20 @@ class ModuleBuilder:
             if f.kind != "int" or f.width != 4 or f.fmt != "I":
                 raise SchemaError(where, "a CRC field is a u4")
             f.crc_algorithm, f.crc_from = crc["algorithm"], crc["from"]
+
+    @staticmethod
+    def _length_of(f: FieldIR, spec: dict, where: str) -> None:
+        """The length (bytes, or items of a list) of a named field, plus `plus`, and
+        `when-null` when it is None: Kafka's classic (-1 null) and compact (+1, 0 null)."""
+        _check_keys(spec, {"field", "plus", "when-null"}, where)
+        if not isinstance(spec.get("field"), str):
+            raise SchemaError(where, "field names the field whose length this is")
+        for key in ("plus", "when-null"):
+            if key in spec and not isinstance(spec[key], int):
+                raise SchemaError(f"{where}/{key}", "an integer")
+        f.length_of = spec["field"]
+        f.length_plus = spec.get("plus", 0)
+        f.length_when_null = spec.get("when-null", -1)
 
     def _valid(self, spec, f: FieldIR, scope: _Scope, where: str) -> list[Valid]:
         if not isinstance(spec, dict):
@@ -1227,17 +1265,29 @@ class ModuleBuilder:
                     raise SchemaError(f"{f.path}/-kafkacodec-crc/from", "must name a later field")
                 t.crc_field = f
                 by_name[f.crc_from].crc_starts = True
+            if f.length_of is not None:
+                target = by_name.get(f.length_of)
+                if target is None:
+                    raise SchemaError(
+                        f"{f.path}/-kafkacodec-length-of", f"no field {f.length_of!r}"
+                    )
+                if target.is_list:
+                    f.count_of = target.name
+                else:
+                    f.size_of.append(target.name)
+                    target.prebuild = True
             if "size" in attr:
                 target = self._bare_name(attr["size"], f"{f.path}/size")
                 if target in by_name and by_name[target].kind in ("int", "varint"):
                     src = by_name[target]
-                    if not src.length_of_rest:
+                    if not src.length_of_rest and src.length_of is None:
                         src.size_of.append(f.name)
                         f.prebuild = True
             if f.repeat == "expr":
                 target = self._bare_name(attr["repeat-expr"], f"{f.path}/repeat-expr")
                 if target in by_name and by_name[target].kind in ("int", "varint"):
-                    by_name[target].count_of = f.name
+                    if by_name[target].length_of is None:
+                        by_name[target].count_of = f.name
         for f in t.fields:
             if f.process or f.lazy or f.kind == "str":
                 f.prebuild = True

@@ -82,7 +82,10 @@ def _derived(f: FieldIR) -> str:
         return f"Derived: the {f.crc_algorithm.upper()} of `{f.crc_from}` to the end."
     if f.size_of:
         return (
-            "Derived: the length of " + ", ".join(f"`{n}`" for n in f.size_of) + " (-1 when null)."
+            "Derived: the length of "
+            + ", ".join(f"`{n}`" for n in f.size_of)
+            + (f" plus {f.length_plus}" if f.length_plus else "")
+            + f" ({f.length_when_null} when null)."
         )
     if f.count_of:
         return f"Derived: the number of `{f.count_of}`."

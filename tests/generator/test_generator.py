@@ -398,3 +398,86 @@ def test_floats_are_fixed_width_numbers(tmp_path):
     assert ns["T"].build(parsed) == raw
     assert "| f8 |" in files["reference/t.md"] or "f8" in files["reference/t.md"]
     assert "st.floats(width=64, allow_nan=False)" in files["strategies/t.py"]
+
+
+def test_explicit_lengths_classic_and_compact(tmp_path):
+    """-kafkacodec-length-of {field, plus, when-null}: the lengths of Kafka's flexible
+    versions (uvarint length + 1, 0 for null) and classic ones (-1 for null), for strings
+    and lists, derived by the builders and read back; Construct agrees."""
+    from kafkacodec.runtime.varint import encode_uvarint
+
+    (tmp_path / "common").mkdir()
+    shutil.copy(ROOT / "schemas" / "common" / "unsigned_varint.ksy", tmp_path / "common")
+    mod = gen(
+        tmp_path,
+        """
+        meta:
+          id: t
+          endian: be
+          imports:
+            - common/unsigned_varint
+        seq:
+          - id: len_name
+            type: unsigned_varint(5)
+            -kafkacodec-length-of: {field: name, plus: 1, when-null: 0}
+          - id: name
+            type: str
+            encoding: UTF-8
+            size: len_name - 1
+            if: len_name > 0
+          - id: num_items
+            type: unsigned_varint(5)
+            -kafkacodec-length-of: {field: items, plus: 1, when-null: 0}
+          - id: items
+            type: s4
+            repeat: expr
+            repeat-expr: num_items - 1
+            if: num_items > 0
+          - id: len_note
+            type: s2
+            -kafkacodec-length-of: {field: note}
+          - id: note
+            type: str
+            encoding: UTF-8
+            size: len_note
+            if: len_note >= 0
+        """,
+    )
+    full = mod.T(name="h\u00e9llo", items=[1, -2], note="").build()
+    assert full == (encode_uvarint(7) + "h\u00e9llo".encode() + encode_uvarint(3)
+                    + bytes.fromhex("00000001fffffffe") + b"\x00\x00")  # fmt: skip
+    back = mod.T.parse_all(full)
+    assert (back.name, back.items, back.note) == ("h\u00e9llo", [1, -2], "")
+    empty = mod.T(name=None, items=None, note=None).build()
+    assert empty == b"\x00\x00\xff\xff"
+    assert (lambda o: (o.name, o.items, o.note))(mod.T.parse_all(empty)) == (None, None, None)
+    files = render.render_all(tmp_path)
+    ns: dict = {}
+    exec(compile(files["construct/t.py"], "construct_t.py", "exec"), ns)  # noqa: S102
+    for raw in (full, empty):
+        parsed = ns["T"].parse(raw)
+        parsed.len_name = parsed.num_items = parsed.len_note = None  # rebuilt from the values
+        assert ns["T"].build(parsed) == raw
+    assert "plus 1 (0 when null)" in files["reference/t.md"]
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("{field: nope}", "no field 'nope'"),
+    ("{field: payload, plus: x}", "an integer"),
+    ("{field: payload, minus: 1}", "minus"),
+    ("[payload]", "'rest', or {field, plus, when-null}"),
+])  # fmt: skip
+def test_a_bad_length_of_is_named(tmp_path, spec, message):
+    (tmp_path / "t.ksy").write_text(textwrap.dedent(f"""
+        meta:
+          id: t
+          endian: be
+        seq:
+          - id: len_payload
+            type: s4
+            -kafkacodec-length-of: {spec}
+          - id: payload
+            size: len_payload
+        """))  # fmt: skip
+    with pytest.raises(SchemaError, match=re.escape(message)):
+        render.render_all(tmp_path, raw=True)
