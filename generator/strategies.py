@@ -145,7 +145,7 @@ class _Planner:
             optional = bool(_names(f.cond_build) & derived)
             if optional:
                 strat = f"st.one_of(st.none(), {strat})"
-            lines.append(f"{f.name} = draw({strat}) if {f.cond_build} else None")
+            lines.append(f"{f.name} = draw({strat}) if ({f.cond_build}) else None")
         else:
             lines.append(f"{f.name} = draw({strat})")
         for v in f.valid:

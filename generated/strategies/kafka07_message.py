@@ -33,7 +33,7 @@ def kafka07_message(invalid=False):
 @st.composite
 def _draw_kafka07_message(draw, invalid):
     magic = draw(_h.ints("b", choices=[0, 1], invalid=invalid))
-    attributes = draw(_h.ints("b", invalid=invalid)) if magic == 1 else None
+    attributes = draw(_h.ints("b", invalid=invalid)) if (magic == 1) else None
     payload = draw(st.binary(max_size=_h.MAX_BYTES))
     obj = Kafka07Message(
         len_message=None,

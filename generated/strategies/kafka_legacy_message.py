@@ -40,16 +40,16 @@ def _draw_kafka_legacy_message(draw, invalid):
     offset = draw(_h.ints("q", invalid=invalid))
     magic = draw(_h.ints("b", choices=[0, 1], invalid=invalid))
     attributes = draw(_h.ints("b", invalid=invalid))
-    timestamp = draw(_h.ints("q", invalid=invalid)) if magic >= 1 else None
-    key = draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if len_key >= 0 else None
+    timestamp = draw(_h.ints("q", invalid=invalid)) if (magic >= 1) else None
+    key = draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if (len_key >= 0) else None
     value = (
         draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES)))
-        if (len_value >= 0) and ((attributes & 7) == CompressionType.NONE)
+        if ((len_value >= 0) and ((attributes & 7) == CompressionType.NONE))
         else None
     )
     inner = (
         draw(st.one_of(st.none(), message_set(invalid=invalid)))
-        if (len_value >= 0) and ((attributes & 7) != CompressionType.NONE)
+        if ((len_value >= 0) and ((attributes & 7) != CompressionType.NONE))
         else None
     )
     obj = KafkaLegacyMessage(

@@ -39,8 +39,10 @@ def _draw_kafka_record(draw, invalid):
     attributes = draw(_h.ints("b", invalid=invalid))
     timestamp_delta = draw(_h.ints("64", invalid=invalid))
     offset_delta = draw(_h.ints("32", invalid=invalid))
-    key = draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if len_key >= 0 else None
-    value = draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if len_value >= 0 else None
+    key = draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if (len_key >= 0) else None
+    value = (
+        draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if (len_value >= 0) else None
+    )
     headers = draw(_h.sized_list(header(invalid=invalid), None))
     obj = KafkaRecord(
         len_body=None,
@@ -80,7 +82,9 @@ def header(invalid=False):
 def _draw_header(draw, invalid):
     len_value = 0  # derived: present, in conditions
     key = draw(st.text(max_size=_h.MAX_BYTES))
-    value = draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if len_value >= 0 else None
+    value = (
+        draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if (len_value >= 0) else None
+    )
     obj = Header(
         len_key=None,
         key=key,

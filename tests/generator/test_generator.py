@@ -481,3 +481,46 @@ def test_a_bad_length_of_is_named(tmp_path, spec, message):
         """))  # fmt: skip
     with pytest.raises(SchemaError, match=re.escape(message)):
         render.render_all(tmp_path, raw=True)
+
+
+def test_a_length_by_version_classic_or_compact(tmp_path):
+    """One string whose length is an int16 before version 1 and a compact uvarint from it,
+    as Kafka's flexible versions write it: the builder derives only the length the version
+    writes."""
+    from kafkacodec.runtime.varint import encode_uvarint
+
+    (tmp_path / "common").mkdir()
+    shutil.copy(ROOT / "schemas" / "common" / "unsigned_varint.ksy", tmp_path / "common")
+    mod = gen(
+        tmp_path,
+        """
+        meta:
+          id: t
+          endian: be
+          imports:
+            - common/unsigned_varint
+        params:
+          - id: version
+            type: s2
+        seq:
+          - id: len_name
+            type: s2
+            if: version < 1
+            -kafkacodec-length-of: {field: name}
+          - id: len_name_compact
+            type: unsigned_varint(5)
+            if: version >= 1
+            -kafkacodec-length-of: {field: name, plus: 1, when-null: 0}
+          - id: name
+            type: str
+            encoding: UTF-8
+            size: 'version < 1 ? len_name : len_name_compact - 1'
+            if: 'version < 1 ? len_name >= 0 : len_name_compact > 0'
+        """,
+    )
+    for version, name, raw in (
+        (0, "ab", b"\x00\x02ab"), (0, None, b"\xff\xff"),
+        (1, "ab", encode_uvarint(3) + b"ab"), (1, None, b"\x00"),
+    ):  # fmt: skip
+        assert mod.T(version=version, name=name).build() == raw
+        assert mod.T.parse_all(raw, version).name == name
