@@ -228,6 +228,7 @@ class SliceScan:
     entries: np.ndarray
     problems: list[Problem]
     remaining: int  # bytes of a partial batch at the end of the segment (a crashed write)
+    end: int  # where the walk was bounded: the slice's end, or the segment's
 
     @property
     def tail(self) -> Problem | None:
@@ -292,7 +293,7 @@ def scan(s: SegmentSlice, *, verify_crc: bool) -> SliceScan:
     if walk.error is not None:
         problems.append(Problem(walk.position, walk.error, end - walk.position))
     remaining = walk.remaining if walk.error is None and end == seg.size else 0
-    return SliceScan(seg, walk.entries[_wanted(walk.entries, s)], problems, remaining)
+    return SliceScan(seg, walk.entries[_wanted(walk.entries, s)], problems, remaining, end)
 
 
 #: Log bytes decoded at a time by a read (chunks): what bounds a task's memory, whatever the
@@ -315,8 +316,7 @@ def chunks(
     partial batch at the end of the segment after it (SliceScan.tail)."""
     sc = scan(s, verify_crc=verify_crc)
     seg, entries, data = sc.segment, sc.entries, sc.segment.data
-    end = seg.size if s.end is None else min(s.end, seg.size)
-    _release(data, s.start, end)  # the walk read every header: its pages are not needed now
+    _release(data, s.start, sc.end)  # the walk read every header: its pages are not needed now
     sizes = entries["len_batch"].astype(np.int64) + 12
     cut = np.searchsorted(
         np.cumsum(sizes), np.arange(chunk_bytes, int(sizes.sum()) + 1, chunk_bytes)

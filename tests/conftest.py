@@ -134,6 +134,31 @@ FOLDERS = {"kafkacodec": "kafkacodec", "runtime": "kafkacodec.runtime", "generat
            "generator": "kafkacodec.generator", "pipeline": "kafkacodec.pipeline", "schemas": "kafkacodec.schemas"}  # fmt: skip
 
 
+def generate_inline(
+    tmp_path: Path, text: str, name: str = "t", common: tuple[str, ...] = ()
+) -> dict:
+    """Every file the generator writes for one inline schema (dedented text), with the
+    schemas/common files it imports copied beside it: {file name: source}."""
+    import shutil
+    import textwrap
+
+    from kafkacodec.generator import render
+
+    if common:
+        (tmp_path / "common").mkdir(exist_ok=True)
+    for c in common:
+        shutil.copy(ROOT / "schemas" / "common" / f"{c}.ksy", tmp_path / "common")
+    (tmp_path / f"{name}.ksy").write_text(textwrap.dedent(text))
+    return render.render_all(tmp_path)
+
+
+def run_generated(source: str, name: str) -> dict:
+    """The namespace of one generated module's source, executed."""
+    ns: dict = {}
+    exec(compile(source, name, "exec"), ns)  # noqa: S102
+    return ns
+
+
 def checkout_modules() -> set[str]:
     """Every Python module of the project, named as it is imported (kafkacodec/targets holds
     data for the other languages' output, not modules)."""
@@ -145,6 +170,8 @@ def checkout_modules() -> set[str]:
             parts = p.relative_to(ROOT / folder).with_suffix("").parts
             names.add(".".join((package, *(parts[:-1] if parts[-1] == "__init__" else parts))))
     return names
+
+
 KSC = ROOT / "tests" / "ksc"
 
 

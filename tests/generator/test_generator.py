@@ -12,6 +12,7 @@ from pathlib import Path
 
 import construct
 import pytest
+from conftest import generate_inline, run_generated
 
 from kafkacodec.generator import render
 from kafkacodec.runtime.errors import SchemaError
@@ -30,10 +31,11 @@ def test_generate_check_cli():
     assert out.returncode == 0, out.stderr
 
 
-def gen(tmp_path, text, name="t"):
-    (tmp_path / f"{name}.ksy").write_text(textwrap.dedent(text))
+def gen(tmp_path, text, name="t", common=()):
+    """The generated module of one inline schema, imported from files (its generated files
+    as `.files`)."""
+    files = generate_inline(tmp_path, text, name, common)
     out = tmp_path / "out"
-    files = render.render_all(tmp_path)
     out.mkdir(exist_ok=True)
     for fname, src in files.items():
         (out / fname).parent.mkdir(exist_ok=True)
@@ -41,6 +43,7 @@ def gen(tmp_path, text, name="t"):
     spec = importlib.util.spec_from_file_location(f"gen_{name}", out / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    mod.files = files
     return mod
 
 
@@ -389,9 +392,8 @@ def test_floats_are_fixed_width_numbers(tmp_path):
         assert _struct.pack(">d", obj.ratio) == _struct.pack(">d", value)  # -0.0 stays -0.0
         assert obj.build() == raw
     assert mod.T.MIN_SIZE == 14
-    files = render.render_all(tmp_path)
-    ns: dict = {}
-    exec(compile(files["construct/t.py"], "construct_t.py", "exec"), ns)  # noqa: S102
+    files = mod.files
+    ns = run_generated(files["construct/t.py"], "construct_t.py")
     raw = _struct.pack(">hdf", 7, -0.0, 2.5)
     parsed = ns["T"].parse(raw)
     assert (parsed.a, math.copysign(1, parsed.ratio), parsed.small) == (7, -1.0, 2.5)
@@ -406,8 +408,6 @@ def test_explicit_lengths_classic_and_compact(tmp_path):
     and lists, derived by the builders and read back; Construct agrees."""
     from kafkacodec.runtime.varint import encode_uvarint
 
-    (tmp_path / "common").mkdir()
-    shutil.copy(ROOT / "schemas" / "common" / "unsigned_varint.ksy", tmp_path / "common")
     mod = gen(
         tmp_path,
         """
@@ -442,6 +442,7 @@ def test_explicit_lengths_classic_and_compact(tmp_path):
             size: len_note
             if: len_note >= 0
         """,
+        common=("unsigned_varint",),
     )
     full = mod.T(name="h\u00e9llo", items=[1, -2], note="").build()
     assert full == (encode_uvarint(7) + "h\u00e9llo".encode() + encode_uvarint(3)
@@ -451,9 +452,8 @@ def test_explicit_lengths_classic_and_compact(tmp_path):
     empty = mod.T(name=None, items=None, note=None).build()
     assert empty == b"\x00\x00\xff\xff"
     assert (lambda o: (o.name, o.items, o.note))(mod.T.parse_all(empty)) == (None, None, None)
-    files = render.render_all(tmp_path)
-    ns: dict = {}
-    exec(compile(files["construct/t.py"], "construct_t.py", "exec"), ns)  # noqa: S102
+    files = mod.files
+    ns = run_generated(files["construct/t.py"], "construct_t.py")
     for raw in (full, empty):
         parsed = ns["T"].parse(raw)
         parsed.len_name = parsed.num_items = parsed.len_note = None  # rebuilt from the values
@@ -489,8 +489,6 @@ def test_a_length_by_version_classic_or_compact(tmp_path):
     writes."""
     from kafkacodec.runtime.varint import encode_uvarint
 
-    (tmp_path / "common").mkdir()
-    shutil.copy(ROOT / "schemas" / "common" / "unsigned_varint.ksy", tmp_path / "common")
     mod = gen(
         tmp_path,
         """
@@ -517,6 +515,7 @@ def test_a_length_by_version_classic_or_compact(tmp_path):
             size: 'version < 1 ? len_name : len_name_compact - 1'
             if: 'version < 1 ? len_name >= 0 : len_name_compact > 0'
         """,
+        common=("unsigned_varint",),
     )
     for version, name, raw in (
         (0, "ab", b"\x00\x02ab"), (0, None, b"\xff\xff"),

@@ -5,11 +5,10 @@ frames of metadata records Kafka's own classes wrote."""
 from __future__ import annotations
 
 import json
-import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import generate_inline, run_generated
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -75,11 +74,7 @@ def test_the_frames_of_metadata_records_kafka_wrote():
 def test_generated_code_reads_and_writes_unsigned_varints(tmp_path):
     """A schema field of type unsigned_varint(5|10): the generated parser and builder, and
     the Construct definition, agree with the runtime."""
-    from kafkacodec.generator import render
-
-    (tmp_path / "common").mkdir()
-    shutil.copy(ROOT / "schemas" / "common" / "unsigned_varint.ksy", tmp_path / "common")
-    (tmp_path / "t.ksy").write_text(textwrap.dedent("""
+    files = generate_inline(tmp_path, """
         meta:
           id: t
           endian: be
@@ -92,12 +87,9 @@ def test_generated_code_reads_and_writes_unsigned_varints(tmp_path):
             size: len_payload
           - id: big
             type: unsigned_varint(10)
-        """))  # fmt: skip
-    files = render.render_all(tmp_path)
-    ns: dict = {}
-    exec(compile(files["t.py"], "t.py", "exec"), ns)  # noqa: S102
-    cns: dict = {}
-    exec(compile(files["construct/t.py"], "construct_t.py", "exec"), cns)  # noqa: S102
+        """, common=("unsigned_varint",))  # fmt: skip
+    ns = run_generated(files["t.py"], "t.py")
+    cns = run_generated(files["construct/t.py"], "construct_t.py")
     t = ns["T"]
     for data, big in ((b"", 0), (b"x" * 300, 2**63 + 5)):
         raw = encode_uvarint(len(data)) + data + encode_uvarint(big, 10)
