@@ -9,6 +9,462 @@
 #ifndef KAFKACODEC_LAYOUT_H
 #define KAFKACODEC_LAYOUT_H
 
+/* broker_registration_change_record (schemas/broker_registration_change_record.ksy) */
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_ID_AT   0  /* s4 */
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_ID_SIZE 4
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_EPOCH_AT 4  /* s8 */
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_EPOCH_SIZE 8
+#define BROKER_REGISTRATION_CHANGE_RECORD_FIXED_SIZE     12  /* bytes of the fixed-width fields it starts with */
+
+/* broker_registration_change_record::broker_registration_change_record_tag_0 (schemas/broker_registration_change_record.ksy) */
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_0_FENCED_AT 0  /* s1 */
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_0_FENCED_SIZE 1
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_0_FIXED_SIZE 1  /* bytes of the fixed-width fields it starts with */
+
+/* broker_registration_change_record::broker_registration_change_record_tag_1 (schemas/broker_registration_change_record.ksy) */
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_1_IN_CONTROLLED_SHUTDOWN_AT 0  /* s1 */
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_1_IN_CONTROLLED_SHUTDOWN_SIZE 1
+#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_1_FIXED_SIZE 1  /* bytes of the fixed-width fields it starts with */
+
+/* config_record (schemas/config_record.ksy) */
+#define CONFIG_RECORD_RESOURCE_TYPE_AT                   0  /* s1 */
+#define CONFIG_RECORD_RESOURCE_TYPE_SIZE                 1
+#define CONFIG_RECORD_FIXED_SIZE                         1  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_current_member_assignment_key (schemas/consumer_group_current_member_assignment_key.ksy) */
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_LEN_GROUP_ID_SIZE 2
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_current_member_assignment_value (schemas/consumer_group_current_member_assignment_value.ksy) */
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_MEMBER_EPOCH_AT 0  /* s4 */
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_MEMBER_EPOCH_SIZE 4
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_PREVIOUS_MEMBER_EPOCH_AT 4  /* s4 */
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_PREVIOUS_MEMBER_EPOCH_SIZE 4
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_STATE_AT 8  /* s1 */
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_STATE_SIZE 1
+#define CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_FIXED_SIZE 9  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_member_metadata_key (schemas/consumer_group_member_metadata_key.ksy) */
+#define CONSUMER_GROUP_MEMBER_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define CONSUMER_GROUP_MEMBER_METADATA_KEY_LEN_GROUP_ID_SIZE 2
+#define CONSUMER_GROUP_MEMBER_METADATA_KEY_FIXED_SIZE    2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_member_metadata_value::classic_member_metadata (schemas/consumer_group_member_metadata_value.ksy) */
+#define CONSUMER_GROUP_MEMBER_METADATA_VALUE_CLASSIC_MEMBER_METADATA_SESSION_TIMEOUT_MS_AT 0  /* s4 */
+#define CONSUMER_GROUP_MEMBER_METADATA_VALUE_CLASSIC_MEMBER_METADATA_SESSION_TIMEOUT_MS_SIZE 4
+#define CONSUMER_GROUP_MEMBER_METADATA_VALUE_CLASSIC_MEMBER_METADATA_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_metadata_key (schemas/consumer_group_metadata_key.ksy) */
+#define CONSUMER_GROUP_METADATA_KEY_LEN_GROUP_ID_AT      0  /* s2 */
+#define CONSUMER_GROUP_METADATA_KEY_LEN_GROUP_ID_SIZE    2
+#define CONSUMER_GROUP_METADATA_KEY_FIXED_SIZE           2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_metadata_value (schemas/consumer_group_metadata_value.ksy) */
+#define CONSUMER_GROUP_METADATA_VALUE_EPOCH_AT           0  /* s4 */
+#define CONSUMER_GROUP_METADATA_VALUE_EPOCH_SIZE         4
+#define CONSUMER_GROUP_METADATA_VALUE_FIXED_SIZE         4  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_partition_metadata_key (schemas/consumer_group_partition_metadata_key.ksy) */
+#define CONSUMER_GROUP_PARTITION_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define CONSUMER_GROUP_PARTITION_METADATA_KEY_LEN_GROUP_ID_SIZE 2
+#define CONSUMER_GROUP_PARTITION_METADATA_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_partition_metadata_value::partition_metadata (schemas/consumer_group_partition_metadata_value.ksy) */
+#define CONSUMER_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_PARTITION_AT 0  /* s4 */
+#define CONSUMER_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_PARTITION_SIZE 4
+#define CONSUMER_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_target_assignment_member_key (schemas/consumer_group_target_assignment_member_key.ksy) */
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_LEN_GROUP_ID_SIZE 2
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_target_assignment_metadata_key (schemas/consumer_group_target_assignment_metadata_key.ksy) */
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_LEN_GROUP_ID_SIZE 2
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_target_assignment_metadata_value (schemas/consumer_group_target_assignment_metadata_value.ksy) */
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ASSIGNMENT_EPOCH_AT 0  /* s4 */
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ASSIGNMENT_EPOCH_SIZE 4
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_offsets_key (schemas/consumer_offsets_key.ksy) */
+#define CONSUMER_OFFSETS_KEY_RECORD_TYPE_AT              0  /* s2 */
+#define CONSUMER_OFFSETS_KEY_RECORD_TYPE_SIZE            2
+#define CONSUMER_OFFSETS_KEY_FIXED_SIZE                  2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_offsets_value (schemas/consumer_offsets_value.ksy) */
+#define CONSUMER_OFFSETS_VALUE_VERSION_AT                0  /* s2 */
+#define CONSUMER_OFFSETS_VALUE_VERSION_SIZE              2
+#define CONSUMER_OFFSETS_VALUE_FIXED_SIZE                2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_protocol_assignment (schemas/consumer_protocol_assignment.ksy) */
+#define CONSUMER_PROTOCOL_ASSIGNMENT_NUM_ASSIGNED_PARTITIONS_AT 0  /* s4 */
+#define CONSUMER_PROTOCOL_ASSIGNMENT_NUM_ASSIGNED_PARTITIONS_SIZE 4
+#define CONSUMER_PROTOCOL_ASSIGNMENT_FIXED_SIZE          4  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_protocol_assignment::topic_partition (schemas/consumer_protocol_assignment.ksy) */
+#define CONSUMER_PROTOCOL_ASSIGNMENT_TOPIC_PARTITION_LEN_TOPIC_AT 0  /* s2 */
+#define CONSUMER_PROTOCOL_ASSIGNMENT_TOPIC_PARTITION_LEN_TOPIC_SIZE 2
+#define CONSUMER_PROTOCOL_ASSIGNMENT_TOPIC_PARTITION_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_protocol_assignment_framed (schemas/consumer_protocol_assignment_framed.ksy) */
+#define CONSUMER_PROTOCOL_ASSIGNMENT_FRAMED_VERSION_AT   0  /* s2 */
+#define CONSUMER_PROTOCOL_ASSIGNMENT_FRAMED_VERSION_SIZE 2
+#define CONSUMER_PROTOCOL_ASSIGNMENT_FRAMED_FIXED_SIZE   2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_protocol_subscription (schemas/consumer_protocol_subscription.ksy) */
+#define CONSUMER_PROTOCOL_SUBSCRIPTION_NUM_TOPICS_AT     0  /* s4 */
+#define CONSUMER_PROTOCOL_SUBSCRIPTION_NUM_TOPICS_SIZE   4
+#define CONSUMER_PROTOCOL_SUBSCRIPTION_FIXED_SIZE        4  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_protocol_subscription::classic_str_item (schemas/consumer_protocol_subscription.ksy) */
+#define CONSUMER_PROTOCOL_SUBSCRIPTION_CLASSIC_STR_ITEM_LEN_VALUE_AT 0  /* s2 */
+#define CONSUMER_PROTOCOL_SUBSCRIPTION_CLASSIC_STR_ITEM_LEN_VALUE_SIZE 2
+#define CONSUMER_PROTOCOL_SUBSCRIPTION_CLASSIC_STR_ITEM_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_protocol_subscription_framed (schemas/consumer_protocol_subscription_framed.ksy) */
+#define CONSUMER_PROTOCOL_SUBSCRIPTION_FRAMED_VERSION_AT 0  /* s2 */
+#define CONSUMER_PROTOCOL_SUBSCRIPTION_FRAMED_VERSION_SIZE 2
+#define CONSUMER_PROTOCOL_SUBSCRIPTION_FRAMED_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* fence_broker_record (schemas/fence_broker_record.ksy) */
+#define FENCE_BROKER_RECORD_ID_AT                        0  /* s4 */
+#define FENCE_BROKER_RECORD_ID_SIZE                      4
+#define FENCE_BROKER_RECORD_EPOCH_AT                     4  /* s8 */
+#define FENCE_BROKER_RECORD_EPOCH_SIZE                   8
+#define FENCE_BROKER_RECORD_FIXED_SIZE                   12  /* bytes of the fixed-width fields it starts with */
+
+/* group_metadata_key (schemas/group_metadata_key.ksy) */
+#define GROUP_METADATA_KEY_LEN_GROUP_AT                  0  /* s2 */
+#define GROUP_METADATA_KEY_LEN_GROUP_SIZE                2
+#define GROUP_METADATA_KEY_FIXED_SIZE                    2  /* bytes of the fixed-width fields it starts with */
+
+/* k_raft_version_record (schemas/k_raft_version_record.ksy) */
+#define K_RAFT_VERSION_RECORD_VERSION_FIELD_AT           0  /* s2 */
+#define K_RAFT_VERSION_RECORD_VERSION_FIELD_SIZE         2
+#define K_RAFT_VERSION_RECORD_K_RAFT_VERSION_AT          2  /* s2 */
+#define K_RAFT_VERSION_RECORD_K_RAFT_VERSION_SIZE        2
+#define K_RAFT_VERSION_RECORD_FIXED_SIZE                 4  /* bytes of the fixed-width fields it starts with */
+
+/* leader_change_message (schemas/leader_change_message.ksy) */
+#define LEADER_CHANGE_MESSAGE_VERSION_FIELD_AT           0  /* s2 */
+#define LEADER_CHANGE_MESSAGE_VERSION_FIELD_SIZE         2
+#define LEADER_CHANGE_MESSAGE_LEADER_ID_AT               2  /* s4 */
+#define LEADER_CHANGE_MESSAGE_LEADER_ID_SIZE             4
+#define LEADER_CHANGE_MESSAGE_FIXED_SIZE                 6  /* bytes of the fixed-width fields it starts with */
+
+/* leader_change_message::voter (schemas/leader_change_message.ksy) */
+#define LEADER_CHANGE_MESSAGE_VOTER_VOTER_ID_AT          0  /* s4 */
+#define LEADER_CHANGE_MESSAGE_VOTER_VOTER_ID_SIZE        4
+#define LEADER_CHANGE_MESSAGE_VOTER_FIXED_SIZE           4  /* bytes of the fixed-width fields it starts with */
+
+/* offset_commit_key (schemas/offset_commit_key.ksy) */
+#define OFFSET_COMMIT_KEY_LEN_GROUP_AT                   0  /* s2 */
+#define OFFSET_COMMIT_KEY_LEN_GROUP_SIZE                 2
+#define OFFSET_COMMIT_KEY_FIXED_SIZE                     2  /* bytes of the fixed-width fields it starts with */
+
+/* offset_commit_value (schemas/offset_commit_value.ksy) */
+#define OFFSET_COMMIT_VALUE_OFFSET_AT                    0  /* s8 */
+#define OFFSET_COMMIT_VALUE_OFFSET_SIZE                  8
+#define OFFSET_COMMIT_VALUE_FIXED_SIZE                   8  /* bytes of the fixed-width fields it starts with */
+
+/* partition_change_record (schemas/partition_change_record.ksy) */
+#define PARTITION_CHANGE_RECORD_PARTITION_ID_AT          0  /* s4 */
+#define PARTITION_CHANGE_RECORD_PARTITION_ID_SIZE        4
+#define PARTITION_CHANGE_RECORD_FIXED_SIZE               4  /* bytes of the fixed-width fields it starts with */
+
+/* partition_change_record::partition_change_record_tag_1 (schemas/partition_change_record.ksy) */
+#define PARTITION_CHANGE_RECORD_PARTITION_CHANGE_RECORD_TAG_1_LEADER_AT 0  /* s4 */
+#define PARTITION_CHANGE_RECORD_PARTITION_CHANGE_RECORD_TAG_1_LEADER_SIZE 4
+#define PARTITION_CHANGE_RECORD_PARTITION_CHANGE_RECORD_TAG_1_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* partition_change_record::partition_change_record_tag_5 (schemas/partition_change_record.ksy) */
+#define PARTITION_CHANGE_RECORD_PARTITION_CHANGE_RECORD_TAG_5_LEADER_RECOVERY_STATE_AT 0  /* s1 */
+#define PARTITION_CHANGE_RECORD_PARTITION_CHANGE_RECORD_TAG_5_LEADER_RECOVERY_STATE_SIZE 1
+#define PARTITION_CHANGE_RECORD_PARTITION_CHANGE_RECORD_TAG_5_FIXED_SIZE 1  /* bytes of the fixed-width fields it starts with */
+
+/* partition_record (schemas/partition_record.ksy) */
+#define PARTITION_RECORD_PARTITION_ID_AT                 0  /* s4 */
+#define PARTITION_RECORD_PARTITION_ID_SIZE               4
+#define PARTITION_RECORD_FIXED_SIZE                      4  /* bytes of the fixed-width fields it starts with */
+
+/* partition_record::partition_record_tag_0 (schemas/partition_record.ksy) */
+#define PARTITION_RECORD_PARTITION_RECORD_TAG_0_LEADER_RECOVERY_STATE_AT 0  /* s1 */
+#define PARTITION_RECORD_PARTITION_RECORD_TAG_0_LEADER_RECOVERY_STATE_SIZE 1
+#define PARTITION_RECORD_PARTITION_RECORD_TAG_0_FIXED_SIZE 1  /* bytes of the fixed-width fields it starts with */
+
+/* producer_ids_record (schemas/producer_ids_record.ksy) */
+#define PRODUCER_IDS_RECORD_BROKER_ID_AT                 0  /* s4 */
+#define PRODUCER_IDS_RECORD_BROKER_ID_SIZE               4
+#define PRODUCER_IDS_RECORD_BROKER_EPOCH_AT              4  /* s8 */
+#define PRODUCER_IDS_RECORD_BROKER_EPOCH_SIZE            8
+#define PRODUCER_IDS_RECORD_NEXT_PRODUCER_ID_AT          12  /* s8 */
+#define PRODUCER_IDS_RECORD_NEXT_PRODUCER_ID_SIZE        8
+#define PRODUCER_IDS_RECORD_FIXED_SIZE                   20  /* bytes of the fixed-width fields it starts with */
+
+/* producer_snapshot (schemas/producer_snapshot.ksy) */
+#define PRODUCER_SNAPSHOT_CRC_AT                         0  /* u4 */
+#define PRODUCER_SNAPSHOT_CRC_SIZE                       4
+#define PRODUCER_SNAPSHOT_NUM_PRODUCER_ENTRIES_AT        4  /* s4 */
+#define PRODUCER_SNAPSHOT_NUM_PRODUCER_ENTRIES_SIZE      4
+#define PRODUCER_SNAPSHOT_FIXED_SIZE                     8  /* bytes of the fixed-width fields it starts with */
+
+/* producer_snapshot::producer_entry (schemas/producer_snapshot.ksy) */
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_PRODUCER_ID_AT  0  /* s8 */
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_PRODUCER_ID_SIZE 8
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_EPOCH_AT        8  /* s2 */
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_EPOCH_SIZE      2
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_LAST_SEQUENCE_AT 10  /* s4 */
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_LAST_SEQUENCE_SIZE 4
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_LAST_OFFSET_AT  14  /* s8 */
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_LAST_OFFSET_SIZE 8
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_OFFSET_DELTA_AT 22  /* s4 */
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_OFFSET_DELTA_SIZE 4
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_TIMESTAMP_AT    26  /* s8 */
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_TIMESTAMP_SIZE  8
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_COORDINATOR_EPOCH_AT 34  /* s4 */
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_COORDINATOR_EPOCH_SIZE 4
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_CURRENT_TXN_FIRST_OFFSET_AT 38  /* s8 */
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_CURRENT_TXN_FIRST_OFFSET_SIZE 8
+#define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_FIXED_SIZE      46  /* bytes of the fixed-width fields it starts with */
+
+/* register_broker_record (schemas/register_broker_record.ksy) */
+#define REGISTER_BROKER_RECORD_BROKER_ID_AT              0  /* s4 */
+#define REGISTER_BROKER_RECORD_BROKER_ID_SIZE            4
+#define REGISTER_BROKER_RECORD_FIXED_SIZE                4  /* bytes of the fixed-width fields it starts with */
+
+/* register_controller_record (schemas/register_controller_record.ksy) */
+#define REGISTER_CONTROLLER_RECORD_CONTROLLER_ID_AT      0  /* s4 */
+#define REGISTER_CONTROLLER_RECORD_CONTROLLER_ID_SIZE    4
+#define REGISTER_CONTROLLER_RECORD_FIXED_SIZE            4  /* bytes of the fixed-width fields it starts with */
+
+/* remote_log_segment_metadata_record::segment_leader_epoch_entry (schemas/remote_log_segment_metadata_record.ksy) */
+#define REMOTE_LOG_SEGMENT_METADATA_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_LEADER_EPOCH_AT 0  /* s4 */
+#define REMOTE_LOG_SEGMENT_METADATA_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_LEADER_EPOCH_SIZE 4
+#define REMOTE_LOG_SEGMENT_METADATA_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_OFFSET_AT 4  /* s8 */
+#define REMOTE_LOG_SEGMENT_METADATA_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_OFFSET_SIZE 8
+#define REMOTE_LOG_SEGMENT_METADATA_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_FIXED_SIZE 12  /* bytes of the fixed-width fields it starts with */
+
+/* remote_log_segment_metadata_snapshot_record::segment_leader_epoch_entry (schemas/remote_log_segment_metadata_snapshot_record.ksy) */
+#define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_LEADER_EPOCH_AT 0  /* s4 */
+#define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_LEADER_EPOCH_SIZE 4
+#define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_OFFSET_AT 4  /* s8 */
+#define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_OFFSET_SIZE 8
+#define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_FIXED_SIZE 12  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_current_member_assignment_key (schemas/share_group_current_member_assignment_key.ksy) */
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_LEN_GROUP_ID_SIZE 2
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_current_member_assignment_value (schemas/share_group_current_member_assignment_value.ksy) */
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_MEMBER_EPOCH_AT 0  /* s4 */
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_MEMBER_EPOCH_SIZE 4
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_PREVIOUS_MEMBER_EPOCH_AT 4  /* s4 */
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_PREVIOUS_MEMBER_EPOCH_SIZE 4
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_STATE_AT 8  /* s1 */
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_STATE_SIZE 1
+#define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_FIXED_SIZE 9  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_member_metadata_key (schemas/share_group_member_metadata_key.ksy) */
+#define SHARE_GROUP_MEMBER_METADATA_KEY_LEN_GROUP_ID_AT  0  /* s2 */
+#define SHARE_GROUP_MEMBER_METADATA_KEY_LEN_GROUP_ID_SIZE 2
+#define SHARE_GROUP_MEMBER_METADATA_KEY_FIXED_SIZE       2  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_metadata_key (schemas/share_group_metadata_key.ksy) */
+#define SHARE_GROUP_METADATA_KEY_LEN_GROUP_ID_AT         0  /* s2 */
+#define SHARE_GROUP_METADATA_KEY_LEN_GROUP_ID_SIZE       2
+#define SHARE_GROUP_METADATA_KEY_FIXED_SIZE              2  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_metadata_value (schemas/share_group_metadata_value.ksy) */
+#define SHARE_GROUP_METADATA_VALUE_EPOCH_AT              0  /* s4 */
+#define SHARE_GROUP_METADATA_VALUE_EPOCH_SIZE            4
+#define SHARE_GROUP_METADATA_VALUE_FIXED_SIZE            4  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_partition_metadata_key (schemas/share_group_partition_metadata_key.ksy) */
+#define SHARE_GROUP_PARTITION_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define SHARE_GROUP_PARTITION_METADATA_KEY_LEN_GROUP_ID_SIZE 2
+#define SHARE_GROUP_PARTITION_METADATA_KEY_FIXED_SIZE    2  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_partition_metadata_value::partition_metadata (schemas/share_group_partition_metadata_value.ksy) */
+#define SHARE_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_PARTITION_AT 0  /* s4 */
+#define SHARE_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_PARTITION_SIZE 4
+#define SHARE_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_state_key (schemas/share_group_state_key.ksy) */
+#define SHARE_GROUP_STATE_KEY_RECORD_TYPE_AT             0  /* s2 */
+#define SHARE_GROUP_STATE_KEY_RECORD_TYPE_SIZE           2
+#define SHARE_GROUP_STATE_KEY_FIXED_SIZE                 2  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_state_partition_metadata_key (schemas/share_group_state_partition_metadata_key.ksy) */
+#define SHARE_GROUP_STATE_PARTITION_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define SHARE_GROUP_STATE_PARTITION_METADATA_KEY_LEN_GROUP_ID_SIZE 2
+#define SHARE_GROUP_STATE_PARTITION_METADATA_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_state_value (schemas/share_group_state_value.ksy) */
+#define SHARE_GROUP_STATE_VALUE_VERSION_AT               0  /* s2 */
+#define SHARE_GROUP_STATE_VALUE_VERSION_SIZE             2
+#define SHARE_GROUP_STATE_VALUE_FIXED_SIZE               2  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_target_assignment_member_key (schemas/share_group_target_assignment_member_key.ksy) */
+#define SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_LEN_GROUP_ID_SIZE 2
+#define SHARE_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_target_assignment_metadata_key (schemas/share_group_target_assignment_metadata_key.ksy) */
+#define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_LEN_GROUP_ID_SIZE 2
+#define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* share_group_target_assignment_metadata_value (schemas/share_group_target_assignment_metadata_value.ksy) */
+#define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ASSIGNMENT_EPOCH_AT 0  /* s4 */
+#define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ASSIGNMENT_EPOCH_SIZE 4
+#define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* share_snapshot_key (schemas/share_snapshot_key.ksy) */
+#define SHARE_SNAPSHOT_KEY_LEN_GROUP_ID_AT               0  /* s2 */
+#define SHARE_SNAPSHOT_KEY_LEN_GROUP_ID_SIZE             2
+#define SHARE_SNAPSHOT_KEY_FIXED_SIZE                    2  /* bytes of the fixed-width fields it starts with */
+
+/* share_snapshot_value (schemas/share_snapshot_value.ksy) */
+#define SHARE_SNAPSHOT_VALUE_SNAPSHOT_EPOCH_AT           0  /* u2 */
+#define SHARE_SNAPSHOT_VALUE_SNAPSHOT_EPOCH_SIZE         2
+#define SHARE_SNAPSHOT_VALUE_STATE_EPOCH_AT              2  /* s4 */
+#define SHARE_SNAPSHOT_VALUE_STATE_EPOCH_SIZE            4
+#define SHARE_SNAPSHOT_VALUE_LEADER_EPOCH_AT             6  /* s4 */
+#define SHARE_SNAPSHOT_VALUE_LEADER_EPOCH_SIZE           4
+#define SHARE_SNAPSHOT_VALUE_START_OFFSET_AT             10  /* s8 */
+#define SHARE_SNAPSHOT_VALUE_START_OFFSET_SIZE           8
+#define SHARE_SNAPSHOT_VALUE_FIXED_SIZE                  18  /* bytes of the fixed-width fields it starts with */
+
+/* share_snapshot_value::state_batch (schemas/share_snapshot_value.ksy) */
+#define SHARE_SNAPSHOT_VALUE_STATE_BATCH_FIRST_OFFSET_AT 0  /* s8 */
+#define SHARE_SNAPSHOT_VALUE_STATE_BATCH_FIRST_OFFSET_SIZE 8
+#define SHARE_SNAPSHOT_VALUE_STATE_BATCH_LAST_OFFSET_AT  8  /* s8 */
+#define SHARE_SNAPSHOT_VALUE_STATE_BATCH_LAST_OFFSET_SIZE 8
+#define SHARE_SNAPSHOT_VALUE_STATE_BATCH_DELIVERY_STATE_AT 16  /* s1 */
+#define SHARE_SNAPSHOT_VALUE_STATE_BATCH_DELIVERY_STATE_SIZE 1
+#define SHARE_SNAPSHOT_VALUE_STATE_BATCH_DELIVERY_COUNT_AT 17  /* s2 */
+#define SHARE_SNAPSHOT_VALUE_STATE_BATCH_DELIVERY_COUNT_SIZE 2
+#define SHARE_SNAPSHOT_VALUE_STATE_BATCH_FIXED_SIZE      19  /* bytes of the fixed-width fields it starts with */
+
+/* share_update_key (schemas/share_update_key.ksy) */
+#define SHARE_UPDATE_KEY_LEN_GROUP_ID_AT                 0  /* s2 */
+#define SHARE_UPDATE_KEY_LEN_GROUP_ID_SIZE               2
+#define SHARE_UPDATE_KEY_FIXED_SIZE                      2  /* bytes of the fixed-width fields it starts with */
+
+/* share_update_value (schemas/share_update_value.ksy) */
+#define SHARE_UPDATE_VALUE_SNAPSHOT_EPOCH_AT             0  /* u2 */
+#define SHARE_UPDATE_VALUE_SNAPSHOT_EPOCH_SIZE           2
+#define SHARE_UPDATE_VALUE_LEADER_EPOCH_AT               2  /* s4 */
+#define SHARE_UPDATE_VALUE_LEADER_EPOCH_SIZE             4
+#define SHARE_UPDATE_VALUE_START_OFFSET_AT               6  /* s8 */
+#define SHARE_UPDATE_VALUE_START_OFFSET_SIZE             8
+#define SHARE_UPDATE_VALUE_FIXED_SIZE                    14  /* bytes of the fixed-width fields it starts with */
+
+/* share_update_value::state_batch (schemas/share_update_value.ksy) */
+#define SHARE_UPDATE_VALUE_STATE_BATCH_FIRST_OFFSET_AT   0  /* s8 */
+#define SHARE_UPDATE_VALUE_STATE_BATCH_FIRST_OFFSET_SIZE 8
+#define SHARE_UPDATE_VALUE_STATE_BATCH_LAST_OFFSET_AT    8  /* s8 */
+#define SHARE_UPDATE_VALUE_STATE_BATCH_LAST_OFFSET_SIZE  8
+#define SHARE_UPDATE_VALUE_STATE_BATCH_DELIVERY_STATE_AT 16  /* s1 */
+#define SHARE_UPDATE_VALUE_STATE_BATCH_DELIVERY_STATE_SIZE 1
+#define SHARE_UPDATE_VALUE_STATE_BATCH_DELIVERY_COUNT_AT 17  /* s2 */
+#define SHARE_UPDATE_VALUE_STATE_BATCH_DELIVERY_COUNT_SIZE 2
+#define SHARE_UPDATE_VALUE_STATE_BATCH_FIXED_SIZE        19  /* bytes of the fixed-width fields it starts with */
+
+/* snapshot_footer_record (schemas/snapshot_footer_record.ksy) */
+#define SNAPSHOT_FOOTER_RECORD_VERSION_FIELD_AT          0  /* s2 */
+#define SNAPSHOT_FOOTER_RECORD_VERSION_FIELD_SIZE        2
+#define SNAPSHOT_FOOTER_RECORD_FIXED_SIZE                2  /* bytes of the fixed-width fields it starts with */
+
+/* snapshot_header_record (schemas/snapshot_header_record.ksy) */
+#define SNAPSHOT_HEADER_RECORD_VERSION_FIELD_AT          0  /* s2 */
+#define SNAPSHOT_HEADER_RECORD_VERSION_FIELD_SIZE        2
+#define SNAPSHOT_HEADER_RECORD_LAST_CONTAINED_LOG_TIMESTAMP_AT 2  /* s8 */
+#define SNAPSHOT_HEADER_RECORD_LAST_CONTAINED_LOG_TIMESTAMP_SIZE 8
+#define SNAPSHOT_HEADER_RECORD_FIXED_SIZE                10  /* bytes of the fixed-width fields it starts with */
+
+/* transaction_log_key (schemas/transaction_log_key.ksy) */
+#define TRANSACTION_LOG_KEY_LEN_TRANSACTIONAL_ID_AT      0  /* s2 */
+#define TRANSACTION_LOG_KEY_LEN_TRANSACTIONAL_ID_SIZE    2
+#define TRANSACTION_LOG_KEY_FIXED_SIZE                   2  /* bytes of the fixed-width fields it starts with */
+
+/* transaction_log_value (schemas/transaction_log_value.ksy) */
+#define TRANSACTION_LOG_VALUE_PRODUCER_ID_AT             0  /* s8 */
+#define TRANSACTION_LOG_VALUE_PRODUCER_ID_SIZE           8
+#define TRANSACTION_LOG_VALUE_PRODUCER_EPOCH_AT          8  /* s2 */
+#define TRANSACTION_LOG_VALUE_PRODUCER_EPOCH_SIZE        2
+#define TRANSACTION_LOG_VALUE_TRANSACTION_TIMEOUT_MS_AT  10  /* s4 */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_TIMEOUT_MS_SIZE 4
+#define TRANSACTION_LOG_VALUE_TRANSACTION_STATUS_AT      14  /* s1 */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_STATUS_SIZE    1
+#define TRANSACTION_LOG_VALUE_FIXED_SIZE                 15  /* bytes of the fixed-width fields it starts with */
+
+/* transaction_log_value::transaction_log_value_tag_0 (schemas/transaction_log_value.ksy) */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_0_PREVIOUS_PRODUCER_ID_AT 0  /* s8 */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_0_PREVIOUS_PRODUCER_ID_SIZE 8
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_0_FIXED_SIZE 8  /* bytes of the fixed-width fields it starts with */
+
+/* transaction_log_value::transaction_log_value_tag_1 (schemas/transaction_log_value.ksy) */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_1_NEXT_PRODUCER_ID_AT 0  /* s8 */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_1_NEXT_PRODUCER_ID_SIZE 8
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_1_FIXED_SIZE 8  /* bytes of the fixed-width fields it starts with */
+
+/* transaction_log_value::transaction_log_value_tag_2 (schemas/transaction_log_value.ksy) */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_2_CLIENT_TRANSACTION_VERSION_AT 0  /* s2 */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_2_CLIENT_TRANSACTION_VERSION_SIZE 2
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_2_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* transaction_state_key (schemas/transaction_state_key.ksy) */
+#define TRANSACTION_STATE_KEY_RECORD_TYPE_AT             0  /* s2 */
+#define TRANSACTION_STATE_KEY_RECORD_TYPE_SIZE           2
+#define TRANSACTION_STATE_KEY_FIXED_SIZE                 2  /* bytes of the fixed-width fields it starts with */
+
+/* transaction_state_value (schemas/transaction_state_value.ksy) */
+#define TRANSACTION_STATE_VALUE_VERSION_AT               0  /* s2 */
+#define TRANSACTION_STATE_VALUE_VERSION_SIZE             2
+#define TRANSACTION_STATE_VALUE_FIXED_SIZE               2  /* bytes of the fixed-width fields it starts with */
+
+/* unfence_broker_record (schemas/unfence_broker_record.ksy) */
+#define UNFENCE_BROKER_RECORD_ID_AT                      0  /* s4 */
+#define UNFENCE_BROKER_RECORD_ID_SIZE                    4
+#define UNFENCE_BROKER_RECORD_EPOCH_AT                   4  /* s8 */
+#define UNFENCE_BROKER_RECORD_EPOCH_SIZE                 8
+#define UNFENCE_BROKER_RECORD_FIXED_SIZE                 12  /* bytes of the fixed-width fields it starts with */
+
+/* unregister_broker_record (schemas/unregister_broker_record.ksy) */
+#define UNREGISTER_BROKER_RECORD_BROKER_ID_AT            0  /* s4 */
+#define UNREGISTER_BROKER_RECORD_BROKER_ID_SIZE          4
+#define UNREGISTER_BROKER_RECORD_BROKER_EPOCH_AT         4  /* s8 */
+#define UNREGISTER_BROKER_RECORD_BROKER_EPOCH_SIZE       8
+#define UNREGISTER_BROKER_RECORD_FIXED_SIZE              12  /* bytes of the fixed-width fields it starts with */
+
+/* voters_record (schemas/voters_record.ksy) */
+#define VOTERS_RECORD_VERSION_FIELD_AT                   0  /* s2 */
+#define VOTERS_RECORD_VERSION_FIELD_SIZE                 2
+#define VOTERS_RECORD_FIXED_SIZE                         2  /* bytes of the fixed-width fields it starts with */
+
+/* voters_record::k_raft_version_feature (schemas/voters_record.ksy) */
+#define VOTERS_RECORD_K_RAFT_VERSION_FEATURE_MIN_SUPPORTED_VERSION_AT 0  /* s2 */
+#define VOTERS_RECORD_K_RAFT_VERSION_FEATURE_MIN_SUPPORTED_VERSION_SIZE 2
+#define VOTERS_RECORD_K_RAFT_VERSION_FEATURE_MAX_SUPPORTED_VERSION_AT 2  /* s2 */
+#define VOTERS_RECORD_K_RAFT_VERSION_FEATURE_MAX_SUPPORTED_VERSION_SIZE 2
+#define VOTERS_RECORD_K_RAFT_VERSION_FEATURE_FIXED_SIZE  4  /* bytes of the fixed-width fields it starts with */
+
+/* voters_record::voter (schemas/voters_record.ksy) */
+#define VOTERS_RECORD_VOTER_VOTER_ID_AT                  0  /* s4 */
+#define VOTERS_RECORD_VOTER_VOTER_ID_SIZE                4
+#define VOTERS_RECORD_VOTER_FIXED_SIZE                   4  /* bytes of the fixed-width fields it starts with */
+
+/* zk_migration_state_record (schemas/zk_migration_state_record.ksy) */
+#define ZK_MIGRATION_STATE_RECORD_ZK_MIGRATION_STATE_AT  0  /* s1 */
+#define ZK_MIGRATION_STATE_RECORD_ZK_MIGRATION_STATE_SIZE 1
+#define ZK_MIGRATION_STATE_RECORD_FIXED_SIZE             1  /* bytes of the fixed-width fields it starts with */
+
 /* kafka07_message (schemas/kafka07_message.ksy) */
 #define KAFKA07_MESSAGE_LEN_MESSAGE_AT                   0  /* s4 */
 #define KAFKA07_MESSAGE_LEN_MESSAGE_SIZE                 4

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import struct
 
-from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
-from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
+from .kafka_legacy_message import KafkaLegacyMessage
+from .kafka_record_batch import KafkaRecordBatch
 from kafkacodec.runtime import _prim as _p
 
 __all__ = [

@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 from enum import IntEnum
 
-from kafkacodec.generated.kafka_record import KafkaRecord
+from .kafka_record import KafkaRecord
 from kafkacodec.runtime import _prim as _p
 
 __all__ = [

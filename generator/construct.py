@@ -127,9 +127,20 @@ class _Planner:
             if key == "_":
                 continue
             where = f"{f.path}/type/cases/{key}"
-            _kind, cls = self.schema.resolve_type(str(ref), where)
+            _kind, cls = self.schema.resolve_type(str(ref).split("(")[0].strip(), where)
             grouped.setdefault(cls, []).append(self.schema.translate(t, key, where, "ctx"))
         return on, [(keys, cls) for cls, keys in grouped.items()], f.switch_default
+
+    def case_args(self, t: TypeIR, f: FieldIR) -> dict[str, list[str]]:
+        """Each case class's arguments over `this` (the switch's parent)."""
+        out: dict[str, list[str]] = {}
+        for key, ref in f.ksy["type"]["cases"].items():
+            where = f"{f.path}/type/cases/{key}"
+            call = parse_expr(str(ref), where)
+            args = list(call.args[1:]) if call.kind == "call" else []
+            _kind, cls = self.schema.resolve_type(str(ref).split("(")[0].strip(), where)
+            out[cls] = [self.schema.translate_node(t, a, where, "ctx_parent") for a in args]
+        return out
 
     def instance(self, t: TypeIR, inst: InstanceIR) -> str:
         """A value instance's value, or a positional instance's position, over `this`."""
@@ -244,8 +255,17 @@ class _Planner:
         if f.kind == "switch":
             self.use("Switch", "Error")
             on, keyed, default_cls = self.switch(t, f)
-            cases = ", ".join(f"{key}: {self.ref(cls, [])}" for keys, cls in keyed for key in keys)
-            default = self.ref(default_cls, []) if default_cls else "Error"
+            args = self.case_args(t, f)
+            cases = ", ".join(
+                f"{key}: {self.ref(cls, args[cls])}" for keys, cls in keyed for key in keys
+            )
+            if default_cls:
+                default = self.ref(default_cls, args[default_cls])
+            elif f.switch_raw_default:  # Kaitai: a sized switch no case matches is its bytes
+                self.use("GreedyBytes")
+                default = "GreedyBytes"
+            else:
+                default = "Error"
             return f"Switch({_lam(on)}, {{{cases}}}, default={default})"
         self.use(region.split("(")[0])
         if f.kind == "str":

@@ -43,6 +43,7 @@ def _env() -> jinja2.Environment:
     )
     env.filters["blanks"] = _blanks
     env.filters["pystr"] = repr
+    env.filters["pyrepr"] = repr
     return env
 
 

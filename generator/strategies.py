@@ -117,18 +117,34 @@ class _Planner:
         if f.kind == "contents":
             return f"st.just({f.contents!r})"
         if f.kind == "bytes":
+            if f.const_size is not None:
+                return f"st.binary(min_size={f.const_size}, max_size={f.const_size})"
             return "st.binary(max_size=_h.MAX_BYTES)"
         if f.kind == "str":
             return "st.text(max_size=_h.MAX_BYTES)"
         if f.kind == "user":
             args = [("None" if _names(a) & derived else a) for a in f.user_args]
-            return f"{snake(f.user_class)}({''.join(a + ', ' for a in args)}invalid=invalid)"
+            return f"_S.{snake(f.user_class)}({''.join(a + ', ' for a in args)}invalid=invalid)"
         if f.kind == "switch":
-            return (
-                "st.one_of("
-                + ", ".join(f"{snake(c)}(invalid=invalid)" for _, c in f.switch_cases)
-                + ")"
+            # The case the switch-on value picks, as a parser would (its bytes when none
+            # does, for a sized switch).
+            def case(cls: str) -> str:
+                args = [("None" if _names(a) & derived else a) for a in f.switch_args.get(cls, [])]
+                return f"_S.{snake(cls)}({''.join(a + ', ' for a in args)}invalid=invalid)"
+
+            drawn = {g.name for g in t.fields} | {p.name for p in t.params}
+            if _names(f.switch_on) - drawn:  # switched on what is not drawn (an instance)
+                return "st.one_of(" + ", ".join(case(c) for _, c in f.switch_cases) + ")"
+            out = (
+                case(f.switch_default)
+                if f.switch_default
+                else (
+                    "st.binary(max_size=_h.MAX_BYTES)" if f.switch_raw_default else "st.nothing()"
+                )
             )
+            for cond, cls in reversed([c for c in f.switch_cases if c[0] is not None]):
+                out = f"({case(cls)} if ({cond}) else {out})"
+            return out
         raise SchemaError(f.path, f"no strategy for a {f.kind} field")
 
     def field(self, t: TypeIR, f: FieldIR, derived: set[str]) -> list[str]:

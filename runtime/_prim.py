@@ -99,6 +99,14 @@ def bad_contents(where: str, pos: int, expected: bytes, found) -> CorruptRecordE
     )
 
 
+def as_bytes(value):
+    """The encoding of a switch's value: an object's build(), or the raw bytes a sized
+    switch kept when no case matched."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return value
+    return value.build()
+
+
 def decode_str(buf, start: int, end: int, encoding: str) -> str:
     """Decode text losslessly: bytes that are not valid text survive as surrogate escapes,
     so a builder writes them back unchanged (Java Kafka would replace them instead)."""

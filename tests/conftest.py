@@ -8,6 +8,8 @@ import pytest
 VECTORS = Path(__file__).parent / "vectors"
 KAFKA_JAVA = VECTORS / "kafka-java"
 PEERS = VECTORS / "peers"
+#: Internal-topic payloads written by Kafka's own classes (kafka-internal/README.md).
+KAFKA_INTERNAL = VECTORS / "kafka-internal" / "records.jsonl"
 #: The schema of each index file suffix.
 INDEX_SCHEMAS = {
     ".index": "kafka_offset_index",
@@ -128,6 +130,10 @@ def build_run(specs):
 
 
 ROOT = Path(__file__).resolve().parents[1]
+#: The schemas `kafkacodec specs import` made from Kafka's message specs (schemas/internal/).
+INTERNAL_SCHEMAS = frozenset(p.stem for p in (ROOT / "schemas" / "internal").glob("*.ksy"))
+#: Kafka's JSON message specs, read from the shared folder beside the project (never copied).
+KAFKA_SPECS = ROOT.parent / "shared" / "kafka-specs"
 
 #: The checkout's folders and the packages they are (pyproject's package-dir).
 FOLDERS = {"kafkacodec": "kafkacodec", "runtime": "kafkacodec.runtime", "generated": "kafkacodec.generated",
@@ -196,7 +202,7 @@ def kaitai(tmp_path_factory):
     pkg = out / "python"  # with the schemas' kafka_compression process, copied by export
     sys.path.insert(0, str(pkg))
     try:
-        ids = [p.stem for p in (ROOT / "schemas").glob("*.ksy")]
+        ids = [p.stem for p in (ROOT / "schemas").rglob("*.ksy") if "common" not in p.parts]
         return SimpleNamespace(**{i: importlib.import_module(i) for i in ids})
     finally:
         sys.path.remove(str(pkg))

@@ -11,6 +11,8 @@ See kafkacodec.strategies.
     ... def test_never_crashes(data): ...
 """
 
+import sys
+
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -18,6 +20,10 @@ from kafkacodec import strategies as _h
 from ..kafka07_message import (
     Kafka07Message,
 )
+
+#: This module: the draws call the strategies through it, since a field may have a
+#: strategy's name.
+_S = sys.modules[__name__]
 
 __all__ = [
     "kafka07_message",

@@ -11,6 +11,8 @@ See kafkacodec.strategies.
     ... def test_never_crashes(data): ...
 """
 
+import sys
+
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -19,6 +21,10 @@ from ..kafka_control_record_key import (
     ControlRecordType,
     KafkaControlRecordKey,
 )
+
+#: This module: the draws call the strategies through it, since a field may have a
+#: strategy's name.
+_S = sys.modules[__name__]
 
 __all__ = [
     "kafka_control_record_key",

@@ -11,6 +11,8 @@ See kafkacodec.strategies.
     ... def test_never_crashes(data): ...
 """
 
+import sys
+
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -20,6 +22,10 @@ from ..kafka_legacy_message import (
     KafkaLegacyMessage,
     MessageSet,
 )
+
+#: This module: the draws call the strategies through it, since a field may have a
+#: strategy's name.
+_S = sys.modules[__name__]
 
 __all__ = [
     "kafka_legacy_message",
@@ -48,7 +54,7 @@ def _draw_kafka_legacy_message(draw, invalid):
         else None
     )
     inner = (
-        draw(st.one_of(st.none(), message_set(invalid=invalid)))
+        draw(st.one_of(st.none(), _S.message_set(invalid=invalid)))
         if ((len_value >= 0) and ((attributes & 7) != CompressionType.NONE))
         else None
     )
@@ -95,7 +101,7 @@ def message_set(invalid=False):
 
 @st.composite
 def _draw_message_set(draw, invalid):
-    entries = draw(_h.sized_list(kafka_legacy_message(invalid=invalid), None))
+    entries = draw(_h.sized_list(_S.kafka_legacy_message(invalid=invalid), None))
     obj = MessageSet(
         entries=entries,
     )

@@ -11,6 +11,8 @@ See kafkacodec.strategies.
     ... def test_never_crashes(data): ...
 """
 
+import sys
+
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -21,6 +23,10 @@ from ..kafka_log import (
 )
 from .kafka_legacy_message import kafka_legacy_message
 from .kafka_record_batch import kafka_record_batch
+
+#: This module: the draws call the strategies through it, since a field may have a
+#: strategy's name.
+_S = sys.modules[__name__]
 
 __all__ = [
     "kafka_log",
@@ -37,7 +43,7 @@ def kafka_log(invalid=False):
 
 @st.composite
 def _draw_kafka_log(draw, invalid):
-    entries = draw(_h.sized_list(entry(invalid=invalid), None))
+    entries = draw(_h.sized_list(_S.entry(invalid=invalid), None))
     obj = KafkaLog(
         entries=entries,
     )
@@ -57,7 +63,7 @@ def entry(invalid=False):
 @st.composite
 def _draw_entry(draw, invalid):
     body = draw(
-        st.one_of(kafka_legacy_message(invalid=invalid), kafka_record_batch(invalid=invalid))
+        st.one_of(_S.kafka_legacy_message(invalid=invalid), _S.kafka_record_batch(invalid=invalid))
     )
     obj = Entry(
         body=body,

@@ -11,6 +11,8 @@ See kafkacodec.strategies.
     ... def test_never_crashes(data): ...
 """
 
+import sys
+
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -19,6 +21,10 @@ from ..kafka_record import (
     Header,
     KafkaRecord,
 )
+
+#: This module: the draws call the strategies through it, since a field may have a
+#: strategy's name.
+_S = sys.modules[__name__]
 
 __all__ = [
     "kafka_record",
@@ -43,7 +49,7 @@ def _draw_kafka_record(draw, invalid):
     value = (
         draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if (len_value >= 0) else None
     )
-    headers = draw(_h.sized_list(header(invalid=invalid), None))
+    headers = draw(_h.sized_list(_S.header(invalid=invalid), None))
     obj = KafkaRecord(
         len_body=None,
         attributes=attributes,

@@ -11,6 +11,8 @@ See kafkacodec.strategies.
     ... def test_never_crashes(data): ...
 """
 
+import sys
+
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -20,6 +22,10 @@ from ..kafka_record_batch import (
     RecordList,
 )
 from .kafka_record import kafka_record
+
+#: This module: the draws call the strategies through it, since a field may have a
+#: strategy's name.
+_S = sys.modules[__name__]
 
 __all__ = [
     "kafka_record_batch",
@@ -46,7 +52,7 @@ def _draw_kafka_record_batch(draw, invalid):
     producer_id = draw(_h.ints("q", invalid=invalid))
     producer_epoch = draw(_h.ints("h", invalid=invalid))
     base_sequence = draw(_h.ints("i", invalid=invalid))
-    records_region = draw(record_list(None, invalid=invalid))
+    records_region = draw(_S.record_list(None, invalid=invalid))
     obj = KafkaRecordBatch(
         base_offset=base_offset,
         len_batch=None,
@@ -88,7 +94,7 @@ def record_list(num_records=None, invalid=False):
 def _draw_record_list(draw, num_records, invalid):
     if num_records is None:
         num_records = draw(st.integers(0, _h.MAX_ITEMS))
-    records = draw(_h.sized_list(kafka_record(invalid=invalid), num_records))
+    records = draw(_h.sized_list(_S.kafka_record(invalid=invalid), num_records))
     obj = RecordList(
         num_records=num_records,
         records=records,

@@ -11,6 +11,8 @@ See kafkacodec.strategies.
     ... def test_never_crashes(data): ...
 """
 
+import sys
+
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -19,6 +21,10 @@ from ..kafka_txn_index import (
     Entry,
     KafkaTxnIndex,
 )
+
+#: This module: the draws call the strategies through it, since a field may have a
+#: strategy's name.
+_S = sys.modules[__name__]
 
 __all__ = [
     "kafka_txn_index",
@@ -35,7 +41,7 @@ def kafka_txn_index(invalid=False):
 
 @st.composite
 def _draw_kafka_txn_index(draw, invalid):
-    entries = draw(_h.sized_list(entry(invalid=invalid), None))
+    entries = draw(_h.sized_list(_S.entry(invalid=invalid), None))
     obj = KafkaTxnIndex(
         entries=entries,
     )

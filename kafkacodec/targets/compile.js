@@ -1,5 +1,7 @@
 // Compile kafkacodec's .ksy schemas with the official Kaitai Struct compiler.
 // usage: node compile.js SCHEMA_DIR OUT_DIR LANG [LANG...]
+// Schemas in SCHEMA_DIR and its folders (internal/, ...), except common/, whose schemas
+// are compiled where others import them; imports are relative to the importing file.
 // Prints one JSON line per (schema, language): {schema, lang, ok, files | error}.
 "use strict";
 const fs = require("fs");
@@ -24,13 +26,21 @@ function importerFor(baseDir) {
 }
 
 async function main() {
-  const schemas = fs.readdirSync(schemaDir).filter((f) => f.endsWith(".ksy")).sort();
+  const schemas = [];
+  const walk = (dir, rel) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (entry.isDirectory() && entry.name !== "common" && !entry.name.startsWith(".")) walk(path.join(dir, entry.name), path.join(rel, entry.name));
+      else if (entry.isFile() && entry.name.endsWith(".ksy")) schemas.push(path.join(rel, entry.name));
+    }
+  };
+  walk(schemaDir, "");
   let failed = 0;
   for (const file of schemas) {
     for (const lang of langs) {
       const line = { schema: file, lang };
       try {
-        const files = await compiler.compile(lang, load(path.join(schemaDir, file)), importerFor(schemaDir), false);
+        const base = path.dirname(path.join(schemaDir, file));
+        const files = await compiler.compile(lang, load(path.join(schemaDir, file)), importerFor(base), false);
         const dir = path.join(outDir, lang);
         fs.mkdirSync(dir, { recursive: true });
         for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);

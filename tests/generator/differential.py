@@ -90,15 +90,16 @@ def outcome(fn, *args, **kwargs):
         return "error", "invalid"
 
 
+VARINTS = {"ZigzagVarint", "UnsignedVarint"}
+
+
 def kaitai_project(kobj, like):
-    """An official-compiler Python object cut to the shape of an ours_tree: zig-zag varints
+    """An official-compiler Python object cut to the shape of an ours_tree: varints
     (objects there) become their value, absent fields None."""
-    if isinstance(like, dict):
-        if type(kobj).__name__ == "ZigzagVarint":
-            return kobj.value
-        return {k: kaitai_project(getattr(kobj, k, None), v) for k, v in like.items()}
-    if type(kobj).__name__ == "ZigzagVarint":
+    if type(kobj).__name__ in VARINTS:
         return kobj.value
+    if isinstance(like, dict):
+        return {k: kaitai_project(getattr(kobj, k, None), v) for k, v in like.items()}
     if isinstance(like, list) and isinstance(kobj, list):
         return [kaitai_project(x, v) for x, v in zip(kobj, like)] + kobj[len(like) :]
     return _plain(kobj)

@@ -1,0 +1,253 @@
+"""The codecs of Kafka's internal topics: the classes `kafkacodec specs import` generated
+from Kafka's JSON message specs, found through the framing schemas' tables.
+
+A Codecs is one set of generated modules: kafkacodec.generated (the specs the project
+ships, schemas/internal/), or a folder the generator wrote from other specs (a newer Kafka
+release, loaded with Codecs.load). Every decode checks the version against the spec's
+validVersions first, so a reader never guesses at a version it does not know.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from kafkacodec.runtime.errors import CorruptRecordError, DecodeError
+from kafkacodec.runtime.varint import read_uvarint
+
+from .topics import COORDINATOR_TOPICS, FRAMINGS, METADATA_TOPICS
+
+__all__ = [
+    "Codecs", "Message", "UnknownVersionError", "UnknownRecordTypeError", "in_versions", "DEFAULT",
+]  # fmt: skip
+
+
+class UnknownVersionError(CorruptRecordError):
+    """A record at a version its spec (as this codec knows it) does not have."""
+
+
+class UnknownRecordTypeError(CorruptRecordError):
+    """A record type (or apiKey, or control type) no spec of this codec has."""
+
+
+def in_versions(text: str, version: int) -> bool:
+    """Whether a spec's version range ("0+", "1-3", "2", "none") holds version."""
+    if text == "none":
+        return False
+    if text.endswith("+"):
+        return version >= int(text[:-1])
+    lo, _, hi = text.partition("-")
+    return int(lo) <= version <= int(hi or lo)
+
+
+@dataclass
+class Message:
+    """One decoded struct of a spec: its name, the version it was read at, the generated
+    object, and what framed it (record type, apiKey or control type)."""
+
+    spec: str
+    version: int
+    obj: Any
+    record_type: int | None = None
+    api_key: int | None = None
+
+
+class Codecs:
+    """The generated codecs of one set of specs."""
+
+    def __init__(self, package: str = "kafkacodec.generated") -> None:
+        self.package = package
+        self._classes: dict[str, type] = {}
+        self._framing: dict[str, Any] = {}
+
+    @classmethod
+    def load(cls, directory: Path | str, name: str | None = None) -> Codecs:
+        """Codecs from a folder the generator wrote (it holds __init__.py and one module
+        per schema), imported as a package of its own."""
+        directory = Path(directory).resolve()
+        name = name or f"_kafkacodec_codecs_{abs(hash(str(directory))):x}"
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(
+                name, directory / "__init__.py", submodule_search_locations=[str(directory)]
+            )
+            if spec is None or spec.loader is None:
+                raise FileNotFoundError(f"{directory}: no generated codecs (__init__.py)")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+        return cls(name)
+
+    # -- modules and classes
+    def module(self, schema_id: str) -> ModuleType | None:
+        try:
+            return importlib.import_module(f"{self.package}.{schema_id}")
+        except ModuleNotFoundError as err:
+            if err.name == f"{self.package}.{schema_id}":
+                return None
+            raise
+
+    def top(self, schema_id: str) -> type | None:
+        """The top-level class of a schema (None: no such schema in this set)."""
+        if schema_id not in self._classes:
+            mod = self.module(schema_id)
+            self._classes[schema_id] = getattr(mod, mod.__all__[0]) if mod else None
+        return self._classes[schema_id]
+
+    def message_class(self, spec: str) -> type | None:
+        """The class of a spec the framing tables name (None: this set has no such spec)."""
+        return self.top(self.schema_of(spec)) if self.schema_of(spec) else None
+
+    def schema_of(self, spec: str) -> str | None:
+        """The schema id of a spec, as the framing tables give it."""
+        if "_schemas" not in self._framing:
+            ids: dict[str, str] = {}
+            pkg = importlib.import_module(self.package)
+            for fid in pkg.MODULES:
+                top = self.top(fid) if fid in FRAMINGS else None
+                for r in (getattr(top, "MESSAGE", None) or {}).get("records", []):
+                    for name_key, id_key in (("key", "keySchema"), ("value", "valueSchema"),
+                                             ("spec", "schema")):  # fmt: skip
+                        if r.get(name_key) and r.get(id_key):
+                            ids[r[name_key]] = r[id_key]
+            self._framing["_schemas"] = ids
+        return self._framing["_schemas"].get(spec)
+
+    def framing(self, schema_id: str) -> dict:
+        """A framing schema's table (its MESSAGE), {} when this set has none."""
+        if schema_id not in self._framing:
+            top = self.top(schema_id)
+            self._framing[schema_id] = dict(top.MESSAGE) if top is not None else {}
+        return self._framing[schema_id]
+
+    def specs(self) -> list[str]:
+        """Every spec the framing tables name."""
+        self.schema_of("")
+        return sorted(self._framing["_schemas"])
+
+    # -- checks
+    @staticmethod
+    def check_version(cls: type, version: int, pos: int = 0) -> None:
+        m = cls.MESSAGE
+        valid = m["validVersions"]
+        if not in_versions(valid, version):
+            lo = valid.split("-")[0].rstrip("+")
+            newer = version > int(lo)
+            what = "is newer than this codec knows" if newer else "is not one this codec knows"
+            raise UnknownVersionError(f"{m['spec']} version {version} {what} ({valid})", pos)
+
+    # -- decoding
+    def parse_struct(self, cls: type, data, pos: int, end: int, version: int) -> Any:
+        """One struct of a spec at a version, which must take the bytes to end."""
+        self.check_version(cls, version, pos)
+        try:
+            obj, after = cls.parse(data, pos, end, version)
+        except DecodeError as err:
+            raise err.within(f"{cls.MESSAGE['spec']} version {version}") from None
+        if after != end:
+            raise CorruptRecordError(
+                f"{end - after} bytes after the {cls.MESSAGE['spec']} version {version} struct",
+                after,
+            )
+        return obj
+
+    def coordinator_key(self, topic: str, data) -> Message:
+        """A record key of a coordinator topic: int16 record type, then the key struct."""
+        framing = self._coordinator(topic, "key")
+        if len(data) < 2:
+            raise CorruptRecordError(f"a {topic} key needs 2 bytes, found {len(data)}", 0)
+        record_type = int.from_bytes(data[0:2], "big", signed=True)
+        entry = framing["by_type"].get(record_type)
+        if entry is None:
+            raise UnknownRecordTypeError(f"Unknown record type {record_type}", 0)
+        cls = self.top(entry["keySchema"])
+        version = entry["keyVersion"]
+        obj = self.parse_struct(cls, data, 2, len(data), version)
+        return Message(entry["key"], version, obj, record_type=record_type)
+
+    def coordinator_value(self, topic: str, record_type: int, data) -> Message:
+        """A record value of a coordinator topic (not a tombstone): int16 version, then the
+        value struct of the key's record type."""
+        framing = self._coordinator(topic, "value")
+        entry = framing["by_type"].get(record_type)
+        if entry is None or entry["value"] is None:
+            raise UnknownRecordTypeError(f"Unknown record type {record_type}", 0)
+        if len(data) < 2:
+            raise CorruptRecordError(f"a {topic} value needs 2 bytes, found {len(data)}", 0)
+        version = int.from_bytes(data[0:2], "big", signed=True)
+        cls = self.top(entry["valueSchema"])
+        obj = self.parse_struct(cls, data, 2, len(data), version)
+        return Message(entry["value"], version, obj, record_type=record_type)
+
+    def _coordinator(self, topic: str, kind: str) -> dict:
+        key = (topic, kind)
+        cached = self._framing.get(key)
+        if cached is None:
+            t = COORDINATOR_TOPICS.get(topic)
+            table = self.framing(f"{t.framing}_{kind}") if t else {}
+            by_type = {r["recordType"]: r for r in table.get("records", [])}
+            cached = self._framing[key] = {"by_type": by_type}
+        return cached
+
+    def metadata_record(self, topic: str, data) -> Message:
+        """A framed metadata record: unsigned varint frame version (1), apiKey and version,
+        then the struct (Kafka's AbstractApiMessageSerde)."""
+        fid = METADATA_TOPICS[topic].framing
+        key = (topic, "apiKeys")
+        if key not in self._framing:
+            table = self.framing(fid)
+            self._framing[key] = {r["apiKey"]: r["spec"] for r in table.get("records", [])}
+        specs = self._framing[key]
+        end = len(data)
+        frame, pos = read_uvarint(data, 0, end, 5, f"{topic} frame version")
+        if frame != 1:
+            raise CorruptRecordError(f"unknown frame version {frame} (Kafka writes 1)", 0)
+        api_key, pos = read_uvarint(data, pos, end, 5, f"{topic} apiKey")
+        version_at = pos
+        version, pos = read_uvarint(data, pos, end, 5, f"{topic} version")
+        spec = specs.get(api_key)
+        if spec is None:
+            raise UnknownRecordTypeError(f"Unknown metadata record type {api_key}", version_at)
+        if version > 0x7FFF:
+            raise UnknownVersionError(f"{spec} version {version} is out of range", version_at)
+        cls = self.message_class(spec)
+        obj = self.parse_struct(cls, data, pos, end, version)
+        return Message(spec, version, obj, api_key=api_key)
+
+    def control_record(self, control_type: int, data, version: int = 0) -> Message:
+        """A KRaft control record value of a control type, read at version (Kafka's
+        kafka-dump-log reads every one at 0)."""
+        key = ("control", "types")
+        if key not in self._framing:
+            table = self.framing("kraft_control_value")
+            self._framing[key] = {r["controlType"]: r["spec"] for r in table.get("records", [])}
+        spec = self._framing[key].get(control_type)
+        if spec is None:
+            raise UnknownRecordTypeError(f"no spec for control type {control_type}", 0)
+        obj = self.parse_struct(self.message_class(spec), data, 0, len(data), version)
+        return Message(spec, version, obj)
+
+    def versioned(self, spec: str, data) -> Message:
+        """A struct preceded by its int16 version (ConsumerProtocolSubscription and
+        ConsumerProtocolAssignment, as group members' bytes hold them)."""
+        if len(data) < 2:
+            raise CorruptRecordError(f"a {spec} needs 2 bytes, found {len(data)}", 0)
+        version = int.from_bytes(data[0:2], "big", signed=True)
+        cls = self.message_class(spec)
+        if cls is None:
+            raise UnknownRecordTypeError(f"this codec has no {spec}", 0)
+        return Message(spec, version, self.parse_struct(cls, data, 2, len(data), version))
+
+    def struct(self, spec: str, data, version: int) -> Message:
+        """A spec's struct alone, at a version the caller knows."""
+        cls = self.message_class(spec)
+        if cls is None:
+            raise UnknownRecordTypeError(f"this codec has no {spec}", 0)
+        return Message(spec, version, self.parse_struct(cls, data, 0, len(data), version))
+
+
+DEFAULT = Codecs()

@@ -1,0 +1,212 @@
+"""A struct as JSON, exactly as Kafka's generated `<Spec>JsonConverter.write(message,
+version)` prints it (org.apache.kafka.message.JsonConverterGenerator, written through
+Jackson):
+
+- fields in spec order, named with a lower-case first letter (`kRaftVersion`), only those
+  present at the version; a tagged field only when it differs from its default
+  (FieldSpec.generateNonDefaultValueCheck);
+- integers as JSON numbers at full 64-bit precision, bool as true/false, float64 as
+  Java's Double.toString (`0.0`, `-0.0`, `1.0E300`, `4.9E-324`);
+- strings escaped as Jackson does (`\\"`, `\\\\`, `\\n`, `\\t`, `\\b`, `\\f`, `\\r`, other
+  characters below 0x20 as `\\u00XX`, everything else raw), bytes as standard base64 with
+  padding, UUIDs as Kafka's Uuid.toString (URL-safe base64 without padding, 22
+  characters), null as `null`.
+
+The writer reads what the spec says of each field from the generated classes' MESSAGE
+(`-kafkacodec-message` in the schemas), so it serves any set of generated codecs.
+"""
+
+from __future__ import annotations
+
+import base64
+import decimal
+import math
+from typing import Any
+
+from kafkacodec.runtime.errors import CorruptRecordError
+
+from .codecs import in_versions
+
+__all__ = ["to_json", "java_double", "json_string", "field_value", "tagged_values", "TextError"]
+
+_INT_TYPES = frozenset({"int8", "int16", "uint16", "int32", "uint32", "int64"})
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\n": "\\n",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+_TABLE = {i: _ESCAPES.get(chr(i), f"\\u{i:04X}") for i in range(0x20)}
+_TABLE[ord('"')] = '\\"'
+_TABLE[ord("\\")] = "\\\\"
+
+
+class TextError(CorruptRecordError):
+    """A string field whose bytes are not UTF-8."""
+
+
+def json_string(text: str, where: str = "") -> str:
+    """text as a JSON string, escaped as Jackson escapes it. Bytes that were not UTF-8
+    (kept by the decoder as surrogate escapes) are an error: Kafka would have replaced
+    them, and the JSON would not say what the bytes were."""
+    if not text.isascii():
+        for ch in text:
+            if "\udc80" <= ch <= "\udcff":
+                raise TextError(f"{where or 'a string'} is not valid UTF-8")
+    return '"' + text.translate(_TABLE) + '"'
+
+
+def java_double(value: float) -> str:
+    """Java's Double.toString (JDK 19 and later: the shortest decimal that rounds to the
+    value, at least one digit after the point; two significant digits when one would do)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    v = abs(value)
+    t = decimal.Decimal(repr(v)).normalize().as_tuple()  # the shortest digits that round-trip
+    digits = "".join(map(str, t.digits))
+    point = len(digits) + int(t.exponent) - 1  # the decimal exponent of the first digit
+    if len(digits) == 1:  # Java prints two digits, the closer pair: 4.9E-324, not 5.0E-324
+        two = f"{v:.1e}"
+        digits = (two[0] + two[2]).rstrip("0") or two[0]
+        point = int(two.partition("e")[2])
+    if 1e-3 <= v < 1e7:
+        if point >= 0:
+            whole = digits[: point + 1].ljust(point + 1, "0")
+            frac = digits[point + 1 :] or "0"
+        else:
+            whole = "0"
+            frac = "0" * (-point - 1) + digits
+        return f"{sign}{whole}.{frac}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{point}"
+
+
+def _uuid(value) -> str:
+    return base64.urlsafe_b64encode(bytes(value)).decode("ascii").rstrip("=")
+
+
+def tagged_values(obj) -> dict[int, Any]:
+    """The decoded known tagged fields of a struct, by tag (unknown tags left out)."""
+    out = {}
+    for t in getattr(obj, "tagged_fields", None) or ():
+        value = t.value
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            out[t.tag] = value
+    return out
+
+
+def field_value(obj, f: dict, version: int, tagged: dict | None = None):
+    """The value of a field of a struct at a version: its attribute, or for a tagged field
+    the value of its tag (its default when the tag is absent). Returns (present, value)."""
+    if not in_versions(f["versions"], version):
+        return False, None
+    if "tag" in f and in_versions(f.get("taggedVersions", "none"), version):
+        t = (tagged if tagged is not None else tagged_values(obj)).get(f["tag"])
+        if t is None:
+            return True, default_of(f)
+        return True, getattr(t, f["id"])
+    return True, getattr(obj, f["id"])
+
+
+def default_of(f: dict):
+    """A field's default as the decoder's values hold it (FieldSpec.fieldDefault)."""
+    typ, d = f["type"], f.get("default")
+    text = "" if d is None else str(d)
+    if text == "null":
+        return None
+    if typ.startswith("[]"):
+        return []
+    if typ == "bool":
+        return 1 if text.lower() == "true" else 0
+    if typ in _INT_TYPES:
+        if not text:
+            return 0
+        return int(text, 16) if text.startswith("0x") else int(text)
+    if typ == "float64":
+        return float(text) if text else 0.0
+    if typ == "string":
+        return text
+    if typ == "bytes":
+        return b""
+    if typ == "uuid":
+        return base64.urlsafe_b64decode(text + "==") if text else bytes(16)
+    return _EMPTY_STRUCT  # a struct: the empty struct
+
+
+class _EmptyStruct:
+    """A struct default: every field at its default (compared field by field)."""
+
+
+_EMPTY_STRUCT = _EmptyStruct()
+
+
+def _is_default(value, f: dict, version: int) -> bool:
+    d = default_of(f)
+    if d is _EMPTY_STRUCT:
+        return value is _EMPTY_STRUCT or (value is not None and _struct_is_default(value, version))
+    if value is None or d is None:
+        return value is None and d is None
+    if f["type"] in ("bytes", "uuid"):
+        return bytes(value) == bytes(d)
+    if f["type"].startswith("[]"):
+        return len(value) == 0
+    if f["type"] == "bool":
+        return bool(value) == bool(d)
+    return value == d
+
+
+def _struct_is_default(obj, version: int) -> bool:
+    tagged = tagged_values(obj)
+    for f in type(obj).MESSAGE["fields"]:
+        present, value = field_value(obj, f, version, tagged)
+        if present and not _is_default(value, f, version):
+            return False
+    return True
+
+
+def _value(value, typ: str, version: int, where: str) -> str:
+    if value is None:
+        return "null"
+    if typ in _INT_TYPES:
+        return str(int(value))
+    if typ == "bool":
+        return "true" if value else "false"
+    if typ == "string":
+        return json_string(value, where)
+    if typ == "bytes":
+        return '"' + base64.b64encode(bytes(value)).decode("ascii") + '"'
+    if typ == "uuid":
+        return '"' + _uuid(value) + '"'
+    if typ == "float64":
+        return java_double(value)
+    if typ.startswith("[]"):
+        el = typ[2:]
+        if el in ("string", "bytes"):  # each in its own item (its length before it)
+            value = [v.value for v in value]
+        return "[" + ",".join(_value(v, el, version, where) for v in value) + "]"
+    return to_json(value, version)
+
+
+def to_json(obj, version: int) -> str:
+    """A decoded struct (a generated object whose class has MESSAGE) as Kafka's JSON."""
+    cls = type(obj)
+    tagged = tagged_values(obj)
+    parts = []
+    for f in cls.MESSAGE["fields"]:
+        present, value = field_value(obj, f, version, tagged)
+        if not present:
+            continue
+        if "tag" in f and in_versions(f.get("taggedVersions", "none"), version):
+            if _is_default(value, f, version):
+                continue
+        name = f["name"][:1].lower() + f["name"][1:]
+        where = f"{cls.MESSAGE['struct']}.{f['name']}"
+        parts.append(f'"{name}":{_value(value, f["type"], version, where)}')
+    return "{" + ",".join(parts) + "}"

@@ -1,0 +1,55 @@
+"""Kafka's internal topics: how each frames its records, and which folder of Kafka's source
+tree holds the specs of their structs. One table, read by the importer (which writes a
+framing schema per topic) and by the decoders (which find the framing schema by topic).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Topic", "TOPICS", "FRAMINGS", "COORDINATOR_TOPICS", "METADATA_TOPICS", "topic_of"]
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str  # __consumer_offsets
+    framing: str  # the framing schema's id, or the stem of its _key / _value pair
+    kind: str  # "coordinator" (key: int16 record type + struct; value: int16 version +
+    #            struct) or "metadata" (uvarint frame version, apiKey, version + struct)
+    folders: tuple[str, ...]  # the folders of Kafka's source tree holding the specs
+
+
+TOPICS = {
+    t.name: t
+    for t in (
+        Topic("__consumer_offsets", "consumer_offsets", "coordinator", ("group-coordinator",)),
+        Topic("__share_group_state", "share_group_state", "coordinator", ("share-coordinator",)),
+        # core/ until Kafka 3.9 moved them
+        Topic(
+            "__transaction_state",
+            "transaction_state",
+            "coordinator",
+            ("transaction-coordinator", "core"),
+        ),  # fmt: skip
+        Topic("__cluster_metadata", "cluster_metadata_record", "metadata", ("metadata",)),
+        Topic("__remote_log_metadata", "remote_log_metadata_record", "metadata", ("storage",)),
+    )
+}
+COORDINATOR_TOPICS = {n: t for n, t in TOPICS.items() if t.kind == "coordinator"}
+METADATA_TOPICS = {n: t for n, t in TOPICS.items() if t.kind == "metadata"}
+
+#: Every framing schema `kafkacodec specs import` writes.
+FRAMINGS = (
+    *(f"{t.framing}_{kind}" for t in COORDINATOR_TOPICS.values() for kind in ("key", "value")),
+    *(t.framing for t in METADATA_TOPICS.values()),
+    "kraft_control_value",  # KRaft control records (__cluster_metadata, snapshots)
+    "consumer_protocol_subscription_framed",  # inside GroupMetadataValue members
+    "consumer_protocol_assignment_framed",
+)
+
+
+def topic_of(directory_name: str) -> Topic | None:
+    """The internal topic of a partition directory (`__consumer_offsets-7` ->
+    __consumer_offsets), None for any other topic."""
+    name, _, partition = directory_name.rpartition("-")
+    return TOPICS.get(name) if partition.isdigit() else None
