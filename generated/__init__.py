@@ -47,6 +47,7 @@ MODULES = (
     "partition_record",
     "producer_ids_record",
     "producer_snapshot",
+    "producer_snapshot_framed",
     "quorum_state_data",
     "register_broker_record",
     "register_controller_record",

@@ -231,6 +231,11 @@
 #define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_CURRENT_TXN_FIRST_OFFSET_SIZE 8
 #define PRODUCER_SNAPSHOT_PRODUCER_ENTRY_FIXED_SIZE      46  /* bytes of the fixed-width fields it starts with */
 
+/* producer_snapshot_framed (schemas/producer_snapshot_framed.ksy) */
+#define PRODUCER_SNAPSHOT_FRAMED_VERSION_AT              0  /* s2 */
+#define PRODUCER_SNAPSHOT_FRAMED_VERSION_SIZE            2
+#define PRODUCER_SNAPSHOT_FRAMED_FIXED_SIZE              2  /* bytes of the fixed-width fields it starts with */
+
 /* register_broker_record (schemas/register_broker_record.ksy) */
 #define REGISTER_BROKER_RECORD_BROKER_ID_AT              0  /* s4 */
 #define REGISTER_BROKER_RECORD_BROKER_ID_SIZE            4

@@ -52,6 +52,13 @@ CONTROL_SPECS = {
     "kraft_voters": "VotersRecord",
 }
 
+#: Specs stored as an int16 version and then the struct, and where.
+VERSIONED = {
+    "ConsumerProtocolSubscription": "a consumer group member's bytes hold it (Kafka's ConsumerProtocol)",
+    "ConsumerProtocolAssignment": "a consumer group member's bytes hold it (Kafka's ConsumerProtocol)",
+    "ProducerSnapshot": "a producer-state .snapshot file holds it (Kafka's ProducerStateManager)",
+}
+
 #: The schemas of a directory of specs import the unsigned varint of the project's
 #: schemas/common/, next to the directory they are written to (schemas/internal/).
 COMMON = "../common/unsigned_varint"
@@ -77,6 +84,23 @@ def snake(name: str) -> str:
 
 def schema_id(spec_name: str) -> str:
     return snake(spec_name)
+
+
+def record_type_name(spec_name: str) -> str:
+    """Kafka's MetadataRecordType name of a metadata spec (TopicRecord -> TOPIC_RECORD):
+    MessageGenerator.toSnakeCase, upper-cased (an underscore before each capital that
+    follows a lower-case letter or digit)."""
+    out, prev_upper = [], True
+    for ch in spec_name:
+        if ch.isupper():
+            if not prev_upper:
+                out.append("_")
+            out.append(ch.lower())
+            prev_upper = True
+        else:
+            out.append(ch)
+            prev_upper = False
+    return "".join(out).upper()
 
 
 def _field_id(name: str) -> str:
@@ -629,7 +653,8 @@ def framings(
         ]  # fmt: skip
         rec["-kafkacodec-message"] = {
             "framing": "metadata", "topic": topic_name,
-            "records": [{"apiKey": s.api_key, "spec": s.name, "schema": schema_id(s.name)} for s in mine],
+            "records": [{"apiKey": s.api_key, "spec": s.name, "schema": schema_id(s.name),
+                         "typeName": record_type_name(s.name)} for s in mine],
         }  # fmt: skip
         out[t.framing] = rec
     control = [(n, specs[s]) for n, s in CONTROL_SPECS.items() if s in specs]
@@ -657,14 +682,13 @@ def framings(
                         for n, s in control],
         }  # fmt: skip
         out["kraft_control_value"] = rec
-    for name in ("ConsumerProtocolSubscription", "ConsumerProtocolAssignment"):
+    for name, where in VERSIONED.items():
         if name not in specs:
             continue
         fid = f"{schema_id(name)}_framed"
         rec = _framing_meta(
             fid, f"{name} with its version",
-            f"A {name} as a consumer group member's bytes hold it: the version (int16), then\n"
-            "the struct (Kafka's ConsumerProtocol).",
+            f"A {name} as {where}: the version (int16), then the struct.",
             [schema_id(name)], label,
         )  # fmt: skip
         rec["seq"] = [

@@ -4,6 +4,7 @@ Kafka's kafka-dump-log (DumpLogSegments), the JSON in the contract of DESIGN.md.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from .log.index import OffsetIndex, TimeIndex, TxnIndex, map_file
 from .log.segment import parse_segment_name
 from .records.batches import BatchIterator
 from .runtime import compression as _comp
-from .runtime.errors import DecodeError, LogError
+from .runtime.errors import DecodeError, KafkacodecError, LogError
 
 __all__ = [
     "Findings", "dump_text", "dump_index", "index_sanity", "dump_json", "index_json",
@@ -73,9 +74,11 @@ def _size(v) -> int:
     return -1 if v is None else len(v)
 
 
-def _record_lines(b, print_data: bool, last: list) -> Iterator[str]:
+def _record_lines(b, print_data: bool, last: list, decoder=None,
+                  findings: Findings | None = None, source: str = "") -> Iterator[str]:  # fmt: skip
     """Kafka's record lines. `last` is [previous record offset, gaps found]: it carries
-    across batches so that gaps are reported as kafka-dump-log reports them."""
+    across batches so that gaps are reported as kafka-dump-log reports them. decoder: one
+    of kafkacodec.internal.dump_format.PARSERS, for keys and values of an internal topic."""
     if b.magic >= 2:
         entries = [(r, None, None) for r in b.records(verify_crc=False)]
     else:
@@ -95,13 +98,35 @@ def _record_lines(b, print_data: bool, last: list) -> Iterator[str]:
         if r.control is not None and r.control.type in (0, 1):
             line += f" endTxnMarker: {r.control.type_name} coordinatorEpoch: {r.control.coordinator_epoch}"
         elif r.control is not None:
-            line += f" controlType: {r.control.type_name}({r.control.type})"
+            line += " " + _control(r, findings, source)
         if print_data and not b.is_control:  # Kafka prints only what is present
-            if r.key is not None:
-                line += f" key: {_text(r.key)}"
-            if r.value is not None:
-                line += f" payload: {_text(r.value)}"
+            if decoder is not None:
+                key, payload, failed = decoder(r.key, r.value, r.offset)
+                if failed and findings is not None:
+                    findings.decode_errors.append((source, r.offset, key or payload))
+            else:
+                key = None if r.key is None else _text(r.key)
+                payload = None if r.value is None else _text(r.value)
+            if key is not None:
+                line += f" key: {key}"
+            if payload is not None:
+                line += f" payload: {payload}"
         yield line
+
+
+def _control(r, findings: Findings | None, source: str) -> str:
+    """A KRaft control record as kafka-dump-log prints it: `SnapshotHeader {...}` and the
+    like for the types it decodes, else `controlType: NAME(N)`."""
+    from .internal.dump_format import control_text
+
+    plain = f"controlType: {r.control.type_name}({r.control.type})"
+    try:
+        text = control_text(r.control.type, r.value)
+    except KafkacodecError as err:
+        if findings is not None:
+            findings.decode_errors.append((source, r.offset, str(err)))
+        return f"{plain} error: {err}"
+    return plain if text is None else text
 
 
 def _text(v) -> str:
@@ -120,6 +145,8 @@ class Findings:
         self.out_of_order: dict[str, list[tuple[int, int]]] = {}
         self.not_found: dict[str, list[tuple[int, int]]] = {}
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+        #: Records an internal-topic decoder could not decode: (file, offset, why).
+        self.decode_errors: list[tuple[str, int, str]] = []
 
     @property
     def index_problems(self) -> bool:
@@ -148,13 +175,17 @@ class Findings:
 
 def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
               max_bytes: int | None = None, findings: Findings | None = None,
-              progress=None) -> Iterator[str]:  # fmt: skip
-    """Kafka's kafka-dump-log text for a .log file (or any file of batches). `print_data`
-    implies `deep`, as in Kafka; `progress(n)` is told the size of each batch printed."""
+              progress=None, decoder=None) -> Iterator[str]:  # fmt: skip
+    """Kafka's kafka-dump-log text for a .log file (or any file of batches, a KRaft
+    snapshot's .checkpoint among them). `print_data` implies `deep`, as in Kafka;
+    `progress(n)` is told the size of each batch printed; decoder: an internal topic's
+    (kafkacodec.internal.dump_format.PARSERS)."""
     yield f"Dumping {path.name}"
     parsed = parse_segment_name(path.name)
     if parsed and parsed[1] == ".log":
         yield f"Log starting offset: {parsed[0]}"
+    elif path.suffix == ".checkpoint":
+        yield snapshot_header(path.name)
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
     it = BatchIterator(data, verify_crc=False, source=str(path), end=end)
     last: list = [None, []]
@@ -162,7 +193,7 @@ def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
         for b in it:
             yield _batch_line(b)
             if deep or print_data:
-                yield from _record_lines(b, print_data, last)
+                yield from _record_lines(b, print_data, last, decoder, findings, str(path))
             if progress is not None:
                 progress(b.size)
     finally:
@@ -170,6 +201,18 @@ def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
             findings.non_consecutive[str(path.absolute())] = last[1]
     if it.remaining and max_bytes is None:
         yield f"Found {it.remaining} invalid bytes at the end of {path.name}"
+
+
+def snapshot_header(name: str) -> str:
+    """The line kafka-dump-log prints before the batches of a KRaft snapshot (Kafka's
+    Snapshots.parse: <20-digit end offset>-<10-digit epoch>.checkpoint)."""
+    if name == "bootstrap.checkpoint":  # BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME
+        return "KRaft bootstrap snapshot"
+    stem = name[: -len(".checkpoint")]
+    offset, _, epoch = stem.partition("-")
+    if not (offset.isdigit() and epoch.isdigit()):
+        raise LogError(name, "not a KRaft snapshot name (<end offset>-<epoch>.checkpoint)")
+    return f"Snapshot end offset: {int(offset)}, epoch: {int(epoch)}"
 
 
 _INDEXES = {".index": OffsetIndex, ".timeindex": TimeIndex, ".txnindex": TxnIndex}
@@ -271,7 +314,18 @@ _JSON_KEYS = {
 }
 
 
-def batch_dict(b, *, deep: bool = False, how: str = "hex") -> dict:
+def _maybe_json(text: str | None):
+    """A decoder's text: the structure when it is JSON (Kafka's JSON), else the text."""
+    if text is None or not text.startswith("{"):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
+               findings: Findings | None = None, source: str = "") -> dict:  # fmt: skip
     """A batch as the JSON contract names it (DESIGN.md, "Command line")."""
     out = {
         "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count, "magic": b.magic,
@@ -293,17 +347,31 @@ def batch_dict(b, *, deep: bool = False, how: str = "hex") -> dict:
             if r.control is not None:
                 rec["control"] = {"type": r.control.type_name, "version": r.control.version,
                                   "coordinator_epoch": r.control.coordinator_epoch}  # fmt: skip
+                if r.control.type not in (0, 1):
+                    text = _control(r, findings, source)
+                    label, _, body = text.partition(" ")
+                    if not text.startswith("controlType:"):
+                        rec["control"]["decoded"] = _maybe_json(body)
+            elif decoder is not None:
+                key, payload, failed = decoder(r.key, r.value, r.offset)
+                rec["decoded"] = {"key": _maybe_json(key), "payload": _maybe_json(payload),
+                                  "ok": not failed}  # fmt: skip
+                if failed and findings is not None:
+                    findings.decode_errors.append((source, r.offset, key or payload))
             recs.append(rec)
         out["records"] = recs
     return out
 
 
 def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
-              max_bytes: int | None = None, progress=None) -> Iterator[dict]:  # fmt: skip
-    """The batches of a .log file as JSON objects (DESIGN.md "Command line")."""
+              max_bytes: int | None = None, progress=None, decoder=None,
+              findings: Findings | None = None) -> Iterator[dict]:  # fmt: skip
+    """The batches of a .log file as JSON objects (DESIGN.md "Command line"); with a
+    decoder, each record also carries what it decodes to ("decoded")."""
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
     for b in BatchIterator(data, verify_crc=False, source=str(path), end=end):
-        yield batch_dict(b, deep=deep, how=how)
+        yield batch_dict(b, deep=deep, how=how, decoder=decoder, findings=findings,
+                         source=str(path))  # fmt: skip
         if progress is not None:
             progress(b.size)
 

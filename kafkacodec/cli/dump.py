@@ -1,5 +1,7 @@
-"""`kafkacodec dump`: batches and records of .log files, entries of index files, in
-kafka-dump-log's text (DumpLogSegments) or as JSON lines."""
+"""`kafkacodec dump`: batches and records of .log files (and KRaft snapshots), entries of
+index files, producer snapshots and the small state files, in kafka-dump-log's text
+(DumpLogSegments) or as JSON lines. The records of Kafka's internal topics are decoded with
+the codecs generated from Kafka's message specs, as kafka-dump-log's decoder flags do."""
 
 from __future__ import annotations
 
@@ -36,6 +38,27 @@ def define(p: argparse.ArgumentParser) -> None:
         "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    for flag, what in DECODERS.items():
+        p.add_argument(
+            f"--{flag}-decoder", dest="decoder", action="store_const", const=flag,
+            help=f"decode records as {what} (implies --print-data-log)",
+        )  # fmt: skip
+    p.add_argument(
+        "--raw-data", dest="decoder", action="store_const", const="raw",
+        help="print keys and values as text even in an internal topic (kafka-dump-log's "
+        "default); without a decoder flag, --print-data-log decodes the records of an "
+        "internal topic's directory with that topic's decoder",
+    )  # fmt: skip
+
+
+#: kafka-dump-log's decoder flags, and what each decodes.
+DECODERS = {
+    "offsets": "__consumer_offsets records (group and offset commit records)",
+    "transaction-log": "__transaction_state records",
+    "cluster-metadata": "__cluster_metadata records (KRaft metadata)",
+    "remote-log-metadata": "__remote_log_metadata records (tiered storage)",
+    "share-group-state": "__share_group_state records",
+}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
             progress.describe(path.name)
             if suffix in dumplog.INDEX_SUFFIXES:
                 status |= _index(args, path, suffix, findings)
+            elif suffix == "state":
+                _state(args, path)
             else:
                 for line in _log(args, path, suffix, findings, progress):
                     out(line)
@@ -60,11 +85,17 @@ def run(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr)
     if args.verify_index_only and findings.index_problems:
         status = 1
+    if findings.decode_errors:
+        print(f"kafkacodec dump: {len(findings.decode_errors)} records could not be decoded "
+              f"(first: {findings.decode_errors[0][0]} offset {findings.decode_errors[0][1]})",
+              file=sys.stderr)  # fmt: skip
+        status |= 1
     return status
 
 
 def _files(args: argparse.Namespace) -> list[tuple[Path, str]]:
     """(path, kind) of each file to dump: its suffix, or "" for a file not named by Kafka."""
+    from ..internal.state_files import is_state_file
     from ..log.segment import parse_segment_name
 
     index_only = args.verify_index_only or args.index_sanity_check
@@ -72,10 +103,47 @@ def _files(args: argparse.Namespace) -> list[tuple[Path, str]]:
     for path in expand(args.paths, index_only=index_only):
         parsed = parse_segment_name(path.name)
         suffix = parsed[1] if parsed else path.suffix
-        if suffix not in (".log", ".bin", "", ".index", ".timeindex", ".txnindex", ".kafka"):
-            raise NotASegmentError(path, "not a .log, .index, .timeindex, .txnindex or .kafka file")
+        if is_state_file(path):
+            suffix = "state"
+        elif suffix not in (".log", ".bin", "", ".index", ".timeindex", ".txnindex", ".kafka",
+                            ".checkpoint"):  # fmt: skip
+            raise NotASegmentError(
+                path, "not a .log, .checkpoint, .index, .timeindex, .txnindex, .snapshot, "
+                ".kafka or state file",
+            )  # fmt: skip
         files.append((path, suffix))
     return files
+
+
+def _decoder(args: argparse.Namespace, path: Path):
+    """The internal-topic parser for a file's records: the flag's, else (when printing
+    data) that of the topic its directory names; None for plain text."""
+    from ..internal.dump_format import PARSERS, TOPIC_DECODERS
+    from ..internal.topics import topic_of
+
+    name = args.decoder
+    if name == "raw":
+        return None
+    if name is None:
+        topic = topic_of(path.resolve().parent.name)
+        if path.suffix == ".checkpoint" and path.resolve().parent.name == "__cluster_metadata-0":
+            topic = topic_of("__cluster_metadata-0")
+        if topic is None or not args.print_data_log:
+            return None
+        name = TOPIC_DECODERS[topic.name]
+    return PARSERS[name]
+
+
+def _state(args: argparse.Namespace, path: Path) -> None:
+    from ..internal.state_files import dump_state_file
+
+    lines, doc = dump_state_file(path)
+    if args.json:
+        out(json.dumps(doc))
+    else:
+        out(f"Dumping {path.name}")
+        for line in lines:
+            out(line)
 
 
 def _index(args: argparse.Namespace, path: Path, suffix: str, findings) -> int:
@@ -105,7 +173,10 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress):
     from ..log.kafka07 import Kafka07File
     from ..log.segment import sniff
 
+    if args.decoder not in (None, "raw"):
+        args.print_data_log = True  # a decoder flag implies printing the records' data
     deep = args.deep_iteration or args.print_data_log
+    decoder = _decoder(args, path)
     if suffix == ".kafka":
         with Kafka07File(path) as f:
             if args.json:
@@ -118,10 +189,10 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress):
     data = read_file(path)
     sniff(data, path)
     if args.json:
-        rows = dumplog.dump_json(path, data, deep=deep, how=args.bytes,
-                                 max_bytes=args.max_bytes, progress=progress)  # fmt: skip
+        rows = dumplog.dump_json(path, data, deep=deep, how=args.bytes, max_bytes=args.max_bytes,
+                                 progress=progress, decoder=decoder, findings=findings)  # fmt: skip
         yield from map(json.dumps, rows)
     else:
         yield from dumplog.dump_text(path, data, deep=deep, print_data=args.print_data_log,
                                      max_bytes=args.max_bytes, findings=findings,
-                                     progress=progress)  # fmt: skip
+                                     progress=progress, decoder=decoder)  # fmt: skip

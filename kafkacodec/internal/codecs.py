@@ -141,14 +141,17 @@ class Codecs:
             raise UnknownVersionError(f"{m['spec']} version {version} {what} ({valid})", pos)
 
     # -- decoding
-    def parse_struct(self, cls: type, data, pos: int, end: int, version: int) -> Any:
-        """One struct of a spec at a version, which must take the bytes to end."""
+    def parse_struct(
+        self, cls: type, data, pos: int, end: int, version: int, trailing: bool = False
+    ) -> Any:
+        """One struct of a spec at a version, which must take the bytes to end (unless
+        trailing: bytes after it are ignored, as Kafka's readers of nested bytes do)."""
         self.check_version(cls, version, pos)
         try:
             obj, after = cls.parse(data, pos, end, version)
         except DecodeError as err:
             raise err.within(f"{cls.MESSAGE['spec']} version {version}") from None
-        if after != end:
+        if after != end and not trailing:
             raise CorruptRecordError(
                 f"{end - after} bytes after the {cls.MESSAGE['spec']} version {version} struct",
                 after,
@@ -231,7 +234,7 @@ class Codecs:
         obj = self.parse_struct(self.message_class(spec), data, 0, len(data), version)
         return Message(spec, version, obj)
 
-    def versioned(self, spec: str, data) -> Message:
+    def versioned(self, spec: str, data, trailing: bool = False) -> Message:
         """A struct preceded by its int16 version (ConsumerProtocolSubscription and
         ConsumerProtocolAssignment, as group members' bytes hold them)."""
         if len(data) < 2:
@@ -240,7 +243,16 @@ class Codecs:
         cls = self.message_class(spec)
         if cls is None:
             raise UnknownRecordTypeError(f"this codec has no {spec}", 0)
-        return Message(spec, version, self.parse_struct(cls, data, 2, len(data), version))
+        obj = self.parse_struct(cls, data, 2, len(data), version, trailing)
+        return Message(spec, version, obj)
+
+    def metadata_type_name(self, topic: str, api_key: int) -> str:
+        """Kafka's MetadataRecordType name of an apiKey (TOPIC_RECORD)."""
+        table = self.framing(METADATA_TOPICS[topic].framing)
+        for r in table.get("records", []):
+            if r["apiKey"] == api_key:
+                return r["typeName"]
+        raise UnknownRecordTypeError(f"Unknown metadata record type {api_key}", 0)
 
     def struct(self, spec: str, data, version: int) -> Message:
         """A spec's struct alone, at a version the caller knows."""

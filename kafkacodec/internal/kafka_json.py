@@ -27,7 +27,9 @@ from kafkacodec.runtime.errors import CorruptRecordError
 
 from .codecs import in_versions
 
-__all__ = ["to_json", "java_double", "json_string", "field_value", "tagged_values", "TextError"]
+__all__ = [
+    "to_json", "java_double", "json_string", "field_value", "tagged_values", "TextError", "present",
+]  # fmt: skip
 
 _INT_TYPES = frozenset({"int8", "int16", "uint16", "int32", "uint32", "int64"})
 _ESCAPES = {
@@ -102,12 +104,37 @@ def tagged_values(obj) -> dict[int, Any]:
     return out
 
 
-def field_value(obj, f: dict, version: int, tagged: dict | None = None):
+def present(text: str, version: int, valid: str | None) -> bool:
+    """Whether a field with versions `text` is there at a version, as Kafka's generated code
+    decides (VersionConditional): only the bounds of the field's range that lie inside the
+    message's validVersions are tested, so a version outside them (a KRaft control record
+    read at 0 but printed at its Version field) keeps every field that spans them."""
+    if valid is None:
+        return in_versions(text, version)
+    if text == "none":
+        return False
+    flo, fhi = _bounds(text)
+    vlo, vhi = _bounds(valid)
+    if fhi is not None and fhi < vlo or (vhi is not None and flo > vhi):
+        return False
+    return (flo <= vlo or version >= flo) and (
+        fhi is None or (vhi is not None and fhi >= vhi) or version <= fhi
+    )
+
+
+def _bounds(text: str) -> tuple[int, int | None]:
+    if text.endswith("+"):
+        return int(text[:-1]), None
+    lo, _, hi = text.partition("-")
+    return int(lo), int(hi or lo)
+
+
+def field_value(obj, f: dict, version: int, tagged: dict | None = None, valid: str | None = None):
     """The value of a field of a struct at a version: its attribute, or for a tagged field
     the value of its tag (its default when the tag is absent). Returns (present, value)."""
-    if not in_versions(f["versions"], version):
+    if not present(f["versions"], version, valid):
         return False, None
-    if "tag" in f and in_versions(f.get("taggedVersions", "none"), version):
+    if "tag" in f and present(f.get("taggedVersions", "none"), version, valid):
         t = (tagged if tagged is not None else tagged_values(obj)).get(f["tag"])
         if t is None:
             return True, default_of(f)
@@ -147,10 +174,12 @@ class _EmptyStruct:
 _EMPTY_STRUCT = _EmptyStruct()
 
 
-def _is_default(value, f: dict, version: int) -> bool:
+def _is_default(value, f: dict, version: int, valid: str | None) -> bool:
     d = default_of(f)
     if d is _EMPTY_STRUCT:
-        return value is _EMPTY_STRUCT or (value is not None and _struct_is_default(value, version))
+        return value is _EMPTY_STRUCT or (
+            value is not None and _struct_is_default(value, version, valid)
+        )
     if value is None or d is None:
         return value is None and d is None
     if f["type"] in ("bytes", "uuid"):
@@ -162,16 +191,21 @@ def _is_default(value, f: dict, version: int) -> bool:
     return value == d
 
 
-def _struct_is_default(obj, version: int) -> bool:
+def _struct_is_default(obj, version: int, valid: str | None) -> bool:
     tagged = tagged_values(obj)
     for f in type(obj).MESSAGE["fields"]:
-        present, value = field_value(obj, f, version, tagged)
-        if present and not _is_default(value, f, version):
+        there, value = field_value(obj, f, version, tagged, valid)
+        if there and not _is_default(value, f, version, valid):
             return False
     return True
 
 
-def _value(value, typ: str, version: int, where: str) -> str:
+#: A field's replacement JSON, by (struct, field) Kafka names: a function of the value that
+#: returns JSON text, or None to print the value as usual.
+Replace = dict
+
+
+def _value(value, typ: str, version: int, where: str, replace: Replace, valid) -> str:
     if value is None:
         return "null"
     if typ in _INT_TYPES:
@@ -190,23 +224,35 @@ def _value(value, typ: str, version: int, where: str) -> str:
         el = typ[2:]
         if el in ("string", "bytes"):  # each in its own item (its length before it)
             value = [v.value for v in value]
-        return "[" + ",".join(_value(v, el, version, where) for v in value) + "]"
-    return to_json(value, version)
+        return "[" + ",".join(_value(v, el, version, where, replace, valid) for v in value) + "]"
+    return to_json(value, version, replace, valid)
 
 
-def to_json(obj, version: int) -> str:
-    """A decoded struct (a generated object whose class has MESSAGE) as Kafka's JSON."""
+def to_json(obj, version: int, replace: Replace | None = None, valid: str | None = None) -> str:
+    """A decoded struct (a generated object whose class has MESSAGE) as Kafka's JSON.
+    replace: {(struct, field): function} for fields printed otherwise (kafka-dump-log's
+    decoded consumer protocol); valid: the message's validVersions (the top's, by default)."""
     cls = type(obj)
+    message = cls.MESSAGE
+    if valid is None:
+        valid = message.get("validVersions")
+    replace = replace or {}
     tagged = tagged_values(obj)
     parts = []
-    for f in cls.MESSAGE["fields"]:
-        present, value = field_value(obj, f, version, tagged)
-        if not present:
+    for f in message["fields"]:
+        there, value = field_value(obj, f, version, tagged, valid)
+        if not there:
             continue
-        if "tag" in f and in_versions(f.get("taggedVersions", "none"), version):
-            if _is_default(value, f, version):
+        if "tag" in f and present(f.get("taggedVersions", "none"), version, valid):
+            if _is_default(value, f, version, valid):
                 continue
         name = f["name"][:1].lower() + f["name"][1:]
-        where = f"{cls.MESSAGE['struct']}.{f['name']}"
-        parts.append(f'"{name}":{_value(value, f["type"], version, where)}')
+        text = None
+        fn = replace.get((message["struct"], name))
+        if fn is not None:
+            text = fn(value)
+        if text is None:
+            where = f"{message['struct']}.{f['name']}"
+            text = _value(value, f["type"], version, where, replace, valid)
+        parts.append(f'"{name}":{text}')
     return "{" + ",".join(parts) + "}"

@@ -45,6 +45,7 @@ FRAMINGS = (
     "kraft_control_value",  # KRaft control records (__cluster_metadata, snapshots)
     "consumer_protocol_subscription_framed",  # inside GroupMetadataValue members
     "consumer_protocol_assignment_framed",
+    "producer_snapshot_framed",  # producer-state .snapshot files
 )
 
 

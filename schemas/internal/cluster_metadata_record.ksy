@@ -80,75 +80,100 @@ seq:
   - apiKey: 0
     spec: RegisterBrokerRecord
     schema: register_broker_record
+    typeName: REGISTER_BROKER_RECORD
   - apiKey: 1
     spec: UnregisterBrokerRecord
     schema: unregister_broker_record
+    typeName: UNREGISTER_BROKER_RECORD
   - apiKey: 2
     spec: TopicRecord
     schema: topic_record
+    typeName: TOPIC_RECORD
   - apiKey: 3
     spec: PartitionRecord
     schema: partition_record
+    typeName: PARTITION_RECORD
   - apiKey: 4
     spec: ConfigRecord
     schema: config_record
+    typeName: CONFIG_RECORD
   - apiKey: 5
     spec: PartitionChangeRecord
     schema: partition_change_record
+    typeName: PARTITION_CHANGE_RECORD
   - apiKey: 7
     spec: FenceBrokerRecord
     schema: fence_broker_record
+    typeName: FENCE_BROKER_RECORD
   - apiKey: 8
     spec: UnfenceBrokerRecord
     schema: unfence_broker_record
+    typeName: UNFENCE_BROKER_RECORD
   - apiKey: 9
     spec: RemoveTopicRecord
     schema: remove_topic_record
+    typeName: REMOVE_TOPIC_RECORD
   - apiKey: 10
     spec: DelegationTokenRecord
     schema: delegation_token_record
+    typeName: DELEGATION_TOKEN_RECORD
   - apiKey: 11
     spec: UserScramCredentialRecord
     schema: user_scram_credential_record
+    typeName: USER_SCRAM_CREDENTIAL_RECORD
   - apiKey: 12
     spec: FeatureLevelRecord
     schema: feature_level_record
+    typeName: FEATURE_LEVEL_RECORD
   - apiKey: 14
     spec: ClientQuotaRecord
     schema: client_quota_record
+    typeName: CLIENT_QUOTA_RECORD
   - apiKey: 15
     spec: ProducerIdsRecord
     schema: producer_ids_record
+    typeName: PRODUCER_IDS_RECORD
   - apiKey: 17
     spec: BrokerRegistrationChangeRecord
     schema: broker_registration_change_record
+    typeName: BROKER_REGISTRATION_CHANGE_RECORD
   - apiKey: 18
     spec: AccessControlEntryRecord
     schema: access_control_entry_record
+    typeName: ACCESS_CONTROL_ENTRY_RECORD
   - apiKey: 19
     spec: RemoveAccessControlEntryRecord
     schema: remove_access_control_entry_record
+    typeName: REMOVE_ACCESS_CONTROL_ENTRY_RECORD
   - apiKey: 20
     spec: NoOpRecord
     schema: no_op_record
+    typeName: NO_OP_RECORD
   - apiKey: 21
     spec: ZkMigrationStateRecord
     schema: zk_migration_state_record
+    typeName: ZK_MIGRATION_STATE_RECORD
   - apiKey: 22
     spec: RemoveUserScramCredentialRecord
     schema: remove_user_scram_credential_record
+    typeName: REMOVE_USER_SCRAM_CREDENTIAL_RECORD
   - apiKey: 23
     spec: BeginTransactionRecord
     schema: begin_transaction_record
+    typeName: BEGIN_TRANSACTION_RECORD
   - apiKey: 24
     spec: EndTransactionRecord
     schema: end_transaction_record
+    typeName: END_TRANSACTION_RECORD
   - apiKey: 25
     spec: AbortTransactionRecord
     schema: abort_transaction_record
+    typeName: ABORT_TRANSACTION_RECORD
   - apiKey: 26
     spec: RemoveDelegationTokenRecord
     schema: remove_delegation_token_record
+    typeName: REMOVE_DELEGATION_TOKEN_RECORD
   - apiKey: 27
     spec: RegisterControllerRecord
     schema: register_controller_record
+    typeName: REGISTER_CONTROLLER_RECORD

@@ -38,12 +38,16 @@ seq:
   - apiKey: 0
     spec: RemoteLogSegmentMetadataRecord
     schema: remote_log_segment_metadata_record
+    typeName: REMOTE_LOG_SEGMENT_METADATA_RECORD
   - apiKey: 1
     spec: RemoteLogSegmentMetadataUpdateRecord
     schema: remote_log_segment_metadata_update_record
+    typeName: REMOTE_LOG_SEGMENT_METADATA_UPDATE_RECORD
   - apiKey: 2
     spec: RemotePartitionDeleteMetadataRecord
     schema: remote_partition_delete_metadata_record
+    typeName: REMOTE_PARTITION_DELETE_METADATA_RECORD
   - apiKey: 3
     spec: RemoteLogSegmentMetadataSnapshotRecord
     schema: remote_log_segment_metadata_snapshot_record
+    typeName: REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD

@@ -1,0 +1,325 @@
+"""What kafka-dump-log prints for the records of Kafka's internal topics, with each of its
+decoder flags (Kafka's DumpLogSegments: OffsetsMessageParser, TransactionLogMessageParser,
+ClusterMetadataLogMessageParser, RemoteMetadataLogMessageParser, and the share-group-state
+parser), and for KRaft control records.
+
+Each parser returns (key, payload, failed): key and payload None when kafka-dump-log
+prints nothing for them; failed when the record could not be decoded (the text then says
+why, in Kafka's words where Kafka has them: "Error at offset 7, skipping. ...").
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+
+from kafkacodec.runtime.errors import KafkacodecError
+
+from .codecs import DEFAULT, Codecs, UnknownRecordTypeError
+from .kafka_json import field_value, to_json
+
+__all__ = [
+    "PARSERS", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
+    "cluster_metadata_parser", "remote_log_metadata_parser", "control_text", "get",
+    "TRANSACTION_STATES", "scala_hash_set_order",
+]  # fmt: skip
+
+Parsed = tuple[str | None, str | None, bool]
+
+
+def get(obj, name: str):
+    """A field of a decoded struct by its Kafka name (tagged fields included)."""
+    for f in type(obj).MESSAGE["fields"]:
+        if f["name"] == name:
+            version = getattr(obj, "version", 0)
+            present, value = field_value(obj, f, version)
+            return value if present else None
+    raise KeyError(name)
+
+
+def _json_object(**fields: str) -> str:
+    """A JSON object of members already in JSON (Jackson's ObjectNode.toString)."""
+    return "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in fields.items()) + "}"
+
+
+# -- __consumer_offsets (OffsetsMessageParser) and __share_group_state
+
+
+def _consumer_protocol(codecs: Codecs, spec: str) -> Callable:
+    """A GroupMetadataValue member's subscription or assignment as its decoded
+    ConsumerProtocol JSON (None: keep the base64, as Kafka does when decoding fails)."""
+
+    def replace(value) -> str | None:
+        if value is None:
+            return None
+        try:
+            m = codecs.versioned(spec, bytes(value), trailing=True)
+            return to_json(m.obj, m.version)
+        except KafkacodecError:
+            return None
+
+    return replace
+
+
+def _coordinator_parser(topic: str, value_word: str, consumer_protocol: bool):
+    def parse(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
+        if key is None:  # Kafka throws here, which stops kafka-dump-log
+            return (
+                f"Error at offset {offset}, skipping. Failed to decode message at offset {offset} "
+                "using offset topic decoder (message had a missing key)", None, True,
+            )  # fmt: skip
+        try:
+            k = codecs.coordinator_key(topic, bytes(key))
+            key_text = _json_object(
+                type=json.dumps(str(k.record_type)), data=to_json(k.obj, k.version)
+            )
+            if value is None:
+                return key_text, "<DELETE>", False
+            v = codecs.coordinator_value(topic, k.record_type, bytes(value))
+            replace = {}
+            if consumer_protocol and v.spec == "GroupMetadataValue":
+                if get(v.obj, "protocolType") == "consumer":
+                    replace = {
+                        ("MemberMetadata", "subscription"): _consumer_protocol(codecs, "ConsumerProtocolSubscription"),
+                        ("MemberMetadata", "assignment"): _consumer_protocol(codecs, "ConsumerProtocolAssignment"),
+                    }  # fmt: skip
+            data = to_json(v.obj, v.version, replace)
+            return (
+                key_text,
+                _json_object(**{value_word: json.dumps(str(v.version)), "data": data}),
+                False,
+            )
+        except UnknownRecordTypeError as err:
+            if err.message.startswith("Unknown record type"):
+                rtype = err.message.split()[-1]
+                return f"Unknown record type {rtype} at offset {offset}, skipping.", None, True
+            return f"Error at offset {offset}, skipping. {err.message}", None, True
+        except KafkacodecError as err:
+            return f"Error at offset {offset}, skipping. {err}", None, True
+
+    return parse
+
+
+offsets_parser = _coordinator_parser("__consumer_offsets", "version", True)
+share_group_state_parser = _coordinator_parser("__share_group_state", "type", False)
+
+
+# -- __transaction_state (TransactionLogMessageParser: TransactionLog.formatRecordKeyAndValue)
+
+#: Kafka's TransactionState names, by id.
+TRANSACTION_STATES = {
+    0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit",
+    5: "CompleteAbort", 6: "Dead", 7: "PrepareEpochFence",
+}  # fmt: skip
+
+
+def _java_string_hash(text: str) -> int:
+    """Java's String.hashCode, over UTF-16 code units (unsigned 32 bits)."""
+    h = 0
+    data = text.encode("utf-16-be", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
+    return h
+
+
+def _int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v & 0x80000000 else v
+
+
+def scala_hash_set_order(partitions: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Topic partitions in the order Scala 2.13's mutable.HashSet iterates them (Kafka's
+    TransactionMetadata.topicPartitions): by bucket of the improved hash of Java's
+    TopicPartition.hashCode (31 * (31 + partition) + topic.hashCode()), then by that hash,
+    in a table of 16 buckets doubled whenever it is three quarters full. Duplicates once."""
+    unique = list(dict.fromkeys(partitions))
+    size = 16
+    while len(unique) >= int(size * 0.75):
+        size *= 2
+
+    def key(tp):
+        h = (31 * (31 + tp[1]) + _java_string_hash(tp[0])) & 0xFFFFFFFF
+        improved = h ^ (h >> 16)
+        return (improved & (size - 1), _int32(improved))
+
+    return sorted(unique, key=key)
+
+
+def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
+    """Kafka's TransactionLog.formatRecordKeyAndValue. Where Kafka would throw (and stop),
+    the error is printed in place of the key."""
+    try:
+        if key is None:
+            raise KafkacodecError("the record has no key")
+        k = codecs.coordinator_key("__transaction_state", bytes(key))
+        key_text = f"transaction_metadata::transactionalId={get(k.obj, 'TransactionalId')}"
+        if value is None:
+            return key_text, "<DELETE>", False
+        v = codecs.coordinator_value("__transaction_state", k.record_type, bytes(value))
+        status = get(v.obj, "TransactionStatus")
+        state = TRANSACTION_STATES.get(status)
+        if state is None:
+            raise KafkacodecError(f"Unknown transaction state id {status}")
+        parts = []
+        for p in get(v.obj, "TransactionPartitions") or []:
+            topic = get(p, "Topic")
+            parts += [(topic, pid) for pid in get(p, "PartitionIds")]
+        if state == "Empty" and parts:
+            raise KafkacodecError(
+                f"Transaction is not expected to have any partitions since its state is {state}"
+            )
+    except KafkacodecError as err:
+        return f"Error at offset {offset}, skipping. {err}", None, True
+    ordered = scala_hash_set_order(parts)
+    payload = (
+        f"producerId:{get(v.obj, 'ProducerId')},producerEpoch:{get(v.obj, 'ProducerEpoch')},"
+        f"state={state},partitions=[{','.join(f'{t}-{p}' for t, p in ordered)}],"
+        f"txnLastUpdateTimestamp={get(v.obj, 'TransactionLastUpdateTimestampMs')},"
+        f"txnTimeoutMs={get(v.obj, 'TransactionTimeoutMs')}"
+    )
+    return key_text, payload, False
+
+
+# -- __cluster_metadata (ClusterMetadataLogMessageParser)
+
+
+def cluster_metadata_parser(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
+    try:
+        if value is None:
+            raise KafkacodecError("the record has no value")
+        m = codecs.metadata_record("__cluster_metadata", bytes(value))
+        name = codecs.metadata_type_name("__cluster_metadata", m.api_key)
+        out = f'{{"type":"{name}","version":{m.version},"data":{to_json(m.obj, m.version)}}}'
+    except KafkacodecError as err:
+        return None, f"Error at {offset}, skipping. {err}", True
+    return None, out, False  # no keys for metadata records
+
+
+# -- __remote_log_metadata (RemoteMetadataLogMessageParser: RemoteLogMetadata.toString)
+
+_SEGMENT_STATES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED",
+                   2: "DELETE_SEGMENT_STARTED", 3: "DELETE_SEGMENT_FINISHED"}  # fmt: skip
+_PARTITION_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED",
+                     2: "DELETE_PARTITION_FINISHED"}  # fmt: skip
+
+
+def _uuid(value) -> str:
+    return base64.urlsafe_b64encode(bytes(value)).decode("ascii").rstrip("=")
+
+
+def _topic_id_partition(tp) -> str:  # TopicIdPartition.toString
+    return f"{_uuid(get(tp, 'Id'))}:{get(tp, 'Name')}-{get(tp, 'Partition')}"
+
+
+def _segment_id(sid) -> str:  # RemoteLogSegmentId.toString
+    return (
+        f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(get(sid, 'TopicIdPartition'))}, "
+        f"id={_uuid(get(sid, 'Id'))}}}"
+    )
+
+
+def _custom(value) -> str:
+    return "Optional.empty" if value is None else f"Optional[CustomMetadata{{{len(value)} bytes}}]"
+
+
+def _epochs(entries) -> str:  # a TreeMap<Integer, Long>
+    m = {}
+    for e in entries:
+        m[get(e, "LeaderEpoch")] = get(e, "Offset")
+    if not m:
+        raise KafkacodecError("segmentLeaderEpochs can not be empty")
+    return "{" + ", ".join(f"{k}={m[k]}" for k in sorted(m)) + "}"
+
+
+def _state(table: dict, value: int, what: str) -> str:
+    if value not in table:
+        raise KafkacodecError(f"unknown {what} id {value}")
+    return table[value]
+
+
+def _remote_text(m) -> str:
+    o = m.obj
+    if m.spec == "RemoteLogSegmentMetadataRecord":
+        text = (
+            f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(get(o, 'RemoteLogSegmentId'))}, "
+            f"startOffset={get(o, 'StartOffset')}, endOffset={get(o, 'EndOffset')}, "
+            f"brokerId={get(o, 'BrokerId')}, maxTimestampMs={get(o, 'MaxTimestampMs')}, "
+            f"eventTimestampMs={get(o, 'EventTimestampMs')}, "
+            f"segmentLeaderEpochs={_epochs(get(o, 'SegmentLeaderEpochs'))}, "
+            f"segmentSizeInBytes={get(o, 'SegmentSizeInBytes')}, "
+            f"customMetadata={_custom(get(o, 'CustomMetadata'))}, "
+            f"state={_state(_SEGMENT_STATES, get(o, 'RemoteLogSegmentState'), 'RemoteLogSegmentState')}"
+        )
+        if any(f["name"] == "TxnIndexEmpty" for f in type(o).MESSAGE["fields"]):
+            text += f", txnIdxEmpty={'true' if get(o, 'TxnIndexEmpty') else 'false'}"
+        return text + "}"
+    if m.spec == "RemoteLogSegmentMetadataUpdateRecord":
+        return (
+            f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(get(o, 'RemoteLogSegmentId'))}, "
+            f"customMetadata={_custom(get(o, 'CustomMetadata'))}, "
+            f"state={_state(_SEGMENT_STATES, get(o, 'RemoteLogSegmentState'), 'RemoteLogSegmentState')}, "
+            f"eventTimestampMs={get(o, 'EventTimestampMs')}, brokerId={get(o, 'BrokerId')}}}"
+        )
+    if m.spec == "RemotePartitionDeleteMetadataRecord":
+        return (
+            f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(get(o, 'TopicIdPartition'))}, "
+            f"state={_state(_PARTITION_STATES, get(o, 'RemotePartitionDeleteState'), 'RemotePartitionDeleteState')}, "
+            f"eventTimestampMs={get(o, 'EventTimestampMs')}, brokerId={get(o, 'BrokerId')}}}"
+        )
+    if m.spec == "RemoteLogSegmentMetadataSnapshotRecord":
+        return (
+            f"RemoteLogSegmentMetadataSnapshot{{segmentId={_uuid(get(o, 'SegmentId'))}, "
+            f"startOffset={get(o, 'StartOffset')}, endOffset={get(o, 'EndOffset')}, "
+            f"maxTimestampMs={get(o, 'MaxTimestampMs')}, "
+            f"segmentLeaderEpochs={_epochs(get(o, 'SegmentLeaderEpochs'))}, "
+            f"segmentSizeInBytes={get(o, 'SegmentSizeInBytes')}, "
+            f"customMetadata={_custom(get(o, 'CustomMetadata'))}, "
+            f"state={_state(_SEGMENT_STATES, get(o, 'RemoteLogSegmentState'), 'RemoteLogSegmentState')}}}"
+        )
+    raise UnknownRecordTypeError(f"no text for {m.spec}", 0)
+
+
+def remote_log_metadata_parser(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
+    try:
+        if value is None:
+            raise KafkacodecError("the record has no value")
+        out = _remote_text(codecs.metadata_record("__remote_log_metadata", bytes(value)))
+    except KafkacodecError as err:
+        return None, f"Error at offset {offset}, skipping. {err}", True
+    return None, out, False
+
+
+#: kafka-dump-log's decoder flags and the parser each selects.
+PARSERS = {
+    "offsets": offsets_parser,
+    "transaction-log": transaction_log_parser,
+    "cluster-metadata": cluster_metadata_parser,
+    "remote-log-metadata": remote_log_metadata_parser,
+    "share-group-state": share_group_state_parser,
+}
+#: The decoder of each internal topic, when none is given.
+TOPIC_DECODERS = {
+    "__consumer_offsets": "offsets",
+    "__transaction_state": "transaction-log",
+    "__cluster_metadata": "cluster-metadata",
+    "__remote_log_metadata": "remote-log-metadata",
+    "__share_group_state": "share-group-state",
+}
+
+# -- KRaft control records
+
+#: What kafka-dump-log prints before the JSON of each KRaft control record it decodes.
+CONTROL_LABELS = {3: "SnapshotHeader", 4: "SnapshotFooter", 5: "KRaftVersion", 6: "KRaftVoters"}
+
+
+def control_text(control_type: int, value, codecs: Codecs = DEFAULT) -> str | None:
+    """` SnapshotHeader {...}` (without the leading space) for the KRaft control records
+    kafka-dump-log decodes: read at version 0, whatever their Version field says, and
+    written as JSON at that field's value (ControlRecordUtils, then the JsonConverter at
+    message.version()). None for the others (kafka-dump-log prints controlType: NAME(N))."""
+    label = CONTROL_LABELS.get(control_type)
+    if label is None:
+        return None
+    m = codecs.control_record(control_type, bytes(value or b""), 0)
+    return f"{label} {to_json(m.obj, get(m.obj, 'Version'))}"
