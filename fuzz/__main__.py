@@ -3,7 +3,7 @@
     python -m fuzz HARNESS [--seconds N] [--corpus DIR] [-- LIBFUZZER_FLAGS...]
 
 HARNESS is one of fuzz/harnesses.py's HARNESSES (batches, records, indexes, recovery,
-dump). The corpus is seeded from tests/vectors (and grows in --corpus when given: keep
+dump, internal). The corpus is seeded from tests/vectors (and grows in --corpus when given: keep
 it between long runs). A crash leaves its input in fuzz/crashes/HARNESS-crash-<sha1>;
 turn it into a regression test by moving it to tests/fuzz_regressions/HARNESS/.
 Exits 0 when the run ends clean; the last line says how many inputs ran.
@@ -27,7 +27,50 @@ SEEDS = {
     "indexes": ("*.index", "*.timeindex", "*.txnindex"),
     "recovery": ("*.log", "*.bin"),
     "dump": ("*.bin", "*.log"),
+    "internal": (),  # seeded from kafka-internal/records.jsonl (internal_seeds)
 }
+
+
+def internal_seeds(into: Path, start: int) -> int:
+    """The Kafka-written internal-topic payloads, framed as the `internal` harness reads
+    them (its kind byte, and for coordinator topics the key first)."""
+    import json
+
+    from fuzz.harnesses import INTERNAL_KINDS
+
+    modules = {"group-coordinator": "consumer_offsets", "share-coordinator": "share_group_state",
+               "transaction-coordinator": "transaction_state"}  # fmt: skip
+    rows = [
+        json.loads(x)
+        for x in (VECTORS / "kafka-internal" / "records.jsonl").read_text().splitlines()
+    ]
+    keys = {
+        (r["module"], int(r["hex"][:4], 16)): bytes.fromhex(r["hex"])
+        for r in rows
+        if r["kind"] == "key"
+    }
+    n = start
+    for r in rows:
+        payload = bytes.fromhex(r["hex"])
+        if r["kind"] == "value":
+            key = keys.get((r["module"], r["recordType"]))
+            if key is None or len(key) > 257:
+                continue
+            kind = modules[r["module"]]
+            data = key[:2] + bytes([len(key) - 2]) + key[2:] + payload
+        elif r["kind"] == "metadata":
+            kind, data = "cluster_metadata", payload
+        elif r["kind"] == "remote_metadata":
+            kind, data = "remote_log_metadata", payload
+        elif r["kind"] == "control":
+            kind, data = "control", bytes([r["controlType"]]) + payload
+        elif r["kind"] == "consumer_protocol":
+            kind, data = "consumer_protocol", payload
+        else:
+            continue
+        (into / f"seed-{n:04d}").write_bytes(bytes([INTERNAL_KINDS.index(kind)]) + data[:MAX_LEN])
+        n += 1
+    return n - start
 
 
 def seed_corpus(harness: str, into: Path) -> int:
@@ -41,6 +84,8 @@ def seed_corpus(harness: str, into: Path) -> int:
                 data = bytes([data[21] & 0x3F if len(data) > 22 else 0, 10]) + data[61:]
             (into / f"seed-{n:04d}").write_bytes(data)
             n += 1
+    if harness == "internal":
+        n += internal_seeds(into, n)
     return n
 
 

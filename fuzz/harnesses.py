@@ -140,10 +140,74 @@ def dump(data: bytes) -> None:
             raise AssertionError(f"dump exited {code}: {err.getvalue()}")
 
 
+#: What the first byte of an `internal` input selects: how the rest is read.
+INTERNAL_KINDS = (
+    "consumer_offsets", "share_group_state", "transaction_state", "cluster_metadata",
+    "remote_log_metadata", "control", "consumer_protocol", "producer_snapshot",
+)  # fmt: skip
+
+
+def internal(data: bytes) -> None:
+    """The codecs generated from Kafka's message specs, with their framing, the JSON of
+    what they decode and a build of it, and kafka-dump-log's parsers. Byte 0 picks the
+    kind (INTERNAL_KINDS); for a coordinator topic, bytes 1-2 are a key (its record type)
+    and byte 3 says how long, the rest is the value."""
+    from kafkacodec.internal import DEFAULT
+    from kafkacodec.internal import dump_format as df
+    from kafkacodec.internal.kafka_json import to_json
+    from kafkacodec.internal.state_files import producer_snapshot
+
+    if not data:
+        return
+    kind, rest = INTERNAL_KINDS[data[0] % len(INTERNAL_KINDS)], data[1:]
+    messages = []
+    if kind in ("consumer_offsets", "share_group_state", "transaction_state"):
+        n = rest[2] if len(rest) > 2 else 0
+        key, value = rest[:2] + rest[3 : 3 + n], rest[3 + n :]
+        topic = f"__{kind}"
+        with _refused():
+            k = DEFAULT.coordinator_key(topic, key)
+            messages.append(k)
+            messages.append(DEFAULT.coordinator_value(topic, k.record_type, value))
+        parser = {"consumer_offsets": df.offsets_parser, "share_group_state": df.share_group_state_parser,
+                  "transaction_state": df.transaction_log_parser}[kind]  # fmt: skip
+        for v in (value, None):
+            with _refused():
+                parser(key, v, 0)
+    elif kind in ("cluster_metadata", "remote_log_metadata"):
+        with _refused():
+            messages.append(DEFAULT.metadata_record(f"__{kind}", rest))
+        with _refused():
+            (
+                df.cluster_metadata_parser
+                if kind == "cluster_metadata"
+                else df.remote_log_metadata_parser
+            )(None, rest, 0)
+    elif kind == "control":
+        ctype = rest[0] if rest else 0
+        with _refused():
+            messages.append(DEFAULT.control_record(ctype, rest[1:]))
+        with _refused():
+            df.control_text(ctype, rest[1:])
+    elif kind == "consumer_protocol":
+        spec = "ConsumerProtocolSubscription" if len(rest) % 2 else "ConsumerProtocolAssignment"
+        with _refused():
+            messages.append(DEFAULT.versioned(spec, rest))
+    else:
+        with _refused():
+            producer_snapshot(Path("fuzz.snapshot"), rest)
+    for m in messages:
+        with _refused():
+            to_json(m.obj, m.version)
+        with _refused():
+            m.obj.build()
+
+
 HARNESSES = {
     "batches": batches,
     "records": records,
     "indexes": indexes,
     "recovery": recovery,
     "dump": dump,
+    "internal": internal,
 }

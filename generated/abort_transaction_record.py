@@ -146,7 +146,7 @@ class AbortTransactionRecordTag0(_p.Generated):
 
     - len_reason: unsigned varint, derived by builders. The length of reason + 1, 0 for null (flexible versions).
     - reason: str, if len_reason != 0. An optional textual description of why the transaction was aborted.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -213,6 +213,14 @@ class AbortTransactionRecordTag0(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "abort_transaction_record /types/abort_transaction_record_tag_0/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:

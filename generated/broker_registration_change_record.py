@@ -196,7 +196,7 @@ class BrokerRegistrationChangeRecordTag0(_p.Generated):
     Fields, in byte order (schemas/internal/broker_registration_change_record.ksy, /types/broker_registration_change_record_tag_0):
 
     - fenced: s1. -1 if the broker has been unfenced, 0 if no change, 1 if the broker has been fenced.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -238,6 +238,14 @@ class BrokerRegistrationChangeRecordTag0(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_0/seq/1",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -267,7 +275,7 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
     Fields, in byte order (schemas/internal/broker_registration_change_record.ksy, /types/broker_registration_change_record_tag_1):
 
     - in_controlled_shutdown: s1. 0 if no change, 1 if the broker is in controlled shutdown.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -309,6 +317,14 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/1",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -339,7 +355,7 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
 
     - num_log_dirs: unsigned varint, derived by builders. The count of log_dirs + 1, 0 for null (flexible versions).
     - log_dirs: bytes list. Log directories configured in this broker which are available.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -422,6 +438,14 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:

@@ -1366,7 +1366,7 @@ class ConsumerGroupMemberMetadataValueTag0(_p.Generated):
 
     - present_classic_member_metadata: unsigned varint. 0: ClassicMemberMetadata is null; 1: it follows.
     - classic_member_metadata: ClassicMemberMetadata, if present_classic_member_metadata > 0. The classic member metadata which includes the supported protocols of the consumer if it uses the classic protocol.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -1425,6 +1425,14 @@ class ConsumerGroupMemberMetadataValueTag0(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "consumer_group_member_metadata_value /types/consumer_group_member_metadata_value_tag_0/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:

@@ -269,7 +269,7 @@ class PartitionChangeRecordTag0(_p.Generated):
 
     - num_isr: unsigned varint, derived by builders. The count of isr + 1, 0 for null (flexible versions).
     - isr: s4 list, if num_isr != 0. null if the ISR didn't change; the new in-sync replicas otherwise.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -345,6 +345,14 @@ class PartitionChangeRecordTag0(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_0/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -391,7 +399,7 @@ class PartitionChangeRecordTag1(_p.Generated):
     Fields, in byte order (schemas/internal/partition_change_record.ksy, /types/partition_change_record_tag_1):
 
     - leader: s4. -1 if there is now no leader; -2 if the leader didn't change; the new leader otherwise.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -433,6 +441,14 @@ class PartitionChangeRecordTag1(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_1/seq/1",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -463,7 +479,7 @@ class PartitionChangeRecordTag2(_p.Generated):
 
     - num_replicas: unsigned varint, derived by builders. The count of replicas + 1, 0 for null (flexible versions).
     - replicas: s4 list, if num_replicas != 0. null if the replicas didn't change; the new replicas otherwise.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -539,6 +555,14 @@ class PartitionChangeRecordTag2(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_2/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -586,7 +610,7 @@ class PartitionChangeRecordTag3(_p.Generated):
 
     - num_removing_replicas: unsigned varint, derived by builders. The count of removing_replicas + 1, 0 for null (flexible versions).
     - removing_replicas: s4 list, if num_removing_replicas != 0. null if the removing replicas didn't change; the new removing replicas otherwise.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -662,6 +686,14 @@ class PartitionChangeRecordTag3(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_3/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -711,7 +743,7 @@ class PartitionChangeRecordTag4(_p.Generated):
 
     - num_adding_replicas: unsigned varint, derived by builders. The count of adding_replicas + 1, 0 for null (flexible versions).
     - adding_replicas: s4 list, if num_adding_replicas != 0. null if the adding replicas didn't change; the new adding replicas otherwise.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -787,6 +819,14 @@ class PartitionChangeRecordTag4(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_4/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -833,7 +873,7 @@ class PartitionChangeRecordTag5(_p.Generated):
     Fields, in byte order (schemas/internal/partition_change_record.ksy, /types/partition_change_record_tag_5):
 
     - leader_recovery_state: s1. -1 if it didn't change; 0 if the leader was elected from the ISR or recovered from an unclean election; 1 if the leader that was elected using unclean leader election and it is still recovering.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -875,6 +915,14 @@ class PartitionChangeRecordTag5(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_5/seq/1",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -905,7 +953,7 @@ class PartitionChangeRecordTag6(_p.Generated):
 
     - num_eligible_leader_replicas: unsigned varint, derived by builders. The count of eligible_leader_replicas + 1, 0 for null (flexible versions).
     - eligible_leader_replicas: s4 list, if num_eligible_leader_replicas != 0. null if the ELR didn't change; the new eligible leader replicas otherwise.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -981,6 +1029,14 @@ class PartitionChangeRecordTag6(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_6/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -1032,7 +1088,7 @@ class PartitionChangeRecordTag7(_p.Generated):
 
     - num_last_known_elr: unsigned varint, derived by builders. The count of last_known_elr + 1, 0 for null (flexible versions).
     - last_known_elr: s4 list, if num_last_known_elr != 0. null if the LastKnownElr didn't change; the last known eligible leader replicas otherwise.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -1108,6 +1164,14 @@ class PartitionChangeRecordTag7(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_7/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -1155,7 +1219,7 @@ class PartitionChangeRecordTag8(_p.Generated):
 
     - num_directories: unsigned varint, derived by builders. The count of directories + 1, 0 for null (flexible versions).
     - directories: bytes list, if num_directories != 0. null if the log dirs didn't change; the new log directory for each replica otherwise.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -1233,6 +1297,14 @@ class PartitionChangeRecordTag8(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_8/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:

@@ -508,7 +508,7 @@ class PartitionRecordTag0(_p.Generated):
     Fields, in byte order (schemas/internal/partition_record.ksy, /types/partition_record_tag_0):
 
     - leader_recovery_state: s1. 1 if the partition is recovering from an unclean leader election; 0 otherwise.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -550,6 +550,14 @@ class PartitionRecordTag0(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_record /types/partition_record_tag_0/seq/1",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -580,7 +588,7 @@ class PartitionRecordTag1(_p.Generated):
 
     - num_eligible_leader_replicas: unsigned varint, derived by builders. The count of eligible_leader_replicas + 1, 0 for null (flexible versions).
     - eligible_leader_replicas: s4 list, if num_eligible_leader_replicas != 0. The eligible leader replicas of this partition.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -649,6 +657,14 @@ class PartitionRecordTag1(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_record /types/partition_record_tag_1/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -700,7 +716,7 @@ class PartitionRecordTag2(_p.Generated):
 
     - num_last_known_elr: unsigned varint, derived by builders. The count of last_known_elr + 1, 0 for null (flexible versions).
     - last_known_elr: s4 list, if num_last_known_elr != 0. The last known eligible leader replicas of this partition.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -769,6 +785,14 @@ class PartitionRecordTag2(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "partition_record /types/partition_record_tag_2/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:

@@ -1064,7 +1064,7 @@ class RegisterBrokerRecordTag0(_p.Generated):
 
     - num_log_dirs: unsigned varint, derived by builders. The count of log_dirs + 1, 0 for null (flexible versions).
     - log_dirs: bytes list. Log directories configured in this broker which are available.
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -1147,6 +1147,14 @@ class RegisterBrokerRecordTag0(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "register_broker_record /types/register_broker_record_tag_0/seq/2",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:

@@ -812,7 +812,7 @@ class TransactionLogValueTag0(_p.Generated):
     Fields, in byte order (schemas/internal/transaction_log_value.ksy, /types/transaction_log_value_tag_0):
 
     - previous_producer_id: s8. Producer id used by the last committed transaction
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -854,6 +854,14 @@ class TransactionLogValueTag0(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "transaction_log_value /types/transaction_log_value_tag_0/seq/1",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -883,7 +891,7 @@ class TransactionLogValueTag1(_p.Generated):
     Fields, in byte order (schemas/internal/transaction_log_value.ksy, /types/transaction_log_value_tag_1):
 
     - next_producer_id: s8. Latest producer ID sent to the producer for the given transactional ID
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -925,6 +933,14 @@ class TransactionLogValueTag1(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "transaction_log_value /types/transaction_log_value_tag_1/seq/1",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
@@ -954,7 +970,7 @@ class TransactionLogValueTag2(_p.Generated):
     Fields, in byte order (schemas/internal/transaction_log_value.ksy, /types/transaction_log_value_tag_2):
 
     - client_transaction_version: s2. The transaction version used by the client
-    - unread: bytes. Bytes of the tagged field after its value: none, when the size is true.
+    - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
 
     #: Stored fields, in byte order (params first).
@@ -996,6 +1012,14 @@ class TransactionLogValueTag2(_p.Generated):
             n = end - pos
             unread = buf[pos : pos + n]
             pos += n
+            if not (len(unread) == 0):
+                raise _p.invalid(
+                    "transaction_log_value /types/transaction_log_value_tag_2/seq/1",
+                    pos,
+                    "unread",
+                    unread,
+                    "must satisfy _.size == 0",
+                )
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:

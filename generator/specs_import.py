@@ -475,8 +475,9 @@ class _Importer:
             tag_name = f"{base}_tag_{f.tag}"
             seq = self.field(f, self.v.of(f.tagged), f"tagged {f.name}", in_tag=True)
             seq.append(
-                {"id": "unread", "size-eos": True,
-                 "doc": "Bytes of the tagged field after its value: none, when the size is true."}
+                {"id": "unread", "size-eos": True, "valid": {"expr": "_.size == 0"},
+                 "doc": "Bytes of the tagged field after its value: none (a size that says more "
+                        "than the value takes is corrupt; Kafka would read on from the wrong byte)."}
             )  # fmt: skip
             self.types[tag_name] = {
                 "doc": f"Tagged field {f.tag}: {f.name}.",

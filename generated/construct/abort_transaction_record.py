@@ -20,6 +20,7 @@ from construct import (
     Bytes,
     Computed,
     Error,
+    ExprValidator,
     GreedyBytes,
     If,
     Rebuild,
@@ -63,8 +64,8 @@ def AbortTransactionRecordTag0(version):
         )
         * "An optional textual description of why the transaction was aborted.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 

@@ -20,6 +20,7 @@ from construct import (
     Bytes,
     Computed,
     Error,
+    ExprValidator,
     GreedyBytes,
     If,
     Rebuild,
@@ -60,8 +61,8 @@ def BeginTransactionRecordTag0(version):
         / If(lambda this: this.len_name != 0, Text(Bytes(lambda this: this.len_name - 1), "utf-8"))
         * "An optional textual description of this transaction.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 

@@ -56,8 +56,8 @@ def BrokerRegistrationChangeRecordTag0(version):
         / Int8sb
         * "-1 if the broker has been unfenced, 0 if no change, 1 if the broker has been fenced.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -72,8 +72,8 @@ def BrokerRegistrationChangeRecordTag1(version):
         / Int8sb
         * "0 if no change, 1 if the broker is in controlled shutdown.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -94,8 +94,8 @@ def BrokerRegistrationChangeRecordTag2(version):
         / Array(lambda this: this.num_log_dirs - 1, FixedSized(lambda this: 16, GreedyBytes))
         * "Log directories configured in this broker which are available.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 

@@ -19,6 +19,7 @@ from construct import (
     Array,
     Computed,
     Error,
+    ExprValidator,
     FixedSized,
     GreedyBytes,
     If,
@@ -66,8 +67,8 @@ def PartitionChangeRecordTag0(version):
         / If(lambda this: this.num_isr != 0, Array(lambda this: this.num_isr - 1, Int32sb))
         * "null if the ISR didn't change; the new in-sync replicas otherwise.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -82,8 +83,8 @@ def PartitionChangeRecordTag1(version):
         / Int32sb
         * "-1 if there is now no leader; -2 if the leader didn't change; the new leader otherwise.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -106,8 +107,8 @@ def PartitionChangeRecordTag2(version):
         )
         * "null if the replicas didn't change; the new replicas otherwise.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -133,8 +134,8 @@ def PartitionChangeRecordTag3(version):
         )
         * "null if the removing replicas didn't change; the new removing replicas otherwise.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -158,8 +159,8 @@ def PartitionChangeRecordTag4(version):
         )
         * "null if the adding replicas didn't change; the new adding replicas otherwise.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -174,8 +175,8 @@ def PartitionChangeRecordTag5(version):
         / Int8sb
         * "-1 if it didn't change; 0 if the leader was elected from the ISR or recovered from an unclean election; 1 if the leader that was elected using unclean leader election and it is still recovering.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -203,8 +204,8 @@ def PartitionChangeRecordTag6(version):
         )
         * "null if the ELR didn't change; the new eligible leader replicas otherwise.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -228,8 +229,8 @@ def PartitionChangeRecordTag7(version):
         )
         * "null if the LastKnownElr didn't change; the last known eligible leader replicas otherwise.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -253,8 +254,8 @@ def PartitionChangeRecordTag8(version):
         )
         * "null if the log dirs didn't change; the new log directory for each replica otherwise.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 

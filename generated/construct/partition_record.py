@@ -56,8 +56,8 @@ def PartitionRecordTag0(version):
         / Int8sb
         * "1 if the partition is recovering from an unclean leader election; 0 otherwise.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -85,8 +85,8 @@ def PartitionRecordTag1(version):
         )
         * "The eligible leader replicas of this partition.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -110,8 +110,8 @@ def PartitionRecordTag2(version):
         )
         * "The last known eligible leader replicas of this partition.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 

@@ -170,8 +170,8 @@ def RegisterBrokerRecordTag0(version):
         / Array(lambda this: this.num_log_dirs - 1, FixedSized(lambda this: 16, GreedyBytes))
         * "Log directories configured in this broker which are available.",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 

@@ -156,8 +156,8 @@ def TransactionLogValueTag0(version):
         "version" / Computed(version),
         "previous_producer_id" / Int64sb * "Producer id used by the last committed transaction",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -172,8 +172,8 @@ def TransactionLogValueTag1(version):
         / Int64sb
         * "Latest producer ID sent to the producer for the given transactional ID",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 
@@ -186,8 +186,8 @@ def TransactionLogValueTag2(version):
         "version" / Computed(version),
         "client_transaction_version" / Int16sb * "The transaction version used by the client",
         "unread"
-        / GreedyBytes
-        * "Bytes of the tagged field after its value: none, when the size is true.",
+        / ExprValidator(GreedyBytes, lambda _, this: not (not (len(_) == 0)))
+        * "Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).",
     )
 
 

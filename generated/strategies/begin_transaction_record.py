@@ -13,6 +13,7 @@ See kafkacodec.strategies.
 
 import sys
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -82,6 +83,8 @@ def _draw_begin_transaction_record_tag0(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     name = draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES))) if (len_name != 0) else None
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = BeginTransactionRecordTag0(
         version=version,
         len_name=None,

@@ -13,6 +13,7 @@ See kafkacodec.strategies.
 
 import sys
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -93,6 +94,8 @@ def _draw_broker_registration_change_record_tag0(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     fenced = draw(_h.ints("b", invalid=invalid))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = BrokerRegistrationChangeRecordTag0(
         version=version,
         fenced=fenced,
@@ -119,6 +122,8 @@ def _draw_broker_registration_change_record_tag1(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     in_controlled_shutdown = draw(_h.ints("b", invalid=invalid))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = BrokerRegistrationChangeRecordTag1(
         version=version,
         in_controlled_shutdown=in_controlled_shutdown,
@@ -145,6 +150,8 @@ def _draw_broker_registration_change_record_tag2(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     log_dirs = draw(_h.sized_list(st.binary(min_size=16, max_size=16), None))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = BrokerRegistrationChangeRecordTag2(
         version=version,
         num_log_dirs=None,

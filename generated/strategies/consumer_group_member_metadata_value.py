@@ -13,6 +13,7 @@ See kafkacodec.strategies.
 
 import sys
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -320,6 +321,8 @@ def _draw_consumer_group_member_metadata_value_tag0(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = ConsumerGroupMemberMetadataValueTag0(
         version=version,
         present_classic_member_metadata=present_classic_member_metadata,

@@ -13,6 +13,7 @@ See kafkacodec.strategies.
 
 import sys
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -114,6 +115,8 @@ def _draw_partition_change_record_tag0(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag0(
         version=version,
         num_isr=None,
@@ -147,6 +150,8 @@ def _draw_partition_change_record_tag1(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     leader = draw(_h.ints("i", invalid=invalid))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag1(
         version=version,
         leader=leader,
@@ -178,6 +183,8 @@ def _draw_partition_change_record_tag2(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag2(
         version=version,
         num_replicas=None,
@@ -216,6 +223,8 @@ def _draw_partition_change_record_tag3(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag3(
         version=version,
         num_removing_replicas=None,
@@ -254,6 +263,8 @@ def _draw_partition_change_record_tag4(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag4(
         version=version,
         num_adding_replicas=None,
@@ -287,6 +298,8 @@ def _draw_partition_change_record_tag5(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     leader_recovery_state = draw(_h.ints("b", invalid=invalid))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag5(
         version=version,
         leader_recovery_state=leader_recovery_state,
@@ -318,6 +331,8 @@ def _draw_partition_change_record_tag6(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag6(
         version=version,
         num_eligible_leader_replicas=None,
@@ -356,6 +371,8 @@ def _draw_partition_change_record_tag7(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag7(
         version=version,
         num_last_known_elr=None,
@@ -394,6 +411,8 @@ def _draw_partition_change_record_tag8(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag8(
         version=version,
         num_directories=None,

@@ -13,6 +13,7 @@ See kafkacodec.strategies.
 
 import sys
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -117,6 +118,8 @@ def _draw_partition_record_tag0(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     leader_recovery_state = draw(_h.ints("b", invalid=invalid))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionRecordTag0(
         version=version,
         leader_recovery_state=leader_recovery_state,
@@ -148,6 +151,8 @@ def _draw_partition_record_tag1(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionRecordTag1(
         version=version,
         num_eligible_leader_replicas=None,
@@ -186,6 +191,8 @@ def _draw_partition_record_tag2(draw, version, invalid):
         else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = PartitionRecordTag2(
         version=version,
         num_last_known_elr=None,

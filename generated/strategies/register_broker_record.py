@@ -13,6 +13,7 @@ See kafkacodec.strategies.
 
 import sys
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -266,6 +267,8 @@ def _draw_register_broker_record_tag0(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     log_dirs = draw(_h.sized_list(st.binary(min_size=16, max_size=16), None))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = RegisterBrokerRecordTag0(
         version=version,
         num_log_dirs=None,

@@ -13,6 +13,7 @@ See kafkacodec.strategies.
 
 import sys
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from kafkacodec import strategies as _h
@@ -206,6 +207,8 @@ def _draw_transaction_log_value_tag0(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     previous_producer_id = draw(_h.ints("q", invalid=invalid))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = TransactionLogValueTag0(
         version=version,
         previous_producer_id=previous_producer_id,
@@ -232,6 +235,8 @@ def _draw_transaction_log_value_tag1(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     next_producer_id = draw(_h.ints("q", invalid=invalid))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = TransactionLogValueTag1(
         version=version,
         next_producer_id=next_producer_id,
@@ -258,6 +263,8 @@ def _draw_transaction_log_value_tag2(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     client_transaction_version = draw(_h.ints("h", invalid=invalid))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
+    if not invalid and unread is not None:
+        assume(not (not (len(unread) == 0)))
     obj = TransactionLogValueTag2(
         version=version,
         client_transaction_version=client_transaction_version,

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kafkacodec.runtime.errors import CorruptRecordError, DecodeError
+from kafkacodec.runtime.errors import CorruptRecordError, DecodeError, ValidationError
 from kafkacodec.runtime.varint import read_uvarint
 
 from .topics import COORDINATOR_TOPICS, FRAMINGS, METADATA_TOPICS
@@ -149,6 +149,14 @@ class Codecs:
         self.check_version(cls, version, pos)
         try:
             obj, after = cls.parse(data, pos, end, version)
+        except ValidationError as err:
+            if err.message.startswith("unread "):  # a tagged field's `unread` bytes
+                err = CorruptRecordError(
+                    "a tagged field's size says more bytes than its value takes",
+                    err.position,
+                    err.schema_path,
+                )
+            raise err.within(f"{cls.MESSAGE['spec']} version {version}") from None
         except DecodeError as err:
             raise err.within(f"{cls.MESSAGE['spec']} version {version}") from None
         if after != end and not trailing:

@@ -64,7 +64,10 @@ types:
       doc: An optional textual description of why the transaction was aborted.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   abort_transaction_record_tagged_field:
     doc: 'One tagged field of AbortTransactionRecord: tag, size, value.'
     params:

@@ -80,7 +80,10 @@ types:
       doc: -1 if the broker has been unfenced, 0 if no change, 1 if the broker has been fenced.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   broker_registration_change_record_tag_1:
     doc: 'Tagged field 1: InControlledShutdown.'
     params:
@@ -93,7 +96,10 @@ types:
       doc: 0 if no change, 1 if the broker is in controlled shutdown.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   broker_registration_change_record_tag_2:
     doc: 'Tagged field 2: LogDirs.'
     params:
@@ -117,7 +123,10 @@ types:
       doc: Log directories configured in this broker which are available.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   broker_registration_change_record_tagged_field:
     doc: 'One tagged field of BrokerRegistrationChangeRecord: tag, size, value.'
     params:

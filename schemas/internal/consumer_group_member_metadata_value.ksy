@@ -342,7 +342,10 @@ types:
         the classic protocol. The metadata is null if the consumer uses the consumer protocol.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   consumer_group_member_metadata_value_tagged_field:
     doc: 'One tagged field of ConsumerGroupMemberMetadataValue: tag, size, value.'
     params:

@@ -143,7 +143,10 @@ types:
       doc: null if the ISR didn't change; the new in-sync replicas otherwise.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_change_record_tag_1:
     doc: 'Tagged field 1: Leader.'
     params:
@@ -156,7 +159,10 @@ types:
       doc: -1 if there is now no leader; -2 if the leader didn't change; the new leader otherwise.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_change_record_tag_2:
     doc: 'Tagged field 2: Replicas.'
     params:
@@ -179,7 +185,10 @@ types:
       doc: null if the replicas didn't change; the new replicas otherwise.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_change_record_tag_3:
     doc: 'Tagged field 3: RemovingReplicas.'
     params:
@@ -202,7 +211,10 @@ types:
       doc: null if the removing replicas didn't change; the new removing replicas otherwise.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_change_record_tag_4:
     doc: 'Tagged field 4: AddingReplicas.'
     params:
@@ -225,7 +237,10 @@ types:
       doc: null if the adding replicas didn't change; the new adding replicas otherwise.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_change_record_tag_5:
     doc: 'Tagged field 5: LeaderRecoveryState.'
     params:
@@ -239,7 +254,10 @@ types:
         election; 1 if the leader that was elected using unclean leader election and it is still recovering.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_change_record_tag_6:
     doc: 'Tagged field 6: EligibleLeaderReplicas.'
     params:
@@ -262,7 +280,10 @@ types:
       doc: null if the ELR didn't change; the new eligible leader replicas otherwise.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_change_record_tag_7:
     doc: 'Tagged field 7: LastKnownElr.'
     params:
@@ -285,7 +306,10 @@ types:
       doc: null if the LastKnownElr didn't change; the last known eligible leader replicas otherwise.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_change_record_tag_8:
     doc: 'Tagged field 8: Directories.'
     params:
@@ -308,7 +332,10 @@ types:
       doc: null if the log dirs didn't change; the new log directory for each replica otherwise.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_change_record_tagged_field:
     doc: 'One tagged field of PartitionChangeRecord: tag, size, value.'
     params:

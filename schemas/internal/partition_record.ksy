@@ -210,7 +210,10 @@ types:
       doc: 1 if the partition is recovering from an unclean leader election; 0 otherwise.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_record_tag_1:
     doc: 'Tagged field 1: EligibleLeaderReplicas.'
     params:
@@ -233,7 +236,10 @@ types:
       doc: The eligible leader replicas of this partition.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_record_tag_2:
     doc: 'Tagged field 2: LastKnownElr.'
     params:
@@ -256,7 +262,10 @@ types:
       doc: The last known eligible leader replicas of this partition.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   partition_record_tagged_field:
     doc: 'One tagged field of PartitionRecord: tag, size, value.'
     params:

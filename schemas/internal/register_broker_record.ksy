@@ -326,7 +326,10 @@ types:
       doc: Log directories configured in this broker which are available.
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   register_broker_record_tagged_field:
     doc: 'One tagged field of RegisterBrokerRecord: tag, size, value.'
     params:

@@ -237,7 +237,10 @@ types:
       doc: Producer id used by the last committed transaction
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   transaction_log_value_tag_1:
     doc: 'Tagged field 1: NextProducerId.'
     params:
@@ -250,7 +253,10 @@ types:
       doc: Latest producer ID sent to the producer for the given transactional ID
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   transaction_log_value_tag_2:
     doc: 'Tagged field 2: ClientTransactionVersion.'
     params:
@@ -263,7 +269,10 @@ types:
       doc: The transaction version used by the client
     - id: unread
       size-eos: true
-      doc: 'Bytes of the tagged field after its value: none, when the size is true.'
+      valid:
+        expr: _.size == 0
+      doc: 'Bytes of the tagged field after its value: none (a size that says more than the value takes
+        is corrupt; Kafka would read on from the wrong byte).'
   transaction_log_value_tagged_field:
     doc: 'One tagged field of TransactionLogValue: tag, size, value.'
     params:
