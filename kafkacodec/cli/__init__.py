@@ -1,5 +1,5 @@
-"""The `kafkacodec` command line: dump, verify, lookup, records, recover, sample, generate,
-specs, export-schemas, spark.
+"""The `kafkacodec` command line: dump, verify, lookup, records, recover, groups, metadata,
+sample, generate, specs, export-schemas, spark.
 
 One module per command, each with HELP, EXAMPLE, define(parser) and run(args) returning
 the exit code; COMMANDS lists them. A command imports what it reads with when it runs, so
@@ -17,11 +17,23 @@ import sys
 
 from ..console import run_command
 from ..pipeline import cli as spark
-from . import dump, export_schemas, generate, lookup, records, recover, sample, specs, verify
+from . import (
+    dump,
+    export_schemas,
+    generate,
+    groups,
+    lookup,
+    metadata,
+    records,
+    recover,
+    sample,
+    specs,
+    verify,
+)  # fmt: skip
 
 COMMANDS = {
     "dump": dump, "verify": verify, "lookup": lookup, "records": records, "recover": recover,
-    "sample": sample, "generate": generate, "specs": specs, "export-schemas": export_schemas,
+    "groups": groups, "metadata": metadata, "sample": sample, "generate": generate, "specs": specs, "export-schemas": export_schemas,
     "spark": spark,
 }  # fmt: skip
 

@@ -53,8 +53,8 @@ class Message:
     spec: str
     version: int
     obj: Any
-    record_type: int | None = None
-    api_key: int | None = None
+    record_type: int = -1  # a coordinator record's type (-1: not one)
+    api_key: int = -1  # a metadata record's apiKey (-1: not one)
 
 
 class Codecs:
@@ -62,8 +62,8 @@ class Codecs:
 
     def __init__(self, package: str = "kafkacodec.generated") -> None:
         self.package = package
-        self._classes: dict[str, type] = {}
-        self._framing: dict[str, Any] = {}
+        self._classes: dict[str, Any] = {}  # generated classes, by schema id
+        self._framing: dict[Any, Any] = {}  # framing tables, and lookups built from them
 
     @classmethod
     def load(cls, directory: Path | str, name: str | None = None) -> Codecs:
@@ -91,16 +91,17 @@ class Codecs:
                 return None
             raise
 
-    def top(self, schema_id: str) -> type | None:
+    def top(self, schema_id: str) -> Any:
         """The top-level class of a schema (None: no such schema in this set)."""
         if schema_id not in self._classes:
             mod = self.module(schema_id)
             self._classes[schema_id] = getattr(mod, mod.__all__[0]) if mod else None
         return self._classes[schema_id]
 
-    def message_class(self, spec: str) -> type | None:
+    def message_class(self, spec: str) -> Any:
         """The class of a spec the framing tables name (None: this set has no such spec)."""
-        return self.top(self.schema_of(spec)) if self.schema_of(spec) else None
+        schema = self.schema_of(spec)
+        return self.top(schema) if schema else None
 
     def schema_of(self, spec: str) -> str | None:
         """The schema id of a spec, as the framing tables give it."""
@@ -131,7 +132,7 @@ class Codecs:
 
     # -- checks
     @staticmethod
-    def check_version(cls: type, version: int, pos: int = 0) -> None:
+    def check_version(cls: Any, version: int, pos: int = 0) -> None:
         m = cls.MESSAGE
         valid = m["validVersions"]
         if not in_versions(valid, version):
@@ -142,7 +143,7 @@ class Codecs:
 
     # -- decoding
     def parse_struct(
-        self, cls: type, data, pos: int, end: int, version: int, trailing: bool = False
+        self, cls: Any, data, pos: int, end: int, version: int, trailing: bool = False
     ) -> Any:
         """One struct of a spec at a version, which must take the bytes to end (unless
         trailing: bytes after it are ignored, as Kafka's readers of nested bytes do)."""
@@ -150,13 +151,14 @@ class Codecs:
         try:
             obj, after = cls.parse(data, pos, end, version)
         except ValidationError as err:
+            named: DecodeError = err
             if err.message.startswith("unread "):  # a tagged field's `unread` bytes
-                err = CorruptRecordError(
+                named = CorruptRecordError(
                     "a tagged field's size says more bytes than its value takes",
                     err.position,
                     err.schema_path,
                 )
-            raise err.within(f"{cls.MESSAGE['spec']} version {version}") from None
+            raise named.within(f"{cls.MESSAGE['spec']} version {version}") from None
         except DecodeError as err:
             raise err.within(f"{cls.MESSAGE['spec']} version {version}") from None
         if after != end and not trailing:

@@ -1,0 +1,49 @@
+"""`kafkacodec groups LOG_DIRS`: consumer groups' committed offsets and lag from the
+brokers' log.dirs, no broker needed: `__consumer_offsets` folded as the group coordinator
+folds it (kafkacodec.internal.groups), each partition's log end offset from the same
+log.dirs, printed as kafka-consumer-groups --describe prints them, or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..console import out, safe
+from .common import CLEAN, PROBLEMS
+
+HELP = "consumer groups' committed offsets and lag, from __consumer_offsets on disk"
+EXAMPLE = "kafkacodec groups /var/lib/kafka/data --group billing"
+
+
+def define(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log_dirs", nargs="+", type=Path, metavar="LOG_DIR",
+                   help="a broker's log.dirs entries (each holding <topic>-<partition> folders)")  # fmt: skip
+    p.add_argument("--group", action="append", help="only this group (repeatable)")
+    p.add_argument("--json", action="store_true", help="one JSON object per row")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..internal.groups import describe, table
+
+    rows, folded = describe(args.log_dirs)
+    if args.group:
+        rows = [r for r in rows if r["group"] in set(args.group)]
+    if folded.partitions == 0:
+        print("kafkacodec groups: no __consumer_offsets partition in "
+              + ", ".join(map(str, args.log_dirs)), file=sys.stderr)  # fmt: skip
+        return 2
+    if args.json:
+        for r in rows:
+            out(json.dumps(r))
+    else:
+        for line in table(rows):
+            out(safe(line))
+    print(f"{len(rows)} committed offsets from {folded.records} records of "
+          f"{folded.partitions} __consumer_offsets partitions"
+          + (f"; {folded.pending} transactional commits with no marker yet" if folded.pending else ""),
+          file=sys.stderr)  # fmt: skip
+    for problem in folded.problems:
+        print(f"kafkacodec groups: {safe(problem)}", file=sys.stderr)
+    return PROBLEMS if folded.problems else CLEAN

@@ -1,0 +1,223 @@
+"""The cluster's metadata folded from a KRaft controller's (or broker's) `__cluster_metadata`
+on disk, with no broker: the latest snapshot (`<end offset>-<epoch>.checkpoint`), then the
+log's records from the snapshot's end offset on, applied as Kafka's MetadataDelta applies
+them (TopicsDelta, ClusterDelta, FeaturesDelta, ConfigurationsDelta):
+
+- TopicRecord adds a topic; RemoveTopicRecord removes it and its partitions.
+- PartitionRecord sets a partition; PartitionChangeRecord changes the fields it carries
+  (a null ISR or replica list, leader -2 and recovery state -1 mean "unchanged"); a new
+  leader bumps the leader epoch, and every change bumps the partition epoch
+  (PartitionRegistration.merge).
+- RegisterBrokerRecord registers a broker (fenced as it says); UnregisterBrokerRecord
+  removes it; FenceBrokerRecord / UnfenceBrokerRecord and BrokerRegistrationChangeRecord
+  (fenced: 1 fence, -1 unfence, 0 unchanged) change its state.
+- FeatureLevelRecord sets a feature's level (0 removes it); ConfigRecord sets a config
+  (a null value deletes it).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafkacodec.log.segment import Segment
+from kafkacodec.records.batches import BatchIterator
+from kafkacodec.runtime.errors import DecodeError, LogError
+
+from .codecs import DEFAULT, Codecs
+from .dump_format import get
+
+__all__ = ["ClusterState", "fold_cluster", "METADATA_DIR", "CONFIG_RESOURCE_TYPES"]
+
+METADATA_DIR = "__cluster_metadata-0"
+#: ConfigResource.Type ids, as ConfigRecord's ResourceType holds them.
+CONFIG_RESOURCE_TYPES = {
+    2: "TOPIC",
+    4: "BROKER",
+    8: "BROKER_LOGGER",
+    16: "CLIENT_METRICS",
+    32: "GROUP",
+}
+
+
+def _uuid(value) -> str:
+    return base64.urlsafe_b64encode(bytes(value)).decode("ascii").rstrip("=")
+
+
+@dataclass
+class ClusterState:
+    topics: dict[str, dict] = field(default_factory=dict)  # by topic id
+    brokers: dict[int, dict] = field(default_factory=dict)
+    features: dict[str, int] = field(default_factory=dict)
+    configs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    snapshot: str | None = None  # the snapshot file read
+    records: int = 0
+    last_offset: int | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "snapshot": self.snapshot, "records": self.records, "last_offset": self.last_offset,
+            "brokers": [{"id": b, **v} for b, v in sorted(self.brokers.items())],
+            "topics": sorted(
+                ({"topic_id": tid, "name": t["name"],
+                  "partitions": [{"partition": p, **v} for p, v in sorted(t["partitions"].items())]}
+                 for tid, t in self.topics.items()),
+                key=lambda t: t["name"],
+            ),
+            "features": dict(sorted(self.features.items())),
+            "configs": [{"resource_type": rt, "resource_name": rn, "configs": dict(sorted(c.items()))}
+                        for (rt, rn), c in sorted(self.configs.items())],
+            "problems": self.problems,
+        }  # fmt: skip
+
+
+def _apply(state: ClusterState, spec: str, o) -> None:
+    if spec == "TopicRecord":
+        state.topics.setdefault(_uuid(get(o, "TopicId")), {"partitions": {}})["name"] = get(
+            o, "Name"
+        )
+    elif spec == "RemoveTopicRecord":
+        state.topics.pop(_uuid(get(o, "TopicId")), None)
+    elif spec == "PartitionRecord":
+        t = state.topics.setdefault(_uuid(get(o, "TopicId")), {"name": None, "partitions": {}})
+        t["partitions"][get(o, "PartitionId")] = {
+            "leader": get(o, "Leader"), "leader_epoch": get(o, "LeaderEpoch"),
+            "partition_epoch": get(o, "PartitionEpoch"), "replicas": list(get(o, "Replicas")),
+            "isr": list(get(o, "Isr")), "adding_replicas": list(get(o, "AddingReplicas") or []),
+            "removing_replicas": list(get(o, "RemovingReplicas") or []),
+        }  # fmt: skip
+    elif spec == "PartitionChangeRecord":
+        topic = state.topics.get(_uuid(get(o, "TopicId")))
+        p = topic["partitions"].get(get(o, "PartitionId")) if topic else None
+        if p is None:
+            state.problems.append(
+                f"a PartitionChangeRecord for {_uuid(get(o, 'TopicId'))}-{get(o, 'PartitionId')}, "
+                "which no PartitionRecord created"
+            )
+            return
+        for name, key in (("Isr", "isr"), ("Replicas", "replicas"),
+                          ("AddingReplicas", "adding_replicas"), ("RemovingReplicas", "removing_replicas")):  # fmt: skip
+            value = get(o, name)
+            if value is not None:
+                p[key] = list(value)
+        leader = get(o, "Leader")
+        if leader != -2:  # NO_LEADER_CHANGE
+            p["leader"] = leader
+            p["leader_epoch"] += 1
+        p["partition_epoch"] += 1
+    elif spec == "RegisterBrokerRecord":
+        state.brokers[get(o, "BrokerId")] = {
+            "epoch": get(o, "BrokerEpoch"), "rack": get(o, "Rack"),
+            "fenced": bool(get(o, "Fenced")), "in_controlled_shutdown": bool(get(o, "InControlledShutdown")),
+            "endpoints": [f"{get(e, 'Name')}://{get(e, 'Host')}:{get(e, 'Port')}" for e in get(o, "EndPoints")],
+        }  # fmt: skip
+    elif spec == "UnregisterBrokerRecord":
+        state.brokers.pop(get(o, "BrokerId"), None)
+    elif spec in ("FenceBrokerRecord", "UnfenceBrokerRecord"):
+        b = state.brokers.get(get(o, "Id"))
+        if b is not None:
+            b["fenced"] = spec == "FenceBrokerRecord"
+    elif spec == "BrokerRegistrationChangeRecord":
+        b = state.brokers.get(get(o, "BrokerId"))
+        if b is not None:
+            fenced = get(o, "Fenced")
+            if fenced in (1, -1):
+                b["fenced"] = fenced == 1
+            shutdown = get(o, "InControlledShutdown")
+            if shutdown == 1:
+                b["in_controlled_shutdown"] = True
+    elif spec == "FeatureLevelRecord":
+        if get(o, "FeatureLevel") == 0:
+            state.features.pop(get(o, "Name"), None)
+        else:
+            state.features[get(o, "Name")] = get(o, "FeatureLevel")
+    elif spec == "ConfigRecord":
+        rtype = CONFIG_RESOURCE_TYPES.get(get(o, "ResourceType"), str(get(o, "ResourceType")))
+        configs = state.configs.setdefault((rtype, get(o, "ResourceName")), {})
+        if get(o, "Value") is None:
+            configs.pop(get(o, "Name"), None)
+        else:
+            configs[get(o, "Name")] = get(o, "Value")
+
+
+def _fold_file(state: ClusterState, path: Path, data, start_offset: int, codecs: Codecs) -> None:
+    """Apply the metadata records of a file of batches (a segment or a snapshot), from
+    start_offset on."""
+    it = BatchIterator(data, verify_crc=True, source=str(path))
+    try:
+        for batch in it:
+            if batch.last_offset < start_offset or batch.is_control:
+                continue
+            for r in batch.records():
+                if r.offset < start_offset or r.value is None:
+                    continue
+                state.records += 1
+                state.last_offset = r.offset
+                try:
+                    m = codecs.metadata_record("__cluster_metadata", bytes(r.value))
+                except DecodeError as err:
+                    state.problems.append(f"{path.name} offset {r.offset}: {err}")
+                    continue
+                _apply(state, m.spec, m.obj)
+    except DecodeError as err:
+        state.problems.append(f"{path.name}: {err} (the rest of the file is not read)")
+
+
+def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterState:
+    """The cluster's state from a __cluster_metadata-0 directory (or a log dir holding it)."""
+    d = Path(directory)
+    if (d / METADATA_DIR).is_dir():
+        d = d / METADATA_DIR
+    if not d.is_dir():
+        raise LogError(d, "no such directory")
+    snapshots = sorted(
+        (p for p in d.glob("*.checkpoint") if p.stem.partition("-")[0].isdigit()),
+        key=lambda p: int(p.stem.partition("-")[0]),
+    )
+    segments = sorted((p for p in d.glob("*.log") if p.stem.isdigit()), key=lambda p: int(p.stem))
+    if not snapshots and not segments:
+        raise LogError(d, "holds no KRaft snapshot (.checkpoint) and no log segment (.log)")
+    state = ClusterState()
+    start = 0
+    if snapshots:
+        snap = snapshots[-1]
+        state.snapshot = snap.name
+        _fold_file(state, snap, snap.read_bytes(), 0, codecs)
+        start = int(snap.stem.partition("-")[0])  # the snapshot holds the offsets before it
+    for path in segments:
+        seg = Segment(d, int(path.stem))
+        try:
+            _fold_file(state, path, seg.data, start, codecs)
+        finally:
+            seg.close()
+    return state
+
+
+def text(state: ClusterState) -> list[str]:
+    lines = [f"Metadata from {state.snapshot or 'no snapshot'} and the log: "
+             f"{state.records} records, last offset {state.last_offset}"]  # fmt: skip
+    lines.append(f"Brokers: {len(state.brokers)}")
+    for bid, b in sorted(state.brokers.items()):
+        lines.append(
+            f"  broker {bid} epoch {b['epoch']} rack {b['rack'] or '-'} "
+            f"{'fenced' if b['fenced'] else 'unfenced'}"
+            f"{' in-controlled-shutdown' if b['in_controlled_shutdown'] else ''} "
+            f"{' '.join(b['endpoints'])}".rstrip()
+        )
+    lines.append(f"Topics: {len(state.topics)}")
+    for tid, t in sorted(state.topics.items(), key=lambda kv: str(kv[1]["name"])):
+        lines.append(f"  {t['name']} topicId {tid} partitions {len(t['partitions'])}")
+        for pid, p in sorted(t["partitions"].items()):
+            lines.append(
+                f"    partition {pid} leader {p['leader']} leaderEpoch {p['leader_epoch']} "
+                f"replicas {','.join(map(str, p['replicas']))} isr {','.join(map(str, p['isr']))}"
+            )
+    lines.append(f"Features: {len(state.features)}")
+    lines += [f"  {name} {level}" for name, level in sorted(state.features.items())]
+    lines.append(f"Configs: {len(state.configs)}")
+    for (rtype, rname), configs in sorted(state.configs.items()):
+        lines.append(f"  {rtype} {rname or '(default)'}: "
+                     + ", ".join(f"{k}={v}" for k, v in sorted(configs.items())))  # fmt: skip
+    return lines
