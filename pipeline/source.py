@@ -1,5 +1,6 @@
 """The PySpark data sources: `kafkacodec` (one row per record), `kafkacodec_batches` (one
-row per batch, headers only) and `kafkacodec_problems` (one row per problem found).
+row per batch, headers only), `kafkacodec_problems` (one row per problem found) and
+`kafkacodec_offsets` (one row per offset commit of __consumer_offsets, decoded: offsets.py).
 
 The reading is done by plain functions (segment_slices, records, batches, problems; the
 slices and their decoding are in scan.py) behind the readers' partitions() and read(), so
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource, DataSourceReader
 
+from .offsets import OFFSETS_SCHEMA, offset_commits
 from .options import Options, bounds_of, input_paths
 from .read import BATCHES_SCHEMA, RECORDS_SCHEMA, batches, problems, records, segment_slices
 from .scan import PROBLEMS_SCHEMA, Bounds, SegmentSlice
@@ -78,6 +80,16 @@ class RecordsReader(_Reader):
 
 class BatchesReader(_Reader):
     read = _slices(batches)
+
+
+class OffsetsReader(_Reader):
+    read = _slices(offset_commits)
+
+    def __init__(self, options: dict):
+        super().__init__(options)
+        self.bounds = Bounds(
+            topics=frozenset({"__consumer_offsets"}), partitions=self.bounds.partitions
+        )
 
 
 class ProblemsReader(_Reader):
@@ -127,7 +139,16 @@ class ProblemsDataSource(_Format):
     FORMAT, SCHEMA, READER = "kafkacodec_problems", PROBLEMS_SCHEMA, ProblemsReader
 
 
-FORMATS = (RecordsDataSource, BatchesDataSource, ProblemsDataSource)
+class OffsetsDataSource(_Format):
+    """spark.read.format("kafkacodec_offsets").load(path): one row per offset commit of
+    __consumer_offsets (group, topic, partition, committed offset, leader epoch, metadata,
+    commit timestamp, tombstone flag, ...), decoded with the codecs generated from Kafka's
+    message specs."""
+
+    FORMAT, SCHEMA, READER = "kafkacodec_offsets", OFFSETS_SCHEMA, OffsetsReader
+
+
+FORMATS = (RecordsDataSource, BatchesDataSource, ProblemsDataSource, OffsetsDataSource)
 
 
 def register(spark) -> None:

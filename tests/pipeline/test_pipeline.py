@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("pyspark")
 
+import kafkacodec as kc  # noqa: E402
 from kafkacodec.log.partition import AbortFilter, LogDirs, Partition  # noqa: E402
 from kafkacodec.pipeline.scan import PipelineError  # noqa: E402
 from kafkacodec.pipeline.source import BatchesReader, ProblemsReader, RecordsReader  # noqa: E402
@@ -638,3 +639,65 @@ def test_spark_submit_runs_the_jobs(logdirs, tmp_path):
     printed = subprocess.run([sys.executable, "-m", "kafkacodec.pipeline.submit", "--path"],
                              capture_output=True, text=True, timeout=60)  # fmt: skip
     assert Path(printed.stdout.strip()).resolve() == Path(submit.__file__).resolve()
+
+
+def offsets_dir(tmp_path):
+    """A log dir with __consumer_offsets-0: commits laid out by hand (OffsetCommitKey v1,
+    OffsetCommitValue v3), a group metadata record, a tombstone, an aborted transaction."""
+
+    def s16(text):
+        raw = text.encode()
+        return struct.pack(">h", len(raw)) + raw
+
+    def key(group, topic, partition):
+        return struct.pack(">h", 1) + s16(group) + s16(topic) + struct.pack(">i", partition)
+
+    def value(offset, ts):
+        return struct.pack(">hqi", 3, offset, 2) + s16("m") + struct.pack(">q", ts)
+
+    d = tmp_path / "offsets" / "__consumer_offsets-0"
+    d.mkdir(parents=True)
+    t0 = 1729814400000
+    records = [
+        (key("g1", "orders", 0), value(10, t0)),
+        (struct.pack(">h", 2) + s16("g1"), b"\x00\x00"),  # group metadata: not a commit
+        (key("g1", "orders", 1), value(20, t0 + 1)),
+        (key("g1", "orders", 0), None),
+    ]
+    data = b"".join(kc.build_batch([kc.Record(None, t0 + i, k, v, [])], base_offset=i)
+                    for i, (k, v) in enumerate(records))  # fmt: skip
+    data += kc.build_batch([kc.Record(None, t0, key("g2", "orders", 0), value(5, t0), [])],
+                           base_offset=4, producer_id=9, producer_epoch=0, is_transactional=True)  # fmt: skip
+    data += kc.build_control_batch(False, offset=5, timestamp=t0, producer_id=9, producer_epoch=0)
+    (d / "00000000000000000000.log").write_bytes(data)
+    return tmp_path / "offsets", t0
+
+
+def test_offsets_format_decodes_commits(tmp_path):
+    """The kafkacodec_offsets format's rows: commits and tombstones, not group metadata;
+    read_committed drops the aborted transaction's commit."""
+    from kafkacodec.pipeline.source import OffsetsReader
+
+    path, t0 = offsets_dir(tmp_path)
+    rows = read_all(OffsetsReader({"path": str(path)})).to_pylist()
+    got = [(r["group"], r["topic"], r["partition"], r["committed_offset"], r["tombstone"], r["offset"])
+           for r in rows]  # fmt: skip
+    assert got == [("g1", "orders", 0, 10, False, 0), ("g1", "orders", 1, 20, False, 2),
+                   ("g1", "orders", 0, None, True, 3), ("g2", "orders", 0, 5, False, 4)]  # fmt: skip
+    assert rows[0]["leader_epoch"] == 2 and rows[0]["metadata"] == "m"
+    assert int(rows[1]["commit_timestamp"].timestamp() * 1000) == t0 + 1
+    committed = read_all(
+        OffsetsReader({"path": str(path), "isolation": "read_committed"})
+    ).to_pylist()
+    assert [r["group"] for r in committed] == ["g1", "g1", "g1"]
+
+
+def test_spark_offsets_format(spark, tmp_path):
+    path, _ = offsets_dir(tmp_path)
+    df = spark.read.format("kafkacodec_offsets").load(str(path))
+    assert [(r["group"], r["committed_offset"]) for r in df.orderBy("offset").collect()] == [
+        ("g1", 10),
+        ("g1", 20),
+        ("g1", None),
+        ("g2", 5),
+    ]

@@ -1,0 +1,104 @@
+"""The `kafkacodec_offsets` format: one row per offset commit of `__consumer_offsets`,
+decoded with the codecs generated from Kafka's message specs (kafkacodec.internal):
+group, topic, partition, committed offset, leader epoch, metadata, commit and expire
+timestamps, and whether the record is a tombstone (a deleted commit), with where it is in
+__consumer_offsets. Group metadata and the other coordinator records are left out.
+
+It reads __consumer_offsets only (the topics option is ignored), with the options of the
+records format: isolation read_committed drops commits of aborted transactions; on_corrupt
+applies to records that do not decode too (fail names the segment and offset; skip and
+report leave them out).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pyarrow as pa
+
+from kafkacodec.internal.codecs import DEFAULT
+from kafkacodec.internal.dump_format import get
+from kafkacodec.internal.groups import OFFSETS_TOPIC
+from kafkacodec.runtime.errors import DecodeError
+
+from .options import Options
+from .read import records
+from .scan import SegmentSlice
+
+__all__ = ["OFFSETS_SCHEMA", "offset_commits"]
+
+OFFSETS_SCHEMA = (
+    "group string, topic string, partition int, committed_offset long, leader_epoch int, "
+    "metadata string, commit_timestamp timestamp, expire_timestamp timestamp, tombstone boolean, "
+    "value_version short, offsets_partition int, offset long, timestamp timestamp, "
+    "is_transactional boolean, segment string, position long"
+)
+_FIELDS = [f.split()[0] for f in OFFSETS_SCHEMA.split(", ")]
+_COMMIT_TYPES = (0, 1)
+
+
+_TS = pa.timestamp("us", tz="UTC")  # Spark's timestamps (read.py)
+
+
+def _ms(v):
+    """A commit's milliseconds as Spark's microseconds; null for -1 (none)."""
+    return None if v is None or v < 0 else v * 1000
+
+
+def offset_commits(s: SegmentSlice, opts: Options):
+    """The offset commits of one slice of __consumer_offsets, as Arrow record batches."""
+    if s.topic != OFFSETS_TOPIC:
+        return
+    for batch in records(s, opts):
+        cols: dict[str, list] = {name: [] for name in _FIELDS}
+        t = batch.to_pydict()
+        for i in range(batch.num_rows):
+            key, value = t["key"][i], t["value"][i]
+            if t["is_control"][i] or key is None:
+                continue
+            try:
+                k = DEFAULT.coordinator_key(OFFSETS_TOPIC, key)
+                if k.record_type not in _COMMIT_TYPES:
+                    continue
+                v = (
+                    None
+                    if value is None
+                    else DEFAULT.coordinator_value(OFFSETS_TOPIC, k.record_type, value)
+                )
+            except DecodeError as err:
+                where = f"{s.directory}/{t['segment'][i]} offset {t['offset'][i]}"
+                if opts.on_corrupt == "fail":
+                    raise err.with_source(where) from None
+                if opts.on_corrupt == "skip":
+                    warnings.warn(
+                        f"{where}: skipped a record that does not decode: {err}", stacklevel=2
+                    )
+                continue
+            epoch = None if v is None else get(v.obj, "leaderEpoch")
+            row = {
+                "group": get(k.obj, "group"), "topic": get(k.obj, "topic"),
+                "partition": get(k.obj, "partition"),
+                "committed_offset": None if v is None else get(v.obj, "offset"),
+                "leader_epoch": None if epoch is None or epoch < 0 else epoch,
+                "metadata": None if v is None else get(v.obj, "metadata"),
+                "commit_timestamp": None if v is None else _ms(get(v.obj, "commitTimestamp")),
+                "expire_timestamp": None if v is None else _ms(get(v.obj, "expireTimestamp")),
+                "tombstone": v is None, "value_version": None if v is None else v.version,
+                "offsets_partition": t["partition"][i], "offset": t["offset"][i],
+                "timestamp": t["timestamp"][i], "is_transactional": t["is_transactional"][i],
+                "segment": t["segment"][i], "position": t["position"][i],
+            }  # fmt: skip
+            for name in _FIELDS:
+                cols[name].append(row[name])
+        if cols["group"]:
+            yield pa.record_batch([
+                pa.array(cols["group"], pa.string()), pa.array(cols["topic"], pa.string()),
+                pa.array(cols["partition"], pa.int32()), pa.array(cols["committed_offset"], pa.int64()),
+                pa.array(cols["leader_epoch"], pa.int32()), pa.array(cols["metadata"], pa.string()),
+                pa.array(cols["commit_timestamp"], _TS), pa.array(cols["expire_timestamp"], _TS),
+                pa.array(cols["tombstone"], pa.bool_()), pa.array(cols["value_version"], pa.int16()),
+                pa.array(cols["offsets_partition"], pa.int32()), pa.array(cols["offset"], pa.int64()),
+                pa.array(cols["timestamp"], _TS),
+                pa.array(cols["is_transactional"], pa.bool_()), pa.array(cols["segment"], pa.string()),
+                pa.array(cols["position"], pa.int64()),
+            ], names=_FIELDS)  # fmt: skip
