@@ -26,6 +26,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+	$(PY) -m bench.internal
 
 generate: $(STAMP)
 	$(PY) -m kafkacodec generate

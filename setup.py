@@ -16,6 +16,13 @@ setup(
             depends=["generated/kafka_layout.h"],
             optional=True,
             extra_compile_args=["-O2", "-std=c11"],
-        )
+        ),
+        # the interpreter of generated parse programs (generator/programs.py)
+        Extension(
+            "kafkacodec.runtime._programs",
+            sources=["runtime/_programs.c"],
+            optional=True,
+            extra_compile_args=["-O2", "-std=gnu11"],
+        ),
     ]
 )

@@ -174,6 +174,11 @@ def internal(data: bytes) -> None:
         for v in (value, None):
             with _refused():
                 parser(key, v, 0)
+        for item in DEFAULT.coordinator_pairs(
+            topic, [(bytes(key), bytes(value)), (bytes(key), None)]
+        ):
+            if not isinstance(item, (tuple, KafkacodecError)):
+                raise AssertionError(f"coordinator_pairs gave {item!r}")
     elif kind in ("cluster_metadata", "remote_log_metadata"):
         with _refused():
             messages.append(DEFAULT.metadata_record(f"__{kind}", rest))

@@ -11,7 +11,6 @@ References: https://github.com/apache/kafka/blob/trunk/metadata/src/main/resourc
 
 from __future__ import annotations
 
-
 from kafkacodec.runtime import _prim as _p
 
 __all__ = [
@@ -69,6 +68,15 @@ class AbortTransactionRecord(_p.Generated):
             }
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_tagged_fields", "tagged_fields"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (7, 2, None, (1, 1), (), "AbortTransactionRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -162,6 +170,16 @@ class AbortTransactionRecordTag0(_p.Generated):
     DERIVED = ("len_reason",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_reason", "reason", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (6, 2, (1, 1, 0, 0, 14), None, (), (1, 1, 0, 1, 11), None, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -284,6 +302,16 @@ class AbortTransactionRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (8, 3, None, None, (), (1, 2), (1, 1), ((0, "AbortTransactionRecordTag0", ((1, 0),)),)),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -97,6 +97,41 @@ class AccessControlEntryRecord(_p.Generated):
             {"id": "permission_type", "type": "int8", "name": "PermissionType", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "id",
+            "resource_type",
+            "len_resource_name",
+            "resource_name",
+            "pattern_type",
+            "len_principal",
+            "principal",
+            "len_host",
+            "host",
+            "operation",
+            "permission_type",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (4, 1, None, None, (), (0, 16), None, None),
+            (1, 2, None, None, (), 1, 1, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 4, None, None, (), (1, 3, 0, 1, 11), None, None),
+            (1, 5, None, None, (), 1, 1, None),
+            (3, 6, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 7, None, None, (), (1, 6, 0, 1, 11), None, None),
+            (3, 8, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 9, None, None, (), (1, 8, 0, 1, 11), None, None),
+            (1, 10, None, None, (), 1, 1, None),
+            (1, 11, None, None, (), 1, 1, None),
+            (3, 12, None, None, (), 5, None, None),
+            (7, 13, None, (1, 12), (), "AccessControlEntryRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -353,6 +388,16 @@ class AccessControlEntryRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

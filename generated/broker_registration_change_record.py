@@ -95,6 +95,17 @@ class BrokerRegistrationChangeRecord(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "broker_id", "broker_epoch", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (1, 2, None, None, (), 8, 1, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "BrokerRegistrationChangeRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -211,6 +222,15 @@ class BrokerRegistrationChangeRecordTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "fenced", "unread"),
+        (
+            (1, 1, None, None, (), 1, 1, None),
+            (5, 2, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -290,6 +310,15 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "in_controlled_shutdown", "unread"),
+        (
+            (1, 1, None, None, (), 1, 1, None),
+            (5, 2, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -371,6 +400,16 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
     DERIVED = ("num_log_dirs",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_log_dirs", "log_dirs", "unread"),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 2, None, (1, 1, 0, 1, 11), (), (0, 16), None, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -508,6 +547,29 @@ class BrokerRegistrationChangeRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (
+                8,
+                3,
+                None,
+                None,
+                (),
+                (1, 2),
+                (1, 1),
+                (
+                    (0, "BrokerRegistrationChangeRecordTag0", ((1, 0),)),
+                    (1, "BrokerRegistrationChangeRecordTag1", ((1, 0),)),
+                    (2, "BrokerRegistrationChangeRecordTag2", ((1, 0),)),
+                ),
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,

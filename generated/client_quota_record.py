@@ -83,6 +83,31 @@ class ClientQuotaRecord(_p.Generated):
             {"id": "remove", "type": "bool", "name": "Remove", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "num_entity",
+            "entity",
+            "len_key",
+            "key",
+            "value",
+            "remove",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 2, None, (1, 1, 0, 1, 11), (), "EntityData", ((1, 0),), None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 4, None, None, (), (1, 3, 0, 1, 11), None, None),
+            (2, 5, None, None, (), 8, None, None),
+            (1, 6, None, None, (), 1, 0, None),
+            (3, 7, None, None, (), 5, None, None),
+            (7, 8, None, (1, 7), (), "ClientQuotaRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -262,6 +287,16 @@ class EntityDataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -397,6 +432,27 @@ class EntityData(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_entity_type",
+            "entity_type",
+            "len_entity_name",
+            "entity_name",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (3, 3, None, None, (), 5, None, None),
+            (6, 4, (1, 3, 0, 0, 14), None, (), (1, 3, 0, 1, 11), None, None),
+            (3, 5, None, None, (), 5, None, None),
+            (7, 6, None, (1, 5), (), "EntityDataTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -583,6 +639,16 @@ class ClientQuotaRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -90,6 +90,33 @@ class ConfigRecord(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "resource_type",
+            "len_resource_name",
+            "resource_name",
+            "len_name",
+            "name",
+            "len_value",
+            "value",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 1, 1, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 3, None, None, (), (1, 2, 0, 1, 11), None, None),
+            (3, 4, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 5, None, None, (), (1, 4, 0, 1, 11), None, None),
+            (3, 6, None, None, (), 5, None, None),
+            (6, 7, (1, 6, 0, 0, 14), None, (), (1, 6, 0, 1, 11), None, None),
+            (3, 8, None, None, (), 5, None, None),
+            (7, 9, None, (1, 8), (), "ConfigRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -287,6 +314,16 @@ class ConfigRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -102,6 +102,42 @@ class ConsumerGroupCurrentMemberAssignmentValue(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "member_epoch",
+            "previous_member_epoch",
+            "state",
+            "num_assigned_partitions",
+            "assigned_partitions",
+            "num_partitions_pending_revocation",
+            "partitions_pending_revocation",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (1, 2, None, None, (), 4, 1, None),
+            (1, 3, None, None, (), 1, 1, None),
+            (3, 4, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 5, None, (1, 4, 0, 1, 11), (), "TopicPartitions", ((1, 0),), None),
+            (3, 6, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 7, None, (1, 6, 0, 1, 11), (), "TopicPartitions", ((1, 0),), None),
+            (3, 8, None, None, (), 5, None, None),
+            (
+                7,
+                9,
+                None,
+                (1, 8),
+                (),
+                "ConsumerGroupCurrentMemberAssignmentValueTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -350,6 +386,16 @@ class TopicPartitionsTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -490,6 +536,25 @@ class TopicPartitions(_p.Generated):
             {"id": "partitions", "type": "[]int32", "name": "Partitions", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "topic_id",
+            "num_partitions",
+            "partitions",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (4, 1, None, None, (), (0, 16), None, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (1, 3, None, (1, 2, 0, 1, 11), (), 4, 1, None),
+            (3, 4, None, None, (), 5, None, None),
+            (7, 5, None, (1, 4), (), "TopicPartitionsTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -679,6 +744,16 @@ class ConsumerGroupCurrentMemberAssignmentValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -158,6 +158,58 @@ class ConsumerGroupMemberMetadataValue(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_instance_id",
+            "instance_id",
+            "len_rack_id",
+            "rack_id",
+            "len_client_id",
+            "client_id",
+            "len_client_host",
+            "client_host",
+            "num_subscribed_topic_names",
+            "subscribed_topic_names",
+            "len_subscribed_topic_regex",
+            "subscribed_topic_regex",
+            "rebalance_timeout_ms",
+            "len_server_assignor",
+            "server_assignor",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (6, 2, (1, 1, 0, 0, 14), None, (), (1, 1, 0, 1, 11), None, None),
+            (3, 3, None, None, (), 5, None, None),
+            (6, 4, (1, 3, 0, 0, 14), None, (), (1, 3, 0, 1, 11), None, None),
+            (3, 5, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 6, None, None, (), (1, 5, 0, 1, 11), None, None),
+            (3, 7, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 8, None, None, (), (1, 7, 0, 1, 11), None, None),
+            (3, 9, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 10, None, (1, 9, 0, 1, 11), (), "CompactStrItem", (), None),
+            (3, 11, None, None, (), 5, None, None),
+            (6, 12, (1, 11, 0, 0, 14), None, (), (1, 11, 0, 1, 11), None, None),
+            (1, 13, None, None, (), 4, 1, None),
+            (3, 14, None, None, (), 5, None, None),
+            (6, 15, (1, 14, 0, 0, 14), None, (), (1, 14, 0, 1, 11), None, None),
+            (3, 16, None, None, (), 5, None, None),
+            (
+                7,
+                17,
+                None,
+                (1, 16),
+                (),
+                "ConsumerGroupMemberMetadataValueTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -585,6 +637,15 @@ class CompactStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("len_value", "value"),
+        (
+            (3, 0, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 1, None, None, (), (1, 0, 0, 1, 11), None, None),
+        ),
+        0,
+    )
 
     def __init__(
         self,
@@ -690,6 +751,16 @@ class ClassicProtocolTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -833,6 +904,27 @@ class ClassicProtocol(_p.Generated):
             {"id": "metadata", "type": "bytes", "name": "Metadata", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_name",
+            "name",
+            "len_metadata",
+            "metadata",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 4, None, None, (), (1, 3, 0, 1, 11), None, None),
+            (3, 5, None, None, (), 5, None, None),
+            (7, 6, None, (1, 5), (), "ClassicProtocolTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1047,6 +1139,16 @@ class ClassicMemberMetadataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1197,6 +1299,25 @@ class ClassicMemberMetadata(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "session_timeout_ms",
+            "num_supported_protocols",
+            "supported_protocols",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 3, None, (1, 2, 0, 1, 11), (), "ClassicProtocol", ((1, 0),), None),
+            (3, 4, None, None, (), 5, None, None),
+            (7, 5, None, (1, 4), (), "ClassicMemberMetadataTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1382,6 +1503,16 @@ class ConsumerGroupMemberMetadataValueTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "present_classic_member_metadata", "classic_member_metadata", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (7, 2, (1, 1, 0, 0, 17), None, (), "ClassicMemberMetadata", ((1, 0),), None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1495,6 +1626,25 @@ class ConsumerGroupMemberMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (
+                8,
+                3,
+                None,
+                None,
+                (),
+                (1, 2),
+                (1, 1),
+                ((0, "ConsumerGroupMemberMetadataValueTag0", ((1, 0),)),),
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -59,6 +59,15 @@ class ConsumerGroupTargetAssignmentMetadataKey(_p.Generated):
         "struct": "ConsumerGroupTargetAssignmentMetadataKey",
         "fields": [{"id": "group_id", "type": "string", "name": "GroupId", "versions": "6"}],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_group_id", "group_id"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, None, None, (), (1, 1), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

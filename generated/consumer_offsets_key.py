@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import struct
 
+from kafkacodec.runtime import _prim as _p
+
 from .consumer_group_current_member_assignment_key import ConsumerGroupCurrentMemberAssignmentKey
 from .consumer_group_member_metadata_key import ConsumerGroupMemberMetadataKey
 from .consumer_group_metadata_key import ConsumerGroupMetadataKey
@@ -26,7 +28,6 @@ from .share_group_partition_metadata_key import ShareGroupPartitionMetadataKey
 from .share_group_state_partition_metadata_key import ShareGroupStatePartitionMetadataKey
 from .share_group_target_assignment_member_key import ShareGroupTargetAssignmentMemberKey
 from .share_group_target_assignment_metadata_key import ShareGroupTargetAssignmentMetadataKey
-from kafkacodec.runtime import _prim as _p
 
 __all__ = [
     "ConsumerOffsetsKey",

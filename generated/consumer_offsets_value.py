@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import struct
 
+from kafkacodec.runtime import _prim as _p
+
 from .consumer_group_current_member_assignment_value import (
     ConsumerGroupCurrentMemberAssignmentValue,
 )
@@ -31,7 +33,6 @@ from .share_group_partition_metadata_value import ShareGroupPartitionMetadataVal
 from .share_group_state_partition_metadata_value import ShareGroupStatePartitionMetadataValue
 from .share_group_target_assignment_member_value import ShareGroupTargetAssignmentMemberValue
 from .share_group_target_assignment_metadata_value import ShareGroupTargetAssignmentMetadataValue
-from kafkacodec.runtime import _prim as _p
 
 __all__ = [
     "ConsumerOffsetsValue",

@@ -83,6 +83,17 @@ class ConsumerProtocolAssignment(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_assigned_partitions", "assigned_partitions", "len_user_data", "user_data"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 4, 1, None),
+            (7, 2, None, (1, 1), (), "TopicPartition", ((1, 0),), None),
+            (1, 3, None, None, ((3, 0, 1, 22, 18),), 4, 1, None),
+            (4, 4, (1, 3, 0, 0, 18), None, (), (1, 3), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -235,6 +246,17 @@ class TopicPartition(_p.Generated):
             {"id": "partitions", "type": "[]int32", "name": "Partitions", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_topic", "topic", "num_partitions", "partitions"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, None, None, (), (1, 1), None, None),
+            (1, 3, None, None, ((3, 0, 0, 18),), 4, 1, None),
+            (1, 4, None, (1, 3), (), 4, 1, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import struct
 
-from .consumer_protocol_assignment import ConsumerProtocolAssignment
 from kafkacodec.runtime import _prim as _p
+
+from .consumer_protocol_assignment import ConsumerProtocolAssignment
 
 __all__ = [
     "ConsumerProtocolAssignmentFramed",
@@ -48,6 +49,15 @@ class ConsumerProtocolAssignmentFramed(_p.Generated):
             {"spec": "ConsumerProtocolAssignment", "schema": "consumer_protocol_assignment"}
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "message"),
+        (
+            (1, 0, None, None, (), 2, 1, None),
+            (7, 1, None, None, (), "ConsumerProtocolAssignment", ((1, 0),), None),
+        ),
+        0,
+    )
 
     def __init__(
         self,

@@ -115,6 +115,33 @@ class ConsumerProtocolSubscription(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "num_topics",
+            "topics",
+            "len_user_data",
+            "user_data",
+            "num_owned_partitions",
+            "owned_partitions",
+            "generation_id",
+            "len_rack_id",
+            "rack_id",
+        ),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 4, 1, None),
+            (7, 2, None, (1, 1), (), "ClassicStrItem", (), None),
+            (1, 3, None, None, ((3, 0, 1, 22, 18),), 4, 1, None),
+            (4, 4, (1, 3, 0, 0, 18), None, (), (1, 3), None, None),
+            (1, 5, (1, 0, 0, 1, 18, 1, 0, 0, 1, 18, 19), None, ((3, 0, 0, 18),), 4, 1, None),
+            (7, 6, (1, 0, 0, 1, 18), (1, 5), (), "TopicPartition", ((1, 0),), None),
+            (1, 7, (1, 0, 0, 2, 18), None, (), 4, 1, None),
+            (1, 8, (1, 0, 0, 3, 18, 1, 0, 0, 3, 18, 19), None, ((3, 0, 1, 22, 18),), 2, 1, None),
+            (6, 9, (1, 0, 0, 3, 18, 1, 8, 0, 0, 18, 19), None, (), (1, 8), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -350,6 +377,15 @@ class ClassicStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("len_value", "value"),
+        (
+            (1, 0, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 1, None, None, (), (1, 0), None, None),
+        ),
+        0,
+    )
 
     def __init__(
         self,
@@ -452,6 +488,17 @@ class TopicPartition(_p.Generated):
             {"id": "partitions", "type": "[]int32", "name": "Partitions", "versions": "1+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_topic", "topic", "num_partitions", "partitions"),
+        (
+            (1, 1, (1, 0, 0, 1, 18, 1, 0, 0, 1, 18, 19), None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, (1, 0, 0, 1, 18), None, (), (1, 1), None, None),
+            (1, 3, (1, 0, 0, 1, 18, 1, 0, 0, 1, 18, 19), None, ((3, 0, 0, 18),), 4, 1, None),
+            (1, 4, (1, 0, 0, 1, 18), (1, 3), (), 4, 1, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import struct
 
-from .consumer_protocol_subscription import ConsumerProtocolSubscription
 from kafkacodec.runtime import _prim as _p
+
+from .consumer_protocol_subscription import ConsumerProtocolSubscription
 
 __all__ = [
     "ConsumerProtocolSubscriptionFramed",
@@ -48,6 +49,15 @@ class ConsumerProtocolSubscriptionFramed(_p.Generated):
             {"spec": "ConsumerProtocolSubscription", "schema": "consumer_protocol_subscription"}
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "message"),
+        (
+            (1, 0, None, None, (), 2, 1, None),
+            (7, 1, None, None, (), "ConsumerProtocolSubscription", ((1, 0),), None),
+        ),
+        0,
+    )
 
     def __init__(
         self,

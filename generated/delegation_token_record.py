@@ -102,6 +102,41 @@ class DelegationTokenRecord(_p.Generated):
             {"id": "token_id", "type": "string", "name": "TokenId", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_owner",
+            "owner",
+            "len_requester",
+            "requester",
+            "num_renewers",
+            "renewers",
+            "issue_timestamp",
+            "max_timestamp",
+            "expiration_timestamp",
+            "len_token_id",
+            "token_id",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 4, None, None, (), (1, 3, 0, 1, 11), None, None),
+            (3, 5, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 6, None, (1, 5, 0, 1, 11), (), "CompactStrItem", (), None),
+            (1, 7, None, None, (), 8, 1, None),
+            (1, 8, None, None, (), 8, 1, None),
+            (1, 9, None, None, (), 8, 1, None),
+            (3, 10, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 11, None, None, (), (1, 10, 0, 1, 11), None, None),
+            (3, 12, None, None, (), 5, None, None),
+            (7, 13, None, (1, 12), (), "DelegationTokenRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -365,6 +400,15 @@ class CompactStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("len_value", "value"),
+        (
+            (3, 0, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 1, None, None, (), (1, 0, 0, 1, 11), None, None),
+        ),
+        0,
+    )
 
     def __init__(
         self,
@@ -463,6 +507,16 @@ class DelegationTokenRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -11,7 +11,6 @@ References: https://github.com/apache/kafka/blob/trunk/metadata/src/main/resourc
 
 from __future__ import annotations
 
-
 from kafkacodec.runtime import _prim as _p
 
 __all__ = [
@@ -57,6 +56,15 @@ class EndTransactionRecord(_p.Generated):
         "struct": "EndTransactionRecord",
         "fields": [],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_tagged_fields", "tagged_fields"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (7, 2, None, (1, 1), (), "EndTransactionRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -150,6 +158,16 @@ class EndTransactionRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

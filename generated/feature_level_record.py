@@ -72,6 +72,18 @@ class FeatureLevelRecord(_p.Generated):
             {"id": "feature_level", "type": "int16", "name": "FeatureLevel", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_name", "name", "feature_level", "num_tagged_fields", "tagged_fields"),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (1, 3, None, None, (), 2, 1, None),
+            (3, 4, None, None, (), 5, None, None),
+            (7, 5, None, (1, 4), (), "FeatureLevelRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -209,6 +221,16 @@ class FeatureLevelRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

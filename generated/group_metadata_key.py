@@ -59,6 +59,15 @@ class GroupMetadataKey(_p.Generated):
         "struct": "GroupMetadataKey",
         "fields": [{"id": "group", "type": "string", "name": "group", "versions": "2"}],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_group", "group"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, None, None, (), (1, 1), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -128,6 +128,83 @@ class GroupMetadataValue(_p.Generated):
             {"id": "members", "type": "[]MemberMetadata", "name": "members", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_protocol_type",
+            "len_protocol_type_compact",
+            "protocol_type",
+            "generation",
+            "len_protocol",
+            "len_protocol_compact",
+            "protocol",
+            "len_leader",
+            "len_leader_compact",
+            "leader",
+            "current_state_timestamp",
+            "num_members",
+            "num_members_compact",
+            "members",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, (1, 0, 0, 3, 16), None, ((3, 0, 0, 18),), 2, 1, None),
+            (3, 2, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 3, None, None, (), (1, 0, 0, 4, 18, 1, 2, 0, 1, 11, 1, 1, 23), None, None),
+            (1, 4, None, None, (), 4, 1, None),
+            (1, 5, (1, 0, 0, 3, 16), None, ((3, 0, 1, 22, 18),), 2, 1, None),
+            (3, 6, (1, 0, 0, 4, 18), None, (), 5, None, None),
+            (
+                6,
+                7,
+                (1, 0, 0, 4, 18, 1, 6, 0, 0, 14, 1, 5, 0, 0, 18, 23),
+                None,
+                (),
+                (1, 0, 0, 4, 18, 1, 6, 0, 1, 11, 1, 5, 23),
+                None,
+                None,
+            ),
+            (1, 8, (1, 0, 0, 3, 16), None, ((3, 0, 1, 22, 18),), 2, 1, None),
+            (3, 9, (1, 0, 0, 4, 18), None, (), 5, None, None),
+            (
+                6,
+                10,
+                (1, 0, 0, 4, 18, 1, 9, 0, 0, 14, 1, 8, 0, 0, 18, 23),
+                None,
+                (),
+                (1, 0, 0, 4, 18, 1, 9, 0, 1, 11, 1, 8, 23),
+                None,
+                None,
+            ),
+            (1, 11, (1, 0, 0, 2, 18), None, (), 8, 1, None),
+            (1, 12, (1, 0, 0, 3, 16), None, ((3, 0, 0, 18),), 4, 1, None),
+            (3, 13, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (
+                7,
+                14,
+                None,
+                (1, 0, 0, 4, 18, 1, 13, 0, 1, 11, 1, 12, 23),
+                (),
+                "MemberMetadata",
+                ((1, 0),),
+                None,
+            ),
+            (3, 15, (1, 0, 0, 4, 18), None, (), 5, None, None),
+            (
+                7,
+                16,
+                (1, 0, 0, 4, 18),
+                (1, 15),
+                (),
+                "GroupMetadataValueTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -542,6 +619,16 @@ class MemberMetadataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -745,6 +832,68 @@ class MemberMetadata(_p.Generated):
             {"id": "assignment", "type": "bytes", "name": "assignment", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_member_id",
+            "len_member_id_compact",
+            "member_id",
+            "len_group_instance_id",
+            "len_group_instance_id_compact",
+            "group_instance_id",
+            "len_client_id",
+            "len_client_id_compact",
+            "client_id",
+            "len_client_host",
+            "len_client_host_compact",
+            "client_host",
+            "rebalance_timeout",
+            "session_timeout",
+            "len_subscription",
+            "len_subscription_compact",
+            "subscription",
+            "len_assignment",
+            "len_assignment_compact",
+            "assignment",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, (1, 0, 0, 3, 16), None, ((3, 0, 0, 18),), 2, 1, None),
+            (3, 2, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 3, None, None, (), (1, 0, 0, 4, 18, 1, 2, 0, 1, 11, 1, 1, 23), None, None),
+            (1, 4, (1, 0, 0, 3, 18, 1, 0, 0, 3, 13, 19), None, ((3, 0, 1, 22, 18),), 2, 1, None),
+            (3, 5, (1, 0, 0, 3, 18, 1, 0, 0, 4, 18, 19), None, (), 5, None, None),
+            (
+                6,
+                6,
+                (1, 0, 0, 3, 18, 1, 0, 0, 4, 18, 1, 5, 0, 0, 14, 1, 4, 0, 0, 18, 23, 19),
+                None,
+                (),
+                (1, 0, 0, 4, 18, 1, 5, 0, 1, 11, 1, 4, 23),
+                None,
+                None,
+            ),
+            (1, 7, (1, 0, 0, 3, 16), None, ((3, 0, 0, 18),), 2, 1, None),
+            (3, 8, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 9, None, None, (), (1, 0, 0, 4, 18, 1, 8, 0, 1, 11, 1, 7, 23), None, None),
+            (1, 10, (1, 0, 0, 3, 16), None, ((3, 0, 0, 18),), 2, 1, None),
+            (3, 11, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 12, None, None, (), (1, 0, 0, 4, 18, 1, 11, 0, 1, 11, 1, 10, 23), None, None),
+            (1, 13, (1, 0, 0, 1, 18), None, (), 4, 1, None),
+            (1, 14, None, None, (), 4, 1, None),
+            (1, 15, (1, 0, 0, 3, 16), None, ((3, 0, 0, 18),), 4, 1, None),
+            (3, 16, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 17, None, None, (), (1, 0, 0, 4, 18, 1, 16, 0, 1, 11, 1, 15, 23), None, None),
+            (1, 18, (1, 0, 0, 3, 16), None, ((3, 0, 0, 18),), 4, 1, None),
+            (3, 19, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 20, None, None, (), (1, 0, 0, 4, 18, 1, 19, 0, 1, 11, 1, 18, 23), None, None),
+            (3, 21, (1, 0, 0, 4, 18), None, (), 5, None, None),
+            (7, 22, (1, 0, 0, 4, 18), (1, 21), (), "MemberMetadataTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1402,6 +1551,16 @@ class GroupMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

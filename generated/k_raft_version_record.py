@@ -67,6 +67,17 @@ class KRaftVersionRecord(_p.Generated):
             {"id": "k_raft_version", "type": "int16", "name": "KRaftVersion", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "version_field", "k_raft_version", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 2, 1, None),
+            (1, 2, None, None, (), 2, 1, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "KRaftVersionRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -176,6 +187,16 @@ class KRaftVersionRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import struct
 
+from kafkacodec.runtime import _prim as _p
+
 from .kafka_legacy_message import KafkaLegacyMessage
 from .kafka_record_batch import KafkaRecordBatch
-from kafkacodec.runtime import _prim as _p
 
 __all__ = [
     "KafkaLog",

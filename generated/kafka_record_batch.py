@@ -17,8 +17,9 @@ from __future__ import annotations
 import struct
 from enum import IntEnum
 
-from .kafka_record import KafkaRecord
 from kafkacodec.runtime import _prim as _p
+
+from .kafka_record import KafkaRecord
 
 __all__ = [
     "KafkaRecordBatch",

@@ -89,6 +89,31 @@ class LeaderChangeMessage(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "version_field",
+            "leader_id",
+            "num_voters",
+            "voters",
+            "num_granting_voters",
+            "granting_voters",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 2, 1, None),
+            (1, 2, None, None, (), 4, 1, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 4, None, (1, 3, 0, 1, 11), (), "Voter", ((1, 0),), None),
+            (3, 5, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 6, None, (1, 5, 0, 1, 11), (), "Voter", ((1, 0),), None),
+            (3, 7, None, None, (), 5, None, None),
+            (7, 8, None, (1, 7), (), "LeaderChangeMessageTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -282,6 +307,16 @@ class VoterTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -406,6 +441,17 @@ class Voter(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "voter_id", "voter_directory_id", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (4, 2, (1, 0, 0, 1, 18), None, (), (0, 16), None, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "VoterTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -542,6 +588,16 @@ class LeaderChangeMessageTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -73,6 +73,18 @@ class OffsetCommitKey(_p.Generated):
             {"id": "partition", "type": "int32", "name": "partition", "versions": "0-1"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_group", "group", "len_topic", "topic", "partition"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, None, None, (), (1, 1), None, None),
+            (1, 3, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 4, None, None, (), (1, 3), None, None),
+            (1, 5, None, None, (), 4, 1, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -105,6 +105,33 @@ class OffsetCommitValue(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "offset",
+            "leader_epoch",
+            "len_metadata",
+            "len_metadata_compact",
+            "metadata",
+            "commit_timestamp",
+            "expire_timestamp",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 8, 1, None),
+            (1, 2, (1, 0, 0, 3, 18), None, (), 4, 1, None),
+            (1, 3, (1, 0, 0, 3, 16), None, ((3, 0, 0, 18),), 2, 1, None),
+            (3, 4, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 5, None, None, (), (1, 0, 0, 4, 18, 1, 4, 0, 1, 11, 1, 3, 23), None, None),
+            (1, 6, None, None, (), 8, 1, None),
+            (1, 7, (1, 0, 0, 1, 13), None, (), 8, 1, None),
+            (3, 8, (1, 0, 0, 4, 18), None, (), 5, None, None),
+            (7, 9, (1, 0, 0, 4, 18), (1, 8), (), "OffsetCommitValueTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -327,6 +354,16 @@ class OffsetCommitValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

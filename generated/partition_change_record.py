@@ -171,6 +171,17 @@ class PartitionChangeRecord(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "partition_id", "topic_id", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (4, 2, None, None, (), (0, 16), None, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "PartitionChangeRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -285,6 +296,16 @@ class PartitionChangeRecordTag0(_p.Generated):
     DERIVED = ("num_isr",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_isr", "isr", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -414,6 +435,15 @@ class PartitionChangeRecordTag1(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "leader", "unread"),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (5, 2, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -495,6 +525,16 @@ class PartitionChangeRecordTag2(_p.Generated):
     DERIVED = ("num_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_replicas", "replicas", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -626,6 +666,16 @@ class PartitionChangeRecordTag3(_p.Generated):
     DERIVED = ("num_removing_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_removing_replicas", "removing_replicas", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -759,6 +809,16 @@ class PartitionChangeRecordTag4(_p.Generated):
     DERIVED = ("num_adding_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_adding_replicas", "adding_replicas", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -888,6 +948,15 @@ class PartitionChangeRecordTag5(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "leader_recovery_state", "unread"),
+        (
+            (1, 1, None, None, (), 1, 1, None),
+            (5, 2, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -969,6 +1038,16 @@ class PartitionChangeRecordTag6(_p.Generated):
     DERIVED = ("num_eligible_leader_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_eligible_leader_replicas", "eligible_leader_replicas", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1104,6 +1183,16 @@ class PartitionChangeRecordTag7(_p.Generated):
     DERIVED = ("num_last_known_elr",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_last_known_elr", "last_known_elr", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1235,6 +1324,16 @@ class PartitionChangeRecordTag8(_p.Generated):
     DERIVED = ("num_directories",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_directories", "directories", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (4, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), (0, 16), None, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1370,6 +1469,35 @@ class PartitionChangeRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (
+                8,
+                3,
+                None,
+                None,
+                (),
+                (1, 2),
+                (1, 1),
+                (
+                    (0, "PartitionChangeRecordTag0", ((1, 0),)),
+                    (1, "PartitionChangeRecordTag1", ((1, 0),)),
+                    (2, "PartitionChangeRecordTag2", ((1, 0),)),
+                    (3, "PartitionChangeRecordTag3", ((1, 0),)),
+                    (4, "PartitionChangeRecordTag4", ((1, 0),)),
+                    (5, "PartitionChangeRecordTag5", ((1, 0),)),
+                    (6, "PartitionChangeRecordTag6", ((1, 0),)),
+                    (7, "PartitionChangeRecordTag7", ((1, 0),)),
+                    (8, "PartitionChangeRecordTag8", ((1, 0),)),
+                ),
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,

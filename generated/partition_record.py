@@ -170,6 +170,49 @@ class PartitionRecord(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "partition_id",
+            "topic_id",
+            "num_replicas",
+            "replicas",
+            "num_isr",
+            "isr",
+            "num_removing_replicas",
+            "removing_replicas",
+            "num_adding_replicas",
+            "adding_replicas",
+            "leader",
+            "leader_epoch",
+            "partition_epoch",
+            "num_directories",
+            "directories",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (4, 2, None, None, (), (0, 16), None, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (1, 4, None, (1, 3, 0, 1, 11), (), 4, 1, None),
+            (3, 5, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (1, 6, None, (1, 5, 0, 1, 11), (), 4, 1, None),
+            (3, 7, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (1, 8, None, (1, 7, 0, 1, 11), (), 4, 1, None),
+            (3, 9, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (1, 10, None, (1, 9, 0, 1, 11), (), 4, 1, None),
+            (1, 11, None, None, (), 4, 1, None),
+            (1, 12, None, None, (), 4, 1, None),
+            (1, 13, None, None, (), 4, 1, None),
+            (3, 14, (1, 0, 0, 1, 18, 1, 0, 0, 1, 18, 19), None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 15, (1, 0, 0, 1, 18), (1, 14, 0, 1, 11), (), (0, 16), None, None),
+            (3, 16, None, None, (), 5, None, None),
+            (7, 17, None, (1, 16), (), "PartitionRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -523,6 +566,15 @@ class PartitionRecordTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "leader_recovery_state", "unread"),
+        (
+            (1, 1, None, None, (), 1, 1, None),
+            (5, 2, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -604,6 +656,16 @@ class PartitionRecordTag1(_p.Generated):
     DERIVED = ("num_eligible_leader_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_eligible_leader_replicas", "eligible_leader_replicas", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -732,6 +794,16 @@ class PartitionRecordTag2(_p.Generated):
     DERIVED = ("num_last_known_elr",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_last_known_elr", "last_known_elr", "unread"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -853,6 +925,29 @@ class PartitionRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (
+                8,
+                3,
+                None,
+                None,
+                (),
+                (1, 2),
+                (1, 1),
+                (
+                    (0, "PartitionRecordTag0", ((1, 0),)),
+                    (1, "PartitionRecordTag1", ((1, 0),)),
+                    (2, "PartitionRecordTag2", ((1, 0),)),
+                ),
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -76,6 +76,25 @@ class ProducerIdsRecord(_p.Generated):
             {"id": "next_producer_id", "type": "int64", "name": "NextProducerId", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "broker_id",
+            "broker_epoch",
+            "next_producer_id",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (1, 2, None, None, (), 8, 1, None),
+            (1, 3, None, None, (), 8, 1, None),
+            (3, 4, None, None, (), 5, None, None),
+            (7, 5, None, (1, 4), (), "ProducerIdsRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -190,6 +209,16 @@ class ProducerIdsRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -71,6 +71,16 @@ class ProducerSnapshot(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "crc", "num_producer_entries", "producer_entries"),
+        (
+            (1, 1, None, None, (), 4, 0, None),
+            (1, 2, None, None, ((3, 0, 0, 18),), 4, 1, None),
+            (7, 3, None, (1, 2), (), "ProducerEntry", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -204,6 +214,31 @@ class ProducerEntry(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "producer_id",
+            "epoch",
+            "last_sequence",
+            "last_offset",
+            "offset_delta",
+            "timestamp",
+            "coordinator_epoch",
+            "current_txn_first_offset",
+        ),
+        (
+            (1, 1, None, None, (), 8, 1, None),
+            (1, 2, None, None, (), 2, 1, None),
+            (1, 3, None, None, (), 4, 1, None),
+            (1, 4, None, None, (), 8, 1, None),
+            (1, 5, None, None, (), 4, 1, None),
+            (1, 6, None, None, (), 8, 1, None),
+            (1, 7, None, None, (), 4, 1, None),
+            (1, 8, None, None, (), 8, 1, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import struct
 
-from .producer_snapshot import ProducerSnapshot
 from kafkacodec.runtime import _prim as _p
+
+from .producer_snapshot import ProducerSnapshot
 
 __all__ = [
     "ProducerSnapshotFramed",
@@ -46,6 +47,15 @@ class ProducerSnapshotFramed(_p.Generated):
         "framing": "versioned",
         "records": [{"spec": "ProducerSnapshot", "schema": "producer_snapshot"}],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "message"),
+        (
+            (1, 0, None, None, (), 2, 1, None),
+            (7, 1, None, None, (), "ProducerSnapshot", ((1, 0),), None),
+        ),
+        0,
+    )
 
     def __init__(
         self,

@@ -123,6 +123,46 @@ class QuorumStateData(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_cluster_id",
+            "cluster_id",
+            "leader_id",
+            "leader_epoch",
+            "voted_id",
+            "voted_directory_id",
+            "applied_offset",
+            "num_current_voters",
+            "current_voters",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, (1, 0, 0, 0, 16, 1, 0, 0, 0, 16, 19), None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, (1, 0, 0, 0, 16), None, (), (1, 1, 0, 1, 11), None, None),
+            (1, 3, None, None, (), 4, 1, None),
+            (1, 4, None, None, (), 4, 1, None),
+            (1, 5, None, None, (), 4, 1, None),
+            (4, 6, (1, 0, 0, 1, 18), None, (), (0, 16), None, None),
+            (1, 7, (1, 0, 0, 0, 16), None, (), 8, 1, None),
+            (3, 8, (1, 0, 0, 0, 16, 1, 0, 0, 0, 16, 19), None, (), 5, None, None),
+            (
+                7,
+                9,
+                (1, 0, 0, 0, 16, 1, 8, 0, 0, 14, 19),
+                (1, 8, 0, 1, 11),
+                (),
+                "Voter",
+                ((1, 0),),
+                None,
+            ),
+            (3, 10, None, None, (), 5, None, None),
+            (7, 11, None, (1, 10), (), "QuorumStateDataTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -375,6 +415,16 @@ class VoterTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -485,6 +535,16 @@ class Voter(_p.Generated):
         "struct": "Voter",
         "fields": [{"id": "voter_id", "type": "int32", "name": "VoterId", "versions": "0"}],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "voter_id", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, (1, 0, 0, 0, 16), None, (), 4, 1, None),
+            (3, 2, None, None, (), 5, None, None),
+            (7, 3, None, (1, 2), (), "VoterTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -599,6 +659,16 @@ class QuorumStateDataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -134,6 +134,43 @@ class RegisterBrokerRecord(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "broker_id",
+            "is_migrating_zk_broker",
+            "incarnation_id",
+            "broker_epoch",
+            "num_end_points",
+            "end_points",
+            "num_features",
+            "features",
+            "len_rack",
+            "rack",
+            "fenced",
+            "in_controlled_shutdown",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (1, 2, (1, 0, 0, 2, 18), None, (), 1, 0, None),
+            (4, 3, None, None, (), (0, 16), None, None),
+            (1, 4, None, None, (), 8, 1, None),
+            (3, 5, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 6, None, (1, 5, 0, 1, 11), (), "BrokerEndpoint", ((1, 0),), None),
+            (3, 7, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 8, None, (1, 7, 0, 1, 11), (), "BrokerFeature", ((1, 0),), None),
+            (3, 9, None, None, (), 5, None, None),
+            (6, 10, (1, 9, 0, 0, 14), None, (), (1, 9, 0, 1, 11), None, None),
+            (1, 11, None, None, (), 1, 0, None),
+            (1, 12, (1, 0, 0, 1, 18), None, (), 1, 0, None),
+            (3, 13, None, None, (), 5, None, None),
+            (7, 14, None, (1, 13), (), "RegisterBrokerRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -418,6 +455,16 @@ class BrokerEndpointTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -569,6 +616,31 @@ class BrokerEndpoint(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_name",
+            "name",
+            "len_host",
+            "host",
+            "port",
+            "security_protocol",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 4, None, None, (), (1, 3, 0, 1, 11), None, None),
+            (1, 5, None, None, (), 2, 0, None),
+            (1, 6, None, None, (), 2, 1, None),
+            (3, 7, None, None, (), 5, None, None),
+            (7, 8, None, (1, 7), (), "BrokerEndpointTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -770,6 +842,16 @@ class BrokerFeatureTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -920,6 +1002,27 @@ class BrokerFeature(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_name",
+            "name",
+            "min_supported_version",
+            "max_supported_version",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (1, 3, None, None, (), 2, 1, None),
+            (1, 4, None, None, (), 2, 1, None),
+            (3, 5, None, None, (), 5, None, None),
+            (7, 6, None, (1, 5), (), "BrokerFeatureTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1080,6 +1183,16 @@ class RegisterBrokerRecordTag0(_p.Generated):
     DERIVED = ("num_log_dirs",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_log_dirs", "log_dirs", "unread"),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 2, None, (1, 1, 0, 1, 11), (), (0, 16), None, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1217,6 +1330,16 @@ class RegisterBrokerRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (8, 3, None, None, (), (1, 2), (1, 1), ((0, "RegisterBrokerRecordTag0", ((1, 0),)),)),
+        ),
+        1,
+    )
 
     def __init__(
         self,

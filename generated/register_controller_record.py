@@ -101,6 +101,33 @@ class RegisterControllerRecord(_p.Generated):
             {"id": "features", "type": "[]ControllerFeature", "name": "Features", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "controller_id",
+            "incarnation_id",
+            "zk_migration_ready",
+            "num_end_points",
+            "end_points",
+            "num_features",
+            "features",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (4, 2, None, None, (), (0, 16), None, None),
+            (1, 3, None, None, (), 1, 0, None),
+            (3, 4, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 5, None, (1, 4, 0, 1, 11), (), "ControllerEndpoint", ((1, 0),), None),
+            (3, 6, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 7, None, (1, 6, 0, 1, 11), (), "ControllerFeature", ((1, 0),), None),
+            (3, 8, None, None, (), 5, None, None),
+            (7, 9, None, (1, 8), (), "RegisterControllerRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -312,6 +339,16 @@ class ControllerEndpointTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -466,6 +503,31 @@ class ControllerEndpoint(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_name",
+            "name",
+            "len_host",
+            "host",
+            "port",
+            "security_protocol",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 4, None, None, (), (1, 3, 0, 1, 11), None, None),
+            (1, 5, None, None, (), 2, 0, None),
+            (1, 6, None, None, (), 2, 1, None),
+            (3, 7, None, None, (), 5, None, None),
+            (7, 8, None, (1, 7), (), "ControllerEndpointTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -680,6 +742,16 @@ class ControllerFeatureTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -833,6 +905,27 @@ class ControllerFeature(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_name",
+            "name",
+            "min_supported_version",
+            "max_supported_version",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (1, 3, None, None, (), 2, 1, None),
+            (1, 4, None, None, (), 2, 1, None),
+            (3, 5, None, None, (), 5, None, None),
+            (7, 6, None, (1, 5), (), "ControllerFeatureTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1002,6 +1095,16 @@ class RegisterControllerRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -140,6 +140,52 @@ class RemoteLogSegmentMetadataRecord(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "remote_log_segment_id",
+            "start_offset",
+            "end_offset",
+            "broker_id",
+            "max_timestamp_ms",
+            "event_timestamp_ms",
+            "num_segment_leader_epochs",
+            "segment_leader_epochs",
+            "segment_size_in_bytes",
+            "len_custom_metadata",
+            "custom_metadata",
+            "remote_log_segment_state",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (7, 1, None, None, (), "RemoteLogSegmentIdEntry", ((1, 0),), None),
+            (1, 2, None, None, (), 8, 1, None),
+            (1, 3, None, None, (), 8, 1, None),
+            (1, 4, None, None, (), 4, 1, None),
+            (1, 5, None, None, (), 8, 1, None),
+            (1, 6, None, None, (), 8, 1, None),
+            (3, 7, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 8, None, (1, 7, 0, 1, 11), (), "SegmentLeaderEpochEntry", ((1, 0),), None),
+            (1, 9, None, None, (), 4, 1, None),
+            (3, 10, None, None, (), 5, None, None),
+            (4, 11, (1, 10, 0, 0, 14), None, (), (1, 10, 0, 1, 11), None, None),
+            (1, 12, None, None, (), 1, 1, None),
+            (3, 13, None, None, (), 5, None, None),
+            (
+                7,
+                14,
+                None,
+                (1, 13),
+                (),
+                "RemoteLogSegmentMetadataRecordTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -398,6 +444,16 @@ class TopicIdPartitionEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -541,6 +597,19 @@ class TopicIdPartitionEntry(_p.Generated):
             {"id": "partition", "type": "int32", "name": "Partition", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_name", "name", "id", "partition", "num_tagged_fields", "tagged_fields"),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (4, 3, None, None, (), (0, 16), None, None),
+            (1, 4, None, None, (), 4, 1, None),
+            (3, 5, None, None, (), 5, None, None),
+            (7, 6, None, (1, 5), (), "TopicIdPartitionEntryTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -732,6 +801,16 @@ class RemoteLogSegmentIdEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -872,6 +951,17 @@ class RemoteLogSegmentIdEntry(_p.Generated):
             {"id": "id", "type": "uuid", "name": "Id", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "topic_id_partition", "id", "num_tagged_fields", "tagged_fields"),
+        (
+            (7, 1, None, None, (), "TopicIdPartitionEntry", ((1, 0),), None),
+            (4, 2, None, None, (), (0, 16), None, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "RemoteLogSegmentIdEntryTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1010,6 +1100,16 @@ class SegmentLeaderEpochEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1145,6 +1245,17 @@ class SegmentLeaderEpochEntry(_p.Generated):
             {"id": "offset", "type": "int64", "name": "Offset", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "leader_epoch", "offset", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (1, 2, None, None, (), 8, 1, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "SegmentLeaderEpochEntryTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1275,6 +1386,16 @@ class RemoteLogSegmentMetadataRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -131,6 +131,52 @@ class RemoteLogSegmentMetadataSnapshotRecord(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "segment_id",
+            "start_offset",
+            "end_offset",
+            "broker_id",
+            "max_timestamp_ms",
+            "event_timestamp_ms",
+            "num_segment_leader_epochs",
+            "segment_leader_epochs",
+            "segment_size_in_bytes",
+            "len_custom_metadata",
+            "custom_metadata",
+            "remote_log_segment_state",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (4, 1, None, None, (), (0, 16), None, None),
+            (1, 2, None, None, (), 8, 1, None),
+            (1, 3, None, None, (), 8, 1, None),
+            (1, 4, None, None, (), 4, 1, None),
+            (1, 5, None, None, (), 8, 1, None),
+            (1, 6, None, None, (), 8, 1, None),
+            (3, 7, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 8, None, (1, 7, 0, 1, 11), (), "SegmentLeaderEpochEntry", ((1, 0),), None),
+            (1, 9, None, None, (), 4, 1, None),
+            (3, 10, None, None, (), 5, None, None),
+            (4, 11, (1, 10, 0, 0, 14), None, (), (1, 10, 0, 1, 11), None, None),
+            (1, 12, None, None, (), 1, 1, None),
+            (3, 13, None, None, (), 5, None, None),
+            (
+                7,
+                14,
+                None,
+                (1, 13),
+                (),
+                "RemoteLogSegmentMetadataSnapshotRecordTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -410,6 +456,16 @@ class SegmentLeaderEpochEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -545,6 +601,17 @@ class SegmentLeaderEpochEntry(_p.Generated):
             {"id": "offset", "type": "int64", "name": "Offset", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "leader_epoch", "offset", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (1, 2, None, None, (), 8, 1, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "SegmentLeaderEpochEntryTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -673,6 +740,16 @@ class RemoteLogSegmentMetadataSnapshotRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

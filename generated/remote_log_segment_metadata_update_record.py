@@ -109,6 +109,40 @@ class RemoteLogSegmentMetadataUpdateRecord(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "remote_log_segment_id",
+            "broker_id",
+            "event_timestamp_ms",
+            "len_custom_metadata",
+            "custom_metadata",
+            "remote_log_segment_state",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (7, 1, None, None, (), "RemoteLogSegmentIdEntry", ((1, 0),), None),
+            (1, 2, None, None, (), 4, 1, None),
+            (1, 3, None, None, (), 8, 1, None),
+            (3, 4, None, None, (), 5, None, None),
+            (4, 5, (1, 4, 0, 0, 14), None, (), (1, 4, 0, 1, 11), None, None),
+            (1, 6, None, None, (), 1, 1, None),
+            (3, 7, None, None, (), 5, None, None),
+            (
+                7,
+                8,
+                None,
+                (1, 7),
+                (),
+                "RemoteLogSegmentMetadataUpdateRecordTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -289,6 +323,16 @@ class TopicIdPartitionEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -432,6 +476,19 @@ class TopicIdPartitionEntry(_p.Generated):
             {"id": "partition", "type": "int32", "name": "Partition", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_name", "name", "id", "partition", "num_tagged_fields", "tagged_fields"),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (4, 3, None, None, (), (0, 16), None, None),
+            (1, 4, None, None, (), 4, 1, None),
+            (3, 5, None, None, (), 5, None, None),
+            (7, 6, None, (1, 5), (), "TopicIdPartitionEntryTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -625,6 +682,16 @@ class RemoteLogSegmentIdEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -765,6 +832,17 @@ class RemoteLogSegmentIdEntry(_p.Generated):
             {"id": "id", "type": "uuid", "name": "Id", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "topic_id_partition", "id", "num_tagged_fields", "tagged_fields"),
+        (
+            (7, 1, None, None, (), "TopicIdPartitionEntry", ((1, 0),), None),
+            (4, 2, None, None, (), (0, 16), None, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "RemoteLogSegmentIdEntryTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -903,6 +981,16 @@ class RemoteLogSegmentMetadataUpdateRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

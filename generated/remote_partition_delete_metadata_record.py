@@ -91,6 +91,36 @@ class RemotePartitionDeleteMetadataRecord(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "topic_id_partition",
+            "broker_id",
+            "event_timestamp_ms",
+            "remote_partition_delete_state",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (7, 1, None, None, (), "TopicIdPartitionEntry", ((1, 0),), None),
+            (1, 2, None, None, (), 4, 1, None),
+            (1, 3, None, None, (), 8, 1, None),
+            (1, 4, None, None, (), 1, 1, None),
+            (3, 5, None, None, (), 5, None, None),
+            (
+                7,
+                6,
+                None,
+                (1, 5),
+                (),
+                "RemotePartitionDeleteMetadataRecordTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -222,6 +252,16 @@ class TopicIdPartitionEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -365,6 +405,19 @@ class TopicIdPartitionEntry(_p.Generated):
             {"id": "partition", "type": "int32", "name": "Partition", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_name", "name", "id", "partition", "num_tagged_fields", "tagged_fields"),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (4, 3, None, None, (), (0, 16), None, None),
+            (1, 4, None, None, (), 4, 1, None),
+            (3, 5, None, None, (), 5, None, None),
+            (7, 6, None, (1, 5), (), "TopicIdPartitionEntryTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -556,6 +609,16 @@ class RemotePartitionDeleteMetadataRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

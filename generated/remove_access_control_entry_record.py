@@ -11,7 +11,6 @@ References: https://github.com/apache/kafka/blob/trunk/metadata/src/main/resourc
 
 from __future__ import annotations
 
-
 from kafkacodec.runtime import _prim as _p
 
 __all__ = [
@@ -59,6 +58,16 @@ class RemoveAccessControlEntryRecord(_p.Generated):
         "struct": "RemoveAccessControlEntryRecord",
         "fields": [{"id": "id", "type": "uuid", "name": "Id", "versions": "0+"}],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "id", "num_tagged_fields", "tagged_fields"),
+        (
+            (4, 1, None, None, (), (0, 16), None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (7, 3, None, (1, 2), (), "RemoveAccessControlEntryRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -177,6 +186,16 @@ class RemoveAccessControlEntryRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

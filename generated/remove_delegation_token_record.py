@@ -11,7 +11,6 @@ References: https://github.com/apache/kafka/blob/trunk/metadata/src/main/resourc
 
 from __future__ import annotations
 
-
 from kafkacodec.runtime import _prim as _p
 
 __all__ = [
@@ -64,6 +63,17 @@ class RemoveDelegationTokenRecord(_p.Generated):
         "struct": "RemoveDelegationTokenRecord",
         "fields": [{"id": "token_id", "type": "string", "name": "TokenId", "versions": "0+"}],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_token_id", "token_id", "num_tagged_fields", "tagged_fields"),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "RemoveDelegationTokenRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -203,6 +213,16 @@ class RemoveDelegationTokenRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

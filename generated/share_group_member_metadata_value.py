@@ -11,7 +11,6 @@ References: https://github.com/apache/kafka/blob/trunk/group-coordinator/src/mai
 
 from __future__ import annotations
 
-
 from kafkacodec.runtime import _prim as _p
 
 __all__ = [
@@ -96,6 +95,35 @@ class ShareGroupMemberMetadataValue(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_rack_id",
+            "rack_id",
+            "len_client_id",
+            "client_id",
+            "len_client_host",
+            "client_host",
+            "num_subscribed_topic_names",
+            "subscribed_topic_names",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (6, 2, (1, 1, 0, 0, 14), None, (), (1, 1, 0, 1, 11), None, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 4, None, None, (), (1, 3, 0, 1, 11), None, None),
+            (3, 5, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 6, None, None, (), (1, 5, 0, 1, 11), None, None),
+            (3, 7, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 8, None, (1, 7, 0, 1, 11), (), "CompactStrItem", (), None),
+            (3, 9, None, None, (), 5, None, None),
+            (7, 10, None, (1, 9), (), "ShareGroupMemberMetadataValueTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -364,6 +392,15 @@ class CompactStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("len_value", "value"),
+        (
+            (3, 0, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 1, None, None, (), (1, 0, 0, 1, 11), None, None),
+        ),
+        0,
+    )
 
     def __init__(
         self,
@@ -469,6 +506,16 @@ class ShareGroupMemberMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

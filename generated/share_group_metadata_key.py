@@ -59,6 +59,15 @@ class ShareGroupMetadataKey(_p.Generated):
         "struct": "ShareGroupMetadataKey",
         "fields": [{"id": "group_id", "type": "string", "name": "GroupId", "versions": "11"}],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_group_id", "group_id"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, None, None, (), (1, 1), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

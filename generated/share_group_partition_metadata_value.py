@@ -72,6 +72,26 @@ class ShareGroupPartitionMetadataValue(_p.Generated):
         "struct": "ShareGroupPartitionMetadataValue",
         "fields": [{"id": "topics", "type": "[]TopicMetadata", "name": "Topics", "versions": "0+"}],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "num_topics", "topics", "num_tagged_fields", "tagged_fields"),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 2, None, (1, 1, 0, 1, 11), (), "TopicMetadata", ((1, 0),), None),
+            (3, 3, None, None, (), 5, None, None),
+            (
+                7,
+                4,
+                None,
+                (1, 3),
+                (),
+                "ShareGroupPartitionMetadataValueTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -221,6 +241,15 @@ class CompactStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("len_value", "value"),
+        (
+            (3, 0, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 1, None, None, (), (1, 0, 0, 1, 11), None, None),
+        ),
+        0,
+    )
 
     def __init__(
         self,
@@ -326,6 +355,16 @@ class PartitionMetadataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -466,6 +505,18 @@ class PartitionMetadata(_p.Generated):
             {"id": "racks", "type": "[]string", "name": "Racks", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "partition", "num_racks", "racks", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 3, None, (1, 2, 0, 1, 11), (), "CompactStrItem", (), None),
+            (3, 4, None, None, (), 5, None, None),
+            (7, 5, None, (1, 4), (), "PartitionMetadataTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -649,6 +700,16 @@ class TopicMetadataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -803,6 +864,31 @@ class TopicMetadata(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "topic_id",
+            "len_topic_name",
+            "topic_name",
+            "num_partitions",
+            "num_partition_metadata",
+            "partition_metadata",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (4, 1, None, None, (), (0, 16), None, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 3, None, None, (), (1, 2, 0, 1, 11), None, None),
+            (1, 4, None, None, (), 4, 1, None),
+            (3, 5, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 6, None, (1, 5, 0, 1, 11), (), "PartitionMetadata", ((1, 0),), None),
+            (3, 7, None, None, (), 5, None, None),
+            (7, 8, None, (1, 7), (), "TopicMetadataTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1056,6 +1142,16 @@ class ShareGroupPartitionMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

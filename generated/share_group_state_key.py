@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import struct
 
+from kafkacodec.runtime import _prim as _p
+
 from .share_snapshot_key import ShareSnapshotKey
 from .share_update_key import ShareUpdateKey
-from kafkacodec.runtime import _prim as _p
 
 __all__ = [
     "ShareGroupStateKey",

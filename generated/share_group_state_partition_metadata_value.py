@@ -89,6 +89,36 @@ class ShareGroupStatePartitionMetadataValue(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "num_initialized_topics",
+            "initialized_topics",
+            "num_deleting_topics",
+            "deleting_topics",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 2, None, (1, 1, 0, 1, 11), (), "TopicPartitionsInfo", ((1, 0),), None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 4, None, (1, 3, 0, 1, 11), (), "TopicInfo", ((1, 0),), None),
+            (3, 5, None, None, (), 5, None, None),
+            (
+                7,
+                6,
+                None,
+                (1, 5),
+                (),
+                "ShareGroupStatePartitionMetadataValueTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -306,6 +336,16 @@ class TopicPartitionsInfoTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -452,6 +492,29 @@ class TopicPartitionsInfo(_p.Generated):
             {"id": "partitions", "type": "[]int32", "name": "Partitions", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "topic_id",
+            "len_topic_name",
+            "topic_name",
+            "num_partitions",
+            "partitions",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (4, 1, None, None, (), (0, 16), None, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 3, None, None, (), (1, 2, 0, 1, 11), None, None),
+            (3, 4, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (1, 5, None, (1, 4, 0, 1, 11), (), 4, 1, None),
+            (3, 6, None, None, (), 5, None, None),
+            (7, 7, None, (1, 6), (), "TopicPartitionsInfoTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -695,6 +758,16 @@ class TopicInfoTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -835,6 +908,25 @@ class TopicInfo(_p.Generated):
             {"id": "topic_name", "type": "string", "name": "TopicName", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "topic_id",
+            "len_topic_name",
+            "topic_name",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (4, 1, None, None, (), (0, 16), None, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 3, None, None, (), (1, 2, 0, 1, 11), None, None),
+            (3, 4, None, None, (), 5, None, None),
+            (7, 5, None, (1, 4), (), "TopicInfoTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1015,6 +1107,16 @@ class ShareGroupStatePartitionMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import struct
 
+from kafkacodec.runtime import _prim as _p
+
 from .share_snapshot_value import ShareSnapshotValue
 from .share_update_value import ShareUpdateValue
-from kafkacodec.runtime import _prim as _p
 
 __all__ = [
     "ShareGroupStateValue",

@@ -69,6 +69,17 @@ class ShareGroupTargetAssignmentMemberKey(_p.Generated):
             {"id": "member_id", "type": "string", "name": "MemberId", "versions": "13"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_group_id", "group_id", "len_member_id", "member_id"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, None, None, (), (1, 1), None, None),
+            (1, 3, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 4, None, None, (), (1, 3), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -76,6 +76,32 @@ class ShareGroupTargetAssignmentMemberValue(_p.Generated):
             }
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "num_topic_partitions",
+            "topic_partitions",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 2, None, (1, 1, 0, 1, 11), (), "TopicPartition", ((1, 0),), None),
+            (3, 3, None, None, (), 5, None, None),
+            (
+                7,
+                4,
+                None,
+                (1, 3),
+                (),
+                "ShareGroupTargetAssignmentMemberValueTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -235,6 +261,16 @@ class TopicPartitionTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -375,6 +411,25 @@ class TopicPartition(_p.Generated):
             {"id": "partitions", "type": "[]int32", "name": "Partitions", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "topic_id",
+            "num_partitions",
+            "partitions",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (4, 1, None, None, (), (0, 16), None, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (1, 3, None, (1, 2, 0, 1, 11), (), 4, 1, None),
+            (3, 4, None, None, (), 5, None, None),
+            (7, 5, None, (1, 4), (), "TopicPartitionTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -564,6 +619,16 @@ class ShareGroupTargetAssignmentMemberValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

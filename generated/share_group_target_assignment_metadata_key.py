@@ -59,6 +59,15 @@ class ShareGroupTargetAssignmentMetadataKey(_p.Generated):
         "struct": "ShareGroupTargetAssignmentMetadataKey",
         "fields": [{"id": "group_id", "type": "string", "name": "GroupId", "versions": "12"}],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_group_id", "group_id"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, None, None, (), (1, 1), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

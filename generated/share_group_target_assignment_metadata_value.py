@@ -64,6 +64,25 @@ class ShareGroupTargetAssignmentMetadataValue(_p.Generated):
             {"id": "assignment_epoch", "type": "int32", "name": "AssignmentEpoch", "versions": "0+"}
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "assignment_epoch", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (3, 2, None, None, (), 5, None, None),
+            (
+                7,
+                3,
+                None,
+                (1, 2),
+                (),
+                "ShareGroupTargetAssignmentMetadataValueTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -178,6 +197,16 @@ class ShareGroupTargetAssignmentMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

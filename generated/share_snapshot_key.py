@@ -68,6 +68,17 @@ class ShareSnapshotKey(_p.Generated):
             {"id": "partition", "type": "int32", "name": "Partition", "versions": "0"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_group_id", "group_id", "topic_id", "partition"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, None, None, (), (1, 1), None, None),
+            (4, 3, None, None, (), (0, 16), None, None),
+            (1, 4, None, None, (), 4, 1, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -86,6 +86,29 @@ class ShareUpdateValue(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "snapshot_epoch",
+            "leader_epoch",
+            "start_offset",
+            "num_state_batches",
+            "state_batches",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 2, 0, None),
+            (1, 2, None, None, (), 4, 1, None),
+            (1, 3, None, None, (), 8, 1, None),
+            (3, 4, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 5, None, (1, 4, 0, 1, 11), (), "StateBatch", ((1, 0),), None),
+            (3, 6, None, None, (), 5, None, None),
+            (7, 7, None, (1, 6), (), "ShareUpdateValueTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -241,6 +264,16 @@ class StateBatchTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -368,6 +401,27 @@ class StateBatch(_p.Generated):
             {"id": "delivery_count", "type": "int16", "name": "DeliveryCount", "versions": "0"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "first_offset",
+            "last_offset",
+            "delivery_state",
+            "delivery_count",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 8, 1, None),
+            (1, 2, None, None, (), 8, 1, None),
+            (1, 3, None, None, (), 1, 1, None),
+            (1, 4, None, None, (), 2, 1, None),
+            (3, 5, None, None, (), 5, None, None),
+            (7, 6, None, (1, 5), (), "StateBatchTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -494,6 +548,16 @@ class ShareUpdateValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

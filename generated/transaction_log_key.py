@@ -61,6 +61,15 @@ class TransactionLogKey(_p.Generated):
             {"id": "transactional_id", "type": "string", "name": "TransactionalId", "versions": "0"}
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "len_transactional_id", "transactional_id"),
+        (
+            (1, 1, None, None, ((3, 0, 0, 18),), 2, 1, None),
+            (6, 2, None, None, (), (1, 1), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -152,6 +152,55 @@ class TransactionLogValue(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "producer_id",
+            "producer_epoch",
+            "transaction_timeout_ms",
+            "transaction_status",
+            "num_transaction_partitions",
+            "num_transaction_partitions_compact",
+            "transaction_partitions",
+            "transaction_last_update_timestamp_ms",
+            "transaction_start_timestamp_ms",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 8, 1, None),
+            (1, 2, None, None, (), 2, 1, None),
+            (1, 3, None, None, (), 4, 1, None),
+            (1, 4, None, None, (), 1, 1, None),
+            (1, 5, (1, 0, 0, 0, 16), None, ((3, 0, 1, 22, 18),), 4, 1, None),
+            (3, 6, (1, 0, 0, 1, 18), None, (), 5, None, None),
+            (
+                7,
+                7,
+                (1, 0, 0, 1, 18, 1, 6, 0, 0, 14, 1, 5, 0, 0, 18, 23),
+                (1, 0, 0, 1, 18, 1, 6, 0, 1, 11, 1, 5, 23),
+                (),
+                "PartitionsSchema",
+                ((1, 0),),
+                None,
+            ),
+            (1, 8, None, None, (), 8, 1, None),
+            (1, 9, None, None, (), 8, 1, None),
+            (3, 10, (1, 0, 0, 1, 18), None, (), 5, None, None),
+            (
+                7,
+                11,
+                (1, 0, 0, 1, 18),
+                (1, 10),
+                (),
+                "TransactionLogValueTaggedField",
+                ((1, 0),),
+                None,
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -392,6 +441,16 @@ class PartitionsSchemaTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -538,6 +597,31 @@ class PartitionsSchema(_p.Generated):
             {"id": "partition_ids", "type": "[]int32", "name": "PartitionIds", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_topic",
+            "len_topic_compact",
+            "topic",
+            "num_partition_ids",
+            "num_partition_ids_compact",
+            "partition_ids",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, (1, 0, 0, 0, 16), None, ((3, 0, 0, 18),), 2, 1, None),
+            (3, 2, (1, 0, 0, 1, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 3, None, None, (), (1, 0, 0, 1, 18, 1, 2, 0, 1, 11, 1, 1, 23), None, None),
+            (1, 4, (1, 0, 0, 0, 16), None, ((3, 0, 0, 18),), 4, 1, None),
+            (3, 5, (1, 0, 0, 1, 18), None, ((3, 0, 1, 18),), 5, None, None),
+            (1, 6, None, (1, 0, 0, 1, 18, 1, 5, 0, 1, 11, 1, 4, 23), (), 4, 1, None),
+            (3, 7, (1, 0, 0, 1, 18), None, (), 5, None, None),
+            (7, 8, (1, 0, 0, 1, 18), (1, 7), (), "PartitionsSchemaTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -827,6 +911,15 @@ class TransactionLogValueTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "previous_producer_id", "unread"),
+        (
+            (1, 1, None, None, (), 8, 1, None),
+            (5, 2, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -906,6 +999,15 @@ class TransactionLogValueTag1(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "next_producer_id", "unread"),
+        (
+            (1, 1, None, None, (), 8, 1, None),
+            (5, 2, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -985,6 +1087,15 @@ class TransactionLogValueTag2(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "client_transaction_version", "unread"),
+        (
+            (1, 1, None, None, (), 2, 1, None),
+            (5, 2, None, None, ((4, 0, 0, 13),), None, None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1066,6 +1177,29 @@ class TransactionLogValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (
+                8,
+                3,
+                None,
+                None,
+                (),
+                (1, 2),
+                (1, 1),
+                (
+                    (0, "TransactionLogValueTag0", ((1, 0),)),
+                    (1, "TransactionLogValueTag1", ((1, 0),)),
+                    (2, "TransactionLogValueTag2", ((1, 0),)),
+                ),
+            ),
+        ),
+        1,
+    )
 
     def __init__(
         self,

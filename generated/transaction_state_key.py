@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import struct
 
-from .transaction_log_key import TransactionLogKey
 from kafkacodec.runtime import _prim as _p
+
+from .transaction_log_key import TransactionLogKey
 
 __all__ = [
     "TransactionStateKey",

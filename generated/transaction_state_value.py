@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import struct
 
-from .transaction_log_value import TransactionLogValue
 from kafkacodec.runtime import _prim as _p
+
+from .transaction_log_value import TransactionLogValue
 
 __all__ = [
     "TransactionStateValue",

@@ -67,6 +67,17 @@ class UnregisterBrokerRecord(_p.Generated):
             {"id": "broker_epoch", "type": "int64", "name": "BrokerEpoch", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "broker_id", "broker_epoch", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (1, 2, None, None, (), 8, 1, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "UnregisterBrokerRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -176,6 +187,16 @@ class UnregisterBrokerRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

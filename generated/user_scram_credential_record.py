@@ -94,6 +94,39 @@ class UserScramCredentialRecord(_p.Generated):
             {"id": "iterations", "type": "int32", "name": "Iterations", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_name",
+            "name",
+            "mechanism",
+            "len_salt",
+            "salt",
+            "len_stored_key",
+            "stored_key",
+            "len_server_key",
+            "server_key",
+            "iterations",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (1, 3, None, None, (), 1, 1, None),
+            (3, 4, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 5, None, None, (), (1, 4, 0, 1, 11), None, None),
+            (3, 6, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 7, None, None, (), (1, 6, 0, 1, 11), None, None),
+            (3, 8, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 9, None, None, (), (1, 8, 0, 1, 11), None, None),
+            (1, 10, None, None, (), 4, 1, None),
+            (3, 11, None, None, (), 5, None, None),
+            (7, 12, None, (1, 11), (), "UserScramCredentialRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -364,6 +397,16 @@ class UserScramCredentialRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -81,6 +81,18 @@ class VotersRecord(_p.Generated):
             {"id": "voters", "type": "[]Voter", "name": "Voters", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "version_field", "num_voters", "voters", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 2, 1, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 3, None, (1, 2, 0, 1, 11), (), "Voter", ((1, 0),), None),
+            (3, 4, None, None, (), 5, None, None),
+            (7, 5, None, (1, 4), (), "VotersRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -214,6 +226,16 @@ class EndpointTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -340,6 +362,29 @@ class Endpoint(_p.Generated):
             {"id": "port", "type": "uint16", "name": "Port", "versions": "0+"},
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "len_name",
+            "name",
+            "len_host",
+            "host",
+            "port",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 2, None, None, (), (1, 1, 0, 1, 11), None, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (6, 4, None, None, (), (1, 3, 0, 1, 11), None, None),
+            (1, 5, None, None, (), 2, 0, None),
+            (3, 6, None, None, (), 5, None, None),
+            (7, 7, None, (1, 6), (), "EndpointTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -516,6 +561,16 @@ class KRaftVersionFeatureTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -658,6 +713,23 @@ class KRaftVersionFeature(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "min_supported_version",
+            "max_supported_version",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 2, 1, None),
+            (1, 2, None, None, (), 2, 1, None),
+            (3, 3, None, None, (), 5, None, None),
+            (7, 4, None, (1, 3), (), "KRaftVersionFeatureTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -776,6 +848,16 @@ class VoterTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -910,6 +992,29 @@ class Voter(_p.Generated):
             },
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        (
+            "version",
+            "voter_id",
+            "voter_directory_id",
+            "num_endpoints",
+            "endpoints",
+            "k_raft_version_feature",
+            "num_tagged_fields",
+            "tagged_fields",
+        ),
+        (
+            (1, 1, None, None, (), 4, 1, None),
+            (4, 2, None, None, (), (0, 16), None, None),
+            (3, 3, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (7, 4, None, (1, 3, 0, 1, 11), (), "Endpoint", ((1, 0),), None),
+            (7, 5, None, None, (), "KRaftVersionFeature", ((1, 0),), None),
+            (3, 6, None, None, (), 5, None, None),
+            (7, 7, None, (1, 6), (), "VoterTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -1075,6 +1180,16 @@ class VotersRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

@@ -69,6 +69,16 @@ class ZkMigrationStateRecord(_p.Generated):
             }
         ],
     }
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "zk_migration_state", "num_tagged_fields", "tagged_fields"),
+        (
+            (1, 1, None, None, (), 1, 1, None),
+            (3, 2, None, None, (), 5, None, None),
+            (7, 3, None, (1, 2), (), "ZkMigrationStateRecordTaggedField", ((1, 0),), None),
+        ),
+        1,
+    )
 
     def __init__(
         self,
@@ -171,6 +181,16 @@ class ZkMigrationStateRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: The parse as a program for the native interpreter (generator/programs.py).
+    PROGRAM = (
+        ("version", "tag", "len_value", "value"),
+        (
+            (3, 1, None, None, (), 5, None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, None, None, (), (1, 2), None, None),
+        ),
+        1,
+    )
 
     def __init__(
         self,

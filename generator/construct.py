@@ -253,7 +253,7 @@ class _Planner:
         if f.kind == "user":
             return self.ref(f.user_class, self.call_args(t, f, "type", "ctx_parent"))
         if f.kind == "switch":
-            self.use("Switch", "Error")
+            self.use("Switch")
             on, keyed, default_cls = self.switch(t, f)
             args = self.case_args(t, f)
             cases = ", ".join(
@@ -265,6 +265,7 @@ class _Planner:
                 self.use("GreedyBytes")
                 default = "GreedyBytes"
             else:
+                self.use("Error")
                 default = "Error"
             return f"Switch({_lam(on)}, {{{cases}}}, default={default})"
         self.use(region.split("(")[0])

@@ -11,7 +11,7 @@ import jinja2
 
 from kafkacodec.runtime.errors import KafkacodecError
 
-from . import cheader, construct, reference, strategies
+from . import cheader, construct, programs, reference, strategies
 from .ir import ModuleIR, SchemaSet
 
 _HERE = Path(__file__).resolve().parent
@@ -84,7 +84,10 @@ def format_source(source: str, name: str) -> str:
 
 
 def render_module(env: jinja2.Environment, mod: ModuleIR) -> str:
-    return _clean(env.get_template("module.py.j2").render(mod=mod))
+    progs = {}
+    if programs.wanted(mod):
+        progs = {t.class_name: programs.program(mod, t) for t in mod.types}
+    return _clean(env.get_template("module.py.j2").render(mod=mod, programs=progs))
 
 
 def render_all(schema_dir: Path = SCHEMA_DIR, *, raw: bool = False) -> dict[str, str]:

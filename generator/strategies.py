@@ -60,7 +60,9 @@ class _Planner:
             id=self.mod.id,
             source=self.mod.source,
             title=self.mod.title,
-            classes=sorted([t.class_name for t in self.mod.types] + enums),
+            classes=sorted(
+                [t.class_name for t in self.mod.types] + enums, key=lambda c: (c.lower(), c)
+            ),
             imports=[(m, snake(c)) for m, c in self.mod.imports],
             enums=enums,
             types=types,
@@ -142,8 +144,10 @@ class _Planner:
                     "st.binary(max_size=_h.MAX_BYTES)" if f.switch_raw_default else "st.nothing()"
                 )
             )
+            nested = False
             for cond, cls in reversed([c for c in f.switch_cases if c[0] is not None]):
-                out = f"({case(cls)} if ({cond}) else {out})"
+                out = f"{case(cls)} if ({cond}) else {f'({out})' if nested else out}"
+                nested = True
             return out
         raise SchemaError(f.path, f"no strategy for a {f.kind} field")
 

@@ -19,7 +19,6 @@ from construct import (
     Array,
     Bytes,
     Computed,
-    Error,
     ExprValidator,
     GreedyBytes,
     If,

@@ -18,7 +18,6 @@ Regions kafkacodec's parsers read lazily are parsed eagerly here.
 from construct import (
     Array,
     Computed,
-    Error,
     ExprValidator,
     FixedSized,
     GreedyBytes,

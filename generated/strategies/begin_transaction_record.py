@@ -118,11 +118,9 @@ def _draw_begin_transaction_record_tagged_field(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     tag = draw(_h.ints("u32", invalid=invalid))
     value = draw(
-        (
-            _S.begin_transaction_record_tag0(version, invalid=invalid)
-            if (tag == 0)
-            else st.binary(max_size=_h.MAX_BYTES)
-        )
+        _S.begin_transaction_record_tag0(version, invalid=invalid)
+        if (tag == 0)
+        else st.binary(max_size=_h.MAX_BYTES)
     )
     obj = BeginTransactionRecordTaggedField(
         version=version,

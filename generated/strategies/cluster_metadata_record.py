@@ -50,6 +50,34 @@ from .zk_migration_state_record import zk_migration_state_record
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (
+    abort_transaction_record,
+    access_control_entry_record,
+    begin_transaction_record,
+    broker_registration_change_record,
+    client_quota_record,
+    config_record,
+    delegation_token_record,
+    end_transaction_record,
+    feature_level_record,
+    fence_broker_record,
+    no_op_record,
+    partition_change_record,
+    partition_record,
+    producer_ids_record,
+    register_broker_record,
+    register_controller_record,
+    remove_access_control_entry_record,
+    remove_delegation_token_record,
+    remove_topic_record,
+    remove_user_scram_credential_record,
+    topic_record,
+    unfence_broker_record,
+    unregister_broker_record,
+    user_scram_credential_record,
+    zk_migration_state_record,
+)
 
 __all__ = [
     "cluster_metadata_record",
@@ -70,143 +98,137 @@ def _draw_cluster_metadata_record(draw, invalid):
     api_key = draw(_h.ints("u32", invalid=invalid))
     version = draw(_h.ints("u32", invalid=invalid))
     message = draw(
-        (
-            _S.register_broker_record(version, invalid=invalid)
-            if (api_key == 0)
+        _S.register_broker_record(version, invalid=invalid)
+        if (api_key == 0)
+        else (
+            _S.unregister_broker_record(version, invalid=invalid)
+            if (api_key == 1)
             else (
-                _S.unregister_broker_record(version, invalid=invalid)
-                if (api_key == 1)
+                _S.topic_record(version, invalid=invalid)
+                if (api_key == 2)
                 else (
-                    _S.topic_record(version, invalid=invalid)
-                    if (api_key == 2)
+                    _S.partition_record(version, invalid=invalid)
+                    if (api_key == 3)
                     else (
-                        _S.partition_record(version, invalid=invalid)
-                        if (api_key == 3)
+                        _S.config_record(version, invalid=invalid)
+                        if (api_key == 4)
                         else (
-                            _S.config_record(version, invalid=invalid)
-                            if (api_key == 4)
+                            _S.partition_change_record(version, invalid=invalid)
+                            if (api_key == 5)
                             else (
-                                _S.partition_change_record(version, invalid=invalid)
-                                if (api_key == 5)
+                                _S.fence_broker_record(version, invalid=invalid)
+                                if (api_key == 7)
                                 else (
-                                    _S.fence_broker_record(version, invalid=invalid)
-                                    if (api_key == 7)
+                                    _S.unfence_broker_record(version, invalid=invalid)
+                                    if (api_key == 8)
                                     else (
-                                        _S.unfence_broker_record(version, invalid=invalid)
-                                        if (api_key == 8)
+                                        _S.remove_topic_record(version, invalid=invalid)
+                                        if (api_key == 9)
                                         else (
-                                            _S.remove_topic_record(version, invalid=invalid)
-                                            if (api_key == 9)
+                                            _S.delegation_token_record(version, invalid=invalid)
+                                            if (api_key == 10)
                                             else (
-                                                _S.delegation_token_record(version, invalid=invalid)
-                                                if (api_key == 10)
+                                                _S.user_scram_credential_record(
+                                                    version, invalid=invalid
+                                                )
+                                                if (api_key == 11)
                                                 else (
-                                                    _S.user_scram_credential_record(
+                                                    _S.feature_level_record(
                                                         version, invalid=invalid
                                                     )
-                                                    if (api_key == 11)
+                                                    if (api_key == 12)
                                                     else (
-                                                        _S.feature_level_record(
+                                                        _S.client_quota_record(
                                                             version, invalid=invalid
                                                         )
-                                                        if (api_key == 12)
+                                                        if (api_key == 14)
                                                         else (
-                                                            _S.client_quota_record(
+                                                            _S.producer_ids_record(
                                                                 version, invalid=invalid
                                                             )
-                                                            if (api_key == 14)
+                                                            if (api_key == 15)
                                                             else (
-                                                                _S.producer_ids_record(
+                                                                _S.broker_registration_change_record(
                                                                     version, invalid=invalid
                                                                 )
-                                                                if (api_key == 15)
+                                                                if (api_key == 17)
                                                                 else (
-                                                                    _S.broker_registration_change_record(
+                                                                    _S.access_control_entry_record(
                                                                         version, invalid=invalid
                                                                     )
-                                                                    if (api_key == 17)
+                                                                    if (api_key == 18)
                                                                     else (
-                                                                        _S.access_control_entry_record(
+                                                                        _S.remove_access_control_entry_record(
                                                                             version, invalid=invalid
                                                                         )
-                                                                        if (api_key == 18)
+                                                                        if (api_key == 19)
                                                                         else (
-                                                                            _S.remove_access_control_entry_record(
+                                                                            _S.no_op_record(
                                                                                 version,
                                                                                 invalid=invalid,
                                                                             )
-                                                                            if (api_key == 19)
+                                                                            if (api_key == 20)
                                                                             else (
-                                                                                _S.no_op_record(
+                                                                                _S.zk_migration_state_record(
                                                                                     version,
                                                                                     invalid=invalid,
                                                                                 )
-                                                                                if (api_key == 20)
+                                                                                if (api_key == 21)
                                                                                 else (
-                                                                                    _S.zk_migration_state_record(
+                                                                                    _S.remove_user_scram_credential_record(
                                                                                         version,
                                                                                         invalid=invalid,
                                                                                     )
                                                                                     if (
                                                                                         api_key
-                                                                                        == 21
+                                                                                        == 22
                                                                                     )
                                                                                     else (
-                                                                                        _S.remove_user_scram_credential_record(
+                                                                                        _S.begin_transaction_record(
                                                                                             version,
                                                                                             invalid=invalid,
                                                                                         )
                                                                                         if (
                                                                                             api_key
-                                                                                            == 22
+                                                                                            == 23
                                                                                         )
                                                                                         else (
-                                                                                            _S.begin_transaction_record(
+                                                                                            _S.end_transaction_record(
                                                                                                 version,
                                                                                                 invalid=invalid,
                                                                                             )
                                                                                             if (
                                                                                                 api_key
-                                                                                                == 23
+                                                                                                == 24
                                                                                             )
                                                                                             else (
-                                                                                                _S.end_transaction_record(
+                                                                                                _S.abort_transaction_record(
                                                                                                     version,
                                                                                                     invalid=invalid,
                                                                                                 )
                                                                                                 if (
                                                                                                     api_key
-                                                                                                    == 24
+                                                                                                    == 25
                                                                                                 )
                                                                                                 else (
-                                                                                                    _S.abort_transaction_record(
+                                                                                                    _S.remove_delegation_token_record(
                                                                                                         version,
                                                                                                         invalid=invalid,
                                                                                                     )
                                                                                                     if (
                                                                                                         api_key
-                                                                                                        == 25
+                                                                                                        == 26
                                                                                                     )
                                                                                                     else (
-                                                                                                        _S.remove_delegation_token_record(
+                                                                                                        _S.register_controller_record(
                                                                                                             version,
                                                                                                             invalid=invalid,
                                                                                                         )
                                                                                                         if (
                                                                                                             api_key
-                                                                                                            == 26
+                                                                                                            == 27
                                                                                                         )
-                                                                                                        else (
-                                                                                                            _S.register_controller_record(
-                                                                                                                version,
-                                                                                                                invalid=invalid,
-                                                                                                            )
-                                                                                                            if (
-                                                                                                                api_key
-                                                                                                                == 27
-                                                                                                            )
-                                                                                                            else st.nothing()
-                                                                                                        )
+                                                                                                        else st.nothing()
                                                                                                     )
                                                                                                 )
                                                                                             )

@@ -353,11 +353,9 @@ def _draw_consumer_group_member_metadata_value_tagged_field(draw, version, inval
         version = draw(st.integers(0, _h.MAX_ITEMS))
     tag = draw(_h.ints("u32", invalid=invalid))
     value = draw(
-        (
-            _S.consumer_group_member_metadata_value_tag0(version, invalid=invalid)
-            if (tag == 0)
-            else st.binary(max_size=_h.MAX_BYTES)
-        )
+        _S.consumer_group_member_metadata_value_tag0(version, invalid=invalid)
+        if (tag == 0)
+        else st.binary(max_size=_h.MAX_BYTES)
     )
     obj = ConsumerGroupMemberMetadataValueTaggedField(
         version=version,

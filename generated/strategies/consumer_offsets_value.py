@@ -47,6 +47,24 @@ from .share_group_target_assignment_metadata_value import (
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (
+    consumer_group_current_member_assignment_value,
+    consumer_group_member_metadata_value,
+    consumer_group_metadata_value,
+    consumer_group_partition_metadata_value,
+    consumer_group_target_assignment_member_value,
+    consumer_group_target_assignment_metadata_value,
+    group_metadata_value,
+    offset_commit_value,
+    share_group_current_member_assignment_value,
+    share_group_member_metadata_value,
+    share_group_metadata_value,
+    share_group_partition_metadata_value,
+    share_group_state_partition_metadata_value,
+    share_group_target_assignment_member_value,
+    share_group_target_assignment_metadata_value,
+)
 
 __all__ = [
     "consumer_offsets_value",
@@ -65,73 +83,71 @@ def _draw_consumer_offsets_value(draw, record_type, invalid):
         record_type = draw(st.integers(0, _h.MAX_ITEMS))
     version = draw(_h.ints("h", invalid=invalid))
     value = draw(
-        (
-            _S.offset_commit_value(version, invalid=invalid)
-            if (record_type == 0 or record_type == 1)
+        _S.offset_commit_value(version, invalid=invalid)
+        if (record_type == 0 or record_type == 1)
+        else (
+            _S.group_metadata_value(version, invalid=invalid)
+            if (record_type == 2)
             else (
-                _S.group_metadata_value(version, invalid=invalid)
-                if (record_type == 2)
+                _S.consumer_group_metadata_value(version, invalid=invalid)
+                if (record_type == 3)
                 else (
-                    _S.consumer_group_metadata_value(version, invalid=invalid)
-                    if (record_type == 3)
+                    _S.consumer_group_partition_metadata_value(version, invalid=invalid)
+                    if (record_type == 4)
                     else (
-                        _S.consumer_group_partition_metadata_value(version, invalid=invalid)
-                        if (record_type == 4)
+                        _S.consumer_group_member_metadata_value(version, invalid=invalid)
+                        if (record_type == 5)
                         else (
-                            _S.consumer_group_member_metadata_value(version, invalid=invalid)
-                            if (record_type == 5)
+                            _S.consumer_group_target_assignment_metadata_value(
+                                version, invalid=invalid
+                            )
+                            if (record_type == 6)
                             else (
-                                _S.consumer_group_target_assignment_metadata_value(
+                                _S.consumer_group_target_assignment_member_value(
                                     version, invalid=invalid
                                 )
-                                if (record_type == 6)
+                                if (record_type == 7)
                                 else (
-                                    _S.consumer_group_target_assignment_member_value(
+                                    _S.consumer_group_current_member_assignment_value(
                                         version, invalid=invalid
                                     )
-                                    if (record_type == 7)
+                                    if (record_type == 8)
                                     else (
-                                        _S.consumer_group_current_member_assignment_value(
+                                        _S.share_group_partition_metadata_value(
                                             version, invalid=invalid
                                         )
-                                        if (record_type == 8)
+                                        if (record_type == 9)
                                         else (
-                                            _S.share_group_partition_metadata_value(
+                                            _S.share_group_member_metadata_value(
                                                 version, invalid=invalid
                                             )
-                                            if (record_type == 9)
+                                            if (record_type == 10)
                                             else (
-                                                _S.share_group_member_metadata_value(
+                                                _S.share_group_metadata_value(
                                                     version, invalid=invalid
                                                 )
-                                                if (record_type == 10)
+                                                if (record_type == 11)
                                                 else (
-                                                    _S.share_group_metadata_value(
+                                                    _S.share_group_target_assignment_metadata_value(
                                                         version, invalid=invalid
                                                     )
-                                                    if (record_type == 11)
+                                                    if (record_type == 12)
                                                     else (
-                                                        _S.share_group_target_assignment_metadata_value(
+                                                        _S.share_group_target_assignment_member_value(
                                                             version, invalid=invalid
                                                         )
-                                                        if (record_type == 12)
+                                                        if (record_type == 13)
                                                         else (
-                                                            _S.share_group_target_assignment_member_value(
+                                                            _S.share_group_current_member_assignment_value(
                                                                 version, invalid=invalid
                                                             )
-                                                            if (record_type == 13)
+                                                            if (record_type == 14)
                                                             else (
-                                                                _S.share_group_current_member_assignment_value(
+                                                                _S.share_group_state_partition_metadata_value(
                                                                     version, invalid=invalid
                                                                 )
-                                                                if (record_type == 14)
-                                                                else (
-                                                                    _S.share_group_state_partition_metadata_value(
-                                                                        version, invalid=invalid
-                                                                    )
-                                                                    if (record_type == 15)
-                                                                    else st.nothing()
-                                                                )
+                                                                if (record_type == 15)
+                                                                else st.nothing()
                                                             )
                                                         )
                                                     )

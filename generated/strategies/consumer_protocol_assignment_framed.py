@@ -25,6 +25,8 @@ from .consumer_protocol_assignment import consumer_protocol_assignment
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (consumer_protocol_assignment,)
 
 __all__ = [
     "consumer_protocol_assignment_framed",

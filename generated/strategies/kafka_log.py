@@ -27,6 +27,11 @@ from .kafka_record_batch import kafka_record_batch
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (
+    kafka_legacy_message,
+    kafka_record_batch,
+)
 
 __all__ = [
     "kafka_log",

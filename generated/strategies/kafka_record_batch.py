@@ -26,6 +26,8 @@ from .kafka_record import kafka_record
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (kafka_record,)
 
 __all__ = [
     "kafka_record_batch",

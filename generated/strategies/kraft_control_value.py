@@ -29,6 +29,14 @@ from .voters_record import voters_record
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (
+    k_raft_version_record,
+    leader_change_message,
+    snapshot_footer_record,
+    snapshot_header_record,
+    voters_record,
+)
 
 __all__ = [
     "kraft_control_value",
@@ -48,23 +56,21 @@ def _draw_kraft_control_value(draw, control_type, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     message = draw(
-        (
-            _S.leader_change_message(version, invalid=invalid)
-            if (control_type == 2)
+        _S.leader_change_message(version, invalid=invalid)
+        if (control_type == 2)
+        else (
+            _S.snapshot_header_record(version, invalid=invalid)
+            if (control_type == 3)
             else (
-                _S.snapshot_header_record(version, invalid=invalid)
-                if (control_type == 3)
+                _S.snapshot_footer_record(version, invalid=invalid)
+                if (control_type == 4)
                 else (
-                    _S.snapshot_footer_record(version, invalid=invalid)
-                    if (control_type == 4)
+                    _S.k_raft_version_record(version, invalid=invalid)
+                    if (control_type == 5)
                     else (
-                        _S.k_raft_version_record(version, invalid=invalid)
-                        if (control_type == 5)
-                        else (
-                            _S.voters_record(version, invalid=invalid)
-                            if (control_type == 6)
-                            else st.nothing()
-                        )
+                        _S.voters_record(version, invalid=invalid)
+                        if (control_type == 6)
+                        else st.nothing()
                     )
                 )
             )

@@ -446,37 +446,33 @@ def _draw_partition_change_record_tagged_field(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     tag = draw(_h.ints("u32", invalid=invalid))
     value = draw(
-        (
-            _S.partition_change_record_tag0(version, invalid=invalid)
-            if (tag == 0)
+        _S.partition_change_record_tag0(version, invalid=invalid)
+        if (tag == 0)
+        else (
+            _S.partition_change_record_tag1(version, invalid=invalid)
+            if (tag == 1)
             else (
-                _S.partition_change_record_tag1(version, invalid=invalid)
-                if (tag == 1)
+                _S.partition_change_record_tag2(version, invalid=invalid)
+                if (tag == 2)
                 else (
-                    _S.partition_change_record_tag2(version, invalid=invalid)
-                    if (tag == 2)
+                    _S.partition_change_record_tag3(version, invalid=invalid)
+                    if (tag == 3)
                     else (
-                        _S.partition_change_record_tag3(version, invalid=invalid)
-                        if (tag == 3)
+                        _S.partition_change_record_tag4(version, invalid=invalid)
+                        if (tag == 4)
                         else (
-                            _S.partition_change_record_tag4(version, invalid=invalid)
-                            if (tag == 4)
+                            _S.partition_change_record_tag5(version, invalid=invalid)
+                            if (tag == 5)
                             else (
-                                _S.partition_change_record_tag5(version, invalid=invalid)
-                                if (tag == 5)
+                                _S.partition_change_record_tag6(version, invalid=invalid)
+                                if (tag == 6)
                                 else (
-                                    _S.partition_change_record_tag6(version, invalid=invalid)
-                                    if (tag == 6)
+                                    _S.partition_change_record_tag7(version, invalid=invalid)
+                                    if (tag == 7)
                                     else (
-                                        _S.partition_change_record_tag7(version, invalid=invalid)
-                                        if (tag == 7)
-                                        else (
-                                            _S.partition_change_record_tag8(
-                                                version, invalid=invalid
-                                            )
-                                            if (tag == 8)
-                                            else st.binary(max_size=_h.MAX_BYTES)
-                                        )
+                                        _S.partition_change_record_tag8(version, invalid=invalid)
+                                        if (tag == 8)
+                                        else st.binary(max_size=_h.MAX_BYTES)
                                     )
                                 )
                             )

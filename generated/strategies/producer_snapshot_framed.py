@@ -25,6 +25,8 @@ from .producer_snapshot import producer_snapshot
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (producer_snapshot,)
 
 __all__ = [
     "producer_snapshot_framed",

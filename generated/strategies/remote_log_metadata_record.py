@@ -29,6 +29,13 @@ from .remote_partition_delete_metadata_record import remote_partition_delete_met
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (
+    remote_log_segment_metadata_record,
+    remote_log_segment_metadata_snapshot_record,
+    remote_log_segment_metadata_update_record,
+    remote_partition_delete_metadata_record,
+)
 
 __all__ = [
     "remote_log_metadata_record",
@@ -49,20 +56,18 @@ def _draw_remote_log_metadata_record(draw, invalid):
     api_key = draw(_h.ints("u32", invalid=invalid))
     version = draw(_h.ints("u32", invalid=invalid))
     message = draw(
-        (
-            _S.remote_log_segment_metadata_record(version, invalid=invalid)
-            if (api_key == 0)
+        _S.remote_log_segment_metadata_record(version, invalid=invalid)
+        if (api_key == 0)
+        else (
+            _S.remote_log_segment_metadata_update_record(version, invalid=invalid)
+            if (api_key == 1)
             else (
-                _S.remote_log_segment_metadata_update_record(version, invalid=invalid)
-                if (api_key == 1)
+                _S.remote_partition_delete_metadata_record(version, invalid=invalid)
+                if (api_key == 2)
                 else (
-                    _S.remote_partition_delete_metadata_record(version, invalid=invalid)
-                    if (api_key == 2)
-                    else (
-                        _S.remote_log_segment_metadata_snapshot_record(version, invalid=invalid)
-                        if (api_key == 3)
-                        else st.nothing()
-                    )
+                    _S.remote_log_segment_metadata_snapshot_record(version, invalid=invalid)
+                    if (api_key == 3)
+                    else st.nothing()
                 )
             )
         )

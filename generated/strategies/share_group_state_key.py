@@ -26,6 +26,11 @@ from .share_update_key import share_update_key
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (
+    share_snapshot_key,
+    share_update_key,
+)
 
 __all__ = [
     "share_group_state_key",
@@ -42,14 +47,12 @@ def share_group_state_key(invalid=False):
 def _draw_share_group_state_key(draw, invalid):
     record_type = draw(_h.ints("h", invalid=invalid))
     key = draw(
-        (
-            _S.share_snapshot_key(record_type, invalid=invalid)
-            if (record_type == 0)
-            else (
-                _S.share_update_key(record_type, invalid=invalid)
-                if (record_type == 1)
-                else st.nothing()
-            )
+        _S.share_snapshot_key(record_type, invalid=invalid)
+        if (record_type == 0)
+        else (
+            _S.share_update_key(record_type, invalid=invalid)
+            if (record_type == 1)
+            else st.nothing()
         )
     )
     obj = ShareGroupStateKey(

@@ -26,6 +26,11 @@ from .share_update_value import share_update_value
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (
+    share_snapshot_value,
+    share_update_value,
+)
 
 __all__ = [
     "share_group_state_value",
@@ -44,14 +49,10 @@ def _draw_share_group_state_value(draw, record_type, invalid):
         record_type = draw(st.integers(0, _h.MAX_ITEMS))
     version = draw(_h.ints("h", invalid=invalid))
     value = draw(
-        (
-            _S.share_snapshot_value(version, invalid=invalid)
-            if (record_type == 0)
-            else (
-                _S.share_update_value(version, invalid=invalid)
-                if (record_type == 1)
-                else st.nothing()
-            )
+        _S.share_snapshot_value(version, invalid=invalid)
+        if (record_type == 0)
+        else (
+            _S.share_update_value(version, invalid=invalid) if (record_type == 1) else st.nothing()
         )
     )
     obj = ShareGroupStateValue(

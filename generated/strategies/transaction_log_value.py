@@ -291,17 +291,15 @@ def _draw_transaction_log_value_tagged_field(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     tag = draw(_h.ints("u32", invalid=invalid))
     value = draw(
-        (
-            _S.transaction_log_value_tag0(version, invalid=invalid)
-            if (tag == 0)
+        _S.transaction_log_value_tag0(version, invalid=invalid)
+        if (tag == 0)
+        else (
+            _S.transaction_log_value_tag1(version, invalid=invalid)
+            if (tag == 1)
             else (
-                _S.transaction_log_value_tag1(version, invalid=invalid)
-                if (tag == 1)
-                else (
-                    _S.transaction_log_value_tag2(version, invalid=invalid)
-                    if (tag == 2)
-                    else st.binary(max_size=_h.MAX_BYTES)
-                )
+                _S.transaction_log_value_tag2(version, invalid=invalid)
+                if (tag == 2)
+                else st.binary(max_size=_h.MAX_BYTES)
             )
         )
     )

@@ -25,6 +25,8 @@ from .transaction_log_key import transaction_log_key
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (transaction_log_key,)
 
 __all__ = [
     "transaction_state_key",
@@ -41,11 +43,7 @@ def transaction_state_key(invalid=False):
 def _draw_transaction_state_key(draw, invalid):
     record_type = draw(_h.ints("h", invalid=invalid))
     key = draw(
-        (
-            _S.transaction_log_key(record_type, invalid=invalid)
-            if (record_type == 0)
-            else st.nothing()
-        )
+        _S.transaction_log_key(record_type, invalid=invalid) if (record_type == 0) else st.nothing()
     )
     obj = TransactionStateKey(
         record_type=record_type,

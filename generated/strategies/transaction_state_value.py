@@ -25,6 +25,8 @@ from .transaction_log_value import transaction_log_value
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
 _S = sys.modules[__name__]
+#: The imported types' strategies (drawn through _S too).
+_IMPORTED = (transaction_log_value,)
 
 __all__ = [
     "transaction_state_value",
@@ -43,7 +45,7 @@ def _draw_transaction_state_value(draw, record_type, invalid):
         record_type = draw(st.integers(0, _h.MAX_ITEMS))
     version = draw(_h.ints("h", invalid=invalid))
     value = draw(
-        (_S.transaction_log_value(version, invalid=invalid) if (record_type == 0) else st.nothing())
+        _S.transaction_log_value(version, invalid=invalid) if (record_type == 0) else st.nothing()
     )
     obj = TransactionStateValue(
         record_type=record_type,

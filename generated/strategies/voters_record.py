@@ -23,9 +23,9 @@ from ..voters_record import (
     KRaftVersionFeature,
     KRaftVersionFeatureTaggedField,
     Voter,
-    VoterTaggedField,
     VotersRecord,
     VotersRecordTaggedField,
+    VoterTaggedField,
 )
 
 #: This module: the draws call the strategies through it, since a field may have a

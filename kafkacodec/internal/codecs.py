@@ -9,18 +9,23 @@ validVersions first, so a reader never guesses at a version it does not know.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafkacodec.runtime.errors import CorruptRecordError, DecodeError, ValidationError
 from kafkacodec.runtime.varint import read_uvarint
 
 from .topics import COORDINATOR_TOPICS, FRAMINGS, METADATA_TOPICS
+
+try:  # the optional native interpreter of the generated programs (runtime/_programs.c)
+    import kafkacodec.runtime._programs as _programs
+except ImportError:  # no compiler at install: the generated Python parsers read everything
+    _programs = None
 
 __all__ = [
     "Codecs", "Message", "UnknownVersionError", "UnknownRecordTypeError", "in_versions", "DEFAULT",
@@ -45,8 +50,7 @@ def in_versions(text: str, version: int) -> bool:
     return int(lo) <= version <= int(hi or lo)
 
 
-@dataclass
-class Message:
+class Message(NamedTuple):
     """One decoded struct of a spec: its name, the version it was read at, the generated
     object, and what framed it (record type, apiKey or control type)."""
 
@@ -57,6 +61,26 @@ class Message:
     api_key: int = -1  # a metadata record's apiKey (-1: not one)
 
 
+class _Entry(NamedTuple):
+    """What decoding one struct needs, found once: spec, class, native program (or None),
+    versions lo..hi, and the version a key is read at."""
+
+    spec: str
+    cls: Any
+    program: Any
+    lo: int
+    hi: int
+    key_version: int = 0
+
+
+def _range(valid: str) -> tuple[int, int]:
+    """A validVersions range as (lo, hi): "0-4" -> (0, 4), "2" -> (2, 2), "1+" -> (1, 2**15)."""
+    if valid.endswith("+"):
+        return int(valid[:-1]), 1 << 15
+    lo, _, hi = valid.partition("-")
+    return int(lo), int(hi or lo)
+
+
 class Codecs:
     """The generated codecs of one set of specs."""
 
@@ -64,6 +88,8 @@ class Codecs:
         self.package = package
         self._classes: dict[str, Any] = {}  # generated classes, by schema id
         self._framing: dict[Any, Any] = {}  # framing tables, and lookups built from them
+        self._programs: dict[Any, Any] = {}  # native programs, by class
+        self._entries: dict[Any, _Entry] = {}  # what decoding needs, by (topic, kind, type)
 
     @classmethod
     def load(cls, directory: Path | str, name: str | None = None) -> Codecs:
@@ -130,6 +156,32 @@ class Codecs:
         self.schema_of("")
         return sorted(self._framing["_schemas"])
 
+    def program(self, cls: Any) -> Any:
+        """The native program of a generated class (None: no interpreter, or a class it
+        does not read), compiled once."""
+        if _programs is None:
+            return None
+        got = self._programs.get(cls, False)
+        if got is False:
+            got = self._programs[cls] = self._compile(cls)
+        return got
+
+    def _compile(self, cls: Any) -> Any:
+        if getattr(cls, "PROGRAM", None) is None:
+            return None
+        module = sys.modules[cls.__module__]
+
+        def resolve(name: str) -> Any:
+            found = self.program(getattr(module, name))
+            if found is None:
+                raise LookupError(f"{name} has no program")
+            return found
+
+        try:
+            return _programs.compile(cls, resolve)
+        except LookupError:
+            return None
+
     # -- checks
     @staticmethod
     def check_version(cls: Any, version: int, pos: int = 0) -> None:
@@ -148,6 +200,13 @@ class Codecs:
         """One struct of a spec at a version, which must take the bytes to end (unless
         trailing: bytes after it are ignored, as Kafka's readers of nested bytes do)."""
         self.check_version(cls, version, pos)
+        program = self.program(cls)
+        if program is not None:
+            done = _programs.parse(program, data, pos, end, version)
+            if done is not None:  # else: bad bytes, read again by the Python parser to say why
+                obj, after = done
+                if after == end or trailing:
+                    return obj
         try:
             obj, after = cls.parse(data, pos, end, version)
         except ValidationError as err:
@@ -170,31 +229,96 @@ class Codecs:
 
     def coordinator_key(self, topic: str, data) -> Message:
         """A record key of a coordinator topic: int16 record type, then the key struct."""
-        framing = self._coordinator(topic, "key")
         if len(data) < 2:
             raise CorruptRecordError(f"a {topic} key needs 2 bytes, found {len(data)}", 0)
-        record_type = int.from_bytes(data[0:2], "big", signed=True)
-        entry = framing["by_type"].get(record_type)
-        if entry is None:
-            raise UnknownRecordTypeError(f"Unknown record type {record_type}", 0)
-        cls = self.top(entry["keySchema"])
-        version = entry["keyVersion"]
-        obj = self.parse_struct(cls, data, 2, len(data), version)
-        return Message(entry["key"], version, obj, record_type=record_type)
+        record_type = ((data[0] << 8) | data[1]) - ((data[0] & 0x80) << 9)
+        e = self._entries.get((topic, "key", record_type))
+        if e is None:
+            e = self._entry(topic, "key", record_type)
+        return Message(e.spec, e.key_version, self._struct(e, data, e.key_version), record_type)
 
     def coordinator_value(self, topic: str, record_type: int, data) -> Message:
         """A record value of a coordinator topic (not a tombstone): int16 version, then the
         value struct of the key's record type."""
-        framing = self._coordinator(topic, "value")
-        entry = framing["by_type"].get(record_type)
-        if entry is None or entry["value"] is None:
-            raise UnknownRecordTypeError(f"Unknown record type {record_type}", 0)
+        e = self._entries.get((topic, "value", record_type))
+        if e is None:
+            e = self._entry(topic, "value", record_type)
         if len(data) < 2:
             raise CorruptRecordError(f"a {topic} value needs 2 bytes, found {len(data)}", 0)
-        version = int.from_bytes(data[0:2], "big", signed=True)
-        cls = self.top(entry["valueSchema"])
-        obj = self.parse_struct(cls, data, 2, len(data), version)
-        return Message(entry["value"], version, obj, record_type=record_type)
+        version = ((data[0] << 8) | data[1]) - ((data[0] & 0x80) << 9)
+        return Message(e.spec, version, self._struct(e, data, version), record_type)
+
+    def _struct(self, e: _Entry, data, version: int) -> Any:
+        """The struct after a 2-byte prefix, by the native program when it can read it."""
+        if e.program is not None and e.lo <= version <= e.hi:
+            done = _programs.parse(e.program, data, 2, len(data), version)
+            if done is not None and done[1] == len(data):
+                return done[0]
+        return self.parse_struct(e.cls, data, 2, len(data), version)
+
+    def _entry(self, topic: str, kind: str, record_type: int) -> _Entry:
+        r = self._coordinator(topic, kind)["by_type"].get(record_type)
+        if r is None or r[kind] is None:
+            raise UnknownRecordTypeError(f"Unknown record type {record_type}", 0)
+        cls = self.top(r[f"{kind}Schema"])
+        lo, hi = _range(cls.MESSAGE["validVersions"])
+        e = _Entry(r[kind], cls, self.program(cls), lo, hi, r.get("keyVersion", 0))
+        self._entries[(topic, kind, record_type)] = e
+        return e
+
+    def coordinator_pairs(self, topic: str, pairs: list) -> list:
+        """Many records of a coordinator topic at once: for each (key, value) pair (bytes;
+        value None for a tombstone), (record_type, key object, value version, value object
+        or None), or the DecodeError that pair raises (in place: the others still decode).
+        The native interpreter reads the whole list in one call; what it cannot read goes
+        through coordinator_key and coordinator_value."""
+        out = None
+        tables = self._pair_tables(topic) if _programs is not None else None
+        if tables is not None:
+            # The collector would walk every object made so far at each of its runs (all
+            # are live, in the list): paused for the one call, as json and pickle loaders do.
+            paused = gc.isenabled()
+            gc.disable()
+            try:
+                out = _programs.coordinator_pairs(pairs, *tables)
+            finally:
+                if paused:
+                    gc.enable()
+        if out is None:
+            out = [None] * len(pairs)
+        for i, got in enumerate(out):
+            if got is None:
+                key, value = pairs[i]
+                try:
+                    k = self.coordinator_key(topic, key)
+                    if value is None:
+                        out[i] = (k.record_type, k.obj, -1, None)
+                    else:
+                        v = self.coordinator_value(topic, k.record_type, value)
+                        out[i] = (k.record_type, k.obj, v.version, v.obj)
+                except DecodeError as err:
+                    out[i] = err
+        return out
+
+    def _pair_tables(self, topic: str) -> tuple[dict, dict] | None:
+        cached = self._framing.get((topic, "pairs"))
+        if cached is None:
+            keys: dict[int, tuple] = {}
+            values: dict[int, tuple] = {}
+            for kind, table in (("key", keys), ("value", values)):
+                for rt, r in self._coordinator(topic, kind)["by_type"].items():
+                    if r[kind] is None:
+                        continue
+                    try:
+                        e = self._entries.get((topic, kind, rt)) or self._entry(topic, kind, rt)
+                    except UnknownRecordTypeError:
+                        continue
+                    if e.program is not None:
+                        table[rt] = (
+                            (e.program, e.key_version) if kind == "key" else (e.program, e.lo, e.hi)
+                        )
+            cached = self._framing[(topic, "pairs")] = (keys, values)
+        return cached
 
     def _coordinator(self, topic: str, kind: str) -> dict:
         key = (topic, kind)

@@ -620,7 +620,9 @@ def test_construct_and_strategies_follow_the_switch(tmp_path):
     sys.modules["gen_t"] = mod  # the strategies import their classes relatively
     src = mod.files["strategies/t.py"].replace("from ..t import", "from gen_t import")
     (tmp_path / "gen_t_strategies.py").write_text(src)
-    spec = importlib.util.spec_from_file_location("gen_t_strategies", tmp_path / "gen_t_strategies.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen_t_strategies", tmp_path / "gen_t_strategies.py"
+    )
     smod = importlib.util.module_from_spec(spec)
     sys.modules["gen_t_strategies"] = smod
     spec.loader.exec_module(smod)

@@ -1,0 +1,111 @@
+"""The native interpreter of generated parse programs (runtime/_programs.c) against the
+generated Python parsers, which are the reference: on every input the interpreter returns
+the same object, or None (give up) so that the Python parser decides; it never accepts
+what the parser rejects."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from internal_vectors import ROWS
+
+from kafkacodec.internal import DEFAULT
+from kafkacodec.internal import codecs as C
+from kafkacodec.runtime.errors import DecodeError
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "generator"))  # differential.py
+from differential import ours_tree  # noqa: E402
+
+pytestmark = pytest.mark.skipif(C._programs is None, reason="no native interpreter built")
+
+
+def test_the_interpreter_is_built():
+    # CI has a compiler; a silent fallback there would hide a broken extension.
+    assert C._programs is not None
+
+
+def structs():
+    """(class, data, position of the struct, version) of every vector's struct."""
+    out = []
+    for r in ROWS:
+        data = bytes.fromhex(r["hex"])
+        if r["kind"] in ("metadata", "remote_metadata", "control"):
+            continue  # their framing differs; the coordinator and consumer-protocol ones suffice
+        from internal_vectors import decode
+
+        m = decode(DEFAULT, r)
+        out.append((type(m.obj), data, r["headerBytes"], m.version))
+    return out
+
+
+STRUCTS = structs()
+
+
+def both(cls, data, pos, version):
+    """(native, python) outcomes: a tree, "error", or None (native gave up)."""
+    program = DEFAULT.program(cls)
+    assert program is not None, f"{cls.__name__} has no program"
+    done = C._programs.parse(program, data, pos, len(data), version)
+    native = None if done is None else (ours_tree(done[0]), done[1])
+    try:
+        obj, after = cls.parse(data, pos, len(data), version)
+        python = (ours_tree(obj), after)
+    except DecodeError:
+        python = "error"
+    return native, python
+
+
+@pytest.mark.parametrize("i", range(len(STRUCTS)))
+def test_same_objects_on_every_vector(i):
+    native, python = both(*STRUCTS[i])
+    assert native is not None and native == python
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_damaged_vectors_give_the_same_or_give_up(data):
+    cls, raw, pos, version = data.draw(st.sampled_from(STRUCTS))
+    buf = bytearray(raw)
+    for _ in range(data.draw(st.integers(1, 4))):
+        at = data.draw(st.integers(0, len(buf) - 1))
+        buf[at] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(pos, len(buf)))
+    native, python = both(cls, bytes(buf[:cut]), pos, version)
+    if native is not None:
+        assert native == python
+
+
+def test_coordinator_pairs_equal_one_record_a_call():
+    """The bulk call gives, pair by pair, what coordinator_key and coordinator_value give:
+    the vectors' group-coordinator keys with each value of their type, tombstones, and
+    damaged pairs (their DecodeError, in place)."""
+    keys = {int(r["hex"][:4], 16): bytes.fromhex(r["hex"]) for r in ROWS
+            if r["module"] == "group-coordinator" and r["kind"] == "key"}  # fmt: skip
+    pairs = [(keys[r["recordType"]], bytes.fromhex(r["hex"])) for r in ROWS
+             if r["module"] == "group-coordinator" and r["kind"] == "value"]  # fmt: skip
+    pairs += [(k, None) for k in keys.values()]
+    pairs += [(pairs[0][0], pairs[0][1][:-3]), (b"\x00\x63\x00", b"\x00\x00"), (b"\x00", None)]
+    got = DEFAULT.coordinator_pairs("__consumer_offsets", pairs)
+    assert len(got) == len(pairs)
+    for (key, value), item in zip(pairs, got):
+        try:
+            k = DEFAULT.coordinator_key("__consumer_offsets", key)
+            v = (
+                None
+                if value is None
+                else DEFAULT.coordinator_value("__consumer_offsets", k.record_type, value)
+            )
+        except DecodeError as err:
+            assert isinstance(item, DecodeError) and str(item) == str(err)
+            continue
+        rt, kobj, version, vobj = item
+        assert (rt, ours_tree(kobj)) == (k.record_type, ours_tree(k.obj))
+        if v is None:
+            assert (version, vobj) == (-1, None)
+        else:
+            assert (version, ours_tree(vobj)) == (v.version, ours_tree(v.obj))
+    assert sum(isinstance(x, DecodeError) for x in got) == 3
