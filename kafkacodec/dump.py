@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kafkacodec.generated.kafka_legacy_message import MessageSet
 
+from .log.fsio import drop_pages
 from .log.index import OffsetIndex, TimeIndex, TxnIndex, map_file
 from .log.segment import parse_segment_name
 from .records.batches import BatchIterator
@@ -20,6 +21,10 @@ __all__ = [
     "Findings", "dump_text", "dump_index", "index_sanity", "dump_json", "index_json",
     "batch_dict", "encode_bytes",
 ]  # fmt: skip
+
+
+#: How far a dump reads before it lets the kernel drop the file's pages it has read.
+DROP_EVERY = 32 << 20
 
 
 def _bool(v: bool) -> str:
@@ -189,6 +194,7 @@ def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
     it = BatchIterator(data, verify_crc=False, source=str(path), end=end)
     last: list = [None, []]
+    dropped = 0
     try:
         for b in it:
             yield _batch_line(b)
@@ -196,6 +202,9 @@ def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
                 yield from _record_lines(b, print_data, last, decoder, findings, str(path))
             if progress is not None:
                 progress(b.size)
+            if b.position - dropped > DROP_EVERY:  # bounded memory whatever the file's size
+                drop_pages(data, b.position)
+                dropped = b.position
     finally:
         if findings is not None and last[1]:
             findings.non_consecutive[str(path.absolute())] = last[1]
@@ -369,9 +378,13 @@ def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
     """The batches of a .log file as JSON objects (DESIGN.md "Command line"); with a
     decoder, each record also carries what it decodes to ("decoded")."""
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
+    dropped = 0
     for b in BatchIterator(data, verify_crc=False, source=str(path), end=end):
         yield batch_dict(b, deep=deep, how=how, decoder=decoder, findings=findings,
                          source=str(path))  # fmt: skip
+        if b.position - dropped > DROP_EVERY:  # bounded memory whatever the file's size
+            drop_pages(data, b.position)
+            dropped = b.position
         if progress is not None:
             progress(b.size)
 

@@ -48,33 +48,54 @@ class GroupOffsets:
     pending: int = 0  # transactional commits with no COMMIT or ABORT marker yet
 
 
-def _commit(codecs: Codecs, key: bytes, value: bytes | None, log_offset: int):
-    """(group, topic, partition) and the Commit (None: a tombstone), or None when the
-    record is not an offset commit."""
-    k = codecs.coordinator_key(OFFSETS_TOPIC, key)
-    if k.record_type not in _OFFSET_COMMIT_TYPES:
-        return None
-    ident = (get(k.obj, "group"), get(k.obj, "topic"), get(k.obj, "partition"))
-    if value is None:
+def _commit(key_obj, value_obj, log_offset: int):
+    """(group, topic, partition) and the Commit (None: a tombstone) of a decoded
+    OffsetCommit record."""
+    ident = (get(key_obj, "group"), get(key_obj, "topic"), get(key_obj, "partition"))
+    if value_obj is None:
         return ident, None
-    v = codecs.coordinator_value(OFFSETS_TOPIC, k.record_type, value)
-    epoch = get(v.obj, "leaderEpoch")
+    epoch = get(value_obj, "leaderEpoch")
     return ident, Commit(
-        *ident, offset=get(v.obj, "offset"),
+        *ident, offset=get(value_obj, "offset"),
         leader_epoch=None if epoch is None or epoch < 0 else epoch,
-        metadata=get(v.obj, "metadata"), commit_timestamp=get(v.obj, "commitTimestamp"),
+        metadata=get(value_obj, "metadata"), commit_timestamp=get(value_obj, "commitTimestamp"),
         log_offset=log_offset,
     )  # fmt: skip
 
 
 def fold_partition(p: Partition, out: GroupOffsets, codecs: Codecs = DEFAULT) -> None:
-    """Fold one __consumer_offsets partition into out."""
+    """Fold one __consumer_offsets partition into out: each batch's records decoded in one
+    call (Codecs.coordinator_pairs), then applied in log order."""
     pending: dict[int, list] = {}
     damage: list[str] = []
-    for _seg, batch, r in p.read(verify_crc=True, on_damage=damage.append):
+    batch = None
+    records: list = []
+
+    def flush() -> None:
+        if not records:
+            return
+        pairs = [(bytes(r.key), None if r.value is None else bytes(r.value)) for r in records]
+        for r, got in zip(records, codecs.coordinator_pairs(OFFSETS_TOPIC, pairs)):
+            if isinstance(got, DecodeError):
+                out.problems.append(f"{p.path.name} offset {r.offset}: {got}")
+                continue
+            record_type, key_obj, _version, value_obj = got
+            if record_type not in _OFFSET_COMMIT_TYPES:
+                continue
+            found = _commit(key_obj, value_obj, r.offset)
+            if batch.is_transactional:
+                pending.setdefault(batch.producer_id, []).append(found)
+            else:
+                _apply(out, *found)
+        records.clear()
+
+    for _seg, b, r in p.read(verify_crc=True, on_damage=damage.append):
+        if b is not batch:
+            flush()
+            batch = b
         if r.control is not None:
             if r.control.type in (0, 1):  # ABORT, COMMIT
-                staged = pending.pop(batch.producer_id, [])
+                staged = pending.pop(b.producer_id, [])
                 if r.control.type == 1:
                     for ident, commit in staged:
                         _apply(out, ident, commit)
@@ -83,19 +104,8 @@ def fold_partition(p: Partition, out: GroupOffsets, codecs: Codecs = DEFAULT) ->
         if r.key is None:
             out.problems.append(f"{p.path.name} offset {r.offset}: a record with no key")
             continue
-        try:
-            found = _commit(
-                codecs, bytes(r.key), None if r.value is None else bytes(r.value), r.offset
-            )
-        except DecodeError as err:
-            out.problems.append(f"{p.path.name} offset {r.offset}: {err}")
-            continue
-        if found is None:
-            continue
-        if batch.is_transactional:
-            pending.setdefault(batch.producer_id, []).append(found)
-        else:
-            _apply(out, *found)
+        records.append(r)
+    flush()
     out.pending += sum(len(v) for v in pending.values())
     out.problems += [f"{p.path.name}: {d}" for d in damage]
     out.partitions += 1

@@ -116,6 +116,19 @@ def map_regular(path):
         os.close(fd)
 
 
+def drop_pages(buf, upto: int) -> None:
+    """Let the kernel drop the pages of a map_regular mapping before byte `upto` (they are
+    read again from the file if touched): a walk over a large file keeps its resident
+    memory bounded instead of growing with the file. Anything else is left alone."""
+    if isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+        length = upto - upto % mmap.PAGESIZE
+        if length > 0:
+            try:
+                buf.madvise(mmap.MADV_DONTNEED, 0, length)
+            except (OSError, ValueError):
+                pass
+
+
 def unmap(buf) -> None:
     """Close what map_regular mapped; while batches still view it, it unmaps when they go."""
     if isinstance(buf, mmap.mmap):

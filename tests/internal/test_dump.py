@@ -200,3 +200,25 @@ def test_json_carries_the_decoded_structures(tmp_path, flag):
     ]
     decoded = doc["records"][0]["decoded"]
     assert decoded["payload"] == json.loads(r["dump"]) and decoded["ok"] is True
+
+
+def test_a_dump_drops_the_pages_it_has_read_and_prints_the_same(tmp_path, monkeypatch):
+    """A large dump lets the kernel drop the file's pages behind it (bounded memory); the
+    text is the same as without dropping."""
+    from pathlib import Path
+
+    from kafkacodec import dump
+    from kafkacodec.internal.dump_format import offsets_parser
+    from kafkacodec.log.index import map_file
+
+    keys = keys_by_type("group-coordinator")
+    r = next(r for r in ROWS if r["spec"] == "OffsetCommitValue" and r["version"] == 3)
+    log = segment(tmp_path, "__consumer_offsets-1", [(keys[1], bytes.fromhex(r["hex"]))] * 300)
+
+    def text() -> list[str]:
+        data = map_file(Path(log))[0]
+        return list(dump.dump_text(Path(log), data, print_data=True, decoder=offsets_parser))
+
+    whole = text()
+    monkeypatch.setattr(dump, "DROP_EVERY", 4096)
+    assert text() == whole and len(whole) == 2 + 2 * 300
