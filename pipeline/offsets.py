@@ -52,38 +52,36 @@ def offset_commits(s: SegmentSlice, opts: Options):
     for batch in records(s, opts):
         cols: dict[str, list] = {name: [] for name in _FIELDS}
         t = batch.to_pydict()
-        for i in range(batch.num_rows):
-            key, value = t["key"][i], t["value"][i]
-            if t["is_control"][i] or key is None:
-                continue
-            try:
-                k = DEFAULT.coordinator_key(OFFSETS_TOPIC, key)
-                if k.record_type not in _COMMIT_TYPES:
-                    continue
-                v = (
-                    None
-                    if value is None
-                    else DEFAULT.coordinator_value(OFFSETS_TOPIC, k.record_type, value)
-                )
-            except DecodeError as err:
+        rows = [
+            i for i in range(batch.num_rows) if not t["is_control"][i] and t["key"][i] is not None
+        ]
+        decoded = DEFAULT.coordinator_pairs(
+            OFFSETS_TOPIC, [(t["key"][i], t["value"][i]) for i in rows]
+        )
+        for i, got in zip(rows, decoded):
+            if isinstance(got, DecodeError):
+                if int.from_bytes(t["key"][i][:2], "big", signed=True) not in _COMMIT_TYPES:
+                    continue  # a record of another type: not this format's to judge
                 where = f"{s.directory}/{t['segment'][i]} offset {t['offset'][i]}"
                 if opts.on_corrupt == "fail":
-                    raise err.with_source(where) from None
+                    raise got.with_source(where)
                 if opts.on_corrupt == "skip":
                     warnings.warn(
-                        f"{where}: skipped a record that does not decode: {err}", stacklevel=2
+                        f"{where}: skipped a record that does not decode: {got}", stacklevel=2
                     )
                 continue
-            epoch = None if v is None else get(v.obj, "leaderEpoch")
+            record_type, k, version, v = got
+            if record_type not in _COMMIT_TYPES:
+                continue
+            epoch = None if v is None else get(v, "leaderEpoch")
             row = {
-                "group": get(k.obj, "group"), "topic": get(k.obj, "topic"),
-                "partition": get(k.obj, "partition"),
-                "committed_offset": None if v is None else get(v.obj, "offset"),
+                "group": get(k, "group"), "topic": get(k, "topic"), "partition": get(k, "partition"),
+                "committed_offset": None if v is None else get(v, "offset"),
                 "leader_epoch": None if epoch is None or epoch < 0 else epoch,
-                "metadata": None if v is None else get(v.obj, "metadata"),
-                "commit_timestamp": None if v is None else _ms(get(v.obj, "commitTimestamp")),
-                "expire_timestamp": None if v is None else _ms(get(v.obj, "expireTimestamp")),
-                "tombstone": v is None, "value_version": None if v is None else v.version,
+                "metadata": None if v is None else get(v, "metadata"),
+                "commit_timestamp": None if v is None else _ms(get(v, "commitTimestamp")),
+                "expire_timestamp": None if v is None else _ms(get(v, "expireTimestamp")),
+                "tombstone": v is None, "value_version": None if v is None else version,
                 "offsets_partition": t["partition"][i], "offset": t["offset"][i],
                 "timestamp": t["timestamp"][i], "is_transactional": t["is_transactional"][i],
                 "segment": t["segment"][i], "position": t["position"][i],
