@@ -11,7 +11,6 @@ why, in Kafka's words where Kafka has them: "Error at offset 7, skipping. ...").
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Callable
 
 from kafkacodec.runtime.errors import KafkacodecError
@@ -36,11 +35,6 @@ def get(obj, name: str):
             present, value = field_value(obj, f, version)
             return value if present else None
     raise KeyError(name)
-
-
-def _json_object(**fields: str) -> str:
-    """A JSON object of members already in JSON (Jackson's ObjectNode.toString)."""
-    return "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in fields.items()) + "}"
 
 
 # -- __consumer_offsets (OffsetsMessageParser) and __share_group_state
@@ -71,9 +65,8 @@ def _coordinator_parser(topic: str, value_word: str, consumer_protocol: bool):
             )  # fmt: skip
         try:
             k = codecs.coordinator_key(topic, bytes(key))
-            key_text = _json_object(
-                type=json.dumps(str(k.record_type)), data=to_json(k.obj, k.version)
-            )
+            # Jackson's ObjectNode: {"type":"<record type>","data":{...}} (numbers as text)
+            key_text = f'{{"type":"{k.record_type}","data":{to_json(k.obj, k.version)}}}'
             if value is None:
                 return key_text, "<DELETE>", False
             v = codecs.coordinator_value(topic, k.record_type, bytes(value))
@@ -85,11 +78,7 @@ def _coordinator_parser(topic: str, value_word: str, consumer_protocol: bool):
                         ("MemberMetadata", "assignment"): _consumer_protocol(codecs, "ConsumerProtocolAssignment"),
                     }  # fmt: skip
             data = to_json(v.obj, v.version, replace)
-            return (
-                key_text,
-                _json_object(**{value_word: json.dumps(str(v.version)), "data": data}),
-                False,
-            )
+            return key_text, f'{{"{value_word}":"{v.version}","data":{data}}}', False
         except UnknownRecordTypeError as err:
             if err.message.startswith("Unknown record type"):
                 rtype = err.message.split()[-1]

@@ -228,6 +228,28 @@ def _value(value, typ: str, version: int, where: str, replace: Replace, valid) -
     return to_json(value, version, replace, valid)
 
 
+#: Each (class, version, validVersions)'s fields as to_json prints them: (Kafka's JSON
+#: name, where for messages, the field's metadata, tagged at this version).
+_PLANS: dict[tuple, list[tuple[str, str, dict, bool]]] = {}
+
+
+def _plan(cls, version: int, valid: str | None) -> list[tuple[str, str, dict, bool]]:
+    key = (cls, version, valid)
+    plan = _PLANS.get(key)
+    if plan is None:
+        message = cls.MESSAGE
+        plan = []
+        for f in message["fields"]:
+            if not present(f["versions"], version, valid):
+                continue
+            tagged = "tag" in f and present(f.get("taggedVersions", "none"), version, valid)
+            name = f["name"][:1].lower() + f["name"][1:]
+            plan.append((name, f"{message['struct']}.{f['name']}", f, tagged))
+        if len(_PLANS) < 100_000:  # versions come from data: keep the cache bounded
+            _PLANS[key] = plan
+    return plan
+
+
 def to_json(obj, version: int, replace: Replace | None = None, valid: str | None = None) -> str:
     """A decoded struct (a generated object whose class has MESSAGE) as Kafka's JSON.
     replace: {(struct, field): function} for fields printed otherwise (kafka-dump-log's
@@ -236,23 +258,24 @@ def to_json(obj, version: int, replace: Replace | None = None, valid: str | None
     message = cls.MESSAGE
     if valid is None:
         valid = message.get("validVersions")
-    replace = replace or {}
-    tagged = tagged_values(obj)
+    tagged = None
     parts = []
-    for f in message["fields"]:
-        there, value = field_value(obj, f, version, tagged, valid)
-        if not there:
-            continue
-        if "tag" in f and present(f.get("taggedVersions", "none"), version, valid):
+    for name, where, f, is_tagged in _plan(cls, version, valid):
+        if is_tagged:
+            if tagged is None:
+                tagged = tagged_values(obj)
+            t = tagged.get(f["tag"])
+            value = default_of(f) if t is None else getattr(t, f["id"])
             if _is_default(value, f, version, valid):
                 continue
-        name = f["name"][:1].lower() + f["name"][1:]
+        else:
+            value = getattr(obj, f["id"])
         text = None
-        fn = replace.get((message["struct"], name))
-        if fn is not None:
-            text = fn(value)
+        if replace:
+            fn = replace.get((message["struct"], name))
+            if fn is not None:
+                text = fn(value)
         if text is None:
-            where = f"{message['struct']}.{f['name']}"
-            text = _value(value, f["type"], version, where, replace, valid)
+            text = _value(value, f["type"], version, where, replace or {}, valid)
         parts.append(f'"{name}":{text}')
     return "{" + ",".join(parts) + "}"
