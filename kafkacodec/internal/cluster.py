@@ -17,7 +17,6 @@ them (TopicsDelta, ClusterDelta, FeaturesDelta, ConfigurationsDelta):
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from kafkacodec.runtime.errors import DecodeError, LogError
 
 from .codecs import DEFAULT, Codecs
 from .dump_format import get
+from .kafka_json import uuid_text
 
 __all__ = ["ClusterState", "fold_cluster", "METADATA_DIR", "CONFIG_RESOURCE_TYPES"]
 
@@ -39,10 +39,6 @@ CONFIG_RESOURCE_TYPES = {
     16: "CLIENT_METRICS",
     32: "GROUP",
 }
-
-
-def _uuid(value) -> str:
-    return base64.urlsafe_b64encode(bytes(value)).decode("ascii").rstrip("=")
 
 
 @dataclass
@@ -75,13 +71,13 @@ class ClusterState:
 
 def _apply(state: ClusterState, spec: str, o) -> None:
     if spec == "TopicRecord":
-        state.topics.setdefault(_uuid(get(o, "TopicId")), {"partitions": {}})["name"] = get(
+        state.topics.setdefault(uuid_text(get(o, "TopicId")), {"partitions": {}})["name"] = get(
             o, "Name"
         )
     elif spec == "RemoveTopicRecord":
-        state.topics.pop(_uuid(get(o, "TopicId")), None)
+        state.topics.pop(uuid_text(get(o, "TopicId")), None)
     elif spec == "PartitionRecord":
-        t = state.topics.setdefault(_uuid(get(o, "TopicId")), {"name": None, "partitions": {}})
+        t = state.topics.setdefault(uuid_text(get(o, "TopicId")), {"name": None, "partitions": {}})
         t["partitions"][get(o, "PartitionId")] = {
             "leader": get(o, "Leader"), "leader_epoch": get(o, "LeaderEpoch"),
             "partition_epoch": get(o, "PartitionEpoch"), "replicas": list(get(o, "Replicas")),
@@ -89,11 +85,11 @@ def _apply(state: ClusterState, spec: str, o) -> None:
             "removing_replicas": list(get(o, "RemovingReplicas") or []),
         }  # fmt: skip
     elif spec == "PartitionChangeRecord":
-        topic = state.topics.get(_uuid(get(o, "TopicId")))
+        topic = state.topics.get(uuid_text(get(o, "TopicId")))
         p = topic["partitions"].get(get(o, "PartitionId")) if topic else None
         if p is None:
             state.problems.append(
-                f"a PartitionChangeRecord for {_uuid(get(o, 'TopicId'))}-{get(o, 'PartitionId')}, "
+                f"a PartitionChangeRecord for {uuid_text(get(o, 'TopicId'))}-{get(o, 'PartitionId')}, "
                 "which no PartitionRecord created"
             )
             return

@@ -40,14 +40,21 @@ class UnknownRecordTypeError(CorruptRecordError):
     """A record type (or apiKey, or control type) no spec of this codec has."""
 
 
+def version_bounds(text: str) -> tuple[int, int | None]:
+    """A spec's version range as (lo, hi): "0-4" -> (0, 4), "2" -> (2, 2), "1+" -> (1,
+    None). ("none" is the caller's to handle.)"""
+    if text.endswith("+"):
+        return int(text[:-1]), None
+    lo, _, hi = text.partition("-")
+    return int(lo), int(hi or lo)
+
+
 def in_versions(text: str, version: int) -> bool:
     """Whether a spec's version range ("0+", "1-3", "2", "none") holds version."""
     if text == "none":
         return False
-    if text.endswith("+"):
-        return version >= int(text[:-1])
-    lo, _, hi = text.partition("-")
-    return int(lo) <= version <= int(hi or lo)
+    lo, hi = version_bounds(text)
+    return lo <= version and (hi is None or version <= hi)
 
 
 class Message(NamedTuple):
@@ -74,11 +81,9 @@ class _Entry(NamedTuple):
 
 
 def _range(valid: str) -> tuple[int, int]:
-    """A validVersions range as (lo, hi): "0-4" -> (0, 4), "2" -> (2, 2), "1+" -> (1, 2**15)."""
-    if valid.endswith("+"):
-        return int(valid[:-1]), 1 << 15
-    lo, _, hi = valid.partition("-")
-    return int(lo), int(hi or lo)
+    """validVersions as closed bounds (an open range ends at int16's largest)."""
+    lo, hi = version_bounds(valid)
+    return lo, 0x7FFF if hi is None else hi
 
 
 class Codecs:

@@ -10,13 +10,12 @@ why, in Kafka's words where Kafka has them: "Error at offset 7, skipping. ...").
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 
 from kafkacodec.runtime.errors import KafkacodecError
 
 from .codecs import DEFAULT, Codecs, UnknownRecordTypeError
-from .kafka_json import field_value, to_json
+from .kafka_json import field_value, to_json, uuid_text
 
 __all__ = [
     "PARSERS", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
@@ -193,18 +192,14 @@ _PARTITION_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED"
                      2: "DELETE_PARTITION_FINISHED"}  # fmt: skip
 
 
-def _uuid(value) -> str:
-    return base64.urlsafe_b64encode(bytes(value)).decode("ascii").rstrip("=")
-
-
 def _topic_id_partition(tp) -> str:  # TopicIdPartition.toString
-    return f"{_uuid(get(tp, 'Id'))}:{get(tp, 'Name')}-{get(tp, 'Partition')}"
+    return f"{uuid_text(get(tp, 'Id'))}:{get(tp, 'Name')}-{get(tp, 'Partition')}"
 
 
 def _segment_id(sid) -> str:  # RemoteLogSegmentId.toString
     return (
         f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(get(sid, 'TopicIdPartition'))}, "
-        f"id={_uuid(get(sid, 'Id'))}}}"
+        f"id={uuid_text(get(sid, 'Id'))}}}"
     )
 
 
@@ -258,7 +253,7 @@ def _remote_text(m) -> str:
         )
     if m.spec == "RemoteLogSegmentMetadataSnapshotRecord":
         return (
-            f"RemoteLogSegmentMetadataSnapshot{{segmentId={_uuid(get(o, 'SegmentId'))}, "
+            f"RemoteLogSegmentMetadataSnapshot{{segmentId={uuid_text(get(o, 'SegmentId'))}, "
             f"startOffset={get(o, 'StartOffset')}, endOffset={get(o, 'EndOffset')}, "
             f"maxTimestampMs={get(o, 'MaxTimestampMs')}, "
             f"segmentLeaderEpochs={_epochs(get(o, 'SegmentLeaderEpochs'))}, "

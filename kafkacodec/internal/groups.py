@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kafkacodec.log.partition import LogDirs, Partition
 from kafkacodec.runtime.errors import DecodeError
@@ -68,7 +69,7 @@ def fold_partition(p: Partition, out: GroupOffsets, codecs: Codecs = DEFAULT) ->
     call (Codecs.coordinator_pairs), then applied in log order."""
     pending: dict[int, list] = {}
     damage: list[str] = []
-    batch = None
+    batch: Any = None  # the batch the records in `records` belong to
     records: list = []
 
     def flush() -> None:

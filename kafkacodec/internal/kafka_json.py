@@ -25,10 +25,11 @@ from typing import Any
 
 from kafkacodec.runtime.errors import CorruptRecordError
 
-from .codecs import in_versions
+from .codecs import in_versions, version_bounds
 
 __all__ = [
     "to_json", "java_double", "json_string", "field_value", "tagged_values", "TextError", "present",
+    "uuid_text",
 ]  # fmt: skip
 
 _INT_TYPES = frozenset({"int8", "int16", "uint16", "int32", "uint32", "int64"})
@@ -90,7 +91,8 @@ def java_double(value: float) -> str:
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{point}"
 
 
-def _uuid(value) -> str:
+def uuid_text(value) -> str:
+    """A UUID's 16 bytes as Kafka's Uuid.toString prints them (URL-safe base64, no padding)."""
     return base64.urlsafe_b64encode(bytes(value)).decode("ascii").rstrip("=")
 
 
@@ -113,20 +115,13 @@ def present(text: str, version: int, valid: str | None) -> bool:
         return in_versions(text, version)
     if text == "none":
         return False
-    flo, fhi = _bounds(text)
-    vlo, vhi = _bounds(valid)
+    flo, fhi = version_bounds(text)
+    vlo, vhi = version_bounds(valid)
     if fhi is not None and fhi < vlo or (vhi is not None and flo > vhi):
         return False
     return (flo <= vlo or version >= flo) and (
         fhi is None or (vhi is not None and fhi >= vhi) or version <= fhi
     )
-
-
-def _bounds(text: str) -> tuple[int, int | None]:
-    if text.endswith("+"):
-        return int(text[:-1]), None
-    lo, _, hi = text.partition("-")
-    return int(lo), int(hi or lo)
 
 
 def field_value(obj, f: dict, version: int, tagged: dict | None = None, valid: str | None = None):
@@ -217,7 +212,7 @@ def _value(value, typ: str, version: int, where: str, replace: Replace, valid) -
     if typ == "bytes":
         return '"' + base64.b64encode(bytes(value)).decode("ascii") + '"'
     if typ == "uuid":
-        return '"' + _uuid(value) + '"'
+        return '"' + uuid_text(value) + '"'
     if typ == "float64":
         return java_double(value)
     if typ.startswith("[]"):
