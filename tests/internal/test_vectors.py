@@ -88,3 +88,9 @@ def test_official_compiler_python_reads_the_same(kaitai, r):
     module = getattr(kaitai, fid)
     theirs = getattr(module, camel(fid))(*params, KaitaiStream(io.BytesIO(data)))
     assert kaitai_project(theirs, mine) == mine
+
+
+def test_a_struct_alone_at_a_known_version():
+    r = next(r for r in ROWS if r["spec"] == "OffsetCommitValue" and r["version"] == 4)
+    m = DEFAULT.struct("OffsetCommitValue", bytes.fromhex(r["hex"])[2:], 4)
+    assert (m.spec, m.version, to_json(m.obj, 4)) == ("OffsetCommitValue", 4, r["json"])
