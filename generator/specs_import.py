@@ -391,10 +391,9 @@ class _Importer:
         """The classic and compact length (or count) fields of fid; the size expression;
         the condition that the value is not null (None: never null)."""
         out = []
-        name = fid if what == "length" else fid
         if classic_vs:
             attr = {"id": lid, "type": classic_t,
-                    "doc": f"The {what} of {name}, -1 for null (versions that are not flexible).",
+                    "doc": f"The {what} of {fid}, -1 for null (versions that are not flexible).",
                     "-kafkacodec-length-of": {"field": fid, "when-null": -1}}  # fmt: skip
             attr = _if(attr, _and(present, None if in_tag else self.v.cond(classic_vs)))
             nullable = null_vs & classic_vs
@@ -407,7 +406,7 @@ class _Importer:
         if compact_vs:
             cid = f"{lid}_compact" if classic_vs else lid
             attr = {"id": cid, "type": "unsigned_varint(5)",
-                    "doc": f"The {what} of {name} + 1, 0 for null (flexible versions).",
+                    "doc": f"The {what} of {fid} + 1, 0 for null (flexible versions).",
                     "-kafkacodec-length-of": {"field": fid, "plus": 1, "when-null": 0}}  # fmt: skip
             attr = _if(attr, _and(present, None if in_tag else self.v.cond(compact_vs)))
             nullable = null_vs & compact_vs
