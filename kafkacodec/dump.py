@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kafkacodec.generated.kafka_legacy_message import MessageSet
 
-from .log.fsio import drop_pages
+from .log.fsio import DROP_EVERY, drop_pages
 from .log.index import OffsetIndex, TimeIndex, TxnIndex, map_file
 from .log.segment import parse_segment_name
 from .records.batches import BatchIterator
@@ -21,10 +21,6 @@ __all__ = [
     "Findings", "dump_text", "dump_index", "index_sanity", "dump_json", "index_json",
     "batch_dict", "encode_bytes",
 ]  # fmt: skip
-
-
-#: How far a dump reads before it lets the kernel drop the file's pages it has read.
-DROP_EVERY = 32 << 20
 
 
 def _bool(v: bool) -> str:

@@ -116,6 +116,10 @@ def map_regular(path):
         os.close(fd)
 
 
+#: How far a walk reads before it lets the kernel drop the pages of the file it has read.
+DROP_EVERY = 32 << 20
+
+
 def drop_pages(buf, upto: int) -> None:
     """Let the kernel drop the pages of a map_regular mapping before byte `upto` (they are
     read again from the file if touched): a walk over a large file keeps its resident
