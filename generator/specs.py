@@ -144,6 +144,12 @@ class MessageSpec:
     path: str  # relative to the directory it was loaded from
 
     @property
+    def folder(self) -> str:
+        """The top folder of Kafka's source tree the spec is in (group-coordinator, metadata,
+        ...): it says which topic's records the spec is for; "" for a spec at the top."""
+        return self.path.split("/", 1)[0] if "/" in self.path else ""
+
+    @property
     def versions(self) -> list[int]:
         return self.valid.within(self.valid) if self.valid.hi is not None else []
 

@@ -94,10 +94,6 @@ class SpecsDiff:
         }  # fmt: skip
 
 
-def _folder(path: str) -> str:
-    return path.split("/", 1)[0] if "/" in path else ""
-
-
 def _known(v: Versions, spec: MessageSpec) -> list[int]:
     """The versions of range v that spec declares."""
     return v.within(spec.valid)
@@ -204,8 +200,8 @@ def _renumbered(o: MessageSpec, n: MessageSpec) -> MessageSpec | None:
 
 def _compare(o: MessageSpec, n: MessageSpec) -> SpecDiff:
     d = SpecDiff(n.name)
-    if _folder(o.path) != _folder(n.path):
-        d.moved = (_folder(o.path), _folder(n.path))
+    if o.folder != n.folder:
+        d.moved = (o.folder, n.folder)
         d.changes.append(Change(f"moved {d.moved[0]} -> {d.moved[1]}"))
     _spec_changes(o, n, d)
     _field_changes(o, n, d)

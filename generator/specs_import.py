@@ -517,10 +517,6 @@ def _in(v: _Versions, subset: set[int], within: set[int]) -> str | None:
 # Framing: what Kafka puts around the specs' structs in each topic.
 
 
-def _topic_folder(spec: MessageSpec) -> str:
-    return spec.path.split("/", 1)[0]
-
-
 def _coordinator_pairs(
     specs: list[MessageSpec], where: str, skipped: list[tuple[str, str]]
 ) -> list[tuple[int, MessageSpec, int, MessageSpec | None]]:
@@ -569,7 +565,7 @@ def framings(
     out: dict[str, dict] = {}
     for topic_name, t in COORDINATOR_TOPICS.items():
         topic = t.framing
-        mine = [s for s in specs.values() if _topic_folder(s) in t.folders]
+        mine = [s for s in specs.values() if s.folder in t.folders]
         pairs = _coordinator_pairs(mine, topic_name, skipped)
         if not pairs:
             continue
@@ -623,7 +619,7 @@ def framings(
         out[f"{topic}_value"] = value
     for topic_name, t in METADATA_TOPICS.items():
         mine = sorted(
-            (s for s in specs.values() if _topic_folder(s) in t.folders and s.type == "metadata"),
+            (s for s in specs.values() if s.folder in t.folders and s.type == "metadata"),
             key=lambda s: s.api_key,
         )
         if not mine:

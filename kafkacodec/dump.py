@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kafkacodec.generated.kafka_legacy_message import MessageSet
 
-from .log.fsio import DROP_EVERY, drop_pages
+from .log.fsio import PageDropper
 from .log.index import OffsetIndex, TimeIndex, TxnIndex, map_file
 from .log.segment import parse_segment_name
 from .records.batches import BatchIterator
@@ -190,7 +190,7 @@ def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
     it = BatchIterator(data, verify_crc=False, source=str(path), end=end)
     last: list = [None, []]
-    dropped = 0
+    pages = PageDropper(data)
     try:
         for b in it:
             yield _batch_line(b)
@@ -198,9 +198,7 @@ def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
                 yield from _record_lines(b, print_data, last, decoder, findings, str(path))
             if progress is not None:
                 progress(b.size)
-            if b.position - dropped > DROP_EVERY:  # bounded memory whatever the file's size
-                drop_pages(data, b.position)
-                dropped = b.position
+            pages.passed(b.position)
     finally:
         if findings is not None and last[1]:
             findings.non_consecutive[str(path.absolute())] = last[1]
@@ -374,13 +372,11 @@ def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
     """The batches of a .log file as JSON objects (DESIGN.md "Command line"); with a
     decoder, each record also carries what it decodes to ("decoded")."""
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
-    dropped = 0
+    pages = PageDropper(data)
     for b in BatchIterator(data, verify_crc=False, source=str(path), end=end):
         yield batch_dict(b, deep=deep, how=how, decoder=decoder, findings=findings,
                          source=str(path))  # fmt: skip
-        if b.position - dropped > DROP_EVERY:  # bounded memory whatever the file's size
-            drop_pages(data, b.position)
-            dropped = b.position
+        pages.passed(b.position)
         if progress is not None:
             progress(b.size)
 

@@ -17,8 +17,7 @@ import warnings
 import pyarrow as pa
 
 from kafkacodec.internal.codecs import DEFAULT
-from kafkacodec.internal.dump_format import get
-from kafkacodec.internal.groups import OFFSETS_TOPIC
+from kafkacodec.internal.groups import OFFSET_COMMIT_TYPES, OFFSETS_TOPIC, read_commit
 from kafkacodec.runtime.errors import DecodeError
 
 from .options import Options
@@ -34,7 +33,6 @@ OFFSETS_SCHEMA = (
     "is_transactional boolean, segment string, position long"
 )
 _FIELDS = [f.split()[0] for f in OFFSETS_SCHEMA.split(", ")]
-_COMMIT_TYPES = (0, 1)
 
 
 _TS = pa.timestamp("us", tz="UTC")  # Spark's timestamps (read.py)
@@ -60,7 +58,7 @@ def offset_commits(s: SegmentSlice, opts: Options):
         )
         for i, got in zip(rows, decoded):
             if isinstance(got, DecodeError):
-                if int.from_bytes(t["key"][i][:2], "big", signed=True) not in _COMMIT_TYPES:
+                if int.from_bytes(t["key"][i][:2], "big", signed=True) not in OFFSET_COMMIT_TYPES:
                     continue  # a record of another type: not this format's to judge
                 where = f"{s.directory}/{t['segment'][i]} offset {t['offset'][i]}"
                 if opts.on_corrupt == "fail":
@@ -71,17 +69,17 @@ def offset_commits(s: SegmentSlice, opts: Options):
                     )
                 continue
             record_type, k, version, v = got
-            if record_type not in _COMMIT_TYPES:
+            if record_type not in OFFSET_COMMIT_TYPES:
                 continue
-            epoch = None if v is None else get(v, "leaderEpoch")
+            (group, topic, partition), c = read_commit(k, v, t["offset"][i])
             row = {
-                "group": get(k, "group"), "topic": get(k, "topic"), "partition": get(k, "partition"),
-                "committed_offset": None if v is None else get(v, "offset"),
-                "leader_epoch": None if epoch is None or epoch < 0 else epoch,
-                "metadata": None if v is None else get(v, "metadata"),
-                "commit_timestamp": None if v is None else _ms(get(v, "commitTimestamp")),
-                "expire_timestamp": None if v is None else _ms(get(v, "expireTimestamp")),
-                "tombstone": v is None, "value_version": None if v is None else version,
+                "group": group, "topic": topic, "partition": partition,
+                "committed_offset": None if c is None else c.offset,
+                "leader_epoch": None if c is None else c.leader_epoch,
+                "metadata": None if c is None else c.metadata,
+                "commit_timestamp": None if c is None else _ms(c.commit_timestamp),
+                "expire_timestamp": None if c is None else _ms(c.expire_timestamp),
+                "tombstone": c is None, "value_version": None if c is None else version,
                 "offsets_partition": t["partition"][i], "offset": t["offset"][i],
                 "timestamp": t["timestamp"][i], "is_transactional": t["is_transactional"][i],
                 "segment": t["segment"][i], "position": t["position"][i],

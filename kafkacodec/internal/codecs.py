@@ -69,21 +69,21 @@ class Message(NamedTuple):
 
 
 class _Entry(NamedTuple):
-    """What decoding one struct needs, found once: spec, class, native program (or None),
-    versions lo..hi, and the version a key is read at."""
+    """A coordinator record type's struct, found once: spec, class, the version a key is
+    read at."""
 
     spec: str
     cls: Any
-    program: Any
-    lo: int
-    hi: int
     key_version: int = 0
 
 
-def _range(valid: str) -> tuple[int, int]:
-    """validVersions as closed bounds (an open range ends at int16's largest)."""
-    lo, hi = version_bounds(valid)
-    return lo, 0x7FFF if hi is None else hi
+class _Info(NamedTuple):
+    """What reading a class needs, found once: its native program (or None) and its
+    validVersions as closed bounds (an open range ends at int16's largest)."""
+
+    program: Any
+    lo: int
+    hi: int
 
 
 class Codecs:
@@ -93,7 +93,7 @@ class Codecs:
         self.package = package
         self._classes: dict[str, Any] = {}  # generated classes, by schema id
         self._framing: dict[Any, Any] = {}  # framing tables, and lookups built from them
-        self._programs: dict[Any, Any] = {}  # native programs, by class
+        self._info: dict[Any, _Info] = {}  # by class
         self._entries: dict[Any, _Entry] = {}  # what decoding needs, by (topic, kind, type)
 
     @classmethod
@@ -164,27 +164,34 @@ class Codecs:
     def program(self, cls: Any) -> Any:
         """The native program of a generated class (None: no interpreter, or a class it
         does not read), compiled once."""
-        if _programs is None:
-            return None
-        got = self._programs.get(cls, False)
-        if got is False:
-            got = self._programs[cls] = self._compile(cls)
+        return self.info(cls).program
+
+    def info(self, cls: Any) -> _Info:
+        """A class's program and version bounds, found once."""
+        got = self._info.get(cls)
+        if got is None:
+            valid = (getattr(cls, "MESSAGE", None) or {}).get("validVersions")  # tops only
+            lo, hi = version_bounds(valid) if valid else (0, None)
+            got = self._info[cls] = _Info(self._compile(cls), lo, 0x7FFF if hi is None else hi)
         return got
 
     def _compile(self, cls: Any) -> Any:
-        if getattr(cls, "PROGRAM", None) is None:
+        if _programs is None or getattr(cls, "PROGRAM", None) is None:
             return None
         module = sys.modules[cls.__module__]
+
+        class NoProgram(Exception):
+            pass
 
         def resolve(name: str) -> Any:
             found = self.program(getattr(module, name))
             if found is None:
-                raise LookupError(f"{name} has no program")
+                raise NoProgram(name)
             return found
 
         try:
             return _programs.compile(cls, resolve)
-        except LookupError:
+        except NoProgram:
             return None
 
     # -- checks
@@ -193,8 +200,7 @@ class Codecs:
         m = cls.MESSAGE
         valid = m["validVersions"]
         if not in_versions(valid, version):
-            lo = valid.split("-")[0].rstrip("+")
-            newer = version > int(lo)
+            newer = version > version_bounds(valid)[0]
             what = "is newer than this codec knows" if newer else "is not one this codec knows"
             raise UnknownVersionError(f"{m['spec']} version {version} {what} ({valid})", pos)
 
@@ -204,8 +210,9 @@ class Codecs:
     ) -> Any:
         """One struct of a spec at a version, which must take the bytes to end (unless
         trailing: bytes after it are ignored, as Kafka's readers of nested bytes do)."""
-        self.check_version(cls, version, pos)
-        program = self.program(cls)
+        program, lo, hi = self.info(cls)
+        if not lo <= version <= hi:
+            self.check_version(cls, version, pos)
         if program is not None:
             done = _programs.parse(program, data, pos, end, version)
             if done is not None:  # else: bad bytes, read again by the Python parser to say why
@@ -240,7 +247,8 @@ class Codecs:
         e = self._entries.get((topic, "key", record_type))
         if e is None:
             e = self._entry(topic, "key", record_type)
-        return Message(e.spec, e.key_version, self._struct(e, data, e.key_version), record_type)
+        obj = self.parse_struct(e.cls, data, 2, len(data), e.key_version)
+        return Message(e.spec, e.key_version, obj, record_type)
 
     def coordinator_value(self, topic: str, record_type: int, data) -> Message:
         """A record value of a coordinator topic (not a tombstone): int16 version, then the
@@ -251,23 +259,14 @@ class Codecs:
         if len(data) < 2:
             raise CorruptRecordError(f"a {topic} value needs 2 bytes, found {len(data)}", 0)
         version = ((data[0] << 8) | data[1]) - ((data[0] & 0x80) << 9)
-        return Message(e.spec, version, self._struct(e, data, version), record_type)
-
-    def _struct(self, e: _Entry, data, version: int) -> Any:
-        """The struct after a 2-byte prefix, by the native program when it can read it."""
-        if e.program is not None and e.lo <= version <= e.hi:
-            done = _programs.parse(e.program, data, 2, len(data), version)
-            if done is not None and done[1] == len(data):
-                return done[0]
-        return self.parse_struct(e.cls, data, 2, len(data), version)
+        obj = self.parse_struct(e.cls, data, 2, len(data), version)
+        return Message(e.spec, version, obj, record_type)
 
     def _entry(self, topic: str, kind: str, record_type: int) -> _Entry:
         r = self._coordinator(topic, kind)["by_type"].get(record_type)
         if r is None or r[kind] is None:
             raise UnknownRecordTypeError(f"Unknown record type {record_type}", 0)
-        cls = self.top(r[f"{kind}Schema"])
-        lo, hi = _range(cls.MESSAGE["validVersions"])
-        e = _Entry(r[kind], cls, self.program(cls), lo, hi, r.get("keyVersion", 0))
+        e = _Entry(r[kind], self.top(r[f"{kind}Schema"]), r.get("keyVersion", 0))
         self._entries[(topic, kind, record_type)] = e
         return e
 
@@ -318,10 +317,9 @@ class Codecs:
                         e = self._entries.get((topic, kind, rt)) or self._entry(topic, kind, rt)
                     except UnknownRecordTypeError:
                         continue
-                    if e.program is not None:
-                        table[rt] = (
-                            (e.program, e.key_version) if kind == "key" else (e.program, e.lo, e.hi)
-                        )
+                    info = self.info(e.cls)
+                    if info.program is not None:
+                        table[rt] = (info.program, e.key_version) if kind == "key" else info
             cached = self._framing[(topic, "pairs")] = (keys, values)
         return cached
 

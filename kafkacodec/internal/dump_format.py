@@ -26,14 +26,19 @@ __all__ = [
 Parsed = tuple[str | None, str | None, bool]
 
 
+#: Each class's fields by Kafka name.
+_BY_NAME: dict[type, dict[str, dict]] = {}
+
+
 def get(obj, name: str):
-    """A field of a decoded struct by its Kafka name (tagged fields included)."""
-    for f in type(obj).MESSAGE["fields"]:
-        if f["name"] == name:
-            version = getattr(obj, "version", 0)
-            present, value = field_value(obj, f, version)
-            return value if present else None
-    raise KeyError(name)
+    """A field of a decoded struct by its Kafka name (tagged fields included); None when
+    the field is not in the struct's version."""
+    cls = type(obj)
+    fields = _BY_NAME.get(cls)
+    if fields is None:
+        fields = _BY_NAME[cls] = {f["name"]: f for f in cls.MESSAGE["fields"]}
+    present, value = field_value(obj, fields[name], getattr(obj, "version", 0))
+    return value if present else None
 
 
 # -- __consumer_offsets (OffsetsMessageParser) and __share_group_state

@@ -20,10 +20,15 @@ from kafkacodec.runtime.errors import DecodeError
 from .codecs import DEFAULT, Codecs
 from .dump_format import get
 
-__all__ = ["Commit", "GroupOffsets", "fold_offsets", "describe", "OFFSETS_TOPIC"]
+__all__ = [
+    "Commit", "GroupOffsets", "fold_offsets", "describe", "read_commit", "OFFSETS_TOPIC",
+    "OFFSET_COMMIT_TYPES",
+]  # fmt: skip
 
 OFFSETS_TOPIC = "__consumer_offsets"
-_OFFSET_COMMIT_TYPES = (0, 1)  # OffsetCommitKey: record types 0 and 1
+#: The record types of OffsetCommitKey (0 and 1; 2 and on are group metadata and the
+#: consumer and share groups' records).
+OFFSET_COMMIT_TYPES = (0, 1)
 
 
 @dataclass
@@ -35,6 +40,7 @@ class Commit:
     leader_epoch: int | None
     metadata: str | None
     commit_timestamp: int
+    expire_timestamp: int | None  # version 1 only
     log_offset: int  # where in __consumer_offsets the commit is
 
 
@@ -49,9 +55,9 @@ class GroupOffsets:
     pending: int = 0  # transactional commits with no COMMIT or ABORT marker yet
 
 
-def _commit(key_obj, value_obj, log_offset: int):
+def read_commit(key_obj, value_obj, log_offset: int):
     """(group, topic, partition) and the Commit (None: a tombstone) of a decoded
-    OffsetCommit record."""
+    OffsetCommit record (Codecs.coordinator_pairs' key and value objects)."""
     ident = (get(key_obj, "group"), get(key_obj, "topic"), get(key_obj, "partition"))
     if value_obj is None:
         return ident, None
@@ -60,7 +66,7 @@ def _commit(key_obj, value_obj, log_offset: int):
         *ident, offset=get(value_obj, "offset"),
         leader_epoch=None if epoch is None or epoch < 0 else epoch,
         metadata=get(value_obj, "metadata"), commit_timestamp=get(value_obj, "commitTimestamp"),
-        log_offset=log_offset,
+        expire_timestamp=get(value_obj, "expireTimestamp"), log_offset=log_offset,
     )  # fmt: skip
 
 
@@ -81,9 +87,9 @@ def fold_partition(p: Partition, out: GroupOffsets, codecs: Codecs = DEFAULT) ->
                 out.problems.append(f"{p.path.name} offset {r.offset}: {got}")
                 continue
             record_type, key_obj, _version, value_obj = got
-            if record_type not in _OFFSET_COMMIT_TYPES:
+            if record_type not in OFFSET_COMMIT_TYPES:
                 continue
-            found = _commit(key_obj, value_obj, r.offset)
+            found = read_commit(key_obj, value_obj, r.offset)
             if batch.is_transactional:
                 pending.setdefault(batch.producer_id, []).append(found)
             else:
@@ -119,10 +125,6 @@ def _apply(out: GroupOffsets, ident, commit: Commit | None) -> None:
         out.commits[ident] = commit
 
 
-def _log_dirs(paths: Iterable[Path | str]) -> list[LogDirs]:
-    return [LogDirs(p) for p in paths]
-
-
 def fold_offsets(log_dirs: list[LogDirs], codecs: Codecs = DEFAULT) -> GroupOffsets:
     out = GroupOffsets()
     for d in log_dirs:
@@ -152,7 +154,7 @@ def describe(
     """One row per committed group, topic and partition (sorted as kafka-consumer-groups
     sorts them: by group, then topic, then partition), with the partition's log end offset
     and the lag when the partition is on these log dirs (None otherwise)."""
-    dirs = _log_dirs(paths)
+    dirs = [LogDirs(p) for p in paths]
     try:
         folded = fold_offsets(dirs, codecs)
         leo = log_end_offsets(dirs)

@@ -133,6 +133,23 @@ def drop_pages(buf, upto: int) -> None:
                 pass
 
 
+class PageDropper:
+    """Lets the kernel drop the pages of a mapping behind a walk, every DROP_EVERY bytes:
+    a walk over a large file keeps its resident memory bounded whatever the file's size."""
+
+    __slots__ = ("buf", "dropped")
+
+    def __init__(self, buf, start: int = 0) -> None:
+        self.buf = buf
+        self.dropped = start
+
+    def passed(self, position: int) -> None:
+        """The walk is at position: what is before it may go."""
+        if position - self.dropped > DROP_EVERY:
+            drop_pages(self.buf, position)
+            self.dropped = position
+
+
 def unmap(buf) -> None:
     """Close what map_regular mapped; while batches still view it, it unmaps when they go."""
     if isinstance(buf, mmap.mmap):

@@ -309,11 +309,9 @@ class Partition:
         aborted = AbortFilter(self) if committed_only else None
         for seg in self.segments[self.segments.index(first) :]:
             start = seg.start_position(from_offset) if seg is first else 0
-            dropped = start
+            pages = fsio.PageDropper(seg.data, start)
             for batch in self._batches(seg, start, verify_crc, on_damage):
-                if batch.position - dropped > fsio.DROP_EVERY:  # bounded memory on big segments
-                    fsio.drop_pages(seg.data, batch.position)
-                    dropped = batch.position
+                pages.passed(batch.position)
                 if batch.last_offset < from_offset:
                     continue
                 if aborted is not None and aborted.drops(batch):

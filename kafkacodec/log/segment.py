@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from ..records.batches import BatchIterator, BytesLike, LegacyBatch, RecordBatch
 from ..runtime.errors import DecodeError, LogError, NotASegmentError
-from .fsio import DROP_EVERY, drop_pages
+from .fsio import PageDropper
 from .index import (
     OffsetIndex,
     OffsetPosition,
@@ -275,12 +275,11 @@ class Segment:
         """The offset after the last batch (Kafka's readNextOffset), walking only the tail
         after the last offset index entry."""
         last = None
-        start = dropped = self.start_position(self.offset_index.last_entry().offset)
+        start = self.start_position(self.offset_index.last_entry().offset)
+        pages = PageDropper(self.data, start)  # a long walk when the index is missing
         for batch in self.batches(start):
             last = batch
-            if batch.position - dropped > DROP_EVERY:  # a segment without its index: long
-                drop_pages(self.data, batch.position)
-                dropped = batch.position
+            pages.passed(batch.position)
         return self.base_offset if last is None else last.last_offset + 1
 
     def max_timestamp_so_far(self, *, immutable: bool = False) -> TimestampOffset:

@@ -209,6 +209,7 @@ def test_a_dump_drops_the_pages_it_has_read_and_prints_the_same(tmp_path, monkey
 
     from kafkacodec import dump
     from kafkacodec.internal.dump_format import offsets_parser
+    from kafkacodec.log import fsio
     from kafkacodec.log.index import map_file
 
     keys = keys_by_type("group-coordinator")
@@ -220,5 +221,5 @@ def test_a_dump_drops_the_pages_it_has_read_and_prints_the_same(tmp_path, monkey
         return list(dump.dump_text(Path(log), data, print_data=True, decoder=offsets_parser))
 
     whole = text()
-    monkeypatch.setattr(dump, "DROP_EVERY", 4096)
+    monkeypatch.setattr(fsio, "DROP_EVERY", 4096)
     assert text() == whole and len(whole) == 2 + 2 * 300
