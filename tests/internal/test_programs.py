@@ -109,3 +109,56 @@ def test_coordinator_pairs_equal_one_record_a_call():
         else:
             assert (version, ours_tree(vobj)) == (v.version, ours_tree(v.obj))
     assert sum(isinstance(x, DecodeError) for x in got) == 3
+
+
+def _key(group: bytes, topic: bytes, partition: int) -> bytes:
+    """An OffsetCommitKey (record type 1) of raw group and topic bytes."""
+    s16 = lambda raw: len(raw).to_bytes(2, "big") + raw  # noqa: E731
+    return b"\x00\x01" + s16(group) + s16(topic) + partition.to_bytes(4, "big")
+
+
+NAMES = st.one_of(
+    st.sampled_from([b"", b"g", b"orders", b"x" * 64, b"x" * 65, "gr\u00fcn".encode()]),
+    st.binary(max_size=80),  # invalid UTF-8 too: surrogateescape, as the Python parser does
+    st.text(max_size=70).map(str.encode),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    names=st.lists(NAMES, min_size=1, max_size=12), picks=st.lists(st.integers(0, 11), max_size=60)
+)
+def test_bulk_strings_equal_the_python_parser(names, picks):
+    """Names repeat in a real __consumer_offsets (the interpreter shares one str per short
+    ASCII name): every string read in bulk equals the Python parser's, whatever the bytes,
+    repeated or not, colliding in the cache or not."""
+    pairs = [(_key(names[i % len(names)], names[(i + 1) % len(names)], i), None) for i in picks]
+    python_only = C.Codecs()
+    python_only.program = lambda cls: None  # type: ignore[method-assign]
+    got = DEFAULT.coordinator_pairs("__consumer_offsets", pairs)
+    want = python_only.coordinator_pairs("__consumer_offsets", pairs)
+    for g, w in zip(got, want):
+        assert ours_tree(g[1]) == ours_tree(w[1])
+        assert (g[1].group, g[1].topic) == (w[1].group, w[1].topic)
+
+
+def test_what_the_interpreter_makes_is_not_tracked_by_the_collector():
+    """The interpreter makes trees of objects holding no cycle: the cyclic collector never
+    has to walk them (see runtime/_programs.c)."""
+    import gc
+
+    def walk(obj):
+        yield obj
+        for name in getattr(type(obj), "__slots__", ()):
+            yield from walk(getattr(obj, name))
+        if isinstance(obj, list):
+            for item in obj:
+                yield from walk(item)
+
+    seen = 0
+    for cls, data, pos, version in STRUCTS:
+        obj, _ = C._programs.parse(DEFAULT.program(cls), data, pos, len(data), version)
+        for part in walk(obj):
+            assert not gc.is_tracked(part), (cls.__name__, type(part).__name__)
+            seen += 1
+    assert seen > 5 * len(STRUCTS)
