@@ -294,6 +294,7 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
 
     Fields, in byte order (schemas/internal/broker_registration_change_record.ksy, /types/broker_registration_change_record_tag_1):
 
+    - tag_in_version: bytes. Nothing: the check that the message version is one of the tag's (1+); Kafka refuses tag 1 at any other.
     - in_controlled_shutdown: s1. 0 if no change, 1 if the broker is in controlled shutdown.
     - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
     """
@@ -301,6 +302,7 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
     #: Stored fields, in byte order (params first).
     FIELDS = (
         "version",
+        "tag_in_version",
         "in_controlled_shutdown",
         "unread",
     )
@@ -312,10 +314,11 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
     MIN_SIZE = 1
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
-        ("version", "in_controlled_shutdown", "unread"),
+        ("version", "tag_in_version", "in_controlled_shutdown", "unread"),
         (
-            (1, 1, None, None, (), 1, 1, None),
-            (5, 2, None, None, ((4, 0, 0, 13),), None, None, None),
+            (4, 1, None, None, ((1, 0, 0, 1, 18),), (0, 0), None, None),
+            (1, 2, None, None, (), 1, 1, None),
+            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
         ),
         1,
     )
@@ -323,10 +326,12 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
     def __init__(
         self,
         version=None,
+        tag_in_version=None,
         in_controlled_shutdown=None,
         unread=None,
     ) -> None:
         self.version = version
+        self.tag_in_version = tag_in_version
         self.in_controlled_shutdown = in_controlled_shutdown
         self.unread = unread
 
@@ -339,6 +344,25 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
         if end is None:
             end = len(buf)
         try:
+            n = 0
+            if not 0 <= n <= end - pos:
+                raise _p.bad_size(
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/0",
+                    pos,
+                    "tag_in_version",
+                    n,
+                    end - pos,
+                )
+            tag_in_version = buf[pos : pos + n]
+            pos += n
+            if not (version >= 1):
+                raise _p.invalid(
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/0",
+                    pos,
+                    "tag_in_version",
+                    tag_in_version,
+                    "must satisfy version >= 1",
+                )
             if end - pos < 1:
                 raise _p.truncated(cls.PATH, pos, end, 1)
             (in_controlled_shutdown,) = _S1.unpack_from(buf, pos)
@@ -348,7 +372,7 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
             pos += n
             if not (len(unread) == 0):
                 raise _p.invalid(
-                    "broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/1",
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/2",
                     pos,
                     "unread",
                     unread,
@@ -360,6 +384,7 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
             raise _p.truncated(cls.PATH, end, end)
         obj = cls(
             version,
+            tag_in_version,
             in_controlled_shutdown,
             unread,
         )
@@ -368,9 +393,13 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
+            tag_in_version = self.tag_in_version
             in_controlled_shutdown = self.in_controlled_shutdown
             unread = self.unread
             o = out
+            if len(tag_in_version) != 0:
+                raise ValueError(f"tag_in_version is 0 bytes, not {len(tag_in_version)}")
+            o += tag_in_version
             o += _S1.pack(in_controlled_shutdown)
             o += unread
         except _p.ENCODE_ERRORS as err:
@@ -382,6 +411,7 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
 
     Fields, in byte order (schemas/internal/broker_registration_change_record.ksy, /types/broker_registration_change_record_tag_2):
 
+    - tag_in_version: bytes. Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 2 at any other.
     - num_log_dirs: unsigned varint, derived by builders. The count of log_dirs + 1, 0 for null (flexible versions).
     - log_dirs: bytes list. Log directories configured in this broker which are available.
     - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
@@ -390,6 +420,7 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
     #: Stored fields, in byte order (params first).
     FIELDS = (
         "version",
+        "tag_in_version",
         "num_log_dirs",
         "log_dirs",
         "unread",
@@ -402,11 +433,12 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
     MIN_SIZE = 1
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
-        ("version", "num_log_dirs", "log_dirs", "unread"),
+        ("version", "tag_in_version", "num_log_dirs", "log_dirs", "unread"),
         (
-            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
-            (4, 2, None, (1, 1, 0, 1, 11), (), (0, 16), None, None),
-            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+            (4, 1, None, None, ((1, 0, 0, 2, 18),), (0, 0), None, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 3, None, (1, 2, 0, 1, 11), (), (0, 16), None, None),
+            (5, 4, None, None, ((4, 0, 0, 13),), None, None, None),
         ),
         1,
     )
@@ -414,11 +446,13 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
     def __init__(
         self,
         version=None,
+        tag_in_version=None,
         num_log_dirs=None,
         log_dirs=None,
         unread=None,
     ) -> None:
         self.version = version
+        self.tag_in_version = tag_in_version
         self.num_log_dirs = num_log_dirs
         self.log_dirs = log_dirs
         self.unread = unread
@@ -432,6 +466,25 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
         if end is None:
             end = len(buf)
         try:
+            n = 0
+            if not 0 <= n <= end - pos:
+                raise _p.bad_size(
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/0",
+                    pos,
+                    "tag_in_version",
+                    n,
+                    end - pos,
+                )
+            tag_in_version = buf[pos : pos + n]
+            pos += n
+            if not (version >= 2):
+                raise _p.invalid(
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/0",
+                    pos,
+                    "tag_in_version",
+                    tag_in_version,
+                    "must satisfy version >= 2",
+                )
             b = buf[pos]
             if b < 0x80:
                 num_log_dirs = b
@@ -442,11 +495,11 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
                     pos,
                     end,
                     5,
-                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/0",
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/1",
                 )
             if not (num_log_dirs >= 1):
                 raise _p.invalid(
-                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/0",
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/1",
                     pos,
                     "num_log_dirs",
                     num_log_dirs,
@@ -455,7 +508,7 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
             count = num_log_dirs - 1
             if count < 0:
                 raise _p.bad_count(
-                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/1",
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/2",
                     pos,
                     "log_dirs",
                     count,
@@ -465,7 +518,7 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
                 n = 16
                 if not 0 <= n <= end - pos:
                     raise _p.bad_size(
-                        "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/1",
+                        "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/2",
                         pos,
                         "log_dirs",
                         n,
@@ -479,7 +532,7 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
             pos += n
             if not (len(unread) == 0):
                 raise _p.invalid(
-                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/2",
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/3",
                     pos,
                     "unread",
                     unread,
@@ -491,6 +544,7 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
             raise _p.truncated(cls.PATH, end, end)
         obj = cls(
             version,
+            tag_in_version,
             num_log_dirs,
             log_dirs,
             unread,
@@ -500,12 +554,16 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
+            tag_in_version = self.tag_in_version
             num_log_dirs = self.num_log_dirs
             log_dirs = self.log_dirs
             unread = self.unread
             if num_log_dirs is None:
                 num_log_dirs = len(log_dirs) + 1 if log_dirs is not None else 0
             o = out
+            if len(tag_in_version) != 0:
+                raise ValueError(f"tag_in_version is 0 bytes, not {len(tag_in_version)}")
+            o += tag_in_version
             if 0 <= num_log_dirs < 128:
                 o.append(num_log_dirs)
             else:
@@ -513,7 +571,7 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
                     o,
                     num_log_dirs,
                     5,
-                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/0",
+                    "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/1",
                 )
             for item in log_dirs:
                 if len(item) != 16:

@@ -21,11 +21,6 @@
 #define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_0_FENCED_SIZE 1
 #define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_0_FIXED_SIZE 1  /* bytes of the fixed-width fields it starts with */
 
-/* broker_registration_change_record::broker_registration_change_record_tag_1 (schemas/broker_registration_change_record.ksy) */
-#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_1_IN_CONTROLLED_SHUTDOWN_AT 0  /* s1 */
-#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_1_IN_CONTROLLED_SHUTDOWN_SIZE 1
-#define BROKER_REGISTRATION_CHANGE_RECORD_BROKER_REGISTRATION_CHANGE_RECORD_TAG_1_FIXED_SIZE 1  /* bytes of the fixed-width fields it starts with */
-
 /* config_record (schemas/config_record.ksy) */
 #define CONFIG_RECORD_RESOURCE_TYPE_AT                   0  /* s1 */
 #define CONFIG_RECORD_RESOURCE_TYPE_SIZE                 1

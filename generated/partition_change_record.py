@@ -1020,6 +1020,7 @@ class PartitionChangeRecordTag6(_p.Generated):
 
     Fields, in byte order (schemas/internal/partition_change_record.ksy, /types/partition_change_record_tag_6):
 
+    - tag_in_version: bytes. Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 6 at any other.
     - num_eligible_leader_replicas: unsigned varint, derived by builders. The count of eligible_leader_replicas + 1, 0 for null (flexible versions).
     - eligible_leader_replicas: s4 list, if num_eligible_leader_replicas != 0. null if the ELR didn't change; the new eligible leader replicas otherwise.
     - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
@@ -1028,6 +1029,7 @@ class PartitionChangeRecordTag6(_p.Generated):
     #: Stored fields, in byte order (params first).
     FIELDS = (
         "version",
+        "tag_in_version",
         "num_eligible_leader_replicas",
         "eligible_leader_replicas",
         "unread",
@@ -1040,11 +1042,18 @@ class PartitionChangeRecordTag6(_p.Generated):
     MIN_SIZE = 1
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
-        ("version", "num_eligible_leader_replicas", "eligible_leader_replicas", "unread"),
         (
-            (3, 1, None, None, (), 5, None, None),
-            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
-            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+            "version",
+            "tag_in_version",
+            "num_eligible_leader_replicas",
+            "eligible_leader_replicas",
+            "unread",
+        ),
+        (
+            (4, 1, None, None, ((1, 0, 0, 2, 18),), (0, 0), None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (1, 3, (1, 2, 0, 0, 14), (1, 2, 0, 1, 11), (), 4, 1, None),
+            (5, 4, None, None, ((4, 0, 0, 13),), None, None, None),
         ),
         1,
     )
@@ -1052,11 +1061,13 @@ class PartitionChangeRecordTag6(_p.Generated):
     def __init__(
         self,
         version=None,
+        tag_in_version=None,
         num_eligible_leader_replicas=None,
         eligible_leader_replicas=None,
         unread=None,
     ) -> None:
         self.version = version
+        self.tag_in_version = tag_in_version
         self.num_eligible_leader_replicas = num_eligible_leader_replicas
         self.eligible_leader_replicas = eligible_leader_replicas
         self.unread = unread
@@ -1070,6 +1081,25 @@ class PartitionChangeRecordTag6(_p.Generated):
         if end is None:
             end = len(buf)
         try:
+            n = 0
+            if not 0 <= n <= end - pos:
+                raise _p.bad_size(
+                    "partition_change_record /types/partition_change_record_tag_6/seq/0",
+                    pos,
+                    "tag_in_version",
+                    n,
+                    end - pos,
+                )
+            tag_in_version = buf[pos : pos + n]
+            pos += n
+            if not (version >= 2):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_6/seq/0",
+                    pos,
+                    "tag_in_version",
+                    tag_in_version,
+                    "must satisfy version >= 2",
+                )
             b = buf[pos]
             if b < 0x80:
                 num_eligible_leader_replicas = b
@@ -1080,13 +1110,13 @@ class PartitionChangeRecordTag6(_p.Generated):
                     pos,
                     end,
                     5,
-                    "partition_change_record /types/partition_change_record_tag_6/seq/0",
+                    "partition_change_record /types/partition_change_record_tag_6/seq/1",
                 )
             if num_eligible_leader_replicas != 0:
                 count = num_eligible_leader_replicas - 1
                 if count < 0:
                     raise _p.bad_count(
-                        "partition_change_record /types/partition_change_record_tag_6/seq/1",
+                        "partition_change_record /types/partition_change_record_tag_6/seq/2",
                         pos,
                         "eligible_leader_replicas",
                         count,
@@ -1095,7 +1125,7 @@ class PartitionChangeRecordTag6(_p.Generated):
                 for _i in range(count):
                     if end - pos < 4:
                         raise _p.truncated(
-                            "partition_change_record /types/partition_change_record_tag_6/seq/1",
+                            "partition_change_record /types/partition_change_record_tag_6/seq/2",
                             pos,
                             end,
                             4,
@@ -1110,7 +1140,7 @@ class PartitionChangeRecordTag6(_p.Generated):
             pos += n
             if not (len(unread) == 0):
                 raise _p.invalid(
-                    "partition_change_record /types/partition_change_record_tag_6/seq/2",
+                    "partition_change_record /types/partition_change_record_tag_6/seq/3",
                     pos,
                     "unread",
                     unread,
@@ -1122,6 +1152,7 @@ class PartitionChangeRecordTag6(_p.Generated):
             raise _p.truncated(cls.PATH, end, end)
         obj = cls(
             version,
+            tag_in_version,
             num_eligible_leader_replicas,
             eligible_leader_replicas,
             unread,
@@ -1131,6 +1162,7 @@ class PartitionChangeRecordTag6(_p.Generated):
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
+            tag_in_version = self.tag_in_version
             num_eligible_leader_replicas = self.num_eligible_leader_replicas
             eligible_leader_replicas = self.eligible_leader_replicas
             unread = self.unread
@@ -1139,6 +1171,9 @@ class PartitionChangeRecordTag6(_p.Generated):
                     len(eligible_leader_replicas) + 1 if eligible_leader_replicas is not None else 0
                 )
             o = out
+            if len(tag_in_version) != 0:
+                raise ValueError(f"tag_in_version is 0 bytes, not {len(tag_in_version)}")
+            o += tag_in_version
             if 0 <= num_eligible_leader_replicas < 128:
                 o.append(num_eligible_leader_replicas)
             else:
@@ -1146,7 +1181,7 @@ class PartitionChangeRecordTag6(_p.Generated):
                     o,
                     num_eligible_leader_replicas,
                     5,
-                    "partition_change_record /types/partition_change_record_tag_6/seq/0",
+                    "partition_change_record /types/partition_change_record_tag_6/seq/1",
                 )
             if num_eligible_leader_replicas != 0:
                 for item in eligible_leader_replicas:
@@ -1165,6 +1200,7 @@ class PartitionChangeRecordTag7(_p.Generated):
 
     Fields, in byte order (schemas/internal/partition_change_record.ksy, /types/partition_change_record_tag_7):
 
+    - tag_in_version: bytes. Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 7 at any other.
     - num_last_known_elr: unsigned varint, derived by builders. The count of last_known_elr + 1, 0 for null (flexible versions).
     - last_known_elr: s4 list, if num_last_known_elr != 0. null if the LastKnownElr didn't change; the last known eligible leader replicas otherwise.
     - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
@@ -1173,6 +1209,7 @@ class PartitionChangeRecordTag7(_p.Generated):
     #: Stored fields, in byte order (params first).
     FIELDS = (
         "version",
+        "tag_in_version",
         "num_last_known_elr",
         "last_known_elr",
         "unread",
@@ -1185,11 +1222,12 @@ class PartitionChangeRecordTag7(_p.Generated):
     MIN_SIZE = 1
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
-        ("version", "num_last_known_elr", "last_known_elr", "unread"),
+        ("version", "tag_in_version", "num_last_known_elr", "last_known_elr", "unread"),
         (
-            (3, 1, None, None, (), 5, None, None),
-            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
-            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+            (4, 1, None, None, ((1, 0, 0, 2, 18),), (0, 0), None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (1, 3, (1, 2, 0, 0, 14), (1, 2, 0, 1, 11), (), 4, 1, None),
+            (5, 4, None, None, ((4, 0, 0, 13),), None, None, None),
         ),
         1,
     )
@@ -1197,11 +1235,13 @@ class PartitionChangeRecordTag7(_p.Generated):
     def __init__(
         self,
         version=None,
+        tag_in_version=None,
         num_last_known_elr=None,
         last_known_elr=None,
         unread=None,
     ) -> None:
         self.version = version
+        self.tag_in_version = tag_in_version
         self.num_last_known_elr = num_last_known_elr
         self.last_known_elr = last_known_elr
         self.unread = unread
@@ -1215,6 +1255,25 @@ class PartitionChangeRecordTag7(_p.Generated):
         if end is None:
             end = len(buf)
         try:
+            n = 0
+            if not 0 <= n <= end - pos:
+                raise _p.bad_size(
+                    "partition_change_record /types/partition_change_record_tag_7/seq/0",
+                    pos,
+                    "tag_in_version",
+                    n,
+                    end - pos,
+                )
+            tag_in_version = buf[pos : pos + n]
+            pos += n
+            if not (version >= 2):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_7/seq/0",
+                    pos,
+                    "tag_in_version",
+                    tag_in_version,
+                    "must satisfy version >= 2",
+                )
             b = buf[pos]
             if b < 0x80:
                 num_last_known_elr = b
@@ -1225,13 +1284,13 @@ class PartitionChangeRecordTag7(_p.Generated):
                     pos,
                     end,
                     5,
-                    "partition_change_record /types/partition_change_record_tag_7/seq/0",
+                    "partition_change_record /types/partition_change_record_tag_7/seq/1",
                 )
             if num_last_known_elr != 0:
                 count = num_last_known_elr - 1
                 if count < 0:
                     raise _p.bad_count(
-                        "partition_change_record /types/partition_change_record_tag_7/seq/1",
+                        "partition_change_record /types/partition_change_record_tag_7/seq/2",
                         pos,
                         "last_known_elr",
                         count,
@@ -1240,7 +1299,7 @@ class PartitionChangeRecordTag7(_p.Generated):
                 for _i in range(count):
                     if end - pos < 4:
                         raise _p.truncated(
-                            "partition_change_record /types/partition_change_record_tag_7/seq/1",
+                            "partition_change_record /types/partition_change_record_tag_7/seq/2",
                             pos,
                             end,
                             4,
@@ -1255,7 +1314,7 @@ class PartitionChangeRecordTag7(_p.Generated):
             pos += n
             if not (len(unread) == 0):
                 raise _p.invalid(
-                    "partition_change_record /types/partition_change_record_tag_7/seq/2",
+                    "partition_change_record /types/partition_change_record_tag_7/seq/3",
                     pos,
                     "unread",
                     unread,
@@ -1267,6 +1326,7 @@ class PartitionChangeRecordTag7(_p.Generated):
             raise _p.truncated(cls.PATH, end, end)
         obj = cls(
             version,
+            tag_in_version,
             num_last_known_elr,
             last_known_elr,
             unread,
@@ -1276,12 +1336,16 @@ class PartitionChangeRecordTag7(_p.Generated):
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
+            tag_in_version = self.tag_in_version
             num_last_known_elr = self.num_last_known_elr
             last_known_elr = self.last_known_elr
             unread = self.unread
             if num_last_known_elr is None:
                 num_last_known_elr = len(last_known_elr) + 1 if last_known_elr is not None else 0
             o = out
+            if len(tag_in_version) != 0:
+                raise ValueError(f"tag_in_version is 0 bytes, not {len(tag_in_version)}")
+            o += tag_in_version
             if 0 <= num_last_known_elr < 128:
                 o.append(num_last_known_elr)
             else:
@@ -1289,7 +1353,7 @@ class PartitionChangeRecordTag7(_p.Generated):
                     o,
                     num_last_known_elr,
                     5,
-                    "partition_change_record /types/partition_change_record_tag_7/seq/0",
+                    "partition_change_record /types/partition_change_record_tag_7/seq/1",
                 )
             if num_last_known_elr != 0:
                 for item in last_known_elr:
@@ -1306,6 +1370,7 @@ class PartitionChangeRecordTag8(_p.Generated):
 
     Fields, in byte order (schemas/internal/partition_change_record.ksy, /types/partition_change_record_tag_8):
 
+    - tag_in_version: bytes. Nothing: the check that the message version is one of the tag's (1+); Kafka refuses tag 8 at any other.
     - num_directories: unsigned varint, derived by builders. The count of directories + 1, 0 for null (flexible versions).
     - directories: bytes list, if num_directories != 0. null if the log dirs didn't change; the new log directory for each replica otherwise.
     - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
@@ -1314,6 +1379,7 @@ class PartitionChangeRecordTag8(_p.Generated):
     #: Stored fields, in byte order (params first).
     FIELDS = (
         "version",
+        "tag_in_version",
         "num_directories",
         "directories",
         "unread",
@@ -1326,11 +1392,12 @@ class PartitionChangeRecordTag8(_p.Generated):
     MIN_SIZE = 1
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
-        ("version", "num_directories", "directories", "unread"),
+        ("version", "tag_in_version", "num_directories", "directories", "unread"),
         (
-            (3, 1, None, None, (), 5, None, None),
-            (4, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), (0, 16), None, None),
-            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+            (4, 1, None, None, ((1, 0, 0, 1, 18),), (0, 0), None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (4, 3, (1, 2, 0, 0, 14), (1, 2, 0, 1, 11), (), (0, 16), None, None),
+            (5, 4, None, None, ((4, 0, 0, 13),), None, None, None),
         ),
         1,
     )
@@ -1338,11 +1405,13 @@ class PartitionChangeRecordTag8(_p.Generated):
     def __init__(
         self,
         version=None,
+        tag_in_version=None,
         num_directories=None,
         directories=None,
         unread=None,
     ) -> None:
         self.version = version
+        self.tag_in_version = tag_in_version
         self.num_directories = num_directories
         self.directories = directories
         self.unread = unread
@@ -1356,6 +1425,25 @@ class PartitionChangeRecordTag8(_p.Generated):
         if end is None:
             end = len(buf)
         try:
+            n = 0
+            if not 0 <= n <= end - pos:
+                raise _p.bad_size(
+                    "partition_change_record /types/partition_change_record_tag_8/seq/0",
+                    pos,
+                    "tag_in_version",
+                    n,
+                    end - pos,
+                )
+            tag_in_version = buf[pos : pos + n]
+            pos += n
+            if not (version >= 1):
+                raise _p.invalid(
+                    "partition_change_record /types/partition_change_record_tag_8/seq/0",
+                    pos,
+                    "tag_in_version",
+                    tag_in_version,
+                    "must satisfy version >= 1",
+                )
             b = buf[pos]
             if b < 0x80:
                 num_directories = b
@@ -1366,13 +1454,13 @@ class PartitionChangeRecordTag8(_p.Generated):
                     pos,
                     end,
                     5,
-                    "partition_change_record /types/partition_change_record_tag_8/seq/0",
+                    "partition_change_record /types/partition_change_record_tag_8/seq/1",
                 )
             if num_directories != 0:
                 count = num_directories - 1
                 if count < 0:
                     raise _p.bad_count(
-                        "partition_change_record /types/partition_change_record_tag_8/seq/1",
+                        "partition_change_record /types/partition_change_record_tag_8/seq/2",
                         pos,
                         "directories",
                         count,
@@ -1382,7 +1470,7 @@ class PartitionChangeRecordTag8(_p.Generated):
                     n = 16
                     if not 0 <= n <= end - pos:
                         raise _p.bad_size(
-                            "partition_change_record /types/partition_change_record_tag_8/seq/1",
+                            "partition_change_record /types/partition_change_record_tag_8/seq/2",
                             pos,
                             "directories",
                             n,
@@ -1398,7 +1486,7 @@ class PartitionChangeRecordTag8(_p.Generated):
             pos += n
             if not (len(unread) == 0):
                 raise _p.invalid(
-                    "partition_change_record /types/partition_change_record_tag_8/seq/2",
+                    "partition_change_record /types/partition_change_record_tag_8/seq/3",
                     pos,
                     "unread",
                     unread,
@@ -1410,6 +1498,7 @@ class PartitionChangeRecordTag8(_p.Generated):
             raise _p.truncated(cls.PATH, end, end)
         obj = cls(
             version,
+            tag_in_version,
             num_directories,
             directories,
             unread,
@@ -1419,12 +1508,16 @@ class PartitionChangeRecordTag8(_p.Generated):
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
+            tag_in_version = self.tag_in_version
             num_directories = self.num_directories
             directories = self.directories
             unread = self.unread
             if num_directories is None:
                 num_directories = len(directories) + 1 if directories is not None else 0
             o = out
+            if len(tag_in_version) != 0:
+                raise ValueError(f"tag_in_version is 0 bytes, not {len(tag_in_version)}")
+            o += tag_in_version
             if 0 <= num_directories < 128:
                 o.append(num_directories)
             else:
@@ -1432,7 +1525,7 @@ class PartitionChangeRecordTag8(_p.Generated):
                     o,
                     num_directories,
                     5,
-                    "partition_change_record /types/partition_change_record_tag_8/seq/0",
+                    "partition_change_record /types/partition_change_record_tag_8/seq/1",
                 )
             if num_directories != 0:
                 for item in directories:

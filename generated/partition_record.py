@@ -638,6 +638,7 @@ class PartitionRecordTag1(_p.Generated):
 
     Fields, in byte order (schemas/internal/partition_record.ksy, /types/partition_record_tag_1):
 
+    - tag_in_version: bytes. Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 1 at any other.
     - num_eligible_leader_replicas: unsigned varint, derived by builders. The count of eligible_leader_replicas + 1, 0 for null (flexible versions).
     - eligible_leader_replicas: s4 list, if num_eligible_leader_replicas != 0. The eligible leader replicas of this partition.
     - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
@@ -646,6 +647,7 @@ class PartitionRecordTag1(_p.Generated):
     #: Stored fields, in byte order (params first).
     FIELDS = (
         "version",
+        "tag_in_version",
         "num_eligible_leader_replicas",
         "eligible_leader_replicas",
         "unread",
@@ -658,11 +660,18 @@ class PartitionRecordTag1(_p.Generated):
     MIN_SIZE = 1
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
-        ("version", "num_eligible_leader_replicas", "eligible_leader_replicas", "unread"),
         (
-            (3, 1, None, None, (), 5, None, None),
-            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
-            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+            "version",
+            "tag_in_version",
+            "num_eligible_leader_replicas",
+            "eligible_leader_replicas",
+            "unread",
+        ),
+        (
+            (4, 1, None, None, ((1, 0, 0, 2, 18),), (0, 0), None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (1, 3, (1, 2, 0, 0, 14), (1, 2, 0, 1, 11), (), 4, 1, None),
+            (5, 4, None, None, ((4, 0, 0, 13),), None, None, None),
         ),
         1,
     )
@@ -670,11 +679,13 @@ class PartitionRecordTag1(_p.Generated):
     def __init__(
         self,
         version=None,
+        tag_in_version=None,
         num_eligible_leader_replicas=None,
         eligible_leader_replicas=None,
         unread=None,
     ) -> None:
         self.version = version
+        self.tag_in_version = tag_in_version
         self.num_eligible_leader_replicas = num_eligible_leader_replicas
         self.eligible_leader_replicas = eligible_leader_replicas
         self.unread = unread
@@ -688,19 +699,38 @@ class PartitionRecordTag1(_p.Generated):
         if end is None:
             end = len(buf)
         try:
+            n = 0
+            if not 0 <= n <= end - pos:
+                raise _p.bad_size(
+                    "partition_record /types/partition_record_tag_1/seq/0",
+                    pos,
+                    "tag_in_version",
+                    n,
+                    end - pos,
+                )
+            tag_in_version = buf[pos : pos + n]
+            pos += n
+            if not (version >= 2):
+                raise _p.invalid(
+                    "partition_record /types/partition_record_tag_1/seq/0",
+                    pos,
+                    "tag_in_version",
+                    tag_in_version,
+                    "must satisfy version >= 2",
+                )
             b = buf[pos]
             if b < 0x80:
                 num_eligible_leader_replicas = b
                 pos += 1
             else:
                 num_eligible_leader_replicas, pos = _p.read_uvarint(
-                    buf, pos, end, 5, "partition_record /types/partition_record_tag_1/seq/0"
+                    buf, pos, end, 5, "partition_record /types/partition_record_tag_1/seq/1"
                 )
             if num_eligible_leader_replicas != 0:
                 count = num_eligible_leader_replicas - 1
                 if count < 0:
                     raise _p.bad_count(
-                        "partition_record /types/partition_record_tag_1/seq/1",
+                        "partition_record /types/partition_record_tag_1/seq/2",
                         pos,
                         "eligible_leader_replicas",
                         count,
@@ -709,7 +739,7 @@ class PartitionRecordTag1(_p.Generated):
                 for _i in range(count):
                     if end - pos < 4:
                         raise _p.truncated(
-                            "partition_record /types/partition_record_tag_1/seq/1", pos, end, 4
+                            "partition_record /types/partition_record_tag_1/seq/2", pos, end, 4
                         )
                     item = _S0.unpack_from(buf, pos)[0]
                     pos += 4
@@ -721,7 +751,7 @@ class PartitionRecordTag1(_p.Generated):
             pos += n
             if not (len(unread) == 0):
                 raise _p.invalid(
-                    "partition_record /types/partition_record_tag_1/seq/2",
+                    "partition_record /types/partition_record_tag_1/seq/3",
                     pos,
                     "unread",
                     unread,
@@ -733,6 +763,7 @@ class PartitionRecordTag1(_p.Generated):
             raise _p.truncated(cls.PATH, end, end)
         obj = cls(
             version,
+            tag_in_version,
             num_eligible_leader_replicas,
             eligible_leader_replicas,
             unread,
@@ -742,6 +773,7 @@ class PartitionRecordTag1(_p.Generated):
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
+            tag_in_version = self.tag_in_version
             num_eligible_leader_replicas = self.num_eligible_leader_replicas
             eligible_leader_replicas = self.eligible_leader_replicas
             unread = self.unread
@@ -750,6 +782,9 @@ class PartitionRecordTag1(_p.Generated):
                     len(eligible_leader_replicas) + 1 if eligible_leader_replicas is not None else 0
                 )
             o = out
+            if len(tag_in_version) != 0:
+                raise ValueError(f"tag_in_version is 0 bytes, not {len(tag_in_version)}")
+            o += tag_in_version
             if 0 <= num_eligible_leader_replicas < 128:
                 o.append(num_eligible_leader_replicas)
             else:
@@ -757,7 +792,7 @@ class PartitionRecordTag1(_p.Generated):
                     o,
                     num_eligible_leader_replicas,
                     5,
-                    "partition_record /types/partition_record_tag_1/seq/0",
+                    "partition_record /types/partition_record_tag_1/seq/1",
                 )
             if num_eligible_leader_replicas != 0:
                 for item in eligible_leader_replicas:
@@ -776,6 +811,7 @@ class PartitionRecordTag2(_p.Generated):
 
     Fields, in byte order (schemas/internal/partition_record.ksy, /types/partition_record_tag_2):
 
+    - tag_in_version: bytes. Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 2 at any other.
     - num_last_known_elr: unsigned varint, derived by builders. The count of last_known_elr + 1, 0 for null (flexible versions).
     - last_known_elr: s4 list, if num_last_known_elr != 0. The last known eligible leader replicas of this partition.
     - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
@@ -784,6 +820,7 @@ class PartitionRecordTag2(_p.Generated):
     #: Stored fields, in byte order (params first).
     FIELDS = (
         "version",
+        "tag_in_version",
         "num_last_known_elr",
         "last_known_elr",
         "unread",
@@ -796,11 +833,12 @@ class PartitionRecordTag2(_p.Generated):
     MIN_SIZE = 1
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
-        ("version", "num_last_known_elr", "last_known_elr", "unread"),
+        ("version", "tag_in_version", "num_last_known_elr", "last_known_elr", "unread"),
         (
-            (3, 1, None, None, (), 5, None, None),
-            (1, 2, (1, 1, 0, 0, 14), (1, 1, 0, 1, 11), (), 4, 1, None),
-            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+            (4, 1, None, None, ((1, 0, 0, 2, 18),), (0, 0), None, None),
+            (3, 2, None, None, (), 5, None, None),
+            (1, 3, (1, 2, 0, 0, 14), (1, 2, 0, 1, 11), (), 4, 1, None),
+            (5, 4, None, None, ((4, 0, 0, 13),), None, None, None),
         ),
         1,
     )
@@ -808,11 +846,13 @@ class PartitionRecordTag2(_p.Generated):
     def __init__(
         self,
         version=None,
+        tag_in_version=None,
         num_last_known_elr=None,
         last_known_elr=None,
         unread=None,
     ) -> None:
         self.version = version
+        self.tag_in_version = tag_in_version
         self.num_last_known_elr = num_last_known_elr
         self.last_known_elr = last_known_elr
         self.unread = unread
@@ -826,19 +866,38 @@ class PartitionRecordTag2(_p.Generated):
         if end is None:
             end = len(buf)
         try:
+            n = 0
+            if not 0 <= n <= end - pos:
+                raise _p.bad_size(
+                    "partition_record /types/partition_record_tag_2/seq/0",
+                    pos,
+                    "tag_in_version",
+                    n,
+                    end - pos,
+                )
+            tag_in_version = buf[pos : pos + n]
+            pos += n
+            if not (version >= 2):
+                raise _p.invalid(
+                    "partition_record /types/partition_record_tag_2/seq/0",
+                    pos,
+                    "tag_in_version",
+                    tag_in_version,
+                    "must satisfy version >= 2",
+                )
             b = buf[pos]
             if b < 0x80:
                 num_last_known_elr = b
                 pos += 1
             else:
                 num_last_known_elr, pos = _p.read_uvarint(
-                    buf, pos, end, 5, "partition_record /types/partition_record_tag_2/seq/0"
+                    buf, pos, end, 5, "partition_record /types/partition_record_tag_2/seq/1"
                 )
             if num_last_known_elr != 0:
                 count = num_last_known_elr - 1
                 if count < 0:
                     raise _p.bad_count(
-                        "partition_record /types/partition_record_tag_2/seq/1",
+                        "partition_record /types/partition_record_tag_2/seq/2",
                         pos,
                         "last_known_elr",
                         count,
@@ -847,7 +906,7 @@ class PartitionRecordTag2(_p.Generated):
                 for _i in range(count):
                     if end - pos < 4:
                         raise _p.truncated(
-                            "partition_record /types/partition_record_tag_2/seq/1", pos, end, 4
+                            "partition_record /types/partition_record_tag_2/seq/2", pos, end, 4
                         )
                     item = _S0.unpack_from(buf, pos)[0]
                     pos += 4
@@ -859,7 +918,7 @@ class PartitionRecordTag2(_p.Generated):
             pos += n
             if not (len(unread) == 0):
                 raise _p.invalid(
-                    "partition_record /types/partition_record_tag_2/seq/2",
+                    "partition_record /types/partition_record_tag_2/seq/3",
                     pos,
                     "unread",
                     unread,
@@ -871,6 +930,7 @@ class PartitionRecordTag2(_p.Generated):
             raise _p.truncated(cls.PATH, end, end)
         obj = cls(
             version,
+            tag_in_version,
             num_last_known_elr,
             last_known_elr,
             unread,
@@ -880,17 +940,21 @@ class PartitionRecordTag2(_p.Generated):
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
+            tag_in_version = self.tag_in_version
             num_last_known_elr = self.num_last_known_elr
             last_known_elr = self.last_known_elr
             unread = self.unread
             if num_last_known_elr is None:
                 num_last_known_elr = len(last_known_elr) + 1 if last_known_elr is not None else 0
             o = out
+            if len(tag_in_version) != 0:
+                raise ValueError(f"tag_in_version is 0 bytes, not {len(tag_in_version)}")
+            o += tag_in_version
             if 0 <= num_last_known_elr < 128:
                 o.append(num_last_known_elr)
             else:
                 _p.write_uvarint(
-                    o, num_last_known_elr, 5, "partition_record /types/partition_record_tag_2/seq/0"
+                    o, num_last_known_elr, 5, "partition_record /types/partition_record_tag_2/seq/1"
                 )
             if num_last_known_elr != 0:
                 for item in last_known_elr:

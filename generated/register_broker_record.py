@@ -1165,6 +1165,7 @@ class RegisterBrokerRecordTag0(_p.Generated):
 
     Fields, in byte order (schemas/internal/register_broker_record.ksy, /types/register_broker_record_tag_0):
 
+    - tag_in_version: bytes. Nothing: the check that the message version is one of the tag's (3+); Kafka refuses tag 0 at any other.
     - num_log_dirs: unsigned varint, derived by builders. The count of log_dirs + 1, 0 for null (flexible versions).
     - log_dirs: bytes list. Log directories configured in this broker which are available.
     - unread: bytes. Bytes of the tagged field after its value: none (a size that says more than the value takes is corrupt; Kafka would read on from the wrong byte).
@@ -1173,6 +1174,7 @@ class RegisterBrokerRecordTag0(_p.Generated):
     #: Stored fields, in byte order (params first).
     FIELDS = (
         "version",
+        "tag_in_version",
         "num_log_dirs",
         "log_dirs",
         "unread",
@@ -1185,11 +1187,12 @@ class RegisterBrokerRecordTag0(_p.Generated):
     MIN_SIZE = 1
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
-        ("version", "num_log_dirs", "log_dirs", "unread"),
+        ("version", "tag_in_version", "num_log_dirs", "log_dirs", "unread"),
         (
-            (3, 1, None, None, ((3, 0, 1, 18),), 5, None, None),
-            (4, 2, None, (1, 1, 0, 1, 11), (), (0, 16), None, None),
-            (5, 3, None, None, ((4, 0, 0, 13),), None, None, None),
+            (4, 1, None, None, ((1, 0, 0, 3, 18),), (0, 0), None, None),
+            (3, 2, None, None, ((3, 0, 1, 18),), 5, None, None),
+            (4, 3, None, (1, 2, 0, 1, 11), (), (0, 16), None, None),
+            (5, 4, None, None, ((4, 0, 0, 13),), None, None, None),
         ),
         1,
     )
@@ -1197,11 +1200,13 @@ class RegisterBrokerRecordTag0(_p.Generated):
     def __init__(
         self,
         version=None,
+        tag_in_version=None,
         num_log_dirs=None,
         log_dirs=None,
         unread=None,
     ) -> None:
         self.version = version
+        self.tag_in_version = tag_in_version
         self.num_log_dirs = num_log_dirs
         self.log_dirs = log_dirs
         self.unread = unread
@@ -1215,6 +1220,25 @@ class RegisterBrokerRecordTag0(_p.Generated):
         if end is None:
             end = len(buf)
         try:
+            n = 0
+            if not 0 <= n <= end - pos:
+                raise _p.bad_size(
+                    "register_broker_record /types/register_broker_record_tag_0/seq/0",
+                    pos,
+                    "tag_in_version",
+                    n,
+                    end - pos,
+                )
+            tag_in_version = buf[pos : pos + n]
+            pos += n
+            if not (version >= 3):
+                raise _p.invalid(
+                    "register_broker_record /types/register_broker_record_tag_0/seq/0",
+                    pos,
+                    "tag_in_version",
+                    tag_in_version,
+                    "must satisfy version >= 3",
+                )
             b = buf[pos]
             if b < 0x80:
                 num_log_dirs = b
@@ -1225,11 +1249,11 @@ class RegisterBrokerRecordTag0(_p.Generated):
                     pos,
                     end,
                     5,
-                    "register_broker_record /types/register_broker_record_tag_0/seq/0",
+                    "register_broker_record /types/register_broker_record_tag_0/seq/1",
                 )
             if not (num_log_dirs >= 1):
                 raise _p.invalid(
-                    "register_broker_record /types/register_broker_record_tag_0/seq/0",
+                    "register_broker_record /types/register_broker_record_tag_0/seq/1",
                     pos,
                     "num_log_dirs",
                     num_log_dirs,
@@ -1238,7 +1262,7 @@ class RegisterBrokerRecordTag0(_p.Generated):
             count = num_log_dirs - 1
             if count < 0:
                 raise _p.bad_count(
-                    "register_broker_record /types/register_broker_record_tag_0/seq/1",
+                    "register_broker_record /types/register_broker_record_tag_0/seq/2",
                     pos,
                     "log_dirs",
                     count,
@@ -1248,7 +1272,7 @@ class RegisterBrokerRecordTag0(_p.Generated):
                 n = 16
                 if not 0 <= n <= end - pos:
                     raise _p.bad_size(
-                        "register_broker_record /types/register_broker_record_tag_0/seq/1",
+                        "register_broker_record /types/register_broker_record_tag_0/seq/2",
                         pos,
                         "log_dirs",
                         n,
@@ -1262,7 +1286,7 @@ class RegisterBrokerRecordTag0(_p.Generated):
             pos += n
             if not (len(unread) == 0):
                 raise _p.invalid(
-                    "register_broker_record /types/register_broker_record_tag_0/seq/2",
+                    "register_broker_record /types/register_broker_record_tag_0/seq/3",
                     pos,
                     "unread",
                     unread,
@@ -1274,6 +1298,7 @@ class RegisterBrokerRecordTag0(_p.Generated):
             raise _p.truncated(cls.PATH, end, end)
         obj = cls(
             version,
+            tag_in_version,
             num_log_dirs,
             log_dirs,
             unread,
@@ -1283,12 +1308,16 @@ class RegisterBrokerRecordTag0(_p.Generated):
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
+            tag_in_version = self.tag_in_version
             num_log_dirs = self.num_log_dirs
             log_dirs = self.log_dirs
             unread = self.unread
             if num_log_dirs is None:
                 num_log_dirs = len(log_dirs) + 1 if log_dirs is not None else 0
             o = out
+            if len(tag_in_version) != 0:
+                raise ValueError(f"tag_in_version is 0 bytes, not {len(tag_in_version)}")
+            o += tag_in_version
             if 0 <= num_log_dirs < 128:
                 o.append(num_log_dirs)
             else:
@@ -1296,7 +1325,7 @@ class RegisterBrokerRecordTag0(_p.Generated):
                     o,
                     num_log_dirs,
                     5,
-                    "register_broker_record /types/register_broker_record_tag_0/seq/0",
+                    "register_broker_record /types/register_broker_record_tag_0/seq/1",
                 )
             for item in log_dirs:
                 if len(item) != 16:

@@ -36,7 +36,13 @@ from pathlib import Path
 
 import yaml
 
-from kafkacodec.internal.topics import COORDINATOR_TOPICS, FRAMINGS, METADATA_TOPICS
+from kafkacodec.internal.topics import (
+    COORDINATOR_TOPICS,
+    FRAMINGS,
+    METADATA_TOPICS,
+    TAG_UNREAD,
+    TAG_VERSION_CHECK,
+)
 
 from .specs import MessageSpec, SpecError, SpecField, Versions, load_specs
 
@@ -472,9 +478,18 @@ class _Importer:
         cases = {}
         for f in sorted(tagged, key=lambda f: f.tag):
             tag_name = f"{base}_tag_{f.tag}"
-            seq = self.field(f, self.v.of(f.tagged), f"tagged {f.name}", in_tag=True)
+            tagged_vs = self.v.of(f.tagged)
+            seq = self.field(f, tagged_vs, f"tagged {f.name}", in_tag=True)
+            if self.v.flexible - tagged_vs:
+                # Kafka's generated readers (MessageDataGenerator) throw "Tag N is not valid
+                # for version V" on a known tag outside its taggedVersions.
+                seq.insert(0, {
+                    "id": TAG_VERSION_CHECK, "size": 0, "valid": {"expr": self.v.cond(tagged_vs)},
+                    "doc": f"Nothing: the check that the message version is one of the tag's "
+                           f"({f.tagged}); Kafka refuses tag {f.tag} at any other.",
+                })  # fmt: skip
             seq.append(
-                {"id": "unread", "size-eos": True, "valid": {"expr": "_.size == 0"},
+                {"id": TAG_UNREAD, "size-eos": True, "valid": {"expr": "_.size == 0"},
                  "doc": "Bytes of the tagged field after its value: none (a size that says more "
                         "than the value takes is corrupt; Kafka would read on from the wrong byte)."}
             )  # fmt: skip

@@ -67,6 +67,11 @@ def BrokerRegistrationChangeRecordTag1(version):
     """
     return Struct(
         "version" / Computed(version),
+        "tag_in_version"
+        / ExprValidator(
+            FixedSized(lambda this: 0, GreedyBytes), lambda _, this: not (not (this.version >= 1))
+        )
+        * "Nothing: the check that the message version is one of the tag's (1+); Kafka refuses tag 1 at any other.",
         "in_controlled_shutdown"
         / Int8sb
         * "0 if no change, 1 if the broker is in controlled shutdown.",
@@ -83,6 +88,11 @@ def BrokerRegistrationChangeRecordTag2(version):
     """
     return Struct(
         "version" / Computed(version),
+        "tag_in_version"
+        / ExprValidator(
+            FixedSized(lambda this: 0, GreedyBytes), lambda _, this: not (not (this.version >= 2))
+        )
+        * "Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 2 at any other.",
         "num_log_dirs"
         / Rebuild(
             ExprValidator(UnsignedVarint(5), lambda _, this: not (not (_ >= 1))),

@@ -186,6 +186,11 @@ def PartitionChangeRecordTag6(version):
     """
     return Struct(
         "version" / Computed(version),
+        "tag_in_version"
+        / ExprValidator(
+            FixedSized(lambda this: 0, GreedyBytes), lambda _, this: not (not (this.version >= 2))
+        )
+        * "Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 6 at any other.",
         "num_eligible_leader_replicas"
         / Rebuild(
             UnsignedVarint(5),
@@ -215,6 +220,11 @@ def PartitionChangeRecordTag7(version):
     """
     return Struct(
         "version" / Computed(version),
+        "tag_in_version"
+        / ExprValidator(
+            FixedSized(lambda this: 0, GreedyBytes), lambda _, this: not (not (this.version >= 2))
+        )
+        * "Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 7 at any other.",
         "num_last_known_elr"
         / Rebuild(
             UnsignedVarint(5),
@@ -240,6 +250,11 @@ def PartitionChangeRecordTag8(version):
     """
     return Struct(
         "version" / Computed(version),
+        "tag_in_version"
+        / ExprValidator(
+            FixedSized(lambda this: 0, GreedyBytes), lambda _, this: not (not (this.version >= 1))
+        )
+        * "Nothing: the check that the message version is one of the tag's (1+); Kafka refuses tag 8 at any other.",
         "num_directories"
         / Rebuild(
             UnsignedVarint(5),

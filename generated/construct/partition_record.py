@@ -67,6 +67,11 @@ def PartitionRecordTag1(version):
     """
     return Struct(
         "version" / Computed(version),
+        "tag_in_version"
+        / ExprValidator(
+            FixedSized(lambda this: 0, GreedyBytes), lambda _, this: not (not (this.version >= 2))
+        )
+        * "Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 1 at any other.",
         "num_eligible_leader_replicas"
         / Rebuild(
             UnsignedVarint(5),
@@ -96,6 +101,11 @@ def PartitionRecordTag2(version):
     """
     return Struct(
         "version" / Computed(version),
+        "tag_in_version"
+        / ExprValidator(
+            FixedSized(lambda this: 0, GreedyBytes), lambda _, this: not (not (this.version >= 2))
+        )
+        * "Nothing: the check that the message version is one of the tag's (2+); Kafka refuses tag 2 at any other.",
         "num_last_known_elr"
         / Rebuild(
             UnsignedVarint(5),

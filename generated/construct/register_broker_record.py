@@ -159,6 +159,11 @@ def RegisterBrokerRecordTag0(version):
     """
     return Struct(
         "version" / Computed(version),
+        "tag_in_version"
+        / ExprValidator(
+            FixedSized(lambda this: 0, GreedyBytes), lambda _, this: not (not (this.version >= 3))
+        )
+        * "Nothing: the check that the message version is one of the tag's (3+); Kafka refuses tag 0 at any other.",
         "num_log_dirs"
         / Rebuild(
             ExprValidator(UnsignedVarint(5), lambda _, this: not (not (_ >= 1))),

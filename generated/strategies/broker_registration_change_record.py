@@ -120,12 +120,16 @@ def broker_registration_change_record_tag1(version=None, invalid=False):
 def _draw_broker_registration_change_record_tag1(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
+    tag_in_version = draw(st.binary(min_size=0, max_size=0))
+    if not invalid and tag_in_version is not None:
+        assume(not (not (version >= 1)))
     in_controlled_shutdown = draw(_h.ints("b", invalid=invalid))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
     if not invalid and unread is not None:
         assume(not (not (len(unread) == 0)))
     obj = BrokerRegistrationChangeRecordTag1(
         version=version,
+        tag_in_version=tag_in_version,
         in_controlled_shutdown=in_controlled_shutdown,
         unread=unread,
     )
@@ -148,12 +152,16 @@ def broker_registration_change_record_tag2(version=None, invalid=False):
 def _draw_broker_registration_change_record_tag2(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
+    tag_in_version = draw(st.binary(min_size=0, max_size=0))
+    if not invalid and tag_in_version is not None:
+        assume(not (not (version >= 2)))
     log_dirs = draw(_h.sized_list(st.binary(min_size=16, max_size=16), None))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
     if not invalid and unread is not None:
         assume(not (not (len(unread) == 0)))
     obj = BrokerRegistrationChangeRecordTag2(
         version=version,
+        tag_in_version=tag_in_version,
         num_log_dirs=None,
         log_dirs=log_dirs,
         unread=unread,

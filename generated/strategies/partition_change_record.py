@@ -325,6 +325,9 @@ def _draw_partition_change_record_tag6(draw, version, invalid):
     num_eligible_leader_replicas = 0  # derived: present, in conditions
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
+    tag_in_version = draw(st.binary(min_size=0, max_size=0))
+    if not invalid and tag_in_version is not None:
+        assume(not (not (version >= 2)))
     eligible_leader_replicas = (
         draw(st.one_of(st.none(), _h.sized_list(_h.ints("i", invalid=invalid), None)))
         if (num_eligible_leader_replicas != 0)
@@ -335,6 +338,7 @@ def _draw_partition_change_record_tag6(draw, version, invalid):
         assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag6(
         version=version,
+        tag_in_version=tag_in_version,
         num_eligible_leader_replicas=None,
         eligible_leader_replicas=eligible_leader_replicas,
         unread=unread,
@@ -365,6 +369,9 @@ def _draw_partition_change_record_tag7(draw, version, invalid):
     num_last_known_elr = 0  # derived: present, in conditions
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
+    tag_in_version = draw(st.binary(min_size=0, max_size=0))
+    if not invalid and tag_in_version is not None:
+        assume(not (not (version >= 2)))
     last_known_elr = (
         draw(st.one_of(st.none(), _h.sized_list(_h.ints("i", invalid=invalid), None)))
         if (num_last_known_elr != 0)
@@ -375,6 +382,7 @@ def _draw_partition_change_record_tag7(draw, version, invalid):
         assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag7(
         version=version,
+        tag_in_version=tag_in_version,
         num_last_known_elr=None,
         last_known_elr=last_known_elr,
         unread=unread,
@@ -405,6 +413,9 @@ def _draw_partition_change_record_tag8(draw, version, invalid):
     num_directories = 0  # derived: present, in conditions
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
+    tag_in_version = draw(st.binary(min_size=0, max_size=0))
+    if not invalid and tag_in_version is not None:
+        assume(not (not (version >= 1)))
     directories = (
         draw(st.one_of(st.none(), _h.sized_list(st.binary(min_size=16, max_size=16), None)))
         if (num_directories != 0)
@@ -415,6 +426,7 @@ def _draw_partition_change_record_tag8(draw, version, invalid):
         assume(not (not (len(unread) == 0)))
     obj = PartitionChangeRecordTag8(
         version=version,
+        tag_in_version=tag_in_version,
         num_directories=None,
         directories=directories,
         unread=unread,

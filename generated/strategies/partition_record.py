@@ -145,6 +145,9 @@ def _draw_partition_record_tag1(draw, version, invalid):
     num_eligible_leader_replicas = 0  # derived: present, in conditions
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
+    tag_in_version = draw(st.binary(min_size=0, max_size=0))
+    if not invalid and tag_in_version is not None:
+        assume(not (not (version >= 2)))
     eligible_leader_replicas = (
         draw(st.one_of(st.none(), _h.sized_list(_h.ints("i", invalid=invalid), None)))
         if (num_eligible_leader_replicas != 0)
@@ -155,6 +158,7 @@ def _draw_partition_record_tag1(draw, version, invalid):
         assume(not (not (len(unread) == 0)))
     obj = PartitionRecordTag1(
         version=version,
+        tag_in_version=tag_in_version,
         num_eligible_leader_replicas=None,
         eligible_leader_replicas=eligible_leader_replicas,
         unread=unread,
@@ -185,6 +189,9 @@ def _draw_partition_record_tag2(draw, version, invalid):
     num_last_known_elr = 0  # derived: present, in conditions
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
+    tag_in_version = draw(st.binary(min_size=0, max_size=0))
+    if not invalid and tag_in_version is not None:
+        assume(not (not (version >= 2)))
     last_known_elr = (
         draw(st.one_of(st.none(), _h.sized_list(_h.ints("i", invalid=invalid), None)))
         if (num_last_known_elr != 0)
@@ -195,6 +202,7 @@ def _draw_partition_record_tag2(draw, version, invalid):
         assume(not (not (len(unread) == 0)))
     obj = PartitionRecordTag2(
         version=version,
+        tag_in_version=tag_in_version,
         num_last_known_elr=None,
         last_known_elr=last_known_elr,
         unread=unread,

@@ -265,12 +265,16 @@ def register_broker_record_tag0(version=None, invalid=False):
 def _draw_register_broker_record_tag0(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
+    tag_in_version = draw(st.binary(min_size=0, max_size=0))
+    if not invalid and tag_in_version is not None:
+        assume(not (not (version >= 3)))
     log_dirs = draw(_h.sized_list(st.binary(min_size=16, max_size=16), None))
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
     if not invalid and unread is not None:
         assume(not (not (len(unread) == 0)))
     obj = RegisterBrokerRecordTag0(
         version=version,
+        tag_in_version=tag_in_version,
         num_log_dirs=None,
         log_dirs=log_dirs,
         unread=unread,

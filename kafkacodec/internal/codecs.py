@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import importlib
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -20,7 +21,7 @@ from typing import Any, NamedTuple
 from kafkacodec.runtime.errors import CorruptRecordError, DecodeError, ValidationError
 from kafkacodec.runtime.varint import read_uvarint
 
-from .topics import COORDINATOR_TOPICS, FRAMINGS, METADATA_TOPICS
+from .topics import COORDINATOR_TOPICS, FRAMINGS, METADATA_TOPICS, TAG_UNREAD, TAG_VERSION_CHECK
 
 try:  # the optional native interpreter of the generated programs (runtime/_programs.c)
     import kafkacodec.runtime._programs as _programs
@@ -223,9 +224,16 @@ class Codecs:
             obj, after = cls.parse(data, pos, end, version)
         except ValidationError as err:
             named: DecodeError = err
-            if err.message.startswith("unread "):  # a tagged field's `unread` bytes
+            if err.message.startswith(TAG_UNREAD + " "):  # a tagged field's `unread` bytes
                 named = CorruptRecordError(
                     "a tagged field's size says more bytes than its value takes",
+                    err.position,
+                    err.schema_path,
+                )
+            elif err.message.startswith(TAG_VERSION_CHECK + " "):
+                tag = re.search(r"_tag_(\d+)/", err.schema_path or "")
+                named = CorruptRecordError(  # Kafka's words (MessageDataGenerator's readers)
+                    f"Tag {tag.group(1) if tag else '?'} is not valid for version {version}",
                     err.position,
                     err.schema_path,
                 )

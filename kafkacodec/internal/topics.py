@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Topic", "TOPICS", "FRAMINGS", "COORDINATOR_TOPICS", "METADATA_TOPICS", "topic_of"]
+__all__ = [
+    "Topic", "TOPICS", "FRAMINGS", "COORDINATOR_TOPICS", "METADATA_TOPICS", "topic_of",
+    "TAG_UNREAD", "TAG_VERSION_CHECK",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,13 @@ FRAMINGS = (
     "consumer_protocol_assignment_framed",
     "producer_snapshot_framed",  # producer-state .snapshot files
 )
+
+#: The checks the importer writes into the type of each tagged field (read by the decoders,
+#: which report a failed one in Kafka's words): `unread`, the bytes after the field's value
+#: inside its size (none); `tag_in_version`, a zero-size field first where the tag is known
+#: only in some flexible versions, whose `valid` fails at the others.
+TAG_UNREAD = "unread"
+TAG_VERSION_CHECK = "tag_in_version"
 
 
 def topic_of(directory_name: str) -> Topic | None:

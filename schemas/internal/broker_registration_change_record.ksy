@@ -90,6 +90,12 @@ types:
     - id: version
       type: s2
     seq:
+    - id: tag_in_version
+      size: 0
+      valid:
+        expr: version >= 1
+      doc: 'Nothing: the check that the message version is one of the tag''s (1+); Kafka refuses tag 1
+        at any other.'
     - id: in_controlled_shutdown
       -orig-id: InControlledShutdown
       type: s1
@@ -106,6 +112,12 @@ types:
     - id: version
       type: s2
     seq:
+    - id: tag_in_version
+      size: 0
+      valid:
+        expr: version >= 2
+      doc: 'Nothing: the check that the message version is one of the tag''s (2+); Kafka refuses tag 2
+        at any other.'
     - id: num_log_dirs
       type: unsigned_varint(5)
       valid:

@@ -264,6 +264,12 @@ types:
     - id: version
       type: s2
     seq:
+    - id: tag_in_version
+      size: 0
+      valid:
+        expr: version >= 2
+      doc: 'Nothing: the check that the message version is one of the tag''s (2+); Kafka refuses tag 6
+        at any other.'
     - id: num_eligible_leader_replicas
       type: unsigned_varint(5)
       -kafkacodec-length-of:
@@ -290,6 +296,12 @@ types:
     - id: version
       type: s2
     seq:
+    - id: tag_in_version
+      size: 0
+      valid:
+        expr: version >= 2
+      doc: 'Nothing: the check that the message version is one of the tag''s (2+); Kafka refuses tag 7
+        at any other.'
     - id: num_last_known_elr
       type: unsigned_varint(5)
       -kafkacodec-length-of:
@@ -316,6 +328,12 @@ types:
     - id: version
       type: s2
     seq:
+    - id: tag_in_version
+      size: 0
+      valid:
+        expr: version >= 1
+      doc: 'Nothing: the check that the message version is one of the tag''s (1+); Kafka refuses tag 8
+        at any other.'
     - id: num_directories
       type: unsigned_varint(5)
       -kafkacodec-length-of:

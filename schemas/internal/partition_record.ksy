@@ -220,6 +220,12 @@ types:
     - id: version
       type: s2
     seq:
+    - id: tag_in_version
+      size: 0
+      valid:
+        expr: version >= 2
+      doc: 'Nothing: the check that the message version is one of the tag''s (2+); Kafka refuses tag 1
+        at any other.'
     - id: num_eligible_leader_replicas
       type: unsigned_varint(5)
       -kafkacodec-length-of:
@@ -246,6 +252,12 @@ types:
     - id: version
       type: s2
     seq:
+    - id: tag_in_version
+      size: 0
+      valid:
+        expr: version >= 2
+      doc: 'Nothing: the check that the message version is one of the tag''s (2+); Kafka refuses tag 2
+        at any other.'
     - id: num_last_known_elr
       type: unsigned_varint(5)
       -kafkacodec-length-of:

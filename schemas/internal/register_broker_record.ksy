@@ -309,6 +309,12 @@ types:
     - id: version
       type: s2
     seq:
+    - id: tag_in_version
+      size: 0
+      valid:
+        expr: version >= 3
+      doc: 'Nothing: the check that the message version is one of the tag''s (3+); Kafka refuses tag 0
+        at any other.'
     - id: num_log_dirs
       type: unsigned_varint(5)
       valid:
