@@ -5,9 +5,17 @@
 Entries back to back, each a v2 record batch or a legacy message set entry, as in a log
 segment or the records field of a fetch response. Every entry starts with an int64
 offset and an int32 length; the magic byte at byte 16 of the entry tells the format.
-(A fetch response may end with a partial entry; a reader stops before it.)
 
-References: org.apache.kafka.common.record.FileRecords
+The log ends as Kafka's reader of a record buffer ends it (ByteBufferLogInputStream's
+nextBatch and nextBatchSize): at the end of the data, or at a trailing entry that is
+not all there, which a segment being written, a torn tail after a crash, or the last
+batch of a fetch response always is. That entry is kept as its `partial` bytes, unread.
+In Kafka's order: fewer than 12 bytes left ends the log; else a length below 14 (the
+smallest legacy message) is corrupt; fewer than 17 bytes left ends the log; else a magic
+byte other than 0, 1 or 2 is corrupt; fewer bytes left than the length says ends the
+log; else the entry is read.
+
+References: org.apache.kafka.common.record.ByteBufferLogInputStream, org.apache.kafka.common.record.FileRecords
 """
 
 from __future__ import annotations
@@ -24,16 +32,25 @@ __all__ = [
     "Entry",
 ]
 
-_S0 = struct.Struct(">b")
+_S0 = struct.Struct(">i")
+_S1 = struct.Struct(">b")
 
 
 class KafkaLog(_p.Generated):
     """Entries back to back, each a v2 record batch or a legacy message set entry, as in a log
     segment or the records field of a fetch response. Every entry starts with an int64
     offset and an int32 length; the magic byte at byte 16 of the entry tells the format.
-    (A fetch response may end with a partial entry; a reader stops before it.)
 
-    References: org.apache.kafka.common.record.FileRecords
+    The log ends as Kafka's reader of a record buffer ends it (ByteBufferLogInputStream's
+    nextBatch and nextBatchSize): at the end of the data, or at a trailing entry that is
+    not all there, which a segment being written, a torn tail after a crash, or the last
+    batch of a fetch response always is. That entry is kept as its `partial` bytes, unread.
+    In Kafka's order: fewer than 12 bytes left ends the log; else a length below 14 (the
+    smallest legacy message) is corrupt; fewer than 17 bytes left ends the log; else a magic
+    byte other than 0, 1 or 2 is corrupt; fewer bytes left than the length says ends the
+    log; else the entry is read.
+
+    References: org.apache.kafka.common.record.ByteBufferLogInputStream, org.apache.kafka.common.record.FileRecords
 
     Fields, in byte order (schemas/kafka_log.ksy, /):
 
@@ -93,16 +110,19 @@ class KafkaLog(_p.Generated):
 
 
 class Entry(_p.Generated):
-    """One batch (magic 2) or one top-level message (magic 0 or 1).
+    """One batch (magic 2) or one top-level message (magic 0 or 1), or the partial entry that ends the log.
 
     Fields, in byte order (schemas/kafka_log.ksy, /types/entry):
 
-    - body: KafkaLegacyMessage | KafkaRecordBatch
+    - partial: bytes, if ((end - pos) < 12) or ((length >= 14) and (((end - pos) < 17) or ((magic >= 0) and (((end - pos) - 12) < length)))). A trailing entry that is not all there: its bytes, unread.
+    - body: KafkaLegacyMessage | KafkaRecordBatch, if pos < end. The entry, when it is all there (a partial entry takes every byte left).
     """
 
     #: Stored fields, in byte order (params first).
     FIELDS = (
+        "partial",
         "body",
+        "length",
         "magic",
     )
     __slots__ = FIELDS
@@ -110,14 +130,18 @@ class Entry(_p.Generated):
     #: Fields a builder computes when they are left None.
     DERIVED = ()
     #: The smallest encoding, in bytes.
-    MIN_SIZE = 26
+    MIN_SIZE = 0
 
     def __init__(
         self,
+        partial=None,
         body=None,
+        length=None,
         magic=None,
     ) -> None:
+        self.partial = partial
         self.body = body
+        self.length = length
         self.magic = magic
 
     @classmethod
@@ -129,29 +153,56 @@ class Entry(_p.Generated):
         if end is None:
             end = len(buf)
         try:
-            if pos + 16 + 1 > end:
-                raise _p.truncated(cls.PATH, pos + 16, end, 1)
-            magic = _S0.unpack_from(buf, pos + 16)[0]
-            if magic not in (0, 1, 2):
-                raise _p.invalid(
-                    "kafka_log /types/entry/instances/magic",
-                    pos + 16,
-                    "magic",
-                    magic,
-                    "must be one of 0, 1, 2",
-                )
-            if magic == 0 or magic == 1:
-                body, pos = KafkaLegacyMessage.parse(buf, pos, end, verify=verify)
-            elif magic == 2:
-                body, pos = KafkaRecordBatch.parse(buf, pos, end, verify=verify)
+            if pos + 8 + 4 <= end:
+                length = _S0.unpack_from(buf, pos + 8)[0]
+                if length < 14:
+                    raise _p.invalid(
+                        "kafka_log /types/entry/instances/length",
+                        pos + 8,
+                        "length",
+                        length,
+                        "must be at least 14",
+                    )
             else:
-                raise _p.no_case("kafka_log /types/entry/seq/0", pos, "magic", magic)
+                length = None
+            if pos + 16 + 1 <= end:
+                magic = _S1.unpack_from(buf, pos + 16)[0]
+                if magic not in (0, 1, 2):
+                    raise _p.invalid(
+                        "kafka_log /types/entry/instances/magic",
+                        pos + 16,
+                        "magic",
+                        magic,
+                        "must be one of 0, 1, 2",
+                    )
+            else:
+                magic = None
+            if ((end - pos) < 12) or (
+                (length >= 14)
+                and (((end - pos) < 17) or ((magic >= 0) and (((end - pos) - 12) < length)))
+            ):
+                n = end - pos
+                partial = buf[pos : pos + n]
+                pos += n
+            else:
+                partial = None
+            if pos < end:
+                if magic == 0 or magic == 1:
+                    body, pos = KafkaLegacyMessage.parse(buf, pos, end, verify=verify)
+                elif magic == 2:
+                    body, pos = KafkaRecordBatch.parse(buf, pos, end, verify=verify)
+                else:
+                    raise _p.no_case("kafka_log /types/entry/seq/1", pos, "magic", magic)
+            else:
+                body = None
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos > end:
             raise _p.truncated(cls.PATH, end, end)
         obj = cls(
+            partial,
             body,
+            length,
             magic,
         )
         return obj, pos
@@ -159,8 +210,12 @@ class Entry(_p.Generated):
     def build_into(self, out: bytearray) -> None:
         """Append the encoding to out; fields in DERIVED that are None are computed."""
         try:
+            partial = self.partial
             body = self.body
             o = out
-            body.build_into(o)
+            if partial is not None:  # where the data ends decides: written when given
+                o += partial
+            if body is not None:  # where the data ends decides: written when given
+                body.build_into(o)
         except _p.ENCODE_ERRORS as err:
             raise _p.encode_failed(self, err) from err

@@ -85,12 +85,14 @@ def _doc_line(text: str) -> str:
 OURS = {
     "KafkaCompressed",
     "KafkaStruct",
+    "PeekAt",
     "RepeatEos",
     "Sized",
     "Text",
     "UnsignedVarint",
     "ZigZagVarint",
     "encoded_size",
+    "stream_size",
 }
 
 
@@ -109,7 +111,10 @@ class _Planner:
         when the schema does not give it."""
         if key not in f.ksy:
             return None
-        return self.schema.translate(t, f.ksy[key], f"{f.path}/{key}", "ctx", locals_)
+        out = self.schema.translate(t, f.ksy[key], f"{f.path}/{key}", "ctx", locals_)
+        if "stream_size(" in out:  # _io.size
+            self.names.add("stream_size")
+        return out
 
     def call_args(self, t: TypeIR, f: FieldIR, key: str, mode: str) -> list[str]:
         """The arguments of a call the schema writes at `key` (a type's params, a process)."""
@@ -201,12 +206,12 @@ class _Planner:
             self.use("Computed")
             fields.append(CField(p.name, f"Computed({p.name})", p.doc))
         for inst in t.pos_instances:
-            self.use("Peek", "Pointer", INT_CLASSES[inst.fmt])
+            self.use("PeekAt", INT_CLASSES[inst.fmt])
             sub = self.validated(INT_CLASSES[inst.fmt], t, "int", inst.ksy.get("valid"),
                                  f"{t.path}/instances/{inst.name}/valid")  # fmt: skip
             pos = self.instance(t, inst)
             fields.append(
-                CField(inst.name, f"Peek(Pointer({_lam(pos)}, {sub}))", _doc_line(inst.doc))
+                CField(inst.name, f"PeekAt({_lam(pos)}, {sub})", _doc_line(inst.doc))
             )
         for f in t.fields:
             fields.append(CField(f.name, self.field(t, f), _doc_line(f.doc)))
@@ -350,6 +355,8 @@ class _Planner:
             until = self.ctx(t, f, "repeat-until", {"_"})
             sub = f"RepeatUntil(lambda _, _items, this: {until}, {sub})"
         cond = self.ctx(t, f, "if")
+        if cond and f.cond_io:  # builders cannot know where the data ends: present when given
+            cond = f"({cond}) if this._parsing else (this.{f.name} is not None)"
         if cond:
             self.use("If")
             sub = f"If({_lam(cond)}, {sub})"

@@ -30,6 +30,7 @@ EXT_KEYS = {
         "-kafkacodec-crc",
         "-kafkacodec-lazy",
         "-kafkacodec-derive",
+        "-kafkacodec-draw",
     },
 }
 META_KEYS = {
@@ -111,6 +112,10 @@ class FieldIR:
     encoding: str | None = None
     cond: str | None = None
     cond_build: str | None = None
+    # The condition reads the stream (`_io`: where the data ends): a builder writes the
+    # field when it is not None, and strategies draw it unless draw_absent.
+    cond_io: bool = False
+    draw_absent: bool = False
     repeat: str | None = None
     repeat_expr: str | None = None
     repeat_until: str | None = None
@@ -917,7 +922,11 @@ class ModuleBuilder:
                 return f"{prefix[:-1]}[{name!r}]".replace("'", '"')
             return f"{prefix}{name}"
 
-        io = {"pos": f"{prefix}_io.tell()"} if mode.startswith("ctx") else None
+        io = (
+            {"pos": f"{prefix}_io.tell()", "size": f"stream_size({prefix}_io)"}
+            if mode.startswith("ctx")
+            else None
+        )
 
         def resolve(name: str) -> tuple[str, str]:
             if name in local_names:
@@ -1136,7 +1145,19 @@ class ModuleBuilder:
         """When the field is there (if) and how often (repeat)."""
         if "if" in attr:
             f.cond = self.expr(attr["if"], scope, f"{where}/if")
-            f.cond_build = self.expr(attr["if"], scope, f"{where}/if", "build")
+            if re.search(r"\b_io\b", str(attr["if"])):
+                f.cond_io = True
+                f.cond_build = f"{f.name} is not None"
+            else:
+                f.cond_build = self.expr(attr["if"], scope, f"{where}/if", "build")
+        draw = attr.get("-kafkacodec-draw")
+        if draw is not None:
+            if draw != "absent" or not f.cond_io:
+                raise SchemaError(
+                    f"{where}/-kafkacodec-draw",
+                    "-kafkacodec-draw: absent applies to a field whose if reads _io",
+                )
+            f.draw_absent = True
         repeat = attr.get("repeat")
         if repeat is not None:
             if repeat not in ("expr", "eos", "until"):

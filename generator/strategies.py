@@ -161,7 +161,9 @@ class _Planner:
                 count = f.repeat_expr
             strat = f"_h.sized_list({strat}, {count})"
         lines = []
-        if f.cond:
+        if f.cond_io:  # where the data ends decides: an object drawn alone is followed by more
+            lines.append(f"{f.name} = None" if f.draw_absent else f"{f.name} = draw({strat})")
+        elif f.cond:
             optional = bool(_names(f.cond_build) & derived)
             if optional:
                 strat = f"st.one_of(st.none(), {strat})"

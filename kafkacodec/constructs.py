@@ -50,12 +50,14 @@ __all__ = [
     "CompressionFailed",
     "KafkaCompressed",
     "KafkaStruct",
+    "PeekAt",
     "RepeatEos",
     "Sized",
     "Text",
     "UnsignedVarint",
     "ZigZagVarint",
     "encoded_size",
+    "stream_size",
 ]
 
 
@@ -224,11 +226,44 @@ class RepeatEos(Subconstruct):
         raise SizeofError("repeated to the end of the stream", path=path)
 
 
+class PeekAt(Subconstruct):
+    """Kaitai's positional instance (`pos:` and a fixed-width type): subcon read at
+    position `at` (a function of the context) without moving, with its checks, when the
+    stream reaches that far; None when it does not (the fields that need it then fail).
+    Construct's Peek would also turn a failed check into None. Builders write nothing."""
+
+    def __init__(self, at, subcon):
+        super().__init__(subcon)
+        self.at = at
+
+    def _parse(self, stream, context, path):
+        at = evaluate(self.at, context)
+        if at + self.subcon._sizeof(context, path) > _stream_end(stream):
+            return None
+        here = stream_tell(stream, path)
+        stream_seek(stream, at, 0, path)
+        try:
+            return self.subcon._parsereport(stream, context, path)
+        finally:
+            stream_seek(stream, here, 0, path)
+
+    def _build(self, obj, stream, context, path):
+        return obj
+
+    def _sizeof(self, context, path):
+        return 0
+
+
 def _stream_end(stream) -> int:
     here = stream.tell()
     end = stream.seek(0, io.SEEK_END)
     stream.seek(here)
     return end
+
+
+def stream_size(stream) -> int:
+    """Kaitai's `_io.size`: the size of the stream a field is read from."""
+    return _stream_end(stream)
 
 
 class KafkaStruct(Struct):

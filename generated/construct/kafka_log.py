@@ -4,7 +4,15 @@
 Entries back to back, each a v2 record batch or a legacy message set entry, as in a log
 segment or the records field of a fetch response. Every entry starts with an int64
 offset and an int32 length; the magic byte at byte 16 of the entry tells the format.
-(A fetch response may end with a partial entry; a reader stops before it.)
+
+The log ends as Kafka's reader of a record buffer ends it (ByteBufferLogInputStream's
+nextBatch and nextBatchSize): at the end of the data, or at a trailing entry that is
+not all there, which a segment being written, a torn tail after a crash, or the last
+batch of a fetch response always is. That entry is kept as its `partial` bytes, unread.
+In Kafka's order: fewer than 12 bytes left ends the log; else a length below 14 (the
+smallest legacy message) is corrupt; fewer than 17 bytes left ends the log; else a magic
+byte other than 0, 1 or 2 is corrupt; fewer bytes left than the length says ends the
+log; else the entry is read.
 
 Parse and build with the same object (https://construct.readthedocs.io):
 
@@ -19,15 +27,18 @@ Regions kafkacodec's parsers read lazily are parsed eagerly here.
 from construct import (
     Error,
     ExprValidator,
+    GreedyBytes,
+    If,
     Int8sb,
-    Peek,
-    Pointer,
+    Int32sb,
     Struct,
     Switch,
 )
 
 from kafkacodec.constructs import (
+    PeekAt,
     RepeatEos,
+    stream_size,
 )
 
 from .kafka_legacy_message import KafkaLegacyMessage
@@ -40,22 +51,51 @@ __all__ = [
 
 
 Entry = Struct(
+    "length"
+    / PeekAt(lambda this: this._io.tell() + 8, ExprValidator(Int32sb, lambda _, this: not (_ < 14)))
+    * "The entry's length field (bytes after it), read ahead to tell a whole entry from a partial one. Below 14, the size of the smallest legacy message, Kafka calls the data corrupt (LegacyRecord.RECORD_OVERHEAD_V0).",
     "magic"
-    / Peek(
-        Pointer(
-            lambda this: this._io.tell() + 16,
-            ExprValidator(Int8sb, lambda _, this: not (_ not in (0, 1, 2))),
-        )
+    / PeekAt(
+        lambda this: this._io.tell() + 16,
+        ExprValidator(Int8sb, lambda _, this: not (_ not in (0, 1, 2))),
     )
-    * "The magic byte, at the same place in every format. Checked, so that an unknown magic stops every target's parser (a switch without a case reads nothing, and `repeat: eos` would then loop forever).",
+    * 'The magic byte, at the same place in every format ("Invalid magic found in record" otherwise). Checked, so that an unknown magic stops every target\'s parser (a switch without a case reads nothing, and `repeat: eos` would then loop forever).',
+    "partial"
+    / If(
+        lambda this: (
+            (
+                ((stream_size(this._io) - this._io.tell()) < 12)
+                or (
+                    (this.length >= 14)
+                    and (
+                        ((stream_size(this._io) - this._io.tell()) < 17)
+                        or (
+                            (this.magic >= 0)
+                            and (((stream_size(this._io) - this._io.tell()) - 12) < this.length)
+                        )
+                    )
+                )
+            )
+            if this._parsing
+            else (this.partial is not None)
+        ),
+        GreedyBytes,
+    )
+    * "A trailing entry that is not all there: its bytes, unread. The condition is Kafka's, taken where the entry starts; it names `length` and `magic` where Kafka checks them, so that their `valid` refuses a corrupt one in every target (Kaitai reads an instance when an expression first needs it).",
     "body"
-    / Switch(
-        lambda this: this.magic,
-        {0: KafkaLegacyMessage, 1: KafkaLegacyMessage, 2: KafkaRecordBatch},
-        default=Error,
-    ),
+    / If(
+        lambda this: (
+            (this._io.tell() < stream_size(this._io)) if this._parsing else (this.body is not None)
+        ),
+        Switch(
+            lambda this: this.magic,
+            {0: KafkaLegacyMessage, 1: KafkaLegacyMessage, 2: KafkaRecordBatch},
+            default=Error,
+        ),
+    )
+    * "The entry, when it is all there (a partial entry takes every byte left).",
 )
-Entry.__doc__ = """One batch (magic 2) or one top-level message (magic 0 or 1)."""
+Entry.__doc__ = """One batch (magic 2) or one top-level message (magic 0 or 1), or the partial entry that ends the log."""
 
 
 KafkaLog = Struct(
@@ -64,4 +104,12 @@ KafkaLog = Struct(
 KafkaLog.__doc__ = """Entries back to back, each a v2 record batch or a legacy message set entry, as in a log
 segment or the records field of a fetch response. Every entry starts with an int64
 offset and an int32 length; the magic byte at byte 16 of the entry tells the format.
-(A fetch response may end with a partial entry; a reader stops before it.)"""
+
+The log ends as Kafka's reader of a record buffer ends it (ByteBufferLogInputStream's
+nextBatch and nextBatchSize): at the end of the data, or at a trailing entry that is
+not all there, which a segment being written, a torn tail after a crash, or the last
+batch of a fetch response always is. That entry is kept as its `partial` bytes, unread.
+In Kafka's order: fewer than 12 bytes left ends the log; else a length below 14 (the
+smallest legacy message) is corrupt; fewer than 17 bytes left ends the log; else a magic
+byte other than 0, 1 or 2 is corrupt; fewer bytes left than the length says ends the
+log; else the entry is read."""

@@ -67,10 +67,12 @@ def entry(invalid=False):
 
 @st.composite
 def _draw_entry(draw, invalid):
+    partial = None
     body = draw(
         st.one_of(_S.kafka_legacy_message(invalid=invalid), _S.kafka_record_batch(invalid=invalid))
     )
     obj = Entry(
+        partial=partial,
         body=body,
     )
     if invalid:

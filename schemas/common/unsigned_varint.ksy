@@ -15,8 +15,16 @@ doc: |
 
   kafkacodec's generator reads this type inline (it is marked
   `-kafkacodec-primitive: unsigned_varint`); the Kaitai definition below is what every
-  other Kaitai target uses. Arithmetic is by multiplication, not shifts, so that targets
-  with 32-bit shift operators (JavaScript) stay exact up to 2^53.
+  other Kaitai target uses, and it computes what Kafka computes in each of them: every
+  instance is cast to u8 (a Kaitai expression of integers is otherwise a 32-bit int in Java
+  and C++), the last allowed byte holds only the bits the type has (an unsigned varint's
+  fifth byte at most 0x0f, a varlong's tenth at most 0x01), and no longer encoding is
+  read. Java has no unsigned 64-bit type: as for Kaitai's u8, a varlong above 2^63 - 1
+  reads there as the negative long with the same bits; JavaScript numbers are doubles,
+  exact up to 2^53.
+
+  Arithmetic is by multiplication, not shifts, so that targets with 32-bit shift operators
+  (JavaScript) stay exact up to 2^53.
 doc-ref:
   - org.apache.kafka.common.utils.ByteUtils#readUnsignedVarint
   - https://protobuf.dev/programming-guides/encoding/#varints
@@ -46,13 +54,13 @@ types:
       - id: b
         type: u1
         valid:
-          expr: idx < _parent.max_len
+          expr: 'idx < _parent.max_len - 1 or _ <= (_parent.max_len == 5 ? 0x0f : 0x01)'
     instances:
       has_next:
         value: (b & 0x80) != 0
         doc: Whether another group follows.
       acc:
-        value: prev_acc + (b & 0x7f) * multiplier
+        value: '(prev_acc + (b & 0x7f) * multiplier).as<u8>'
         doc: The value accumulated up to and including this group.
 instances:
   len:

@@ -24,14 +24,34 @@ def camel(schema_id: str) -> str:
 POSITIONS = {"crc_start", "crc_end"}  # where a CRC's bytes are, kept by kafkacodec's parsers
 
 
+def _read_ahead() -> dict[str, set[str]]:
+    """Each class's positional instances: bytes of its fields read ahead (the length and
+    magic of a log entry), which a recompressed encoding changes with the field."""
+    from kafkacodec.generator.ir import SchemaSet
+    from kafkacodec.generator.render import SCHEMA_DIR
+
+    return {
+        t.class_name: {i.name for i in t.pos_instances}
+        for m in SchemaSet(SCHEMA_DIR).modules()
+        for t in m.types
+        if t.pos_instances
+    }
+
+
+READ_AHEAD = _read_ahead()
+
+
 def ours_tree(obj, derived: bool = True, verify: bool = True):
     """obj as a tree; derived=False leaves out what builders compute (lengths, counts,
-    CRCs): what stays is the content, equal after recompression."""
+    CRCs) and what is read ahead from them: what stays is the content, equal after
+    recompression."""
     if isinstance(obj, _prim.Generated):
         cls = type(obj)
         out = {}
         for name in cls.FIELDS:
-            if name in POSITIONS or (not derived and name in cls.DERIVED):
+            if name in POSITIONS or (
+                not derived and (name in cls.DERIVED or name in READ_AHEAD.get(cls.__name__, ()))
+            ):
                 continue
             if name.endswith("_raw") and hasattr(cls, "read_" + name[:-4]):
                 continue
@@ -95,11 +115,17 @@ VARINTS = {"ZigzagVarint", "UnsignedVarint"}
 
 def kaitai_project(kobj, like):
     """An official-compiler Python object cut to the shape of an ours_tree: varints
-    (objects there) become their value, absent fields None."""
+    (objects there) become their value, absent fields None. A positional instance ours
+    did not read (None: the data ends before it) is not asked of Kaitai's object either:
+    its instances are read when first asked, at the stream's position then."""
     if type(kobj).__name__ in VARINTS:
         return kobj.value
     if isinstance(like, dict):
-        return {k: kaitai_project(getattr(kobj, k, None), v) for k, v in like.items()}
+        ahead = READ_AHEAD.get(type(kobj).__name__, set())
+        return {
+            k: None if (v is None and k in ahead) else kaitai_project(getattr(kobj, k, None), v)
+            for k, v in like.items()
+        }
     if isinstance(like, list) and isinstance(kobj, list):
         return [kaitai_project(x, v) for x, v in zip(kobj, like)] + kobj[len(like) :]
     return _plain(kobj)
