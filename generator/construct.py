@@ -210,9 +210,7 @@ class _Planner:
             sub = self.validated(INT_CLASSES[inst.fmt], t, "int", inst.ksy.get("valid"),
                                  f"{t.path}/instances/{inst.name}/valid")  # fmt: skip
             pos = self.instance(t, inst)
-            fields.append(
-                CField(inst.name, f"PeekAt({_lam(pos)}, {sub})", _doc_line(inst.doc))
-            )
+            fields.append(CField(inst.name, f"PeekAt({_lam(pos)}, {sub})", _doc_line(inst.doc)))
         for f in t.fields:
             fields.append(CField(f.name, self.field(t, f), _doc_line(f.doc)))
         for inst in t.value_instances:
