@@ -201,6 +201,16 @@ class Kafka07Message(_p.Generated):
         return computed == self.crc
 
     @property
+    def crc_from(self):
+        """Where the bytes the CRC covers begin, counted from the message's first byte: at `payload` (the CRC field's `-kafkacodec-crc` says so; a test checks it against the parser's)."""
+        return 10 if (self.magic == 1) else 9
+
+    @property
+    def crc_to(self):
+        """Where the bytes the CRC covers end (exclusive): the end of the message."""
+        return 4 + self.len_message
+
+    @property
     def compression(self):
         """Instance `compression`."""
         return _p.to_enum(CompressionType, (self.attributes & 3) if (self.magic == 1) else 0)

@@ -360,6 +360,16 @@ class KafkaLegacyMessage(_p.Generated):
         return self.inner
 
     @property
+    def crc_from(self):
+        """Where the bytes the CRC covers begin, counted from the message's first byte: at `magic` (the CRC field's `-kafkacodec-crc` says so; a test checks that this number is that field's offset)."""
+        return 16
+
+    @property
+    def crc_to(self):
+        """Where the bytes the CRC covers end (exclusive): the end of the message."""
+        return 12 + self.len_message
+
+    @property
     def compression(self):
         """Instance `compression`."""
         return _p.to_enum(CompressionType, self.attributes & 7)

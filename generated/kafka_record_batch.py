@@ -328,6 +328,16 @@ class KafkaRecordBatch(_p.Generated):
         return self.records_region
 
     @property
+    def crc_from(self):
+        """Where the bytes the CRC covers begin, counted from the batch's first byte: at `attributes` (the CRC field's `-kafkacodec-crc` says so; a test checks that this number is that field's offset)."""
+        return 21
+
+    @property
+    def crc_to(self):
+        """Where the bytes the CRC covers end (exclusive): the end of the batch."""
+        return 12 + self.len_batch
+
+    @property
     def compression(self):
         """The codec of the records region."""
         return _p.to_enum(CompressionType, self.attributes & 7)

@@ -11,7 +11,7 @@ or CRC field; a function returning one when it takes params). Fields map as:
 - `process: kafka_compression(...)` to KafkaCompressed;
 - `valid` to ExprValidator (checked both ways);
 - lengths and counts builders derive to Rebuild; length-of-rest and CRC to KafkaStruct;
-- value instances to Computed at the end, positional instances to Peek(Pointer(...)).
+- value instances to Computed at the end, positional instances to PeekAt (read when the data reaches them).
 """
 
 from __future__ import annotations

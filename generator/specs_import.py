@@ -504,7 +504,9 @@ class _Importer:
         data = {"id": "value", "size": "len_value.value",
                 "doc": "The field's value; an unknown tag's raw bytes."}  # fmt: skip
         if cases:
-            data["type"] = {"switch-on": "tag.value", "cases": cases}
+            # As an int: Kafka reads a tag into an int, and Java cannot switch on a long
+            # (the varint's value is 64-bit in every target).
+            data["type"] = {"switch-on": "tag.value.as<s4>", "cases": cases}
         self.types[f"{base}_tagged_field"] = {
             "doc": f"One tagged field of {name}: tag, size, value.",
             "params": [{"id": "version", "type": "s2"}],
@@ -659,8 +661,8 @@ def framings(
             {"id": "frame_version", "type": "unsigned_varint(5)", "valid": {"expr": "_.value == 1"}},
             {"id": "api_key", "type": "unsigned_varint(5)"},
             {"id": "version", "type": "unsigned_varint(5)"},
-            {"id": "message", "type": {"switch-on": "api_key.value",
-                                       "cases": {s.api_key: f"{schema_id(s.name)}(version.value)" for s in mine}}},
+            {"id": "message", "type": {"switch-on": "api_key.value.as<s4>",
+                                       "cases": {s.api_key: f"{schema_id(s.name)}(version.value.as<s2>)" for s in mine}}},
         ]  # fmt: skip
         rec["-kafkacodec-message"] = {
             "framing": "metadata", "topic": topic_name,

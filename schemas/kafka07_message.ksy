@@ -34,6 +34,16 @@ seq:
   - id: payload
     size: 'len_message - (magic == 1 ? 6 : 5)'
 instances:
+  crc_from:
+    value: 'magic == 1 ? 10 : 9'
+    doc: |
+      Where the bytes the CRC covers begin, counted from the message's first byte: at
+      `payload` (the CRC field's `-kafkacodec-crc` says so; a test checks it against the
+      parser's). For other languages, whose parsers cannot compute a CRC: check CRC-32 over
+      [crc_from, crc_to) of the message's bytes.
+  crc_to:
+    value: 4 + len_message
+    doc: 'Where the bytes the CRC covers end (exclusive): the end of the message.'
   compression:
     value: 'magic == 1 ? attributes & 0x3 : 0'
     enum: compression_type

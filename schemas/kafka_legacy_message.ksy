@@ -67,6 +67,16 @@ seq:
     doc: The inner message set of a wrapper, stored compressed as the wrapper's value.
     -kafkacodec-lazy: true
 instances:
+  crc_from:
+    value: 16
+    doc: |
+      Where the bytes the CRC covers begin, counted from the message's first byte: at
+      `magic` (the CRC field's `-kafkacodec-crc` says so; a test checks that this number
+      is that field's offset). For other languages, whose parsers cannot compute a CRC:
+      check CRC-32 over [crc_from, crc_to) of the message's bytes.
+  crc_to:
+    value: 12 + len_message
+    doc: 'Where the bytes the CRC covers end (exclusive): the end of the message.'
   compression:
     value: attributes & 0x7
     enum: compression_type

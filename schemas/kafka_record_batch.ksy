@@ -83,6 +83,16 @@ seq:
     doc: The records, compressed as one stream when the codec is not none.
     -kafkacodec-lazy: true
 instances:
+  crc_from:
+    value: 21
+    doc: |
+      Where the bytes the CRC covers begin, counted from the batch's first byte: at
+      `attributes` (the CRC field's `-kafkacodec-crc` says so; a test checks that this
+      number is that field's offset). For other languages, whose parsers cannot compute a
+      CRC: check CRC-32C over [crc_from, crc_to) of the batch's bytes.
+  crc_to:
+    value: 12 + len_batch
+    doc: 'Where the bytes the CRC covers end (exclusive): the end of the batch.'
   compression:
     value: attributes & 0x7
     enum: compression_type

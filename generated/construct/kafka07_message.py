@@ -54,6 +54,12 @@ Kafka07Message = KafkaStruct(
     "attributes" / If(lambda this: this.magic == 1, Int8sb),
     "crc" / Int32ub * "CRC-32 (IEEE) of the payload.",
     "payload" / Sized(lambda this: this.len_message - (6 if (this.magic == 1) else 5), GreedyBytes),
+    "crc_from"
+    / Computed(lambda this: 10 if (this.magic == 1) else 9)
+    * "Where the bytes the CRC covers begin, counted from the message's first byte: at `payload` (the CRC field's `-kafkacodec-crc` says so; a test checks it against the parser's). For other languages, whose parsers cannot compute a CRC: check CRC-32 over [crc_from, crc_to) of the message's bytes.",
+    "crc_to"
+    / Computed(lambda this: 4 + this.len_message)
+    * "Where the bytes the CRC covers end (exclusive): the end of the message.",
     "compression"
     / Computed(
         lambda this: to_enum(CompressionType, (this.attributes & 3) if (this.magic == 1) else 0)

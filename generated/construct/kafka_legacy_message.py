@@ -122,6 +122,12 @@ KafkaLegacyMessage = KafkaStruct(
         ),
     )
     * "The inner message set of a wrapper, stored compressed as the wrapper's value.",
+    "crc_from"
+    / Computed(lambda this: 16)
+    * "Where the bytes the CRC covers begin, counted from the message's first byte: at `magic` (the CRC field's `-kafkacodec-crc` says so; a test checks that this number is that field's offset). For other languages, whose parsers cannot compute a CRC: check CRC-32 over [crc_from, crc_to) of the message's bytes.",
+    "crc_to"
+    / Computed(lambda this: 12 + this.len_message)
+    * "Where the bytes the CRC covers end (exclusive): the end of the message.",
     "compression" / Computed(lambda this: to_enum(CompressionType, this.attributes & 7)),
     "log_append_time_bit"
     / Computed(lambda this: (this.attributes >> 3) & 1)

@@ -108,6 +108,12 @@ KafkaRecordBatch = KafkaStruct(
         ),
     )
     * "The records, compressed as one stream when the codec is not none.",
+    "crc_from"
+    / Computed(lambda this: 21)
+    * "Where the bytes the CRC covers begin, counted from the batch's first byte: at `attributes` (the CRC field's `-kafkacodec-crc` says so; a test checks that this number is that field's offset). For other languages, whose parsers cannot compute a CRC: check CRC-32C over [crc_from, crc_to) of the batch's bytes.",
+    "crc_to"
+    / Computed(lambda this: 12 + this.len_batch)
+    * "Where the bytes the CRC covers end (exclusive): the end of the batch.",
     "compression"
     / Computed(lambda this: to_enum(CompressionType, this.attributes & 7))
     * "The codec of the records region.",

@@ -82,7 +82,7 @@ types:
         field: value
     - id: value
       type:
-        switch-on: tag.value
+        switch-on: tag.value.as<s4>
         cases:
           0: begin_transaction_record_tag_0(version)
       size: len_value.value

@@ -153,7 +153,7 @@ types:
         field: value
     - id: value
       type:
-        switch-on: tag.value
+        switch-on: tag.value.as<s4>
         cases:
           0: broker_registration_change_record_tag_0(version)
           1: broker_registration_change_record_tag_1(version)

@@ -360,7 +360,7 @@ types:
         field: value
     - id: value
       type:
-        switch-on: tag.value
+        switch-on: tag.value.as<s4>
         cases:
           0: consumer_group_member_metadata_value_tag_0(version)
       size: len_value.value

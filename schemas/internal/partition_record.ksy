@@ -292,7 +292,7 @@ types:
         field: value
     - id: value
       type:
-        switch-on: tag.value
+        switch-on: tag.value.as<s4>
         cases:
           0: partition_record_tag_0(version)
           1: partition_record_tag_1(version)

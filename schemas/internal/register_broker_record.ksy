@@ -350,7 +350,7 @@ types:
         field: value
     - id: value
       type:
-        switch-on: tag.value
+        switch-on: tag.value.as<s4>
         cases:
           0: register_broker_record_tag_0(version)
       size: len_value.value

@@ -25,12 +25,12 @@ seq:
   type: unsigned_varint(5)
 - id: message
   type:
-    switch-on: api_key.value
+    switch-on: api_key.value.as<s4>
     cases:
-      0: remote_log_segment_metadata_record(version.value)
-      1: remote_log_segment_metadata_update_record(version.value)
-      2: remote_partition_delete_metadata_record(version.value)
-      3: remote_log_segment_metadata_snapshot_record(version.value)
+      0: remote_log_segment_metadata_record(version.value.as<s2>)
+      1: remote_log_segment_metadata_update_record(version.value.as<s2>)
+      2: remote_partition_delete_metadata_record(version.value.as<s2>)
+      3: remote_log_segment_metadata_snapshot_record(version.value.as<s2>)
 -kafkacodec-message:
   framing: metadata
   topic: __remote_log_metadata

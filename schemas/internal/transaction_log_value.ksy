@@ -287,7 +287,7 @@ types:
         field: value
     - id: value
       type:
-        switch-on: tag.value
+        switch-on: tag.value.as<s4>
         cases:
           0: transaction_log_value_tag_0(version)
           1: transaction_log_value_tag_1(version)

@@ -1,0 +1,220 @@
+"""What the cross-language tests share: the inputs (every shared log and index vector and
+every Kafka-written internal payload), what kafkacodec's Python codecs make of each, the
+generated classes' names and stored fields in the other languages, and the comparison of
+another language's JSON dump with the Python values."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parents[1]
+for sub in ("generator", "internal"):  # differential.py, internal_vectors.py
+    if str(TESTS / sub) not in sys.path:
+        sys.path.insert(0, str(TESTS / sub))
+
+from conftest import INDEX_SCHEMAS, VECTORS  # noqa: E402
+from differential import camel, ours_tree, outcome  # noqa: E402
+
+import kafkacodec as kc  # noqa: E402
+from kafkacodec.generator.ir import SchemaSet  # noqa: E402
+from kafkacodec.generator.render import SCHEMA_DIR  # noqa: E402
+
+LOGS = sorted(VECTORS.rglob("*.bin")) + sorted(VECTORS.rglob("*.log"))
+MODULES = list(SchemaSet(SCHEMA_DIR).modules())
+# Positional instances are computed in the other languages, not stored: never dumped.
+POSITIONAL = {i.name for m in MODULES for t in m.types for i in t.pos_instances}
+
+
+def binary_names() -> dict[tuple[str, str], str]:
+    """(module id, type path) -> the class's binary name in Java (KafkaLog$Entry): the
+    schema's top type, then one nested class per `types` level, as the official compiler
+    names them (upper camel case of the type id)."""
+    out = {}
+    for m in MODULES:
+        for t in m.types:
+            parts = [p for p in t.path.split("/") if p and p != "types"]
+            out[(m.id, t.path)] = "$".join([camel(m.id), *(camel(p) for p in parts)])
+    return out
+
+
+NAMES = binary_names()
+
+
+def fields_table() -> str:
+    """One line per generated class: `BinaryName<TAB>field,field,...`, its stored fields
+    (parameters first, then seq fields, in order), as the dump programs print them."""
+    lines = []
+    for m in MODULES:
+        for t in m.types:
+            names = [p.name for p in t.params] + [f.name for f in t.fields]
+            lines.append(f"{NAMES[(m.id, t.path)]}\t{','.join(names)}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Job:
+    """One input: a class to read bytes from offset with, its parameter (None: none), and
+    how kafkacodec reads the same bytes (a tree, or ("error", family))."""
+
+    name: str  # for messages
+    path: Path
+    java_class: str
+    param: int | None
+    offset: int
+    expected: object  # outcome: ("ok", tree) or ("error", family)
+    log: bool = False  # a KafkaLog: the dump also checks each entry's CRC
+
+
+def expected(cls, data: bytes):
+    """What kafkacodec's generated parser makes of data: ("ok", tree) or ("error", family)."""
+    return outcome(lambda: ours_tree(cls.parse_all(data)))
+
+
+def log_jobs() -> list[Job]:
+    from kafkacodec.generated.kafka_log import KafkaLog
+
+    jobs = []
+    for path in LOGS:
+        data = path.read_bytes()
+        jobs.append(Job(str(path.relative_to(VECTORS)), path, "KafkaLog", None, 0,
+                        expected(KafkaLog, data), log=True))  # fmt: skip
+    for suffix, schema_id in sorted(INDEX_SCHEMAS.items()):
+        cls = getattr(
+            importlib.import_module(f"kafkacodec.generated.{schema_id}"), camel(schema_id)
+        )
+        for path in sorted(VECTORS.rglob(f"*{suffix}")):
+            data = path.read_bytes()
+            jobs.append(Job(str(path.relative_to(VECTORS)), path, camel(schema_id), None, 0,
+                            expected(cls, data)))  # fmt: skip
+    return jobs
+
+
+def internal_jobs(folder: Path) -> list[Job]:
+    """Every Kafka-written internal payload, written to folder: the struct after its
+    framing, read at the version it was read at in Python."""
+    from internal_vectors import ROWS, decode, row_id
+
+    from kafkacodec.internal import DEFAULT
+
+    jobs = []
+    for r in ROWS:
+        m = decode(DEFAULT, r)
+        cls = type(m.obj)
+        module = cls.__module__.rsplit(".", 1)[1]
+        path = folder / f"{row_id(r)}.bin"
+        path.write_bytes(bytes.fromhex(r["hex"]))
+        java = NAMES[(module, cls.PATH.split(" ", 1)[1])]
+        jobs.append(
+            Job(row_id(r), path, java, m.obj.version, r["headerBytes"], ("ok", ours_tree(m.obj)))
+        )
+    return jobs
+
+
+def jobs_file(jobs: list[Job], to: Path) -> Path:
+    to.write_text("".join(f"{j.java_class}\t{'-' if j.param is None else j.param}\t{j.offset}\t{j.path}\n"
+                          for j in jobs))  # fmt: skip
+    return to
+
+
+def as_json(tree, theirs):
+    """An ours_tree in the dumps' JSON shape: bytes as {"hex": ...}; absent fields (None)
+    and positional instances left out where the dump has none."""
+    if isinstance(tree, dict):
+        other = theirs if isinstance(theirs, dict) else {}
+        return {
+            k: as_json(v, other.get(k))
+            for k, v in tree.items()
+            if k in other or not (k in POSITIONAL or v is None)
+        }
+    if isinstance(tree, list):
+        other = theirs if isinstance(theirs, list) else []
+        return [as_json(v, other[i] if i < len(other) else None) for i, v in enumerate(tree)]
+    if isinstance(tree, bytes):
+        return {"hex": tree.hex()}
+    return tree
+
+
+def check(job: Job, theirs: dict, unchecked=None) -> None:
+    """Their dump of job's input says what kafkacodec's codecs say: the same tree where
+    they read it, an error where they refuse it (a CRC aside: no other language's parser
+    checks one; the dump checks each entry's CRC over the range the schema exposes)."""
+    mine = job.expected
+    if mine[0] == "ok":
+        assert "ok" in theirs, theirs
+        assert theirs["ok"] == as_json(mine[1], theirs["ok"])
+        if job.log:
+            assert all(c["ok"] for c in theirs["crc"])
+        return
+    if mine == ("error", "checksum"):
+        # The generated parsers cannot check a CRC: the dump does. The rest reads the same.
+        data = job.path.read_bytes()
+        from kafkacodec.generated.kafka_log import KafkaLog
+
+        unchecked = outcome(lambda: ours_tree(KafkaLog.parse_all(data, verify=False), verify=False))
+        if unchecked[0] == "ok":
+            assert theirs.get("ok") == as_json(unchecked[1], theirs.get("ok"))
+            bad = [c for c in theirs["crc"] if not c["ok"]]
+            top = outcome(lambda: list(kc.iter_batches(data)))
+            assert bool(bad) == (top == ("error", "checksum")), (bad, top)
+        return
+    assert "error" in theirs, f"kafkacodec refuses it ({mine[1]}), the other parser reads it"
+
+
+def stress_cases() -> dict[str, bytes]:
+    """Logs that stress the widths every language must get right (Kafka's varlong is 64
+    bits; offsets and timestamps are int64), built by kafkacodec's writer: name -> bytes."""
+    R = kc.Record
+    T = 1_700_000_000_000
+    big = (1 << 63) - 1
+    out = {
+        "offsets-near-2^63": kc.build_batch(
+            [R(None, T, b"k", b"v") for _ in range(5)], base_offset=big - 6),
+        "offset-deltas-2^30-and-2^31-1": kc.build_batch(
+            [R(0, T, None, b"a"), R((1 << 30) + 1, T, None, b"b"), R((1 << 31) - 1, T, None, b"c")]),
+        "timestamp-deltas-above-2^31-2^32-and-negative": kc.build_batch(
+            [R(None, T + d, None, b"x") for d in (0, (1 << 31) + 5, (1 << 32) + 7, -(1 << 33), 1 << 40)]),
+        "base-timestamp-near-2^63": kc.build_batch(
+            [R(None, big - (1 << 35) + d, None, b"x") for d in (0, 1 << 33, (1 << 35) - 1)]),
+        "ten-byte-varlong-deltas": kc.build_batch(
+            [R(None, 0, None, b"x"), R(None, (1 << 62) + 1, None, b"y"), R(None, -(1 << 62) - 1, None, b"z")]),
+        "five-byte-varint-lengths": kc.build_batch(
+            [R(None, T, b"k" * ((1 << 21) + 3), b"v" * ((1 << 14) + 1))]),
+        "many-and-large-headers": kc.build_batch(
+            [R(None, T, b"k", b"v", [(f"h{i}", bytes([i % 256])) for i in range(1000)]),
+             R(None, T, None, None, [("", b""), ("big", b"\xab" * 200_000), ("null", None)])]),
+        "null-and-empty-keys-and-values": kc.build_batch(
+            [R(None, T, None, None), R(None, T, b"", b""), R(None, T, b"\x00", None)]),
+        "partial-trailing-batch": (lambda b: b + b[:40])(kc.build_batch([R(None, T, b"k", b"v")])),
+        "control-batches": kc.build_control_batch(True, offset=7, timestamp=T, producer_id=3, producer_epoch=1)
+        + kc.build_control_batch(False, offset=8, timestamp=T, producer_id=4, producer_epoch=0),
+        "log-append-time": kc.build_batch([R(None, T, b"k", b"v")] * 3, timestamp_type="LogAppendTime",
+                                          log_append_time=T + 99),
+    }  # fmt: skip
+    for codec in ("gzip", "snappy", "lz4", "zstd"):
+        records = [
+            R(None, T + i, f"key{i}".encode(), b"value" * i, [("h", b"1")]) for i in range(20)
+        ]
+        out[f"v2-{codec}"] = kc.build_batch(records, compression=codec, base_offset=1 << 40)
+    for magic in (0, 1):
+        for codec in ("none", "gzip", "snappy", "lz4"):
+            records = [R(None, T + i, b"k", b"v" * (i + 1)) for i in range(4)]
+            out[f"magic{magic}-{codec}"] = kc.build_message_set(
+                records, magic=magic, compression=codec, base_offset=(1 << 62) + 3
+            )
+    return out
+
+
+def stress_jobs(folder: Path) -> list[Job]:
+    from kafkacodec.generated.kafka_log import KafkaLog
+
+    jobs = []
+    for name, data in stress_cases().items():
+        path = folder / f"{name}.log"
+        path.write_bytes(data)
+        mine = expected(KafkaLog, data)
+        assert mine[0] == "ok", (name, mine)
+        jobs.append(Job(name, path, "KafkaLog", None, 0, mine, log=True))
+    return jobs
