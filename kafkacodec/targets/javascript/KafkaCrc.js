@@ -1,23 +1,39 @@
 // The CRC checks the schemas cannot express, for the official Kaitai compiler's
-// JavaScript output: a v2 batch's CRC-32C covers `attributes` (byte 21) to its end, a
-// legacy message's CRC-32 covers `magic` (byte 16) to its end (FORMATS.md 2.1, 2.2).
+// JavaScript output. Each schema with a CRC exposes the range it covers as two instances,
+// crcFrom and crcTo (byte positions from the start of the batch or message): a v2 batch's
+// CRC-32C (Castagnoli) covers attributes to its end, a legacy message's CRC-32 (IEEE)
+// covers magic to its end (FORMATS.md 2.1, 2.2). The CRCs are computed here, table-driven,
+// with no dependency.
 "use strict";
-const CRC32 = require("crc-32");
-const CRC32C = require("crc-32/crc32c");
 
-function u32(buf, at) {
-  return ((buf[at] << 24) | (buf[at + 1] << 16) | (buf[at + 2] << 8) | buf[at + 3]) >>> 0;
+function table(poly) {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ poly : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
 }
 
-// The stored and computed CRC of the entry (batch or legacy message) at `pos` of a log or
-// record set `buf` (a Uint8Array).
-function entryCrc(buf, pos) {
-  const size = 12 + (u32(buf, pos + 8) | 0);
-  const magic = buf[pos + 16];
-  if (magic === 2) {
-    return { stored: u32(buf, pos + 17), computed: CRC32C.buf(buf.subarray(pos + 21, pos + size)) >>> 0, size };
-  }
-  return { stored: u32(buf, pos + 12), computed: CRC32.buf(buf.subarray(pos + 16, pos + size)) >>> 0, size };
+const CASTAGNOLI = table(0x82f63b78);
+const IEEE = table(0xedb88320);
+
+function crc(t, bytes) {
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = t[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+const crc32c = (bytes) => crc(CASTAGNOLI, bytes);
+const crc32 = (bytes) => crc(IEEE, bytes);
+
+// The stored and computed CRC of a parsed batch or legacy message (`body`) whose first
+// byte is at `pos` of `buf` (a Uint8Array): {stored, computed, ok}.
+function bodyCrc(body, buf, pos) {
+  const covered = buf.subarray(pos + body.crcFrom, pos + body.crcTo);
+  const computed = body.magic === 2 ? crc32c(covered) : crc32(covered);
+  return { stored: body.crc, computed, ok: body.crc === computed };
 }
 
 // Every whole top-level entry of a parsed KafkaLog, in order: {position, stored, computed,
@@ -25,13 +41,12 @@ function entryCrc(buf, pos) {
 function checkLog(kafkaLog, buf) {
   const out = [];
   let pos = 0;
-  for (let i = 0; i < kafkaLog.entries.length; i++) {
-    if (kafkaLog.entries[i].partial != null) break;
-    const c = entryCrc(buf, pos);
-    out.push({ position: pos, stored: c.stored, computed: c.computed, ok: c.stored === c.computed });
-    pos += c.size;
+  for (const entry of kafkaLog.entries) {
+    if (entry.partial != null) break;
+    out.push({ position: pos, ...bodyCrc(entry.body, buf, pos) });
+    pos += 12 + entry.length;
   }
   return out;
 }
 
-module.exports = { entryCrc, checkLog };
+module.exports = { crc32c, crc32, bodyCrc, checkLog };

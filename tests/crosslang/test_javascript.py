@@ -1,0 +1,130 @@
+"""The official Kaitai compiler's JavaScript output, with kafkacodec's JavaScript pieces
+(kafkacodec/targets/javascript: the kafka_compression process and the CRC checks over the
+range each schema exposes), run on Node with the official runtime from npm: on every
+shared log and index vector, every Kafka-written internal payload and the width-stress
+logs it reads what kafkacodec's Python codecs read, field by field.
+
+JavaScript numbers are doubles: an integer beyond 2^53 (an offset or timestamp near 2^63,
+a 10-byte varlong) comes out as the nearest double. That boundary is tested exactly: such
+values compare as doubles, and the stress logs prove they are rounded, not wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import KSC
+from crosslang import check, internal_jobs, jobs_file, log_jobs, stress_jobs
+
+from kafkacodec.export import export
+
+pytestmark = [
+    pytest.mark.crosslang,
+    pytest.mark.skipif(
+        shutil.which("node") is None or not (KSC / "node_modules" / "fzstd").exists(),
+        reason="node and tests/ksc/node_modules are needed (make test installs them)",
+    ),
+]
+
+EXACT = 1 << 53
+
+
+@pytest.fixture(scope="module")
+def javascript(tmp_path_factory):
+    out = tmp_path_factory.mktemp("export")
+    results = export(out, ["javascript"])
+    assert all(r["ok"] for r in results), [r for r in results if not r["ok"]]
+    return out / "javascript"
+
+
+def node(folder: Path, jobs, name: str) -> list[dict]:
+    env = dict(os.environ, NODE_PATH=f"{KSC / 'node_modules'}{os.pathsep}{folder}")
+    proc = subprocess.run(
+        ["node", str(folder / "kafkacodec-dump.js"), "--jobs", str(jobs_file(jobs, folder / f"{name}.jobs"))],
+        capture_output=True, text=True, env=env, timeout=600, check=True,
+    )  # fmt: skip
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert len(out) == len(jobs)
+    return out
+
+
+def as_double(tree):
+    """Integers beyond 2^53 as the doubles JavaScript holds them."""
+    if isinstance(tree, dict):
+        return {k: as_double(v) for k, v in tree.items()}
+    if isinstance(tree, list):
+        return [as_double(v) for v in tree]
+    if isinstance(tree, int) and not isinstance(tree, bool) and abs(tree) > EXACT:
+        return float(tree)
+    return tree
+
+
+def compare(jobs, dumps) -> int:
+    """Check every dump; return how many integers beyond 2^53 were compared as doubles."""
+    rounded = 0
+    for job, theirs in zip(jobs, dumps):
+        if job.expected[0] == "ok":
+            before = json.dumps(job.expected[1], default=str)
+            job.expected = ("ok", as_double(job.expected[1]))
+            rounded += before != json.dumps(job.expected[1], default=str)
+        try:
+            check(job, as_double(theirs))
+        except AssertionError as err:
+            raise AssertionError(f"{job.name}: {err}") from None
+    return rounded
+
+
+def test_every_log_and_index_vector_reads_the_same_on_node(javascript):
+    jobs = log_jobs()
+    compare(jobs, node(javascript, jobs, "logs"))
+
+
+def test_every_internal_payload_reads_the_same_on_node(javascript, tmp_path):
+    jobs = internal_jobs(tmp_path)
+    compare(jobs, node(javascript, jobs, "internal"))
+    assert len(jobs) == 980
+
+
+def test_the_widths_kafka_uses_on_node_exact_to_2_53_then_rounded(javascript, tmp_path):
+    jobs = stress_jobs(tmp_path)
+    dumps = node(javascript, jobs, "stress")
+    by_name = {j.name: (j, d) for j, d in zip(jobs, dumps)}
+    # The boundary: a base offset near 2^63 is not exact in JavaScript, only nearest.
+    job, theirs = by_name["offsets-near-2^63"]
+    (entry,) = theirs["ok"]["entries"]
+    mine = job.expected[1]["entries"][0]["body"]["base_offset"]
+    assert entry["body"]["base_offset"] != mine and float(entry["body"]["base_offset"]) == float(
+        mine
+    )
+    # Below it, exact: 2^31-1 offset deltas and 2^32 ms timestamp deltas.
+    assert compare(jobs, dumps) >= 3
+
+
+NEGATIVE_INT64 = ["ffffffff00000000", "8000000000000000", "ffffffff7fffffff", "fffffffeffffffff"]
+
+
+def node_reads(module: str, folder: Path) -> list:
+    env = dict(os.environ, NODE_PATH=f"{KSC / 'node_modules'}{os.pathsep}{folder}")
+    script = (
+        f"const KS = require({module!r});"
+        "console.log(JSON.stringify(process.argv.slice(1).map((h) =>"
+        " new KS(new Uint8Array(Buffer.from(h, 'hex'))).readS8be())));"
+    )
+    proc = subprocess.run(["node", "-e", script, *NEGATIVE_INT64], capture_output=True,
+                          text=True, env=env, check=True, timeout=60)  # fmt: skip
+    return json.loads(proc.stdout)
+
+
+def test_the_official_runtime_misreads_negative_int64s_and_the_fix_reads_them(javascript):
+    """kaitai-struct 0.11.0 (npm) reads a negative int64 whose low 32 bits are below 2^31
+    2^32 too large; KaitaiStream64.js, which the dump loads, reads the nearest double. When
+    an npm release fixes it, the first assertion says so."""
+    values = [int.from_bytes(bytes.fromhex(h), "big", signed=True) for h in NEGATIVE_INT64]
+    wrong = [float(v + 2**32 if v % 2**32 < 2**31 else v) for v in values]
+    assert [float(x) for x in node_reads("kaitai-struct/KaitaiStream", javascript)] == wrong
+    fixed = node_reads(str(javascript / "KaitaiStream64.js"), javascript)
+    assert [float(x) for x in fixed] == [float(v) for v in values]
