@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -92,10 +93,38 @@ def compile_schemas(out: Path, languages, schema_dir: Path | None = None) -> lis
     return results
 
 
+_READ = re.compile(r"(void [\w:]+::_read\(\) \{\n)(.*?)(\n\}\n)", re.S)
+
+
+def fix_cpp_read(text: str) -> str:
+    """The official compiler's C++/STL output (0.11, C++98 pointers) leaves the null flag
+    (`n_x`) of conditional fields and the pointer of switch-typed fields (`m_x`)
+    uninitialized until `_read` reaches them; when the data is corrupt and `_read` throws
+    before that, `_clean_up` tests the garbage flag and deletes the garbage pointer (a
+    crash, or worse, on bad input). Each `_read` here first sets every flag it assigns to
+    null and every pointer it allocates to 0, which is what `_clean_up` expects of a field
+    not read yet; nothing else changes."""
+
+    def fix(m: re.Match) -> str:
+        body = m.group(2)
+        flags = dict.fromkeys(re.findall(r"\bn_(\w+) = (?:true|false);", body))
+        pointers = dict.fromkeys(re.findall(r"\bm_(\w+) = new ", body))
+        init = "".join(f"    n_{f} = true;\n" for f in flags) + "".join(
+            f"    m_{p} = 0;\n" for p in pointers
+        )
+        return m.group(1) + init + body + m.group(3)
+
+    return _READ.sub(fix, text)
+
+
 def export(out: Path, languages) -> list[dict]:
-    """compile_schemas, then copy each language's runtime pieces next to its output."""
+    """compile_schemas, then copy each language's runtime pieces next to its output (and
+    mend the C++ output's _read: fix_cpp_read)."""
     out = Path(out)
     results = compile_schemas(out, languages)
+    if "cpp_stl" in languages:
+        for cpp in sorted((out / "cpp_stl").glob("*.cpp")):
+            cpp.write_text(fix_cpp_read(cpp.read_text()))
     for lang in languages:
         pieces = TARGETS / lang
         if pieces.is_dir():

@@ -33,7 +33,9 @@ public class KafkaCompression {
             case 1: return gunzip(src);
             case 2: return unsnappy(src);
             case 3: return unlz4(src);
-            case 4: return Zstd.decompress(src);
+            case 4:
+                if (magic < 2) throw new IllegalArgumentException("zstd needs message format 2 (magic 2)");
+                return Zstd.decompress(src);
             default: throw new IllegalArgumentException("unknown compression codec " + codec);
         }
     }
