@@ -271,12 +271,28 @@ class ClusterMetadataRecord(_p.Generated):
                 pos += 1
             else:
                 api_key, pos = _p.read_uvarint(buf, pos, end, 5, "cluster_metadata_record /seq/1")
+            if not (api_key <= 0x7FFF):
+                raise _p.invalid(
+                    "cluster_metadata_record /seq/1",
+                    pos,
+                    "api_key",
+                    api_key,
+                    "must satisfy value <= 32767",
+                )
             b = buf[pos]
             if b < 0x80:
                 version = b
                 pos += 1
             else:
                 version, pos = _p.read_uvarint(buf, pos, end, 5, "cluster_metadata_record /seq/2")
+            if not (version <= 0x7FFF):
+                raise _p.invalid(
+                    "cluster_metadata_record /seq/2",
+                    pos,
+                    "version",
+                    version,
+                    "must satisfy value <= 32767",
+                )
             if api_key == 0:
                 message, pos = RegisterBrokerRecord.parse(buf, pos, end, version, verify=verify)
             elif api_key == 1:

@@ -126,6 +126,14 @@ class RemoteLogMetadataRecord(_p.Generated):
                 api_key, pos = _p.read_uvarint(
                     buf, pos, end, 5, "remote_log_metadata_record /seq/1"
                 )
+            if not (api_key <= 0x7FFF):
+                raise _p.invalid(
+                    "remote_log_metadata_record /seq/1",
+                    pos,
+                    "api_key",
+                    api_key,
+                    "must satisfy value <= 32767",
+                )
             b = buf[pos]
             if b < 0x80:
                 version = b
@@ -133,6 +141,14 @@ class RemoteLogMetadataRecord(_p.Generated):
             else:
                 version, pos = _p.read_uvarint(
                     buf, pos, end, 5, "remote_log_metadata_record /seq/2"
+                )
+            if not (version <= 0x7FFF):
+                raise _p.invalid(
+                    "remote_log_metadata_record /seq/2",
+                    pos,
+                    "version",
+                    version,
+                    "must satisfy value <= 32767",
                 )
             if api_key == 0:
                 message, pos = RemoteLogSegmentMetadataRecord.parse(

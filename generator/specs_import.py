@@ -659,8 +659,10 @@ def framings(
         )  # fmt: skip
         rec["seq"] = [
             {"id": "frame_version", "type": "unsigned_varint(5)", "valid": {"expr": "_.value == 1"}},
-            {"id": "api_key", "type": "unsigned_varint(5)"},
-            {"id": "version", "type": "unsigned_varint(5)"},
+            # Kafka reads both into a short and refuses more ("Value for version was too
+            # large.", AbstractApiMessageSerde.unsignedIntToShort).
+            {"id": "api_key", "type": "unsigned_varint(5)", "valid": {"expr": "_.value <= 32767"}},
+            {"id": "version", "type": "unsigned_varint(5)", "valid": {"expr": "_.value <= 32767"}},
             {"id": "message", "type": {"switch-on": "api_key.value.as<s4>",
                                        "cases": {s.api_key: f"{schema_id(s.name)}(version.value.as<s2>)" for s in mine}}},
         ]  # fmt: skip

@@ -18,6 +18,7 @@ from .errors import (
     CorruptRecordError,
     DecodeError,
     EncodeError,
+    LengthMismatchError,
     TruncatedError,
     ValidationError,
 )
@@ -41,8 +42,8 @@ def truncated(where: str, pos: int, end: int, needed: int | None = None) -> Trun
     return TruncatedError("data ends inside the structure", pos, where, needed, max(end - pos, 0))
 
 
-def length_mismatch(where: str, start: int, declared: int, used: int) -> CorruptRecordError:
-    return CorruptRecordError(
+def length_mismatch(where: str, start: int, declared: int, used: int) -> LengthMismatchError:
+    return LengthMismatchError(
         f"declared length {declared} but the fields take {used} bytes", start, where
     )
 

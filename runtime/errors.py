@@ -17,6 +17,7 @@ __all__ = [
     "TruncatedError",
     "ChecksumError",
     "CorruptRecordError",
+    "LengthMismatchError",
     "ValidationError",
     "VarintError",
     "UnknownMagicError",
@@ -124,6 +125,11 @@ class TruncatedError(DecodeError):
 
 class CorruptRecordError(DecodeError):
     """A structural rule of the format is broken (a length, count or layout)."""
+
+
+class LengthMismatchError(CorruptRecordError):
+    """A length that counts the rest of a structure (a record's, a batch's, a message's)
+    disagrees with the bytes its fields take."""
 
 
 class ValidationError(CorruptRecordError):

@@ -39,8 +39,8 @@ __all__ = [
 
 RemoteLogMetadataRecord = Struct(
     "frame_version" / ExprValidator(UnsignedVarint(5), lambda _, this: not (not (_ == 1))),
-    "api_key" / UnsignedVarint(5),
-    "version" / UnsignedVarint(5),
+    "api_key" / ExprValidator(UnsignedVarint(5), lambda _, this: not (not (_ <= 0x7FFF))),
+    "version" / ExprValidator(UnsignedVarint(5), lambda _, this: not (not (_ <= 0x7FFF))),
     "message"
     / Switch(
         lambda this: this.api_key,

@@ -54,7 +54,11 @@ def _draw_remote_log_metadata_record(draw, invalid):
     if not invalid and frame_version is not None:
         assume(not (not (frame_version == 1)))
     api_key = draw(_h.ints("u32", invalid=invalid))
+    if not invalid and api_key is not None:
+        assume(not (not (api_key <= 0x7FFF)))
     version = draw(_h.ints("u32", invalid=invalid))
+    if not invalid and version is not None:
+        assume(not (not (version <= 0x7FFF)))
     message = draw(
         _S.remote_log_segment_metadata_record(version, invalid=invalid)
         if (api_key == 0)

@@ -18,6 +18,7 @@ import sys
 from ..console import run_command
 from ..pipeline import cli as spark
 from . import (
+    corpus,
     dump,
     export_schemas,
     generate,
@@ -33,7 +34,8 @@ from . import (
 
 COMMANDS = {
     "dump": dump, "verify": verify, "lookup": lookup, "records": records, "recover": recover,
-    "groups": groups, "metadata": metadata, "sample": sample, "generate": generate, "specs": specs, "export-schemas": export_schemas,
+    "groups": groups, "metadata": metadata, "sample": sample, "corpus": corpus, "generate": generate, "specs": specs,
+    "export-schemas": export_schemas,
     "spark": spark,
 }  # fmt: skip
 

@@ -21,8 +21,12 @@ seq:
     expr: _.value == 1
 - id: api_key
   type: unsigned_varint(5)
+  valid:
+    expr: _.value <= 32767
 - id: version
   type: unsigned_varint(5)
+  valid:
+    expr: _.value <= 32767
 - id: message
   type:
     switch-on: api_key.value.as<s4>

@@ -10,6 +10,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).resolve().parents[1]
 for sub in ("generator", "internal"):  # differential.py, internal_vectors.py
     if str(TESTS / sub) not in sys.path:
@@ -163,58 +165,54 @@ def check(job: Job, theirs: dict, unchecked=None) -> None:
     assert "error" in theirs, f"kafkacodec refuses it ({mine[1]}), the other parser reads it"
 
 
-def stress_cases() -> dict[str, bytes]:
-    """Logs that stress the widths every language must get right (Kafka's varlong is 64
-    bits; offsets and timestamps are int64), built by kafkacodec's writer: name -> bytes."""
-    R = kc.Record
-    T = 1_700_000_000_000
-    big = (1 << 63) - 1
-    out = {
-        "offsets-near-2^63": kc.build_batch(
-            [R(None, T, b"k", b"v") for _ in range(5)], base_offset=big - 6),
-        "offset-deltas-2^30-and-2^31-1": kc.build_batch(
-            [R(0, T, None, b"a"), R((1 << 30) + 1, T, None, b"b"), R((1 << 31) - 1, T, None, b"c")]),
-        "timestamp-deltas-above-2^31-2^32-and-negative": kc.build_batch(
-            [R(None, T + d, None, b"x") for d in (0, (1 << 31) + 5, (1 << 32) + 7, -(1 << 33), 1 << 40)]),
-        "base-timestamp-near-2^63": kc.build_batch(
-            [R(None, big - (1 << 35) + d, None, b"x") for d in (0, 1 << 33, (1 << 35) - 1)]),
-        "ten-byte-varlong-deltas": kc.build_batch(
-            [R(None, 0, None, b"x"), R(None, (1 << 62) + 1, None, b"y"), R(None, -(1 << 62) - 1, None, b"z")]),
-        "five-byte-varint-lengths": kc.build_batch(
-            [R(None, T, b"k" * ((1 << 21) + 3), b"v" * ((1 << 14) + 1))]),
-        "many-and-large-headers": kc.build_batch(
-            [R(None, T, b"k", b"v", [(f"h{i}", bytes([i % 256])) for i in range(1000)]),
-             R(None, T, None, None, [("", b""), ("big", b"\xab" * 200_000), ("null", None)])]),
-        "null-and-empty-keys-and-values": kc.build_batch(
-            [R(None, T, None, None), R(None, T, b"", b""), R(None, T, b"\x00", None)]),
-        "partial-trailing-batch": (lambda b: b + b[:40])(kc.build_batch([R(None, T, b"k", b"v")])),
-        "control-batches": kc.build_control_batch(True, offset=7, timestamp=T, producer_id=3, producer_epoch=1)
-        + kc.build_control_batch(False, offset=8, timestamp=T, producer_id=4, producer_epoch=0),
-        "log-append-time": kc.build_batch([R(None, T, b"k", b"v")] * 3, timestamp_type="LogAppendTime",
-                                          log_append_time=T + 99),
-    }  # fmt: skip
-    for codec in ("gzip", "snappy", "lz4", "zstd"):
-        records = [
-            R(None, T + i, f"key{i}".encode(), b"value" * i, [("h", b"1")]) for i in range(20)
-        ]
-        out[f"v2-{codec}"] = kc.build_batch(records, compression=codec, base_offset=1 << 40)
-    for magic in (0, 1):
-        for codec in ("none", "gzip", "snappy", "lz4"):
-            records = [R(None, T + i, b"k", b"v" * (i + 1)) for i in range(4)]
-            out[f"magic{magic}-{codec}"] = kc.build_message_set(
-                records, magic=magic, compression=codec, base_offset=(1 << 62) + 3
-            )
-    return out
+@pytest.fixture(scope="session", name="corpus")
+def corpus_fixture(tmp_path_factory) -> tuple[Path, dict]:
+    """`kafkacodec corpus`, written once per run: the edge cases, objects of every schema
+    and version drawn with a fixed seed, and damaged logs, with their expectations."""
+    from kafkacodec.corpus import write_corpus
+
+    out = tmp_path_factory.mktemp("corpus")
+    return out, write_corpus(out, count=8, internal_count=2, seed=21)
 
 
-def stress_jobs(folder: Path) -> list[Job]:
-    from kafkacodec.generated.kafka_log import KafkaLog
+@dataclass
+class Case:
+    """A corpus case as a job for the dumps, and what the dump must say of it."""
 
-    jobs = []
-    for name, data in stress_cases().items():
-        path = folder / f"{name}.log"
-        path.write_bytes(data)
-        mine = expected(KafkaLog, data)
-        assert mine[0] == "ok", (name, mine)
-        jobs.append(Job(name, path, "KafkaLog", None, 0, mine, log=True))
-    return jobs
+    name: str
+    path: Path
+    java_class: str
+    param: int | None
+    offset: int
+    expect: dict
+
+
+def corpus_jobs(corpus) -> list[Case]:
+    out, manifest = corpus
+    return [
+        Case(c["file"], out / c["file"], c["class"], c["param"], 0, c["expect"])
+        for c in manifest["cases"]
+    ]
+
+
+def check_case(case: Case, theirs: dict) -> None:
+    """Their dump says what the corpus expects: the values, or a refusal; for a CRC
+    mismatch (which no generated parser can see), the values read without it and the
+    mismatch at the right entries (the dump checks each entry's CRC). A length that counts
+    the rest of a structure is a rule the Kaitai schemas cannot state: a refusal for that
+    alone is not asked of them."""
+    expect = case.expect
+    if "ok" in expect:
+        assert "ok" in theirs, theirs
+        assert theirs["ok"] == expect["ok"]
+        assert all(c["ok"] for c in theirs.get("crc", []))
+        return
+    if "ok_without_crc" in expect:
+        assert theirs.get("ok") == expect["ok_without_crc"], theirs.get("error")
+        assert [c["position"] for c in theirs["crc"] if not c["ok"]] == expect["crc_mismatch_at"]
+        return
+    if expect.get("error_without_crc", expect["error"])["rule"] == "length":
+        return  # a rule the Kaitai schemas cannot state: their parsers may read on
+    assert "error" in theirs, (
+        f"the corpus expects {expect['error']['check']}, the other parser reads it"
+    )

@@ -130,11 +130,23 @@ public class KafkacodecDump {
                 Field field = v.getClass().getDeclaredField(camel(f));
                 field.setAccessible(true);
                 Object value = field.get(v);
-                if (value == null) continue; // absent (its `if` did not hold)
+                if (value == null && !field.getType().isEnum()) continue; // absent (its `if` did not hold)
                 if (!first) sb.append(',');
                 first = false;
                 string(f, sb);
                 sb.append(':');
+                if (value == null) {
+                    // Kaitai's Java runtime reads a number its enum does not name as null:
+                    // the value is lost; say so, with the numbers the enum has.
+                    sb.append("{\"unknown_enum\":[");
+                    Object[] known = field.getType().getEnumConstants();
+                    for (int i = 0; i < known.length; i++) {
+                        if (i > 0) sb.append(',');
+                        sb.append(known[i].getClass().getMethod("id").invoke(known[i]));
+                    }
+                    sb.append("]}");
+                    continue;
+                }
                 tree(value, sb);
             }
             sb.append('}');
