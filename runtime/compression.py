@@ -16,6 +16,7 @@ DecompressionLimitError before more memory is taken.
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 
 import cramjam
@@ -216,15 +217,19 @@ def _unlz4(data, limit: int, magic: int) -> bytes:
     if magic == 0:
         frame = _lz4_set_checksum(frame, broken=False)
     out = bytearray()
+    # Output in steps: python-lz4 allocates max_length up front, so asking for the whole
+    # limit (128 MiB) at once cost an allocation of that size per batch.
+    step = max(1 << 16, 4 * len(frame))
     try:
         while frame:
             d = lz4.frame.LZ4FrameDecompressor()
-            out += d.decompress(frame, max_length=limit + 1 - len(out))
+            out += d.decompress(frame, max_length=min(step, limit + 1 - len(out)))
+            while not d.eof and not d.needs_input and len(out) <= limit:
+                step *= 2
+                out += d.decompress(b"", max_length=min(step, limit + 1 - len(out)))
             if len(out) > limit:
                 raise _too_big(LZ4, limit)
             if not d.eof:
-                if not d.needs_input:
-                    raise _too_big(LZ4, limit)
                 raise CompressionError("LZ4 frame ends before its end mark")
             frame = d.unused_data
     except RuntimeError as err:
@@ -246,10 +251,55 @@ def _lz4(data, magic: int) -> bytes:
 # -- zstd ------------------------------------------------------------------------------
 
 
+_ZSTD = threading.local()  # a decompression context per thread, reused (making one costs)
+_ZSTD_MAGIC = 0xFD2FB528
+
+
+def _zstd_frames_end(data) -> None:
+    """Walk the zstd frames' headers and block headers (RFC 8878) to their end: zstandard's
+    stream reader returns what it has when a frame is cut short (a truncated frame read as
+    empty), so a frame that does not end where the data does is refused here first."""
+    n, pos = len(data), 0
+    while pos < n:
+        if n - pos < 4:
+            raise CompressionError(f"zstd data ends inside a frame magic at byte {pos}")
+        magic = int.from_bytes(data[pos : pos + 4], "little")
+        if magic & 0xFFFFFFF0 == 0x184D2A50:  # a skippable frame
+            if n - pos < 8:
+                raise CompressionError(f"zstd skippable frame cut short at byte {pos}")
+            pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "little")
+            continue
+        if magic != _ZSTD_MAGIC:
+            raise CompressionError(f"zstd data holds no frame at byte {pos}")
+        if n - pos < 5:
+            raise CompressionError(f"zstd frame header cut short at byte {pos}")
+        fhd = data[pos + 4]
+        single = (fhd >> 5) & 1
+        header = 1 + (1 - single) + (0, 1, 2, 4)[fhd & 3] + (single, 2, 4, 8)[fhd >> 6]
+        pos += 4 + header
+        while True:
+            if n - pos < 3:
+                raise CompressionError("zstd frame ends before its last block")
+            bh = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
+            kind = (bh >> 1) & 3
+            if kind == 3:
+                raise CompressionError(f"zstd block of the reserved type at byte {pos}")
+            pos += 3 + (1 if kind == 1 else bh >> 3)  # an RLE block holds one byte
+            if bh & 1:
+                break
+        pos += 4 * ((fhd >> 2) & 1)  # the content checksum
+        if pos > n:
+            raise CompressionError("zstd frame ends before its last block")
+
+
 def _unzstd(data, limit: int) -> bytes:
+    _zstd_frames_end(data)
     out = bytearray()
+    dctx = getattr(_ZSTD, "dctx", None)
+    if dctx is None:
+        dctx = _ZSTD.dctx = zstandard.ZstdDecompressor()
     try:
-        reader = zstandard.ZstdDecompressor().stream_reader(bytes(data), read_across_frames=True)
+        reader = dctx.stream_reader(bytes(data), read_across_frames=True)
         with reader:
             while True:
                 chunk = reader.read(min(1 << 20, limit + 1 - len(out)))
@@ -259,6 +309,7 @@ def _unzstd(data, limit: int) -> bytes:
                 if len(out) > limit:
                     raise _too_big(ZSTD, limit)
     except zstandard.ZstdError as err:
+        _ZSTD.dctx = None  # not reused after a failure
         raise CompressionError(f"zstd data does not decompress: {err}") from None
     return bytes(out)
 

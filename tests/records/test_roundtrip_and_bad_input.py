@@ -175,3 +175,39 @@ def test_unknown_magic():
     with pytest.raises(kc.UnknownMagicError) as err:
         list(kc.iter_batches(bytes(data), source="x.log"))
     assert err.value.position == 16 and "x.log" in str(err.value)
+
+
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_every_codec_bounds_what_it_inflates(codec):
+    """50 MB of zeros, refused past the bound by every codec (lz4 reads its output in
+    steps, not with one buffer the size of the bound), and read whole under a larger one."""
+    from kafkacodec.runtime.compression import decompress
+
+    packed = compress(codec, bytes(50_000_000))
+    with pytest.raises(DecompressionLimitError):
+        decompress(codec, packed, 2, 1_000_000)
+    assert decompress(codec, packed, 2, 60_000_000) == bytes(50_000_000)
+
+
+def test_zstd_after_a_corrupt_frame_still_decompresses():
+    """The zstd context a thread reuses is dropped after a failure, never left broken."""
+    from kafkacodec.runtime.compression import decompress
+
+    good = compress(4, b"kafka" * 1000)
+    with pytest.raises(kc.CompressionError):
+        decompress(4, good[:-3] + b"\xff\xff\xff")
+    assert decompress(4, good) == b"kafka" * 1000
+
+
+@pytest.mark.parametrize("cut", [1, 3, 4, 5, 8, 12, -1, -4])
+def test_a_zstd_frame_cut_short_is_refused_not_read_as_empty(cut):
+    """zstandard's stream reader returns what it has of a truncated frame (nothing, for a
+    cut inside the first block): that would lose the batch's records silently."""
+    from kafkacodec.runtime.compression import decompress
+
+    good = compress(4, b"kafka" * 1000)
+    with pytest.raises(kc.CompressionError):
+        decompress(4, good[:cut])
+    with pytest.raises(kc.CompressionError):
+        decompress(4, good + b"\x00")  # bytes after the frame that are no frame
+    assert decompress(4, good + good) == b"kafka" * 2000  # frames back to back
