@@ -48,9 +48,14 @@ HEADERS = [("h", b"hdr-value")]
 BASE_TS = 1_700_000_000_000
 CORPORA = {  # name: (magic, codec)
     "v2 none": (2, "none"),
+    "v2 gzip": (2, "gzip"),
+    "v2 snappy": (2, "snappy"),
     "v2 lz4": (2, "lz4"),
     "v2 zstd": (2, "zstd"),
     "v1 none": (1, "none"),
+    "v1 gzip": (1, "gzip"),
+    "v0 none": (0, "none"),
+    "v0 gzip": (0, "gzip"),
 }
 FIGURES = ("decode", "encode", "walk", "crc", "columnar")
 UNITS = {"decode": "rec/s", "encode": "rec/s", "walk": "batches/s", "crc": "GB/s",
@@ -96,6 +101,47 @@ def ours_decode(data):
     for b in kc.iter_batches(data, verify_crc=True):
         n += len(b.records())
     return n
+
+
+def ours_iter_walk(data):
+    """The public API: iter_batches, headers only (base offset, last offset, count)."""
+    n = 0
+    for b in kc.iter_batches(data, verify_crc=False):
+        _ = (b.base_offset, b.last_offset, b.count)
+        n += 1
+    return n
+
+
+def ours_iter_crc(data):
+    """The public API: iter_batches with every CRC verified."""
+    for _b in kc.iter_batches(data, verify_crc=True):
+        pass
+    return len(data)
+
+
+def user_data(magic: int) -> list[tuple]:
+    """A producer's records as plain data: (timestamp, key, value, headers)."""
+    return [(r.timestamp, r.key, r.value, list(r.headers)) for r in _records(magic)]
+
+
+def ours_encode_from_data(magic: int, codec: str, as_records: bool):
+    """Encode as a producer does: the Record objects (or tuples) made inside the loop."""
+    raw = user_data(magic)
+
+    def run(n_batches):
+        for b in range(n_batches):
+            if as_records:
+                recs = [kc.Record(None, ts, k, v, h) for ts, k, v, h in raw]
+            else:
+                recs = [(None, ts, k, v, h) for ts, k, v, h in raw]
+            if magic >= 2:
+                kc.build_batch(recs, base_offset=b * RECORDS_PER_BATCH, compression=codec)
+            else:
+                kc.build_message_set(recs, magic=magic, base_offset=b * RECORDS_PER_BATCH,
+                                     compression=codec)  # fmt: skip
+        return n_batches * RECORDS_PER_BATCH
+
+    return run
 
 
 def ours_walk(data):
@@ -330,8 +376,16 @@ def peers_for(figure: str, magic: int, codec: str, kaitai) -> dict:
     ours = {"decode": ours_decode, "encode": encode, "walk": ours_walk, "crc": ours_crc,
             "columnar": ours_columnar}[figure]  # fmt: skip
     peers = {"kafkacodec": ours}
-    if figure != "crc":  # CRCs are computed by the crc32c library either way
-        peers["kafkacodec (pure Python)"] = pure(ours)
+    if figure == "encode":  # as a producer does: from plain data, in the timed loop
+        peers = {"kafkacodec (Records made)": ours_encode_from_data(magic, codec, True),
+                 "kafkacodec (tuples)": ours_encode_from_data(magic, codec, False),
+                 "kafkacodec (prebuilt Records)": ours}  # fmt: skip
+    if figure == "walk":
+        peers = {"kafkacodec iter_batches": ours_iter_walk, "kafkacodec walk_batches": ours}
+    if figure == "crc":
+        peers = {"kafkacodec iter_batches": ours_iter_crc, "kafkacodec walk_batches": ours}
+    if figure not in ("crc", "walk"):  # CRCs are computed by the crc32c library either way
+        peers["kafkacodec (pure Python)"] = pure(next(iter(peers.values())))
     if figure == "encode":
         peers["kafka-python"] = lambda n: kp_encode(magic, codec, n)
         peers["aiokafka"] = lambda n: aio_encode(magic, codec, n)

@@ -391,7 +391,8 @@ blob(PyObject *v, const char **at, int64_t *n)
 PyDoc_STRVAR(encode_v2_records_doc,
 "encode_v2_records(records, base_offset, base_timestamp, record_type)\n"
 "    -> (region, first_timestamp, max_timestamp, last_offset_delta) | None\n\n"
-"The uncompressed records region of a v2 batch for a list of record_type objects, as the\n"
+"The uncompressed records region of a v2 batch for a list of record_type objects (or\n"
+"5-tuples in its order: offset, timestamp, key, value, headers), as the\n"
 "generated builder writes it; None when a record holds anything but ints, bytes, None\n"
 "and (str, bytes | None) headers, or a delta does not fit, so that the Python builder\n"
 "converts or refuses it with its own message. base_timestamp None means the first\n"
@@ -412,8 +413,24 @@ static int
 read_record(PyObject *r, Py_ssize_t i, const Py_ssize_t *offsets, long long base_offset,
             int *have_base, long long *base_ts, RecordIn *in, long long *ts)
 {
-    PyObject *off_obj = GET(r, F_OFFSET), *ts_obj = GET(r, F_TIMESTAMP);
-    PyObject *headers = GET(r, F_HEADERS);
+    PyObject *off_obj, *ts_obj, *headers, *key, *value;
+    if (PyTuple_CheckExact(r)) {
+        /* A producer's plain data, in Record's order: (offset, timestamp, key, value,
+         * headers); other lengths are for the Python builder to convert. */
+        if (PyTuple_GET_SIZE(r) != 5)
+            return 0;
+        off_obj = PyTuple_GET_ITEM(r, 0);
+        ts_obj = PyTuple_GET_ITEM(r, 1);
+        key = PyTuple_GET_ITEM(r, 2);
+        value = PyTuple_GET_ITEM(r, 3);
+        headers = PyTuple_GET_ITEM(r, 4);
+    } else {
+        off_obj = GET(r, F_OFFSET);
+        ts_obj = GET(r, F_TIMESTAMP);
+        key = GET(r, F_KEY);
+        value = GET(r, F_VALUE);
+        headers = GET(r, F_HEADERS);
+    }
     if (off_obj == NULL || ts_obj == NULL || headers == NULL || !PyList_CheckExact(headers)
         || !PyLong_CheckExact(ts_obj) || (off_obj != Py_None && !PyLong_CheckExact(off_obj)))
         return 0;
@@ -436,8 +453,8 @@ read_record(PyObject *r, Py_ssize_t i, const Py_ssize_t *offsets, long long base
     }
     if (__builtin_sub_overflow(*ts, *base_ts, &in->ts_delta))
         return 0;
-    if (blob(GET(r, F_KEY), &in->key, &in->len_key) < 0
-        || blob(GET(r, F_VALUE), &in->value, &in->len_value) < 0)
+    if (key == NULL || value == NULL || blob(key, &in->key, &in->len_key) < 0
+        || blob(value, &in->value, &in->len_value) < 0)
         return 0;
     if (in->len_key > INT32_MAX || in->len_value > INT32_MAX)
         return 0;
@@ -562,7 +579,7 @@ encode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
         RecordIn in;
         long long ts;
         int64_t body;
-        if (Py_TYPE(r) != record_type
+        if ((Py_TYPE(r) != record_type && !PyTuple_CheckExact(r))
             || !read_record(r, i, offsets, base_offset, &have_base, &base_ts, &in, &ts)
             || !measure_record(&in, &scratch, &body))
             goto give_up;

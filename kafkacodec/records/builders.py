@@ -163,8 +163,21 @@ class _Region(NamedTuple):
 
 
 def _records_region(records: Iterable, base_offset: int, base_timestamp: int | None) -> _Region:
-    if _native_records is not None and type(records) is list:
+    if _native_records is not None:
+        # The native loop takes Record objects and 5-tuples in Record's order (a producer's
+        # plain data); other shapes (shorter tuples, mappings) become Records first, and
+        # what it still leaves is for the generated builder to convert or refuse.
+        if type(records) is not list:
+            records = list(records)
         native = _native_records(records, base_offset, base_timestamp, Record)
+        if native is None and any(type(r) is not Record for r in records):
+            try:
+                as_records = [r if type(r) is Record else _as_record(r) for r in records]
+            except (TypeError, EncodeError):
+                as_records = None
+            if as_records is not None:
+                records = as_records
+                native = _native_records(records, base_offset, base_timestamp, Record)
         if native is not None:
             region, first_ts, max_ts, last_delta = native
             return _Region(region, None, len(records), first_ts, max_ts, last_delta)
@@ -185,6 +198,9 @@ def _kafka_records(
     for i, r in enumerate(map(_as_record, records)):
         offset = base_offset + i if r.offset is None else r.offset
         ts = r.timestamp
+        for what, v in (("timestamp", ts), ("offset", offset)):
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise EncodeError(f"record {i}: its {what} must be an int, not {type(v).__name__}")
         if first_ts is None:
             first_ts = ts
         if ts > max_ts:

@@ -222,3 +222,62 @@ def test_native_encoder_defers_or_agrees(recs):
         return
     assert native == reference
 
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.one_of(st.none(), st.integers(0, 2**31)), st.integers(-(2**62), 2**62), blob, blob,
+                  st.lists(st.tuples(st.text(max_size=8), blob), max_size=3)),
+        max_size=12,
+    ),
+    st.integers(0, 2**40),
+)  # fmt: skip
+def test_tuples_encode_as_the_records_they_stand_for(rows, base):
+    """A producer's 5-tuples (offset, timestamp, key, value, headers) go through the native
+    loop as they are, and give the bytes of the Records they stand for, native or not."""
+    records = [kc.Record(*r) for r in rows]
+    try:
+        from_records = kc.build_batch(records, base_offset=base)
+    except kc.EncodeError:  # an offset delta beyond int32: refused whatever the shape
+        with pytest.raises(kc.EncodeError):
+            kc.build_batch(rows, base_offset=base)
+        return
+    from_tuples = kc.build_batch(rows, base_offset=base)
+    assert from_tuples == from_records
+    saved, W._native_records = W._native_records, None
+    try:
+        assert kc.build_batch(rows, base_offset=base) == from_records
+    finally:
+        W._native_records = saved
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [(None, 1, b"k")],  # a shorter tuple: converted to a Record first
+        [{"timestamp": 1, "key": b"k", "value": b"v"}],  # a mapping
+        [(None, 1, "text key", b"v", [])],  # text: the Python builder converts it
+        [(None, "1", b"k", b"v", [])],  # a wrong type: refused by the Python builder
+        [(None, 1, b"k", b"v", (("h", b"x"),))],  # headers as a tuple
+    ],
+)
+def test_other_shapes_defer_to_the_python_builder(rows):
+    try:
+        got = kc.build_batch(rows)
+    except kc.EncodeError:
+        saved, W._native_records = W._native_records, None
+        try:
+            with pytest.raises(kc.EncodeError):
+                kc.build_batch(rows)
+        finally:
+            W._native_records = saved
+        return
+    want = kc.build_batch(
+        [
+            r
+            if isinstance(r, kc.Record)
+            else (kc.Record(**r) if isinstance(r, dict) else kc.Record(*r))
+            for r in rows
+        ]
+    )
+    assert got == want
