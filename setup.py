@@ -14,6 +14,7 @@ setup(
             # kafka_layout.h: the schemas' byte layout, written by the generator
             include_dirs=["generated"],
             depends=["generated/kafka_layout.h"],
+            libraries=["z"],  # zlib's crc32 for legacy messages (Debian: zlib1g-dev)
             optional=True,
             extra_compile_args=["-O2", "-std=c11"],
         ),

@@ -167,18 +167,21 @@ def pure(fn):
     """fn with the native loops switched off: the generated Python code alone."""
     from kafkacodec.records import batches, builders, columnar
 
-    switches = [(batches, "_native_records"), (builders, "_native_records"),
+    switches = [(batches, "_native_records"), (batches, "_native_legacy"),
+                (batches, "_native_walk"), (builders, "_native_records"),
                 (columnar, "_native_columns"), (columnar, "_native_scan")]  # fmt: skip
 
     def run(*args):
         saved = [getattr(module, name) for module, name in switches]
         for module, name in switches:
-            setattr(module, name, None)
+            setattr(module, name, False if name == "_native_walk" else None)
+        method, batches.LegacyBatch.records = batches.LegacyBatch.records, batches.legacy_records_reference
         try:
             return fn(*args)
         finally:
             for (module, name), value in zip(switches, saved):
                 setattr(module, name, value)
+            batches.LegacyBatch.records = method
 
     return run
 

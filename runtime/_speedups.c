@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
+#include <zlib.h> /* crc32: the CRC-32 of legacy messages, as Python's zlib module computes it */
 
 /* The byte layout of the formats, generated from schemas/ (generated/kafka_layout.h):
  * offsets, sizes, bounds and attribute bits are named there, never restated here. */
@@ -29,6 +30,7 @@
 #define LOG_OVERHEAD KAFKA_RECORD_BATCH_REST_AT
 _Static_assert(KAFKA_RECORD_BATCH_REST_AT == KAFKA_LEGACY_MESSAGE_REST_AT, "offset and length");
 _Static_assert(KAFKA_RECORD_BATCH_MAGIC_AT == KAFKA_LEGACY_MESSAGE_MAGIC_AT, "magic byte");
+_Static_assert(KAFKA_RECORD_BATCH_LEN_BATCH_AT == KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_AT, "length");
 
 /* The Record slots, in the order the loop fills them. */
 enum { F_OFFSET, F_TIMESTAMP, F_TIMESTAMP_TYPE, F_KEY, F_VALUE, F_HEADERS, F_SEQUENCE,
@@ -69,9 +71,26 @@ read_varint(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t end, int max_len, in
     return -1;
 }
 
-/* Byte offsets of the Record slots, found through the class's member descriptors. */
+static int find_slot_offsets(PyTypeObject *type, Py_ssize_t offsets[N_FIELDS]);
+
+/* Byte offsets of the Record slots, found through the class's member descriptors; the
+ * last class asked about is remembered (and held, so that its address stays its own). */
 static int
 slot_offsets(PyTypeObject *type, Py_ssize_t offsets[N_FIELDS])
+{
+    static PyTypeObject *known = NULL;
+    static Py_ssize_t known_offsets[N_FIELDS];
+    if (type != known) {
+        if (find_slot_offsets(type, known_offsets) < 0)
+            return -1;
+        Py_XSETREF(known, (PyTypeObject *)Py_NewRef(type));
+    }
+    memcpy(offsets, known_offsets, sizeof known_offsets);
+    return 0;
+}
+
+static int
+find_slot_offsets(PyTypeObject *type, Py_ssize_t offsets[N_FIELDS])
 {
     for (int i = 0; i < N_FIELDS; i++) {
         PyObject *descr = PyDict_GetItemString(type->tp_dict, FIELD_NAMES[i]);
@@ -857,6 +876,16 @@ crc_matches(PyObject *crc, const uint8_t *p, Py_ssize_t n, uint32_t expected)
     return (value & 0xFFFFFFFFul) == expected;
 }
 
+/* Whether the CRC-32 of the legacy message at p (size bytes after its offset and length)
+ * is expected: 1 or 0. zlib's crc32 is what zlib.crc32 calls (runtime/crc.py). */
+static int
+legacy_crc_matches(const uint8_t *p, int32_t size, uint32_t expected)
+{
+    const Py_ssize_t n = LOG_OVERHEAD + (Py_ssize_t)size - KAFKA_LEGACY_MESSAGE_CRC_FROM;
+    const uLong got = crc32_z(crc32(0L, Z_NULL, 0), p + KAFKA_LEGACY_MESSAGE_CRC_FROM, (z_size_t)n);
+    return (uint32_t)got == expected;
+}
+
 /* Read the v2 batch at p (size bytes after the 12-byte prefix) into e: 1 when it is one the
  * generated parser accepts, 0 when not (the walk stops there). */
 static int
@@ -958,6 +987,8 @@ read_entry(const uint8_t *p, int32_t size, PyObject *crc32c, PyObject *crc32, Ba
         return 0;
     if (crc == Py_None)
         return 1;
+    if (magic != KAFKA_RECORD_BATCH_MAGIC_EQ) /* zlib's own crc32, without a Python call */
+        return legacy_crc_matches(p, size, e->crc);
     return crc_matches(crc, p + covered_from, LOG_OVERHEAD + size - covered_from, e->crc);
 }
 
@@ -965,9 +996,9 @@ PyDoc_STRVAR(scan_batches_doc,
 "scan_batches(data, start, end, crc32c, crc32) -> (entries bytes, stop position)\n\n"
 "Walk the entries of data[start:end] from start (v2 batches and legacy messages), reading\n"
 "only their headers, and return them as packed BatchEntry structs (layout in BATCH_FIELDS)\n"
-"with the position where the walk stopped. crc32c and crc32, when not None, are called on\n"
-"the CRC-covered bytes of each v2 batch and legacy message (a memoryview) and must return\n"
-"the CRC. The walk stops, without an error, at the first entry that is not complete and\n"
+"with the position where the walk stopped. crc32c, when not None, is called on the\n"
+"CRC-covered bytes of each v2 batch (a memoryview) and must return the CRC-32C; crc32, when\n"
+"not None, says that legacy messages' CRC-32 is checked (with zlib's crc32). The walk stops, without an error, at the first entry that is not complete and\n"
 "exactly what the generated parsers accept with a matching CRC (a partial entry at the\n"
 "end, an unknown magic, anything damaged): the caller hands that entry to the Python\n"
 "iterator, which reads it or raises the precise error.");
@@ -1021,11 +1052,921 @@ error:
     return NULL;
 }
 
+/* ------------------------------------------------------------ lazy batches, the walk */
+
+/* iter_batches' batches are read lazily. The walk (Walker below) checks each entry exactly
+ * as the generated parsers would (size, magic, bounds, CRC: read_entry) and makes an object
+ * of the batch class holding only its buffer and position. Every field of the schema is a
+ * LazyField on that class: the first access reads it from the bytes (at kafka_layout.h's
+ * offsets) and keeps it in the generated class's own slot, where the generated parser
+ * would have put it. A value that anything set (the parser, a builder, a user) is simply
+ * what the slot holds. The objects stay the generated classes' objects; their fields are
+ * read only when asked for. */
+
+enum {
+    LZ_INT,              /* a fixed-width integer `at` bytes in (fmt: q i h b I) */
+    LZ_NONE,             /* a field the parser leaves undecoded: None */
+    LZ_POS_PLUS,         /* position + at: where a CRC's coverage starts */
+    LZ_END,              /* where the entry ends (its CRC's coverage too) */
+    LZ_V2_RECORDS,       /* the records region: buf[position + at : end] */
+    LZ_V2_LAST_OFFSET,   /* base_offset + last_offset_delta (not kept) */
+    LZ_LEGACY_TIMESTAMP, /* magic 1's timestamp, None for magic 0 */
+    LZ_LEGACY_LEN_KEY, LZ_LEGACY_KEY, LZ_LEGACY_LEN_VALUE, LZ_LEGACY_VALUE,
+    LZ_LEGACY_INNER_RAW,
+};
+
+typedef struct {
+    const char *name; /* the attribute */
+    const char *slot; /* the generated class's slot that keeps it; NULL: not kept */
+    int kind, at;
+    char fmt;
+    int readonly;     /* an alias Kafka's API names (count), not a field of the schema */
+} LazySpec;
+
+static const LazySpec V2_SPECS[] = {
+    {"base_offset", "base_offset", LZ_INT, KAFKA_RECORD_BATCH_BASE_OFFSET_AT, 'q'},
+    {"len_batch", "len_batch", LZ_INT, KAFKA_RECORD_BATCH_LEN_BATCH_AT, 'i'},
+    {"partition_leader_epoch", "partition_leader_epoch", LZ_INT,
+     KAFKA_RECORD_BATCH_PARTITION_LEADER_EPOCH_AT, 'i'},
+    {"magic", "magic", LZ_INT, KAFKA_RECORD_BATCH_MAGIC_AT, 'b'},
+    {"crc", "crc", LZ_INT, KAFKA_RECORD_BATCH_CRC_AT, 'I'},
+    {"attributes", "attributes", LZ_INT, KAFKA_RECORD_BATCH_ATTRIBUTES_AT, 'h'},
+    {"last_offset_delta", "last_offset_delta", LZ_INT, KAFKA_RECORD_BATCH_LAST_OFFSET_DELTA_AT,
+     'i'},
+    {"base_timestamp", "base_timestamp", LZ_INT, KAFKA_RECORD_BATCH_BASE_TIMESTAMP_AT, 'q'},
+    {"max_timestamp", "max_timestamp", LZ_INT, KAFKA_RECORD_BATCH_MAX_TIMESTAMP_AT, 'q'},
+    {"producer_id", "producer_id", LZ_INT, KAFKA_RECORD_BATCH_PRODUCER_ID_AT, 'q'},
+    {"producer_epoch", "producer_epoch", LZ_INT, KAFKA_RECORD_BATCH_PRODUCER_EPOCH_AT, 'h'},
+    {"base_sequence", "base_sequence", LZ_INT, KAFKA_RECORD_BATCH_BASE_SEQUENCE_AT, 'i'},
+    {"num_records", "num_records", LZ_INT, KAFKA_RECORD_BATCH_NUM_RECORDS_AT, 'i'},
+    {"records_region", "records_region", LZ_NONE, 0, 0},
+    {"records_region_raw", "records_region_raw", LZ_V2_RECORDS, KAFKA_RECORD_BATCH_FIXED_SIZE, 0},
+    {"crc_start", "crc_start", LZ_POS_PLUS, KAFKA_RECORD_BATCH_CRC_FROM, 0},
+    {"crc_end", "crc_end", LZ_END, 0, 0},
+    /* Kafka's names for two of them (RecordBatch.lastOffset, countOrNull), read-only */
+    {"last_offset", NULL, LZ_V2_LAST_OFFSET, 0, 0, 1},
+    {"count", "num_records", LZ_INT, KAFKA_RECORD_BATCH_NUM_RECORDS_AT, 'i', 1},
+};
+static const LazySpec LEGACY_SPECS[] = {
+    {"offset", "offset", LZ_INT, KAFKA_LEGACY_MESSAGE_OFFSET_AT, 'q'},
+    {"len_message", "len_message", LZ_INT, KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_AT, 'i'},
+    {"crc", "crc", LZ_INT, KAFKA_LEGACY_MESSAGE_CRC_AT, 'I'},
+    {"magic", "magic", LZ_INT, KAFKA_LEGACY_MESSAGE_MAGIC_AT, 'b'},
+    {"attributes", "attributes", LZ_INT, KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT, 'b'},
+    {"timestamp", "timestamp", LZ_LEGACY_TIMESTAMP, 0, 0},
+    {"len_key", "len_key", LZ_LEGACY_LEN_KEY, 0, 0},
+    {"key", "key", LZ_LEGACY_KEY, 0, 0},
+    {"len_value", "len_value", LZ_LEGACY_LEN_VALUE, 0, 0},
+    {"value", "value", LZ_LEGACY_VALUE, 0, 0},
+    {"inner", "inner", LZ_NONE, 0, 0},
+    {"inner_raw", "inner_raw", LZ_LEGACY_INNER_RAW, 0, 0},
+    {"crc_start", "crc_start", LZ_POS_PLUS, KAFKA_LEGACY_MESSAGE_CRC_FROM, 0},
+    {"crc_end", "crc_end", LZ_END, 0, 0},
+};
+#define N_SPECS(a) ((Py_ssize_t)(sizeof a / sizeof a[0]))
+
+/* The slots every lazily read batch class adds (batches.py: position, _buf, _records,
+ * source), in this order. */
+enum { BS_BUF, BS_POSITION, BS_RECORDS, BS_SOURCE, N_BATCH_SLOTS };
+static const char *BATCH_SLOT_NAMES[N_BATCH_SLOTS] = {"_buf", "position", "_records", "source"};
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *name;
+    const LazySpec *spec;
+    Py_ssize_t slot;               /* where the value is kept; -1 when it is not */
+    Py_ssize_t buf_slot, pos_slot; /* the object's _buf and position */
+    Py_ssize_t base_slot, delta_slot; /* last_offset's terms: base_offset, last_offset_delta */
+    Py_ssize_t min_size;           /* the fixed-width fields the layout starts with */
+} LazyField;
+
+static PyTypeObject LazyFieldType;
+
+/* The byte offset of the object slot `name` of type (a member descriptor on its MRO that is
+ * not a LazyField), or -1 with an exception. */
+static Py_ssize_t
+member_offset(PyTypeObject *type, const char *name)
+{
+    PyObject *key = PyUnicode_InternFromString(name);
+    if (key == NULL)
+        return -1;
+    PyObject *mro = type->tp_mro;
+    for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); i++) {
+        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
+        PyObject *d = dict ? PyDict_GetItemWithError(dict, key) : NULL;
+        if (d != NULL && PyObject_TypeCheck(d, &PyMemberDescr_Type)) {
+            PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+            Py_DECREF(key);
+            if (m->type != T_OBJECT_EX) {
+                PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot", type->tp_name, name);
+                return -1;
+            }
+            return m->offset;
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            return -1;
+        }
+    }
+    Py_DECREF(key);
+    PyErr_Format(PyExc_TypeError, "%s has no slot named %s", type->tp_name, name);
+    return -1;
+}
+
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+
+/* The bytes an object's fields are read from: its _buf (a memoryview, not released) and
+ * position, with the entry's length field inside the buffer. 0, or -1 with an exception. */
+static int
+entry_bytes(PyObject *obj, const LazyField *f, const uint8_t **p, Py_ssize_t *avail)
+{
+    PyObject *buf = SLOT(obj, f->buf_slot), *pos_obj = SLOT(obj, f->pos_slot);
+    if (buf == NULL || pos_obj == NULL) {
+        PyErr_Format(PyExc_AttributeError, "'%s' object has no attribute '%U'",
+                     Py_TYPE(obj)->tp_name, f->name);
+        return -1;
+    }
+    if (!PyMemoryView_Check(buf)
+        || (((PyMemoryViewObject *)buf)->flags & _Py_MEMORYVIEW_RELEASED)) {
+        PyErr_Format(PyExc_ValueError, "cannot read %U: the batch's buffer is gone", f->name);
+        return -1;
+    }
+    const Py_buffer *view = PyMemoryView_GET_BUFFER(buf);
+    const Py_ssize_t pos = PyLong_AsSsize_t(pos_obj);
+    if (pos == -1 && PyErr_Occurred())
+        return -1;
+    if (!PyBuffer_IsContiguous(view, 'C') || view->itemsize != 1 || pos < 0
+        || view->len - pos < LOG_OVERHEAD) {
+        PyErr_Format(PyExc_ValueError, "cannot read %U: position %zd is outside the batch's buffer",
+                     f->name, pos);
+        return -1;
+    }
+    *p = (const uint8_t *)view->buf + pos;
+    *avail = view->len - pos;
+    return 0;
+}
+
+/* Where a legacy message's key and value lie (from the message's first byte). */
+typedef struct {
+    Py_ssize_t len_key, key_at, len_value, value_at;
+} LegacyLayout;
+
+static int
+legacy_layout(const uint8_t *p, Py_ssize_t avail, LegacyLayout *l)
+{
+    const Py_ssize_t end = LOG_OVERHEAD + (Py_ssize_t)be32(p + KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_AT);
+    Py_ssize_t q = KAFKA_LEGACY_MESSAGE_FIXED_SIZE + (p[KAFKA_LEGACY_MESSAGE_MAGIC_AT] >= 1 ? 8 : 0);
+    if (end > avail || end - q < 4)
+        return -1;
+    l->len_key = be32(p + q);
+    l->key_at = q + 4;
+    q = l->key_at + (l->len_key > 0 ? l->len_key : 0);
+    if (l->len_key < -1 || end - q < 4)
+        return -1;
+    l->len_value = be32(p + q);
+    l->value_at = q + 4;
+    if (l->len_value < -1 || l->len_value > end - l->value_at)
+        return -1;
+    return 0;
+}
+
+/* buf[a:b] of the object's buffer, a memoryview as the generated parser's slices are. */
+static PyObject *
+buffer_slice(PyObject *obj, const LazyField *f, Py_ssize_t a, Py_ssize_t b)
+{
+    PyObject *pos_obj = SLOT(obj, f->pos_slot);
+    const Py_ssize_t pos = PyLong_AsSsize_t(pos_obj);
+    return PySequence_GetSlice(SLOT(obj, f->buf_slot), pos + a, pos + b);
+}
+
+/* The value of the field, read from the bytes: a new reference, or NULL with an exception. */
+static PyObject *
+read_lazy(const LazyField *f, PyObject *obj)
+{
+    const LazySpec *s = f->spec;
+    if (s->kind == LZ_NONE)
+        Py_RETURN_NONE;
+    const uint8_t *p;
+    Py_ssize_t avail;
+    if (entry_bytes(obj, f, &p, &avail) < 0)
+        return NULL;
+    const Py_ssize_t end = LOG_OVERHEAD + (Py_ssize_t)be32(p + KAFKA_RECORD_BATCH_LEN_BATCH_AT);
+    if (end > avail || end < f->min_size) {
+        PyErr_Format(PyExc_ValueError, "cannot read %U: the entry's length does not hold",
+                     f->name);
+        return NULL;
+    }
+    LegacyLayout l = {0, 0, 0, 0};
+    if (s->kind > LZ_LEGACY_TIMESTAMP && legacy_layout(p, avail, &l) < 0) {
+        PyErr_Format(PyExc_ValueError, "cannot read %U: the message's lengths do not hold",
+                     f->name);
+        return NULL;
+    }
+    const int codec = p[KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT] & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK;
+    switch (s->kind) {
+    case LZ_INT:
+        switch (s->fmt) {
+        case 'q': return PyLong_FromLongLong(be64(p + s->at));
+        case 'i': return PyLong_FromLong(be32(p + s->at));
+        case 'I': return PyLong_FromUnsignedLong((uint32_t)be32(p + s->at));
+        case 'h': return PyLong_FromLong(be16(p + s->at));
+        default: return PyLong_FromLong((int8_t)p[s->at]);
+        }
+    case LZ_POS_PLUS:
+    case LZ_END: {
+        const Py_ssize_t pos = PyLong_AsSsize_t(SLOT(obj, f->pos_slot));
+        return PyLong_FromSsize_t(pos + (s->kind == LZ_END ? end : s->at));
+    }
+    case LZ_V2_RECORDS:
+        return buffer_slice(obj, f, s->at, end);
+    case LZ_V2_LAST_OFFSET: {
+        long long last;
+        if (__builtin_add_overflow(be64(p + KAFKA_RECORD_BATCH_BASE_OFFSET_AT),
+                                   (long long)be32(p + KAFKA_RECORD_BATCH_LAST_OFFSET_DELTA_AT),
+                                   &last)) {
+            PyObject *a = PyLong_FromLongLong(be64(p + KAFKA_RECORD_BATCH_BASE_OFFSET_AT));
+            PyObject *b = a ? PyLong_FromLong(be32(p + KAFKA_RECORD_BATCH_LAST_OFFSET_DELTA_AT)) : NULL;
+            PyObject *sum = b ? PyNumber_Add(a, b) : NULL;
+            Py_XDECREF(a);
+            Py_XDECREF(b);
+            return sum;
+        }
+        return PyLong_FromLongLong(last);
+    }
+    case LZ_LEGACY_TIMESTAMP:
+        if (p[KAFKA_LEGACY_MESSAGE_MAGIC_AT] == 0)
+            Py_RETURN_NONE;
+        if (end < KAFKA_LEGACY_MESSAGE_FIXED_SIZE + 8)
+            return PyErr_Format(PyExc_ValueError, "cannot read %U: the message is too short",
+                                f->name);
+        return PyLong_FromLongLong(be64(p + KAFKA_LEGACY_MESSAGE_FIXED_SIZE));
+    case LZ_LEGACY_LEN_KEY:
+        return PyLong_FromSsize_t(l.len_key);
+    case LZ_LEGACY_KEY:
+        if (l.len_key < 0)
+            Py_RETURN_NONE;
+        return buffer_slice(obj, f, l.key_at, l.key_at + l.len_key);
+    case LZ_LEGACY_LEN_VALUE:
+        return PyLong_FromSsize_t(l.len_value);
+    case LZ_LEGACY_VALUE:
+    case LZ_LEGACY_INNER_RAW:
+        if (l.len_value < 0 || (codec == KAFKA_LEGACY_MESSAGE_COMPRESSION_TYPE_NONE)
+                                   != (s->kind == LZ_LEGACY_VALUE))
+            Py_RETURN_NONE;
+        return buffer_slice(obj, f, l.value_at, l.value_at + l.len_value);
+    }
+    PyErr_SetString(PyExc_SystemError, "unknown lazy field kind");
+    return NULL;
+}
+
+static PyObject *
+lazy_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
+{
+    LazyField *f = (LazyField *)self;
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    if (f->slot >= 0) {
+        PyObject *kept = SLOT(obj, f->slot);
+        if (kept != NULL)
+            return Py_NewRef(kept);
+    }
+    if (f->spec->kind == LZ_V2_LAST_OFFSET
+        && (SLOT(obj, f->base_slot) != NULL || SLOT(obj, f->delta_slot) != NULL)) {
+        /* a value kept or set: the sum of the fields as they now are, each from its slot
+         * or else from the bytes */
+        PyObject *terms[2] = {SLOT(obj, f->base_slot), SLOT(obj, f->delta_slot)};
+        const uint8_t *p = NULL;
+        Py_ssize_t avail;
+        if ((terms[0] == NULL || terms[1] == NULL) && entry_bytes(obj, f, &p, &avail) < 0)
+            return NULL;
+        if (p != NULL && avail < KAFKA_RECORD_BATCH_FIXED_SIZE)
+            return PyErr_Format(PyExc_ValueError, "cannot read %U: the batch is too short",
+                                f->name);
+        PyObject *base = terms[0] ? Py_NewRef(terms[0])
+                                  : PyLong_FromLongLong(be64(p + KAFKA_RECORD_BATCH_BASE_OFFSET_AT));
+        PyObject *delta = base == NULL ? NULL : terms[1] ? Py_NewRef(terms[1])
+                          : PyLong_FromLong(be32(p + KAFKA_RECORD_BATCH_LAST_OFFSET_DELTA_AT));
+        PyObject *sum = delta ? PyNumber_Add(base, delta) : NULL;
+        Py_XDECREF(base);
+        Py_XDECREF(delta);
+        return sum;
+    }
+    PyObject *v = read_lazy(f, obj);
+    if (v != NULL && f->slot >= 0)
+        SLOT(obj, f->slot) = Py_NewRef(v);
+    return v;
+}
+
+static int
+lazy_set(PyObject *self, PyObject *obj, PyObject *value)
+{
+    LazyField *f = (LazyField *)self;
+    if (f->slot < 0 || f->spec->readonly) {
+        PyErr_Format(PyExc_AttributeError, "%U is read-only", f->name);
+        return -1;
+    }
+    Py_XSETREF(SLOT(obj, f->slot), Py_XNewRef(value));
+    return 0;
+}
+
+static void
+lazy_dealloc(PyObject *self)
+{
+    Py_XDECREF(((LazyField *)self)->name);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyObject *
+lazy_repr(PyObject *self)
+{
+    return PyUnicode_FromFormat("<lazy field %U>", ((LazyField *)self)->name);
+}
+
+static PyTypeObject LazyFieldType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkacodec.runtime._speedups.LazyField",
+    .tp_basicsize = sizeof(LazyField),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A field of a batch read from its bytes on first access and kept in its slot.",
+    .tp_dealloc = lazy_dealloc,
+    .tp_repr = lazy_repr,
+    .tp_descr_get = lazy_get,
+    .tp_descr_set = lazy_set,
+};
+
+PyDoc_STRVAR(lazy_fields_doc,
+"lazy_fields(cls, layout) -> None\n\n"
+"Make every field of cls (a subclass of the generated KafkaRecordBatch for layout 'v2',\n"
+"KafkaLegacyMessage for 'legacy', with the slots _buf, position, _records and source)\n"
+"a LazyField, so that Walker's objects read them from their bytes when asked. Raises\n"
+"TypeError when a field of cls.FIELDS has no lazy reading here (a schema changed).");
+
+static PyObject *
+lazy_fields(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyTypeObject *cls;
+    const char *layout;
+    if (!PyArg_ParseTuple(args, "O!s:lazy_fields", &PyType_Type, &cls, &layout))
+        return NULL;
+    const int v2 = strcmp(layout, "v2") == 0;
+    if (!v2 && strcmp(layout, "legacy") != 0)
+        return PyErr_Format(PyExc_ValueError, "unknown layout %s", layout);
+    const LazySpec *specs = v2 ? V2_SPECS : LEGACY_SPECS;
+    const Py_ssize_t n = v2 ? N_SPECS(V2_SPECS) : N_SPECS(LEGACY_SPECS);
+    const Py_ssize_t buf_slot = member_offset(cls, "_buf");
+    const Py_ssize_t pos_slot = buf_slot < 0 ? -1 : member_offset(cls, "position");
+    if (pos_slot < 0)
+        return NULL;
+    /* every stored field of the schema must be read here, or the objects would lack it */
+    PyObject *fields = PyObject_GetAttrString((PyObject *)cls, "FIELDS");
+    if (fields == NULL || !PyTuple_Check(fields)) {
+        Py_XDECREF(fields);
+        return PyErr_Format(PyExc_TypeError, "%s has no FIELDS tuple", cls->tp_name);
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(fields); i++) {
+        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(fields, i));
+        Py_ssize_t k = 0;
+        while (name != NULL && k < n && strcmp(specs[k].name, name) != 0)
+            k++;
+        if (name == NULL || k == n) {
+            if (name != NULL)
+                PyErr_Format(PyExc_TypeError, "%s.%s has no lazy reading (layout %s)",
+                             cls->tp_name, name, layout);
+            Py_DECREF(fields);
+            return NULL;
+        }
+    }
+    Py_DECREF(fields);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        LazyField *f = PyObject_New(LazyField, &LazyFieldType);
+        if (f == NULL)
+            return NULL;
+        f->name = PyUnicode_InternFromString(specs[k].name);
+        f->spec = &specs[k];
+        f->buf_slot = buf_slot;
+        f->pos_slot = pos_slot;
+        f->min_size = v2 ? KAFKA_RECORD_BATCH_FIXED_SIZE : KAFKA_LEGACY_MESSAGE_FIXED_SIZE;
+        f->slot = specs[k].slot ? member_offset(cls, specs[k].slot) : -1;
+        f->base_slot = v2 ? member_offset(cls, "base_offset") : -1;
+        f->delta_slot = v2 ? member_offset(cls, "last_offset_delta") : -1;
+        if (f->name == NULL || (specs[k].slot && f->slot < 0) || (v2 && f->delta_slot < 0)
+            || PyObject_SetAttr((PyObject *)cls, f->name, (PyObject *)f) < 0) {
+            Py_DECREF(f);
+            return NULL;
+        }
+        Py_DECREF(f);
+    }
+    Py_RETURN_NONE;
+}
+
+/* The walk over a buffer's entries behind iter_batches (batches.BatchIterator subclasses
+ * it). Each entry the generated parsers accept whole, with a matching CRC when asked, is
+ * made here into a lazily read batch; anything else (an unknown magic, a damaged or
+ * partial entry) goes to the subclass's _slow_next, which reads it with the generated
+ * parser or raises the precise error. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *view;         /* the memoryview of the data */
+    Py_buffer buf;          /* held while the walk lasts: the data cannot go away */
+    Py_ssize_t position, end, batches;
+    int fast;               /* 0: every entry goes to _slow_next (the reference path) */
+    PyObject *source;
+    PyObject *crc32c, *crc32;   /* the CRC functions, None when CRCs are not checked */
+    PyTypeObject *types[2];     /* v2, legacy */
+    Py_ssize_t slots[2][N_BATCH_SLOTS];
+    PyObject *dict;
+} Walker;
+
+static int
+walker_init(Walker *w, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"view", "start", "end", "verify_crc", "source", "v2_type",
+                             "legacy_type", "crc32c", "crc32", "fast", NULL};
+    PyObject *view, *source, *crc32c, *crc32;
+    PyTypeObject *v2_type, *legacy_type;
+    Py_ssize_t start, end;
+    int verify, fast;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!nnpOO!O!OOp:Walker", kwlist,
+                                     &PyMemoryView_Type, &view, &start, &end, &verify, &source,
+                                     &PyType_Type, &v2_type, &PyType_Type, &legacy_type,
+                                     &crc32c, &crc32, &fast))
+        return -1;
+    if (w->view != NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a Walker is initialized once");
+        return -1;
+    }
+    PyTypeObject *types[2] = {v2_type, legacy_type};
+    for (int t = 0; t < 2; t++)
+        for (int s = 0; s < N_BATCH_SLOTS; s++)
+            if ((w->slots[t][s] = member_offset(types[t], BATCH_SLOT_NAMES[s])) < 0)
+                return -1;
+    if (PyObject_GetBuffer(view, &w->buf, PyBUF_SIMPLE) < 0)
+        return -1;
+    if (start < 0 || start > w->buf.len || end < start) {
+        PyBuffer_Release(&w->buf);
+        PyErr_SetString(PyExc_ValueError, "start and end must lie inside data");
+        return -1;
+    }
+    w->view = Py_NewRef(view);
+    w->position = start;
+    w->end = end > w->buf.len ? w->buf.len : end;
+    w->fast = fast;
+    w->source = Py_NewRef(source);
+    w->crc32c = Py_NewRef(verify ? crc32c : Py_None);
+    w->crc32 = Py_NewRef(verify ? crc32 : Py_None);
+    for (int t = 0; t < 2; t++)
+        w->types[t] = (PyTypeObject *)Py_NewRef(types[t]);
+    return 0;
+}
+
+/* The next entry as a batch: 1 with *out set, 0 at the end of the data (or a partial entry
+ * there), 2 when the generated parser must read it, -1 with an exception. */
+static int
+walk_one(Walker *w, PyObject **out)
+{
+    const Py_ssize_t pos = w->position;
+    if (w->end - pos < LOG_OVERHEAD)
+        return 0;
+    const uint8_t *p = (const uint8_t *)w->buf.buf + pos;
+    const int32_t size = be32(p + KAFKA_RECORD_BATCH_LEN_BATCH_AT);
+    if (size < KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_MIN)
+        return 2;
+    if (size > w->end - pos - LOG_OVERHEAD)
+        return 0;
+    BatchEntry e;
+    const int ok = read_entry(p, size, w->crc32c, w->crc32, &e);
+    if (ok <= 0)
+        return ok < 0 ? -1 : 2;
+    const int t = e.magic == KAFKA_RECORD_BATCH_MAGIC_EQ ? 0 : 1;
+    PyTypeObject *type = w->types[t];
+    PyObject *batch = type->tp_alloc(type, 0);
+    PyObject *position = batch ? PyLong_FromSsize_t(pos) : NULL;
+    if (position == NULL) {
+        Py_XDECREF(batch);
+        return -1;
+    }
+    const Py_ssize_t *slots = w->slots[t];
+    SLOT(batch, slots[BS_BUF]) = Py_NewRef(w->view);
+    SLOT(batch, slots[BS_POSITION]) = position;
+    SLOT(batch, slots[BS_RECORDS]) = Py_NewRef(Py_None);
+    SLOT(batch, slots[BS_SOURCE]) = Py_NewRef(w->source);
+    w->position = pos + LOG_OVERHEAD + size;
+    w->batches++;
+    *out = batch;
+    return 1;
+}
+
+static PyObject *
+walker_next(Walker *w)
+{
+    if (w->view == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the Walker was not initialized");
+        return NULL;
+    }
+    if (w->fast) {
+        PyObject *batch = NULL;
+        const int got = walk_one(w, &batch);
+        if (got == 1)
+            return batch;
+        if (got == 0)
+            return NULL; /* StopIteration */
+        if (got < 0)
+            return NULL;
+    }
+    return PyObject_CallMethod((PyObject *)w, "_slow_next", NULL);
+}
+
+static int
+walker_traverse(Walker *w, visitproc visit, void *arg)
+{
+    Py_VISIT(w->view);
+    Py_VISIT(w->source);
+    Py_VISIT(w->crc32c);
+    Py_VISIT(w->crc32);
+    Py_VISIT(w->types[0]);
+    Py_VISIT(w->types[1]);
+    Py_VISIT(w->dict);
+    Py_VISIT(Py_TYPE(w));
+    return 0;
+}
+
+static int
+walker_clear(Walker *w)
+{
+    Py_CLEAR(w->source);
+    Py_CLEAR(w->crc32c);
+    Py_CLEAR(w->crc32);
+    Py_CLEAR(w->types[0]);
+    Py_CLEAR(w->types[1]);
+    Py_CLEAR(w->dict);
+    return 0;
+}
+
+static void
+walker_dealloc(Walker *w)
+{
+    PyObject_GC_UnTrack(w);
+    if (w->view != NULL) {
+        PyBuffer_Release(&w->buf);
+        Py_CLEAR(w->view);
+    }
+    walker_clear(w);
+    /* a subclass's dealloc (subtype_dealloc) releases the subclass itself */
+    Py_TYPE(w)->tp_free((PyObject *)w);
+}
+
+static PyMemberDef walker_members[] = {
+    {"position", T_PYSSIZET, offsetof(Walker, position), 0,
+     "Where the next entry starts (after the walk: where it stopped)."},
+    {"end", T_PYSSIZET, offsetof(Walker, end), READONLY, "Where the walk ends."},
+    {"batches", T_PYSSIZET, offsetof(Walker, batches), 0, "Entries read so far."},
+    {"source", T_OBJECT, offsetof(Walker, source), READONLY, "The file named in errors."},
+    {"_view", T_OBJECT, offsetof(Walker, view), READONLY, "The data, as a memoryview."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyObject *
+walker_verify_crc(Walker *w, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(w->crc32c != NULL && w->crc32c != Py_None);
+}
+
+static PyGetSetDef walker_getset[] = {
+    {"verify_crc", (getter)walker_verify_crc, NULL, "Whether CRCs are checked.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject WalkerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "kafkacodec.runtime._speedups.Walker",
+    .tp_basicsize = sizeof(Walker),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The native walk behind iter_batches (see kafkacodec.records.batches).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)walker_init,
+    .tp_dealloc = (destructor)walker_dealloc,
+    .tp_traverse = (traverseproc)walker_traverse,
+    .tp_clear = (inquiry)walker_clear,
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)walker_next,
+    .tp_members = walker_members,
+    .tp_getset = walker_getset,
+    .tp_dictoffset = offsetof(Walker, dict),
+};
+
+/* --------------------------------------------------------------- legacy records */
+
+PyDoc_STRVAR(decode_legacy_doc,
+"decode_legacy(data, start, end, wrapper, crc32, record_type, timestamp_types) -> list | None\n\n"
+"The records of magic 0 and 1 messages as record_type objects, with Kafka's offset and\n"
+"timestamp rules (FORMATS.md 1.3, AbstractLegacyRecordBatch). wrapper None: the one\n"
+"top-level uncompressed message at data[start:] (end is ignored), with its own offset and\n"
+"timestamp type. wrapper (offset, magic, log_append_time | None): the decompressed inner\n"
+"message set data[start:end] of that wrapper. crc32, when not None, checks each message's\n"
+"CRC-32 (zlib's). timestamp_types: the names of NoTimestampType,\n"
+"CreateTime, LogAppendTime. None when anything is not exactly what the generated parser\n"
+"accepts and Kafka allows (a damaged message, a CRC, a nested wrapper, a wrapper offset\n"
+"below its last inner offset): the Python path then raises the precise error.");
+
+/* What each record of a legacy message set shares. */
+typedef struct {
+    int wrapped;             /* inner messages of a wrapper (else one top-level message) */
+    long long base;          /* added to each inner offset (magic 1 wrappers), else 0 */
+    PyObject *log_append;    /* the wrapper's LogAppendTime timestamp, or NULL */
+    PyObject *ts_names[3];   /* NoTimestampType, CreateTime, LogAppendTime */
+    PyTypeObject *record_type;
+    Py_ssize_t offsets[N_FIELDS];
+} LegacyCtx;
+
+/* The Record of the message at p (checked by read_legacy into e): 1, 0 when the loop gives
+ * up (an offset that overflows), -1 with an exception. */
+static int
+make_legacy_record(const LegacyCtx *c, const uint8_t *p, const BatchEntry *e, PyObject **out)
+{
+    const Py_ssize_t *offsets = c->offsets;
+    long long offset;
+    if (__builtin_add_overflow(c->base, (long long)e->base_offset, &offset))
+        return 0;
+    PyObject *timestamp, *ts_type;
+    if (c->log_append != NULL) {
+        timestamp = Py_NewRef(c->log_append);
+        ts_type = c->ts_names[2];
+    } else if (e->magic == 0) {
+        timestamp = PyLong_FromLong(-1);
+        ts_type = c->ts_names[0];
+    } else {
+        timestamp = PyLong_FromLongLong(e->base_timestamp);
+        /* a top-level message says its own type; an inner one is CreateTime unless its
+         * wrapper is LogAppendTime (Kafka ignores the inner bit) */
+        ts_type = c->ts_names[!c->wrapped && (e->attributes & KAFKA_LEGACY_MESSAGE_LOG_APPEND_TIME_BIT_MASK)
+                              ? 2 : 1];
+    }
+    LegacyLayout l = {0, 0, 0, 0};
+    legacy_layout(p, LOG_OVERHEAD + (Py_ssize_t)e->len_batch, &l);
+    PyObject *rec = c->record_type->tp_alloc(c->record_type, 0);
+    if (rec == NULL) {
+        Py_XDECREF(timestamp);
+        return -1;
+    }
+    PyObject *values[] = {
+        [F_OFFSET] = PyLong_FromLongLong(offset),
+        [F_TIMESTAMP] = timestamp,
+        [F_TIMESTAMP_TYPE] = Py_NewRef(ts_type),
+        [F_KEY] = take_bytes(p, l.key_at, l.len_key),
+        [F_VALUE] = take_bytes(p, l.value_at, l.len_value),
+        [F_HEADERS] = PyList_New(0),
+        [F_SEQUENCE] = PyLong_FromLong(-1),
+        [F_CONTROL] = Py_NewRef(Py_None),
+        [F_ATTRIBUTES] = PyLong_FromLong(e->attributes),
+    };
+    int failed = 0;
+    for (int f = 0; f < N_FIELDS; f++) {
+        if (values[f] == NULL)
+            failed = 1;
+        SET(rec, f, values[f]);
+    }
+    if (failed) {
+        Py_DECREF(rec);
+        return -1;
+    }
+    *out = rec;
+    return 1;
+}
+
+/* Check the messages of data[start:end] as the generated parser and Kafka would: their
+ * count, or 0 to give up, -1 on an error; *last is the last message's offset. */
+static Py_ssize_t
+check_legacy_set(const uint8_t *buf, Py_ssize_t start, Py_ssize_t end, int wrapped,
+                 PyObject *crc32, long long *last)
+{
+    Py_ssize_t n = 0;
+    for (Py_ssize_t pos = start; pos < end;) {
+        const uint8_t *p = buf + pos;
+        if (end - pos < LOG_OVERHEAD)
+            return 0;
+        const int32_t size = be32(p + KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_AT);
+        if (size < KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_MIN || size > end - pos - LOG_OVERHEAD)
+            return 0;
+        const int magic = p[KAFKA_LEGACY_MESSAGE_MAGIC_AT];
+        BatchEntry e;
+        memset(&e, 0, sizeof e);
+        if ((magic != 0 && magic != 1) || !read_legacy(p, size, &e))
+            return 0;
+        /* one level only (Kafka): a compressed inner message is the parser's to refuse;
+         * a compressed top-level message is not the caller's to hand here */
+        if (e.attributes & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK)
+            return 0;
+        if (crc32 != Py_None && !legacy_crc_matches(p, size, e.crc))
+            return 0;
+        *last = e.base_offset;
+        n++;
+        pos += LOG_OVERHEAD + size;
+        if (!wrapped)
+            return pos == end ? n : 0;
+    }
+    return n;
+}
+
+/* The records of the legacy messages data[start:end] (see decode_legacy): a new list, None
+ * (a new reference) to give up, NULL with an exception. */
+static PyObject *
+legacy_list(const uint8_t *buf, Py_ssize_t len, Py_ssize_t start, Py_ssize_t end,
+            LegacyCtx *c, long long wrapper_offset, int wrapper_magic, PyObject *crc32)
+{
+    if (!c->wrapped) {
+        if (start < 0 || len - start < LOG_OVERHEAD)
+            Py_RETURN_NONE;
+        end = start + LOG_OVERHEAD + (Py_ssize_t)be32(buf + start + KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_AT);
+    }
+    if (start < 0 || end < start || end > len)
+        Py_RETURN_NONE;
+    long long last = 0;
+    const Py_ssize_t n = check_legacy_set(buf, start, end, c->wrapped, crc32, &last);
+    if (n < 0)
+        return NULL;
+    if (n == 0 && (!c->wrapped || start != end))
+        Py_RETURN_NONE;
+    c->base = 0;
+    if (c->wrapped && wrapper_magic >= 1 && n > 0) {
+        /* Kafka's rule for magic 1 wrappers: inner offsets are relative to the last one;
+         * a wrapper offset of 0 is data straight from a producer */
+        if (wrapper_offset != 0 && wrapper_offset < last)
+            Py_RETURN_NONE;
+        c->base = wrapper_offset == 0 ? 0 : wrapper_offset - last;
+    }
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t pos = start;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint8_t *p = buf + pos;
+        BatchEntry e;
+        memset(&e, 0, sizeof e);
+        read_legacy(p, be32(p + KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_AT), &e);
+        PyObject *rec = NULL;
+        const int made = make_legacy_record(c, p, &e, &rec);
+        if (made <= 0) {
+            Py_DECREF(out);
+            if (made < 0)
+                return NULL;
+            Py_RETURN_NONE;
+        }
+        PyList_SET_ITEM(out, i, rec);
+        pos += LOG_OVERHEAD + (Py_ssize_t)e.len_batch;
+    }
+    return out;
+}
+
+static int
+legacy_ctx(LegacyCtx *c, PyTypeObject *record_type, PyObject *ts_names)
+{
+    memset(c, 0, sizeof *c);
+    c->record_type = record_type;
+    if (!PyTuple_Check(ts_names) || PyTuple_GET_SIZE(ts_names) != 3) {
+        PyErr_SetString(PyExc_ValueError, "three timestamp type names are needed");
+        return -1;
+    }
+    for (int i = 0; i < 3; i++)
+        c->ts_names[i] = PyTuple_GET_ITEM(ts_names, i);
+    return slot_offsets(record_type, c->offsets);
+}
+
+static PyObject *
+decode_legacy(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start, end;
+    PyObject *wrapper, *crc32, *ts_names, *out = NULL;
+    PyTypeObject *record_type;
+    LegacyCtx c;
+    if (!PyArg_ParseTuple(args, "y*nnOOO!O!:decode_legacy", &view, &start, &end, &wrapper,
+                          &crc32, &PyType_Type, &record_type, &PyTuple_Type, &ts_names))
+        return NULL;
+    long long wrapper_offset = 0;
+    int wrapper_magic = 0;
+    PyObject *log_append = NULL;
+    if (legacy_ctx(&c, record_type, ts_names) < 0)
+        goto done;
+    c.wrapped = wrapper != Py_None;
+    if (c.wrapped) {
+        if (!PyArg_ParseTuple(wrapper, "LiO:decode_legacy wrapper", &wrapper_offset,
+                              &wrapper_magic, &log_append))
+            goto done;
+        c.log_append = log_append == Py_None ? NULL : log_append;
+    }
+    out = legacy_list((const uint8_t *)view.buf, view.len, start, end, &c, wrapper_offset,
+                      wrapper_magic, crc32);
+done:
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* LegacyBatch.records as a method in C (native_legacy_records installs it): the records of
+ * an uncompressed top-level message straight from its bytes; anything else (a wrapper, a
+ * batch made by hand, bytes the loop does not take) goes to the Python method. */
+static struct {
+    PyObject *fallback, *record_type, *ts_names, *attributes_name;
+    Py_ssize_t records_slot, buf_slot, pos_slot;
+} LEGACY_METHOD;
+
+static PyObject *
+legacy_records_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *kept = SLOT(self, LEGACY_METHOD.records_slot);
+    if (kept != NULL && kept != Py_None && nargs == 0)
+        return Py_NewRef(kept);
+    PyObject *buf = SLOT(self, LEGACY_METHOD.buf_slot), *pos_obj = SLOT(self, LEGACY_METHOD.pos_slot);
+    if (nargs == 0 && buf != NULL && pos_obj != NULL && PyMemoryView_Check(buf)
+        && !(((PyMemoryViewObject *)buf)->flags & _Py_MEMORYVIEW_RELEASED)
+        && PyBuffer_IsContiguous(PyMemoryView_GET_BUFFER(buf), 'C')) {
+        PyObject *attributes = PyObject_GetAttr(self, LEGACY_METHOD.attributes_name);
+        if (attributes == NULL)
+            return NULL;
+        const long attrs = PyLong_Check(attributes) ? PyLong_AsLong(attributes) : -1;
+        Py_DECREF(attributes);
+        const Py_ssize_t pos = PyLong_Check(pos_obj) ? PyLong_AsSsize_t(pos_obj) : -1;
+        if (PyErr_Occurred())
+            PyErr_Clear(); /* the Python method answers */
+        else if (attrs >= 0 && (attrs & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK) == 0 && pos >= 0) {
+            const Py_buffer *view = PyMemoryView_GET_BUFFER(buf);
+            LegacyCtx c;
+            if (legacy_ctx(&c, (PyTypeObject *)LEGACY_METHOD.record_type, LEGACY_METHOD.ts_names) < 0)
+                return NULL;
+            PyObject *recs = legacy_list((const uint8_t *)view->buf, view->len, pos, -1, &c, 0, 0,
+                                         Py_None);
+            if (recs == NULL || recs != Py_None) {
+                if (recs != NULL)
+                    Py_XSETREF(SLOT(self, LEGACY_METHOD.records_slot), Py_NewRef(recs));
+                return recs;
+            }
+            Py_DECREF(recs);
+        }
+    }
+    PyObject *call_args[1 + 8];
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs + nkw > 8)
+        return PyErr_Format(PyExc_TypeError, "records() takes keyword arguments only");
+    call_args[0] = self;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++)
+        call_args[1 + i] = args[i];
+    return PyObject_Vectorcall(LEGACY_METHOD.fallback, call_args, 1 + nargs, kwnames);
+}
+
+static PyMethodDef LEGACY_RECORDS_DEF = {
+    "records", (PyCFunction)(void (*)(void))legacy_records_method, METH_FASTCALL | METH_KEYWORDS,
+    "records(*, verify_crc=True, max_inflated=None) -> list of Record\n\n"
+    "The message itself, or a wrapper's inner messages with absolute offsets.",
+};
+
+PyDoc_STRVAR(native_legacy_records_doc,
+"native_legacy_records(cls, fallback, record_type, timestamp_types) -> None\n\n"
+"Make cls.records (cls: batches.LegacyBatch) a method in C that reads an uncompressed\n"
+"top-level message's record from its bytes and calls fallback(self, **kwargs) for all else.");
+
+static PyObject *
+native_legacy_records(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyTypeObject *cls, *record_type;
+    PyObject *fallback, *ts_names;
+    if (!PyArg_ParseTuple(args, "O!OO!O!:native_legacy_records", &PyType_Type, &cls, &fallback,
+                          &PyType_Type, &record_type, &PyTuple_Type, &ts_names))
+        return NULL;
+    Py_ssize_t offsets[N_FIELDS];
+    if (slot_offsets(record_type, offsets) < 0)
+        return NULL;
+    const Py_ssize_t records_slot = member_offset(cls, "_records");
+    const Py_ssize_t buf_slot = records_slot < 0 ? -1 : member_offset(cls, "_buf");
+    const Py_ssize_t pos_slot = buf_slot < 0 ? -1 : member_offset(cls, "position");
+    if (pos_slot < 0)
+        return NULL;
+    PyObject *method = PyDescr_NewMethod(cls, &LEGACY_RECORDS_DEF);
+    if (method == NULL)
+        return NULL;
+    if (PyObject_SetAttrString((PyObject *)cls, "records", method) < 0) {
+        Py_DECREF(method);
+        return NULL;
+    }
+    Py_DECREF(method);
+    Py_XSETREF(LEGACY_METHOD.fallback, Py_NewRef(fallback));
+    Py_XSETREF(LEGACY_METHOD.record_type, Py_NewRef(record_type));
+    Py_XSETREF(LEGACY_METHOD.ts_names, Py_NewRef(ts_names));
+    if (LEGACY_METHOD.attributes_name == NULL
+        && (LEGACY_METHOD.attributes_name = PyUnicode_InternFromString("attributes")) == NULL)
+        return NULL;
+    LEGACY_METHOD.records_slot = records_slot;
+    LEGACY_METHOD.buf_slot = buf_slot;
+    LEGACY_METHOD.pos_slot = pos_slot;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS, decode_v2_records_doc},
     {"encode_v2_records", encode_v2_records, METH_VARARGS, encode_v2_records_doc},
     {"decode_v2_columns", decode_v2_columns, METH_VARARGS, decode_v2_columns_doc},
     {"scan_batches", scan_batches, METH_VARARGS, scan_batches_doc},
+    {"lazy_fields", lazy_fields, METH_VARARGS, lazy_fields_doc},
+    {"decode_legacy", decode_legacy, METH_VARARGS, decode_legacy_doc},
+    {"native_legacy_records", native_legacy_records, METH_VARARGS, native_legacy_records_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1054,9 +1995,16 @@ static const struct { const char *name, *fmt; size_t offset; } BATCH_FIELDS[] = 
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
+    if (PyType_Ready(&LazyFieldType) < 0 || PyType_Ready(&WalkerType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
+    if (PyModule_AddObjectRef(m, "Walker", (PyObject *)&WalkerType) < 0
+        || PyModule_AddObjectRef(m, "LazyField", (PyObject *)&LazyFieldType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     PyObject *fields = PyTuple_New(N_BATCH_FIELDS);
     if (fields == NULL)
         goto error;

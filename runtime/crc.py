@@ -19,6 +19,10 @@ def crc32c(data: bytes | bytearray | memoryview) -> int:
     return _crc32c(data)
 
 
+#: The C functions themselves (crc32c's, zlib's), for native loops that call them once an
+#: entry: CRC-32C and CRC-32 of a buffer, each an unsigned int.
+NATIVE = (_crc32c, zlib.crc32)
+
 _ALGORITHMS = {"crc32": crc32, "crc32c": crc32c}
 
 

@@ -19,6 +19,7 @@ from kafkacodec.generated.kafka_record import KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 
 from ..runtime import compression as _comp
+from ..runtime import crc as _crc
 from ..runtime._prim import Generated
 from ..runtime.errors import (
     CorruptRecordError,
@@ -26,10 +27,18 @@ from ..runtime.errors import (
     UnknownMagicError,
 )
 
-try:  # the optional native loop (runtime/_speedups.c); the generated parser is the reference
+try:  # the optional native loops (runtime/_speedups.c); the generated parser is the reference
+    from ..runtime._speedups import Walker as _Walker
+    from ..runtime._speedups import decode_legacy as _native_legacy
     from ..runtime._speedups import decode_v2_records as _native_records
+    from ..runtime._speedups import lazy_fields as _lazy_fields
+    from ..runtime._speedups import native_legacy_records as _native_legacy_records
 except ImportError:  # pragma: no cover - exercised when no compiler was available
-    _native_records = None
+    _native_records = _native_legacy = _lazy_fields = _native_legacy_records = None
+    _Walker = None
+
+#: Whether iter_batches walks natively (batches read lazily); False: the generated parsers.
+_native_walk = _Walker is not None
 
 __all__ = [
     "iter_batches", "BatchIterator", "RecordBatch", "LegacyBatch", "Record", "ControlInfo",
@@ -186,31 +195,33 @@ class RecordBatch(KafkaRecordBatch):
 
     def records(self, *, verify_crc: bool = True, max_inflated: int | None = None) -> list[Record]:
         """Decode the records (decompressing them first); offsets are absolute."""
-        if self._records is not None:
-            return self._records
-        where = f"records of the batch at byte {self.position} (base offset {self.base_offset})"
-        source = getattr(self, "source", None)
+        recs = self._records
+        if recs is not None:
+            return recs
+        attributes = self.attributes
+        codec = attributes & 7
         try:
-            codec = int(self.compression)
-            if codec == _comp.NONE:
-                data = bytes(self.records_region_raw)
-            else:
-                data = _comp.decompress(codec, self.records_region_raw, 2, max_inflated)
+            raw = self.records_region_raw
+            data = raw if codec == _comp.NONE else _comp.decompress(codec, raw, 2, max_inflated)
         except DecodeError as err:
-            raise _located(err, where, 0, source) from None
+            raise _located(err, self._where(), 0, getattr(self, "source", None)) from None
         try:
-            self._records = _decode_records(self, data)
+            recs = _decode_records(self, data, attributes)
         except DecodeError as err:
-            header = self.size - len(self.records_region_raw)
-            shift = self.position + header if codec == _comp.NONE else 0
+            where = self._where()
+            shift = self.position + self.size - len(raw) if codec == _comp.NONE else 0
             if codec != _comp.NONE:
                 where = f"decompressed {where} (positions inside the decompressed data)"
-            raise _located(err, where, shift, source) from None
-        return self._records
+            raise _located(err, where, shift, getattr(self, "source", None)) from None
+        self._records = recs
+        return recs
+
+    def _where(self) -> str:
+        return f"records of the batch at byte {self.position} (base offset {self.base_offset})"
 
 
-def _decode_records(batch: RecordBatch, data: bytes) -> list[Record]:
-    ts_type = batch.timestamp_type
+def _decode_records(batch: RecordBatch, data: BytesLike, attributes: int) -> list[Record]:
+    ts_type = TIMESTAMP_TYPES[bit_field(KafkaRecordBatch, "timestamp_type", attributes)]
     log_append = ts_type == "LogAppendTime"
     out = None
     if _native_records is not None:
@@ -219,7 +230,7 @@ def _decode_records(batch: RecordBatch, data: bytes) -> list[Record]:
             batch.max_timestamp if log_append else None, batch.base_sequence, ts_type, Record,
         )  # fmt: skip
     if out is None:  # no native loop, or data it does not accept: the generated parser decides
-        out = _parse_records(batch, data, ts_type)
+        out = _parse_records(batch, bytes(data), ts_type)
     if batch.is_control:
         for rec in out:
             rec.control = parse_control(rec.key, rec.value)
@@ -333,11 +344,21 @@ class LegacyBatch(KafkaLegacyMessage):
         return self.crc_matches(self._buf)
 
     def records(self, *, verify_crc: bool = True, max_inflated: int | None = None) -> list[Record]:
-        """The message itself, or a wrapper's inner messages with absolute offsets."""
-        if self._records is None:
-            if self.compression == _comp.NONE:
+        """The message itself, or a wrapper's inner messages with absolute offsets.
+
+        With the native extension this is a method in C (native_legacy_records) that reads
+        an uncompressed message's record from its bytes and comes here for the rest."""
+        recs = self._records
+        if recs is not None:
+            return recs
+        if self.attributes & 7 == _comp.NONE:
+            buf = getattr(self, "_buf", None)
+            if _native_legacy is not None and buf is not None:  # from its bytes
+                recs = _native_legacy(buf, self.position, -1, None, None, Record,
+                                      LEGACY_TIMESTAMP_TYPES)  # fmt: skip
+            if recs is None:
                 ts = -1 if self.magic == 0 else self.timestamp
-                self._records = [
+                recs = [
                     Record(
                         self.offset,
                         ts,
@@ -347,13 +368,14 @@ class LegacyBatch(KafkaLegacyMessage):
                         attributes=self.attributes,
                     )  # fmt: skip
                 ]
-            else:
-                try:
-                    self._records = _inner_records(self, verify_crc, max_inflated)
-                except DecodeError as err:
-                    source = getattr(self, "source", None)
-                    raise (err.with_source(source) if source else err) from None
-        return self._records
+        else:
+            try:
+                recs = _inner_records(self, verify_crc, max_inflated)
+            except DecodeError as err:
+                source = getattr(self, "source", None)
+                raise (err.with_source(source) if source else err) from None
+        self._records = recs
+        return recs
 
 
 def _b(v: bytes | memoryview | None) -> bytes | None:
@@ -368,6 +390,20 @@ def _inner_records(
         raise CorruptRecordError("a compressed wrapper has a null value", wrapper.position).within(
             where
         )
+    log_append = wrapper.timestamp_type == "LogAppendTime"
+    if _native_legacy is not None:
+        try:
+            data = _comp.decompress(wrapper.attributes & 7, wrapper.inner_raw, wrapper.magic,
+                                    max_inflated)  # fmt: skip
+        except DecodeError as err:
+            raise _located(err, f"decompressed {where}") from None
+        recs = _native_legacy(
+            data, 0, len(data), (wrapper.offset, wrapper.magic, wrapper.timestamp if log_append else None),
+            _crc.NATIVE[1] if verify_crc else None, Record, LEGACY_TIMESTAMP_TYPES,
+        )  # fmt: skip
+        if recs is not None:
+            return recs
+    # the generated parser, which names what is wrong
     try:
         inner = wrapper.read_inner(max_size=max_inflated, verify=verify_crc).entries
     except DecodeError as err:
@@ -381,7 +417,6 @@ def _inner_records(
                 wrapper.position,
             ).within(where)
     magic = wrapper.magic
-    log_append = wrapper.timestamp_type == "LogAppendTime"
     if magic >= 1:
         last_inner = inner[-1].offset
         if wrapper.offset == 0:
@@ -426,27 +461,57 @@ def byte_view(data: BytesLike) -> memoryview:
     return view
 
 
-class BatchIterator:
+class _PyWalker:
+    """The walk in Python, where the native one is not built: every entry goes to the
+    generated parsers (BatchIterator._slow_next)."""
+
+    def __init__(self, view: memoryview, start: int, end: int, verify_crc: bool,
+                 source: str | None, *_native: Any) -> None:  # fmt: skip
+        if not 0 <= start <= len(view) or end < start:
+            raise ValueError("start and end must lie inside data")
+        self._view = view
+        self.position = start
+        self.end = min(end, len(view))
+        self.verify_crc = verify_crc
+        self.source = source
+        self.batches = 0
+
+    def __iter__(self) -> _PyWalker:
+        return self
+
+    def __next__(self) -> RecordBatch | LegacyBatch:
+        return self._slow_next()  # type: ignore[attr-defined]
+
+
+class BatchIterator(_Walker or _PyWalker):  # type: ignore[misc]
     """Iterates the batches of a buffer; after it ends, `position` is where it stopped and
-    `remaining` how many bytes were left there (a partial entry at the end, or 0)."""
+    `remaining` how many bytes were left there (a partial entry at the end, or 0).
+
+    The native walk (runtime/_speedups.c, Walker) checks each entry as the generated parsers
+    do, its CRC too, and yields batches whose fields are read from their bytes on first
+    access; any entry it does not take whole (damaged, partial, an unknown magic) comes
+    here, to _slow_next, where the generated parser reads it or raises the precise error."""
+
+    position: int
+    end: int
+    batches: int
+    verify_crc: bool
+    source: str | None
+    _view: memoryview
 
     def __init__(self, data: BytesLike, *, verify_crc: bool = True, source: str | None = None,
                  start: int = 0, end: int | None = None) -> None:  # fmt: skip
-        self._view = byte_view(data)
-        self.verify_crc = verify_crc
-        self.source = source
-        self.position = start
-        self.end = len(self._view) if end is None else end
-        self.batches = 0
+        view = byte_view(data)
+        super().__init__(
+            view, start, len(view) if end is None else end, verify_crc, source, RecordBatch,
+            LegacyBatch, *_crc.NATIVE, _native_walk,
+        )  # fmt: skip
 
     @property
     def remaining(self) -> int:
         return self.end - self.position
 
-    def __iter__(self) -> BatchIterator:
-        return self
-
-    def __next__(self) -> RecordBatch | LegacyBatch:
+    def _slow_next(self) -> RecordBatch | LegacyBatch:
         view = self._view
         pos = self.position
         end = self.end
@@ -495,3 +560,12 @@ def iter_batches(
     `remaining` then say where and how many bytes are left. With verify_crc, a batch whose
     CRC does not match raises ChecksumError; without it, batch.is_valid tells."""
     return BatchIterator(data, verify_crc=verify_crc, source=source)
+
+
+if _lazy_fields is not None:  # the native walk's batches read their fields when asked
+    _lazy_fields(RecordBatch, "v2")
+    _lazy_fields(LegacyBatch, "legacy")
+#: LegacyBatch.records in Python: the reference, and what the C method calls for the rest.
+legacy_records_reference = LegacyBatch.records
+if _native_legacy_records is not None:  # a plain legacy message's record, straight in C
+    _native_legacy_records(LegacyBatch, legacy_records_reference, Record, LEGACY_TIMESTAMP_TYPES)
