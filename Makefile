@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 .PHONY: test test-quick demo bench generate check-generated clean
 
 $(STAMP): pyproject.toml
+	@# the native extension links zlib (crc32 for legacy messages): its header is Debian's zlib1g-dev
+	@test -f /usr/include/zlib.h || (apt-get update -q && apt-get install -y -q zlib1g-dev)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,bench,pipeline]'

@@ -1959,6 +1959,320 @@ native_legacy_records(PyObject *Py_UNUSED(module), PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* --------------------------------------------------------------- legacy encoding */
+
+PyDoc_STRVAR(encode_legacy_doc,
+"encode_legacy(records, magic, base_offset, offset_shift, attributes, log_append_time,\n"
+"              record_type) -> (message set, last offset, max timestamp) | None\n\n"
+"The legacy messages (magic 0 or 1) of a list of record_type objects or 5-tuples in its\n"
+"order (offset, timestamp, key, value, headers), as the generated builder writes them:\n"
+"offsets base_offset + i where a record has none, each minus offset_shift (a magic 1\n"
+"wrapper's relative inner offsets), magic 1 timestamps (log_append_time for all when it is\n"
+"not None), attributes as given, CRC-32 computed. None when a record holds anything but\n"
+"ints, bytes and None, has headers, or a value does not fit, so that the Python builder\n"
+"converts or refuses it with its own message.");
+
+/* One record as encode_legacy reads it. */
+typedef struct {
+    long long offset, timestamp;
+    const char *key, *value;
+    int64_t len_key, len_value;
+} MessageIn;
+
+/* Record i into *m: 1 when the loop takes it, 0 when it gives up. */
+static int
+read_message(PyObject *r, Py_ssize_t i, const Py_ssize_t *offsets, long long base_offset,
+             long long shift, int magic, PyObject *log_append, MessageIn *m)
+{
+    PyObject *off_obj, *ts_obj, *key, *value, *headers;
+    if (PyTuple_CheckExact(r)) {
+        if (PyTuple_GET_SIZE(r) != 5)
+            return 0;
+        off_obj = PyTuple_GET_ITEM(r, 0);
+        ts_obj = PyTuple_GET_ITEM(r, 1);
+        key = PyTuple_GET_ITEM(r, 2);
+        value = PyTuple_GET_ITEM(r, 3);
+        headers = PyTuple_GET_ITEM(r, 4);
+        /* a tuple's headers: any empty sequence the Record would turn into [] */
+        if (!((PyList_CheckExact(headers) && PyList_GET_SIZE(headers) == 0)
+              || (PyTuple_CheckExact(headers) && PyTuple_GET_SIZE(headers) == 0)))
+            return 0;
+    } else {
+        off_obj = GET(r, F_OFFSET);
+        ts_obj = GET(r, F_TIMESTAMP);
+        key = GET(r, F_KEY);
+        value = GET(r, F_VALUE);
+        headers = GET(r, F_HEADERS);
+        if (headers == NULL || !PyList_CheckExact(headers) || PyList_GET_SIZE(headers) != 0)
+            return 0;
+    }
+    if (off_obj == NULL || key == NULL || value == NULL)
+        return 0;
+    int overflow = 0;
+    if (off_obj == Py_None) {
+        if (__builtin_add_overflow(base_offset, (long long)i, &m->offset))
+            return 0;
+    } else {
+        if (!PyLong_CheckExact(off_obj))
+            return 0;
+        m->offset = PyLong_AsLongLongAndOverflow(off_obj, &overflow);
+        if (overflow)
+            return 0;
+    }
+    if (__builtin_sub_overflow(m->offset, shift, &m->offset))
+        return 0;
+    m->timestamp = -1;
+    if (magic == 1) {
+        PyObject *ts = log_append != Py_None ? log_append : ts_obj;
+        if (ts == NULL || !PyLong_CheckExact(ts))
+            return 0;
+        m->timestamp = PyLong_AsLongLongAndOverflow(ts, &overflow);
+        if (overflow)
+            return 0;
+    }
+    if (blob(key, &m->key, &m->len_key) < 0 || blob(value, &m->value, &m->len_value) < 0)
+        return 0;
+    return 1;
+}
+
+static inline void
+put_be(Out *o, uint64_t v, int n)
+{
+    for (int k = n - 1; k >= 0; k--)
+        o->data[o->len++] = (char)(v >> (8 * k));
+}
+
+static PyObject *
+encode_legacy(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *records, *log_append;
+    int magic, attributes;
+    long long base_offset, shift;
+    PyTypeObject *record_type;
+    if (!PyArg_ParseTuple(args, "O!iLLiOO!:encode_legacy", &PyList_Type, &records, &magic,
+                          &base_offset, &shift, &attributes, &log_append, &PyType_Type,
+                          &record_type))
+        return NULL;
+    if ((magic != 0 && magic != 1) || attributes < -128 || attributes > 127)
+        Py_RETURN_NONE;
+    Py_ssize_t offsets[N_FIELDS];
+    if (slot_offsets(record_type, offsets) < 0)
+        return NULL;
+    Out o = {NULL, 0, 0};
+    const Py_ssize_t n = PyList_GET_SIZE(records);
+    const Py_ssize_t fixed = KAFKA_LEGACY_MESSAGE_FIXED_SIZE + (magic == 1 ? 8 : 0) + 8;
+    long long last = 0, max_ts = INT64_MIN;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *r = PyList_GET_ITEM(records, i);
+        MessageIn m = {0, 0, NULL, NULL, 0, 0};
+        if ((Py_TYPE(r) != record_type && !PyTuple_CheckExact(r))
+            || !read_message(r, i, offsets, base_offset, shift, magic, log_append, &m))
+            goto give_up;
+        const int64_t size = fixed - LOG_OVERHEAD + (m.len_key > 0 ? m.len_key : 0)
+                             + (m.len_value > 0 ? m.len_value : 0);
+        if (size > INT32_MAX) /* the generated builder refuses it with its own message */
+            goto give_up;
+        if (out_reserve(&o, LOG_OVERHEAD + (Py_ssize_t)size) < 0)
+            goto error;
+        const Py_ssize_t at = o.len;
+        put_be(&o, (uint64_t)m.offset, 8);
+        put_be(&o, (uint64_t)size, 4);
+        put_be(&o, 0, 4); /* the CRC, once the bytes it covers are written */
+        o.data[o.len++] = (char)magic;
+        o.data[o.len++] = (char)attributes;
+        if (magic == 1)
+            put_be(&o, (uint64_t)m.timestamp, 8);
+        put_be(&o, (uint64_t)m.len_key, 4);
+        put_bytes(&o, m.key, m.len_key);
+        put_be(&o, (uint64_t)m.len_value, 4);
+        put_bytes(&o, m.value, m.len_value);
+        const uint8_t *covered = (const uint8_t *)o.data + at + KAFKA_LEGACY_MESSAGE_CRC_FROM;
+        const uLong crc = crc32_z(crc32(0L, Z_NULL, 0), covered,
+                                  (z_size_t)(o.len - at - KAFKA_LEGACY_MESSAGE_CRC_FROM));
+        Out at_crc = {o.data, at + KAFKA_LEGACY_MESSAGE_CRC_AT, o.cap};
+        put_be(&at_crc, (uint64_t)crc, 4);
+        last = m.offset + shift;
+        if (m.timestamp > max_ts)
+            max_ts = m.timestamp;
+    }
+    PyObject *set = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
+    PyMem_Free(o.data);
+    if (set == NULL)
+        return NULL;
+    return Py_BuildValue("(NLL)", set, last, max_ts);
+
+give_up:
+    PyMem_Free(o.data);
+    Py_RETURN_NONE;
+error:
+    PyMem_Free(o.data);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ Record.__init__ */
+
+/* Record.__init__ in C (native_record_init installs it): the Python method's parameters
+ * and defaults, read from it at install time, and the same assignments (headers become a
+ * new list), into the slots. Making a Record is what a producer does per message. */
+static struct {
+    PyTypeObject *type;
+    Py_ssize_t offsets[N_FIELDS];
+    PyObject *names[N_FIELDS];    /* parameter i's name (interned) */
+    PyObject *defaults[N_FIELDS]; /* parameter i's default */
+    int field[N_FIELDS];          /* parameter i's slot */
+    int positional;               /* parameters that may be given by position */
+} RECORD_INIT;
+
+static PyObject *
+record_init_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    PyObject *values[N_FIELDS];
+    if (nargs > RECORD_INIT.positional)
+        return PyErr_Format(PyExc_TypeError,
+                            "Record.__init__() takes from 1 to %d positional arguments but %zd "
+                            "were given", RECORD_INIT.positional + 1, nargs + 1);
+    for (int i = 0; i < N_FIELDS; i++)
+        values[i] = i < nargs ? args[i] : NULL;
+    const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        int i = 0;
+        while (i < N_FIELDS && RECORD_INIT.names[i] != name)
+            i++;
+        for (int j = 0; i == N_FIELDS && j < N_FIELDS; j++)
+            if (PyUnicode_Compare(RECORD_INIT.names[j], name) == 0)
+                i = j;
+        if (i == N_FIELDS) {
+            PyErr_Clear();
+            return PyErr_Format(PyExc_TypeError,
+                                "Record.__init__() got an unexpected keyword argument '%S'", name);
+        }
+        if (values[i] != NULL)
+            return PyErr_Format(PyExc_TypeError,
+                                "Record.__init__() got multiple values for argument '%S'", name);
+        values[i] = args[nargs + k];
+    }
+    PyObject *slots[N_FIELDS];
+    for (int i = 0; i < N_FIELDS; i++) {
+        PyObject *v = values[i] ? values[i] : RECORD_INIT.defaults[i];
+        const int f = RECORD_INIT.field[i];
+        slots[f] = f == F_HEADERS ? PySequence_List(v) : Py_NewRef(v);
+        if (slots[f] == NULL) {
+            for (int j = 0; j < i; j++)
+                Py_DECREF(slots[RECORD_INIT.field[j]]);
+            return NULL;
+        }
+    }
+    for (int f = 0; f < N_FIELDS; f++)
+        Py_XSETREF(SLOT(self, RECORD_INIT.offsets[f]), slots[f]);
+    Py_RETURN_NONE;
+}
+
+/* The same as the class's tp_init: Record(...) calls it without looking __init__ up. */
+static int
+record_tp_init(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *const *items = &PyTuple_GET_ITEM(args, 0);
+    const Py_ssize_t nargs = PyTuple_GET_SIZE(args);
+    PyObject *done;
+    if (kwds == NULL || PyDict_GET_SIZE(kwds) == 0) {
+        done = record_init_method(self, items, nargs, NULL);
+    } else {
+        PyObject *stack[2 * N_FIELDS + 2];
+        const Py_ssize_t nkw = PyDict_GET_SIZE(kwds);
+        if (nargs + nkw > 2 * N_FIELDS + 2) /* more than there are parameters */
+            return PyErr_Format(PyExc_TypeError, "Record.__init__() takes at most %d arguments",
+                                N_FIELDS), -1;
+        PyObject *kwnames = PyTuple_New(nkw);
+        if (kwnames == NULL)
+            return -1;
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            stack[i] = items[i];
+        Py_ssize_t pos = 0, k = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(kwds, &pos, &key, &value)) {
+            PyTuple_SET_ITEM(kwnames, k, Py_NewRef(key));
+            stack[nargs + k++] = value;
+        }
+        done = record_init_method(self, stack, nargs, kwnames);
+        Py_DECREF(kwnames);
+    }
+    if (done == NULL)
+        return -1;
+    Py_DECREF(done);
+    return 0;
+}
+
+static PyMethodDef RECORD_INIT_DEF = {
+    "__init__", (PyCFunction)(void (*)(void))record_init_method, METH_FASTCALL | METH_KEYWORDS,
+    "Record(offset=None, timestamp=-1, key=None, value=None, headers=(), *,\n"
+    "       timestamp_type='CreateTime', sequence=-1, control=None, attributes=0)",
+};
+
+PyDoc_STRVAR(native_record_init_doc,
+"native_record_init(cls) -> None\n\n"
+"Make cls.__init__ (cls: batches.Record) a method in C with the parameters, defaults and\n"
+"assignments of the Python one, which must name each of the record slots once.");
+
+static PyObject *
+native_record_init(PyObject *Py_UNUSED(module), PyObject *cls_obj)
+{
+    if (!PyType_Check(cls_obj))
+        return PyErr_Format(PyExc_TypeError, "a class is needed");
+    PyTypeObject *cls = (PyTypeObject *)cls_obj;
+    PyObject *init = PyObject_GetAttrString(cls_obj, "__init__");
+    PyObject *code = init && PyFunction_Check(init) ? PyFunction_GET_CODE(init) : NULL;
+    if (code == NULL) {
+        Py_XDECREF(init);
+        return PyErr_Format(PyExc_TypeError, "%s.__init__ is not a Python function", cls->tp_name);
+    }
+    PyCodeObject *co = (PyCodeObject *)code;
+    PyObject *defaults = PyFunction_GET_DEFAULTS(init), *kwdefaults = PyFunction_GET_KW_DEFAULTS(init);
+    PyObject *names = PyObject_GetAttrString(code, "co_varnames");
+    int ok = names != NULL && co->co_argcount + co->co_kwonlyargcount == N_FIELDS + 1
+             && defaults != NULL && PyTuple_GET_SIZE(defaults) == co->co_argcount - 1
+             && kwdefaults != NULL && slot_offsets(cls, RECORD_INIT.offsets) == 0;
+    unsigned seen = 0;
+    for (int i = 0; ok && i < N_FIELDS; i++) {
+        PyObject *name = PyTuple_GET_ITEM(names, i + 1);
+        int f = 0;
+        while (f < N_FIELDS && PyUnicode_CompareWithASCIIString(name, FIELD_NAMES[f]) != 0)
+            f++;
+        PyObject *dflt = i < co->co_argcount - 1 ? PyTuple_GET_ITEM(defaults, i)
+                                                 : PyDict_GetItemWithError(kwdefaults, name);
+        ok = f < N_FIELDS && dflt != NULL && !(seen & (1u << f));
+        if (ok) {
+            seen |= 1u << f;
+            Py_INCREF(name);
+            PyUnicode_InternInPlace(&name);
+            Py_XSETREF(RECORD_INIT.names[i], name);
+            Py_XSETREF(RECORD_INIT.defaults[i], Py_NewRef(dflt));
+            RECORD_INIT.field[i] = f;
+        }
+    }
+    Py_XDECREF(names);
+    Py_DECREF(init);
+    if (!ok) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError,
+                         "%s.__init__ must take each record slot once, with a default",
+                         cls->tp_name);
+        return NULL;
+    }
+    RECORD_INIT.positional = co->co_argcount - 1;
+    Py_XSETREF(RECORD_INIT.type, (PyTypeObject *)Py_NewRef(cls));
+    PyObject *method = PyDescr_NewMethod(cls, &RECORD_INIT_DEF);
+    if (method == NULL || PyObject_SetAttrString(cls_obj, "__init__", method) < 0) {
+        Py_XDECREF(method);
+        return NULL;
+    }
+    Py_DECREF(method);
+    /* Setting __init__ made the slot look it up at every call; this calls the C one as it
+     * is. Setting __init__ again (a subclass's, or the Python one back) resets the slot. */
+    cls->tp_init = record_tp_init;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS, decode_v2_records_doc},
     {"encode_v2_records", encode_v2_records, METH_VARARGS, encode_v2_records_doc},
@@ -1967,6 +2281,8 @@ static PyMethodDef methods[] = {
     {"lazy_fields", lazy_fields, METH_VARARGS, lazy_fields_doc},
     {"decode_legacy", decode_legacy, METH_VARARGS, decode_legacy_doc},
     {"native_legacy_records", native_legacy_records, METH_VARARGS, native_legacy_records_doc},
+    {"encode_legacy", encode_legacy, METH_VARARGS, encode_legacy_doc},
+    {"native_record_init", native_record_init, METH_O, native_record_init_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -33,8 +33,10 @@ try:  # the optional native loops (runtime/_speedups.c); the generated parser is
     from ..runtime._speedups import decode_v2_records as _native_records
     from ..runtime._speedups import lazy_fields as _lazy_fields
     from ..runtime._speedups import native_legacy_records as _native_legacy_records
+    from ..runtime._speedups import native_record_init as _native_record_init
 except ImportError:  # pragma: no cover - exercised when no compiler was available
     _native_records = _native_legacy = _lazy_fields = _native_legacy_records = None
+    _native_record_init = None
     _Walker = None
 
 #: Whether iter_batches walks natively (batches read lazily); False: the generated parsers.
@@ -565,6 +567,12 @@ def iter_batches(
 if _lazy_fields is not None:  # the native walk's batches read their fields when asked
     _lazy_fields(RecordBatch, "v2")
     _lazy_fields(LegacyBatch, "legacy")
+#: Record.__init__ in Python: the reference, which the C method mirrors (its parameters and
+#: defaults are read from this one).
+record_init_reference = Record.__init__
+if _native_record_init is not None:  # a producer makes one Record a message
+    _native_record_init(Record)
+
 #: LegacyBatch.records in Python: the reference, and what the C method calls for the rest.
 legacy_records_reference = LegacyBatch.records
 if _native_legacy_records is not None:  # a plain legacy message's record, straight in C

@@ -19,10 +19,11 @@ from ..runtime._prim import Generated
 from ..runtime.errors import EncodeError
 from .batches import Record
 
-try:  # the optional native loop (runtime/_speedups.c); the generated builder is the reference
+try:  # the optional native loops (runtime/_speedups.c); the generated builders are the reference
+    from ..runtime._speedups import encode_legacy as _native_legacy
     from ..runtime._speedups import encode_v2_records as _native_records
 except ImportError:  # pragma: no cover - exercised when no compiler was available
-    _native_records = None
+    _native_records = _native_legacy = None
 
 __all__ = ["build_batch", "build_message_set", "build_control_batch", "control_record"]
 
@@ -69,10 +70,13 @@ def _attributes(cls: type[Generated], **values: int) -> int:
 def _as_record(r: Record | Mapping | tuple) -> Record:
     if isinstance(r, Record):
         return r
-    if isinstance(r, Mapping):
-        return Record(**r)
-    if isinstance(r, tuple):
-        return Record(*r)
+    try:
+        if isinstance(r, Mapping):
+            return Record(**r)
+        if isinstance(r, tuple):
+            return Record(*r)
+    except TypeError as err:  # wrong fields, or headers that are not a list of pairs
+        raise EncodeError(f"cannot use {type(r).__name__} {r!r:.60} as a record: {err}") from None
     raise EncodeError(f"cannot use {type(r).__name__} as a record (a Record, a mapping or a tuple)")
 
 
@@ -279,14 +283,25 @@ def build_message_set(
     ts_type = _ts_type(timestamp_type) if magic == 1 else 0
     if ts_type == 1 and log_append_time is None:
         raise EncodeError("LogAppendTime needs log_append_time")
-    recs = [_as_record(r) for r in records]
     ts_bit = _attributes(KafkaLegacyMessage, log_append_time_bit=ts_type)
+    log_append = log_append_time if ts_type == 1 else None
+    records = records if isinstance(records, list) else list(records)
+    if _native_legacy is not None:
+        # magic 1 wrappers carry inner offsets relative to the base offset (Java Kafka's)
+        shift = base_offset if codec != _comp.NONE and magic == 1 else 0
+        native = _native_legacy(records, magic, base_offset, shift, ts_bit, log_append, Record)
+        if native is not None:
+            inner, last_offset, max_ts = native
+            if codec == _comp.NONE or not records:
+                return inner
+            wrapper_ts = None if magic == 0 else log_append if ts_bit else max_ts
+            return _wrapper_message(inner, last_offset, magic, codec, ts_bit, wrapper_ts).build()
     entries = []
-    for i, r in enumerate(recs):
+    for i, r in enumerate([_as_record(r) for r in records]):
         offset = base_offset + i if r.offset is None else r.offset
         if r.headers:
             raise EncodeError("legacy messages (magic 0 and 1) cannot carry headers")
-        ts = log_append_time if ts_type == 1 else r.timestamp
+        ts = log_append if ts_type == 1 else r.timestamp
         entries.append(
             KafkaLegacyMessage(
                 offset=offset,
@@ -304,9 +319,7 @@ def build_message_set(
         return bytes(out)
     if not entries:
         return b""
-    return _wrapper(
-        entries, magic, codec, base_offset, ts_bit, log_append_time if ts_type else None
-    )
+    return _wrapper(entries, magic, codec, base_offset, ts_bit, log_append)
 
 
 def _wrapper(entries: list[KafkaLegacyMessage], magic: int, codec: int, base_offset: int,
@@ -320,12 +333,20 @@ def _wrapper(entries: list[KafkaLegacyMessage], magic: int, codec: int, base_off
     wrapper_ts = None
     if magic == 1:
         wrapper_ts = log_append_time if ts_bit else max(e.timestamp for e in entries)
-    wrapper = KafkaLegacyMessage(
+    return _wrapper_message(MessageSet(entries=entries), last_offset, magic, codec, ts_bit,
+                            wrapper_ts).build()  # fmt: skip
+
+
+def _wrapper_message(inner: MessageSet | bytes, last_offset: int, magic: int, codec: int,
+                     ts_bit: int, wrapper_ts: int | None) -> KafkaLegacyMessage:  # fmt: skip
+    """The wrapper of an inner message set (or of its bytes, compressed when it is built)."""
+    raw = isinstance(inner, bytes)
+    return KafkaLegacyMessage(
         offset=last_offset,
         magic=magic,
         attributes=_attributes(KafkaLegacyMessage, compression=codec) | ts_bit,
         timestamp=wrapper_ts,
         key=None,
-        inner=MessageSet(entries=entries),
+        inner=None if raw else inner,
+        inner_raw=_comp.compress(codec, inner, magic) if raw else None,
     )
-    return wrapper.build()
