@@ -9,6 +9,8 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	@# the native extension links zlib (crc32 for legacy messages): its header is Debian's zlib1g-dev
 	@test -f /usr/include/zlib.h || (apt-get update -q && apt-get install -y -q zlib1g-dev)
+	@# the fuzz tests build the native extensions with clang's sanitizers (python -m fuzz --sanitized)
+	@command -v clang >/dev/null || (apt-get update -q && apt-get install -y -q clang)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,bench,pipeline]'

@@ -51,6 +51,9 @@ def batches(data: bytes) -> None:
     for verify in (True, False):
         with _refused():
             for batch in kc.iter_batches(data, verify_crc=verify):
+                for name in (*batch.FIELDS, "last_offset", "count", "size", "is_valid"):
+                    with _refused():  # a legacy wrapper's base offset decompresses it
+                        getattr(batch, name)
                 with _refused():
                     batch.records(verify_crc=verify, max_inflated=MAX_INFLATED)
     if columnar is not None:
@@ -80,6 +83,45 @@ def records(data: bytes) -> None:
         return
     codec, count = data[0] % 5, data[1]
     batches(v2_batch(data[2:], count, codec | (data[0] & 0x38)))
+
+
+def _drawn_records(data: bytes) -> list[kc.Record]:
+    """Records spelled by the bytes: per record a length byte for the key and one for the
+    value (255: null), a header count, and the bytes they take; timestamps from the bytes."""
+    out, pos = [], 0
+    while pos + 3 <= len(data) and len(out) < 64:
+        lk, lv, nh = data[pos], data[pos + 1], data[pos + 2] % 3
+        pos += 3
+        key = None if lk == 255 else data[pos : pos + lk]
+        pos += 0 if key is None else lk
+        value = None if lv == 255 else data[pos : pos + lv]
+        pos += 0 if value is None else lv
+        headers = [(data[pos : pos + 2].decode("latin-1"), data[pos + 2 : pos + 4]) for _ in range(nh)]
+        ts = int.from_bytes(data[pos : pos + 6] or b"\0", "big") - 2**40
+        out.append(kc.Record(None, ts, key, value, headers))
+    return out
+
+
+def encode(data: bytes) -> None:
+    """The builders, native and not, from records the bytes spell: every batch and message
+    set decodes back to what was given (v2 with headers; legacy without, magic 0 without
+    timestamps)."""
+    recs = _drawn_records(data)
+    if not recs:
+        return
+    codec = ("none", "gzip", "snappy", "lz4", "zstd")[data[0] % 5]
+    raw = kc.build_batch(recs, base_offset=data[-1], compression=codec)
+    got = [r for b in kc.iter_batches(raw) for r in b.records()]
+    want = [(data[-1] + i, r.timestamp, r.key, r.value, r.headers) for i, r in enumerate(recs)]
+    if [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in got] != want:
+        raise AssertionError(f"v2 {codec}: records do not decode back")
+    for magic in (0, 1):
+        legacy = [(None, abs(r.timestamp), r.key, r.value, []) for r in recs]
+        raw = kc.build_message_set(legacy, magic=magic, base_offset=7,
+                                   compression="none" if codec == "zstd" else codec)  # fmt: skip
+        got = [(r.offset, r.key, r.value) for b in kc.iter_batches(raw) for r in b.records()]
+        if got != [(7 + i, r[2], r[3]) for i, r in enumerate(legacy)]:
+            raise AssertionError(f"magic {magic} {codec}: messages do not decode back")
 
 
 def _index(cls, suffix: str, data: bytes, probes) -> None:
@@ -215,4 +257,5 @@ HARNESSES = {
     "recovery": recovery,
     "dump": dump,
     "internal": internal,
+    "encode": encode,
 }
