@@ -433,6 +433,11 @@ def _inner_records(
     out = []
     for msg in inner:
         offset = base + msg.offset if magic >= 1 else msg.offset
+        if not -(1 << 63) <= offset < 1 << 63:  # Java's long would wrap: no offset of Kafka's
+            raise CorruptRecordError(
+                f"the absolute offset {offset} of an inner message does not fit in 64 bits",
+                wrapper.position,
+            ).within(where)
         if log_append:
             ts, ts_type = wrapper.timestamp, "LogAppendTime"
         elif msg.magic == 0:

@@ -244,8 +244,9 @@ def records_table(data, w: Walk, *, max_inflated: int | None = None) -> pa.Table
     i, n = 0, len(e)
     # How each batch is read: v2 record columns, a plain legacy message straight from its
     # bytes, or (control batches, legacy wrappers) the object path.
+    codec = bit_field(V2, "compression", attributes)
     kind = np.where((magic >= 2) & (bit_field(V2, "is_control", attributes) == 0), _V2,
-                    np.where((magic < 2) & (attributes & 7 == 0), _PLAIN, _OBJECTS))  # fmt: skip
+                    np.where(magic >= 2, _OBJECTS, np.where(codec == 0, _PLAIN, _WRAPPERS)))  # fmt: skip
     while i < n:
         j, run_bytes = i, 0
         while j < n and kind[j] == kind[i] and run_bytes < _RUN_BYTES:
@@ -255,13 +256,15 @@ def records_table(data, w: Walk, *, max_inflated: int | None = None) -> pa.Table
             pieces += _v2_run(view, e, i, j, max_inflated)
         elif kind[i] == _PLAIN:
             pieces.append(_plain_run(view, e[i:j]))
+        elif kind[i] == _WRAPPERS:
+            pieces += _wrapper_run(view, e, i, j, max_inflated)
         else:
             pieces.append(_from_objects([_batch(view, e, k) for k in range(i, j)], max_inflated))
         i = j
     return pa.Table.from_batches(pieces, SCHEMA)
 
 
-_V2, _PLAIN, _OBJECTS = 0, 1, 2
+_V2, _PLAIN, _OBJECTS, _WRAPPERS = 0, 1, 2, 3
 
 
 def _be32(u8: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -283,23 +286,108 @@ def _gather(u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array
 def _plain_run(view, e: np.ndarray) -> pa.RecordBatch:
     """Uncompressed legacy messages (one record each), vectorised: the walk has checked
     that their key and value lengths fill each message exactly."""
-    u8 = np.frombuffer(view, np.uint8)
-    magic = e["magic"]
+    out = _batch_values(e)
+    out.update(_message_columns(np.frombuffer(view, np.uint8), e))
+    out["offset"] = e["base_offset"]
+    out["timestamp"] = e["base_timestamp"]  # -1 for magic 0, as the walk stores it
+    return _record_batch(out)
+
+
+def _message_columns(u8: np.ndarray, e: np.ndarray) -> dict:
+    """The key, value and (no) headers of the legacy messages e found in u8."""
     # The key length follows offset, size, crc, magic, attributes and (magic 1) timestamp.
-    len_key_at = e["position"] + 18 + 8 * (magic >= 1)
+    len_key_at = e["position"] + 18 + 8 * (e["magic"] >= 1)
     len_key = _be32(u8, len_key_at)
     len_value_at = len_key_at + 4 + np.maximum(len_key, 0)
-    n = len(e)
-    no_headers = pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)),
+    no_headers = pa.ListArray.from_arrays(pa.array(np.zeros(len(e) + 1, np.int32)),
                                           pa.array([], HEADER))  # fmt: skip
-    out = _batch_values(e)
-    out.update({
-        "offset": e["base_offset"],
-        "timestamp": e["base_timestamp"],  # -1 for magic 0, as the walk stores it
+    return {
         "key": _gather(u8, len_key_at + 4, len_key),
         "value": _gather(u8, len_value_at + 4, _be32(u8, len_value_at)),
         "headers": no_headers,
-    })  # fmt: skip
+    }
+
+
+def _wrapper_run(view, e: np.ndarray, i: int, j: int, max_inflated) -> list[pa.RecordBatch]:
+    """Legacy wrappers i..j-1: each one's inner message set decompressed and walked (CRCs
+    checked, as batch.records() checks them), its messages read as plain ones, and Kafka's
+    wrapper rules applied (AbstractLegacyRecordBatch, FORMATS.md 1.3): magic 1 inner offsets
+    relative to the last one (a wrapper offset of 0 taken as base 0), LogAppendTime from the
+    wrapper. A wrapper that is anything but that goes through the object path, which
+    raises its precise error."""
+    pieces: list[pa.RecordBatch] = []
+    inners: list[tuple] = []  # (wrapper entry, inner bytes, inner entries, absolute offsets)
+
+    def flush() -> None:
+        if inners:
+            pieces.append(_inner_batch(inners))
+            inners.clear()
+
+    for k in range(i, j):
+        inner = _inner_messages(view, e[k], max_inflated)
+        if inner is None:
+            flush()
+            pieces.append(_from_objects([_batch(view, e, k)], max_inflated))
+        elif len(inner[1]):
+            inners.append((e[k], *inner))
+    flush()
+    return pieces
+
+
+def _inner_messages(view, w, max_inflated):
+    """(inner bytes, inner ENTRY rows, absolute offsets) of the wrapper w, or None when
+    the object path must read it."""
+    pos, size, magic = int(w["position"]), int(w["len_batch"]) + 12, int(w["magic"])
+    u8 = np.frombuffer(view, np.uint8)
+    if size < 26 + 8 * (magic >= 1):
+        return None
+    len_key_at = pos + 18 + 8 * (magic >= 1)
+    len_key = int(_be32(u8, np.array([len_key_at]))[0])
+    value_at = len_key_at + 4 + max(len_key, 0) + 4
+    if len_key < -1 or value_at > pos + size:
+        return None
+    try:
+        data = _comp.decompress(bit_field(V2, "compression", int(w["attributes"])),
+                                view[value_at : pos + size], magic, max_inflated)  # fmt: skip
+    except DecodeError:
+        return None
+    inner = walk_batches(data, verify_crc=True)
+    e = inner.entries
+    if (inner.error is not None or inner.position != len(data) or (e["magic"] >= 2).any()
+            or (bit_field(V2, "compression", e["attributes"]) != 0).any()):  # fmt: skip
+        return None
+    offsets = e["base_offset"]
+    if magic >= 1 and len(e):
+        last, wrapper_offset = int(offsets[-1]), int(w["base_offset"])
+        if wrapper_offset and wrapper_offset < last:
+            return None
+        try:
+            offsets = _add(offsets, np.full(len(e), wrapper_offset - last if wrapper_offset else 0))
+        except DecodeError:
+            return None
+    return bytes(data), e, offsets
+
+
+def _inner_batch(inners: list[tuple]) -> pa.RecordBatch:
+    """SCHEMA rows of the inner messages of some wrappers (what _inner_messages read)."""
+    datas, entries, shift = [], [], 0
+    for _w, data, e, _offsets in inners:
+        moved = e.copy()
+        moved["position"] += shift
+        entries.append(moved)
+        datas.append(data)
+        shift += len(data)
+    wrappers = np.array([w for w, *_ in inners], ENTRY)
+    counts = np.array([len(e) for _w, _d, e, _o in inners])
+    out = {name: np.repeat(v, counts) for name, v in _batch_values(wrappers).items()}
+    inner = np.concatenate(entries)
+    out.update(_message_columns(np.frombuffer(b"".join(datas), np.uint8), inner))
+    out["offset"] = np.concatenate([o for *_x, o in inners])
+    out["base_offset"] = np.repeat([o[0] for *_x, o in inners], counts)  # the first record's
+    log_append = np.repeat((wrappers["magic"] >= 1)
+                           & (bit_field(V2, "timestamp_type", wrappers["attributes"]) == 1), counts)  # fmt: skip
+    out["timestamp"] = np.where(log_append, np.repeat(wrappers["base_timestamp"], counts),
+                                inner["base_timestamp"])  # fmt: skip
     return _record_batch(out)
 
 

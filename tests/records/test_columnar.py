@@ -298,3 +298,32 @@ def test_the_compression_bits_are_the_same_for_every_magic():
 
     assert KafkaRecordBatch.BITS["compression"] == KafkaLegacyMessage.BITS["compression"]
     assert KafkaRecordBatch.BITS["compression"] == ("attributes", 0x07, 0)  # Kafka's COMPRESSION_CODEC_MASK
+
+
+legacy_record = st.builds(kc.Record, timestamp=st.integers(-1, 2**40),
+                          key=st.one_of(st.none(), st.binary(max_size=20)),
+                          value=st.one_of(st.none(), st.binary(max_size=20)))  # fmt: skip
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.lists(legacy_record, max_size=4), st.sampled_from([0, 1]),
+                          st.sampled_from([0, 3, 2**40, 2**63 - 1]), st.booleans(), st.booleans(),
+                          st.sampled_from([1, 2, 3])), min_size=1, max_size=4),
+       st.data())  # fmt: skip
+def test_runs_of_legacy_wrappers_agree(wrappers, data):
+    """Wrappers read in columns as the object path reads them: relative magic 1 offsets, a
+    zero wrapper offset, one below its last inner offset, LogAppendTime, empty and damaged
+    inner message sets (behind valid CRCs), magic 0 messages inside magic 1 wrappers."""
+    from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
+
+    out = b""
+    for recs, magic, offset, log_append, damage, codec in wrappers:
+        inner = kc.build_message_set(recs, magic=data.draw(st.sampled_from([0, magic]))) if recs else b""
+        if damage:
+            inner = mutate(inner, data)
+        out += KafkaLegacyMessage(
+            offset=offset, magic=magic, attributes=codec | (8 if log_append and magic else 0),
+            timestamp=1_700_000_000_000 if magic else None, key=None, value=None,
+            inner_raw=C.compress(codec, inner, magic),
+        ).build()  # fmt: skip
+    agree(out, verify_crc=data.draw(st.booleans()))
