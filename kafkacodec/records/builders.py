@@ -302,6 +302,8 @@ def build_message_set(
         if r.headers:
             raise EncodeError("legacy messages (magic 0 and 1) cannot carry headers")
         ts = log_append if ts_type == 1 else r.timestamp
+        if magic == 1 and not isinstance(ts, int):
+            raise EncodeError(f"record {i}: a magic 1 message needs an int timestamp, not {ts!r:.40}")
         entries.append(
             KafkaLegacyMessage(
                 offset=offset,
