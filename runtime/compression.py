@@ -77,17 +77,32 @@ def _too_big(codec: int, limit: int) -> DecompressionLimitError:
 # -- gzip ------------------------------------------------------------------------------
 
 
+_INFLATE_STEP = 1 << 20  # gzip output is taken a megabyte at a time, the limit checked each
+
+
 def _gunzip(data, limit: int) -> bytes:
-    out = bytearray()
     rest = bytes(data)
+    # RFC 1952: the last member ends with its size mod 2^32 (ISIZE). A member is at least
+    # that large, so a stream whose ISIZE passes the limit is refused before anything is
+    # inflated: a gzip bomb costs no memory. (A member that lies is stopped at the limit.)
+    if len(rest) >= 18 and int.from_bytes(rest[-4:], "little") > limit:
+        raise DecompressionLimitError(
+            f"gzip data declares {int.from_bytes(rest[-4:], 'little')} bytes in its trailer, "
+            f"past the limit of {limit} bytes"
+        )
+    out = bytearray()
     while True:
         d = zlib.decompressobj(wbits=31)
-        out += d.decompress(rest, limit + 1 - len(out))
-        if len(out) > limit:
-            raise _too_big(GZIP, limit)
-        if not d.eof:
-            if d.unconsumed_tail:
+        tail = rest
+        while not d.eof:
+            chunk = d.decompress(tail, _INFLATE_STEP)
+            out += chunk
+            if len(out) > limit:
                 raise _too_big(GZIP, limit)
+            tail = d.unconsumed_tail
+            if not tail and len(chunk) < _INFLATE_STEP:
+                break  # the input is used up and nothing more is pending
+        if not d.eof:
             raise CompressionError("gzip stream ends before its end marker")
         rest = d.unused_data
         if not rest:

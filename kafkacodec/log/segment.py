@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
@@ -28,6 +29,7 @@ from .index import (
 )
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from typing_extensions import Self
 
 Batch = RecordBatch | LegacyBatch
@@ -211,6 +213,18 @@ class Segment:
         return BatchIterator(
             self.data, verify_crc=verify_crc, source=str(self.path), start=position, end=self.size
         )
+
+    def columns(self, position: int = 0, *, verify_crc: bool = True,
+                max_inflated: int | None = None) -> Iterator[pa.RecordBatch]:  # fmt: skip
+        """The records from a byte position as Arrow record batches (columnar.SCHEMA), a
+        chunk of the file at a time, with the pages read let go behind the walk: memory
+        stays that of one chunk whatever the size of the segment. Needs the columnar extra."""
+        from ..records.columnar import iter_columns  # numpy and pyarrow: the columnar extra
+
+        dropper = PageDropper(self.data, position)
+        yield from iter_columns(self.data, verify_crc=verify_crc, source=str(self.path),
+                                start=position, end=self.size, max_inflated=max_inflated,
+                                passed=dropper.passed)  # fmt: skip
 
     def sniff(self) -> None:
         """Raise NotASegmentError unless the file starts like a Kafka segment."""

@@ -23,6 +23,7 @@ Needs the `columnar` extra (numpy, pyarrow).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ from ..runtime import compression as _comp
 from ..runtime._prim import column_buffers
 from ..runtime.crc import crc32, crc32c
 from ..runtime.errors import CorruptRecordError, DecodeError
-from .batches import BatchIterator, bit_field, byte_view
+from .batches import LOG_OVERHEAD, BatchIterator, bit_field, byte_view
 
 V2 = KafkaRecordBatch  # whose BITS name the attribute bits (bit_field)
 
@@ -47,7 +48,7 @@ except ImportError:  # pragma: no cover - a build without a C compiler
 
 __all__ = [
     "SCHEMA", "BATCH_SCHEMA", "ENTRY", "TIMESTAMP_TYPE_CODES", "Walk", "walk_batches",
-    "scan_batches", "decode_columns",
+    "scan_batches", "decode_columns", "iter_columns",
 ]  # fmt: skip
 
 HEADER = pa.struct([("key", pa.string()), ("value", pa.binary())])
@@ -233,6 +234,41 @@ def decode_columns(data, *, verify_crc: bool = True, source: str | None = None, 
     if w.error is not None:
         raise w.error
     return table
+
+
+#: How much input iter_columns decodes at a time (its memory is about that of one chunk).
+CHUNK_BYTES = 16 << 20
+
+
+def iter_columns(data, *, verify_crc: bool = True, source: str | None = None, start: int = 0,
+                 end: int | None = None, max_inflated: int | None = None,
+                 chunk_bytes: int = CHUNK_BYTES,
+                 passed: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:  # fmt: skip
+    """decode_columns a chunk at a time: the records of data[start:end] as SCHEMA record
+    batches, about chunk_bytes of input each, in order, so that memory stays that of one
+    chunk whatever the size of the data (a batch larger than a chunk is one chunk). After
+    each chunk, passed(position) is called with where the walk is (Segment.columns lets
+    the file's pages before it go). Bad input raises what decode_columns raises, after
+    the records before it were yielded."""
+    view = byte_view(data)
+    end = len(view) if end is None else end
+    pos = start
+    while pos < end:
+        stop = min(end, pos + chunk_bytes)
+        w = walk_batches(view, verify_crc=verify_crc, source=source, start=pos, end=stop)
+        if w.position == pos and w.error is None:  # no whole batch before stop
+            if stop == end or end - pos < LOG_OVERHEAD:
+                return  # a partial entry at the end
+            stop = pos + LOG_OVERHEAD + int.from_bytes(view[pos + 8 : pos + 12], "big", signed=True)
+            if stop > end:
+                return
+            w = walk_batches(view, verify_crc=verify_crc, source=source, start=pos, end=stop)
+        yield from records_table(view, w, max_inflated=max_inflated).to_batches()
+        if w.error is not None:
+            raise w.error
+        pos = w.position
+        if passed is not None:
+            passed(pos)
 
 
 def records_table(data, w: Walk, *, max_inflated: int | None = None) -> pa.Table:

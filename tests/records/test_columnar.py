@@ -327,3 +327,53 @@ def test_runs_of_legacy_wrappers_agree(wrappers, data):
             inner_raw=C.compress(codec, inner, magic),
         ).build()  # fmt: skip
     agree(out, verify_crc=data.draw(st.booleans()))
+
+
+# ------------------------------------------------------------------------ streaming
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(batch_spec, min_size=1, max_size=6), st.integers(1, 3000), st.data())
+def test_columns_in_chunks_are_the_columns_at_once(specs, chunk, data):
+    """iter_columns, whatever the chunk size (smaller than a batch too), yields the rows of
+    decode_columns in order, and on damaged input raises its error after the rows before."""
+    raw = build_run(specs)
+    if data.draw(st.booleans()):
+        raw = mutate(raw, data)
+    verify = data.draw(st.booleans())
+    rows, error, positions = [], None, []
+    try:
+        for rb in columnar.iter_columns(raw, verify_crc=verify, chunk_bytes=chunk,
+                                        passed=positions.append):  # fmt: skip
+            rows += rb.to_pylist()
+    except kc.KafkacodecError as err:
+        error = (type(err), str(err))
+    assert positions == sorted(positions)
+    want = columns(raw, verify)
+    if isinstance(want, tuple):  # the same error, after some of the rows before it
+        assert error == want
+        before = reference_offsets_before(raw, verify)
+        assert [r["offset"] for r in rows] == before[: len(rows)]
+    else:
+        assert error is None and rows == want
+
+
+def reference_offsets_before(raw, verify):
+    """The offsets of the object path's records up to its first error."""
+    offsets = []
+    try:
+        for b in kc.iter_batches(raw, verify_crc=verify):
+            offsets += [r.offset for r in b.records()]
+    except kc.KafkacodecError:
+        pass
+    return offsets
+
+
+def test_a_segment_streams_its_columns(tmp_path):
+    from kafkacodec.log.segment import Segment
+
+    log = KAFKA_JAVA / "segments" / "segment_interval4096" / "00000000000000001000.log"
+    (tmp_path / log.name).write_bytes(log.read_bytes())
+    with Segment(tmp_path, 1000) as seg:
+        got = [r for rb in seg.columns() for r in rb.to_pylist()]
+    assert got == decode_columns(log.read_bytes()).to_pylist()
