@@ -1195,8 +1195,10 @@ entry_bytes(PyObject *obj, const LazyField *f, const uint8_t **p, Py_ssize_t *av
     const Py_ssize_t pos = PyLong_AsSsize_t(pos_obj);
     if (pos == -1 && PyErr_Occurred())
         return -1;
-    if (!PyBuffer_IsContiguous(view, 'C') || view->itemsize != 1 || pos < 0
-        || view->len - pos < LOG_OVERHEAD) {
+    /* a flat view of bytes, as byte_view makes them */
+    const int flat = view->itemsize == 1 && view->ndim <= 1
+                     && (view->strides == NULL || view->strides[0] == 1);
+    if (!flat || pos < 0 || view->len - pos < LOG_OVERHEAD) {
         PyErr_Format(PyExc_ValueError, "cannot read %U: position %zd is outside the batch's buffer",
                      f->name, pos);
         return -1;
@@ -1335,6 +1337,16 @@ lazy_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
         /* a value kept or set: the sum of the fields as they now are, each from its slot
          * or else from the bytes */
         PyObject *terms[2] = {SLOT(obj, f->base_slot), SLOT(obj, f->delta_slot)};
+        long long a, b, total;
+        if (terms[0] != NULL && terms[1] != NULL && PyLong_CheckExact(terms[0])
+            && PyLong_CheckExact(terms[1])) { /* the usual case: both read before */
+            int over_a = 0, over_b = 0;
+            a = PyLong_AsLongLongAndOverflow(terms[0], &over_a);
+            b = PyLong_AsLongLongAndOverflow(terms[1], &over_b);
+            if (!over_a && !over_b && !__builtin_add_overflow(a, b, &total))
+                return PyLong_FromLongLong(total);
+            PyErr_Clear();
+        }
         const uint8_t *p = NULL;
         Py_ssize_t avail;
         if ((terms[0] == NULL || terms[1] == NULL) && entry_bytes(obj, f, &p, &avail) < 0)
