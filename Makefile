@@ -30,6 +30,7 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+	$(PY) -m bench.memory
 	$(PY) -m bench.internal
 
 generate: $(STAMP)

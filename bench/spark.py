@@ -6,10 +6,11 @@ and the same eight columns of Spark's kafka source.
 
     python -m bench.spark [--mb 200] [--partitions 4] [--repeat 3] [--master local[2]]
 
-Three jobs: `kafkacodec` is the export as the command runs it (each executor decodes its
+Four jobs: `kafkacodec` is the export as the command runs it (each executor decodes its
 slices and writes Parquet with pyarrow); `via-writer` is the kafkacodec data source into
-Spark's own Parquet writer (what export does for other formats and URLs); `baseline` is
-the naive job above.
+Spark's own Parquet writer (what export does for other formats and URLs); `noop` is the
+data source read whole into Spark's no-op sink (the source alone); `baseline` is the naive
+job above.
 
 The log.dirs has --partitions topic-partitions of v2 batches (100 records of 10-byte keys
 and 100-byte values, one header), each partition in one codec (none, lz4, zstd, gzip in
@@ -119,6 +120,12 @@ def ours_through_spark(spark, root: Path, out: Path) -> None:
     jobs.export(spark, [root], str(out), mode="overwrite", direct=False)
 
 
+def ours_into_noop(spark, root: Path, out: Path) -> None:
+    """The kafkacodec data source read whole into Spark's no-op sink: the source's own
+    speed (decoding, Arrow into Spark's rows), with no writer behind it."""
+    spark.read.format("kafkacodec").load(str(root)).write.format("noop").mode("overwrite").save()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.spark", description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=float, default=200)
@@ -137,7 +144,7 @@ def main(argv=None) -> int:
         n = write_logdirs(root, args.mb, args.partitions)
         size = sum(f.stat().st_size for f in root.rglob("*.log"))
         spark = jobs.session(args.master)
-        runners = {"kafkacodec": ours, "via-writer": ours_through_spark}
+        runners = {"kafkacodec": ours, "via-writer": ours_through_spark, "noop": ours_into_noop}
         if not args.no_baseline:
             runners["baseline"] = baseline
         times: dict[str, list[float]] = {name: [] for name in runners}
@@ -150,7 +157,8 @@ def main(argv=None) -> int:
                     t = time.perf_counter()
                     fn(spark, root, tmp / name)
                     times[name].append(time.perf_counter() - t)
-            counts = {name: spark.read.parquet(str(tmp / name)).count() for name in runners}
+            counts = {name: spark.read.parquet(str(tmp / name)).count()
+                      for name in runners if name != "noop"}  # fmt: skip
         finally:
             spark.stop()
         for name, count in counts.items():

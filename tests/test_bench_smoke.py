@@ -30,10 +30,15 @@ def test_log_bench_runs():
     assert "lookups/s" in text and "anonymous memory grew" in text
 
 
+def test_memory_bench_runs():
+    text = run("bench.memory", "--mb", "2")
+    assert "Segment.columns()" in text and "DecompressionLimitError" in text
+
+
 @pytest.mark.spark
 @pytest.mark.slow
 def test_spark_bench_runs():
     text = run("bench.spark", "--mb", "1", "--partitions", "2", "--repeat", "1")
-    for name in ("kafkacodec", "via-writer", "baseline"):
+    for name in ("kafkacodec", "via-writer", "noop", "baseline"):
         assert f"  {name:<11}" in text and "rec/s" in text, name
     assert "x baseline" in text
