@@ -310,13 +310,27 @@ def _be32(u8: np.ndarray, at: np.ndarray) -> np.ndarray:
 
 
 def _gather(u8: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> pa.Array:
-    """A binary column of u8[start:start + length] per row; a length of -1 is null."""
-    sizes = np.maximum(lengths, 0)
-    offsets = np.zeros(len(starts) + 1, np.int32)
-    np.cumsum(sizes, out=offsets[1:])
-    idx = np.repeat(starts - offsets[:-1], sizes) + np.arange(int(offsets[-1]))
-    valid = (lengths >= 0).astype(np.uint8)
-    return _binary(pa.binary(), len(starts), valid, offsets, u8[idx])
+    """A binary column of u8[start:start + length] per row (rows in increasing, disjoint
+    ranges); a length of -1 is null. The ranges and the gaps between them are one Arrow
+    array over u8 itself (offsets alternating span and gap), and one `take` of the spans
+    copies them out in C++."""
+    n = len(starts)
+    if n == 0:
+        return pa.array([], pa.binary())
+    sizes = np.maximum(lengths, 0).astype(np.int64)
+    bounds = np.empty(2 * n, np.int64)
+    bounds[0::2] = starts
+    bounds[1::2] = starts + sizes
+    spans_and_gaps = pa.Array.from_buffers(
+        pa.large_binary(), 2 * n - 1, [None, pa.py_buffer(bounds), pa.py_buffer(u8)]
+    )
+    spans = spans_and_gaps.take(pa.array(np.arange(0, 2 * n - 1, 2))).cast(pa.binary())
+    valid = lengths >= 0
+    if valid.all():
+        return spans
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    return pa.Array.from_buffers(pa.binary(), n, [bitmap, *spans.buffers()[1:]],
+                                 null_count=int(n - valid.sum()), offset=spans.offset)  # fmt: skip
 
 
 def _plain_run(view, e: np.ndarray) -> pa.RecordBatch:
@@ -352,11 +366,11 @@ def _wrapper_run(view, e: np.ndarray, i: int, j: int, max_inflated) -> list[pa.R
     wrapper. A wrapper that is anything but that goes through the object path, which
     raises its precise error."""
     pieces: list[pa.RecordBatch] = []
-    inners: list[tuple] = []  # (wrapper entry, inner bytes, inner entries, absolute offsets)
+    inners: list[tuple] = []  # (wrapper's index in e, inner bytes, inner entries, absolute offsets)
 
     def flush() -> None:
         if inners:
-            pieces.append(_inner_batch(inners))
+            pieces.append(_inner_batch(e, inners))
             inners.clear()
 
     for k in range(i, j):
@@ -365,7 +379,7 @@ def _wrapper_run(view, e: np.ndarray, i: int, j: int, max_inflated) -> list[pa.R
             flush()
             pieces.append(_from_objects([_batch(view, e, k)], max_inflated))
         elif len(inner[1]):
-            inners.append((e[k], *inner))
+            inners.append((k, *inner))
     flush()
     return pieces
 
@@ -374,11 +388,10 @@ def _inner_messages(view, w, max_inflated):
     """(inner bytes, inner ENTRY rows, absolute offsets) of the wrapper w, or None when
     the object path must read it."""
     pos, size, magic = int(w["position"]), int(w["len_batch"]) + 12, int(w["magic"])
-    u8 = np.frombuffer(view, np.uint8)
     if size < 26 + 8 * (magic >= 1):
         return None
     len_key_at = pos + 18 + 8 * (magic >= 1)
-    len_key = int(_be32(u8, np.array([len_key_at]))[0])
+    len_key = int.from_bytes(view[len_key_at : len_key_at + 4], "big", signed=True)
     value_at = len_key_at + 4 + max(len_key, 0) + 4
     if len_key < -1 or value_at > pos + size:
         return None
@@ -404,17 +417,17 @@ def _inner_messages(view, w, max_inflated):
     return bytes(data), e, offsets
 
 
-def _inner_batch(inners: list[tuple]) -> pa.RecordBatch:
-    """SCHEMA rows of the inner messages of some wrappers (what _inner_messages read)."""
+def _inner_batch(e: np.ndarray, inners: list[tuple]) -> pa.RecordBatch:
+    """SCHEMA rows of the inner messages of some wrappers of e (what _inner_messages read)."""
     datas, entries, shift = [], [], 0
-    for _w, data, e, _offsets in inners:
-        moved = e.copy()
+    for _k, data, messages, _offsets in inners:
+        moved = messages.copy()
         moved["position"] += shift
         entries.append(moved)
         datas.append(data)
         shift += len(data)
-    wrappers = np.array([w for w, *_ in inners], ENTRY)
-    counts = np.array([len(e) for _w, _d, e, _o in inners])
+    wrappers = e[np.array([k for k, *_ in inners])]
+    counts = np.array([len(messages) for _k, _d, messages, _o in inners])
     out = {name: np.repeat(v, counts) for name, v in _batch_values(wrappers).items()}
     inner = np.concatenate(entries)
     out.update(_message_columns(np.frombuffer(b"".join(datas), np.uint8), inner))
