@@ -113,6 +113,27 @@ find_slot_offsets(PyTypeObject *type, Py_ssize_t offsets[N_FIELDS])
 #define SET(obj, field, value) \
     (*(PyObject **)((char *)(obj) + offsets[field]) = (value))
 
+/* Put values[f] into every slot f of the record rec, but skip (already set): 0, or -1 when a
+ * value is NULL (its making failed: rec is freed, with whatever values it took). */
+static int
+fill_record(PyObject *rec, const Py_ssize_t offsets[N_FIELDS], PyObject *values[N_FIELDS],
+            int skip)
+{
+    int failed = 0;
+    for (int f = 0; f < N_FIELDS; f++) {
+        if (f == skip)
+            continue;
+        if (values[f] == NULL)
+            failed = 1;
+        SET(rec, f, values[f]);
+    }
+    if (failed) {
+        Py_DECREF(rec);
+        return -1;
+    }
+    return 0;
+}
+
 /* A bytes object for buf[p:p+n], or None for n == -1. */
 static inline PyObject *
 take_bytes(const uint8_t *buf, Py_ssize_t p, int64_t n)
@@ -271,18 +292,8 @@ make_record(const BatchCtx *b, const uint8_t *buf, const RecordView *r, PyObject
         [F_CONTROL] = Py_NewRef(Py_None),
         [F_ATTRIBUTES] = PyLong_FromLong(r->attributes),
     };
-    int failed = 0;
-    for (int f = 0; f < N_FIELDS; f++) {
-        if (f == F_HEADERS)
-            continue;
-        if (values[f] == NULL)
-            failed = 1;
-        SET(rec, f, values[f]);
-    }
-    if (failed) {
-        Py_DECREF(rec);
+    if (fill_record(rec, offsets, values, F_HEADERS) < 0)
         return -1;
-    }
     *out = rec;
     return 1;
 }
@@ -1731,16 +1742,8 @@ make_legacy_record(const LegacyCtx *c, const uint8_t *p, const BatchEntry *e, Py
         [F_CONTROL] = Py_NewRef(Py_None),
         [F_ATTRIBUTES] = PyLong_FromLong(e->attributes),
     };
-    int failed = 0;
-    for (int f = 0; f < N_FIELDS; f++) {
-        if (values[f] == NULL)
-            failed = 1;
-        SET(rec, f, values[f]);
-    }
-    if (failed) {
-        Py_DECREF(rec);
+    if (fill_record(rec, offsets, values, -1) < 0)
         return -1;
-    }
     *out = rec;
     return 1;
 }
