@@ -2218,6 +2218,49 @@ record_tp_init(PyObject *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
+/* Record(...) itself (the class's tp_vectorcall): the object made and __init__'s work done
+ * without the argument tuple and dict that type_call builds. When __init__ is not this
+ * one any more (a test put the Python one back), the class is called as usual. */
+static PyObject *
+record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyTypeObject *type = (PyTypeObject *)callable;
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (type->tp_init != record_tp_init) {
+        PyObject *tuple = PyTuple_New(nargs);
+        if (tuple == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < nargs; i++)
+            PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i]));
+        PyObject *kwargs = NULL;
+        const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+        if (nkw && (kwargs = PyDict_New()) == NULL) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < nkw; k++)
+            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, k), args[nargs + k]) < 0) {
+                Py_DECREF(tuple);
+                Py_DECREF(kwargs);
+                return NULL;
+            }
+        PyObject *made = PyType_Type.tp_call(callable, tuple, kwargs);
+        Py_DECREF(tuple);
+        Py_XDECREF(kwargs);
+        return made;
+    }
+    PyObject *self = type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    PyObject *done = record_init_method(self, args, nargs, kwnames);
+    if (done == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    Py_DECREF(done);
+    return self;
+}
+
 static PyMethodDef RECORD_INIT_DEF = {
     "__init__", (PyCFunction)(void (*)(void))record_init_method, METH_FASTCALL | METH_KEYWORDS,
     "Record(offset=None, timestamp=-1, key=None, value=None, headers=(), *,\n"
@@ -2285,6 +2328,11 @@ native_record_init(PyObject *Py_UNUSED(module), PyObject *cls_obj)
     /* Setting __init__ made the slot look it up at every call; this calls the C one as it
      * is. Setting __init__ again (a subclass's, or the Python one back) resets the slot. */
     cls->tp_init = record_tp_init;
+    /* Calling the class itself: CPython calls a type's tp_vectorcall when it has one (not
+     * inherited: a subclass is called as usual). Only for a class whose instances are
+     * made by object.__new__, as Record's are. */
+    if (cls->tp_new == PyBaseObject_Type.tp_new)
+        cls->tp_vectorcall = record_vectorcall;
     Py_RETURN_NONE;
 }
 

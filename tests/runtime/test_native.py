@@ -402,3 +402,28 @@ def test_record_init_reads_the_python_signature():
         from kafkacodec.runtime._speedups import native_record_init
 
         native_record_init(Other)
+
+
+def test_calling_record_is_calling_its_init():
+    """Record(...) goes through the class's C vectorcall; a subclass, and Record once its
+    __init__ is the Python one again, through type's usual call: the same values each way."""
+
+    class Sub(B.Record):
+        __slots__ = ("extra",)
+
+    args, kwargs = (7, 9, b"k"), {"headers": (("h", b"v"),), "sequence": 4}
+    want = [getattr(B.Record(*args, **kwargs), f) for f in FIELDS]
+    assert [getattr(Sub(*args, **kwargs), f) for f in FIELDS] == want
+    from kafkacodec.runtime._speedups import native_record_init
+
+    try:
+        B.Record.__init__ = B.record_init_reference
+        assert [getattr(B.Record(*args, **kwargs), f) for f in FIELDS] == want
+        with pytest.raises(TypeError, match="unexpected keyword argument 'crc'"):
+            B.Record(crc=1)
+    finally:
+        B.Record.__init__ = B.record_init_reference
+        native_record_init(B.Record)  # as at import: the method, the slot and the vectorcall
+    assert B.Record.__init__ is not B.record_init_reference
+    with pytest.raises(TypeError, match="unexpected keyword argument 'crc'"):
+        B.Record(crc=1)
