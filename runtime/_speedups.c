@@ -220,17 +220,37 @@ PyDoc_STRVAR(decode_v2_records_doc,
 "absolute offsets, timestamps (log_append_time when it is not None) and sequences; None\n"
 "when the region is not exactly what the generated parser accepts.");
 
+/* Header keys repeat from record to record: the first few of a record are kept (ASCII
+ * ones), and the next record whose key at that place has the same bytes shares the str. */
+#define HKEY_CACHE 4
+
 /* What every record of a batch shares, for decode_v2_records. */
 typedef struct {
     long long base_offset, base_timestamp, base_sequence;
     PyObject *log_append_time, *timestamp_type;
     PyTypeObject *record_type;
     Py_ssize_t offsets[N_FIELDS];
+    PyObject *hkeys[HKEY_CACHE];
 } BatchCtx;
+
+/* The str of a header key (UTF-8, surrogateescape, as the generated parser decodes it),
+ * shared with the last record's key at the same place when the bytes are the same. */
+static PyObject *
+header_key_str(BatchCtx *b, int64_t h, const uint8_t *at, Py_ssize_t len)
+{
+    PyObject **kept = h < HKEY_CACHE ? &b->hkeys[h] : NULL;
+    if (kept != NULL && *kept != NULL && PyUnicode_GET_LENGTH(*kept) == len
+        && memcmp(PyUnicode_DATA(*kept), at, (size_t)len) == 0)
+        return Py_NewRef(*kept);
+    PyObject *key = PyUnicode_DecodeUTF8((const char *)at, len, "surrogateescape");
+    if (key != NULL && kept != NULL && PyUnicode_IS_ASCII(key))
+        Py_XSETREF(*kept, Py_NewRef(key));
+    return key;
+}
 
 /* A record's headers as a list of (str, bytes | None); NULL with an exception set. */
 static PyObject *
-make_headers(const uint8_t *buf, const RecordView *r)
+make_headers(BatchCtx *b, const uint8_t *buf, const RecordView *r)
 {
     PyObject *headers = PyList_New((Py_ssize_t)r->num_headers);
     if (headers == NULL)
@@ -240,8 +260,7 @@ make_headers(const uint8_t *buf, const RecordView *r)
         Py_ssize_t hkey_at, hvalue_at;
         int64_t len_hkey = 0, len_hvalue = 0;
         next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
-        PyObject *hkey = PyUnicode_DecodeUTF8((const char *)buf + hkey_at,
-                                              (Py_ssize_t)len_hkey, "surrogateescape");
+        PyObject *hkey = header_key_str(b, h, buf + hkey_at, (Py_ssize_t)len_hkey);
         PyObject *hvalue = hkey ? take_bytes(buf, hvalue_at, len_hvalue) : NULL;
         PyObject *pair = hvalue ? PyTuple_New(2) : NULL;
         if (pair == NULL) {
@@ -260,7 +279,7 @@ make_headers(const uint8_t *buf, const RecordView *r)
 /* The Record object of a scanned record into *out: 1, 0 when the loop gives up (an offset
  * or timestamp that overflows: the parser answers), -1 with an exception set. */
 static int
-make_record(const BatchCtx *b, const uint8_t *buf, const RecordView *r, PyObject **out)
+make_record(BatchCtx *b, const uint8_t *buf, const RecordView *r, PyObject **out)
 {
     const Py_ssize_t *offsets = b->offsets;
     /* Python's integers do not wrap; on the (corrupt) overflow the parser answers. */
@@ -268,7 +287,7 @@ make_record(const BatchCtx *b, const uint8_t *buf, const RecordView *r, PyObject
     if (__builtin_add_overflow(b->base_offset, (long long)r->offset_delta, &offset)
         || __builtin_add_overflow(b->base_timestamp, (long long)r->ts_delta, &ts))
         return 0;
-    PyObject *headers = make_headers(buf, r);
+    PyObject *headers = make_headers(b, buf, r);
     if (headers == NULL)
         return -1;
     PyObject *rec = b->record_type->tp_alloc(b->record_type, 0);
@@ -304,6 +323,7 @@ decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
     Py_buffer view;
     Py_ssize_t count;
     BatchCtx b;
+    memset(b.hkeys, 0, sizeof b.hkeys);
     if (!PyArg_ParseTuple(args, "y*nLLOLUO!:decode_v2_records", &view, &count, &b.base_offset,
                           &b.base_timestamp, &b.log_append_time, &b.base_sequence,
                           &b.timestamp_type, &PyType_Type, &b.record_type))
@@ -337,17 +357,18 @@ decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
     }
     if (pos != total)
         goto give_up;
-    PyBuffer_Release(&view);
-    return out;
-
+    goto done;
 give_up:
     Py_XDECREF(out);
-    PyBuffer_Release(&view);
-    Py_RETURN_NONE;
+    out = Py_NewRef(Py_None);
+    goto done;
 error:
-    Py_XDECREF(out);
+    Py_CLEAR(out);
+done:
+    for (int k = 0; k < HKEY_CACHE; k++)
+        Py_XDECREF(b.hkeys[k]);
     PyBuffer_Release(&view);
-    return NULL;
+    return out;
 }
 
 
