@@ -457,6 +457,27 @@ typedef struct {
     PyObject *headers;
 } RecordIn;
 
+/* The offset, timestamp, key, value and headers of r, a record_type object or a producer's
+ * plain data in Record's order (a 5-tuple), borrowed into f (NULL for an unset slot): 1, or
+ * 0 for a tuple of another length (the Python builders convert those). */
+enum { R_OFFSET, R_TIMESTAMP, R_KEY, R_VALUE, R_HEADERS, N_GIVEN };
+
+static int
+given_fields(PyObject *r, const Py_ssize_t *offsets, PyObject *f[N_GIVEN])
+{
+    if (PyTuple_CheckExact(r)) {
+        if (PyTuple_GET_SIZE(r) != N_GIVEN)
+            return 0;
+        for (int k = 0; k < N_GIVEN; k++)
+            f[k] = PyTuple_GET_ITEM(r, k);
+        return 1;
+    }
+    const int slots[N_GIVEN] = {F_OFFSET, F_TIMESTAMP, F_KEY, F_VALUE, F_HEADERS};
+    for (int k = 0; k < N_GIVEN; k++)
+        f[k] = GET(r, slots[k]);
+    return 1;
+}
+
 /* Read record i (an object of record_type): 1 when the loop takes it, 0 when it gives up
  * (anything but ints, bytes, None and a list of headers; a delta that does not fit). The
  * first timestamp becomes *base_ts when the caller gave none. */
@@ -464,24 +485,11 @@ static int
 read_record(PyObject *r, Py_ssize_t i, const Py_ssize_t *offsets, long long base_offset,
             int *have_base, long long *base_ts, RecordIn *in, long long *ts)
 {
-    PyObject *off_obj, *ts_obj, *headers, *key, *value;
-    if (PyTuple_CheckExact(r)) {
-        /* A producer's plain data, in Record's order: (offset, timestamp, key, value,
-         * headers); other lengths are for the Python builder to convert. */
-        if (PyTuple_GET_SIZE(r) != 5)
-            return 0;
-        off_obj = PyTuple_GET_ITEM(r, 0);
-        ts_obj = PyTuple_GET_ITEM(r, 1);
-        key = PyTuple_GET_ITEM(r, 2);
-        value = PyTuple_GET_ITEM(r, 3);
-        headers = PyTuple_GET_ITEM(r, 4);
-    } else {
-        off_obj = GET(r, F_OFFSET);
-        ts_obj = GET(r, F_TIMESTAMP);
-        key = GET(r, F_KEY);
-        value = GET(r, F_VALUE);
-        headers = GET(r, F_HEADERS);
-    }
+    PyObject *f[N_GIVEN];
+    if (!given_fields(r, offsets, f))
+        return 0;
+    PyObject *off_obj = f[R_OFFSET], *ts_obj = f[R_TIMESTAMP], *key = f[R_KEY],
+             *value = f[R_VALUE], *headers = f[R_HEADERS];
     if (off_obj == NULL || ts_obj == NULL || headers == NULL || !PyList_CheckExact(headers)
         || !PyLong_CheckExact(ts_obj) || (off_obj != Py_None && !PyLong_CheckExact(off_obj)))
         return 0;
@@ -2020,28 +2028,18 @@ static int
 read_message(PyObject *r, Py_ssize_t i, const Py_ssize_t *offsets, long long base_offset,
              long long shift, int magic, PyObject *log_append, MessageIn *m)
 {
-    PyObject *off_obj, *ts_obj, *key, *value, *headers;
-    if (PyTuple_CheckExact(r)) {
-        if (PyTuple_GET_SIZE(r) != 5)
-            return 0;
-        off_obj = PyTuple_GET_ITEM(r, 0);
-        ts_obj = PyTuple_GET_ITEM(r, 1);
-        key = PyTuple_GET_ITEM(r, 2);
-        value = PyTuple_GET_ITEM(r, 3);
-        headers = PyTuple_GET_ITEM(r, 4);
-        /* a tuple's headers: any empty sequence the Record would turn into [] */
-        if (!((PyList_CheckExact(headers) && PyList_GET_SIZE(headers) == 0)
-              || (PyTuple_CheckExact(headers) && PyTuple_GET_SIZE(headers) == 0)))
-            return 0;
-    } else {
-        off_obj = GET(r, F_OFFSET);
-        ts_obj = GET(r, F_TIMESTAMP);
-        key = GET(r, F_KEY);
-        value = GET(r, F_VALUE);
-        headers = GET(r, F_HEADERS);
-        if (headers == NULL || !PyList_CheckExact(headers) || PyList_GET_SIZE(headers) != 0)
-            return 0;
-    }
+    PyObject *f[N_GIVEN];
+    if (!given_fields(r, offsets, f))
+        return 0;
+    PyObject *off_obj = f[R_OFFSET], *ts_obj = f[R_TIMESTAMP], *key = f[R_KEY],
+             *value = f[R_VALUE], *headers = f[R_HEADERS];
+    /* no headers: a Record's empty list, or a tuple's empty list or tuple (Record makes
+     * either into []) */
+    if (headers == NULL
+        || !((PyList_CheckExact(headers) && PyList_GET_SIZE(headers) == 0)
+             || (PyTuple_CheckExact(r) && PyTuple_CheckExact(headers)
+                 && PyTuple_GET_SIZE(headers) == 0)))
+        return 0;
     if (off_obj == NULL || key == NULL || value == NULL)
         return 0;
     int overflow = 0;
