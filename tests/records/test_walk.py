@@ -226,3 +226,46 @@ def test_the_native_legacy_loop_takes_what_kafka_writes(monkeypatch, magic, code
     assert B.LegacyBatch.records is not B.legacy_records_reference
     recs = [r for b in kc.iter_batches(raw) for r in b.records()]
     assert [(r.offset, r.key) for r in recs] == [(40, b"k0"), (41, b"k1"), (42, b"k2")]
+
+
+SUMMARY = """
+import json, sys
+import kafkacodec as kc
+import kafkacodec.records.batches
+
+def summary(path):
+    out = []
+    try:
+        it = kc.iter_batches(open(path, "rb").read())
+        for b in it:
+            recs = b.records()
+            out.append([type(b).__name__, b.position, b.size, b.crc,
+                        [[r.offset, r.timestamp, r.timestamp_type, None if r.key is None else r.key.hex(),
+                          None if r.value is None else r.value.hex(), repr(r.headers)] for r in recs]])
+        out.append(["end", it.position, it.remaining])
+    except kc.KafkacodecError as err:
+        out.append(["error", type(err).__name__, str(err)])
+    return out
+
+walker = kc.records.batches.BatchIterator.__mro__[1].__name__
+print(json.dumps({"walker": walker, "files": [summary(p) for p in sys.argv[1:]]}))
+"""
+
+
+def test_without_the_extension_the_walk_is_the_same():
+    """A build without a compiler walks in Python (_PyWalker, the generated parsers and the
+    Python Record): every vector gives what the native build gives."""
+    import json
+    import subprocess
+    import sys
+
+    paths = [str(p.values[0]) for p in vector_files()]
+    block = "import sys; sys.modules['kafkacodec.runtime._speedups'] = None\n"
+    runs = []
+    for prefix in (block, ""):
+        proc = subprocess.run([sys.executable, "-c", prefix + SUMMARY, *paths],
+                              capture_output=True, text=True, check=True, timeout=300)  # fmt: skip
+        runs.append(json.loads(proc.stdout))
+    assert [r["walker"] for r in runs] == ["_PyWalker", "Walker"]
+    assert runs[0]["files"] == runs[1]["files"]
+    assert any(row[0] == "RecordBatch" for s in runs[0]["files"] for row in s)
