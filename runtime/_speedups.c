@@ -110,8 +110,9 @@ find_slot_offsets(PyTypeObject *type, Py_ssize_t offsets[N_FIELDS])
     return 0;
 }
 
-#define SET(obj, field, value) \
-    (*(PyObject **)((char *)(obj) + offsets[field]) = (value))
+/* The object slot at byte offset off of obj (a member descriptor's offset). */
+#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
+#define SET(obj, field, value) (SLOT(obj, offsets[field]) = (value))
 
 /* Put values[f] into every slot f of the record rec, but skip (already set): 0, or -1 when a
  * value is NULL (its making failed: rec is freed, with whatever values it took). */
@@ -1092,6 +1093,131 @@ error:
     return NULL;
 }
 
+/* ---------------------------------------------------------------------- freelists */
+
+/* Records and batches are made by the million and most live a moment. A class given to
+ * keep_freed() keeps up to FREELIST_SIZE of its freed objects' memory for the next object
+ * of the class, as Cython's @cython.freelist does for its classes: making one is then
+ * taking a block back (its slots already empty), and freeing one is emptying its slots.
+ * CPython's generic subtype_dealloc does the same emptying through every member
+ * descriptor, with the checks a class with a __dict__, weak references or a finalizer
+ * needs; keep_freed() takes only classes with none of those (slots on plain classes,
+ * down to object) and keeps a reference to each, so that a block is never handed to a
+ * class of another size. A subclass made later gets CPython's allocation and its own
+ * subtype_dealloc, which ends here for the slots of the class kept (basedealloc). */
+
+#define FREELIST_SIZE 64
+#define FREELIST_TYPES 8
+
+typedef struct {
+    PyTypeObject *type;
+    int n_free;
+    PyObject *free[FREELIST_SIZE];
+} Freelist;
+
+/* The object slots of a class with __slots__ alone (and of its bases): every pointer from
+ * the end of object's header to the end of the object (keep_freed checks it). */
+#define FIRST_SLOT(obj) ((PyObject **)((char *)(obj) + sizeof(PyObject)))
+#define END_SLOT(obj, fl) ((PyObject **)((char *)(obj) + (fl)->type->tp_basicsize))
+
+static Freelist FREELISTS[FREELIST_TYPES];
+static int N_FREELISTS;
+
+/* The freelist of type, or of its nearest base that has one; NULL when none has. */
+static inline Freelist *
+freelist_of(PyTypeObject *type)
+{
+    for (; type != NULL; type = type->tp_base)
+        for (int i = 0; i < N_FREELISTS; i++)
+            if (FREELISTS[i].type == type)
+                return &FREELISTS[i];
+    return NULL;
+}
+
+static PyObject *
+freelist_alloc(PyTypeObject *type, Py_ssize_t nitems)
+{
+    for (int i = 0; i < N_FREELISTS; i++) {
+        Freelist *fl = &FREELISTS[i];
+        if (fl->type == type && nitems == 0 && fl->n_free > 0) {
+            PyObject *obj = fl->free[--fl->n_free];
+            PyObject_Init(obj, type); /* the type (a reference to it), a reference count of 1 */
+            PyObject_GC_Track(obj);
+            return obj;
+        }
+    }
+    return PyType_GenericAlloc(type, nitems);
+}
+
+static void
+freelist_dealloc(PyObject *obj)
+{
+    PyTypeObject *type = Py_TYPE(obj);
+    /* a __del__ given to the class later: called as subtype_dealloc would (a subclass's
+     * own was called by its subtype_dealloc before it came here) */
+    Freelist *fl = freelist_of(type);
+    if (fl->type == type && type->tp_finalize != NULL) {
+        if (PyObject_CallFinalizerFromDealloc(obj) < 0)
+            return; /* resurrected */
+    }
+    PyObject_GC_UnTrack(obj);
+    for (PyObject **slot = FIRST_SLOT(obj), **end = END_SLOT(obj, fl); slot < end; slot++)
+        Py_CLEAR(*slot);
+    if (fl->type == type && fl->n_free < FREELIST_SIZE)
+        fl->free[fl->n_free++] = obj;
+    else
+        PyObject_GC_Del(obj);
+    Py_DECREF(type); /* an object of a heap type holds a reference to it */
+}
+
+PyDoc_STRVAR(keep_freed_doc,
+"keep_freed(cls) -> None\n\n"
+"Keep freed objects of cls for the next ones (a freelist, as Cython's). cls and each of\n"
+"its bases but object must be a Python class with __slots__ only: no __dict__, no weak\n"
+"references, no __del__; TypeError otherwise.");
+
+static PyObject *
+keep_freed(PyObject *Py_UNUSED(module), PyObject *cls_obj)
+{
+    if (!PyType_Check(cls_obj))
+        return PyErr_Format(PyExc_TypeError, "a class is needed");
+    PyTypeObject *cls = (PyTypeObject *)cls_obj;
+    if (freelist_of(cls) != NULL && freelist_of(cls)->type == cls)
+        Py_RETURN_NONE;
+    if (N_FREELISTS == FREELIST_TYPES)
+        return PyErr_Format(PyExc_TypeError, "no room for another freelist (%s)", cls->tp_name);
+    Freelist *fl = &FREELISTS[N_FREELISTS];
+    Py_ssize_t n_slots = 0;
+    for (PyTypeObject *t = cls; t != &PyBaseObject_Type; t = t->tp_base) {
+        /* a plain class with slots, whose objects subtype_dealloc frees (tp_dealloc is
+         * inherited by no Python class: each gets subtype_dealloc) */
+        if (t == NULL || !(t->tp_flags & Py_TPFLAGS_HEAPTYPE) || t->tp_dictoffset != 0
+            || t->tp_weaklistoffset != 0 || t->tp_finalize != NULL || t->tp_del != NULL
+            || t->tp_itemsize != 0 || t->tp_dealloc != cls->tp_dealloc
+            || (t == cls && (cls->tp_alloc != PyType_GenericAlloc
+                             || !(cls->tp_flags & Py_TPFLAGS_HAVE_GC)))
+            || PyTuple_GET_SIZE(t->tp_bases) != 1)
+            return PyErr_Format(PyExc_TypeError,
+                                "%s: only classes with __slots__ alone keep freed objects",
+                                cls->tp_name);
+        /* a Python class's tp_members: its slots, as subtype_dealloc's clear_slots reads them */
+        for (PyMemberDef *m = t->tp_members; m != NULL && m->name != NULL; m++, n_slots++)
+            if (m->type != T_OBJECT_EX || (m->flags & READONLY)
+                || m->offset < (Py_ssize_t)sizeof(PyObject) || m->offset >= cls->tp_basicsize)
+                return PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot",
+                                    cls->tp_name, m->name);
+    }
+    /* distinct slots, each a pointer: together they fill the object after its header */
+    if ((Py_ssize_t)sizeof(PyObject) + n_slots * (Py_ssize_t)sizeof(PyObject *) != cls->tp_basicsize)
+        return PyErr_Format(PyExc_TypeError, "%s: its slots do not fill its objects", cls->tp_name);
+    fl->type = (PyTypeObject *)Py_NewRef(cls); /* kept: a block is for this class's size */
+    fl->n_free = 0;
+    N_FREELISTS++;
+    cls->tp_alloc = freelist_alloc;
+    cls->tp_dealloc = freelist_dealloc;
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------ lazy batches, the walk */
 
 /* iter_batches' batches are read lazily. The walk (Walker below) checks each entry exactly
@@ -1113,6 +1239,7 @@ enum {
     LZ_LEGACY_TIMESTAMP, /* magic 1's timestamp, None for magic 0 */
     LZ_LEGACY_LEN_KEY, LZ_LEGACY_KEY, LZ_LEGACY_LEN_VALUE, LZ_LEGACY_VALUE,
     LZ_LEGACY_INNER_RAW,
+    LZ_LEGACY_BASE_OFFSET, /* a plain message's offset; a wrapper's: the class's own getter */
 };
 
 typedef struct {
@@ -1162,6 +1289,10 @@ static const LazySpec LEGACY_SPECS[] = {
     {"inner_raw", "inner_raw", LZ_LEGACY_INNER_RAW, 0, 0},
     {"crc_start", "crc_start", LZ_POS_PLUS, KAFKA_LEGACY_MESSAGE_CRC_FROM, 0},
     {"crc_end", "crc_end", LZ_END, 0, 0},
+    /* Kafka's names (AbstractLegacyRecordBatch.lastOffset, baseOffset), read-only: a
+     * wrapper's base offset is its first inner message's, which the Python getter reads */
+    {"last_offset", "offset", LZ_INT, KAFKA_LEGACY_MESSAGE_OFFSET_AT, 'q', 1},
+    {"base_offset", "offset", LZ_LEGACY_BASE_OFFSET, KAFKA_LEGACY_MESSAGE_OFFSET_AT, 'q', 1},
 };
 #define N_SPECS(a) ((Py_ssize_t)(sizeof a / sizeof a[0]))
 
@@ -1177,6 +1308,8 @@ typedef struct {
     Py_ssize_t slot;               /* where the value is kept; -1 when it is not */
     Py_ssize_t buf_slot, pos_slot; /* the object's _buf and position */
     Py_ssize_t base_slot, delta_slot; /* last_offset's terms: base_offset, last_offset_delta */
+    Py_ssize_t attributes_slot;    /* a legacy base_offset's: whether it is a wrapper */
+    PyObject *fallback;            /* a legacy base_offset's: the class's getter it replaced */
     Py_ssize_t min_size;           /* the fixed-width fields the layout starts with */
 } LazyField;
 
@@ -1212,8 +1345,6 @@ member_offset(PyTypeObject *type, const char *name)
     PyErr_Format(PyExc_TypeError, "%s has no slot named %s", type->tp_name, name);
     return -1;
 }
-
-#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 
 /* The bytes an object's fields are read from: its _buf (a memoryview, not released) and
  * position, with the entry's length field inside the buffer. 0, or -1 with an exception. */
@@ -1299,13 +1430,15 @@ read_lazy(const LazyField *f, PyObject *obj)
         return NULL;
     }
     LegacyLayout l = {0, 0, 0, 0};
-    if (s->kind > LZ_LEGACY_TIMESTAMP && legacy_layout(p, avail, &l) < 0) {
+    if (s->kind >= LZ_LEGACY_LEN_KEY && s->kind <= LZ_LEGACY_INNER_RAW
+        && legacy_layout(p, avail, &l) < 0) {
         PyErr_Format(PyExc_ValueError, "cannot read %U: the message's lengths do not hold",
                      f->name);
         return NULL;
     }
     const int codec = p[KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT] & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK;
     switch (s->kind) {
+    case LZ_LEGACY_BASE_OFFSET: /* a plain message (lazy_get): its offset */
     case LZ_INT:
         switch (s->fmt) {
         case 'q': return PyLong_FromLongLong(be64(p + s->at));
@@ -1367,6 +1500,25 @@ lazy_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
     LazyField *f = (LazyField *)self;
     if (obj == NULL || obj == Py_None)
         return Py_NewRef(self);
+    if (f->spec->kind == LZ_LEGACY_BASE_OFFSET) {
+        /* the codec, from the attributes as they now are */
+        PyObject *attributes = SLOT(obj, f->attributes_slot);
+        long codec = -1;
+        if (attributes == NULL) {
+            const uint8_t *p;
+            Py_ssize_t avail;
+            if (entry_bytes(obj, f, &p, &avail) < 0)
+                return NULL;
+            codec = p[KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT] & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK;
+        }
+        else if (PyLong_CheckExact(attributes)) {
+            codec = PyLong_AsLong(attributes) & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK;
+            if (PyErr_Occurred())
+                return NULL;
+        }
+        if (codec != KAFKA_LEGACY_MESSAGE_COMPRESSION_TYPE_NONE)
+            return Py_TYPE(f->fallback)->tp_descr_get(f->fallback, obj, (PyObject *)Py_TYPE(obj));
+    }
     if (f->slot >= 0) {
         PyObject *kept = SLOT(obj, f->slot);
         if (kept != NULL)
@@ -1377,27 +1529,34 @@ lazy_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
         /* a value kept or set: the sum of the fields as they now are, each from its slot
          * or else from the bytes */
         PyObject *terms[2] = {SLOT(obj, f->base_slot), SLOT(obj, f->delta_slot)};
-        long long a, b, total;
-        if (terms[0] != NULL && terms[1] != NULL && PyLong_CheckExact(terms[0])
-            && PyLong_CheckExact(terms[1])) { /* the usual case: both read before */
-            int over_a = 0, over_b = 0;
-            a = PyLong_AsLongLongAndOverflow(terms[0], &over_a);
-            b = PyLong_AsLongLongAndOverflow(terms[1], &over_b);
-            if (!over_a && !over_b && !__builtin_add_overflow(a, b, &total))
-                return PyLong_FromLongLong(total);
-            PyErr_Clear();
-        }
         const uint8_t *p = NULL;
         Py_ssize_t avail;
-        if ((terms[0] == NULL || terms[1] == NULL) && entry_bytes(obj, f, &p, &avail) < 0)
-            return NULL;
-        if (p != NULL && avail < KAFKA_RECORD_BATCH_FIXED_SIZE)
-            return PyErr_Format(PyExc_ValueError, "cannot read %U: the batch is too short",
-                                f->name);
-        PyObject *base = terms[0] ? Py_NewRef(terms[0])
-                                  : PyLong_FromLongLong(be64(p + KAFKA_RECORD_BATCH_BASE_OFFSET_AT));
+        if (terms[0] == NULL || terms[1] == NULL) {
+            if (entry_bytes(obj, f, &p, &avail) < 0)
+                return NULL;
+            if (avail < KAFKA_RECORD_BATCH_FIXED_SIZE)
+                return PyErr_Format(PyExc_ValueError, "cannot read %U: the batch is too short",
+                                    f->name);
+        }
+        /* in C when both are ints of 64 bits whose sum is one (always, for the bytes) */
+        long long v[2], total;
+        int native = 1;
+        for (int i = 0; i < 2; i++) {
+            int over = 0;
+            if (terms[i] == NULL)
+                v[i] = i == 0 ? be64(p + KAFKA_RECORD_BATCH_BASE_OFFSET_AT)
+                              : be32(p + KAFKA_RECORD_BATCH_LAST_OFFSET_DELTA_AT);
+            else if (PyLong_CheckExact(terms[i]))
+                v[i] = PyLong_AsLongLongAndOverflow(terms[i], &over);
+            else
+                over = 1;
+            native &= !over;
+        }
+        if (native && !__builtin_add_overflow(v[0], v[1], &total))
+            return PyLong_FromLongLong(total);
+        PyObject *base = terms[0] ? Py_NewRef(terms[0]) : PyLong_FromLongLong(v[0]);
         PyObject *delta = base == NULL ? NULL : terms[1] ? Py_NewRef(terms[1])
-                          : PyLong_FromLong(be32(p + KAFKA_RECORD_BATCH_LAST_OFFSET_DELTA_AT));
+                                                         : PyLong_FromLongLong(v[1]);
         PyObject *sum = delta ? PyNumber_Add(base, delta) : NULL;
         Py_XDECREF(base);
         Py_XDECREF(delta);
@@ -1425,6 +1584,7 @@ static void
 lazy_dealloc(PyObject *self)
 {
     Py_XDECREF(((LazyField *)self)->name);
+    Py_XDECREF(((LazyField *)self)->fallback);
     Py_TYPE(self)->tp_free(self);
 }
 
@@ -1501,7 +1661,22 @@ lazy_fields(PyObject *Py_UNUSED(module), PyObject *args)
         f->slot = specs[k].slot ? member_offset(cls, specs[k].slot) : -1;
         f->base_slot = v2 ? member_offset(cls, "base_offset") : -1;
         f->delta_slot = v2 ? member_offset(cls, "last_offset_delta") : -1;
-        if (f->name == NULL || (specs[k].slot && f->slot < 0) || (v2 && f->delta_slot < 0)
+        f->attributes_slot = v2 ? -1 : member_offset(cls, "attributes");
+        f->fallback = NULL;
+        if (specs[k].kind == LZ_LEGACY_BASE_OFFSET) {
+            /* the class's own getter (a property), which a wrapper needs */
+            PyObject *own = f->name ? _PyType_Lookup(cls, f->name) : NULL;
+            if (own == NULL || Py_TYPE(own)->tp_descr_get == NULL) {
+                if (f->name != NULL)
+                    PyErr_Format(PyExc_TypeError, "%s.%U must be a property for wrappers",
+                                 cls->tp_name, f->name);
+                Py_DECREF(f);
+                return NULL;
+            }
+            f->fallback = Py_NewRef(own);
+        }
+        if (f->name == NULL || (specs[k].slot && f->slot < 0)
+            || (v2 ? f->delta_slot < 0 : f->attributes_slot < 0)
             || PyObject_SetAttr((PyObject *)cls, f->name, (PyObject *)f) < 0) {
             Py_DECREF(f);
             return NULL;
@@ -1510,6 +1685,15 @@ lazy_fields(PyObject *Py_UNUSED(module), PyObject *args)
     }
     Py_RETURN_NONE;
 }
+
+/* What the walk fills in at once, from the header it has read anyway: the values a walk
+ * over batches reads (Kafka's RecordBatch baseOffset, lastOffset, countOrNull), small ints
+ * cheaper made here than read on demand. Everything else is read when asked for. */
+enum { FILL_OFFSET, FILL_DELTA, FILL_COUNT, N_FILLS };
+static const char *WALK_FILLS[2][N_FILLS] = {
+    {"base_offset", "last_offset_delta", "num_records"}, /* v2 */
+    {"offset", NULL, NULL},                              /* legacy */
+};
 
 /* The walk over a buffer's entries behind iter_batches (batches.BatchIterator subclasses
  * it). Each entry the generated parsers accept whole, with a matching CRC when asked, is
@@ -1526,6 +1710,7 @@ typedef struct {
     PyObject *crc32c, *crc32;   /* the CRC functions, None when CRCs are not checked */
     PyTypeObject *types[2];     /* v2, legacy */
     Py_ssize_t slots[2][N_BATCH_SLOTS];
+    Py_ssize_t fills[2][N_FILLS]; /* the slots of WALK_FILLS; -1: none */
     PyObject *dict;
 } Walker;
 
@@ -1551,6 +1736,11 @@ walker_init(Walker *w, PyObject *args, PyObject *kwds)
     for (int t = 0; t < 2; t++)
         for (int s = 0; s < N_BATCH_SLOTS; s++)
             if ((w->slots[t][s] = member_offset(types[t], BATCH_SLOT_NAMES[s])) < 0)
+                return -1;
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < N_FILLS; k++)
+            if ((w->fills[t][k] = WALK_FILLS[t][k] ? member_offset(types[t], WALK_FILLS[t][k]) : -1) < 0
+                && WALK_FILLS[t][k] != NULL)
                 return -1;
     if (PyObject_GetBuffer(view, &w->buf, PyBUF_SIMPLE) < 0)
         return -1;
@@ -1602,6 +1792,12 @@ walk_one(Walker *w, PyObject **out)
     SLOT(batch, slots[BS_POSITION]) = position;
     SLOT(batch, slots[BS_RECORDS]) = Py_NewRef(Py_None);
     SLOT(batch, slots[BS_SOURCE]) = Py_NewRef(w->source);
+    const int64_t fill[N_FILLS] = {e.base_offset, e.last_offset_delta, e.num_records};
+    for (int k = 0; k < N_FILLS; k++)
+        if (w->fills[t][k] >= 0 && (SLOT(batch, w->fills[t][k]) = PyLong_FromLongLong(fill[k])) == NULL) {
+            Py_DECREF(batch);
+            return -1;
+        }
     w->position = pos + LOG_OVERHEAD + size;
     w->batches++;
     *out = batch;
@@ -2365,6 +2561,7 @@ static PyMethodDef methods[] = {
     {"native_legacy_records", native_legacy_records, METH_VARARGS, native_legacy_records_doc},
     {"encode_legacy", encode_legacy, METH_VARARGS, encode_legacy_doc},
     {"native_record_init", native_record_init, METH_O, native_record_init_doc},
+    {"keep_freed", keep_freed, METH_O, keep_freed_doc},
     {NULL, NULL, 0, NULL},
 };
 

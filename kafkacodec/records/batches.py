@@ -31,12 +31,13 @@ try:  # the optional native loops (runtime/_speedups.c); the generated parser is
     from ..runtime._speedups import Walker as _Walker
     from ..runtime._speedups import decode_legacy as _native_legacy
     from ..runtime._speedups import decode_v2_records as _native_records
+    from ..runtime._speedups import keep_freed as _keep_freed
     from ..runtime._speedups import lazy_fields as _lazy_fields
     from ..runtime._speedups import native_legacy_records as _native_legacy_records
     from ..runtime._speedups import native_record_init as _native_record_init
 except ImportError:  # pragma: no cover - exercised when no compiler was available
     _native_records = _native_legacy = _lazy_fields = _native_legacy_records = None
-    _native_record_init = None
+    _native_record_init = _keep_freed = None
     _Walker = None
 
 #: Whether iter_batches walks natively (batches read lazily); False: the generated parsers.
@@ -577,6 +578,9 @@ if _lazy_fields is not None:  # the native walk's batches read their fields when
 record_init_reference = Record.__init__
 if _native_record_init is not None:  # a producer makes one Record a message
     _native_record_init(Record)
+if _keep_freed is not None:  # made and freed by the million: freed ones are reused
+    for _cls in (Record, RecordBatch, LegacyBatch):
+        _keep_freed(_cls)
 
 #: LegacyBatch.records in Python: the reference, and what the C method calls for the rest.
 legacy_records_reference = LegacyBatch.records

@@ -158,14 +158,35 @@ def test_a_legacy_message_reads_lazily_as_the_parser_reads_it():
         assert b"".join(b.build() for b in walked) == raw
 
 
+@pytest.mark.parametrize("magic", [0, 1])
+def test_a_legacy_messages_offsets_are_kafkas(magic):
+    """AbstractLegacyRecordBatch: lastOffset is the message's offset; baseOffset too, but a
+    wrapper's is its first inner message's (read by decompressing)."""
+    recs = [kc.Record(None, 5, None, b"a"), kc.Record(None, 6, b"k", b"b")]
+    (plain, _) = kc.iter_batches(kc.build_message_set(recs, magic=magic, base_offset=7))
+    assert (plain.base_offset, plain.last_offset, plain.offset) == (7, 7, 7)
+    plain.offset = 9  # what is set is what both follow
+    assert (plain.base_offset, plain.last_offset) == (9, 9)
+    for name in ("base_offset", "last_offset"):
+        with pytest.raises(AttributeError, match="read-only"):
+            setattr(plain, name, 1)
+    raw = kc.build_message_set(recs, magic=magic, base_offset=7, compression="gzip")
+    (wrapper,) = kc.iter_batches(raw)
+    assert (wrapper.base_offset, wrapper.last_offset) == (7, 8)
+    wrapper.attributes = 0  # no longer a wrapper: its own offset
+    assert wrapper.base_offset == 8
+
+
 def test_a_batch_whose_buffer_is_released_says_so():
     raw = kc.build_batch([kc.Record(None, 10, b"k", b"v")])
     it = kc.iter_batches(raw)
     (b,) = it
     del it  # the walk held the buffer until now
     b._buf.release()
-    with pytest.raises(ValueError, match="base_offset: the batch's buffer is gone"):
-        b.base_offset  # noqa: B018
+    # (base offset, last offset delta and count come with the walk; the rest is read later)
+    with pytest.raises(ValueError, match="max_timestamp: the batch's buffer is gone"):
+        b.max_timestamp  # noqa: B018
+    assert (b.base_offset, b.last_offset, b.count) == (0, 0, 1)
 
 
 def test_a_batch_moved_outside_its_buffer_says_so():
