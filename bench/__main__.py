@@ -11,7 +11,9 @@ compress about 2:1, as text payloads do) and one header (magic 1 has no headers;
 
 - decode: every record of every batch, CRCs checked (records/s and MB/s of input);
 - encode: the same records into batches (records/s);
-- walk: batch headers only, no CRC, no records (batches/s);
+- walk: batch headers only (each peer reads its batches' base offset, last offset and
+  count, or what its API offers for them), no CRC, no records (batches/s); also the walk
+  alone, nothing read;
 - crc: every batch's CRC verified (GB/s of input);
 - columnar: records into columns (kafkacodec's Arrow table), records/s, next to the
   peers' object decoders.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import operator
 import os
 import random
 import shutil
@@ -57,6 +60,7 @@ CORPORA = {  # name: (magic, codec)
     "v0 none": (0, "none"),
     "v0 gzip": (0, "gzip"),
 }
+WALK_PASSES = 20  # walks of the corpus a walk sample times
 FIGURES = ("decode", "encode", "walk", "crc", "columnar")
 UNITS = {"decode": "rec/s", "encode": "rec/s", "walk": "batches/s", "crc": "GB/s",
          "columnar": "rec/s"}  # fmt: skip
@@ -106,8 +110,17 @@ def ours_decode(data):
 def ours_iter_walk(data):
     """The public API: iter_batches, headers only (base offset, last offset, count)."""
     n = 0
+    headers = operator.attrgetter("base_offset", "last_offset", "count")
     for b in kc.iter_batches(data, verify_crc=False):
-        _ = (b.base_offset, b.last_offset, b.count)
+        _ = headers(b)
+        n += 1
+    return n
+
+
+def ours_iter_bare(data):
+    """iter_batches with nothing read: the walk itself."""
+    n = 0
+    for _b in kc.iter_batches(data, verify_crc=False):
         n += 1
     return n
 
@@ -164,24 +177,30 @@ def ours_columnar(data):
 
 
 def pure(fn):
-    """fn with the native loops switched off: the generated Python code alone."""
+    """fn with the native loops switched off: the generated Python code alone (and
+    Record.__init__ in Python)."""
     from kafkacodec.records import batches, builders, columnar
+    from kafkacodec.runtime._speedups import native_record_init
 
     switches = [(batches, "_native_records"), (batches, "_native_legacy"),
                 (batches, "_native_walk"), (builders, "_native_records"),
-                (columnar, "_native_columns"), (columnar, "_native_scan")]  # fmt: skip
+                (builders, "_native_legacy"), (columnar, "_native_columns"),
+                (columnar, "_native_scan")]  # fmt: skip
 
     def run(*args):
         saved = [getattr(module, name) for module, name in switches]
         for module, name in switches:
             setattr(module, name, False if name == "_native_walk" else None)
-        method, batches.LegacyBatch.records = batches.LegacyBatch.records, batches.legacy_records_reference
+        method = batches.LegacyBatch.records
+        batches.LegacyBatch.records = batches.legacy_records_reference
+        batches.Record.__init__ = batches.record_init_reference
         try:
             return fn(*args)
         finally:
             for (module, name), value in zip(switches, saved):
                 setattr(module, name, value)
             batches.LegacyBatch.records = method
+            native_record_init(batches.Record)  # as at import
 
     return run
 
@@ -202,10 +221,24 @@ def _peer_decode(memory_records, data):
     return n
 
 
-def _peer_walk(memory_records, data):
+#: The batch header values each peer's batch objects offer for ours' base offset, last
+#: offset and count (v2; legacy), read in the walk as ours are.
+WALK_FIELDS = {
+    "kafka-python": (("base_offset", "last_offset", "records_count"), ("base_offset",)),
+    "aiokafka": (("base_offset", "next_offset", "last_offset_delta"), ("next_offset",)),
+}
+
+
+def _peer_walk(memory_records, data, fields):
     n = 0
     mr = memory_records(data)
-    while mr.next_batch() is not None:
+    if not fields:
+        while mr.next_batch() is not None:
+            n += 1
+        return n
+    headers = operator.attrgetter(*fields)
+    while (b := mr.next_batch()) is not None:
+        _ = headers(b)
         n += 1
     return n
 
@@ -384,7 +417,8 @@ def peers_for(figure: str, magic: int, codec: str, kaitai) -> dict:
                  "kafkacodec (tuples)": ours_encode_from_data(magic, codec, False),
                  "kafkacodec (prebuilt Records)": ours}  # fmt: skip
     if figure == "walk":
-        peers = {"kafkacodec iter_batches": ours_iter_walk, "kafkacodec walk_batches": ours}
+        peers = {"kafkacodec iter_batches": ours_iter_walk, "kafkacodec walk_batches": ours,
+                 "kafkacodec iter_batches, nothing read": ours_iter_bare}  # fmt: skip
     if figure == "crc":
         peers = {"kafkacodec iter_batches": ours_iter_crc, "kafkacodec walk_batches": ours}
     if figure not in ("crc", "walk"):  # CRCs are computed by the crc32c library either way
@@ -395,14 +429,24 @@ def peers_for(figure: str, magic: int, codec: str, kaitai) -> dict:
     else:  # columnar is compared with the peers' object decoders
         read = {"decode": _peer_decode, "columnar": _peer_decode, "walk": _peer_walk,
                 "crc": _peer_crc}[figure]  # fmt: skip
-        peers["kafka-python"] = lambda d: read(kp, d)
-        peers["aiokafka"] = lambda d: read(aio, d)
+        if figure == "walk":
+            fields = {peer: WALK_FIELDS[peer][magic < 2] for peer in WALK_FIELDS}
+            peers["kafka-python"] = lambda d: read(kp, d, fields["kafka-python"])
+            peers["aiokafka"] = lambda d: read(aio, d, fields["aiokafka"])
+            peers["aiokafka, nothing read"] = lambda d: read(aio, d, ())
+        else:
+            peers["kafka-python"] = lambda d: read(kp, d)
+            peers["aiokafka"] = lambda d: read(aio, d)
     if figure == "decode" and kaitai is not None:
         peers["Kaitai (official Python)"] = lambda d: kaitai_decode(kaitai, d)
     if figure == "decode":
         peers["Construct"] = construct_decode
     if figure == "encode" and (magic >= 2 or codec == "none"):
         peers["Construct"] = lambda n: construct_encode(magic, codec, n)
+    if figure == "walk":  # a walk of one corpus takes well under a millisecond: time several
+        peers = {
+            p: (lambda d, fn=fn: sum(fn(d) for _ in range(WALK_PASSES))) for p, fn in peers.items()
+        }
     return peers
 
 
@@ -446,7 +490,8 @@ def main(argv=None):
             dt = statistics.median(times)
             rate = units[(figure, name, peer)] / dt
             row = {"rate": rate / 1e9 if figure == "crc" else rate, "unit": UNITS[figure],
-                   "seconds": dt, "mb_per_s": len(corpora[name][0]) / dt / 1e6}  # fmt: skip
+                   "seconds": dt,
+                   "mb_per_s": len(corpora[name][0]) * passes(figure) / dt / 1e6}  # fmt: skip
             results.setdefault(figure, {}).setdefault(name, {})[peer] = row
     for figure in results:
         for rows in results[figure].values():
@@ -462,6 +507,11 @@ def main(argv=None):
     (out / "codec.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
 
 
+def passes(figure: str) -> int:
+    """How many times a sample of figure goes over its corpus."""
+    return WALK_PASSES if figure == "walk" else 1
+
+
 def print_table(results, corpora, args, kaitai: bool):
     sizes = ", ".join(
         f"{name} {len(d) / 1e6:.1f} MB ({n} batches)" for name, (d, n) in corpora.items()
@@ -469,7 +519,7 @@ def print_table(results, corpora, args, kaitai: bool):
     print(f"corpora: {sizes}; medians of {args.repeat}")
     if not kaitai and "decode" in args.only:
         print("Kaitai (official Python): skipped (needs node and tests/ksc/node_modules)")
-    print(f"{'figure':<9}{'corpus':<9}{'peer':<26}{'rate':>14} {'unit':<10}{'MB/s':>9}"
+    print(f"{'figure':<9}{'corpus':<9}{'peer':<38}{'rate':>14} {'unit':<10}{'MB/s':>9}"
           f"{'x kafka-python':>16}{'x aiokafka':>12}")  # fmt: skip
     for figure, by_corpus in results.items():
         for name, rows in by_corpus.items():
@@ -479,7 +529,7 @@ def print_table(results, corpora, args, kaitai: bool):
                 xai = f"{r['x_aiokafka']:.2f}" if "x_aiokafka" in r else ""
                 mbs = "" if figure == "encode" else f"{r['mb_per_s']:,.0f}"
                 print(
-                    f"{figure:<9}{name:<9}{peer:<26}{rate:>14} {r['unit']:<10}{mbs:>9}{xkp:>16}{xai:>12}"
+                    f"{figure:<9}{name:<9}{peer:<38}{rate:>14} {r['unit']:<10}{mbs:>9}{xkp:>16}{xai:>12}"
                 )
 
 
