@@ -47,6 +47,16 @@ static inline int
 read_varint(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t end, int max_len, int64_t *out)
 {
     Py_ssize_t p = *pos;
+    /* The usual lengths and deltas first: one or two bytes (no last-byte rule applies) */
+    if (end - p >= 2) {
+        const uint64_t b0 = buf[p], b1 = buf[p + 1];
+        if (b0 < 0x80 || b1 < 0x80) {
+            const uint64_t raw = b0 < 0x80 ? b0 : (b0 & 0x7F) | (b1 << 7);
+            *pos = p + 1 + (b0 >= 0x80);
+            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+            return 0;
+        }
+    }
     uint64_t raw = 0;
     int shift = 0;
     for (int i = 0; i < max_len; i++) {
@@ -673,8 +683,8 @@ error:
 
 /* ------------------------------------------------------------------------ columns */
 
-/* Column buffers for decode_v2_columns: bytes objects allocated once at their exact size,
- * which a first pass over the records measures. */
+/* Column buffers for decode_v2_columns: bytes objects, sized from the record count and the
+ * input where that bounds them, else grown by doubling, and cut to their length at the end. */
 typedef struct {
     PyObject *obj;
     char *data;
@@ -693,13 +703,25 @@ typedef struct {
     "attributes:int:b timestamp_delta:int:q offset_delta:int:i key:binary:null "        \
     "value:binary:null headers:list headers.key:string headers.value:binary:null"
 
-/* Returns -2 when the bound would be passed (never for well-computed bounds: the caller
- * gives up rather than write out of range). */
+/* Room for n more bytes in o (doubling): 0, or -1 with MemoryError. */
+static int
+grow(Col *o, Py_ssize_t n)
+{
+    Py_ssize_t cap = o->cap > PY_SSIZE_T_MAX / 2 ? PY_SSIZE_T_MAX : 2 * o->cap;
+    if (cap - o->len < n)
+        cap = o->len + n;
+    if (_PyBytes_Resize(&o->obj, cap < 64 ? 64 : cap) < 0) /* obj is NULL after a failure */
+        return -1;
+    o->data = PyBytes_AS_STRING(o->obj);
+    o->cap = PyBytes_GET_SIZE(o->obj);
+    return 0;
+}
+
 static inline int
 put(Col *o, const void *p, Py_ssize_t n)
 {
-    if (o->len + n > o->cap)
-        return -2;
+    if (o->cap - o->len < n && grow(o, n) < 0)
+        return -1;
     memcpy(o->data + o->len, p, (size_t)n);
     o->len += n;
     return 0;
@@ -710,14 +732,15 @@ static inline int put_i32(Col *o, int32_t v) { return put(o, &v, 4); }
 static inline int put_u8(Col *o, uint8_t v) { return put(o, &v, 1); }
 
 /* Append a binary value (validity byte when valid is not NULL, end offset, data); n == -1
- * is null. Returns -2 when a column would pass Arrow's 2 GiB int32 offsets or its bound. */
+ * is null. Returns -2 when a column would pass Arrow's 2 GiB int32 offsets, -1 with
+ * MemoryError. */
 static inline int
 put_blob(Col *valid, Col *offsets, Col *data, const uint8_t *p, int64_t n)
 {
     if (n > 0 && data->len + n > INT32_MAX)
         return -2;
     if ((valid != NULL && put_u8(valid, n >= 0) < 0) || (n > 0 && put(data, p, (Py_ssize_t)n) < 0))
-        return -2;
+        return -1;
     return put_i32(offsets, (int32_t)data->len);
 }
 
@@ -729,66 +752,45 @@ PyDoc_STRVAR(decode_v2_columns_doc,
 "exactly what the generated parser accepts or a column would pass 2 GiB: the caller then\n"
 "decodes those regions with the generated code, which raises the precise error.");
 
-/* The sizes of the columns of some regions: what the first pass finds. */
-typedef struct {
-    Py_ssize_t records, headers, key_bytes, value_bytes, hkey_bytes, hvalue_bytes;
-} Totals;
-
-/* Pass 1: check every record of a region (exactly as the generated parser would) and
- * count what the columns will hold. Returns -1 when the region is not accepted. */
+/* Append the records of a region, each checked exactly as the generated parser checks it
+ * (count of them, filling the region exactly). 0; -2 when the region is not accepted or
+ * a column would pass 2 GiB (the caller gives up); -1 with MemoryError. */
 static int
-measure_region(const uint8_t *buf, Py_ssize_t total, Py_ssize_t count, Totals *t)
-{
-    Py_ssize_t pos = 0;
-    if (count < 0 || count > total / 7)
-        return -1;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        RecordView rec;
-        if (scan_record(buf, &pos, total, &rec) < 0)
-            return -1;
-        t->key_bytes += rec.len_key > 0 ? rec.len_key : 0;
-        t->value_bytes += rec.len_value > 0 ? rec.len_value : 0;
-        Py_ssize_t hpos = rec.headers_at;
-        for (int64_t h = 0; h < rec.num_headers; h++) {
-            Py_ssize_t hkey_at, hvalue_at;
-            int64_t len_hkey = 0, len_hvalue = 0;
-            next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
-            t->hkey_bytes += len_hkey;
-            t->hvalue_bytes += len_hvalue > 0 ? len_hvalue : 0;
-        }
-        t->headers += rec.num_headers;
-    }
-    t->records += count;
-    return pos == total ? 0 : -1;
-}
-
-/* Pass 2: append the records of a region measure_region accepted. */
-static void
 fill_region(const uint8_t *buf, Py_ssize_t total, Py_ssize_t count, Columns *c,
             int32_t *header_count)
 {
     Py_ssize_t pos = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
         RecordView rec;
-        scan_record(buf, &pos, total, &rec);
+        if (scan_record(buf, &pos, total, &rec) < 0)
+            return -2;
         Py_ssize_t hpos = rec.headers_at;
         for (int64_t h = 0; h < rec.num_headers; h++) {
             Py_ssize_t hkey_at, hvalue_at;
             int64_t len_hkey = 0, len_hvalue = 0;
             next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
-            put_blob(NULL, &c->hkey_offsets, &c->hkey_data, buf + hkey_at, len_hkey);
-            put_blob(&c->hvalue_valid, &c->hvalue_offsets, &c->hvalue_data, buf + hvalue_at,
-                     len_hvalue);
+            int got = put_blob(NULL, &c->hkey_offsets, &c->hkey_data, buf + hkey_at, len_hkey);
+            if (got == 0)
+                got = put_blob(&c->hvalue_valid, &c->hvalue_offsets, &c->hvalue_data,
+                               buf + hvalue_at, len_hvalue);
+            if (got < 0)
+                return got;
         }
-        *header_count += (int32_t)rec.num_headers;
-        put_u8(&c->attributes, (uint8_t)rec.attributes);
-        put_i64(&c->timestamp_delta, rec.ts_delta);
-        put_i32(&c->offset_delta, (int32_t)rec.offset_delta);
-        put_blob(&c->key_valid, &c->key_offsets, &c->key_data, buf + rec.key_at, rec.len_key);
-        put_blob(&c->value_valid, &c->value_offsets, &c->value_data, buf + rec.value_at,
-                 rec.len_value);
-        put_i32(&c->header_offsets, *header_count);
+        *header_count += (int32_t)rec.num_headers; /* at most total / 2 of them */
+        int got = put_blob(&c->key_valid, &c->key_offsets, &c->key_data, buf + rec.key_at,
+                           rec.len_key);
+        if (got == 0)
+            got = put_blob(&c->value_valid, &c->value_offsets, &c->value_data, buf + rec.value_at,
+                           rec.len_value);
+        if (got < 0)
+            return got;
+        if (put_u8(&c->attributes, (uint8_t)rec.attributes) < 0
+            || put_i64(&c->timestamp_delta, rec.ts_delta) < 0
+            || put_i32(&c->offset_delta, (int32_t)rec.offset_delta) < 0
+            || put_i32(&c->header_offsets, *header_count) < 0)
+            return -1;
     }
+    return pos == total ? 0 : -2;
 }
 
 static PyObject *
@@ -819,21 +821,21 @@ decode_v2_columns(PyObject *Py_UNUSED(module), PyObject *args)
             goto error;
     }
 
-    /* Pass 1: check everything and size the columns exactly (so that nothing is allocated
-     * beyond what the records hold, and nothing grows). */
-    Totals t;
-    memset(&t, 0, sizeof t);
+    /* One pass: the records checked and appended. The record count (each record takes at
+     * least 7 bytes) sizes the per-record columns; the others start from a guess and
+     * grow. Input past 2 GiB is the generated code's (Arrow's int32 offsets). */
+    Py_ssize_t R = 0, total = 0;
     for (Py_ssize_t r = 0; r < n_regions; r++) {
-        if (measure_region(views[r].buf, views[r].len, counts[r], &t) < 0)
+        if (counts[r] < 0 || counts[r] > views[r].len / 7)
             goto give_up;
+        R += counts[r];
+        total += views[r].len;
     }
-    if (t.key_bytes > INT32_MAX || t.value_bytes > INT32_MAX || t.hkey_bytes > INT32_MAX
-        || t.hvalue_bytes > INT32_MAX || t.headers > INT32_MAX)
-        goto give_up; /* past Arrow's int32 offsets: the generated code decides */
-    const Py_ssize_t R = t.records, H = t.headers;
+    if (total > INT32_MAX)
+        goto give_up;
     const Py_ssize_t sizes[N_COLUMNS] = {
-        R, 8 * R, 4 * R, R, 4 * (R + 1), t.key_bytes, R, 4 * (R + 1), t.value_bytes,
-        4 * (R + 1), 4 * (H + 1), t.hkey_bytes, H, 4 * (H + 1), t.hvalue_bytes,
+        R, 8 * R, 4 * R, R, 4 * (R + 1), total / 8, R, 4 * (R + 1), total,
+        4 * (R + 1), 4 * (R + 1), total / 16, R, 4 * (R + 1), total / 16,
     };
     for (int i = 0; i < N_COLUMNS; i++) {
         all[i].obj = PyBytes_FromStringAndSize(NULL, sizes[i]);
@@ -842,22 +844,21 @@ decode_v2_columns(PyObject *Py_UNUSED(module), PyObject *args)
         all[i].data = PyBytes_AS_STRING(all[i].obj);
         all[i].cap = sizes[i];
     }
-
-    /* Pass 2: fill them. */
-    put_i32(&c.key_offsets, 0);
-    put_i32(&c.value_offsets, 0);
-    put_i32(&c.header_offsets, 0);
-    put_i32(&c.hkey_offsets, 0);
-    put_i32(&c.hvalue_offsets, 0);
+    if (put_i32(&c.key_offsets, 0) < 0 || put_i32(&c.value_offsets, 0) < 0
+        || put_i32(&c.header_offsets, 0) < 0 || put_i32(&c.hkey_offsets, 0) < 0
+        || put_i32(&c.hvalue_offsets, 0) < 0)
+        goto error;
     int32_t header_count = 0;
-    for (Py_ssize_t r = 0; r < n_regions; r++)
-        fill_region(views[r].buf, views[r].len, counts[r], &c, &header_count);
-    for (int i = 0; i < N_COLUMNS; i++) {
-        if (all[i].len != all[i].cap) { /* cannot happen: both passes read the same bytes */
-            PyErr_SetString(PyExc_SystemError, "decode_v2_columns: column sizes disagree");
+    for (Py_ssize_t r = 0; r < n_regions; r++) {
+        const int got = fill_region(views[r].buf, views[r].len, counts[r], &c, &header_count);
+        if (got == -2)
+            goto give_up;
+        if (got < 0)
             goto error;
-        }
     }
+    for (int i = 0; i < N_COLUMNS; i++) /* each cut to what it holds */
+        if (all[i].len != all[i].cap && _PyBytes_Resize(&all[i].obj, all[i].len) < 0)
+            goto error;
     result = PyTuple_New(N_COLUMNS);
     if (result == NULL)
         goto error;

@@ -192,6 +192,24 @@ def test_native_columns_equal_the_generated_decoder(specs, data):
     assert (None if got is None else list(got)) == python_columns(regions)
 
 
+@native
+@pytest.mark.parametrize("heavy", ["key", "value", "header key", "header value", "headers"])
+def test_native_columns_grow_past_their_first_guess(heavy):
+    """Each column starts from a guess (a share of the input) and grows: records where one
+    column holds nearly all the bytes."""
+    big = b"x" * 5000
+    rec = {
+        "key": kc.Record(None, 1, big, b"v"),
+        "value": kc.Record(None, 1, b"k", big),
+        "header key": kc.Record(None, 1, b"k", b"v", [("h" * 5000, b"")]),
+        "header value": kc.Record(None, 1, b"k", b"v", [("h", big)]),
+        "headers": kc.Record(None, 1, None, None, [("", None)] * 3000),
+    }[heavy]
+    regions = regions_of(kc.build_batch([rec] * 20) + kc.build_batch([rec], base_offset=20))
+    got = columnar._native_columns(regions)
+    assert got is not None and list(got) == python_columns(regions)
+
+
 def walk_summary(w):
     return (w.entries.tolist(), w.position,
             None if w.error is None else (type(w.error), str(w.error)))  # fmt: skip
