@@ -283,21 +283,29 @@ def records_table(data, w: Walk, *, max_inflated: int | None = None) -> pa.Table
     codec = bit_field(V2, "compression", attributes)
     kind = np.where((magic >= 2) & (bit_field(V2, "is_control", attributes) == 0), _V2,
                     np.where(magic >= 2, _OBJECTS, np.where(codec == 0, _PLAIN, _WRAPPERS)))  # fmt: skip
-    while i < n:
-        j, run_bytes = i, 0
-        while j < n and kind[j] == kind[i] and run_bytes < _RUN_BYTES:
-            run_bytes += int(sizes[j])
-            j += 1
-        if kind[i] == _V2:
-            pieces += _v2_run(view, e, i, j, max_inflated)
-        elif kind[i] == _PLAIN:
-            pieces.append(_plain_run(view, e[i:j]))
-        elif kind[i] == _WRAPPERS:
-            pieces += _wrapper_run(view, e, i, j, max_inflated)
-        else:
-            pieces.append(_from_objects([_batch(view, e, k) for k in range(i, j)], max_inflated))
-        i = j
+    # Runs of one kind, each cut once it holds _RUN_BYTES of input (the entry that gets
+    # there included): stretches of one kind from where the kind changes, cuts by the
+    # running sum of the sizes.
+    ends = np.append(np.flatnonzero(kind[1:] != kind[:-1]) + 1, n)
+    upto = np.cumsum(sizes, dtype=np.int64)
+    for stretch_end in ends.tolist():
+        while i < stretch_end:
+            before = int(upto[i - 1]) if i else 0
+            j = min(stretch_end, int(np.searchsorted(upto, before + _RUN_BYTES)) + 1)
+            pieces += _run(view, e, kind[i], i, j, max_inflated)
+            i = j
     return pa.Table.from_batches(pieces, SCHEMA)
+
+
+def _run(view, e: np.ndarray, kind: int, i: int, j: int, max_inflated) -> list[pa.RecordBatch]:
+    """The records of entries i..j-1, all of one kind."""
+    if kind == _V2:
+        return _v2_run(view, e, i, j, max_inflated)
+    if kind == _PLAIN:
+        return [_plain_run(view, e[i:j])]
+    if kind == _WRAPPERS:
+        return _wrapper_run(view, e, i, j, max_inflated)
+    return [_from_objects([_batch(view, e, k) for k in range(i, j)], max_inflated)]
 
 
 _V2, _PLAIN, _OBJECTS, _WRAPPERS = 0, 1, 2, 3
@@ -451,16 +459,17 @@ def _batch(view, e, i):
 def _v2_run(view, e, i: int, j: int, max_inflated) -> list[pa.RecordBatch]:
     """Entries i..j-1 (v2, not control) through the column decoders."""
     regions = []
-    for k in range(i, j):
-        pos, size = int(e["position"][k]), int(e["len_batch"][k]) + 12
-        region = view[pos + 61 : pos + size]
-        codec = bit_field(V2, "compression", int(e["attributes"][k]))
+    run = e[i:j]
+    for pos, size, codec, count in zip(run["position"].tolist(), (run["len_batch"] + 12).tolist(),
+                                       bit_field(V2, "compression", run["attributes"]).tolist(),
+                                       run["num_records"].tolist()):  # fmt: skip
+        region = view[pos + V2.MIN_SIZE : pos + size]  # the header, then the records
         if codec != _comp.NONE:
             try:
                 region = _comp.decompress(codec, region, 2, max_inflated)
             except DecodeError:
                 return _split(view, e, i, j, max_inflated)  # the object path locates it
-        regions.append((region, int(e["num_records"][k])))
+        regions.append((region, count))
     buffers = _decode_regions(regions)
     if buffers is None:
         return _split(view, e, i, j, max_inflated)
