@@ -351,10 +351,15 @@ def _plain_run(view, e: np.ndarray) -> pa.RecordBatch:
     return _record_batch(out)
 
 
+def _len_key_at(e: np.ndarray) -> np.ndarray:
+    """Where the key length of each legacy message e lies: after offset, size, crc, magic,
+    attributes and (magic 1) timestamp."""
+    return e["position"] + 18 + 8 * (e["magic"] >= 1)
+
+
 def _message_columns(u8: np.ndarray, e: np.ndarray) -> dict:
     """The key, value and (no) headers of the legacy messages e found in u8."""
-    # The key length follows offset, size, crc, magic, attributes and (magic 1) timestamp.
-    len_key_at = e["position"] + 18 + 8 * (e["magic"] >= 1)
+    len_key_at = _len_key_at(e)
     len_key = _be32(u8, len_key_at)
     len_value_at = len_key_at + 4 + np.maximum(len_key, 0)
     no_headers = pa.ListArray.from_arrays(pa.array(np.zeros(len(e) + 1, np.int32)),
@@ -373,6 +378,9 @@ def _wrapper_run(view, e: np.ndarray, i: int, j: int, max_inflated) -> list[pa.R
     relative to the last one (a wrapper offset of 0 taken as base 0), LogAppendTime from the
     wrapper. A wrapper that is anything but that goes through the object path, which
     raises its precise error."""
+    at_once = _wrappers_at_once(view, e[i:j], max_inflated)
+    if at_once is not None:
+        return at_once
     pieces: list[pa.RecordBatch] = []
     inners: list[tuple] = []  # (wrapper's index in e, inner bytes, inner entries, absolute offsets)
 
@@ -390,6 +398,67 @@ def _wrapper_run(view, e: np.ndarray, i: int, j: int, max_inflated) -> list[pa.R
             inners.append((k, *inner))
     flush()
     return pieces
+
+
+def _wrappers_at_once(view, run: np.ndarray, max_inflated) -> list[pa.RecordBatch] | None:
+    """_wrapper_run for the usual run, vectorised: every wrapper of run decompressed, the
+    inner sets walked as one (CRCs checked), and Kafka's rules applied to all at once.
+    None when any wrapper is anything else (a null value, a set that does not decompress
+    or walk whole, inner entries that are not plain legacy messages, a wrapper offset
+    below its last inner one): the caller then takes them one at a time."""
+    u8 = np.frombuffer(view, np.uint8)
+    magic = run["magic"]
+    # The walk has checked each wrapper's layout: its key and value lengths fill it exactly.
+    len_key_at = _len_key_at(run)
+    len_value_at = len_key_at + 4 + np.maximum(_be32(u8, len_key_at), 0)
+    len_value = _be32(u8, len_value_at)
+    if (len_value < 0).any():
+        return None
+    datas = []
+    try:
+        for at, n, codec, m in zip((len_value_at + 4).tolist(), len_value.tolist(),
+                                   bit_field(V2, "compression", run["attributes"]).tolist(),
+                                   magic.tolist()):  # fmt: skip
+            datas.append(_comp.decompress(codec, view[at : at + n], m, max_inflated))
+    except DecodeError:
+        return None
+    sizes = np.array([len(d) for d in datas], np.int64)
+    starts = np.cumsum(sizes) - sizes
+    data = b"".join(datas)
+    inner = walk_batches(data, verify_crc=True)
+    e = inner.entries
+    group = np.searchsorted(starts, e["position"], side="right") - 1  # each one's wrapper
+    counts = np.bincount(group, minlength=len(run))
+    if (inner.error is not None or inner.position != len(data) or (e["magic"] >= 2).any()
+            or (bit_field(V2, "compression", e["attributes"]) != 0).any()
+            or not np.isin(starts[sizes > 0], e["position"]).all()):  # fmt: skip
+        return None  # (a set that ends inside a message does not start one of the next)
+    if not len(e):
+        return []
+    # Magic 1 inner offsets are relative to the last one (which takes the wrapper's offset),
+    # unless the wrapper's offset is 0 (FORMATS.md 1.3, AbstractLegacyRecordBatch).
+    last = np.zeros(len(run), np.int64)
+    held = counts > 0
+    last[held] = e["base_offset"][np.cumsum(counts)[held] - 1]
+    wrapper_offset = run["base_offset"]
+    relative = (magic >= 1) & (wrapper_offset != 0)
+    if (held & relative & (wrapper_offset < last)).any():
+        return None
+    try:
+        offsets = _add(e["base_offset"], np.where(relative, wrapper_offset - last, 0)[group])
+    except DecodeError:
+        return None
+    out = {name: np.repeat(v, counts) for name, v in _batch_values(run).items()}
+    out.update(_message_columns(np.frombuffer(data, np.uint8), e))
+    out["offset"] = offsets
+    first = np.zeros(len(run), np.int64)
+    first[held] = offsets[(np.cumsum(counts) - counts)[held]]
+    out["base_offset"] = np.repeat(first, counts)  # the first record's
+    log_append = np.repeat((magic >= 1) & (bit_field(V2, "timestamp_type", run["attributes"]) == 1),
+                           counts)  # fmt: skip
+    out["timestamp"] = np.where(log_append, np.repeat(run["base_timestamp"], counts),
+                                e["base_timestamp"])  # fmt: skip
+    return [_record_batch(out)]
 
 
 def _inner_messages(view, w, max_inflated):
