@@ -270,12 +270,14 @@ _ZSTD = threading.local()  # a decompression context per thread, reused (making 
 _ZSTD_MAGIC = 0xFD2FB528
 
 
-def _zstd_frames_end(data) -> None:
+def _zstd_frames_end(data) -> int:
     """Walk the zstd frames' headers and block headers (RFC 8878) to their end: zstandard's
     stream reader returns what it has when a frame is cut short (a truncated frame read as
-    empty), so a frame that does not end where the data does is refused here first."""
-    n, pos = len(data), 0
+    empty), so a frame that does not end where the data does is refused here first.
+    Returns how many frames there are (skippable ones included)."""
+    n, pos, frames = len(data), 0, 0
     while pos < n:
+        frames += 1
         if n - pos < 4:
             raise CompressionError(f"zstd data ends inside a frame magic at byte {pos}")
         magic = int.from_bytes(data[pos : pos + 4], "little")
@@ -305,14 +307,31 @@ def _zstd_frames_end(data) -> None:
         pos += 4 * ((fhd >> 2) & 1)  # the content checksum
         if pos > n:
             raise CompressionError("zstd frame ends before its last block")
+    return frames
+
+
+#: Output a single call may make: the data's size times this, plus _ZSTD_ONE_CALL_SLACK
+#: (ratios above it, and bombs, take the streaming path and its limit).
+_ZSTD_ONE_CALL_RATIO = 16
+_ZSTD_ONE_CALL_SLACK = 64 << 10
 
 
 def _unzstd(data, limit: int) -> bytes:
-    _zstd_frames_end(data)
-    out = bytearray()
+    frames = _zstd_frames_end(data)
     dctx = getattr(_ZSTD, "dctx", None)
     if dctx is None:
         dctx = _ZSTD.dctx = zstandard.ZstdDecompressor()
+    # The usual batch: one frame whose output fits a buffer of a few times its size, in
+    # one call (Kafka writes no content size, so the buffer is sized here). Anything else
+    # (more output, several frames, damage) is read as a stream, which decides.
+    # A content size in the frame header is what zstandard allocates: not trusted past cap.
+    cap = min(limit, _ZSTD_ONE_CALL_RATIO * len(data) + _ZSTD_ONE_CALL_SLACK)
+    if frames == 1 and zstandard.frame_content_size(data) <= cap:  # -1: not given
+        try:
+            return dctx.decompress(data, max_output_size=cap)
+        except zstandard.ZstdError:
+            dctx = _ZSTD.dctx = zstandard.ZstdDecompressor()
+    out = bytearray()
     try:
         reader = dctx.stream_reader(bytes(data), read_across_frames=True)
         with reader:

@@ -199,6 +199,30 @@ def test_zstd_after_a_corrupt_frame_still_decompresses():
     assert decompress(4, good) == b"kafka" * 1000
 
 
+@pytest.mark.parametrize("size", [0, 1000, 60_000, 3_000_000])
+@pytest.mark.parametrize("content_size", [False, True])
+def test_zstd_reads_the_same_in_one_call_or_as_a_stream(size, content_size):
+    """A frame (as Kafka writes it, without a content size, or with one) whose output fits
+    the one-call buffer or passes it (zeros: a ratio far past it) reads the same, and is
+    bounded by the limit either way."""
+    import zstandard
+
+    from kafkacodec.runtime.compression import decompress
+
+    plain = bytes(size // 2) + b"kafka" * (size // 10)
+    cctx = zstandard.ZstdCompressor(level=3)
+    if content_size:  # written by compress(), not by a stream (Kafka's way)
+        packed = cctx.compress(plain)
+    else:
+        co = cctx.compressobj()
+        packed = co.compress(plain) + co.flush()
+    assert zstandard.frame_content_size(packed) == (len(plain) if content_size or not plain else -1)
+    assert decompress(4, packed, 2, len(plain)) == plain
+    if plain:
+        with pytest.raises(DecompressionLimitError):
+            decompress(4, packed, 2, len(plain) - 1)
+
+
 @pytest.mark.parametrize("cut", [1, 3, 4, 5, 8, 12, -1, -4])
 def test_a_zstd_frame_cut_short_is_refused_not_read_as_empty(cut):
     """zstandard's stream reader returns what it has of a truncated frame (nothing, for a
