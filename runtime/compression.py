@@ -326,9 +326,10 @@ def _unzstd(data, limit: int) -> bytes:
     # (more output, several frames, damage) is read as a stream, which decides.
     # A content size in the frame header is what zstandard allocates: not trusted past cap.
     cap = min(limit, _ZSTD_ONE_CALL_RATIO * len(data) + _ZSTD_ONE_CALL_SLACK)
-    if frames == 1 and zstandard.frame_content_size(data) <= cap:  # -1: not given
+    if frames == 1:
         try:
-            return dctx.decompress(data, max_output_size=cap)
+            if zstandard.frame_content_size(data) <= cap:  # -1: not given
+                return dctx.decompress(data, max_output_size=cap)
         except zstandard.ZstdError:
             dctx = _ZSTD.dctx = zstandard.ZstdDecompressor()
     out = bytearray()
