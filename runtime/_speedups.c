@@ -420,6 +420,13 @@ varint_size(int64_t v)
     return n;
 }
 
+static inline void
+put_be(Out *o, uint64_t v, int n)
+{
+    for (int k = n - 1; k >= 0; k--)
+        o->data[o->len++] = (char)(v >> (8 * k));
+}
+
 /* Append a zig-zag varint; the caller reserved the room. */
 static inline void
 put_varint(Out *o, int64_t v)
@@ -620,6 +627,58 @@ write_record(Out *o, const RecordIn *in, int64_t body, PyObject **scratch)
     return 0;
 }
 
+/* What a records region tells its batch's header. */
+typedef struct {
+    long long first_ts, max_ts, last_delta; /* -1 each for no records */
+} RegionSummary;
+
+/* Append the records region of records (record_type objects or 5-tuples) to o: 1, 0 when
+ * the Python builder must convert or refuse something, -1 with an exception. base_ts_obj
+ * None: the first record's timestamp is the base. */
+static int
+encode_region(PyObject *records, long long base_offset, PyObject *base_ts_obj,
+              PyTypeObject *record_type, Out *o, RegionSummary *sum)
+{
+    Py_ssize_t offsets[N_FIELDS];
+    if (slot_offsets(record_type, offsets) < 0)
+        return -1;
+    PyObject *scratch = NULL; /* a non-ASCII header key, encoded */
+    const Py_ssize_t n = PyList_GET_SIZE(records);
+    long long base_ts = 0, max_ts = -1, last_delta = -1;
+    int have_base = base_ts_obj != Py_None, got = 1;
+    if (have_base) {
+        base_ts = PyLong_AsLongLong(base_ts_obj);
+        if (base_ts == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n && got == 1; i++) {
+        PyObject *r = PyList_GET_ITEM(records, i);
+        RecordIn in;
+        long long ts;
+        int64_t body;
+        if ((Py_TYPE(r) != record_type && !PyTuple_CheckExact(r))
+            || !read_record(r, i, offsets, base_offset, &have_base, &base_ts, &in, &ts)
+            || !measure_record(&in, &scratch, &body)
+            || body > INT32_MAX) /* the generated builder refuses it with its own message */
+            got = 0;
+        else if (out_reserve(o, (Py_ssize_t)body + 5) < 0 || write_record(o, &in, body, &scratch) < 0)
+            got = -1;
+        else {
+            if (ts > max_ts)
+                max_ts = ts;
+            if (in.delta > last_delta)
+                last_delta = in.delta;
+        }
+    }
+    Py_XDECREF(scratch);
+    sum->first_ts = n ? base_ts : -1;
+    sum->max_ts = max_ts;
+    sum->last_delta = last_delta;
+    return got;
+}
+
 static PyObject *
 encode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -629,53 +688,136 @@ encode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
     if (!PyArg_ParseTuple(args, "O!LOO!:encode_v2_records", &PyList_Type, &records,
                           &base_offset, &base_ts_obj, &PyType_Type, &record_type))
         return NULL;
-    Py_ssize_t offsets[N_FIELDS];
-    if (slot_offsets(record_type, offsets) < 0)
-        return NULL;
     Out o = {NULL, 0, 0};
-    PyObject *scratch = NULL; /* a non-ASCII header key, encoded */
-    const Py_ssize_t n = PyList_GET_SIZE(records);
-    long long base_ts = 0, max_ts = -1, last_delta = -1;
-    int have_base = base_ts_obj != Py_None;
-    if (have_base) {
-        base_ts = PyLong_AsLongLong(base_ts_obj);
-        if (base_ts == -1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            goto give_up;
-        }
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *r = PyList_GET_ITEM(records, i);
-        RecordIn in;
-        long long ts;
-        int64_t body;
-        if ((Py_TYPE(r) != record_type && !PyTuple_CheckExact(r))
-            || !read_record(r, i, offsets, base_offset, &have_base, &base_ts, &in, &ts)
-            || !measure_record(&in, &scratch, &body))
-            goto give_up;
-        if (ts > max_ts)
-            max_ts = ts;
-        if (in.delta > last_delta)
-            last_delta = in.delta;
-        if (body > INT32_MAX) /* the generated builder refuses it with its own message */
-            goto give_up;
-        if (out_reserve(&o, (Py_ssize_t)body + 5) < 0 || write_record(&o, &in, body, &scratch) < 0)
-            goto error;
-    }
-    Py_XDECREF(scratch);
-    PyObject *region = PyBytes_FromStringAndSize(o.data ? o.data : "", o.len);
+    RegionSummary sum;
+    const int got = encode_region(records, base_offset, base_ts_obj, record_type, &o, &sum);
+    PyObject *region = got == 1 ? PyBytes_FromStringAndSize(o.data ? o.data : "", o.len) : NULL;
     PyMem_Free(o.data);
+    if (got <= 0)
+        return got < 0 ? NULL : Py_NewRef(Py_None);
     if (region == NULL)
         return NULL;
-    PyObject *first = n ? PyLong_FromLongLong(base_ts) : Py_NewRef(Py_None);
-    return Py_BuildValue("(NNLL)", region, first, max_ts, last_delta);
+    PyObject *first = PyList_GET_SIZE(records) ? PyLong_FromLongLong(sum.first_ts) : Py_NewRef(Py_None);
+    return Py_BuildValue("(NNLL)", region, first, sum.max_ts, sum.last_delta);
+}
 
-give_up:
-    Py_XDECREF(scratch);
+PyDoc_STRVAR(encode_v2_batch_doc,
+"encode_v2_batch(records, base_offset, record_type, attributes, partition_leader_epoch,\n"
+"                producer_id, producer_epoch, base_sequence, max_timestamp, compress,\n"
+"                codec, crc32c) -> bytes | None\n\n"
+"A whole v2 batch, as the generated builder writes it from encode_v2_records' region and\n"
+"what it derives (first and max timestamp, last offset delta, count). max_timestamp None:\n"
+"the records' largest (else LogAppendTime's stamp); compress(region, codec, 2) makes the\n"
+"records region of a codec other than 0; crc32c(buffer) -> int. None when a record or a\n"
+"header value is anything the Python builder must convert or refuse (a value that does\n"
+"not fit its field), which then writes the batch or raises its own error.");
+
+/* The int64 value of v when it is an int of width bytes (signed): 1, else 0. */
+static int
+int_field(PyObject *v, int width, long long *out)
+{
+    int overflow = 0;
+    if (!PyLong_CheckExact(v))
+        return 0;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (*out == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    return width == 8 || (*out >= -(1LL << (8 * width - 1)) && *out < (1LL << (8 * width - 1)));
+}
+
+static PyObject *
+encode_v2_batch(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *records, *fields[6], *max_ts_obj, *compress, *crc32c;
+    long long base_offset;
+    PyTypeObject *record_type;
+    int codec;
+    if (!PyArg_ParseTuple(args, "O!LO!OOOOOOOiO:encode_v2_batch", &PyList_Type, &records,
+                          &base_offset, &PyType_Type, &record_type, &fields[0], &fields[1],
+                          &fields[2], &fields[3], &fields[4], &max_ts_obj, &compress, &codec,
+                          &crc32c))
+        return NULL;
+    /* attributes, partition_leader_epoch, producer_id, producer_epoch, base_sequence */
+    static const int widths[5] = {2, 4, 8, 2, 4};
+    long long v[6];
+    for (int k = 0; k < 5; k++)
+        if (!int_field(fields[k], widths[k], &v[k]))
+            Py_RETURN_NONE;
+    if (max_ts_obj != Py_None && !int_field(max_ts_obj, 8, &v[5]))
+        Py_RETURN_NONE;
+    /* the records after room for the header, which is written once their region is known */
+    Out o = {NULL, 0, 0};
+    RegionSummary sum;
+    PyObject *packed = NULL, *batch = NULL;
+    if (out_reserve(&o, KAFKA_RECORD_BATCH_FIXED_SIZE) < 0)
+        return NULL;
+    o.len = KAFKA_RECORD_BATCH_FIXED_SIZE;
+    const int got = encode_region(records, base_offset, Py_None, record_type, &o, &sum);
+    if (got <= 0) {
+        PyMem_Free(o.data);
+        return got < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    const char *region = o.data + KAFKA_RECORD_BATCH_FIXED_SIZE;
+    Py_ssize_t region_len = o.len - KAFKA_RECORD_BATCH_FIXED_SIZE;
+    if (codec != 0) {
+        PyObject *plain = PyBytes_FromStringAndSize(region, region_len);
+        packed = plain ? PyObject_CallFunction(compress, "Oii", plain, codec, 2) : NULL;
+        Py_XDECREF(plain);
+        if (packed == NULL || !PyBytes_Check(packed)) {
+            if (packed != NULL)
+                PyErr_SetString(PyExc_TypeError, "compress must return bytes");
+            goto error;
+        }
+        region = PyBytes_AS_STRING(packed);
+        region_len = PyBytes_GET_SIZE(packed);
+    }
+    if (region_len > INT32_MAX - KAFKA_RECORD_BATCH_FIXED_SIZE) { /* the builder refuses it */
+        Py_XDECREF(packed);
+        PyMem_Free(o.data);
+        Py_RETURN_NONE;
+    }
+    const Py_ssize_t total = KAFKA_RECORD_BATCH_FIXED_SIZE + region_len;
+    batch = PyBytes_FromStringAndSize(NULL, total);
+    if (batch == NULL)
+        goto error;
+    Out b = {PyBytes_AS_STRING(batch), 0, total};
+    put_be(&b, (uint64_t)base_offset, KAFKA_RECORD_BATCH_BASE_OFFSET_SIZE);
+    put_be(&b, (uint64_t)(total - KAFKA_RECORD_BATCH_REST_AT), KAFKA_RECORD_BATCH_LEN_BATCH_SIZE);
+    put_be(&b, (uint64_t)v[1], KAFKA_RECORD_BATCH_PARTITION_LEADER_EPOCH_SIZE);
+    put_be(&b, KAFKA_RECORD_BATCH_MAGIC_EQ, KAFKA_RECORD_BATCH_MAGIC_SIZE);
+    put_be(&b, 0, KAFKA_RECORD_BATCH_CRC_SIZE); /* once the bytes it covers are written */
+    put_be(&b, (uint64_t)v[0], KAFKA_RECORD_BATCH_ATTRIBUTES_SIZE);
+    put_be(&b, (uint64_t)sum.last_delta, KAFKA_RECORD_BATCH_LAST_OFFSET_DELTA_SIZE);
+    put_be(&b, (uint64_t)sum.first_ts, KAFKA_RECORD_BATCH_BASE_TIMESTAMP_SIZE);
+    put_be(&b, (uint64_t)(max_ts_obj != Py_None ? v[5] : sum.max_ts),
+           KAFKA_RECORD_BATCH_MAX_TIMESTAMP_SIZE);
+    put_be(&b, (uint64_t)v[2], KAFKA_RECORD_BATCH_PRODUCER_ID_SIZE);
+    put_be(&b, (uint64_t)v[3], KAFKA_RECORD_BATCH_PRODUCER_EPOCH_SIZE);
+    put_be(&b, (uint64_t)v[4], KAFKA_RECORD_BATCH_BASE_SEQUENCE_SIZE);
+    put_be(&b, (uint64_t)PyList_GET_SIZE(records), KAFKA_RECORD_BATCH_NUM_RECORDS_SIZE);
+    if (b.len != KAFKA_RECORD_BATCH_FIXED_SIZE) { /* the layout's fields, in order */
+        PyErr_SetString(PyExc_SystemError, "encode_v2_batch: the header is not the layout's");
+        goto error;
+    }
+    memcpy(b.data + b.len, region, (size_t)region_len);
+    PyObject *covered = PyMemoryView_FromMemory(b.data + KAFKA_RECORD_BATCH_CRC_FROM,
+                                                total - KAFKA_RECORD_BATCH_CRC_FROM, PyBUF_READ);
+    PyObject *crc = covered ? PyObject_CallOneArg(crc32c, covered) : NULL;
+    Py_XDECREF(covered);
+    const unsigned long value = crc ? PyLong_AsUnsignedLong(crc) : 0;
+    Py_XDECREF(crc);
+    if (crc == NULL || PyErr_Occurred())
+        goto error;
+    Out at_crc = {b.data, KAFKA_RECORD_BATCH_CRC_AT, total};
+    put_be(&at_crc, (uint64_t)value, KAFKA_RECORD_BATCH_CRC_SIZE);
+    Py_XDECREF(packed);
     PyMem_Free(o.data);
-    Py_RETURN_NONE;
+    return batch;
 error:
-    Py_XDECREF(scratch);
+    Py_XDECREF(batch);
+    Py_XDECREF(packed);
     PyMem_Free(o.data);
     return NULL;
 }
@@ -2266,12 +2408,6 @@ read_message(PyObject *r, Py_ssize_t i, const Py_ssize_t *offsets, long long bas
     return 1;
 }
 
-static inline void
-put_be(Out *o, uint64_t v, int n)
-{
-    for (int k = n - 1; k >= 0; k--)
-        o->data[o->len++] = (char)(v >> (8 * k));
-}
 
 static PyObject *
 encode_legacy(PyObject *Py_UNUSED(module), PyObject *args)
@@ -2555,6 +2691,7 @@ native_record_init(PyObject *Py_UNUSED(module), PyObject *cls_obj)
 static PyMethodDef methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS, decode_v2_records_doc},
     {"encode_v2_records", encode_v2_records, METH_VARARGS, encode_v2_records_doc},
+    {"encode_v2_batch", encode_v2_batch, METH_VARARGS, encode_v2_batch_doc},
     {"decode_v2_columns", decode_v2_columns, METH_VARARGS, decode_v2_columns_doc},
     {"scan_batches", scan_batches, METH_VARARGS, scan_batches_doc},
     {"lazy_fields", lazy_fields, METH_VARARGS, lazy_fields_doc},

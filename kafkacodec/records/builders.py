@@ -15,15 +15,17 @@ from kafkacodec.generated.kafka_record import Header, KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch, RecordList
 
 from ..runtime import compression as _comp
+from ..runtime import crc as _crc
 from ..runtime._prim import Generated
 from ..runtime.errors import EncodeError
 from .batches import Record
 
 try:  # the optional native loops (runtime/_speedups.c); the generated builders are the reference
     from ..runtime._speedups import encode_legacy as _native_legacy
+    from ..runtime._speedups import encode_v2_batch as _native_batch
     from ..runtime._speedups import encode_v2_records as _native_records
 except ImportError:  # pragma: no cover - exercised when no compiler was available
-    _native_records = _native_legacy = None
+    _native_records = _native_legacy = _native_batch = None
 
 __all__ = ["build_batch", "build_message_set", "build_control_batch", "control_record"]
 
@@ -120,6 +122,23 @@ def build_batch(
     ts_type = _ts_type(timestamp_type)
     if ts_type == 1 and log_append_time is None:
         raise EncodeError("LogAppendTime needs log_append_time")
+    if (_native_batch is not None and base_timestamp is None and last_offset_delta is None
+            and max_timestamp is None and delete_horizon_ms is None):  # fmt: skip
+        # The whole batch in C when nothing in it needs converting or refusing: what the
+        # generated builder would write from the native region below.
+        if type(records) is not list:
+            records = list(records)
+        batch = _native_batch(
+            records, base_offset, Record,
+            _attributes(KafkaRecordBatch, compression=codec, timestamp_type=ts_type,
+                        is_transactional=is_transactional, is_control=is_control,
+                        has_delete_horizon=False),
+            partition_leader_epoch, producer_id, producer_epoch, base_sequence,
+            log_append_time if ts_type == 1 else None, _comp.kafka_compression_encode, codec,
+            _crc.NATIVE[0],
+        )  # fmt: skip
+        if batch is not None:
+            return batch
     # Under LogAppendTime, Java Kafka keeps each record's own timestamp in its delta and
     # stamps only max_timestamp; readers report max_timestamp for every record.
     r = _records_region(records, base_offset, base_timestamp)

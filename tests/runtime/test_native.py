@@ -158,12 +158,83 @@ from kafkacodec.records import builders as W  # noqa: E402
 
 def build_both(recs, **kw):
     native = kc.build_batch(list(recs), **kw)
-    saved, W._native_records = W._native_records, None
-    try:
+    with no_native_encoders():
         reference = kc.build_batch(list(recs), **kw)
-    finally:
-        W._native_records = saved
     return native, reference
+
+
+class no_native_encoders:  # noqa: N801 - a context manager used as a statement
+    """The generated builders alone (no native region, no native batch)."""
+
+    def __enter__(self):
+        self.saved = W._native_records, W._native_batch
+        W._native_records = W._native_batch = None
+
+    def __exit__(self, *exc):
+        W._native_records, W._native_batch = self.saved
+
+
+def _outcome(build):
+    try:
+        return build()
+    except kc.EncodeError as err:
+        return type(err), str(err)
+
+
+int_or_edge = st.one_of(st.integers(-(2**63), 2**63 - 1), st.sampled_from([-(2**31) - 1, 2**31,
+                        -(2**15) - 1, 2**15, 2**63, -(2**63) - 1, True]))  # fmt: skip
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.one_of(
+        st.builds(kc.Record, offset=st.one_of(st.none(), st.integers(0, 2**31)),
+                  timestamp=st.integers(-(2**62), 2**62), key=blob, value=blob,
+                  headers=st.lists(st.tuples(st.text(max_size=8), blob), max_size=3)),
+        st.tuples(st.none(), st.integers(0, 2**41), blob, blob, st.just([])),
+        st.fixed_dictionaries({"timestamp": st.integers(0, 2**41), "key": blob}),
+    ), max_size=8),
+    st.integers(0, 2**40), st.sampled_from(["none", "gzip", "snappy", "lz4", "zstd"]),
+    st.sampled_from(["CreateTime", "LogAppendTime"]), st.integers(-(2**62), 2**62),
+    st.booleans(), st.booleans(), int_or_edge, int_or_edge, int_or_edge, int_or_edge,
+    st.booleans(),
+)  # fmt: skip
+def test_native_batches_are_the_generated_builders(recs, base, codec, ts_type, stamp, txn, control,
+                                                   epoch, pid, pepoch, seq, as_iterator):
+    """Whole batches in C (encode_v2_batch) byte for byte what the generated builder writes
+    from the same records and header values, for every codec (the same compressor on the
+    same region) and timestamp type; a value that does not fit its field is the
+    generated builder's to refuse, with its own message."""
+    kw = dict(base_offset=base, compression=codec, timestamp_type=ts_type,
+              log_append_time=stamp if ts_type == "LogAppendTime" else None,
+              is_transactional=txn, is_control=control, partition_leader_epoch=epoch,
+              producer_id=pid, producer_epoch=pepoch, base_sequence=seq)  # fmt: skip
+    native = _outcome(lambda: kc.build_batch(iter(recs) if as_iterator else list(recs), **kw))
+    with no_native_encoders():
+        reference = _outcome(lambda: kc.build_batch(list(recs), **kw))
+    if isinstance(native, bytes) or isinstance(reference, bytes):
+        assert native == reference
+    else:  # the same refusal as with the native region alone (which the builder reports)
+        saved, W._native_batch = W._native_batch, None
+        try:
+            assert native == _outcome(lambda: kc.build_batch(list(recs), **kw))
+        finally:
+            W._native_batch = saved
+        assert native[0] is reference[0]
+
+
+def test_native_batches_are_built():
+    assert W._native_batch is not None
+    recs = [kc.Record(None, 5, b"k", b"v")]
+    reference = build_both(recs)[1]
+    calls = []
+    saved = W._native_batch
+    W._native_batch = lambda *a: calls.append(a) or saved(*a)
+    try:
+        assert kc.build_batch(recs) == reference
+    finally:
+        W._native_batch = saved
+    assert len(calls) == 1
 
 
 def test_native_encoder_is_built():
@@ -187,12 +258,8 @@ def test_native_encoder_matches_generated_builder(recs, base, base_ts, codec):
         native, reference = build_both(recs, **kw)
     except kc.EncodeError:
         # The native loop defers; the generated builder refuses with its own message.
-        saved, W._native_records = W._native_records, None
-        try:
-            with pytest.raises(kc.EncodeError):
-                kc.build_batch(list(recs), **kw)
-        finally:
-            W._native_records = saved
+        with no_native_encoders(), pytest.raises(kc.EncodeError):
+            kc.build_batch(list(recs), **kw)
         return
     if codec == "none":
         assert native == reference
