@@ -55,9 +55,17 @@ def _ts_type(name: str) -> int:
         ) from None
 
 
+_ATTRIBUTES: dict[tuple, int] = {}  # what _attributes made, by its arguments (a batch's flags)
+
+
 def _attributes(cls: type[Generated], **values: int) -> int:
     """An attributes field that gives each named instance its value, through the bit
     fields the schema declares for them (the generated class's BITS)."""
+    key = (cls, *values.items())
+    try:
+        return _ATTRIBUTES[key]
+    except (KeyError, TypeError):  # not made yet, or a value that cannot be a key
+        pass
     out = 0
     for name, value in values.items():
         _field, mask, shift = cls.BITS[name]
@@ -66,6 +74,11 @@ def _attributes(cls: type[Generated], **values: int) -> int:
                 f"{cls.__name__}.{name}: {int(value)} does not fit its bits {mask:#x}"
             )
         out |= int(value) << shift
+    if len(_ATTRIBUTES) < 1024:  # a few combinations of flags, in practice
+        try:
+            _ATTRIBUTES[key] = out
+        except TypeError:
+            pass
     return out
 
 
