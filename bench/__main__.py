@@ -184,7 +184,8 @@ def pure(fn):
 
     switches = [(batches, "_native_records"), (batches, "_native_legacy"),
                 (batches, "_native_walk"), (builders, "_native_records"),
-                (builders, "_native_legacy"), (columnar, "_native_columns"),
+                (builders, "_native_legacy"), (builders, "_native_batch"),
+                (columnar, "_native_columns"),
                 (columnar, "_native_scan")]  # fmt: skip
 
     def run(*args):
