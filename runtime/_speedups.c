@@ -420,11 +420,13 @@ varint_size(int64_t v)
     return n;
 }
 
+/* Append the low n bytes of v (1 <= n <= 8), big-endian; the caller reserved the room. */
 static inline void
 put_be(Out *o, uint64_t v, int n)
 {
-    for (int k = n - 1; k >= 0; k--)
-        o->data[o->len++] = (char)(v >> (8 * k));
+    const uint64_t be = __builtin_bswap64(v << (8 * (8 - n))); /* its first n bytes */
+    memcpy(o->data + o->len, &be, (size_t)n);
+    o->len += n;
 }
 
 /* Append a zig-zag varint; the caller reserved the room. */
