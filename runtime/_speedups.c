@@ -2251,7 +2251,8 @@ done:
  * batch made by hand, bytes the loop does not take) goes to the Python method. */
 static struct {
     PyObject *fallback, *record_type, *ts_names, *attributes_name;
-    Py_ssize_t records_slot, buf_slot, pos_slot;
+    PyTypeObject *cls;
+    Py_ssize_t records_slot, buf_slot, pos_slot, attributes_slot;
 } LEGACY_METHOD;
 
 static PyObject *
@@ -2264,16 +2265,22 @@ legacy_records_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
     if (nargs == 0 && buf != NULL && pos_obj != NULL && PyMemoryView_Check(buf)
         && !(((PyMemoryViewObject *)buf)->flags & _Py_MEMORYVIEW_RELEASED)
         && PyBuffer_IsContiguous(PyMemoryView_GET_BUFFER(buf), 'C')) {
-        PyObject *attributes = PyObject_GetAttr(self, LEGACY_METHOD.attributes_name);
-        if (attributes == NULL)
-            return NULL;
-        const long attrs = PyLong_Check(attributes) ? PyLong_AsLong(attributes) : -1;
-        Py_DECREF(attributes);
+        const Py_buffer *view = PyMemoryView_GET_BUFFER(buf);
         const Py_ssize_t pos = PyLong_Check(pos_obj) ? PyLong_AsSsize_t(pos_obj) : -1;
+        /* The attributes as self.attributes answers them: for the class's own objects, the
+         * value kept in (or set to) its slot, else the byte the lazy field would read */
+        PyObject *attributes = Py_TYPE(self) == LEGACY_METHOD.cls
+                                   ? Py_XNewRef(SLOT(self, LEGACY_METHOD.attributes_slot))
+                                   : PyObject_GetAttr(self, LEGACY_METHOD.attributes_name);
+        long attrs = -1;
+        if (attributes != NULL)
+            attrs = PyLong_Check(attributes) ? PyLong_AsLong(attributes) : -1;
+        else if (!PyErr_Occurred() && pos >= 0 && view->len - pos > KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT)
+            attrs = (int8_t)((const uint8_t *)view->buf)[pos + KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT];
+        Py_XDECREF(attributes);
         if (PyErr_Occurred())
             PyErr_Clear(); /* the Python method answers */
         else if (attrs >= 0 && (attrs & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK) == 0 && pos >= 0) {
-            const Py_buffer *view = PyMemoryView_GET_BUFFER(buf);
             LegacyCtx c;
             if (legacy_ctx(&c, (PyTypeObject *)LEGACY_METHOD.record_type, LEGACY_METHOD.ts_names) < 0)
                 return NULL;
@@ -2322,7 +2329,8 @@ native_legacy_records(PyObject *Py_UNUSED(module), PyObject *args)
     const Py_ssize_t records_slot = member_offset(cls, "_records");
     const Py_ssize_t buf_slot = records_slot < 0 ? -1 : member_offset(cls, "_buf");
     const Py_ssize_t pos_slot = buf_slot < 0 ? -1 : member_offset(cls, "position");
-    if (pos_slot < 0)
+    const Py_ssize_t attributes_slot = pos_slot < 0 ? -1 : member_offset(cls, "attributes");
+    if (attributes_slot < 0)
         return NULL;
     PyObject *method = PyDescr_NewMethod(cls, &LEGACY_RECORDS_DEF);
     if (method == NULL)
@@ -2341,6 +2349,8 @@ native_legacy_records(PyObject *Py_UNUSED(module), PyObject *args)
     LEGACY_METHOD.records_slot = records_slot;
     LEGACY_METHOD.buf_slot = buf_slot;
     LEGACY_METHOD.pos_slot = pos_slot;
+    LEGACY_METHOD.attributes_slot = attributes_slot;
+    Py_XSETREF(LEGACY_METHOD.cls, (PyTypeObject *)Py_NewRef(cls));
     Py_RETURN_NONE;
 }
 
