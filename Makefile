@@ -7,8 +7,10 @@ STAMP := $(VENV)/.installed
 .PHONY: test test-quick demo bench generate check-generated clean
 
 $(STAMP): pyproject.toml
-	@# the native extension links zlib (crc32 for legacy messages): its header is Debian's zlib1g-dev
+	@# the native extension's CRC-32 of legacy messages: Intel ISA-L's (Debian's libisal-dev;
+	@# about 6x zlib's on a short message), else zlib's (zlib1g-dev); setup.py takes what is there
 	@test -f /usr/include/zlib.h || (apt-get update -q && apt-get install -y -q zlib1g-dev)
+	@test -f /usr/include/isa-l/crc.h || (apt-get update -q && apt-get install -y -q libisal-dev)
 	@# the fuzz tests build the native extensions with clang's sanitizers (python -m fuzz --sanitized)
 	@command -v clang >/dev/null || (apt-get update -q && apt-get install -y -q clang)
 	$(PYTHON) -m venv $(VENV)

@@ -19,7 +19,18 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <string.h>
-#include <zlib.h> /* crc32: the CRC-32 of legacy messages, as Python's zlib module computes it */
+/* The CRC-32 of legacy messages (zlib's, as Python's zlib.crc32 computes it): Intel ISA-L's
+ * crc32_gzip_refl when the build found it (Debian's libisal-dev; PCLMULQDQ, about 6x zlib's
+ * speed on a 130-byte message here), else zlib's own. */
+#ifdef KAFKACODEC_ISAL
+#include <isa-l/crc.h>
+#define CRC32_IEEE(p, n) crc32_gzip_refl(0, (const unsigned char *)(p), (uint64_t)(n))
+#define CRC32_IEEE_NAME "isa-l"
+#else
+#include <zlib.h>
+#define CRC32_IEEE(p, n) crc32_z(crc32(0L, Z_NULL, 0), (const Bytef *)(p), (z_size_t)(n))
+#define CRC32_IEEE_NAME "zlib"
+#endif
 
 /* The byte layout of the formats, generated from schemas/ (generated/kafka_layout.h):
  * offsets, sizes, bounds and attribute bits are named there, never restated here. */
@@ -1063,13 +1074,12 @@ crc_matches(PyObject *crc, const uint8_t *p, Py_ssize_t n, uint32_t expected)
 }
 
 /* Whether the CRC-32 of the legacy message at p (size bytes after its offset and length)
- * is expected: 1 or 0. zlib's crc32 is what zlib.crc32 calls (runtime/crc.py). */
+ * is expected: 1 or 0 (the CRC zlib.crc32 computes: runtime/crc.py). */
 static int
 legacy_crc_matches(const uint8_t *p, int32_t size, uint32_t expected)
 {
     const Py_ssize_t n = LOG_OVERHEAD + (Py_ssize_t)size - KAFKA_LEGACY_MESSAGE_CRC_FROM;
-    const uLong got = crc32_z(crc32(0L, Z_NULL, 0), p + KAFKA_LEGACY_MESSAGE_CRC_FROM, (z_size_t)n);
-    return (uint32_t)got == expected;
+    return (uint32_t)CRC32_IEEE(p + KAFKA_LEGACY_MESSAGE_CRC_FROM, n) == expected;
 }
 
 /* Read the v2 batch at p (size bytes after the 12-byte prefix) into e: 1 when it is one the
@@ -2466,8 +2476,7 @@ encode_legacy(PyObject *Py_UNUSED(module), PyObject *args)
         put_be(&o, (uint64_t)m.len_value, 4);
         put_bytes(&o, m.value, m.len_value);
         const uint8_t *covered = (const uint8_t *)o.data + at + KAFKA_LEGACY_MESSAGE_CRC_FROM;
-        const uLong crc = crc32_z(crc32(0L, Z_NULL, 0), covered,
-                                  (z_size_t)(o.len - at - KAFKA_LEGACY_MESSAGE_CRC_FROM));
+        const uint32_t crc = CRC32_IEEE(covered, o.len - at - KAFKA_LEGACY_MESSAGE_CRC_FROM);
         Out at_crc = {o.data, at + KAFKA_LEGACY_MESSAGE_CRC_AT, o.cap};
         put_be(&at_crc, (uint64_t)crc, 4);
         last = m.offset + shift;
@@ -2764,6 +2773,7 @@ PyInit__speedups(void)
         goto error;
     fields = NULL; /* the module holds it now */
     if (PyModule_AddIntConstant(m, "BATCH_ENTRY_SIZE", (long)sizeof(BatchEntry)) < 0
+        || PyModule_AddStringConstant(m, "CRC32", CRC32_IEEE_NAME) < 0
         || PyModule_AddStringConstant(m, "COLUMNS_LAYOUT", COLUMNS_LAYOUT) < 0)
         goto error;
     return m;

@@ -33,6 +33,38 @@ def test_native_loop_is_built():
     assert B._native_records is not None
 
 
+def test_legacy_crcs_use_isa_l_where_it_is_installed():
+    # `make` installs libisal-dev; a build that quietly fell back to zlib's CRC-32 would be
+    # about 6x slower on every legacy message.
+    from pathlib import Path
+
+    from kafkacodec.runtime import _speedups
+
+    want = "isa-l" if Path("/usr/include/isa-l/crc.h").exists() else "zlib"
+    assert _speedups.CRC32 == want
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=600), st.integers(0, 7))
+def test_legacy_crcs_are_zlibs(payload, shift):
+    """The native CRC-32 of a legacy message (ISA-L's or zlib's) is zlib.crc32's, at every
+    alignment: the native walk (scan_batches, which stops rather than decide) takes a
+    message whose CRC is zlib's and stops at one off by a bit."""
+    import zlib
+
+    from kafkacodec.runtime import _speedups
+    from kafkacodec.runtime.crc import crc32c
+
+    # magic 1, attributes, timestamp, null key, the payload as value
+    body = (b"\x01\x00" + (123).to_bytes(8, "big") + (-1).to_bytes(4, "big", signed=True)
+            + len(payload).to_bytes(4, "big") + payload)  # fmt: skip
+    for crc, whole in ((zlib.crc32(body), True), (zlib.crc32(body) ^ 1, False)):
+        msg = (7).to_bytes(8, "big") + (4 + len(body)).to_bytes(4, "big") + crc.to_bytes(4, "big")
+        data = bytes(shift) + msg + body
+        _entries, stop = _speedups.scan_batches(data, shift, len(data), crc32c, zlib.crc32)
+        assert stop == (len(data) if whole else shift)
+
+
 def as_tuples(recs):
     return [tuple(getattr(r, f) for f in FIELDS) for r in recs]
 
