@@ -425,6 +425,7 @@ def _wrappers_at_once(view, run: np.ndarray, max_inflated) -> list[pa.RecordBatc
     sizes = np.array([len(d) for d in datas], np.int64)
     starts = np.cumsum(sizes) - sizes
     data = b"".join(datas)
+    del datas  # (the pieces go: only the joined copy is held)
     inner = walk_batches(data, verify_crc=True)
     e = inner.entries
     group = np.searchsorted(starts, e["position"], side="right") - 1  # each one's wrapper
