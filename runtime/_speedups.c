@@ -431,6 +431,22 @@ varint_size(int64_t v)
     return n;
 }
 
+/* The int64 value of v when it is an int of width bytes (signed): 1, else 0 (the Python
+ * builders convert or refuse anything else with their own message). */
+static int
+int_field(PyObject *v, int width, long long *out)
+{
+    int overflow = 0;
+    if (!PyLong_CheckExact(v))
+        return 0;
+    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (*out == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    return width == 8 || (*out >= -(1LL << (8 * width - 1)) && *out < (1LL << (8 * width - 1)));
+}
+
 /* Append the low n bytes of v (1 <= n <= 8), big-endian; the caller reserved the room. */
 static inline void
 put_be(Out *o, uint64_t v, int n)
@@ -468,7 +484,7 @@ blob(PyObject *v, const char **at, int64_t *n)
     return 1;
 }
 
-#define GET(obj, field) (*(PyObject **)((char *)(obj) + offsets[field]))
+#define GET(obj, field) SLOT(obj, offsets[field])
 
 PyDoc_STRVAR(encode_v2_records_doc,
 "encode_v2_records(records, base_offset, base_timestamp, record_type)\n"
@@ -695,12 +711,14 @@ encode_region(PyObject *records, long long base_offset, PyObject *base_ts_obj,
 static PyObject *
 encode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *records, *base_ts_obj;
+    PyObject *records, *base_obj, *base_ts_obj;
     long long base_offset;
     PyTypeObject *record_type;
-    if (!PyArg_ParseTuple(args, "O!LOO!:encode_v2_records", &PyList_Type, &records,
-                          &base_offset, &base_ts_obj, &PyType_Type, &record_type))
+    if (!PyArg_ParseTuple(args, "O!OOO!:encode_v2_records", &PyList_Type, &records, &base_obj,
+                          &base_ts_obj, &PyType_Type, &record_type))
         return NULL;
+    if (!int_field(base_obj, 8, &base_offset))
+        Py_RETURN_NONE;
     Out o = {NULL, 0, 0};
     RegionSummary sum;
     const int got = encode_region(records, base_offset, base_ts_obj, record_type, &o, &sum);
@@ -725,30 +743,15 @@ PyDoc_STRVAR(encode_v2_batch_doc,
 "header value is anything the Python builder must convert or refuse (a value that does\n"
 "not fit its field), which then writes the batch or raises its own error.");
 
-/* The int64 value of v when it is an int of width bytes (signed): 1, else 0. */
-static int
-int_field(PyObject *v, int width, long long *out)
-{
-    int overflow = 0;
-    if (!PyLong_CheckExact(v))
-        return 0;
-    *out = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (overflow || (*out == -1 && PyErr_Occurred())) {
-        PyErr_Clear();
-        return 0;
-    }
-    return width == 8 || (*out >= -(1LL << (8 * width - 1)) && *out < (1LL << (8 * width - 1)));
-}
-
 static PyObject *
 encode_v2_batch(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *records, *fields[6], *max_ts_obj, *compress, *crc32c;
+    PyObject *records, *base_obj, *fields[5], *max_ts_obj, *compress, *crc32c;
     long long base_offset;
     PyTypeObject *record_type;
     int codec;
-    if (!PyArg_ParseTuple(args, "O!LO!OOOOOOOiO:encode_v2_batch", &PyList_Type, &records,
-                          &base_offset, &PyType_Type, &record_type, &fields[0], &fields[1],
+    if (!PyArg_ParseTuple(args, "O!OO!OOOOOOOiO:encode_v2_batch", &PyList_Type, &records,
+                          &base_obj, &PyType_Type, &record_type, &fields[0], &fields[1],
                           &fields[2], &fields[3], &fields[4], &max_ts_obj, &compress, &codec,
                           &crc32c))
         return NULL;
@@ -758,7 +761,8 @@ encode_v2_batch(PyObject *Py_UNUSED(module), PyObject *args)
     for (int k = 0; k < 5; k++)
         if (!int_field(fields[k], widths[k], &v[k]))
             Py_RETURN_NONE;
-    if (max_ts_obj != Py_None && !int_field(max_ts_obj, 8, &v[5]))
+    if (!int_field(base_obj, 8, &base_offset)
+        || (max_ts_obj != Py_None && !int_field(max_ts_obj, 8, &v[5])))
         Py_RETURN_NONE;
     /* the records after room for the header, which is written once their region is known */
     Out o = {NULL, 0, 0};
@@ -779,9 +783,11 @@ encode_v2_batch(PyObject *Py_UNUSED(module), PyObject *args)
         packed = plain ? PyObject_CallFunction(compress, "Oii", plain, codec, 2) : NULL;
         Py_XDECREF(plain);
         if (packed == NULL || !PyBytes_Check(packed)) {
-            if (packed != NULL)
-                PyErr_SetString(PyExc_TypeError, "compress must return bytes");
-            goto error;
+            /* the generated builder compresses again and reports the failure, located */
+            PyErr_Clear();
+            Py_XDECREF(packed);
+            PyMem_Free(o.data);
+            Py_RETURN_NONE;
         }
         region = PyBytes_AS_STRING(packed);
         region_len = PyBytes_GET_SIZE(packed);
@@ -2434,15 +2440,16 @@ read_message(PyObject *r, Py_ssize_t i, const Py_ssize_t *offsets, long long bas
 static PyObject *
 encode_legacy(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *records, *log_append;
+    PyObject *records, *base_obj, *shift_obj, *log_append;
     int magic, attributes;
     long long base_offset, shift;
     PyTypeObject *record_type;
-    if (!PyArg_ParseTuple(args, "O!iLLiOO!:encode_legacy", &PyList_Type, &records, &magic,
-                          &base_offset, &shift, &attributes, &log_append, &PyType_Type,
+    if (!PyArg_ParseTuple(args, "O!iOOiOO!:encode_legacy", &PyList_Type, &records, &magic,
+                          &base_obj, &shift_obj, &attributes, &log_append, &PyType_Type,
                           &record_type))
         return NULL;
-    if ((magic != 0 && magic != 1) || attributes < -128 || attributes > 127)
+    if ((magic != 0 && magic != 1) || attributes < -128 || attributes > 127
+        || !int_field(base_obj, 8, &base_offset) || !int_field(shift_obj, 8, &shift))
         Py_RETURN_NONE;
     Py_ssize_t offsets[N_FIELDS];
     if (slot_offsets(record_type, offsets) < 0)

@@ -46,6 +46,12 @@ def _codec(compression: str | int, magic: int) -> int:
     return codec
 
 
+def _base_offset(base_offset: int) -> int:
+    if not isinstance(base_offset, int):
+        raise EncodeError(f"base_offset must be an int, not {type(base_offset).__name__}")
+    return base_offset
+
+
 def _ts_type(name: str) -> int:
     try:
         return _TS_TYPES[name]
@@ -132,6 +138,7 @@ def build_batch(
     to write a batch whose records were removed by compaction.
     """
     codec = _codec(compression, 2)
+    base_offset = _base_offset(base_offset)
     ts_type = _ts_type(timestamp_type)
     if ts_type == 1 and log_append_time is None:
         raise EncodeError("LogAppendTime needs log_append_time")
@@ -312,6 +319,7 @@ def build_message_set(
     if magic not in (0, 1):
         raise EncodeError(f"legacy message sets have magic 0 or 1, not {magic}")
     codec = _codec(compression, magic)
+    base_offset = _base_offset(base_offset)
     ts_type = _ts_type(timestamp_type) if magic == 1 else 0
     if ts_type == 1 and log_append_time is None:
         raise EncodeError("LogAppendTime needs log_append_time")

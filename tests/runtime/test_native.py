@@ -206,7 +206,8 @@ class no_native_encoders:  # noqa: N801 - a context manager used as a statement
         W._native_records, W._native_batch = self.saved
 
 
-def _outcome(build):
+def _encoded(build):
+    """The bytes build() makes, or the EncodeError it raises as (type, message)."""
     try:
         return build()
     except kc.EncodeError as err:
@@ -241,18 +242,41 @@ def test_native_batches_are_the_generated_builders(recs, base, codec, ts_type, s
               log_append_time=stamp if ts_type == "LogAppendTime" else None,
               is_transactional=txn, is_control=control, partition_leader_epoch=epoch,
               producer_id=pid, producer_epoch=pepoch, base_sequence=seq)  # fmt: skip
-    native = _outcome(lambda: kc.build_batch(iter(recs) if as_iterator else list(recs), **kw))
+    native = _encoded(lambda: kc.build_batch(iter(recs) if as_iterator else list(recs), **kw))
     with no_native_encoders():
-        reference = _outcome(lambda: kc.build_batch(list(recs), **kw))
+        reference = _encoded(lambda: kc.build_batch(list(recs), **kw))
     if isinstance(native, bytes) or isinstance(reference, bytes):
         assert native == reference
     else:  # the same refusal as with the native region alone (which the builder reports)
         saved, W._native_batch = W._native_batch, None
         try:
-            assert native == _outcome(lambda: kc.build_batch(list(recs), **kw))
+            assert native == _encoded(lambda: kc.build_batch(list(recs), **kw))
         finally:
             W._native_batch = saved
         assert native[0] is reference[0]
+
+
+@pytest.mark.parametrize("base", [2**63, -(2**63) - 1, 1.5, "7", True, 2**63 - 1])
+@pytest.mark.parametrize("compression", ["none", "gzip"])
+def test_a_base_offset_the_native_encoders_cannot_take_is_the_builders_to_refuse(base, compression):
+    """A base offset that is no int64 (too large, a float, a str) gives the generated
+    builders' EncodeError, never a bare OverflowError or TypeError from the C argument
+    parsing; one that is, the same bytes."""
+    recs = [kc.Record(None, 1, b"k", b"v")]
+    for build in (lambda: kc.build_batch(list(recs), base_offset=base, compression=compression),
+                  lambda: kc.build_message_set(list(recs), base_offset=base, compression=compression)):  # fmt: skip
+        native = _encoded(build)
+        with no_native_encoders():
+            saved, W._native_legacy = W._native_legacy, None
+            try:
+                reference = _encoded(build)
+            finally:
+                W._native_legacy = saved
+        assert type(native) is type(reference)
+        if isinstance(native, bytes):
+            assert native == reference
+        else:
+            assert native[0] is kc.EncodeError
 
 
 def test_native_batches_are_built():
