@@ -1670,6 +1670,9 @@ lazy_get(PyObject *self, PyObject *obj, PyObject *Py_UNUSED(type))
             Py_ssize_t avail;
             if (entry_bytes(obj, f, &p, &avail) < 0)
                 return NULL;
+            if (avail < f->min_size) /* its fixed-width fields, the attributes among them */
+                return PyErr_Format(PyExc_ValueError, "cannot read %U: the message is too short",
+                                    f->name);
             codec = p[KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT] & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK;
         }
         else if (PyLong_CheckExact(attributes)) {

@@ -196,6 +196,15 @@ def test_a_batch_moved_outside_its_buffer_says_so():
         b.crc  # noqa: B018
 
 
+def test_a_legacy_message_moved_to_the_end_of_its_buffer_says_so():
+    """A legacy base offset reads the attributes (is it a wrapper?): never past the buffer."""
+    raw = kc.build_message_set([kc.Record(None, 1, b"k", b"v")], magic=1)
+    (b,) = kc.iter_batches(raw)
+    b.position = len(raw) - 12  # room for an offset and a length, not for the attributes
+    with pytest.raises(ValueError, match="base_offset: the message is too short"):
+        b.base_offset  # noqa: B018
+
+
 def test_lazy_fields_refuse_a_class_with_a_field_they_cannot_read():
     class Wider(B.RecordBatch):
         __slots__ = ("extra",)
