@@ -878,31 +878,36 @@ grow(Col *o, Py_ssize_t n)
     return 0;
 }
 
+/* Room for n more bytes in o: 0, or -1 with MemoryError. The appends below do not check:
+ * each record first reserves what it can append. */
 static inline int
-put(Col *o, const void *p, Py_ssize_t n)
+reserve(Col *o, Py_ssize_t n)
 {
-    if (o->cap - o->len < n && grow(o, n) < 0)
-        return -1;
-    memcpy(o->data + o->len, p, (size_t)n);
-    o->len += n;
-    return 0;
+    return o->cap - o->len >= n ? 0 : grow(o, n);
 }
 
-static inline int put_i64(Col *o, int64_t v) { return put(o, &v, 8); }
-static inline int put_i32(Col *o, int32_t v) { return put(o, &v, 4); }
-static inline int put_u8(Col *o, uint8_t v) { return put(o, &v, 1); }
-
-/* Append a binary value (validity byte when valid is not NULL, end offset, data); n == -1
- * is null. Returns -2 when a column would pass Arrow's 2 GiB int32 offsets, -1 with
- * MemoryError. */
-static inline int
-put_blob(Col *valid, Col *offsets, Col *data, const uint8_t *p, int64_t n)
+static inline void
+append(Col *o, const void *p, Py_ssize_t n)
 {
-    if (n > 0 && data->len + n > INT32_MAX)
-        return -2;
-    if ((valid != NULL && put_u8(valid, n >= 0) < 0) || (n > 0 && put(data, p, (Py_ssize_t)n) < 0))
-        return -1;
-    return put_i32(offsets, (int32_t)data->len);
+    memcpy(o->data + o->len, p, (size_t)n);
+    o->len += n;
+}
+
+static inline void append_i64(Col *o, int64_t v) { append(o, &v, 8); }
+static inline void append_i32(Col *o, int32_t v) { append(o, &v, 4); }
+static inline void append_u8(Col *o, uint8_t v) { o->data[o->len++] = (char)v; }
+
+/* A binary value: its validity byte (when valid is not NULL), its end offset and its bytes
+ * (n == -1 is null). No offset passes INT32_MAX: a column holds bytes of the regions, which
+ * decode_v2_columns takes up to INT32_MAX in all. */
+static inline void
+append_blob(Col *valid, Col *offsets, Col *data, const uint8_t *p, int64_t n)
+{
+    if (valid != NULL)
+        append_u8(valid, n >= 0);
+    if (n > 0)
+        append(data, p, (Py_ssize_t)n);
+    append_i32(offsets, (int32_t)data->len);
 }
 
 PyDoc_STRVAR(decode_v2_columns_doc,
@@ -910,12 +915,14 @@ PyDoc_STRVAR(decode_v2_columns_doc,
 "The records of several v2 batches' records regions, given as a list of (region, count),\n"
 "as the buffers KafkaRecord.parse_columns fills (kafkacodec._prim.column_buffers order,\n"
 "spelled out in COLUMNS_LAYOUT), for all regions end to end. None when any region is not\n"
-"exactly what the generated parser accepts or a column would pass 2 GiB: the caller then\n"
-"decodes those regions with the generated code, which raises the precise error.");
+"exactly what the generated parser accepts or the regions pass 2 GiB in all: the caller\n"
+"then decodes those regions with the generated code, which raises the precise error.");
 
 /* Append the records of a region, each checked exactly as the generated parser checks it
- * (count of them, filling the region exactly). 0; -2 when the region is not accepted or
- * a column would pass 2 GiB (the caller gives up); -1 with MemoryError. */
+ * (count of them, filling the region exactly). The per-record columns have room for every
+ * record of every region (decode_v2_columns sizes them from the counts); the others are
+ * reserved record by record, from what the scan found. 0; -2 when the region is not
+ * accepted (the caller gives up); -1 with MemoryError. */
 static int
 fill_region(const uint8_t *buf, Py_ssize_t total, Py_ssize_t count, Columns *c,
             int32_t *header_count)
@@ -923,33 +930,36 @@ fill_region(const uint8_t *buf, Py_ssize_t total, Py_ssize_t count, Columns *c,
     Py_ssize_t pos = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
         RecordView rec;
+        const Py_ssize_t at = pos;
         if (scan_record(buf, &pos, total, &rec) < 0)
             return -2;
-        Py_ssize_t hpos = rec.headers_at;
-        for (int64_t h = 0; h < rec.num_headers; h++) {
-            Py_ssize_t hkey_at, hvalue_at;
-            int64_t len_hkey = 0, len_hvalue = 0;
-            next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
-            int got = put_blob(NULL, &c->hkey_offsets, &c->hkey_data, buf + hkey_at, len_hkey);
-            if (got == 0)
-                got = put_blob(&c->hvalue_valid, &c->hvalue_offsets, &c->hvalue_data,
-                               buf + hvalue_at, len_hvalue);
-            if (got < 0)
-                return got;
-        }
-        *header_count += (int32_t)rec.num_headers; /* at most total / 2 of them */
-        int got = put_blob(&c->key_valid, &c->key_offsets, &c->key_data, buf + rec.key_at,
-                           rec.len_key);
-        if (got == 0)
-            got = put_blob(&c->value_valid, &c->value_offsets, &c->value_data, buf + rec.value_at,
-                           rec.len_value);
-        if (got < 0)
-            return got;
-        if (put_u8(&c->attributes, (uint8_t)rec.attributes) < 0
-            || put_i64(&c->timestamp_delta, rec.ts_delta) < 0
-            || put_i32(&c->offset_delta, (int32_t)rec.offset_delta) < 0
-            || put_i32(&c->header_offsets, *header_count) < 0)
+        if (reserve(&c->key_data, rec.len_key) < 0 || reserve(&c->value_data, rec.len_value) < 0)
             return -1;
+        if (rec.num_headers > 0) {
+            /* the header keys and values lie inside the record, pos - at bytes */
+            const Py_ssize_t h = (Py_ssize_t)rec.num_headers;
+            if (reserve(&c->hkey_offsets, 4 * h) < 0 || reserve(&c->hvalue_offsets, 4 * h) < 0
+                || reserve(&c->hvalue_valid, h) < 0 || reserve(&c->hkey_data, pos - at) < 0
+                || reserve(&c->hvalue_data, pos - at) < 0)
+                return -1;
+            Py_ssize_t hpos = rec.headers_at;
+            for (Py_ssize_t k = 0; k < h; k++) {
+                Py_ssize_t hkey_at, hvalue_at;
+                int64_t len_hkey = 0, len_hvalue = 0;
+                next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
+                append_blob(NULL, &c->hkey_offsets, &c->hkey_data, buf + hkey_at, len_hkey);
+                append_blob(&c->hvalue_valid, &c->hvalue_offsets, &c->hvalue_data,
+                            buf + hvalue_at, len_hvalue);
+            }
+            *header_count += (int32_t)h; /* at most total / 2 of them */
+        }
+        append_blob(&c->key_valid, &c->key_offsets, &c->key_data, buf + rec.key_at, rec.len_key);
+        append_blob(&c->value_valid, &c->value_offsets, &c->value_data, buf + rec.value_at,
+                    rec.len_value);
+        append_u8(&c->attributes, (uint8_t)rec.attributes);
+        append_i64(&c->timestamp_delta, rec.ts_delta);
+        append_i32(&c->offset_delta, (int32_t)rec.offset_delta);
+        append_i32(&c->header_offsets, *header_count);
     }
     return pos == total ? 0 : -2;
 }
@@ -1005,10 +1015,12 @@ decode_v2_columns(PyObject *Py_UNUSED(module), PyObject *args)
         all[i].data = PyBytes_AS_STRING(all[i].obj);
         all[i].cap = sizes[i];
     }
-    if (put_i32(&c.key_offsets, 0) < 0 || put_i32(&c.value_offsets, 0) < 0
-        || put_i32(&c.header_offsets, 0) < 0 || put_i32(&c.hkey_offsets, 0) < 0
-        || put_i32(&c.hvalue_offsets, 0) < 0)
-        goto error;
+    /* every offsets column starts with 0 (their sizes above have room for it) */
+    append_i32(&c.key_offsets, 0);
+    append_i32(&c.value_offsets, 0);
+    append_i32(&c.header_offsets, 0);
+    append_i32(&c.hkey_offsets, 0);
+    append_i32(&c.hvalue_offsets, 0);
     int32_t header_count = 0;
     for (Py_ssize_t r = 0; r < n_regions; r++) {
         const int got = fill_region(views[r].buf, views[r].len, counts[r], &c, &header_count);

@@ -198,7 +198,25 @@ def _batch_values(e: np.ndarray) -> dict:
 
 
 def _codec_names(codes) -> pa.Array:
+    """The codec name of each code (a string column). One codec throughout, the usual
+    case, is written at once: its name repeated, at evenly spaced offsets."""
+    codes = np.asarray(codes, np.int8)
+    n = len(codes)
+    if n and codes.min() == codes.max() and 0 <= codes[0] < len(_CODECS):
+        name = _CODECS[int(codes[0])].as_py().encode()
+        offsets = np.arange(0, (n + 1) * len(name), len(name), dtype=np.int32)
+        return pa.Array.from_buffers(pa.string(), n,
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(name * n)])  # fmt: skip
     return _CODECS.take(pa.array(codes, pa.int8()))
+
+
+def _bools(values: np.ndarray) -> pa.Array:
+    """A boolean column; all false (the usual is_transactional and is_control of a run)
+    is a bitmap of zeros, not a packing of every value."""
+    if len(values) and not values.any():
+        return pa.Array.from_buffers(pa.bool_(), len(values),
+                                     [None, pa.py_buffer(bytes((len(values) + 7) // 8))])  # fmt: skip
+    return pa.array(values, pa.bool_())
 
 
 def batch_table(e: np.ndarray) -> pa.Table:
@@ -663,7 +681,9 @@ def _assemble(buffers, e: np.ndarray) -> pa.RecordBatch:
 def _record_batch(cols: dict) -> pa.RecordBatch:
     """A SCHEMA batch from columns by name (compression as codec codes)."""
     cols["compression"] = _codec_names(cols["compression"])
-    arrays = [c if isinstance(c, pa.Array) else pa.array(c, f.type)
+    arrays = [c if isinstance(c, pa.Array)
+              else _bools(c) if isinstance(c, np.ndarray) and f.type == pa.bool_()
+              else pa.array(c, f.type)
               for f in SCHEMA for c in [cols[f.name]]]  # fmt: skip
     return pa.RecordBatch.from_arrays(arrays, schema=SCHEMA)
 
