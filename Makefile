@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m pytest -q -n 2 --dist loadgroup
+	$(PY) -m pytest -q -n 2 --dist loadfile
 
 # Everything but the slow, Spark, fuzzing and cross-language tests, on every core (under a
 # minute here); `make test` (CI) runs them all.

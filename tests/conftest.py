@@ -207,22 +207,3 @@ def kaitai(tmp_path_factory):
     finally:
         sys.path.remove(str(pkg))
 
-
-def pytest_collection_modifyitems(config, items):
-    """`make test` runs on two workers (pytest-xdist, --dist loadgroup). Tests that share an
-    expensive session or module fixture go to one worker, so it is made once: every Spark
-    test (one session, one standalone cluster per module), every cross-language test (the
-    corpus and the compiled targets), and every test of the official compiler's Python
-    output (the `kaitai` fixture)."""
-    for item in items:
-        if item.get_closest_marker("spark"):
-            group = "spark"
-        elif item.get_closest_marker("crosslang"):
-            group = "crosslang"
-        elif item.get_closest_marker("fuzz"):
-            group = "fuzz"  # the two timed runs each keep both cores busy: one at a time
-        elif "kaitai" in getattr(item, "fixturenames", ()):
-            group = "kaitai"
-        else:
-            continue
-        item.add_marker(pytest.mark.xdist_group(group))
