@@ -58,7 +58,13 @@ static inline int
 read_varint(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t end, int max_len, int64_t *out)
 {
     Py_ssize_t p = *pos;
-    /* The usual lengths and deltas first: one or two bytes (no last-byte rule applies) */
+    /* The usual lengths and deltas first: one byte, then two (no last-byte rule applies) */
+    if (p < end && buf[p] < 0x80) {
+        const uint64_t raw = buf[p];
+        *pos = p + 1;
+        *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+        return 0;
+    }
     if (end - p >= 2) {
         const uint64_t b0 = buf[p], b1 = buf[p + 1];
         if (b0 < 0x80 || b1 < 0x80) {
