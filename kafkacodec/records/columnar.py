@@ -463,8 +463,12 @@ def _wrappers_at_once(view, run: np.ndarray, max_inflated) -> list[pa.RecordBatc
     relative = (magic >= 1) & (wrapper_offset != 0)
     if (held & relative & (wrapper_offset < last)).any():
         return None
+    with np.errstate(over="ignore"):
+        shift = wrapper_offset - last
+    if (relative & held & (((wrapper_offset ^ last) & (wrapper_offset ^ shift)) < 0)).any():
+        return None  # a shift past int64 (an inner offset far below the wrapper's)
     try:
-        offsets = _add(e["base_offset"], np.where(relative, wrapper_offset - last, 0)[group])
+        offsets = _add(e["base_offset"], np.where(relative, shift, 0)[group])
     except DecodeError:
         return None
     out = {name: np.repeat(v, counts) for name, v in _batch_values(run).items()}
@@ -506,8 +510,11 @@ def _inner_messages(view, w, max_inflated):
         last, wrapper_offset = int(offsets[-1]), int(w["base_offset"])
         if wrapper_offset and wrapper_offset < last:
             return None
+        shift = wrapper_offset - last if wrapper_offset else 0
+        if not -(1 << 63) <= shift < 1 << 63:  # an inner offset far below the wrapper's
+            return None
         try:
-            offsets = _add(offsets, np.full(len(e), wrapper_offset - last if wrapper_offset else 0))
+            offsets = _add(offsets, np.full(len(e), shift, np.int64))
         except DecodeError:
             return None
     return bytes(data), e, offsets

@@ -160,31 +160,31 @@ def test_an_output_overlapping_the_input_is_refused(site, cluster):
     assert sorted(p.name for p in (site / "out" / "logdirs").rglob("*")) == before
 
 
-def test_data_source_queries_on_the_cluster(site, cluster, monkeypatch):
-    from kafkacodec.log import LogDirs as _L
-    from kafkacodec.pipeline.jobs import session
+#: A driver of its own, started in the job's directory: a relative path is resolved where the
+#: driver runs (a JVM that pytest started earlier, in another directory, would not do).
+_QUERIES = """
+import json, sys
+from kafkacodec.pipeline.jobs import session
+spark = session(sys.argv[1], conf={"spark.executor.memory": "512m", "spark.cores.max": "2"})
+try:
+    df = spark.read.format("kafkacodec").load("out/logdirs")  # relative: resolved here
+    print(json.dumps([df.count(), df.where("offset >= 100").count(), df.count(),
+                      spark.read.format("kafkacodec").option("starting_offset", 100)
+                      .load("out/logdirs").count()]))
+finally:
+    spark.stop()
+"""
 
+
+def test_data_source_queries_on_the_cluster(site, cluster):
     url, _base = cluster
-    monkeypatch.chdir(site)
-    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
-    spark = session(url, conf={"spark.executor.memory": "512m", "spark.cores.max": "2"})
-    try:
-        df = spark.read.format("kafkacodec").load("out/logdirs")  # relative: resolved here
-        total = _records(site / "out" / "logdirs")
-        high = sum(1 for p in _L(site / "out" / "logdirs").partitions for _s, _b, r in p.read()
-                   if r.control is None and r.offset >= 100)  # fmt: skip
-        assert df.count() == total
-        assert df.where("offset >= 100").count() == high
-        assert df.count() == total
-        assert (
-            spark.read.format("kafkacodec")
-            .option("starting_offset", 100)
-            .load("out/logdirs")
-            .count()
-            == high
-        )
-    finally:
-        spark.stop()
+    out = subprocess.run([sys.executable, "-c", _QUERIES, url], cwd=site, capture_output=True,
+                         text=True, timeout=600, env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})  # fmt: skip
+    assert out.returncode == 0, out.stderr[-4000:]
+    total = _records(site / "out" / "logdirs")
+    high = sum(1 for p in LogDirs(site / "out" / "logdirs").partitions for _s, _b, r in p.read()
+               if r.control is None and r.offset >= 100)  # fmt: skip
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [total, high, total, high]
 
 
 def test_a_packed_environment_runs_the_jobs(site, cluster, tmp_path):

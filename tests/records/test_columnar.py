@@ -347,6 +347,23 @@ def test_runs_of_legacy_wrappers_agree(wrappers, data):
     agree(out, verify_crc=data.draw(st.booleans()))
 
 
+@pytest.mark.parametrize("wrappers", [1, 2])
+@pytest.mark.parametrize("inner_offset, wrapper_offset",
+                         [(-2**63, 3), (-2**63, 2**63 - 1), (-5, 2**63 - 1), (2**62, 2**63 - 1)])  # fmt: skip
+def test_a_wrapper_far_above_its_inner_offsets_reads_as_objects_read_it(inner_offset,
+                                                                        wrapper_offset, wrappers):
+    """A magic 1 wrapper's shift (its offset minus its last inner one) past int64: the
+    absolute offsets still fit, and the columns give the object path's (a Hypothesis case
+    found in CI raised a bare TypeError)."""
+    from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
+
+    inner = KafkaLegacyMessage(offset=inner_offset, magic=1, attributes=0, timestamp=5, key=None,
+                               value=b"v").build()  # fmt: skip
+    wrapper = KafkaLegacyMessage(offset=wrapper_offset, magic=1, attributes=1, timestamp=7,
+                                 key=None, value=None, inner_raw=C.compress(1, inner, 1)).build()  # fmt: skip
+    assert [r["offset"] for r in agree(wrapper * wrappers)] == [wrapper_offset] * wrappers
+
+
 # ------------------------------------------------------------------------ streaming
 
 
