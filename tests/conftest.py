@@ -206,4 +206,3 @@ def kaitai(tmp_path_factory):
         return SimpleNamespace(**{i: importlib.import_module(i) for i in ids})
     finally:
         sys.path.remove(str(pkg))
-
