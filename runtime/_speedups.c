@@ -65,14 +65,11 @@ read_varint(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t end, int max_len, in
         *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
         return 0;
     }
-    if (end - p >= 2) {
-        const uint64_t b0 = buf[p], b1 = buf[p + 1];
-        if (b0 < 0x80 || b1 < 0x80) {
-            const uint64_t raw = b0 < 0x80 ? b0 : (b0 & 0x7F) | (b1 << 7);
-            *pos = p + 1 + (b0 >= 0x80);
-            *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
-            return 0;
-        }
+    if (end - p >= 2 && buf[p + 1] < 0x80) { /* (buf[p] has its continuation bit here) */
+        const uint64_t raw = (uint64_t)(buf[p] & 0x7F) | ((uint64_t)buf[p + 1] << 7);
+        *pos = p + 2;
+        *out = (int64_t)(raw >> 1) ^ -(int64_t)(raw & 1);
+        return 0;
     }
     uint64_t raw = 0;
     int shift = 0;
