@@ -10,12 +10,13 @@ from pathlib import Path
 
 from kafkacodec.generated.kafka_legacy_message import MessageSet
 
-from .log.fsio import PageDropper
-from .log.index import OffsetIndex, TimeIndex, TxnIndex, map_file
+from .log.index import OffsetIndex, TimeIndex, TxnIndex
 from .log.segment import parse_segment_name
 from .records.batches import BatchIterator
 from .runtime import compression as _comp
 from .runtime.errors import DecodeError, KafkacodecError, LogError
+from .storage import read_whole
+from .storage.fsio import PageDropper
 
 __all__ = [
     "Findings", "dump_text", "dump_index", "index_sanity", "dump_json", "index_json",
@@ -252,7 +253,7 @@ def dump_index(path: Path, kind: str, *, verify_only: bool = False,
                    f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}")  # fmt: skip
         return
     log_path = path.with_name(f"{idx.base_offset:020d}.log")
-    data = map_file(log_path)[0]
+    data = read_whole(log_path)
     if data is None and verify_only:
         raise LogError(path, f"no {log_path.name} beside it to verify the index against")
     findings = findings if findings is not None else Findings()

@@ -29,6 +29,7 @@ __all__ = [
     "NotAPartitionError",
     "NotASegmentError",
     "CorruptIndexError",
+    "StorageError",
 ]
 
 
@@ -194,3 +195,18 @@ class NotASegmentError(LogError):
 
 class CorruptIndexError(LogError):
     """An index file that fails Kafka's sanity check (readers fall back to a walk)."""
+
+
+class StorageError(LogError):
+    """A file of an object store (or of a tiered-storage layout) that could not be read:
+    names its URL and, when it concerns bytes, the range [start, end) asked for. Raised
+    after retries for a transient failure (a dropped connection, a timeout, a 5xx), at once
+    for one that retrying cannot mend (missing, access denied, a wrong key)."""
+
+    def __init__(self, url: str, message: str, start: int | None = None,
+                 end: int | None = None) -> None:  # fmt: skip
+        self.url = url
+        self.start = start
+        self.end = end
+        where = f"bytes {start}-{end - 1}: " if start is not None and end is not None else ""
+        super().__init__(url, where + message)

@@ -60,7 +60,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "generate":  # before anything imports generated code
         return generate.run_early(argv[1:])
     args = _parser().parse_args(argv)
-    return run_command(args.command, lambda: COMMANDS[args.command].run(args))
+    try:
+        return run_command(args.command, lambda: COMMANDS[args.command].run(args))
+    finally:
+        if getattr(args, "verbose", False):
+            from .common import fetched_line
+
+            line = fetched_line()
+            if line:
+                print(f"kafkacodec {args.command}: {line}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -13,14 +13,72 @@ from ..runtime.errors import KafkacodecError
 CLEAN, PROBLEMS, UNCHECKED = 0, 1, 2
 
 
-def expand(paths, *, index_only: bool = False) -> list[Path]:
-    """Files named on the command line, and the segment files of each directory named
-    (only its index files when `index_only`)."""
+def local_path(raw: str) -> Path:
+    """An argparse type for a path a command writes, or reads as a local file: a URL is
+    refused with a clear message (kafkacodec never writes to an object store, and Path()
+    would turn s3://bucket into the local s3:/bucket)."""
+    import argparse
+
+    from ..storage import is_url
+
+    if is_url(raw) or "://" in raw:
+        raise argparse.ArgumentTypeError(
+            f"{raw}: a local path is needed here; kafkacodec writes only local files (it never "
+            "writes to an object store)"
+        )
+    return Path(raw)
+
+
+def storage_arguments(p) -> None:
+    """The options of a command that reads object stores as well as local paths."""
+    p.add_argument(
+        "--storage-option", action="append", default=[], metavar="KEY=VALUE",
+        help="an option of the object store's filesystem (pyarrow.fs), e.g. region=eu-west-1, "
+        "endpoint_override=http://127.0.0.1:9000, access_key=..., retries=8, spool_dir=/var/tmp; "
+        "repeatable. Without them, the AWS environment (AWS_ENDPOINT_URL, AWS_REGION, "
+        "AWS_ACCESS_KEY_ID, ...) and the SDK's credential chain apply",
+    )  # fmt: skip
+    p.add_argument(
+        "--verbose", action="store_true",
+        help="say on stderr what was fetched from object stores (requests, bytes, retries)",
+    )  # fmt: skip
+
+
+def storage_options(args) -> dict:
+    """The --storage-option pairs of a command, as a dict."""
+    from ..storage import parse_options
+
+    return parse_options(getattr(args, "storage_option", None))
+
+
+def target(args, raw):
+    """A path named on the command line: local, or an object store's (with the command's
+    storage options)."""
+    from ..storage import as_path
+
+    return as_path(raw, storage_options(args))
+
+
+def fetched_line() -> str | None:
+    """What this process fetched from object stores, as --verbose says it (None: nothing)."""
+    from ..storage import total_stats
+
+    s = total_stats()
+    if not s.requests:
+        return None
+    return (f"fetched {s.bytes} bytes in {s.requests} requests from object stores"
+            + (f" ({s.retries} retried)" if s.retries else ""))  # fmt: skip
+
+
+def expand(paths, *, index_only: bool = False, options: dict | None = None) -> list:
+    """Files named on the command line (local paths or URLs), and the segment files of each
+    directory named (only its index files when `index_only`)."""
     from ..runtime.errors import NotASegmentError
+    from ..storage import as_path
 
     wanted = {".index", ".timeindex", ".txnindex"} | (set() if index_only else {".log", ".kafka"})
     found = []
-    for p in map(Path, paths):
+    for p in (as_path(x, options) for x in paths):
         if p.is_dir():
             found.extend(sorted(c for c in p.iterdir() if c.suffix in wanted))
         elif p.exists():
@@ -30,19 +88,23 @@ def expand(paths, *, index_only: bool = False) -> list[Path]:
     return found
 
 
-def read_file(path: Path):
-    from ..log.index import map_file
+def read_file(path, limit: int | None = None):
+    """A buffer of a file the command reads through (a remote one fetched into a spool):
+    every byte, or with `limit` at least the first `limit` bytes (--max-bytes)."""
     from ..runtime.errors import NotASegmentError
+    from ..storage import open_blob
 
-    data = map_file(path)[0]
-    if data is None:
-        raise NotASegmentError(path, "no such file")
-    return data
+    try:
+        blob = open_blob(path)
+    except FileNotFoundError:
+        raise NotASegmentError(path, "no such file") from None
+    return blob.whole() if limit is None else blob.ensure(0, limit)
 
 
 def open_partition(path):
-    """The partition at `path`, each of its segments checked to start like a Kafka segment
-    (a file of something else gets named, rather than read as an empty segment)."""
+    """The partition at `path` (a local path or an ObjectPath), each of its segments checked
+    to start like a Kafka segment (a file of something else gets named, rather than read as
+    an empty segment)."""
     from ..log import Partition
 
     p = Partition(path)
@@ -54,9 +116,10 @@ def open_partition(path):
 def open_kafka07(path):
     """A Kafka 0.7 partition (.kafka files, no .log), or None."""
     from ..log.kafka07 import Kafka07Partition
+    from ..storage import is_remote
 
-    p = Path(path)
-    if not p.is_dir() or any(c.suffix == ".log" for c in p.iterdir()):
+    p = path if is_remote(path) else Path(path)
+    if is_remote(p) or not p.is_dir() or any(c.suffix == ".log" for c in p.iterdir()):
         return None
     try:
         return Kafka07Partition(p)

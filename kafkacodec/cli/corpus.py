@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
-from pathlib import Path
 
 from ..console import out
 from ..runtime.errors import KafkacodecError
+from .common import local_path
 
 HELP = "write a test corpus for any Kafka parser: valid and damaged images with the expected values"
 EXAMPLE = "kafkacodec corpus /tmp/kafka-corpus --count 20 --seed 7"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("out", metavar="OUT", type=Path, help="a new directory (refused if not empty)")
+    p.add_argument("out", metavar="OUT", type=local_path, help="a new directory (refused if not empty)")
     p.add_argument("--count", type=int, default=12, help="objects drawn per schema (default 12)")
     p.add_argument("--internal-count", type=int, default=3,
                    help="per version of each schema made from Kafka's specs (default 3)")  # fmt: skip

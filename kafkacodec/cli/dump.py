@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..console import out
 from ..runtime.errors import NotASegmentError
-from .common import expand, read_file
+from .common import expand, read_file, storage_arguments, storage_options
 
 HELP = "print batches and records of .log files, or entries of index files, as kafka-dump-log does"
 EXAMPLE = "kafkacodec dump --deep-iteration /var/lib/kafka/orders-0/00000000000000000000.log"
@@ -38,6 +38,7 @@ def define(p: argparse.ArgumentParser) -> None:
         "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    storage_arguments(p)
     for flag, what in DECODERS.items():
         p.add_argument(
             f"--{flag}-decoder", dest="decoder", action="store_const", const=flag,
@@ -64,9 +65,10 @@ DECODERS = {
 def run(args: argparse.Namespace) -> int:
     from .. import dump as dumplog
     from ..console import Progress
+    from ..storage import size_of
 
     files = _files(args)
-    total = sum(p.stat().st_size for p, s in files if s not in dumplog.INDEX_SUFFIXES)
+    total = sum(size_of(p) for p, s in files if s not in dumplog.INDEX_SUFFIXES)
     show = not args.quiet and not sys.stdout.isatty()  # on a terminal the dump is the progress
     findings = dumplog.Findings()
     status = 0
@@ -100,7 +102,7 @@ def _files(args: argparse.Namespace) -> list[tuple[Path, str]]:
 
     index_only = args.verify_index_only or args.index_sanity_check
     files = []
-    for path in expand(args.paths, index_only=index_only):
+    for path in expand(args.paths, index_only=index_only, options=storage_options(args)):
         parsed = parse_segment_name(path.name)
         suffix = parsed[1] if parsed else path.suffix
         if is_state_file(path):
@@ -186,7 +188,7 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress):
                 yield from dumplog.dump07_text(f, deep=deep, print_data=args.print_data_log,
                                                progress=progress)  # fmt: skip
         return
-    data = read_file(path)
+    data = read_file(path, args.max_bytes)
     sniff(data, path)
     if args.json:
         rows = dumplog.dump_json(path, data, deep=deep, how=args.bytes, max_bytes=args.max_bytes,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..console import out
+from .common import local_path
 
 HELP = "compile the schemas with the official Kaitai Struct compiler for other languages"
 EXAMPLE = "kafkacodec export-schemas --lang java --lang javascript --out kafka-parsers"
@@ -22,7 +22,7 @@ def define(p: argparse.ArgumentParser) -> None:
         help="a target of kaitai-struct-compiler (java, javascript, go, cpp_stl, python, ...); repeatable",
     )
     p.add_argument(
-        "--out", type=Path, required=True, help="the folder to write (one subfolder per language)"
+        "--out", type=local_path, required=True, help="the folder to write (one subfolder per language)"
     )
 
 

@@ -8,26 +8,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from ..console import out, safe
-from .common import CLEAN, PROBLEMS
+from .common import CLEAN, PROBLEMS, storage_arguments, target
 
 HELP = "consumer groups' committed offsets and lag, from __consumer_offsets on disk"
 EXAMPLE = "kafkacodec groups /var/lib/kafka/data --group billing"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("log_dirs", nargs="+", type=Path, metavar="LOG_DIR",
+    p.add_argument("log_dirs", nargs="+", metavar="LOG_DIR",
                    help="a broker's log.dirs entries (each holding <topic>-<partition> folders)")  # fmt: skip
     p.add_argument("--group", action="append", help="only this group (repeatable)")
     p.add_argument("--json", action="store_true", help="one JSON object per row")
+    storage_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..internal.groups import describe, table
 
-    rows, folded = describe(args.log_dirs)
+    rows, folded = describe([target(args, d) for d in args.log_dirs])
     if args.group:
         rows = [r for r in rows if r["group"] in set(args.group)]
     if folded.partitions == 0:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..console import out
 from ..runtime.errors import KafkacodecError
-from .common import notes, open_kafka07, open_partition
+from .common import notes, open_kafka07, open_partition, storage_arguments, target
 
 HELP = "Kafka's answer for an offset or a timestamp (-1 latest, -2 earliest, -3 max timestamp)"
 EXAMPLE = "kafkacodec lookup /var/lib/kafka/orders-0 --timestamp 1700000000000"
@@ -21,6 +21,7 @@ def define(p: argparse.ArgumentParser) -> None:
     g.add_argument("--offset", type=int)
     g.add_argument("--timestamp", type=int)
     p.add_argument("--json", action="store_true")
+    storage_arguments(p)
 
 
 def _lookup07(args, p) -> int:
@@ -37,10 +38,11 @@ def _lookup07(args, p) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    k07 = open_kafka07(args.dir)
+    path = target(args, args.dir)
+    k07 = open_kafka07(path)
     if k07 is not None:
         return _lookup07(args, k07)
-    p = open_partition(args.dir)
+    p = open_partition(path)
     if args.offset is not None:
         seg = p.segment_for(args.offset) or (p.segments[0] if p.segments else None)
         found = seg.translate_offset(args.offset) if seg else None

@@ -7,25 +7,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from ..console import out, safe
-from .common import CLEAN, PROBLEMS
+from .common import CLEAN, PROBLEMS, storage_arguments, target
 
 HELP = "the cluster's topics, brokers, features and configs from __cluster_metadata on disk"
 EXAMPLE = "kafkacodec metadata /var/lib/kafka/metadata --json"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("log_dir", type=Path, metavar="DIR",
+    p.add_argument("log_dir", metavar="DIR",
                    help="__cluster_metadata-0, or the log dir (metadata.log.dir) holding it")  # fmt: skip
     p.add_argument("--json", action="store_true", help="the state as one JSON object")
+    storage_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..internal.cluster import fold_cluster, text
 
-    state = fold_cluster(args.log_dir)
+    state = fold_cluster(target(args, args.log_dir))
     if args.json:
         out(json.dumps(state.to_dict()))
     else:

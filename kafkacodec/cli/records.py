@@ -7,7 +7,7 @@ import sys
 
 from ..console import out, safe
 from ..runtime.errors import KafkacodecError
-from .common import notes, open_kafka07, open_partition
+from .common import notes, open_kafka07, open_partition, storage_arguments, target
 
 HELP = "records for humans: keys and values as text when UTF-8, headers shown"
 EXAMPLE = "kafkacodec records /var/lib/kafka/orders-0 --from-offset 1200 --limit 5"
@@ -28,6 +28,7 @@ def define(p: argparse.ArgumentParser) -> None:
         help="read past damaged bytes (as verify does) instead of stopping; each "
         "stretch left out is named on stderr",
     )
+    storage_arguments(p)
 
 
 def _show(v) -> str:
@@ -49,7 +50,8 @@ def _record_line(r) -> str:
 def run(args: argparse.Namespace) -> int:
     skipped = []
     on_damage = skipped.append if args.skip_corrupt else None
-    k07 = open_kafka07(args.dir)
+    path = target(args, args.dir)
+    k07 = open_kafka07(path)
     if k07 is not None:
         if args.from_timestamp is not None:
             raise KafkacodecError(
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         rows = ((None, None, r) for _f, _m, r in k07.read(args.from_offset, on_damage=on_damage))
         p = None
     else:
-        p = open_partition(args.dir)
+        p = open_partition(path)
         start = args.from_offset
         if args.from_timestamp is not None:
             found = p.list_offsets(args.from_timestamp)

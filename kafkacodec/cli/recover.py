@@ -11,14 +11,14 @@ from pathlib import Path
 
 from ..console import out, safe
 from ..runtime.errors import KafkacodecError
-from .common import CLEAN, PROBLEMS, UNCHECKED
+from .common import CLEAN, PROBLEMS, UNCHECKED, local_path
 
 HELP = "Kafka's recovery of a partition or log.dirs, as a dry run; --repair applies it"
 EXAMPLE = "kafkacodec recover /var/lib/kafka/orders-0 --repair"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", metavar="DIR|SEGMENT")
+    p.add_argument("path", metavar="DIR|SEGMENT", type=_local_log)
     p.add_argument(
         "--repair",
         action="store_true",
@@ -27,7 +27,7 @@ def define(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--backup",
-        type=Path,
+        type=local_path,
         metavar="DIR",
         help="where moved and cut data go (default: kafkacodec-backup beside the "
         "log directory; never inside a log directory)",
@@ -37,13 +37,23 @@ def define(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _local_log(raw: str) -> Path:
+    """recover is for a broker's local log directory: a URL is refused (never rewritten)."""
+    if "://" in raw:
+        raise argparse.ArgumentTypeError(
+            f"{raw}: recover works on a broker's local log directory and --repair rewrites it; "
+            "kafkacodec never writes to an object store (`kafkacodec verify URL` checks one)"
+        )
+    return Path(raw)
+
+
 def run(args: argparse.Namespace) -> int:
     """Kafka's recovery of each partition named (LogLoader's rule, see log/repair.py): a dry
     run by default, applied with --repair under the log directory's lock."""
     from ..console import Progress
-    from ..log.fsio import LogDirLock, size_or_zero
+    from ..storage.fsio import LogDirLock, size_or_zero
 
-    groups = _recover_groups(Path(args.path))
+    groups = _recover_groups(args.path)
     status = CLEAN
     total = sum(size_or_zero(s.path) for _ld, parts in groups for p in parts for s in p.segments)
     with Progress(total, "recover", quiet=args.quiet) as progress:

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from ..console import out
 from ..runtime.errors import KafkacodecError
+from .common import local_path
 
 HELP = "write a sample log.dirs of any size, for trying the Spark pipeline at scale"
 EXAMPLE = "kafkacodec sample /tmp/big-logdirs --size 4g --partitions 8"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("out", metavar="OUT", type=Path, help="a new directory (refused if not empty)")
+    p.add_argument("out", metavar="OUT", type=local_path, help="a new directory (refused if not empty)")
     p.add_argument("--records", type=int, default=None, help="how many records (default 100000)")
     p.add_argument("--size", help="or how many bytes on disk, e.g. 4g (the first reached stops)")
     p.add_argument("--partitions", type=int, default=4)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from ..console import out, safe
+from .common import local_path
 
 HELP = "Kafka's JSON message specs: compare two releases' (diff), make the codecs (import)"
 DIFF_HELP = "compare two directories of specs: what changed, what breaks older readers"
@@ -27,19 +27,19 @@ def define(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", required=True)
     d = sub.add_parser("diff", help=DIFF_HELP, description=DIFF_HELP)
     d.add_argument(
-        "old", type=Path, metavar="OLD", help="a directory of specs (*.json, searched below it)"
+        "old", type=local_path, metavar="OLD", help="a directory of specs (*.json, searched below it)"
     )
-    d.add_argument("new", type=Path, metavar="NEW")
+    d.add_argument("new", type=local_path, metavar="NEW")
     d.add_argument("--json", action="store_true", help="the report as one JSON object")
     i = sub.add_parser("import", help=IMPORT_HELP, description=IMPORT_HELP)
     i.add_argument(
-        "specs", type=Path, metavar="DIR",
+        "specs", type=local_path, metavar="DIR",
         help="a Kafka source tree (or a directory of its specs, searched below it); the "
         "folder each spec is in (group-coordinator, metadata, ...) says its topic",
     )  # fmt: skip
     i.add_argument("--label", help="the name the schemas give the specs (default: DIR's name)")
     i.add_argument(
-        "--schemas", type=Path, metavar="OUT",
+        "--schemas", type=local_path, metavar="OUT",
         help="where the schemas go (default: the project's schemas/internal/); the codecs "
         "are generated again only for the project's own schemas",
     )  # fmt: skip

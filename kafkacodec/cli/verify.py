@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..console import out, safe
 from ..runtime.errors import KafkacodecError
-from .common import CLEAN, PROBLEMS, UNCHECKED
+from .common import CLEAN, PROBLEMS, UNCHECKED, storage_arguments, target
 
 HELP = "check every batch's CRC and structure, and indexes against their log"
 EXAMPLE = "kafkacodec verify /var/lib/kafka            # a log.dirs, a partition or a file"
@@ -27,12 +27,13 @@ def define(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="list at most N problems (the rest are counted); default 1000",
     )
+    storage_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..console import Progress
-    from ..log.fsio import size_or_zero
     from ..log.index import Problems
+    from ..storage import size_of
 
     problems, notes, unchecked = Problems(args.max_problems), [], []
     totals = dict.fromkeys(("partitions", "segments", "batches", "records", "bytes",
@@ -40,16 +41,16 @@ def run(args: argparse.Namespace) -> int:
     targets = []
     for raw in args.paths:
         try:
-            targets += _verify_targets(Path(raw), totals, problems, notes)
+            targets += _verify_targets(target(args, raw), totals, problems, notes)
         except KafkacodecError as err:
             unchecked.append(str(err))
     regions = []
-    total = sum(size_or_zero(path) for path, _check in targets)
+    total = sum(size_of(path) for path, _check in targets)
     with Progress(total, "verify", quiet=args.quiet) as progress:
         for path, check in targets:
             progress.describe(path.name)
             _verify_one(check, totals, problems, notes, unchecked, regions)
-            progress(size_or_zero(path))
+            progress(size_of(path))
     checked = totals["segments"] > 0
     status = UNCHECKED if unchecked or not checked else PROBLEMS if problems else CLEAN
     if args.json:
@@ -81,17 +82,17 @@ def _verify_targets(path: Path, totals, problems, notes) -> list:
     """(file, a function that checks it) for each segment a path names; LogError when it
     names nothing verify can check."""
     from ..log import LogDirs, Partition, Segment, open_log
-    from ..log.fsio import lock_holder
     from ..log.repair import pending
     from ..log.segment import parse_segment_name
     from ..runtime.errors import NotAPartitionError, NotASegmentError
+    from ..storage import is_remote
 
     if not path.is_dir():
         if not path.exists() and not path.is_symlink():
             raise NotASegmentError(path, "no such file or directory")
         parsed = parse_segment_name(path.name)
         if parsed and parsed[1] == ".log":
-            live = lock_holder(path.parent.parent) is not None
+            live = _held(path.parent.parent)
             return [_segment_target(Segment(path.parent, parsed[0]), live, True)]
         if path.suffix == ".kafka":
             return [_kafka07_target(path)]
@@ -107,17 +108,24 @@ def _verify_targets(path: Path, totals, problems, notes) -> list:
         parts = log.partitions
     else:
         parts = [log]
-    live = lock_holder(path if isinstance(log, LogDirs) else path.parent) is not None
+    live = _held(path if isinstance(log, LogDirs) else path.parent)
     out = []
     for part in parts:
         assert isinstance(part, Partition)
         totals["partitions"] += 1
         problems.extend(part.problems)
-        try:
-            job = pending(part.path)
-        except KafkacodecError as err:
-            problems.add(str(err))
+        if is_remote(part.path):  # a journal is finished where it was made, never here
+            if part.repair_files:
+                problems.add(f"{part.path}: holds the files of an unfinished kafkacodec repair "
+                             f"({', '.join(part.repair_files)}): finish it on the local copy "
+                             "with kafkacodec recover --repair")  # fmt: skip
             job = None
+        else:
+            try:
+                job = pending(part.path)
+            except KafkacodecError as err:
+                problems.add(str(err))
+                job = None
         if job is not None:
             problems.add(job.describe())
         if part.kafka07 and not part.segments:
@@ -134,6 +142,14 @@ def _verify_targets(path: Path, totals, problems, notes) -> list:
         raise NotAPartitionError(path, f"no segments in any of its {len(parts)} partition "
                                        "directories: nothing to verify")  # fmt: skip
     return out
+
+
+def _held(log_dir) -> bool:
+    """Whether a broker holds a local log directory (an object store's never is)."""
+    from ..storage import is_remote
+    from ..storage.fsio import lock_holder
+
+    return not is_remote(log_dir) and lock_holder(log_dir) is not None
 
 
 def _segment_target(seg, live: bool, indexes: bool):

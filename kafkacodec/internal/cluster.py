@@ -23,6 +23,7 @@ from pathlib import Path
 from kafkacodec.log.segment import Segment
 from kafkacodec.records.batches import BatchIterator
 from kafkacodec.runtime.errors import DecodeError, LogError
+from kafkacodec.storage import StoragePath, as_path, read_whole
 
 from .codecs import DEFAULT, Codecs
 from .dump_format import get
@@ -138,7 +139,7 @@ def _apply(state: ClusterState, spec: str, o) -> None:
             configs[get(o, "Name")] = get(o, "Value")
 
 
-def _fold_file(state: ClusterState, path: Path, data, start_offset: int, codecs: Codecs) -> None:
+def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, codecs: Codecs) -> None:
     """Apply the metadata records of a file of batches (a segment or a snapshot), from
     start_offset on."""
     it = BatchIterator(data, verify_crc=True, source=str(path))
@@ -162,17 +163,20 @@ def _fold_file(state: ClusterState, path: Path, data, start_offset: int, codecs:
 
 
 def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterState:
-    """The cluster's state from a __cluster_metadata-0 directory (or a log dir holding it)."""
-    d = Path(directory)
+    """The cluster's state from a __cluster_metadata-0 directory (or a log dir holding it),
+    local or in an object store (storage.as_path)."""
+    d = as_path(directory)
     if (d / METADATA_DIR).is_dir():
         d = d / METADATA_DIR
     if not d.is_dir():
         raise LogError(d, "no such directory")
+    files: list[StoragePath] = list(d.iterdir())
     snapshots = sorted(
-        (p for p in d.glob("*.checkpoint") if p.stem.partition("-")[0].isdigit()),
+        (p for p in files if p.suffix == ".checkpoint" and p.stem.partition("-")[0].isdigit()),
         key=lambda p: int(p.stem.partition("-")[0]),
     )
-    segments = sorted((p for p in d.glob("*.log") if p.stem.isdigit()), key=lambda p: int(p.stem))
+    segments = sorted((p for p in files if p.suffix == ".log" and p.stem.isdigit()),
+                      key=lambda p: int(p.stem))  # fmt: skip
     if not snapshots and not segments:
         raise LogError(d, "holds no KRaft snapshot (.checkpoint) and no log segment (.log)")
     state = ClusterState()
@@ -180,7 +184,10 @@ def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterStat
     if snapshots:
         snap = snapshots[-1]
         state.snapshot = snap.name
-        _fold_file(state, snap, snap.read_bytes(), 0, codecs)
+        data = read_whole(snap)
+        if data is None:
+            raise LogError(snap, "disappeared while read")
+        _fold_file(state, snap, data, 0, codecs)
         start = int(snap.stem.partition("-")[0])  # the snapshot holds the offsets before it
     for path in segments:
         seg = Segment(d, int(path.stem))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kafkacodec.runtime.crc import crc32c
 from kafkacodec.runtime.errors import CorruptRecordError, KafkacodecError, LogError
+from kafkacodec.storage import read_side_file
 
 from .codecs import DEFAULT, Codecs
 from .dump_format import get
@@ -32,13 +33,11 @@ def is_state_file(path: Path) -> bool:
 
 
 def _read(path: Path) -> bytes:
-    try:
-        size = path.stat().st_size
-        if size > MAX_STATE_FILE:
-            raise LogError(path, f"{size} bytes: larger than any state file ({MAX_STATE_FILE})")
-        return path.read_bytes()
-    except OSError as err:
-        raise LogError(path, f"cannot read: {err.strerror or err}") from None
+    """A state file's bytes (local or in an object store), capped at MAX_STATE_FILE."""
+    data = read_side_file(path, MAX_STATE_FILE)
+    if data is None:
+        raise LogError(path, "cannot read: no such file")
+    return data
 
 
 def _java_optional_long(v: int) -> str:

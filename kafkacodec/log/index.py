@@ -10,7 +10,6 @@ say why, and lookups answer as an empty index does, so callers fall back to a wa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from kafkacodec.generated import kafka_offset_index as _oi
@@ -20,7 +19,9 @@ from kafkacodec.generated import kafka_txn_index as _xi
 from ..runtime._prim import Generated
 from ..runtime.errors import DecodeError, LogError
 from ..runtime.search import last_at_or_below
-from .fsio import map_regular, unmap
+from ..storage import StoragePath, as_path
+from ..storage import map_file as map_file
+from ..storage.fsio import unmap
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -51,10 +52,6 @@ class AbortedTxn(NamedTuple):
 class TxnSearchResult(NamedTuple):
     aborted: list
     is_complete: bool
-
-
-#: The one way the log layer maps a file: never through a link, only a regular file.
-map_file = map_regular
 
 
 #: Problem lines kept per index file; beyond it they are counted, not kept (a 10-million-entry
@@ -111,8 +108,8 @@ class _Index:
     SIZE = 0
     KIND = ""
 
-    def __init__(self, path: Path | str, base_offset: int) -> None:
-        self.path = Path(path)
+    def __init__(self, path: StoragePath | str, base_offset: int) -> None:
+        self.path = as_path(path)
         self.base_offset = base_offset
         self.problems: list[str] = []
         try:

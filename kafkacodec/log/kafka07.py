@@ -34,8 +34,8 @@ from ..runtime.errors import (
     NotAPartitionError,
     UnsupportedCodecError,
 )
+from ..storage.fsio import map_regular, unmap
 from .check import BadRegion, SegmentCheck, records_or_damage, resync
-from .fsio import map_regular, unmap
 from .segment import parse_segment_name
 
 __all__ = ["Message07", "Kafka07File", "Kafka07Partition", "scan", "check_file",

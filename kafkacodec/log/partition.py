@@ -12,12 +12,11 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..records.batches import Record
 from ..runtime.errors import LogError, NotAPartitionError
-from . import fsio
+from ..storage import StoragePath, as_path, read_side_file
 from .check import BadRegion, records_or_damage, scan
 from .index import AbortedTxn, TimestampOffset
 from .recovery import TxnTracker
@@ -46,9 +45,9 @@ _DIR_NAME = re.compile(
 )
 
 
-def _side_text(path: Path) -> str | None:
+def _side_text(path: StoragePath) -> str | None:
     """A small text file of a partition or log.dirs (None when missing), size-capped."""
-    raw = fsio.read_side_file(path)
+    raw = read_side_file(path)
     if raw is None:
         return None
     try:
@@ -73,7 +72,7 @@ class ListOffsetsResult(NamedTuple):
     position: int | None = None
 
 
-def read_epoch_checkpoint(path: Path) -> list[EpochEntry]:
+def read_epoch_checkpoint(path: StoragePath) -> list[EpochEntry]:
     """leader-epoch-checkpoint: version (0), count, then `epoch start_offset` lines."""
     text = _side_text(path)
     if text is None:
@@ -101,10 +100,11 @@ def write_epoch_checkpoint_text(entries: list[EpochEntry]) -> str:
 
 
 class Partition:
-    """A partition directory: its segments by base offset, its metadata, Kafka's lookups."""
+    """A partition directory: its segments by base offset, its metadata, Kafka's lookups.
+    In a local directory or an object store (a URL, or storage.as_path's ObjectPath)."""
 
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
+    def __init__(self, path: StoragePath | str) -> None:
+        self.path = as_path(path)
         if not self.path.is_dir():
             if self.path.exists():
                 raise NotAPartitionError(self.path, "not a directory")
@@ -309,7 +309,7 @@ class Partition:
         aborted = AbortFilter(self) if committed_only else None
         for seg in self.segments[self.segments.index(first) :]:
             start = seg.start_position(from_offset) if seg is first else 0
-            pages = fsio.PageDropper(seg.data, start)
+            pages = seg.pages(start)
             for batch in self._batches(seg, start, verify_crc, on_damage):
                 pages.passed(batch.position)
                 if batch.last_offset < from_offset:
@@ -319,6 +319,8 @@ class Partition:
                 for r in records_or_damage(batch, on_damage):
                     if r.offset >= from_offset and not (committed_only and r.control is not None):
                         yield seg, batch, r
+            if seg.remote:  # its spool's space goes (once nothing views it)
+                seg.close()
 
     @staticmethod
     def _batches(seg: Segment, start: int, verify_crc: bool,
@@ -403,8 +405,8 @@ class LogDirs:
         "replication-offset-checkpoint", "cleaner-offset-checkpoint",
     )  # fmt: skip
 
-    def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
+    def __init__(self, path: StoragePath | str) -> None:
+        self.path = as_path(path)
         if not self.path.is_dir():
             raise NotAPartitionError(
                 self.path, "no such directory" if not self.path.exists() else "not a directory"
@@ -414,7 +416,8 @@ class LogDirs:
         #: Partition directories that could not be opened: one broken partition does not
         #: stop the others.
         self.problems: list[str] = []
-        for child in sorted(self.path.iterdir()):
+        children: list[StoragePath] = sorted(self.path.iterdir(), key=str)
+        for child in children:
             if child.is_dir() and _DIR_NAME.match(child.name):
                 try:
                     self.partitions.append(Partition(child))
@@ -459,9 +462,10 @@ class LogDirs:
             p.close()
 
 
-def open_log(path: Path | str) -> Partition | LogDirs:
-    """A partition directory, or a log.dirs holding partition directories."""
-    p = Path(path)
+def open_log(path: StoragePath | str) -> Partition | LogDirs:
+    """A partition directory, or a log.dirs holding partition directories (a local path,
+    a URL, or an ObjectPath)."""
+    p = as_path(path)
     if not p.exists():
         raise NotAPartitionError(p, "no such file or directory")
     if (

@@ -48,7 +48,7 @@ from typing import Any
 
 from ..records.batches import RecordBatch
 from ..runtime.errors import LogError, NotASegmentError
-from . import fsio
+from ..storage import fsio, refuse_remote
 from .check import BadRegion, scan
 from .index import (
     encode_offset_entries,
@@ -156,6 +156,8 @@ def default_backup_root(log_dir: Path) -> Path:
 def plan(partition: Partition, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
          progress: Callable[[int], object] | None = None) -> RepairPlan:  # fmt: skip
     """Kafka's recovery of the whole partition, as a plan; reads, never writes."""
+    refuse_remote(partition.path, "a repair (a plan is made to be applied)")
+    assert isinstance(partition.path, Path)
     p = RepairPlan(partition.path, partition.path.parent, index_interval_bytes=index_interval_bytes)
     tracker = TxnTracker()  # producer state runs across the segments of a partition
     segments = partition.segments
@@ -606,6 +608,7 @@ def repair(path: Path | str, *, backup_root: Path | str | None = None,
     """Repair a partition directory under its log directory's lock (LogError while a broker
     holds it): finish an unfinished repair first, then plan and apply what is left. Returns
     the plan and the journal written (None when there was nothing to do)."""
+    refuse_remote(path, "a repair")
     part = Path(path)
     with fsio.LogDirLock(part.parent):
         finish(part)

@@ -10,12 +10,12 @@ import bisect
 import logging
 from collections.abc import Iterator
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
-from ..records.batches import BatchIterator, BytesLike, LegacyBatch, RecordBatch
+from ..records.batches import LOG_OVERHEAD, BatchIterator, BytesLike, LegacyBatch, RecordBatch
 from ..runtime.errors import DecodeError, LogError, NotASegmentError
-from .fsio import PageDropper
+from ..storage import Blob, StoragePath, as_path, open_blob
+from ..storage.fsio import PageDropper
 from .index import (
     OffsetIndex,
     OffsetPosition,
@@ -24,8 +24,6 @@ from .index import (
     TimestampOffset,
     TxnIndex,
     TxnSearchResult,
-    map_file,
-    unmap,
 )
 
 if TYPE_CHECKING:
@@ -41,6 +39,7 @@ __all__ = [
     "TimestampAndOffset",
     "segment_name",
     "parse_segment_name",
+    "WindowedBatches",
 ]
 
 log = logging.getLogger("kafkacodec.log")
@@ -75,7 +74,7 @@ def parse_segment_name(name: str) -> tuple[int, str] | None:
     return None
 
 
-def sniff(data: BytesLike, path: Path | str, size: int | None = None) -> None:
+def sniff(data: BytesLike, path: StoragePath | str, size: int | None = None) -> None:
     """Raise NotASegmentError unless `data` (the first `size` bytes of `path`) starts like a
     file of Kafka batches: empty, or a first entry with a plausible size and a known magic.
     A torn first batch (a crash during the first append) still passes."""
@@ -114,18 +113,19 @@ def _epoch(e: int) -> int | None:
 
 
 class Segment:
-    """A segment of a partition, named by its base offset. Creating one stats files only;
-    the .log is mapped on first read, each index on first use."""
+    """A segment of a partition, named by its base offset, in a local directory or an
+    object store (storage.as_path). Creating one reads nothing; the .log is opened on
+    first read (a local one mapped whole, a remote one fetched a range at a time as walks
+    reach it), each index on first use."""
 
-    def __init__(self, directory: Path | str, base_offset: int) -> None:
-        self.dir = Path(directory)
+    def __init__(self, directory: StoragePath | str, base_offset: int) -> None:
+        self.dir = as_path(directory)
         self.base_offset = base_offset
         self.path = self.dir / segment_name(base_offset)
         self.index_path = self.dir / segment_name(base_offset, ".index")
         self.timeindex_path = self.dir / segment_name(base_offset, ".timeindex")
         self.txnindex_path = self.dir / segment_name(base_offset, ".txnindex")
-        self._map = None
-        self._size: int | None = None
+        self._blob: Blob | None = None
         self._max_ts: tuple[int, TimestampOffset] | None = None
         #: Whether the file is named by its base offset (see standalone).
         self.named = True
@@ -136,10 +136,10 @@ class Segment:
         return f"Segment({str(self.path)!r})"
 
     @classmethod
-    def standalone(cls, path: Path | str) -> Segment:
+    def standalone(cls, path: StoragePath | str) -> Segment:
         """A file of batches not named like a segment (a capture, a test vector): read as
         one from base offset 0, without index files."""
-        path = Path(path)
+        path = as_path(path)
         seg = cls(path.parent, 0)
         seg.path = path
         seg.named = False
@@ -147,27 +147,37 @@ class Segment:
 
     @property
     def size(self) -> int:
-        """The .log's size when it was mapped (a segment being appended to is read as far
+        """The .log's size when it was opened (a segment being appended to is read as far
         as it was then: every walk of one Segment sees the same bytes)."""
-        if self._size is None:
-            self._map_log()
-        assert self._size is not None  # _map_log sets it or raises
-        return self._size
+        return self.blob.size
 
     # -- files
     @property
-    def data(self) -> BytesLike:
-        """The .log bytes (an mmap; b"" for an empty file)."""
-        if self._map is None:
-            self._map_log()
-        assert self._map is not None  # _map_log sets it or raises
-        return self._map
+    def blob(self) -> Blob:
+        """The .log's bytes (storage.Blob), opened on first use."""
+        if self._blob is None:
+            try:
+                self._blob = open_blob(self.path)
+            except FileNotFoundError:
+                raise LogError(self.path, "segment file is missing") from None
+        return self._blob
 
-    def _map_log(self) -> None:
-        data, size = map_file(self.path)
-        if data is None:
-            raise LogError(self.path, "segment file is missing")
-        self._map, self._size = data, size
+    @property
+    def remote(self) -> bool:
+        """Whether reading the segment costs fetches (an object store)."""
+        return self.blob.remote
+
+    @property
+    def data(self) -> BytesLike:
+        """All of the .log's bytes (an mmap; b"" for an empty file). A remote segment is
+        fetched whole for it (into a spool on disk, not memory): walks from a position
+        (batches, columns) fetch only what they reach."""
+        return self.blob.whole()
+
+    def window(self, start: int, end: int | None = None) -> BytesLike:
+        """A buffer in which the bytes [start, end) of the .log (end: its end) are present
+        at their positions: a local file's map, or a remote one's spool once fetched."""
+        return self.blob.ensure(start, self.size if end is None else end)
 
     @cached_property
     def offset_index(self) -> OffsetIndex:
@@ -193,9 +203,9 @@ class Segment:
         return index
 
     def close(self) -> None:
-        unmap(self._map)
-        self._map = None
-        self._size = None
+        if self._blob is not None:
+            self._blob.close()
+            self._blob = None
         for name in ("offset_index", "time_index", "txn_index"):
             idx = self.__dict__.pop(name, None)
             if idx is not None:
@@ -208,11 +218,24 @@ class Segment:
         self.close()
 
     # -- walking
-    def batches(self, position: int = 0, *, verify_crc: bool = False) -> BatchIterator:
-        """Shallow iteration over the batches from a byte position (Kafka's batchesFrom)."""
+    def batches(self, position: int = 0, *, verify_crc: bool = False,
+                end: int | None = None) -> BatchIterator | WindowedBatches:  # fmt: skip
+        """Shallow iteration over the batches from a byte position (Kafka's batchesFrom),
+        to `end` (default: the end of the file). A remote segment is fetched a window at
+        a time as the walk reaches it (WindowedBatches)."""
+        stop = self.size if end is None else min(end, self.size)
+        blob = self.blob
+        if blob.remote:
+            return WindowedBatches(blob, position, stop, verify_crc=verify_crc,
+                                   source=str(self.path))  # fmt: skip
         return BatchIterator(
-            self.data, verify_crc=verify_crc, source=str(self.path), start=position, end=self.size
+            blob.whole(), verify_crc=verify_crc, source=str(self.path), start=position, end=stop
         )
+
+    def pages(self, start: int = 0) -> PageDropper:
+        """What a long walk from `start` tells where it is, so that the pages it passed
+        leave memory (storage.Blob.release)."""
+        return PageDropper(self.blob, start)
 
     def columns(self, position: int = 0, *, verify_crc: bool = True,
                 max_inflated: int | None = None) -> Iterator[pa.RecordBatch]:  # fmt: skip
@@ -221,14 +244,14 @@ class Segment:
         stays that of one chunk whatever the size of the segment. Needs the columnar extra."""
         from ..records.columnar import iter_columns  # numpy and pyarrow: the columnar extra
 
-        dropper = PageDropper(self.data, position)
-        yield from iter_columns(self.data, verify_crc=verify_crc, source=str(self.path),
+        data = self.window(position)
+        yield from iter_columns(data, verify_crc=verify_crc, source=str(self.path),
                                 start=position, end=self.size, max_inflated=max_inflated,
-                                passed=dropper.passed)  # fmt: skip
+                                passed=self.pages(position).passed)  # fmt: skip
 
     def sniff(self) -> None:
         """Raise NotASegmentError unless the file starts like a Kafka segment."""
-        sniff(self.data, self.path, self.size)
+        sniff(self.window(0, 17), self.path, self.size)
 
     def entry_holds(self, entry: OffsetPosition) -> bool:
         """Whether an offset index entry (offset, position) agrees with the log: a batch
@@ -290,7 +313,7 @@ class Segment:
         after the last offset index entry."""
         last = None
         start = self.start_position(self.offset_index.last_entry().offset)
-        pages = PageDropper(self.data, start)  # a long walk when the index is missing
+        pages = self.pages(start)  # a long walk when the index is missing
         for batch in self.batches(start):
             last = batch
             pages.passed(batch.position)
@@ -381,3 +404,75 @@ class Segment:
         for lines in found.values():
             problems.extend(lines)
         return problems
+
+
+class WindowedBatches:
+    """BatchIterator's walk over a remote segment, fetching a window at a time: the first
+    one small (a lookup reads a few kilobytes past an index entry), each next one twice
+    as large up to MAX_WINDOW (a scan reads in large sequential ranges). A batch that
+    crosses a window's end is fetched whole with the next window. Positions, errors and
+    `position` / `remaining` after the end are those of a BatchIterator over the whole file.
+    """
+
+    FIRST_WINDOW = 64 << 10
+    MAX_WINDOW = 16 << 20
+    #: What a walk may read of an entry before it knows the entry fits (a v2 header).
+    HEADER = 61
+
+    def __init__(self, blob: Blob, start: int, end: int, *, verify_crc: bool,
+                 source: str) -> None:  # fmt: skip
+        self.blob = blob
+        self.end = end
+        self.verify_crc = verify_crc
+        self.source = source
+        self.batches = 0
+        self._window = self.FIRST_WINDOW
+        self._opened_at = start
+        self._it = self._open(start)
+
+    def _open(self, pos: int, *, to_end: bool = False) -> BatchIterator:
+        """An iterator over the next window, from pos: at least the batch that starts
+        there (its size is read first), at most to the end."""
+        self._opened_at = pos
+        stop = self.end if to_end else min(self.end, pos + self._window)
+        if stop < self.end and stop - pos >= LOG_OVERHEAD:
+            head = self.blob.ensure(pos, pos + LOG_OVERHEAD)
+            declared = int.from_bytes(head[pos + 8 : pos + LOG_OVERHEAD], "big", signed=True)
+            need = pos + LOG_OVERHEAD + max(declared, 0)
+            if need > self.end:
+                # It cannot fit in the file: the walk ends (or fails) on its header, as it
+                # does over the whole file. Its first bytes are fetched for that judgement.
+                buf = self.blob.ensure(pos, min(self.end, pos + self.HEADER))
+                return BatchIterator(buf, verify_crc=self.verify_crc, source=self.source,
+                                     start=pos, end=self.end)  # fmt: skip
+            stop = max(stop, need)
+        self._window = min(self._window * 2, self.MAX_WINDOW)
+        buf = self.blob.ensure(pos, stop)
+        return BatchIterator(buf, verify_crc=self.verify_crc, source=self.source, start=pos,
+                             end=stop)  # fmt: skip
+
+    def __iter__(self) -> WindowedBatches:
+        return self
+
+    def __next__(self) -> RecordBatch | LegacyBatch:
+        while True:
+            it = self._it
+            try:
+                batch = next(it)
+            except StopIteration:
+                if it.end >= self.end:
+                    raise
+                # A batch crosses the window's end: the next window holds it whole (to the
+                # end of the file if a window made no progress, which no valid file does).
+                self._it = self._open(it.position, to_end=it.position == self._opened_at)
+                continue
+            self.batches += 1
+            return batch
+
+    @property
+    def position(self) -> int:
+        return self._it.position
+
+    @property
+    def remaining(self) -> int:
+        return self.end - self._it.position

@@ -209,8 +209,8 @@ def test_a_dump_drops_the_pages_it_has_read_and_prints_the_same(tmp_path, monkey
 
     from kafkacodec import dump
     from kafkacodec.internal.dump_format import offsets_parser
-    from kafkacodec.log import fsio
     from kafkacodec.log.index import map_file
+    from kafkacodec.storage import fsio
 
     keys = keys_by_type("group-coordinator")
     r = next(r for r in ROWS if r["spec"] == "OffsetCommitValue" and r["version"] == 3)

@@ -228,7 +228,7 @@ def test_listing_reports_leftovers_and_reads_no_log(tmp_path):
     assert p.leader_epochs == [(0, 0), (4, 120)] and p.epoch_for_offset(119) == 0
     assert p.topic_id == "AAAAAAAAAAAAAAAAAAAAAA"
     assert p.segment_for(99).base_offset == 0 and p.segment_for(250).base_offset == 250
-    assert all(s._map is None for s in p.segments)
+    assert all(s._blob is None for s in p.segments)
     (d / "leader-epoch-checkpoint").write_text("0\n3\n0 0\n")
     broken = Partition(d)  # reported, and the segments are still read
     assert broken.leader_epochs == [] and broken.base_offsets == [0, 100, 250]

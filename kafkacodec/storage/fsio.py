@@ -134,8 +134,9 @@ def drop_pages(buf, upto: int) -> None:
 
 
 class PageDropper:
-    """Lets the kernel drop the pages of a mapping behind a walk, every DROP_EVERY bytes:
-    a walk over a large file keeps its resident memory bounded whatever the file's size."""
+    """Lets the kernel drop the pages of a mapping (or of a storage.Blob) behind a walk,
+    every DROP_EVERY bytes: a walk over a large file keeps its resident memory bounded
+    whatever the file's size."""
 
     __slots__ = ("buf", "dropped")
 
@@ -146,7 +147,11 @@ class PageDropper:
     def passed(self, position: int) -> None:
         """The walk is at position: what is before it may go."""
         if position - self.dropped > DROP_EVERY:
-            drop_pages(self.buf, position)
+            release = getattr(self.buf, "release", None)
+            if release is not None:  # a Blob: a local map or a remote file's spool
+                release(0, position)
+            else:
+                drop_pages(self.buf, position)
             self.dropped = position
 
 
