@@ -65,6 +65,12 @@ def define(p: argparse.ArgumentParser) -> None:
                 "and list it (report; export writes OUT/_problems)",
             )
         j.add_argument("--no-verify-crc", action="store_true")
+        j.add_argument(
+            "--storage-option", action="append", default=[], metavar="KEY=VALUE",
+            help="an option of the object store LOGDIR names (s3://, gs://, abfs://, hdfs://), "
+            "e.g. region=eu-west-1 or endpoint_override=URL; repeatable (the data source's "
+            "storage.KEY options). The AWS environment applies on the driver and executors",
+        )  # fmt: skip
     pk = jobs.add_parser(
         "pack",
         help="pack the executors' Python environment (kafkacodec, numpy, "
@@ -102,6 +108,11 @@ def run(args: argparse.Namespace) -> int:
             f"Spark jobs need pyspark: pip install 'kafkacodec[pipeline]' ({err})"
         ) from None
     options = {"verify_crc": not args.no_verify_crc}
+    from kafkacodec.storage import parse_options
+
+    from .options import STORAGE_PREFIX
+
+    options.update({STORAGE_PREFIX + k: v for k, v in parse_options(args.storage_option).items()})
     if args.job != "verify":
         options.update(isolation=args.isolation, on_corrupt=args.on_corrupt)
     conf = {}
@@ -140,12 +151,27 @@ def _export(spark, args, options) -> int:
     )
     if res["problems"] is not None:
         out(f"{res['problems']} problems (what was left out) written to {res['problems_path']}")
+    _fetched(res["fetched"])
     return 0
+
+
+def _fetched(d: dict | None, *, stream=None) -> None:
+    """What the job's tasks fetched from object stores, when they fetched anything."""
+    if d and d["requests"]:
+        out_line = (f"fetched {d['bytes']} bytes in {d['requests']} requests from object stores"
+                    + (f" ({d['retries']} retried)" if d["retries"] else ""))  # fmt: skip
+        if stream is None:
+            out(out_line)
+        else:
+            print(f"kafkacodec spark: {out_line}", file=stream)
 
 
 def _stats(spark, args, options) -> int:
     from . import jobs, report
+    from .meter import FetchMeter
 
+    meter = FetchMeter(spark)
+    options = {**options, "meter": meter}
     if args.html:
         data = jobs.report_data(spark, args.paths, **options)
         rows = data["stats"]
@@ -164,6 +190,7 @@ def _stats(spark, args, options) -> int:
             out(f"{r['topic']:<20} {r['partition']:>4} {r['records']:>9} {r['batches']:>8} {r['bytes']:>10} "
                 f"{str(r['committed']) + '/' + str(r['aborted']):>14}  {','.join(r['codecs'])}; "
                 f"{r['min_timestamp'] or '-'} .. {r['max_timestamp'] or '-'}")  # fmt: skip
+    _fetched(meter.as_dict(), stream=sys.stderr if args.json else None)
     if args.html and not args.json:
         out(f"report written to {args.html}")
     return 0
@@ -172,7 +199,7 @@ def _stats(spark, args, options) -> int:
 def _verify(spark, args, options) -> int:
     from . import jobs
 
-    res = jobs.verify(spark, args.paths, verify_crc=options["verify_crc"])
+    res = jobs.verify(spark, args.paths, **options)
     if args.json:
         out(json.dumps({k: v for k, v in res.items() if k != "per_segment"}))
     elif res["segments"]:
@@ -181,6 +208,7 @@ def _verify(spark, args, options) -> int:
             f"{res['bytes']} bytes: {state}")  # fmt: skip
         for problem in res["problems"]:
             out(f"  {problem}")
+        _fetched(res["fetched"])
     if not res["segments"]:  # nothing checked is not clean (exit codes as `kafkacodec verify`)
         print(f"kafkacodec spark verify: could not check: no segments under {' '.join(map(str, args.paths))}",
               file=sys.stderr)  # fmt: skip

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from . import parquet
-from .options import Options, resolve
+from .meter import FetchMeter, measured
+from .options import Options, resolve, storage_options
 from .read import segment_slices
 from .scan import PipelineError, check
 from .source import register
@@ -75,8 +76,15 @@ def _local(out: str) -> bool:
 
 def _inputs(paths) -> list[str]:
     """Input paths as every process of the job must name them: absolute, resolved here on
-    the driver (executors run in working directories of their own)."""
+    the driver (executors run in working directories of their own); URLs as they are."""
     return [str(resolve(p)) for p in paths]
+
+
+def _slices_of(paths, opts: Options, options: dict, *, split: bool = True):
+    """The slices of a job that runs its own tasks (verify, the direct export): the paths
+    resolved with the read's storage options."""
+    storage = storage_options(options)
+    return segment_slices([resolve(p, storage) for p in paths], opts, split=split)
 
 
 def _reader(spark, fmt: str, paths, options: dict):
@@ -102,20 +110,22 @@ def export(
     paths = _inputs(paths)
     if _local(str(out)):
         out = str(resolve(out))
-        _apart(paths, out)
+    _apart(paths, str(out))
     if direct is None:
         direct = fmt == "parquet" and _local(str(out))
+    meter = FetchMeter(spark)
     if direct:
         opts = Options.parse(_strings(options))
-        slices = segment_slices([Path(p) for p in paths], opts)
-        written = parquet.export(spark, slices, Path(out), opts=opts, mode=mode)
+        slices = _slices_of(paths, opts, options)
+        written = parquet.export(spark, slices, Path(out), opts=opts, mode=mode, meter=meter.aid)
         if written is None:  # mode ignore, and out is there
-            return {"records": 0, "problems": None}
+            return {"records": 0, "problems": None, "fetched": meter.as_dict()}
         result = {"records": written, "problems": None}
     else:
-        df = _reader(spark, "kafkacodec", paths, options)
+        df = _reader(spark, "kafkacodec", paths, {**options, **meter.options})
         df.write.format(fmt).mode(mode).partitionBy("topic", "partition").save(str(out))
         result = {"records": spark.read.format(fmt).load(str(out)).count(), "problems": None}
+    result["fetched"] = meter.as_dict()
     if options.get("on_corrupt") == "report":
         where = f"{str(out).rstrip('/')}/{PROBLEMS_DIR}"
         found = problems(spark, paths, **options)
@@ -133,29 +143,46 @@ def problems(spark, paths, **options):
     return _reader(spark, "kafkacodec_problems", [str(p) for p in paths], options)
 
 
-def verify(spark, paths, *, verify_crc: bool = True) -> dict:
+def verify(spark, paths, *, verify_crc: bool = True, **options) -> dict:
     """What `kafkacodec verify` checks, one Spark task per segment: every CRC, every
     record decoded, partial batches at the end, the indexes against their log. Returns
-    totals, one entry per segment, and the problems (strings naming file and byte)."""
-    slices = segment_slices([Path(p) for p in _inputs(paths)], Options(), split=False)
+    totals, one entry per segment, the problems (strings naming file and byte) and what
+    was fetched from object stores."""
+    slices = _slices_of(_inputs(paths), Options(), options, split=False)
+    meter = FetchMeter(spark)
     checked = (
         spark.sparkContext.parallelize(slices, max(1, min(len(slices), 10000)))
-        .map(functools.partial(check, verify_crc=verify_crc))
+        .map(functools.partial(_check, verify_crc=verify_crc, meter=meter.aid))
         .collect()
     )
     checked.sort(key=lambda c: (c["topic"], c["partition"], c["segment"]))
     totals = {key: sum(c[key] for c in checked) for key in ("batches", "records", "bytes")}
     found = [p for c in checked for p in c["problems"]]
     return {"segments": len(checked), **totals, "problems": found,
-            "clean": bool(checked) and not found, "per_segment": checked}  # fmt: skip
+            "clean": bool(checked) and not found, "per_segment": checked,
+            "fetched": meter.as_dict()}  # fmt: skip
+
+
+def _check(s, *, verify_crc: bool, meter: str) -> dict:
+    with measured(meter):
+        return check(s, verify_crc=verify_crc)
 
 
 def _apart(inputs: list[str], out: str) -> None:
     """Refuse an output that is, holds or lies inside an input, before anything is written
-    (an overwrite would delete the log.dirs it reads)."""
-    o = Path(os.path.realpath(out))
+    (an overwrite would delete the log.dirs it reads): paths compared once resolved, URLs
+    by their text (s3:// and s3a:// name the same bucket)."""
+
+    def key(text: str):
+        if _local(text):
+            return Path(os.path.realpath(text.removeprefix("file://")))
+        scheme, _, rest = text.partition("://")
+        scheme = {"s3a": "s3", "s3n": "s3", "gcs": "gs"}.get(scheme.lower(), scheme.lower())
+        return Path("/", scheme, *[p for p in rest.split("/") if p])
+
+    o = key(out)
     for raw in inputs:
-        i = Path(os.path.realpath(raw))
+        i = key(raw)
         if o == i or i in o.parents or o in i.parents:
             raise PipelineError(f"{out}: the output overlaps the input {raw}; choose an output "
                                 "outside every input (and no input inside it)")  # fmt: skip
@@ -167,6 +194,9 @@ def _frames(spark, paths, options: dict):
     from pyspark.sql import functions as F
 
     opts = {**options, "include_control": True}
+    opts.pop("meter", None)
+    if options.get("meter") is not None:  # what the reads fetch, added up (FetchMeter)
+        opts.update(options["meter"].options)
     paths = [str(p) for p in paths]
     control_type = F.conv(F.hex(F.substring("key", 3, 2)), 16, 10).cast("int")
     records = _reader(spark, "kafkacodec", paths, opts).select(
@@ -216,7 +246,8 @@ def _summaries(records, batches) -> list[dict]:
 
 def stats(spark, paths, **options) -> list[dict]:
     """Per topic-partition: records, batches, bytes, codecs, the timestamp range, producers,
-    and the transactions committed and aborted (from the control records)."""
+    and the transactions committed and aborted (from the control records). meter=FetchMeter
+    adds up what the reads fetch from object stores."""
     return _summaries(*_frames(spark, paths, options))
 
 
@@ -258,5 +289,6 @@ def report_data(spark, paths, *, buckets: int = 60, **options) -> dict:
     finally:
         records.unpersist()
         batches.unpersist()
+    meter = options.get("meter")
     return {"stats": rows, "timeline": timeline, "batch_sizes": dict(sorted(sizes.items())),
-            "codecs": codecs}  # fmt: skip
+            "codecs": codecs, "fetched": meter.as_dict() if meter is not None else None}  # fmt: skip

@@ -11,6 +11,7 @@ from pathlib import Path
 from kafkacodec import units
 from kafkacodec.log.partition import LogDirs, Partition, open_log
 from kafkacodec.runtime.errors import LogError
+from kafkacodec.storage import ObjectPath, StoragePath, as_path, is_url
 
 from .scan import Bounds, PipelineError
 
@@ -90,8 +91,19 @@ def bounds_of(options: dict) -> Bounds:
     )  # fmt: skip
 
 
-def input_paths(options: dict) -> list[Path]:
-    """The paths given to load(): one (option path) or several (option paths, a JSON list)."""
+#: The prefix of the data source options that configure an object store (storage.region,
+#: storage.endpoint_override, storage.retries, ...: storage/objects.py).
+STORAGE_PREFIX = "storage."
+
+
+def storage_options(options: dict) -> dict:
+    """The object-store options among a read's options, without their prefix."""
+    return {k[len(STORAGE_PREFIX) :]: v for k, v in options.items() if k.startswith(STORAGE_PREFIX)}
+
+
+def input_paths(options: dict) -> list[StoragePath]:
+    """The paths given to load(): one (option path) or several (option paths, a JSON list),
+    local or object-store URLs (configured by the storage.* options)."""
     raw = []
     if options.get("paths"):
         value = options["paths"]
@@ -103,23 +115,32 @@ def input_paths(options: dict) -> list[Path]:
         raw = [options["path"]]
     if not raw:
         raise PipelineError("no path: use load(path), a partition directory or a log.dirs")
-    return [resolve(p) for p in raw]
+    storage = storage_options(options)
+    return [resolve(p, storage) for p in raw]
 
 
-def resolve(path) -> Path:
+def resolve(path, storage: dict | None = None) -> StoragePath:
     """A path as every process of a job must name it: absolute, resolved where the driver
-    runs (executors run in directories of their own), a file:// URL as its path."""
+    runs (executors run in directories of their own), a file:// URL as its path; an object
+    store's URL as an ObjectPath with the storage options (it travels to the executors
+    with them)."""
+    if isinstance(path, ObjectPath):
+        return path
     text = str(path)
     if text.startswith("file://"):
         text = text[len("file://") :]
+    elif is_url(text):
+        try:
+            return as_path(text, storage)
+        except LogError as err:
+            raise PipelineError(str(err)) from None
     elif "://" in text:
-        raise PipelineError(
-            f"{text}: only local or mounted paths are read (no {text.split(':')[0]} URL)"
-        )
+        raise PipelineError(f"{text}: not a path nor an object store URL (s3, gs, abfs, abfss, "
+                            "hdfs); other schemes are not read")  # fmt: skip
     return Path(os.path.abspath(text))
 
 
-def partitions_of(paths: list[Path], *, empty_ok: bool = False) -> list[Partition]:
+def partitions_of(paths: list[StoragePath], *, empty_ok: bool = False) -> list[Partition]:
     """The partition directories at or below paths. A path with no Kafka data is an error
     unless empty_ok (a stream waits for data to arrive)."""
     out: list[Partition] = []

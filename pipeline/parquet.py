@@ -25,6 +25,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from .meter import measured
 from .options import Options
 from .read import records
 from .scan import PipelineError, SegmentSlice
@@ -33,9 +34,11 @@ from .scan import PipelineError, SegmentSlice
 MODES = ("errorifexists", "overwrite", "append", "ignore")
 
 
-def write_slice(s: SegmentSlice, *, staging: str, opts: Options) -> tuple[str | None, int]:
+def write_slice(s: SegmentSlice, *, staging: str, opts: Options,
+                meter: str | None = None) -> tuple[str | None, int]:  # fmt: skip
     """Decode one slice and write it as one Parquet file under staging; returns its path
-    relative to staging (None when the slice has no rows) and its rows."""
+    relative to staging (None when the slice has no rows) and its rows. What it fetches
+    from an object store goes to the accumulator `meter` (meter.py)."""
     if not Path(staging).is_dir():  # made by the driver: an executor elsewhere cannot see it
         raise PipelineError(f"the executors cannot write {staging}: the output must be on storage "
                             "the driver and every executor share")  # fmt: skip
@@ -44,19 +47,20 @@ def write_slice(s: SegmentSlice, *, staging: str, opts: Options) -> tuple[str | 
     path = Path(staging) / rel
     writer, rows, schema = None, 0, None
     try:
-        for batch in records(s, opts):
-            if batch.num_rows == 0:
-                continue
-            if schema is None:  # the columns but topic and partition (the directories)
-                schema = pa.schema([f for f in batch.schema if f.name not in _DIRS])
-            batch = pa.RecordBatch.from_arrays(
-                [batch.column(f.name) for f in schema], schema=schema
-            )
-            if writer is None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                writer = pq.ParquetWriter(path, batch.schema, compression="snappy")
-            writer.write_batch(batch)
-            rows += batch.num_rows
+        with measured(meter):
+            for batch in records(s, opts):
+                if batch.num_rows == 0:
+                    continue
+                if schema is None:  # the columns but topic and partition (the directories)
+                    schema = pa.schema([f for f in batch.schema if f.name not in _DIRS])
+                batch = pa.RecordBatch.from_arrays(
+                    [batch.column(f.name) for f in schema], schema=schema
+                )
+                if writer is None:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    writer = pq.ParquetWriter(path, batch.schema, compression="snappy")
+                writer.write_batch(batch)
+                rows += batch.num_rows
     finally:
         if writer is not None:
             writer.close()
@@ -66,7 +70,8 @@ def write_slice(s: SegmentSlice, *, staging: str, opts: Options) -> tuple[str | 
 _DIRS = ("topic", "partition")
 
 
-def export(spark, slices: list[SegmentSlice], out: Path, *, opts: Options, mode: str) -> int | None:
+def export(spark, slices: list[SegmentSlice], out: Path, *, opts: Options, mode: str,
+           meter: str | None = None) -> int | None:  # fmt: skip
     """Write the slices' records to out; returns how many (None: mode ignore, out exists)."""
     if mode not in MODES:
         raise PipelineError(f"mode: one of {', '.join(MODES)}, got {mode!r}")
@@ -80,7 +85,7 @@ def export(spark, slices: list[SegmentSlice], out: Path, *, opts: Options, mode:
     staging = out.parent / f".{out.name}.kafkacodec-{job}"
     staging.mkdir(parents=True)
     try:
-        task = functools.partial(write_slice, staging=str(staging), opts=opts)
+        task = functools.partial(write_slice, staging=str(staging), opts=opts, meter=meter)
         written = spark.sparkContext.parallelize(slices, max(1, min(len(slices), 100_000))).map(
             task
         )

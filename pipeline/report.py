@@ -137,13 +137,17 @@ def render(data: dict, *, title: str) -> str:
     """The report as one HTML document."""
     rows = data["stats"]
     total = sum(r["records"] for r in rows)
+    fetched = data.get("fetched") or {}
+    read = (f"<p>Read from object stores: {_bytes(fetched['bytes'])} fetched in "
+            f"{fetched['requests']:,} requests ({fetched['retries']:,} retried).</p>"
+            if fetched.get("requests") else "")  # fmt: skip
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
         f"<p>{len(rows)} topic-partitions, {total:,} records, "
         f"{sum(r['batches'] for r in rows):,} batches, {_bytes(sum(r['bytes'] for r in rows))}.</p>",
-        _table(rows),
+        read, _table(rows),
         "<h2>Records over time, per partition</h2>", timeline_chart(data["timeline"]),
         "<h2>Batch sizes</h2>", sizes_chart(data["batch_sizes"]),
         "<h2>Codec mix</h2>", codecs_chart(data["codecs"]),

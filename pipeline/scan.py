@@ -18,8 +18,6 @@ decoded, and the rest of a segment after damage that stops the walk, are problem
 
 from __future__ import annotations
 
-import mmap
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +31,7 @@ from kafkacodec.log.segment import Segment
 from kafkacodec.records import columnar
 from kafkacodec.records.batches import bit_field
 from kafkacodec.runtime.errors import DecodeError, KafkacodecError, TruncatedError
+from kafkacodec.storage import StoragePath, as_path, is_remote
 
 #: One row per problem (the kafkacodec_problems format, and a report run's second output),
 #: as Spark declares it and as Arrow carries it.
@@ -80,9 +79,11 @@ class Bounds:
 class SegmentSlice(InputPartition):
     """One input partition: bytes [start, end) of a segment (end None: to its end), the
     offsets [first, last] and the lower timestamp bound wanted from them, and with
-    read_committed the partition's aborted transactions as (producer, first, last)."""
+    read_committed the partition's aborted transactions as (producer, first, last). The
+    directory is a local path or an object store's (an ObjectPath carries its store's
+    options to the executors)."""
 
-    def __init__(self, directory: str, topic, partition, base_offset: int, *, start: int = 0,
+    def __init__(self, directory: StoragePath, topic, partition, base_offset: int, *, start: int = 0,
                  end: int | None = None, first: int | None = None, last: int | None = None,
                  since: int | None = None, aborted=()):  # fmt: skip
         super().__init__((directory, base_offset, start))
@@ -127,7 +128,7 @@ def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
                     if a[2] >= seg.base_offset and (following is None or a[1] < following)]  # fmt: skip
             for start, end in byte_ranges(seg, bounds, split_size):
                 slices.append(SegmentSlice(
-                    str(p.path), p.topic, p.partition, seg.base_offset, start=start, end=end,
+                    p.path, p.topic, p.partition, seg.base_offset, start=start, end=end,
                     first=bounds.first, last=bounds.last, since=bounds.since, aborted=here,
                 ))  # fmt: skip
             seg.close()
@@ -287,8 +288,9 @@ def scan(s: SegmentSlice, *, verify_crc: bool) -> SliceScan:
     reachable(s.directory)
     seg = Segment(s.directory, s.base_offset)
     end = seg.size if s.end is None else min(s.end, seg.size)
-    walk = columnar.walk_batches(seg.data, verify_crc=verify_crc, source=str(seg.path),
-                                 start=s.start, end=end)  # fmt: skip
+    # a remote segment: only the slice's bytes are fetched (large ranges, in parallel)
+    walk = columnar.walk_batches(seg.window(s.start, end), verify_crc=verify_crc,
+                                 source=str(seg.path), start=s.start, end=end)  # fmt: skip
     problems = []
     if walk.error is not None:
         problems.append(Problem(walk.position, walk.error, end - walk.position))
@@ -315,8 +317,9 @@ def chunks(
     its slice. The walk's own problem (damage that stops it) comes last, and with tail the
     partial batch at the end of the segment after it (SliceScan.tail)."""
     sc = scan(s, verify_crc=verify_crc)
-    seg, entries, data = sc.segment, sc.entries, sc.segment.data
-    _release(data, s.start, sc.end)  # the walk read every header: its pages are not needed now
+    seg, entries = sc.segment, sc.entries
+    data, blob = seg.window(s.start, sc.end), seg.blob
+    blob.release(s.start, sc.end)  # the walk read every header: its pages are not needed now
     sizes = entries["len_batch"].astype(np.int64) + 12
     cut = np.searchsorted(
         np.cumsum(sizes), np.arange(chunk_bytes, int(sizes.sum()) + 1, chunk_bytes)
@@ -328,7 +331,7 @@ def chunks(
         if s.first is not None or s.last is not None:
             table = _offsets_within(table, s.first, s.last)
         stop = int(part["position"][-1] + part["len_batch"][-1] + 12)
-        _release(data, done, stop)
+        blob.release(done, stop)
         done = stop
         yield table, problems
     last = sc.problems + ([sc.tail] if tail and sc.tail else [])
@@ -336,17 +339,11 @@ def chunks(
         yield columnar.SCHEMA.empty_table(), last
 
 
-def _release(data, start: int, stop: int) -> None:
-    """Give back the pages of [start, stop) of a mapping (read again on demand)."""
-    if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
-        first = start - start % mmap.PAGESIZE
-        if stop > first:
-            data.madvise(mmap.MADV_DONTNEED, first, stop - first)
-
-
-def reachable(directory: str) -> None:
-    """On an executor: the partition directory the driver planned must be there."""
-    if not os.path.isdir(directory):
+def reachable(directory: StoragePath) -> None:
+    """On an executor: the partition directory the driver planned must be there (an
+    object store's is not asked: a missing object is named when it is read)."""
+    d = as_path(directory)
+    if not is_remote(d) and not d.is_dir():
         raise PipelineError(f"the executors cannot read {directory}: log.dirs must be on storage "
                             "every executor can reach (the driver sees it there)")  # fmt: skip
 

@@ -20,6 +20,11 @@ Options (all formats):
                   options) lists what was left out, and the jobs write it as a second output
   split_size      128m (default): segments above it are read as several input partitions,
                   cut at batch boundaries found through the .index; 0: never cut
+  storage.KEY     an option of the object store load() names (s3://, gs://, abfs://,
+                  hdfs://), e.g. storage.region, storage.endpoint_override,
+                  storage.access_key, storage.retries (storage/objects.py); without them
+                  the AWS environment variables and the SDK's credential chain apply, on
+                  the driver and on each executor
 
 What to read (the records and batches formats; each exact, and answered from the listing,
 the segment names, the .index and the .timeindex, so that what cannot match is never read):
@@ -40,6 +45,8 @@ from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource, DataSourceReader
 
+from .meter import OPTION as METER
+from .meter import measured
 from .offsets import OFFSETS_SCHEMA, offset_commits
 from .options import Options, bounds_of, input_paths
 from .read import BATCHES_SCHEMA, RECORDS_SCHEMA, batches, problems, records, segment_slices
@@ -48,11 +55,13 @@ from .stream import RecordsStreamReader
 
 
 def _slices(read):
-    """A reader's read(): Spark calls it with a placeholder when partitions() found none."""
+    """A reader's read(): Spark calls it with a placeholder when partitions() found none.
+    What a slice fetches from an object store goes to the job's FetchMeter, if it has one."""
 
     def wrapped(self, partition):
         if isinstance(partition, SegmentSlice):
-            yield from read(partition, self.opts)
+            with measured(self.meter):
+                yield from read(partition, self.opts)
 
     return wrapped
 
@@ -64,6 +73,7 @@ class _Reader(DataSourceReader):
     def __init__(self, options: dict):
         self.opts = Options.parse(options)
         self.paths = input_paths(options)
+        self.meter = options.get(METER)
         bounds = bounds_of(options)
         if not self.offsets:  # a batch is a batch: only topics and partitions narrow it
             bounds = Bounds(topics=bounds.topics, partitions=bounds.partitions)

@@ -39,6 +39,7 @@ from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 from kafkacodec.log.partition import Partition
 from kafkacodec.records import columnar
 from kafkacodec.records.batches import bit_field
+from kafkacodec.storage import is_remote
 
 from .options import Options, flag, input_paths, partitions_of
 from .read import records
@@ -53,6 +54,11 @@ class RecordsStreamReader(DataSourceStreamReader):
     def __init__(self, options: dict):
         self.opts = Options.parse(options)
         self.paths = input_paths(options)
+        remote = [str(p) for p in self.paths if is_remote(p)]
+        if remote:
+            raise PipelineError(f"{remote[0]}: a stream tails log directories as brokers append "
+                                "to them; an object store's segments do not grow: read it with "
+                                "spark.read (a batch query)")  # fmt: skip
         self.starting = str(options.get("starting_offsets", "earliest")).strip()
         self.fail_on_data_loss = flag(options, "fail_on_data_loss", True)
         raw = options.get("max_offsets_per_trigger")
