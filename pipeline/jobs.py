@@ -148,7 +148,7 @@ def verify(spark, paths, *, verify_crc: bool = True, **options) -> dict:
     record decoded, partial batches at the end, the indexes against their log. Returns
     totals, one entry per segment, the problems (strings naming file and byte) and what
     was fetched from object stores."""
-    slices = _slices_of(_inputs(paths), Options(), options, split=False)
+    slices = _slices_of(_inputs(paths), Options.parse(_strings(options)), options, split=False)
     meter = FetchMeter(spark)
     checked = (
         spark.sparkContext.parallelize(slices, max(1, min(len(slices), 10000)))

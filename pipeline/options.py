@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kafkacodec import units
-from kafkacodec.log.partition import LogDirs, Partition, open_log
+from kafkacodec.log import LogDirs, Partition, open_log
 from kafkacodec.runtime.errors import LogError
 from kafkacodec.storage import ObjectPath, StoragePath, as_path, is_url
+from kafkacodec.storage.tiered import KeyRing
 
 from .scan import Bounds, PipelineError
 
@@ -45,6 +46,14 @@ class Options:
     read_committed: bool = False
     on_corrupt: str = "fail"
     split_size: int = DEFAULT_SPLIT_SIZE
+    #: A tiered-storage root whose remote segments join the local partitions read (option
+    #: tiered), and the object-store options (storage.*, their prefix taken off).
+    tiered: str | None = None
+    storage: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def storage_options(self) -> dict:
+        return dict(self.storage)
 
     @classmethod
     def parse(cls, options: dict) -> Options:
@@ -57,8 +66,12 @@ class Options:
         if on_corrupt not in ("fail", "skip", "report"):
             raise PipelineError(f"option on_corrupt: fail, skip or report, got {on_corrupt!r}")
         split = parse_size("split_size", options.get("split_size", DEFAULT_SPLIT_SIZE))
+        storage = tuple(sorted((k, str(v)) for k, v in storage_options(options).items()))
+        tiered = options.get("tiered") or None
+        if tiered is not None:
+            tiered = str(resolve(tiered, dict(storage)))
         return cls(flag(options, "verify_crc", True), flag(options, "include_control", False),
-                   isolation == "read_committed", on_corrupt, split)  # fmt: skip
+                   isolation == "read_committed", on_corrupt, split, tiered, storage)  # fmt: skip
 
 
 def _ints(name: str, raw: str) -> list[int]:
@@ -140,13 +153,17 @@ def resolve(path, storage: dict | None = None) -> StoragePath:
     return Path(os.path.abspath(text))
 
 
-def partitions_of(paths: list[StoragePath], *, empty_ok: bool = False) -> list[Partition]:
-    """The partition directories at or below paths. A path with no Kafka data is an error
-    unless empty_ok (a stream waits for data to arrive)."""
+def partitions_of(paths: list[StoragePath], *, empty_ok: bool = False,
+                  opts: Options | None = None) -> list[Partition]:  # fmt: skip
+    """The partition directories at or below paths (tiered-storage layouts too, and with
+    opts.tiered the remote segments joined to local partitions). A path with no Kafka data
+    is an error unless empty_ok (a stream waits for data to arrive)."""
     out: list[Partition] = []
+    storage = opts.storage_options if opts is not None else {}
     for path in paths:
         try:
-            log = open_log(path)
+            log = open_log(path, keys=KeyRing(storage), options=storage,
+                           tiered=opts.tiered if opts is not None else None)  # fmt: skip
         except LogError as err:
             raise PipelineError(f"{path}: {err}") from None
         found = log.partitions if isinstance(log, LogDirs) else [log]

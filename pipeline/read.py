@@ -38,8 +38,8 @@ def segment_slices(paths: list[Path], opts: Options, bounds: Bounds | None = Non
                    *, split: bool = True) -> list[SegmentSlice]:  # fmt: skip
     """The input partitions of a read: a slice per segment (or per split of one) that can
     hold rows within bounds."""
-    return plan(partitions_of(paths), bounds or Bounds(), read_committed=opts.read_committed,
-                split_size=opts.split_size if split else None)  # fmt: skip
+    return plan(partitions_of(paths, opts=opts), bounds or Bounds(),
+                read_committed=opts.read_committed, split_size=opts.split_size if split else None)  # fmt: skip
 
 
 def _problems(found: list, s: SegmentSlice, opts: Options) -> None:

@@ -18,7 +18,7 @@ decoded, and the rest of a segment after damage that stops the walk, are problem
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -85,9 +85,11 @@ class SegmentSlice(InputPartition):
 
     def __init__(self, directory: StoragePath, topic, partition, base_offset: int, *, start: int = 0,
                  end: int | None = None, first: int | None = None, last: int | None = None,
-                 since: int | None = None, aborted=()):  # fmt: skip
+                 since: int | None = None, aborted=(), segment: Segment | None = None):  # fmt: skip
         super().__init__((directory, base_offset, start))
         self.directory = directory
+        #: A segment that directory and base offset do not name alone (a tiered one).
+        self.segment = segment
         self.topic = topic
         self.partition = partition
         self.base_offset = base_offset
@@ -100,6 +102,14 @@ class SegmentSlice(InputPartition):
 
     def __repr__(self):
         return f"SegmentSlice({self.directory!r}, {self.base_offset}, {self.start}, {self.end})"
+
+    def open_segment(self) -> Segment:
+        """The slice's segment, opened where the slice is read (nothing of what another
+        reader opened is shared)."""
+        if self.segment is None:
+            return Segment(self.directory, self.base_offset)
+        fn, args = self.segment.__reduce__()[:2]
+        return fn(*args)
 
 
 # ----------------------------------------------------------------------------- planning
@@ -126,10 +136,14 @@ def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
             # The aborted transactions that can reach into this segment's offsets.
             here = [a for a in aborted
                     if a[2] >= seg.base_offset and (following is None or a[1] < following)]  # fmt: skip
-            for start, end in byte_ranges(seg, bounds, split_size):
+            # a view that reads the segment below a later one's start (tiered storage)
+            last = bounds.last if seg.upper is None else min(
+                seg.upper - 1, seg.upper - 1 if bounds.last is None else bounds.last)  # fmt: skip
+            own = seg if type(seg) is not Segment else None
+            for start, end in byte_ranges(seg, replace(bounds, last=last), split_size):
                 slices.append(SegmentSlice(
                     p.path, p.topic, p.partition, seg.base_offset, start=start, end=end,
-                    first=bounds.first, last=bounds.last, since=bounds.since, aborted=here,
+                    first=bounds.first, last=last, since=bounds.since, aborted=here, segment=own,
                 ))  # fmt: skip
             seg.close()
     return slices
@@ -286,7 +300,7 @@ def _decode(data, entries: np.ndarray, max_inflated, source: str):
 def scan(s: SegmentSlice, *, verify_crc: bool) -> SliceScan:
     """Walk one slice's batch headers (no record is decoded)."""
     reachable(s.directory)
-    seg = Segment(s.directory, s.base_offset)
+    seg = s.open_segment()
     end = seg.size if s.end is None else min(s.end, seg.size)
     # a remote segment: only the slice's bytes are fetched (large ranges, in parallel)
     walk = columnar.walk_batches(seg.window(s.start, end), verify_crc=verify_crc,
@@ -363,7 +377,7 @@ def check(s: SegmentSlice, *, verify_crc: bool = True) -> dict:
     (kafkacodec.log.check): every CRC, every record decoded, every bad region, the indexes
     against the log. Returns counts and problems (strings naming file and byte)."""
     reachable(s.directory)
-    seg = Segment(s.directory, s.base_offset)
+    seg = s.open_segment()
     try:
         c = check_segment(seg, verify_crc=verify_crc)
     finally:

@@ -24,7 +24,12 @@ Options (all formats):
                   hdfs://), e.g. storage.region, storage.endpoint_override,
                   storage.access_key, storage.retries (storage/objects.py); without them
                   the AWS environment variables and the SDK's credential chain apply, on
-                  the driver and on each executor
+                  the driver and on each executor; storage.encryption_key[.ID] names the
+                  RSA private key (a PEM file on every executor) of encrypted tiered segments
+  tiered          a tiered-storage root (an Aiven bucket prefix, or a LocalTieredStorage
+                  directory) whose remote segments join the local partitions load() names,
+                  read as Kafka serves them (remote below the local log start). load() also
+                  takes a tiered-storage root or partition directly
 
 What to read (the records and batches formats; each exact, and answered from the listing,
 the segment names, the .index and the .timeindex, so that what cannot match is never read):

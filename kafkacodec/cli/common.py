@@ -29,8 +29,16 @@ def local_path(raw: str) -> Path:
     return Path(raw)
 
 
-def storage_arguments(p) -> None:
-    """The options of a command that reads object stores as well as local paths."""
+def storage_arguments(p, *, tiered: bool = False) -> None:
+    """The options of a command that reads object stores as well as local paths (with
+    `tiered`, also --tiered ROOT)."""
+    if tiered:
+        p.add_argument(
+            "--tiered", metavar="ROOT",
+            help="a tiered-storage root (Aiven's bucket prefix, or Kafka's LocalTieredStorage "
+            "directory): the partition's remote segments join its local ones, read as Kafka "
+            "serves them (remote below the local log start)",
+        )  # fmt: skip
     p.add_argument(
         "--storage-option", action="append", default=[], metavar="KEY=VALUE",
         help="an option of the object store's filesystem (pyarrow.fs), e.g. region=eu-west-1, "
@@ -101,16 +109,32 @@ def read_file(path, limit: int | None = None):
     return blob.whole() if limit is None else blob.ensure(0, limit)
 
 
-def open_partition(path):
-    """The partition at `path` (a local path or an ObjectPath), each of its segments checked
-    to start like a Kafka segment (a file of something else gets named, rather than read as
-    an empty segment)."""
-    from ..log import Partition
+def open_partition(path, args=None):
+    """The partition at `path` (a local path or an ObjectPath; a partition of a tiered-storage
+    layout; with the command's --tiered, joined with its remote segments), each of its
+    local segments checked to start like a Kafka segment (a file of something else gets
+    named, rather than read as an empty segment)."""
+    from ..log import TieredSegment
+    from ..log.tiered import open_partition as opened
 
-    p = Partition(path)
+    p = opened(path, keys=keys(args), tiered=tiered(args))
     for seg in p.segments:
-        seg.sniff()
+        if not isinstance(seg, TieredSegment):  # a remote one is named by its layout
+            seg.sniff()
     return p
+
+
+def keys(args):
+    """The RSA keys for encrypted tiered segments (storage options encryption_key[.ID])."""
+    from ..storage.tiered import KeyRing
+
+    return KeyRing(storage_options(args) if args is not None else {})
+
+
+def tiered(args):
+    """The command's --tiered root (local or a URL), or None."""
+    raw = getattr(args, "tiered", None)
+    return None if raw is None else target(args, raw)
 
 
 def open_kafka07(path):

@@ -21,7 +21,7 @@ def define(p: argparse.ArgumentParser) -> None:
     g.add_argument("--offset", type=int)
     g.add_argument("--timestamp", type=int)
     p.add_argument("--json", action="store_true")
-    storage_arguments(p)
+    storage_arguments(p, tiered=True)
 
 
 def _lookup07(args, p) -> int:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     k07 = open_kafka07(path)
     if k07 is not None:
         return _lookup07(args, k07)
-    p = open_partition(path)
+    p = open_partition(path, args)
     if args.offset is not None:
         seg = p.segment_for(args.offset) or (p.segments[0] if p.segments else None)
         found = seg.translate_offset(args.offset) if seg else None

@@ -28,7 +28,7 @@ def define(p: argparse.ArgumentParser) -> None:
         help="read past damaged bytes (as verify does) instead of stopping; each "
         "stretch left out is named on stderr",
     )
-    storage_arguments(p)
+    storage_arguments(p, tiered=True)
 
 
 def _show(v) -> str:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         rows = ((None, None, r) for _f, _m, r in k07.read(args.from_offset, on_damage=on_damage))
         p = None
     else:
-        p = open_partition(path)
+        p = open_partition(path, args)
         start = args.from_offset
         if args.from_timestamp is not None:
             found = p.list_offsets(args.from_timestamp)

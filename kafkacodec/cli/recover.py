@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
 def _recover_groups(path: Path) -> list:
     """[(log directory, [partitions])] for a partition, a log.dirs, or a segment file (its
     partition: Kafka's rule is per partition, a bad segment ends the log there)."""
-    from ..log import LogDirs, Partition, open_log
+    from ..log import LogDirs, Partition
+    from ..log.partition import open_log  # a broker's own directories, never a tiered layout
     from ..log.segment import parse_segment_name
 
     if path.is_file() or path.is_symlink():

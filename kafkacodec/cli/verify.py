@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..console import out, safe
 from ..runtime.errors import KafkacodecError
-from .common import CLEAN, PROBLEMS, UNCHECKED, storage_arguments, target
+from .common import CLEAN, PROBLEMS, UNCHECKED, keys, storage_arguments, target, tiered
 
 HELP = "check every batch's CRC and structure, and indexes against their log"
 EXAMPLE = "kafkacodec verify /var/lib/kafka            # a log.dirs, a partition or a file"
@@ -27,7 +27,7 @@ def define(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="list at most N problems (the rest are counted); default 1000",
     )
-    storage_arguments(p)
+    storage_arguments(p, tiered=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     targets = []
     for raw in args.paths:
         try:
-            targets += _verify_targets(target(args, raw), totals, problems, notes)
+            targets += _verify_targets(target(args, raw), totals, problems, notes, args)
         except KafkacodecError as err:
             unchecked.append(str(err))
     regions = []
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _verify_targets(path: Path, totals, problems, notes) -> list:
+def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
     """(file, a function that checks it) for each segment a path names; LogError when it
     names nothing verify can check."""
     from ..log import LogDirs, Partition, Segment, open_log
@@ -99,7 +99,7 @@ def _verify_targets(path: Path, totals, problems, notes) -> list:
         seg = Segment.standalone(path)
         seg.sniff()  # a file that is not Kafka data cannot be checked, only named
         return [_segment_target(seg, False, False)]
-    log = open_log(path)
+    log = open_log(path, keys=keys(args), tiered=tiered(args))
     if isinstance(log, LogDirs):
         problems.extend(log.problems)
         if not log.partitions and not log.problems:

@@ -15,12 +15,12 @@ from .partition import (
     ListOffsetsResult,
     LogDirs,
     Partition,
-    open_log,
 )
 from .recovery import RecoveryReport, TxnTracker, recover_segment
 from .repair import RepairPlan, plan_repair
 from .repair import repair as repair_partition
 from .segment import LogOffsetPosition, Segment, TimestampAndOffset
+from .tiered import TieredLogDirs, TieredPartition, TieredSegment, open_log
 from .writer import PartitionWriter
 
 __all__ = [
@@ -28,4 +28,5 @@ __all__ = [
     "TxnIndex", "OffsetPosition", "TimestampOffset", "AbortedTxn", "LogOffsetPosition",
     "TimestampAndOffset", "ListOffsetsResult", "RecoveryReport", "TxnTracker", "recover_segment",
     "RepairPlan", "plan_repair", "repair_partition", "LATEST", "EARLIEST", "MAX_TIMESTAMP",
+    "TieredPartition", "TieredSegment", "TieredLogDirs",
 ]  # fmt: skip

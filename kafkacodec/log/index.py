@@ -103,17 +103,34 @@ class Problems:
         return self.kept + ([f"... and {more} more problems"] if more else [])
 
 
+class _Named(str):
+    """The name of an index that is not a file of its own (a range of a tiered segment's
+    `indexes` object), with the `name` messages print."""
+
+    @property
+    def name(self) -> str:
+        return self.rpartition("/")[2]
+
+
 class _Index:
     ENTRY: ClassVar[type[Generated]]  # the generated entry class
     SIZE = 0
     KIND = ""
 
-    def __init__(self, path: StoragePath | str, base_offset: int) -> None:
-        self.path = as_path(path)
+    def __init__(self, path: StoragePath | str, base_offset: int, *,
+                 data: Any = map_file) -> None:
+        """The index file at path; or, given `data`, those bytes (None: no such index), or
+        what a callable returns (a tiered segment's index, read from its object), named
+        `path` in messages."""
+        self.path: Any = _Named(path) if isinstance(path, str) and data is not map_file else as_path(path)
         self.base_offset = base_offset
         self.problems: list[str] = []
         try:
-            self._buf, self.file_size = map_file(self.path)
+            if data is map_file:
+                self._buf, self.file_size = map_file(self.path)
+            else:
+                raw = data() if callable(data) else data
+                self._buf, self.file_size = raw, (0 if raw is None else len(raw))
         except LogError as err:  # a link, a FIFO, unreadable: never trusted, never followed
             self._buf, self.file_size = b"", 0
             self.problems.append(err.message)

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Partition", "LogDirs", "open_log", "EpochEntry", "ListOffsetsResult", "LATEST", "EARLIEST",
-    "MAX_TIMESTAMP", "read_epoch_checkpoint", "EPOCH_CHECKPOINT", "write_epoch_checkpoint_text",
+    "MAX_TIMESTAMP", "read_epoch_checkpoint", "read_epoch_checkpoint_text", "EPOCH_CHECKPOINT",
+    "write_epoch_checkpoint_text",
 ]  # fmt: skip
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
@@ -75,8 +76,11 @@ class ListOffsetsResult(NamedTuple):
 def read_epoch_checkpoint(path: StoragePath) -> list[EpochEntry]:
     """leader-epoch-checkpoint: version (0), count, then `epoch start_offset` lines."""
     text = _side_text(path)
-    if text is None:
-        return []
+    return [] if text is None else read_epoch_checkpoint_text(text, path)
+
+
+def read_epoch_checkpoint_text(text: str, path: StoragePath | str) -> list[EpochEntry]:
+    """The entries of a leader-epoch checkpoint's text (path: how errors name it)."""
     lines = text.splitlines()
     try:
         if not lines or int(lines[0]) != 0:
@@ -310,15 +314,21 @@ class Partition:
         for seg in self.segments[self.segments.index(first) :]:
             start = seg.start_position(from_offset) if seg is first else 0
             pages = seg.pages(start)
+            upper = seg.upper  # where a later segment takes over (a tiered view)
             for batch in self._batches(seg, start, verify_crc, on_damage):
                 pages.passed(batch.position)
                 if batch.last_offset < from_offset:
                     continue
                 if aborted is not None and aborted.drops(batch):
                     continue
+                past = upper is not None and batch.last_offset >= upper
                 for r in records_or_damage(batch, on_damage):
+                    if past and r.offset >= upper:
+                        break
                     if r.offset >= from_offset and not (committed_only and r.control is not None):
                         yield seg, batch, r
+                if past:
+                    break
             if seg.remote:  # its spool's space goes (once nothing views it)
                 seg.close()
 
@@ -361,9 +371,7 @@ class AbortFilter:
         self._known = False
 
     def _load(self) -> None:
-        index_ok = all(
-            s.txnindex_path.exists() and s.txn_index.usable for s in self.partition.segments
-        )
+        index_ok = all(s.txn_index.usable for s in self.partition.segments)
         if index_ok:
             for s in self.partition.segments:
                 for e in s.txn_index:

@@ -126,6 +126,10 @@ class Segment:
         self.timeindex_path = self.dir / segment_name(base_offset, ".timeindex")
         self.txnindex_path = self.dir / segment_name(base_offset, ".txnindex")
         self._blob: Blob | None = None
+        #: The first offset this segment is not read for, in a view where a later segment
+        #: holds the offsets from there on (tiered storage: a remote segment that reaches
+        #: past the local log start); None: every offset of the segment is read.
+        self.upper: int | None = None
         self._max_ts: tuple[int, TimestampOffset] | None = None
         #: Whether the file is named by its base offset (see standalone).
         self.named = True
@@ -134,6 +138,13 @@ class Segment:
 
     def __repr__(self) -> str:
         return f"Segment({str(self.path)!r})"
+
+    def __reduce__(self) -> tuple:
+        # what names it, not what was opened (a Spark slice carries a segment to executors)
+        return (_segment, (type(self), self._spec(), self.named, self.path, self.upper))
+
+    def _spec(self) -> tuple:
+        return (self.dir, self.base_offset)
 
     @classmethod
     def standalone(cls, path: StoragePath | str) -> Segment:
@@ -181,15 +192,18 @@ class Segment:
 
     @cached_property
     def offset_index(self) -> OffsetIndex:
-        return self._checked(OffsetIndex(self.index_path, self.base_offset))
+        return self._checked(self._open_index(OffsetIndex, self.index_path))
 
     @cached_property
     def time_index(self) -> TimeIndex:
-        return self._checked(TimeIndex(self.timeindex_path, self.base_offset))
+        return self._checked(self._open_index(TimeIndex, self.timeindex_path))
 
     @cached_property
     def txn_index(self) -> TxnIndex:
-        return self._checked(TxnIndex(self.txnindex_path, self.base_offset))
+        return self._checked(self._open_index(TxnIndex, self.txnindex_path))
+
+    def _open_index(self, cls: type[_I], path: StoragePath | str) -> _I:
+        return cls(path, self.base_offset)
 
     def _checked(self, index: _I) -> _I:
         if index.exists and index.problems:
@@ -404,6 +418,15 @@ class Segment:
         for lines in found.values():
             problems.extend(lines)
         return problems
+
+
+def _segment(cls: type[Segment], spec: tuple, named: bool, path: StoragePath,
+             upper: int | None) -> Segment:  # fmt: skip
+    seg = cls(*spec)
+    if not named:
+        seg.path, seg.named = path, False
+    seg.upper = upper
+    return seg
 
 
 class WindowedBatches:

@@ -44,8 +44,10 @@ __all__ = [
 
 #: The URL schemes read through pyarrow.fs ("gcs" is pyarrow's spelling of "gs").
 SCHEMES = ("s3", "gs", "gcs", "abfs", "abfss", "hdfs", "viewfs")
-#: Options that are kafkacodec's, not the filesystem's.
+#: Options that are kafkacodec's, not the filesystem's (encryption_key[.ID]: tiered
+#: storage's RSA keys, storage/tiered.py).
 OWN_OPTIONS = ("retries", "spool_dir")
+OWN_PREFIXES = ("encryption_key",)
 DEFAULT_RETRIES = 5
 #: The first wait before a retry, in seconds; it doubles with each attempt (with jitter).
 BACKOFF = 0.2
@@ -122,7 +124,8 @@ class ObjectStore:
         #: The options as given (what a pickled path carries to another process).
         self.given = dict(options)
         self.options = dict(options)
-        own = {k: self.options.pop(k) for k in OWN_OPTIONS if k in self.options}
+        own = {k: self.options.pop(k) for k in list(self.options)
+               if k in OWN_OPTIONS or k.startswith(OWN_PREFIXES)}  # fmt: skip
         try:
             self.retries = max(1, int(own.get("retries", DEFAULT_RETRIES)))
         except ValueError:
