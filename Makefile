@@ -13,6 +13,8 @@ $(STAMP): pyproject.toml
 	@test -f /usr/include/isa-l/crc.h || (apt-get update -q && apt-get install -y -q libisal-dev)
 	@# the fuzz tests build the native extensions with clang's sanitizers (python -m fuzz --sanitized)
 	@command -v clang >/dev/null || (apt-get update -q && apt-get install -y -q clang)
+	@# the tiered-storage tests wrap data keys with OpenSSL's command line (RSA-OAEP, SHA3-512)
+	@command -v openssl >/dev/null || (apt-get update -q && apt-get install -y -q openssl)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,bench,pipeline]'

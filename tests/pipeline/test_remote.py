@@ -188,3 +188,43 @@ def test_job_commands_over_a_bucket(s3_server, logdirs, url, tmp_path):
 
     want = sum(1 for p in LogDirs(logdirs).partitions for _s, _b, r in p.read() if r.control is None)
     assert pq.read_table(tmp_path / "out").num_rows == want
+
+
+def test_spark_reads_tiered_storage(spark, s3_server, logdirs, storage, tmp_path):
+    """A partition's remote segments in Aiven's layout (zstd chunks, encrypted), alone and
+    joined with the broker's local segments (the `tiered` option), read by the data source."""
+    from tiered_layout import Encryptor, rsa_key, uuid, write_aiven
+
+    from kafkacodec.log import Partition
+
+    pem, public = rsa_key(tmp_path)
+    src = logdirs / "orders-0"
+    segs = Partition(src).segments
+    topic_id = uuid()
+    s3_server.bucket("spark-tiered")
+    for seg in segs[:-1]:  # every segment but the active one was uploaded
+        write_aiven(lambda k, data: s3_server.put(f"s3://spark-tiered/{k}", data), "rsm/", "orders",
+                    topic_id, 0, src, seg.base_offset, chunk_size=4096, compression=True,
+                    encryption=Encryptor(public))  # fmt: skip
+    keyed = {**storage, "storage.encryption_key": str(pem)}
+    url = f"s3://spark-tiered/rsm/orders-{topic_id}/0"
+    remote = read_all(RecordsReader({"path": url, **keyed}))
+    here = read_all(RecordsReader({"path": str(src), "ending_offset": str(segs[-1].base_offset)}))
+    assert rows(remote) == rows(here)
+    # the broker kept the last two segments: remote below its log start, local from it
+    local = tmp_path / "broker" / "orders-0"
+    local.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.name.split(".")[0] in (f"{segs[-2].base_offset:020d}", f"{segs[-1].base_offset:020d}"):
+            (local / f.name).write_bytes(f.read_bytes())
+    (local / "partition.metadata").write_text(f"version: 0\ntopic_id: {topic_id}\n")
+    joined = read_all(RecordsReader({"path": str(local), "tiered": "s3://spark-tiered/rsm/", **keyed}))
+    everything = read_all(RecordsReader({"path": str(src)}))
+    assert rows(joined) == rows(everything)
+    # on Spark: the slices of the remote segments travel to the Python workers
+    df = spark.read.format("kafkacodec").option("tiered", "s3://spark-tiered/rsm/")
+    for k, v in keyed.items():
+        df = df.option(k, v)
+    df = df.load(str(local))
+    assert df.count() == everything.num_rows
+    assert df.agg({"offset": "max"}).first()[0] == max(everything["offset"].to_pylist())
