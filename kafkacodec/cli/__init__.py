@@ -1,5 +1,5 @@
 """The `kafkacodec` command line: dump, verify, lookup, records, recover, groups, metadata,
-sample, generate, specs, export-schemas, spark.
+remote-log, sample, generate, specs, export-schemas, spark.
 
 One module per command, each with HELP, EXAMPLE, define(parser) and run(args) returning
 the exit code; COMMANDS lists them. A command imports what it reads with when it runs, so
@@ -27,6 +27,7 @@ from . import (
     metadata,
     records,
     recover,
+    remote_log,
     sample,
     specs,
     verify,
@@ -34,7 +35,7 @@ from . import (
 
 COMMANDS = {
     "dump": dump, "verify": verify, "lookup": lookup, "records": records, "recover": recover,
-    "groups": groups, "metadata": metadata, "sample": sample, "corpus": corpus, "generate": generate, "specs": specs,
+    "groups": groups, "metadata": metadata, "remote-log": remote_log, "sample": sample, "corpus": corpus, "generate": generate, "specs": specs,
     "export-schemas": export_schemas,
     "spark": spark,
 }  # fmt: skip

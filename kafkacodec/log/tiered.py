@@ -248,16 +248,7 @@ def with_remote(log: Partition | LogDirs, root: StoragePath, keys=None) -> Parti
 def _joined(p: Partition, root: StoragePath, keys) -> Partition:
     if p.topic is None or p.partition is None or isinstance(p, TieredPartition):
         return p
-    base = root / layout.LOCAL_ROOT if (root / layout.LOCAL_ROOT).is_dir() else root
-    tid = p.topic_id
-    candidates = []
-    for c in base.iterdir():
-        m = layout.LOCAL_PARTITION_DIR.match(c.name)
-        if m and m["topic"] == p.topic and int(m["partition"]) == p.partition and (tid is None or m["id"] == tid):
-            candidates.append(("local", c))
-        m = layout.AIVEN_TOPIC_DIR.match(c.name)
-        if m and m["topic"] == p.topic and (tid is None or m["id"] == tid):
-            candidates.append(("aiven", c / str(p.partition)))
+    candidates = layout.remote_partition_dir(root, p.topic, p.partition, p.topic_id)
     if len(candidates) > 1:
         raise LogError(p.path, f"{len(candidates)} remote partitions under {root} match it "
                                f"({', '.join(str(c) for _k, c in candidates)}): its "

@@ -50,7 +50,7 @@ __all__ = [
     "UUID", "Manifest", "ChunkIndex", "RemoteSegmentFiles", "AivenSegment", "LocalTieredSegment",
     "aiven_segments", "local_tiered_segments", "is_aiven_partition", "is_local_tiered_partition",
     "KeyRing", "decode_chunk_sizes", "INDEX_KINDS", "AIVEN_TOPIC_DIR", "LOCAL_PARTITION_DIR",
-    "LOCAL_ROOT",
+    "LOCAL_ROOT", "remote_partition_dir", "segment_files", "missing_files", "REQUIRED",
 ]  # fmt: skip
 
 #: A Kafka Uuid as Uuid.toString() writes it: 22 characters of URL-safe base64.
@@ -583,6 +583,47 @@ def _grouped(path: StoragePath, pattern: re.Pattern) -> dict[tuple[int, str], di
         if m:
             groups.setdefault((int(m[1]), m[2]), {})[m[3]] = child
     return groups
+
+
+def remote_partition_dir(root: StoragePath, topic: str, partition: int,
+                         topic_id: str | None) -> list[tuple[str, StoragePath]]:  # fmt: skip
+    """The directories of one partition under a tiered-storage root, as (layout, path):
+    Aiven's <root><topic>-<topicId>/<partition>, LocalTieredStorage's
+    <root>[/kafka-tiered-storage]/<topic>-<partition>-<topicId>. Without a topic id every
+    topic folder of that name matches (the caller tells them apart, or refuses)."""
+    base = root / LOCAL_ROOT if (root / LOCAL_ROOT).is_dir() else root
+    out: list[tuple[str, StoragePath]] = []
+    for c in base.iterdir():
+        m = LOCAL_PARTITION_DIR.match(c.name)
+        if m and m["topic"] == topic and int(m["partition"]) == partition and topic_id in (None, m["id"]):
+            out.append(("local-tiered", c))
+        m = AIVEN_TOPIC_DIR.match(c.name)
+        if m and m["topic"] == topic and topic_id in (None, m["id"]):
+            out.append(("aiven", c / str(partition)))
+    return out
+
+
+#: The files a segment of each layout must have (the transaction index is optional in both:
+#: RemoteLogSegmentFileset's optional types; the plugin uploads one only when there is one).
+REQUIRED = {
+    "aiven": ({"log", "rsm-manifest", "indexes"},
+              {"log", "rsm-manifest", "index", "timeindex", "snapshot", "leader-epoch-checkpoint"}),
+    "local-tiered": ({"log", "index", "timeindex", "snapshot", "leader_epoch_checkpoint"},),
+}  # fmt: skip
+
+
+def segment_files(layout: str, path: StoragePath) -> dict[tuple[int, str], set[str]]:
+    """The segments a layout's partition directory holds files of: (start offset, segment
+    id) -> the suffixes there."""
+    pattern = _AIVEN_FILE if layout == "aiven" else _LOCAL_FILE
+    if not path.is_dir():
+        return {}
+    return {k: set(v) for k, v in _grouped(path, pattern).items()}
+
+
+def missing_files(layout: str, suffixes: set[str]) -> set[str]:
+    """What a segment's files lack, by the layout's rules (the smallest lack of any form)."""
+    return min((need - suffixes for need in REQUIRED[layout]), key=len)
 
 
 def is_aiven_partition(path: StoragePath) -> bool:

@@ -1,0 +1,83 @@
+"""`kafkacodec remote-log LOG_DIR...`: what is in tiered storage, from __remote_log_metadata
+on a broker's log.dirs (kafkacodec.internal.remote), with no broker; with --tiered ROOT,
+checked against the remote storage's files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import datetime, timezone
+
+from ..console import out, safe
+from .common import CLEAN, PROBLEMS, storage_arguments, target
+
+HELP = "remote (tiered) segments from __remote_log_metadata on disk; --tiered checks their files"
+EXAMPLE = "kafkacodec remote-log /var/lib/kafka --tiered s3://tiered-bucket/prefix/"
+
+
+def define(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log_dirs", nargs="+", metavar="LOG_DIR",
+                   help="log.dirs entries holding __remote_log_metadata-<n> folders")  # fmt: skip
+    p.add_argument("--topic", action="append", help="only this topic (repeatable)")
+    p.add_argument("--all", action="store_true",
+                   help="also segments not (or no longer) read: copies in progress, deletions")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="one JSON object per segment")
+    storage_arguments(p, tiered=True)
+
+
+def _time(ms: int) -> str:
+    if ms is None or ms < 0:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..internal.remote import check_layout, fold_remote_log
+    from ..log import LogDirs
+
+    dirs = [LogDirs(target(args, d)) for d in args.log_dirs]
+    try:
+        folded = fold_remote_log(dirs)
+    finally:
+        for d in dirs:
+            d.close()
+    if folded.partitions == 0:
+        print("kafkacodec remote-log: no __remote_log_metadata partition in "
+              + ", ".join(args.log_dirs), file=sys.stderr)  # fmt: skip
+        return 2
+    segs = [s for s in folded.listed(every=args.all) if not args.topic or s.topic in args.topic]
+    if args.json:
+        for s in segs:
+            out(json.dumps(s.to_dict()))
+    else:
+        current = None
+        for s in segs:
+            if (s.topic, s.partition) != current:
+                current = (s.topic, s.partition)
+                mine = [x for x in segs if (x.topic, x.partition) == current]
+                state = folded.partition_states.get(current)
+                out(safe(f"{s.topic}-{s.partition} (topic id {s.topic_id}): {len(mine)} segments, "
+                         f"offsets {min(x.start_offset for x in mine)}-{max(x.end_offset for x in mine)}, "
+                         f"{sum(x.size for x in mine)} bytes" + (f"; {state}" if state else "")))  # fmt: skip
+            epochs = ",".join(f"{e}@{o}" for e, o in sorted(s.leader_epochs.items()))
+            out(safe(f"  {s.name} offsets {s.start_offset}-{s.end_offset} {s.size} bytes "
+                     f"max timestamp {_time(s.max_timestamp)} epochs {epochs} {s.state}"))  # fmt: skip
+    print(f"{len(segs)} remote segments from {folded.records} records of {folded.partitions} "
+          f"{'partition' if folded.partitions == 1 else 'partitions'} of __remote_log_metadata",
+          file=sys.stderr)  # fmt: skip
+    status = CLEAN
+    for problem in folded.problems:
+        print(f"kafkacodec remote-log: {safe(problem)}", file=sys.stderr)
+        status = PROBLEMS
+    if args.tiered is not None:
+        check = check_layout(folded, target(args, args.tiered))
+        for line in check.problems:
+            print(f"kafkacodec remote-log: missing: {safe(line)}", file=sys.stderr)
+        for line in check.notes:
+            print(f"kafkacodec remote-log: note: {safe(line)}", file=sys.stderr)
+        print(f"checked the files of {check.checked} segments under {args.tiered}: "
+              + (f"{len(check.problems)} problems" if check.problems else "all there"), file=sys.stderr)  # fmt: skip
+        if check.problems:
+            status = PROBLEMS
+    return status
