@@ -36,6 +36,7 @@ bench: $(STAMP)
 	$(PY) -m bench
 	$(PY) -m bench.memory
 	$(PY) -m bench.internal
+	$(PY) -m bench.remote
 
 generate: $(STAMP)
 	$(PY) -m kafkacodec generate

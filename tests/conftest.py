@@ -211,83 +211,19 @@ def kaitai(tmp_path_factory):
         sys.path.remove(str(pkg))
 
 
-class S3Server:
-    """A real S3 endpoint on 127.0.0.1: moto's server, in a process of its own.
-
-    `env` is what a client needs (endpoint, region, credentials: the standard AWS
-    variables); `fs` is a pyarrow filesystem the tests write through (kafkacodec itself
-    never writes to a bucket); `upload(local, url)` copies a local tree under a URL."""
-
-    def __init__(self, port: int, proc):
-        self.port = port
-        self.proc = proc
-        self.endpoint = f"http://127.0.0.1:{port}"
-        self.env = {
-            "AWS_ENDPOINT_URL": self.endpoint, "AWS_REGION": "us-east-1",
-            "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-            "AWS_EC2_METADATA_DISABLED": "true",
-        }  # fmt: skip
-        from pyarrow import fs as pafs
-
-        self.fs = pafs.S3FileSystem(endpoint_override=self.endpoint, region="us-east-1",
-                                    access_key="testing", secret_key="testing",
-                                    allow_bucket_creation=True)  # fmt: skip
-
-    def bucket(self, name: str) -> str:
-        self.fs.create_dir(name)
-        return f"s3://{name}"
-
-    def upload(self, local: Path, url: str) -> str:
-        """Copy the files below local to url/<relative path>; returns url."""
-        key = url[len("s3://") :].rstrip("/")
-        for p in sorted(Path(local).rglob("*")):
-            if p.is_file():
-                with self.fs.open_output_stream(f"{key}/{p.relative_to(local).as_posix()}") as o:
-                    o.write(p.read_bytes())
-        return url
-
-    def put(self, url: str, data: bytes) -> None:
-        with self.fs.open_output_stream(url[len("s3://") :]) as o:
-            o.write(data)
-
-    def moto(self, path: str, body: bytes = b"") -> bytes:
-        """A call of moto's own API (reset-auth, ...)."""
-        import urllib.request
-
-        req = urllib.request.Request(f"{self.endpoint}/moto-api/{path}", data=body or None,
-                                     method="POST" if body else "GET",
-                                     headers={"Content-Type": "text/plain"})  # fmt: skip
-        return urllib.request.urlopen(req, timeout=10).read()
-
-
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory):
     """moto's S3 server on a free port of 127.0.0.1 for the session (one per test worker),
     with the AWS environment set for this process too; stopped at the end."""
     import os
-    import socket
-    import time
-    import urllib.request
 
     pytest.importorskip("moto")
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    log = open(tmp_path_factory.mktemp("moto") / "moto.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/moto-api/", timeout=1).read()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                pytest.fail(f"moto's server did not start (see {log.name})")
-            time.sleep(0.05)
-    server = S3Server(port, proc)
+    from s3server import start_moto
+
+    try:
+        server = start_moto(tmp_path_factory.mktemp("moto") / "moto.log")
+    except RuntimeError as err:
+        pytest.fail(str(err))
     saved = {k: os.environ.get(k) for k in server.env}
     os.environ.update(server.env)
     try:
@@ -298,9 +234,4 @@ def s3_server(tmp_path_factory):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        server.stop()

@@ -30,6 +30,14 @@ def test_log_bench_runs():
     assert "lookups/s" in text and "anonymous memory grew" in text
 
 
+def test_remote_bench_runs():
+    pytest.importorskip("moto")
+    text = run("bench.remote", "--mb", "1", "--lookups", "2")
+    for where in ("local disk", "s3 (moto)", "tiered, zstd", "tiered, zstd+AES"):
+        assert where in text
+    assert "lookup fetched" in text
+
+
 def test_memory_bench_runs():
     text = run("bench.memory", "--mb", "2")
     assert "Segment.columns()" in text and "DecompressionLimitError" in text
