@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import kafkacodec as kc
-from kafkacodec.log import Partition, PartitionWriter, open_log
+from kafkacodec.log import PartitionWriter, open_log
 from kafkacodec.storage import total_stats
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,14 +49,14 @@ def build(path: Path, mb: float) -> int:
     return offset
 
 
-def fetched(fn):
-    """(seconds, bytes fetched, requests) of fn()."""
+def fetched(fn, *args):
+    """(seconds, bytes fetched, requests, result) of fn(*args)."""
     s0 = total_stats()
     t = time.perf_counter()
-    fn()
+    value = fn(*args)
     dt = time.perf_counter() - t
     s1 = total_stats()
-    return dt, s1.bytes - s0.bytes, s1.requests - s0.requests
+    return dt, s1.bytes - s0.bytes, s1.requests - s0.requests, value
 
 
 def scan(target, keys=None) -> int:
@@ -124,13 +124,13 @@ def main(argv=None) -> int:
             print(f"{'where':<18} {'scan rec/s':>11} {'columns rec/s':>14} {'scan fetched':>13} "
                   f"{'GETs':>5} {'lookup ms':>10} {'lookup fetched':>15} {'% of segment':>13}")
             for name, (target, k) in targets.items():
-                row = {}
-                dt, nbytes, req = fetched(lambda t=target, k=k: row.__setitem__("n", scan(t, k)))
-                assert row["n"] == total, (name, row["n"], total)
-                row.update(scan_rps=total / dt, scan_bytes=nbytes, scan_requests=req)
-                dt, _b, _r = fetched(lambda t=target, k=k: row.__setitem__("c", columns(t, k)))
+                dt, nbytes, req, n = fetched(scan, target, k)
+                assert n == total, (name, n, total)
+                row = dict(scan_rps=total / dt, scan_bytes=nbytes, scan_requests=req)
+                dt, _b, _r, n = fetched(columns, target, k)
+                assert n == total, (name, n, total)
                 row.update(columns_rps=total / dt)
-                dt, nbytes, req = fetched(lambda t=target, k=k: lookups(t, offsets, k))
+                dt, nbytes, req, _n = fetched(lookups, target, offsets, k)
                 row.update(lookup_ms=dt / len(offsets) * 1e3, lookup_bytes=nbytes / len(offsets),
                            lookup_requests=req / len(offsets))  # fmt: skip
                 out[name] = row

@@ -439,6 +439,8 @@ class WindowedBatches:
 
     FIRST_WINDOW = 64 << 10
     MAX_WINDOW = 16 << 20
+    #: From this window size on a walk is taken for a scan and reads ahead.
+    SCAN_WINDOW = 1 << 20
     #: What a walk may read of an entry before it knows the entry fits (a v2 header).
     HEADER = 61
 
@@ -471,6 +473,10 @@ class WindowedBatches:
             stop = max(stop, need)
         self._window = min(self._window * 2, self.MAX_WINDOW)
         buf = self.blob.ensure(pos, stop)
+        if self._window >= self.SCAN_WINDOW and stop < self.end:
+            # a scan, by now (a lookup ends within its first windows): the next window is
+            # fetched while this one is read
+            self.blob.prefetch(stop, min(self.end, stop + self._window))
         return BatchIterator(buf, verify_crc=self.verify_crc, source=self.source, start=pos,
                              end=stop)  # fmt: skip
 

@@ -109,6 +109,10 @@ class Blob:
         """The bytes [start, end) will not be read again soon: their pages may leave memory
         (they are read again, from the file or the spool, if they are touched)."""
 
+    def prefetch(self, start: int, end: int) -> None:
+        """The bytes [start, end) will be read next: a remote file fetches them in the
+        background, while the reader works on what it has."""
+
     def close(self) -> None:
         pass
 
@@ -169,6 +173,7 @@ class SpooledBlob(Blob):
         self._map: Any = None
         self._have = RangeSet()
         self._lock = threading.Lock()
+        self._ahead: ThreadPoolExecutor | None = None
 
     @property
     def fetched(self) -> int:
@@ -236,12 +241,26 @@ class SpooledBlob(Blob):
         if self._map is not None:
             _drop(self._map, start, end)
 
+    def prefetch(self, start: int, end: int) -> None:
+        if self._ahead is None:
+            self._ahead = ThreadPoolExecutor(1, thread_name_prefix="kafkacodec-readahead")
+        self._ahead.submit(self._fetch_quietly, start, end)
+
+    def _fetch_quietly(self, start: int, end: int) -> None:
+        try:
+            self.ensure(start, end)
+        except Exception:  # noqa: BLE001 - the reader's own ensure() fetches again and says why
+            pass
+
     def __del__(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
     def close(self) -> None:
+        if self._ahead is not None:
+            self._ahead.shutdown(wait=True, cancel_futures=True)
+            self._ahead = None
         with self._lock:
             fsio.unmap(self._map)  # while batches still view it, it goes when they do
             self._map = None
