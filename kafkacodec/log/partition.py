@@ -476,10 +476,13 @@ def open_log(path: StoragePath | str) -> Partition | LogDirs:
     p = as_path(path)
     if not p.exists():
         raise NotAPartitionError(p, "no such file or directory")
-    if (
-        p.is_dir()
-        and not _DIR_NAME.match(p.name)
-        and not any(parse_segment_name(c.name) for c in p.iterdir())
-    ):
-        return LogDirs(p)
+    if p.is_dir():
+        children = list(p.iterdir())
+        if not any(parse_segment_name(c.name) for c in children) and (
+            not _DIR_NAME.match(p.name)
+            # named like a partition (a log.dirs called broker-1), but holding partition
+            # directories: a partition directory never holds directories
+            or any(_DIR_NAME.match(c.name) and c.is_dir() for c in children)
+        ):
+            return LogDirs(p)
     return Partition(p)
