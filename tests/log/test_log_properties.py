@@ -272,3 +272,17 @@ def test_log_dirs_lists_partitions_and_checkpoints(tmp_path):
         and dirs.log_start_offset(dirs.partitions[1]) == 0
     )
     assert isinstance(open_log(tmp_path / "orders-0"), Partition)
+
+
+def test_a_log_dirs_named_like_a_partition_is_a_log_dirs(tmp_path):
+    """A log.dirs called broker-1 matches <topic>-<partition>, but it holds partition
+    directories, which a partition directory never does."""
+    from kafkacodec.log import LogDirs, Partition, open_log
+
+    root = tmp_path / "broker-1"
+    (root / "orders-0").mkdir(parents=True)
+    (root / "orders-0" / "00000000000000000000.log").write_bytes(kc.build_batch([kc.Record(None, 1, b"k", b"v")]))
+    assert isinstance(open_log(root), LogDirs)
+    assert isinstance(open_log(root / "orders-0"), Partition)
+    (tmp_path / "t-3").mkdir()  # an empty partition directory stays one
+    assert isinstance(open_log(tmp_path / "t-3"), Partition)
