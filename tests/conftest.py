@@ -235,3 +235,24 @@ def s3_server(tmp_path_factory):
             else:
                 os.environ[k] = v
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A local Spark (local[2]) with the kafkacodec formats, for one test module."""
+    import os
+
+    from pyspark.sql import SparkSession
+
+    # Python workers must be this interpreter (the one kafkacodec is installed in).
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]").appName("kafkacodec-tests")
+        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", "2").getOrCreate()
+    )  # fmt: skip
+    from kafkacodec.pipeline import register
+
+    register(session)
+    yield session
+    session.stop()

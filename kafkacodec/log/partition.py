@@ -477,7 +477,7 @@ def open_log(path: StoragePath | str) -> Partition | LogDirs:
     if not p.exists():
         raise NotAPartitionError(p, "no such file or directory")
     if p.is_dir():
-        children = list(p.iterdir())
+        children: list[StoragePath] = list(p.iterdir())
         if not any(parse_segment_name(c.name) for c in children) and (
             not _DIR_NAME.match(p.name)
             # named like a partition (a log.dirs called broker-1), but holding partition

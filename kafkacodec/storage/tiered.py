@@ -53,8 +53,10 @@ __all__ = [
     "LOCAL_ROOT", "remote_partition_dir", "segment_files", "missing_files", "REQUIRED",
 ]  # fmt: skip
 
-#: A Kafka Uuid as Uuid.toString() writes it: 22 characters of URL-safe base64.
-UUID = r"[A-Za-z0-9_-]{22}"
+#: A Kafka Uuid as Uuid.toString() writes it: 16 bytes in 22 characters of URL-safe base64,
+#: the last of which holds 2 bits (A, Q, g or w). A partition directory's name ends with a
+#: digit, so it is never taken for a <topic>-<topicId> folder.
+UUID = r"[A-Za-z0-9_-]{21}[AQgw]"
 _AIVEN_FILE = re.compile(rf"^(\d{{20}})-({UUID})\.(log|indexes|rsm-manifest|index|timeindex|snapshot|txnindex|leader-epoch-checkpoint)$")
 _LOCAL_FILE = re.compile(rf"^(\d+)-({UUID})\.(log|index|timeindex|txnindex|leader_epoch_checkpoint|snapshot)$")
 #: Aiven's topic directory, <topic>-<topicId>; LocalTieredStorage's partition directory.

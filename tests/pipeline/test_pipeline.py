@@ -352,26 +352,6 @@ def test_read_options_skip_what_cannot_match(logdirs):
 # ------------------------------------------------------------------ on a local Spark
 
 
-@pytest.fixture(scope="module")
-def spark():
-    import os
-
-    from pyspark.sql import SparkSession
-
-    # Python workers must be this interpreter (the one kafkacodec is installed in).
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]").appName("kafkacodec-tests")
-        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "2").getOrCreate()
-    )  # fmt: skip
-    from kafkacodec.pipeline import register
-
-    register(session)
-    yield session
-    session.stop()
-
-
 def test_spark_reads_like_its_kafka_source(spark, logdirs):
     df = spark.read.format("kafkacodec").load(str(logdirs))
     kafka_columns = [

@@ -4,8 +4,6 @@ not involved: the data source fetches the ranges itself (kafkacodec.storage)."""
 
 from __future__ import annotations
 
-import sys
-
 import pyarrow as pa
 import pytest
 from conftest import kafkacodec_cli as cli
@@ -111,25 +109,6 @@ def test_storage_options_are_checked(url):
     with pytest.raises(PipelineError) as err:
         bad.partitions()
     assert url in str(err.value)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    import os
-
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]").appName("kafkacodec-remote-tests")
-        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "2").getOrCreate()
-    )  # fmt: skip
-    from kafkacodec.pipeline import register
-
-    register(session)
-    yield session
-    session.stop()
 
 
 def test_spark_reads_a_bucket(spark, logdirs, url, storage):
