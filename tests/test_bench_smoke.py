@@ -30,6 +30,7 @@ def test_log_bench_runs():
     assert "lookups/s" in text and "anonymous memory grew" in text
 
 
+@pytest.mark.slow
 def test_remote_bench_runs():
     pytest.importorskip("moto")
     text = run("bench.remote", "--mb", "1", "--lookups", "2")

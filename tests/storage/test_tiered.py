@@ -69,6 +69,8 @@ VARIANTS = {
     "zstd-encrypted": dict(compression=True, encryption=True),
     "legacy": dict(encryption=True, legacy_indexes=True, key_id=None),
 }
+#: The variants a quick run reads (make test reads them all).
+QUICK = ("zstd-encrypted", "legacy")
 
 
 def segment_epochs(p: Partition, seg) -> dict[int, int]:
@@ -103,7 +105,8 @@ def bucket(s3_server):
     return "s3://tiered"
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", [v if v in QUICK else pytest.param(v, marks=pytest.mark.slow)
+                                     for v in VARIANTS])  # fmt: skip
 def test_aiven_layout_reads_as_its_segments(s3_server, bucket, source, key, variant):
     pem, public = key
     kw = dict(VARIANTS[variant])
@@ -123,6 +126,7 @@ def test_aiven_layout_reads_as_its_segments(s3_server, bucket, source, key, vari
     assert records(p) != [] and p.problems == []
 
 
+@pytest.mark.slow
 def test_the_command_line_reads_a_tiered_partition(s3_server, bucket, source, key):
     pem, public = key
     url = upload(s3_server, source, "cli/", public=public, compression=True, encryption=True)
