@@ -96,17 +96,21 @@ def expand(paths, *, index_only: bool = False, options: dict | None = None) -> l
     return found
 
 
-def read_file(path, limit: int | None = None):
+def read_file(path, limit: int | None = None, args=None):
     """A buffer of a file the command reads through (a remote one fetched into a spool):
-    every byte, or with `limit` at least the first `limit` bytes (--max-bytes)."""
+    every byte, or with `limit` at least the first `limit` bytes (--max-bytes). The .log of
+    a segment in Aiven's tiered layout is read through its manifest (its chunks
+    transformed back), as the segment it was."""
     from ..runtime.errors import NotASegmentError
     from ..storage import open_blob
+    from ..storage.tiered import aiven_segment_of
 
     try:
-        blob = open_blob(path)
+        tiered = aiven_segment_of(path, keys(args))
+        blob = tiered.open_log() if tiered is not None else open_blob(path)
     except FileNotFoundError:
         raise NotASegmentError(path, "no such file") from None
-    return blob.whole() if limit is None else blob.ensure(0, limit)
+    return blob.whole() if limit is None else blob.ensure(0, max(limit, 61))
 
 
 def open_partition(path, args=None):

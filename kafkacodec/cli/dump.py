@@ -188,7 +188,7 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress):
                 yield from dumplog.dump07_text(f, deep=deep, print_data=args.print_data_log,
                                                progress=progress)  # fmt: skip
         return
-    data = read_file(path, args.max_bytes)
+    data = read_file(path, args.max_bytes, args)
     sniff(data, path)
     if args.json:
         rows = dumplog.dump_json(path, data, deep=deep, how=args.bytes, max_bytes=args.max_bytes,

@@ -51,6 +51,7 @@ __all__ = [
     "aiven_segments", "local_tiered_segments", "is_aiven_partition", "is_local_tiered_partition",
     "KeyRing", "decode_chunk_sizes", "INDEX_KINDS", "AIVEN_TOPIC_DIR", "LOCAL_PARTITION_DIR",
     "LOCAL_ROOT", "remote_partition_dir", "segment_files", "missing_files", "REQUIRED",
+    "aiven_segment_of",
 ]  # fmt: skip
 
 #: A Kafka Uuid as Uuid.toString() writes it: 16 bytes in 22 characters of URL-safe base64,
@@ -658,6 +659,17 @@ def aiven_segments(path: StoragePath, keys: KeyRing | None = None) -> tuple[list
         kinds = {_AIVEN_SUFFIX_KIND[s]: p for s, p in files.items() if s in _AIVEN_SUFFIX_KIND}
         out.append(AivenSegment(path, offset, sid, files.get("log"), kinds, "aiven", keys=keys))
     return out, problems
+
+
+def aiven_segment_of(log: StoragePath, keys: KeyRing | None = None) -> AivenSegment | None:
+    """The Aiven segment whose .log object this is (named <20-digit offset>-<id>.log, with
+    its .rsm-manifest beside it), else None."""
+    m = _AIVEN_FILE.match(log.name)
+    if m is None or m[3] != "log":
+        return None
+    directory = log.parent
+    segment = AivenSegment(directory, int(m[1]), m[2], log, {}, "aiven", keys=keys)
+    return segment if segment.manifest_path.exists() else None
 
 
 def local_tiered_segments(path: StoragePath) -> tuple[list[LocalTieredSegment], list[str]]:
