@@ -157,13 +157,13 @@ def _export(spark, args, options) -> int:
 
 def _fetched(d: dict | None, *, stream=None) -> None:
     """What the job's tasks fetched from object stores, when they fetched anything."""
-    if d and d["requests"]:
-        out_line = (f"fetched {d['bytes']} bytes in {d['requests']} requests from object stores"
-                    + (f" ({d['retries']} retried)" if d["retries"] else ""))  # fmt: skip
-        if stream is None:
-            out(out_line)
-        else:
-            print(f"kafkacodec spark: {out_line}", file=stream)
+    from kafkacodec.storage import Stats
+
+    line = Stats(**d).describe() if d else None
+    if line and stream is None:
+        out(line)
+    elif line:
+        print(f"kafkacodec spark: {line}", file=stream)
 
 
 def _stats(spark, args, options) -> int:

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 from pyspark.accumulators import AccumulatorParam
 
-from kafkacodec.storage import total_stats
+from kafkacodec.storage import Stats, total_stats
 
 #: The data source option that names the accumulator.
 OPTION = "kafkacodec.fetch_meter"
@@ -50,11 +50,7 @@ class FetchMeter:
 
     def line(self) -> str | None:
         """What the tasks fetched, as the commands print it (None: nothing was fetched)."""
-        d = self.as_dict()
-        if not d["requests"]:
-            return None
-        return (f"fetched {d['bytes']} bytes in {d['requests']} requests from object stores"
-                + (f" ({d['retries']} retried)" if d["retries"] else ""))  # fmt: skip
+        return Stats(**self.as_dict()).describe()
 
 
 @contextmanager

@@ -71,11 +71,7 @@ def fetched_line() -> str | None:
     """What this process fetched from object stores, as --verbose says it (None: nothing)."""
     from ..storage import total_stats
 
-    s = total_stats()
-    if not s.requests:
-        return None
-    return (f"fetched {s.bytes} bytes in {s.requests} requests from object stores"
-            + (f" ({s.retries} retried)" if s.retries else ""))  # fmt: skip
+    return total_stats().describe()
 
 
 def expand(paths, *, index_only: bool = False, options: dict | None = None) -> list:

@@ -99,13 +99,12 @@ class TieredPartition(Partition):
         self.problems = list(problems)
         self.metadata = {"topic_id": topic_id} if topic_id else {}
         self.local = local
-        self.remote_files = list(remote)
         if local is not None:
             self.problems += local.problems
             self.metadata = {**self.metadata, **local.metadata}
         local_start = local.base_offsets[0] if local is not None and local.segments else None
         chosen: dict[int, TieredSegment] = {}
-        for files in self.remote_files:
+        for files in remote:
             if files.start_offset in chosen:
                 self.problems.append(
                     f"{path}: two remote segments start at offset {files.start_offset} "

@@ -81,9 +81,6 @@ class RangeSet:
         merged.sort()
         self.spans = merged
 
-    def covers(self, start: int, end: int) -> bool:
-        return not self.missing(start, end)
-
     @property
     def total(self) -> int:
         return sum(b - a for a, b in self.spans)
@@ -174,11 +171,6 @@ class SpooledBlob(Blob):
         self._have = RangeSet()
         self._lock = threading.Lock()
         self._ahead: ThreadPoolExecutor | None = None
-
-    @property
-    def fetched(self) -> int:
-        """Bytes of the file fetched so far (in the spool)."""
-        return self._have.total
 
     def _open_spool(self):
         if self._map is not None:

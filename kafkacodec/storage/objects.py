@@ -86,8 +86,12 @@ class Stats:
             self.requests += requests
             self.bytes += nbytes
 
-    def as_dict(self) -> dict:
-        return {"requests": self.requests, "bytes": self.bytes, "retries": self.retries}
+    def describe(self) -> str | None:
+        """What was fetched, as the commands say it (None: nothing was)."""
+        if not self.requests:
+            return None
+        return (f"fetched {self.bytes} bytes in {self.requests} requests from object stores"
+                + (f" ({self.retries} retried)" if self.retries else ""))  # fmt: skip
 
 
 def parse_options(pairs) -> dict[str, str]:

@@ -376,9 +376,6 @@ class RemoteSegmentFiles:
         """How errors name an index of this segment."""
         raise NotImplementedError
 
-    @property
-    def end_offset(self) -> int | None:
-        return None
 
 
 class LocalTieredSegment(RemoteSegmentFiles):
@@ -432,10 +429,6 @@ class AivenSegment(RemoteSegmentFiles):
                 raise _error(str(path), "the segment's manifest is missing")
             self._manifest = Manifest.parse(data, str(path), self.keys)
         return self._manifest
-
-    @property
-    def end_offset(self) -> int | None:
-        return self.manifest.end_offset
 
     def open_log(self) -> Blob:
         if self.log is None:
