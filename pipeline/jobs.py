@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import parquet
 from .meter import FetchMeter, measured
-from .options import Options, resolve, storage_options
+from .options import Options, resolve
 from .read import segment_slices
 from .scan import PipelineError, check
 from .source import register
@@ -80,11 +80,10 @@ def _inputs(paths) -> list[str]:
     return [str(resolve(p)) for p in paths]
 
 
-def _slices_of(paths, opts: Options, options: dict, *, split: bool = True):
+def _slices_of(paths, opts: Options, *, split: bool = True):
     """The slices of a job that runs its own tasks (verify, the direct export): the paths
     resolved with the read's storage options."""
-    storage = storage_options(options)
-    return segment_slices([resolve(p, storage) for p in paths], opts, split=split)
+    return segment_slices([resolve(p, opts.storage_options) for p in paths], opts, split=split)
 
 
 def _reader(spark, fmt: str, paths, options: dict):
@@ -116,7 +115,7 @@ def export(
     meter = FetchMeter(spark)
     if direct:
         opts = Options.parse(_strings(options))
-        slices = _slices_of(paths, opts, options)
+        slices = _slices_of(paths, opts)
         written = parquet.export(spark, slices, Path(out), opts=opts, mode=mode, meter=meter.aid)
         if written is None:  # mode ignore, and out is there
             return {"records": 0, "problems": None, "fetched": meter.as_dict()}
@@ -148,7 +147,7 @@ def verify(spark, paths, *, verify_crc: bool = True, **options) -> dict:
     record decoded, partial batches at the end, the indexes against their log. Returns
     totals, one entry per segment, the problems (strings naming file and byte) and what
     was fetched from object stores."""
-    slices = _slices_of(_inputs(paths), Options.parse(_strings(options)), options, split=False)
+    slices = _slices_of(_inputs(paths), Options.parse(_strings(options)), split=False)
     meter = FetchMeter(spark)
     checked = (
         spark.sparkContext.parallelize(slices, max(1, min(len(slices), 10000)))

@@ -168,10 +168,13 @@ class Segment:
         """The .log's bytes (storage.Blob), opened on first use."""
         if self._blob is None:
             try:
-                self._blob = open_blob(self.path)
+                self._blob = self._open_blob()
             except FileNotFoundError:
                 raise LogError(self.path, "segment file is missing") from None
         return self._blob
+
+    def _open_blob(self) -> Blob:
+        return open_blob(self.path)
 
     @property
     def remote(self) -> bool:

@@ -54,14 +54,8 @@ class TieredSegment(Segment):
     def _spec(self) -> tuple:
         return (self.files,)
 
-    @property
-    def blob(self) -> Blob:
-        if self._blob is None:
-            try:
-                self._blob = self.files.open_log()
-            except FileNotFoundError:
-                raise LogError(self.path, "segment file is missing") from None
-        return self._blob
+    def _open_blob(self) -> Blob:
+        return self.files.open_log()
 
     def _open_index(self, cls: type[_I], path: StoragePath | str) -> _I:
         kind = _KIND[cls]
