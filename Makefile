@@ -13,6 +13,9 @@ $(STAMP): pyproject.toml
 	@test -f /usr/include/isa-l/crc.h || (apt-get update -q && apt-get install -y -q libisal-dev)
 	@# the fuzz tests build the native extensions with clang's sanitizers (python -m fuzz --sanitized)
 	@command -v clang >/dev/null || (apt-get update -q && apt-get install -y -q clang)
+	@# snappy blocks byte for byte as Kafka writes them: Google's C++ snappy 1.1.x, which
+	@# snappy-java bundles (runtime/compression.py loads it through ctypes)
+	@ldconfig -p | grep -q libsnappy.so.1 || (apt-get update -q && apt-get install -y -q libsnappy1v5)
 	@# the tiered-storage tests wrap data keys with OpenSSL's command line (RSA-OAEP, SHA3-512)
 	@command -v openssl >/dev/null || (apt-get update -q && apt-get install -y -q openssl)
 	$(PYTHON) -m venv $(VENV)

@@ -1,13 +1,25 @@
-"""Kafka's compression codecs, as Java Kafka writes them, each bounded on inflated size.
+"""Kafka's compression codecs, each bounded on inflated size; written byte for byte as Java
+Kafka writes them (Kafka 3.8 on JDK 17: org.apache.kafka.common.compress.*Compression).
 
-- gzip: an RFC 1952 stream (several members are read one after the other).
+- gzip: an RFC 1952 stream (several members are read one after the other). Written as the
+  JDK's GZIPOutputStream writes it: its own 10-byte header (no flags, mtime 0, XFL 0 at any
+  level, OS byte 255 on JDK 16 and later, 0 on JDK 8 and 11), raw deflate from classic
+  zlib (window 15, memLevel 8, default strategy; Kafka's default level is zlib's 6), then
+  CRC-32 and the length mod 2^32, little-endian.
 - snappy: Java Kafka writes snappy-java's stream framing (8-byte magic, version, minimum
-  compatible version, then `int32 length` + raw snappy block, repeated); readers also
-  accept one raw snappy block, which other clients write.
-- lz4: the LZ4 frame format with independent 64 KB blocks. For magic 0 Java Kafka
-  computes the frame header checksum over the magic number too (KAFKA-3160): magic 0
-  readers ignore that byte and magic 0 writers reproduce the quirk.
-- zstd: zstandard frames, magic 2 only, read as a stream (no content size needed).
+  compatible version, then `int32 length` + raw snappy block per 32 KiB of input); readers
+  also accept one raw snappy block, which other clients write. The blocks are Google's C++
+  snappy 1.1.x's (snappy-java bundles it): taken from the system's libsnappy when it is
+  there, else from cramjam, whose blocks are valid but not the same bytes.
+- lz4: Kafka's own frame writer (Lz4BlockOutputStream): FLG 0x60 (version 1, independent
+  blocks, no checksums, no content size), BD 0x40 (64 KiB blocks), blocks from LZ4's fast
+  compressor at Kafka's default level 9 and from its HC compressor at any other, a block
+  that does not shrink stored raw (size's top bit set), then an int32 zero. For magic 0
+  Java Kafka computes the frame header checksum over the magic number too (KAFKA-3160):
+  magic 0 readers ignore that byte and magic 0 writers reproduce the quirk.
+- zstd: zstandard frames, magic 2 only, read as a stream (no content size needed);
+  written at level 3 with no content size and no checksum, as zstd-jni's stream writes
+  it on close (a block flush, then the frame's end: an empty last block).
 
 Decompressed output larger than `max_size` (default DEFAULT_MAX_INFLATED) raises
 DecompressionLimitError before more memory is taken.
@@ -15,11 +27,15 @@ DecompressionLimitError before more memory is taken.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import struct
 import threading
 import zlib
+from typing import NamedTuple
 
 import cramjam
+import lz4.block
 import lz4.frame
 import zstandard
 
@@ -33,7 +49,8 @@ from .errors import (
 __all__ = [
     "NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD", "CODEC_NAMES", "CODEC_IDS", "codec_name",
     "DEFAULT_MAX_INFLATED", "decompress", "compress", "kafka_compression_decode",
-    "kafka_compression_encode",
+    "kafka_compression_encode", "LEVELS", "Levels", "check_level", "GZIP_OS_JDK17",
+    "GZIP_OS_JDK8", "gzip_os_of", "SNAPPY_LIBRARY", "snappy_is_kafkas",
 ]  # fmt: skip
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
@@ -46,6 +63,36 @@ _XERIAL_MAGIC = b"\x82SNAPPY\x00"
 _XERIAL_HEADER = struct.Struct(">8sii")
 _XERIAL_BLOCK = 32 * 1024  # snappy-java's default block size
 _LZ4_MAGIC = b"\x04\x22\x4d\x18"
+
+
+class Levels(NamedTuple):
+    """A codec's compression levels as Kafka's CompressionType defines them (KIP-390)."""
+
+    low: int
+    high: int
+    default: int
+
+
+#: Kafka's compression.<codec>.level ranges and defaults (GzipCompression: Deflater's 1..9
+#: and DEFAULT_COMPRESSION, which zlib takes as 6; Lz4Compression: 1..17, default 9;
+#: ZstdCompression: zstd's minimum level..22, default 3). Snappy has no level.
+LEVELS = {GZIP: Levels(1, 9, 6), LZ4: Levels(1, 17, 9), ZSTD: Levels(-131072, 22, 3)}
+
+#: The gzip header's OS byte: the JDK writes 255 (unknown) since JDK 16, 0 before.
+GZIP_OS_JDK17, GZIP_OS_JDK8 = 255, 0
+
+
+def check_level(codec: int, level: int | None) -> int | None:
+    """The level to compress at (None: Kafka's default); EncodeError outside Kafka's range."""
+    if level is None:
+        return None
+    levels = LEVELS.get(codec)
+    if levels is None:
+        raise EncodeError(f"{codec_name(codec)} has no compression level")
+    if not levels.low <= level <= levels.high:
+        raise EncodeError(f"{codec_name(codec)} level {level} is outside Kafka's range "
+                          f"{levels.low}..{levels.high}")  # fmt: skip
+    return level
 
 
 def codec_name(codec: int) -> str:
@@ -109,9 +156,25 @@ def _gunzip(data, limit: int) -> bytes:
             return bytes(out)
 
 
-def _gzip(data) -> bytes:
-    c = zlib.compressobj(6, zlib.DEFLATED, 31)
-    return c.compress(data) + c.flush()
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00"  # ID1 ID2 CM FLG MTIME XFL; OS follows
+
+
+def _gzip(data, level: int, os_byte: int) -> bytes:
+    """java.util.zip.GZIPOutputStream's bytes (Kafka's GzipCompression): the JDK's header,
+    raw deflate, CRC-32 and ISIZE little-endian."""
+    c = zlib.compressobj(level, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY)
+    body = c.compress(data) + c.flush()
+    trailer = struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+    return _GZIP_HEADER + bytes((os_byte,)) + body + trailer
+
+
+def gzip_os_of(payload) -> int | None:
+    """The JDK that wrote a gzip payload, by its header's OS byte (GZIP_OS_JDK17 or
+    GZIP_OS_JDK8), or None when the header is not one the JDK writes."""
+    head = bytes(payload[:10])
+    if len(head) == 10 and head[:9] == _GZIP_HEADER and head[9] in (GZIP_OS_JDK17, GZIP_OS_JDK8):
+        return head[9]
+    return None
 
 
 # -- snappy ----------------------------------------------------------------------------
@@ -159,11 +222,51 @@ def _unsnappy(data, limit: int) -> bytes:
     return bytes(out)
 
 
+def _load_libsnappy():
+    """Google's C++ snappy from the system (Debian's libsnappy1v5), through its C API; None
+    when it is not installed."""
+    name = ctypes.util.find_library("snappy")
+    try:
+        lib = ctypes.CDLL(name or "libsnappy.so.1")
+    except OSError:
+        return None
+    lib.snappy_max_compressed_length.restype = ctypes.c_size_t
+    lib.snappy_max_compressed_length.argtypes = [ctypes.c_size_t]
+    lib.snappy_compress.restype = ctypes.c_int
+    lib.snappy_compress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                    ctypes.POINTER(ctypes.c_size_t)]  # fmt: skip
+    return lib
+
+
+_LIBSNAPPY = _load_libsnappy()
+#: Where snappy blocks come from: "libsnappy" writes Kafka's bytes (snappy-java bundles the
+#: same C++ library); "cramjam" (when libsnappy is not installed) writes valid blocks that
+#: are not byte for byte Kafka's.
+SNAPPY_LIBRARY = "libsnappy" if _LIBSNAPPY is not None else "cramjam"
+
+
+def snappy_is_kafkas() -> bool:
+    """Whether snappy output is byte for byte what snappy-java writes."""
+    return _LIBSNAPPY is not None
+
+
+def _snappy_block(data: bytes) -> bytes:
+    if _LIBSNAPPY is None:
+        return bytes(cramjam.snappy.compress_raw(data))
+    size = ctypes.c_size_t(_LIBSNAPPY.snappy_max_compressed_length(len(data)))
+    out = ctypes.create_string_buffer(size.value)
+    if _LIBSNAPPY.snappy_compress(data, len(data), out, ctypes.byref(size)) != 0:
+        raise EncodeError("libsnappy could not compress a block")  # only for a short buffer
+    return out.raw[: size.value]
+
+
 def _snappy(data) -> bytes:
+    """snappy-java's SnappyOutputStream (Kafka's SnappyCompression): its header, then each
+    32 KiB of input as an int32 length and a raw block."""
     data = bytes(data)
     out = bytearray(_XERIAL_HEADER.pack(_XERIAL_MAGIC, 1, 1))
     for i in range(0, len(data), _XERIAL_BLOCK):
-        block = bytes(cramjam.snappy.compress_raw(data[i : i + _XERIAL_BLOCK]))
+        block = _snappy_block(data[i : i + _XERIAL_BLOCK])
         out += struct.pack(">i", len(block)) + block
     return bytes(out)
 
@@ -252,15 +355,43 @@ def _unlz4(data, limit: int, magic: int) -> bytes:
     return bytes(out)
 
 
-def _lz4(data, magic: int) -> bytes:
-    frame = lz4.frame.compress(
-        bytes(data),
-        block_size=lz4.frame.BLOCKSIZE_MAX64KB,
-        block_linked=False,
-        content_checksum=False,
-        store_size=False,
-    )
-    return _lz4_set_checksum(frame, broken=(magic == 0))
+_LZ4_BLOCK = 64 * 1024
+_LZ4_DESCRIPTOR = b"\x60\x40"  # FLG: version 1, independent blocks; BD: 64 KiB blocks
+_LZ4_RAW = 0x80000000  # a block size's top bit: the block is stored uncompressed
+#: The frame header (magic, descriptor, checksum byte) for magic 0 (KAFKA-3160's checksum
+#: over the magic too) and for magic 1 and 2.
+_LZ4_HEADERS = {
+    broken: _LZ4_MAGIC + _LZ4_DESCRIPTOR
+    + bytes(((xxh32((_LZ4_MAGIC if broken else b"") + _LZ4_DESCRIPTOR) >> 8) & 0xFF,))
+    for broken in (True, False)
+}
+_U32 = struct.Struct("<I")
+
+
+def _lz4(data, magic: int, level: int) -> bytes:
+    """Kafka's Lz4BlockOutputStream: LZ4's fast compressor at the default level, its HC
+    compressor at any other (lz4-java's fastCompressor / highCompressor(level)). The fast
+    blocks are cramjam's LZ4_compress_default: python-lz4's block API gives other bytes."""
+    data = memoryview(bytes(data))
+    if level == LEVELS[LZ4].default:
+        def block(chunk):
+            return cramjam.lz4.compress_block(chunk, store_size=False)
+    else:  # cramjam's block API has no HC mode (it ignores mode): python-lz4's LZ4_compress_HC
+        def block(chunk):
+            return lz4.block.compress(chunk, mode="high_compression", compression=level,
+                                      store_size=False)  # fmt: skip
+    out = bytearray(_LZ4_HEADERS[magic == 0])
+    for i in range(0, len(data), _LZ4_BLOCK):
+        chunk = data[i : i + _LZ4_BLOCK]
+        packed = block(chunk)
+        if len(packed) >= len(chunk):  # incompressible: stored as it is
+            out += _U32.pack(len(chunk) | _LZ4_RAW)
+            out += chunk
+        else:
+            out += _U32.pack(len(packed))
+            out += packed
+    out += b"\0\0\0\0"
+    return bytes(out)
 
 
 # -- zstd ------------------------------------------------------------------------------
@@ -349,8 +480,19 @@ def _unzstd(data, limit: int) -> bytes:
     return bytes(out)
 
 
-def _zstd(data) -> bytes:
-    return zstandard.ZstdCompressor(level=3).compress(bytes(data))
+_ZSTD_WRITERS: dict[int, zstandard.ZstdCompressor] = {}
+
+
+def _zstd(data, level: int) -> bytes:
+    """zstd-jni's ZstdOutputStream as Kafka's ZstdCompression closes it: no content size,
+    no checksum, a block flush and then the frame's end (an empty last block)."""
+    cctx = _ZSTD_WRITERS.get(level)
+    if cctx is None:
+        cctx = _ZSTD_WRITERS[level] = zstandard.ZstdCompressor(
+            level=level, write_content_size=False, write_checksum=False)
+    c = cctx.compressobj()
+    return (c.compress(data) + c.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+            + c.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))  # fmt: skip
 
 
 # -- entry points ----------------------------------------------------------------------
@@ -374,21 +516,24 @@ def decompress(codec: int, data, magic: int = 2, max_size: int | None = None):
         raise CompressionError(f"gzip data does not decompress: {err}") from None
 
 
-def compress(codec: int, data, magic: int = 2) -> bytes:
-    """Compress data as Java Kafka does for this codec and magic."""
+def compress(codec: int, data, magic: int = 2, level: int | None = None, *,
+             gzip_os: int = GZIP_OS_JDK17) -> bytes:  # fmt: skip
+    """Compress data byte for byte as Java Kafka does for this codec, magic and level
+    (None: Kafka's default); gzip_os GZIP_OS_JDK8 writes the header of JDK 8 and 11."""
     try:
         check_codec(codec, magic)
     except UnsupportedCodecError as err:
         raise EncodeError(str(err)) from None
     if codec == NONE:
         return bytes(data)
+    level = check_level(codec, level)
     if codec == GZIP:
-        return _gzip(data)
+        return _gzip(data, LEVELS[GZIP].default if level is None else level, gzip_os)
     if codec == SNAPPY:
         return _snappy(data)
     if codec == LZ4:
-        return _lz4(data, magic)
-    return _zstd(data)
+        return _lz4(data, magic, LEVELS[LZ4].default if level is None else level)
+    return _zstd(data, LEVELS[ZSTD].default if level is None else level)
 
 
 def kafka_compression_decode(data, codec, magic, max_size=None):

@@ -128,6 +128,7 @@ def build_batch(
     base_timestamp: int | None = None,
     max_timestamp: int | None = None,
     delete_horizon_ms: int | None = None,
+    compression_level: int | None = None,
 ) -> bytes:
     """Encode records as one v2 record batch (magic 2).
 
@@ -135,9 +136,11 @@ def build_batch(
     headers); a record whose offset is None takes base_offset + its index. With
     LogAppendTime every timestamp becomes log_append_time, as a broker stamps it. The
     header fields Kafka derives (last offset delta, first and max timestamp) may be given
-    to write a batch whose records were removed by compaction.
+    to write a batch whose records were removed by compaction. compression_level is the
+    codec's level in Kafka's range (compression.<codec>.level; None: Kafka's default).
     """
     codec = _codec(compression, 2)
+    encode = _encoder(codec, compression_level)
     base_offset = _base_offset(base_offset)
     ts_type = _ts_type(timestamp_type)
     if ts_type == 1 and log_append_time is None:
@@ -154,8 +157,7 @@ def build_batch(
                         is_transactional=is_transactional, is_control=is_control,
                         has_delete_horizon=False),
             partition_leader_epoch, producer_id, producer_epoch, base_sequence,
-            log_append_time if ts_type == 1 else None, _comp.kafka_compression_encode, codec,
-            _crc.NATIVE[0],
+            log_append_time if ts_type == 1 else None, encode, codec, _crc.NATIVE[0],
         )  # fmt: skip
         if batch is not None:
             return batch
@@ -168,6 +170,8 @@ def build_batch(
     if delete_horizon_ms is not None:
         base_timestamp = delete_horizon_ms
     max_ts = log_append_time if ts_type == 1 else r.max_timestamp
+    if region is None and compression_level is not None and codec != _comp.NONE:
+        region, records_region = (r.records or RecordList(records=[])).build(), None
     attributes = _attributes(
         KafkaRecordBatch, compression=codec, timestamp_type=ts_type,
         is_transactional=is_transactional, is_control=is_control,
@@ -186,11 +190,25 @@ def build_batch(
         base_sequence=base_sequence,
         num_records=num_records,
         records_region=records_region,
-        records_region_raw=None
-        if region is None
-        else _comp.kafka_compression_encode(region, codec, 2),
+        records_region_raw=None if region is None else encode(region, codec, 2),
     )
     return batch.build()
+
+
+def _encoder(codec: int, level: int | None):
+    """compress(data, codec, magic) at level (checked here, before anything is encoded)."""
+    try:
+        _comp.check_level(codec, level)
+    except EncodeError:
+        if codec != _comp.NONE:
+            raise
+    if level is None or codec == _comp.NONE:
+        return _comp.kafka_compression_encode
+
+    def encode(data, codec: int, magic: int) -> bytes:
+        return _comp.compress(codec, data, magic, level)
+
+    return encode
 
 
 class _Region(NamedTuple):
@@ -309,6 +327,7 @@ def build_message_set(
     base_offset: int = 0,
     timestamp_type: str = "CreateTime",
     log_append_time: int | None = None,
+    compression_level: int | None = None,
 ) -> bytes:
     """Encode records as a legacy message set (magic 0 or 1).
 
@@ -319,6 +338,7 @@ def build_message_set(
     if magic not in (0, 1):
         raise EncodeError(f"legacy message sets have magic 0 or 1, not {magic}")
     codec = _codec(compression, magic)
+    encode = _encoder(codec, compression_level)
     base_offset = _base_offset(base_offset)
     ts_type = _ts_type(timestamp_type) if magic == 1 else 0
     if ts_type == 1 and log_append_time is None:
@@ -335,7 +355,8 @@ def build_message_set(
             if codec == _comp.NONE or not records:
                 return inner
             wrapper_ts = None if magic == 0 else log_append if ts_bit else max_ts
-            return _wrapper_message(inner, last_offset, magic, codec, ts_bit, wrapper_ts).build()
+            return _wrapper_message(inner, last_offset, magic, codec, ts_bit, wrapper_ts,
+                                    encode).build()  # fmt: skip
     entries = []
     for i, r in enumerate([_as_record(r) for r in records]):
         offset = base_offset + i if r.offset is None else r.offset
@@ -361,11 +382,11 @@ def build_message_set(
         return bytes(out)
     if not entries:
         return b""
-    return _wrapper(entries, magic, codec, base_offset, ts_bit, log_append)
+    return _wrapper(entries, magic, codec, base_offset, ts_bit, log_append, encode)
 
 
 def _wrapper(entries: list[KafkaLegacyMessage], magic: int, codec: int, base_offset: int,
-             ts_bit: int, log_append_time: int | None) -> bytes:  # fmt: skip
+             ts_bit: int, log_append_time: int | None, encode) -> bytes:  # fmt: skip
     """The compressed wrapper of legacy messages: the last offset and, for CreateTime, the
     largest inner timestamp (Kafka's MemoryRecordsBuilder.writeLegacyCompressedWrapperHeader)."""
     last_offset = entries[-1].offset
@@ -375,20 +396,19 @@ def _wrapper(entries: list[KafkaLegacyMessage], magic: int, codec: int, base_off
     wrapper_ts = None
     if magic == 1:
         wrapper_ts = log_append_time if ts_bit else max(e.timestamp for e in entries)
-    return _wrapper_message(MessageSet(entries=entries), last_offset, magic, codec, ts_bit,
-                            wrapper_ts).build()  # fmt: skip
+    return _wrapper_message(MessageSet(entries=entries).build(), last_offset, magic, codec, ts_bit,
+                            wrapper_ts, encode).build()  # fmt: skip
 
 
-def _wrapper_message(inner: MessageSet | bytes, last_offset: int, magic: int, codec: int,
-                     ts_bit: int, wrapper_ts: int | None) -> KafkaLegacyMessage:  # fmt: skip
-    """The wrapper of an inner message set (or of its bytes, compressed when it is built)."""
-    raw = isinstance(inner, bytes)
+def _wrapper_message(inner: bytes, last_offset: int, magic: int, codec: int, ts_bit: int,
+                     wrapper_ts: int | None, encode) -> KafkaLegacyMessage:  # fmt: skip
+    """The wrapper of an inner message set's bytes, compressed by encode."""
     return KafkaLegacyMessage(
         offset=last_offset,
         magic=magic,
         attributes=_attributes(KafkaLegacyMessage, compression=codec) | ts_bit,
         timestamp=wrapper_ts,
         key=None,
-        inner=None if raw else inner,
-        inner_raw=_comp.compress(codec, inner, magic) if raw else None,
+        inner=None,
+        inner_raw=encode(inner, codec, magic),
     )
