@@ -5,7 +5,7 @@ LogAppendTime, wrapper offsets, control markers)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
@@ -30,6 +30,8 @@ except ImportError:  # pragma: no cover - exercised when no compiler was availab
 __all__ = ["build_batch", "build_message_set", "build_control_batch", "control_record"]
 
 _TS_TYPES = {"CreateTime": 0, "LogAppendTime": 1}
+#: compress(data, codec, magic), at the level the caller chose
+Encoder = Callable[[bytes, int, int], bytes]
 
 
 def _codec(compression: str | int, magic: int) -> int:
@@ -195,7 +197,7 @@ def build_batch(
     return batch.build()
 
 
-def _encoder(codec: int, level: int | None):
+def _encoder(codec: int, level: int | None) -> Encoder:
     """compress(data, codec, magic) at level (checked here, before anything is encoded)."""
     try:
         _comp.check_level(codec, level)
@@ -205,7 +207,7 @@ def _encoder(codec: int, level: int | None):
     if level is None or codec == _comp.NONE:
         return _comp.kafka_compression_encode
 
-    def encode(data, codec: int, magic: int) -> bytes:
+    def encode(data: bytes, codec: int, magic: int) -> bytes:
         return _comp.compress(codec, data, magic, level)
 
     return encode
@@ -386,7 +388,7 @@ def build_message_set(
 
 
 def _wrapper(entries: list[KafkaLegacyMessage], magic: int, codec: int, base_offset: int,
-             ts_bit: int, log_append_time: int | None, encode) -> bytes:  # fmt: skip
+             ts_bit: int, log_append_time: int | None, encode: Encoder) -> bytes:  # fmt: skip
     """The compressed wrapper of legacy messages: the last offset and, for CreateTime, the
     largest inner timestamp (Kafka's MemoryRecordsBuilder.writeLegacyCompressedWrapperHeader)."""
     last_offset = entries[-1].offset
@@ -401,7 +403,7 @@ def _wrapper(entries: list[KafkaLegacyMessage], magic: int, codec: int, base_off
 
 
 def _wrapper_message(inner: bytes, last_offset: int, magic: int, codec: int, ts_bit: int,
-                     wrapper_ts: int | None, encode) -> KafkaLegacyMessage:  # fmt: skip
+                     wrapper_ts: int | None, encode: Encoder) -> KafkaLegacyMessage:  # fmt: skip
     """The wrapper of an inner message set's bytes, compressed by encode."""
     return KafkaLegacyMessage(
         offset=last_offset,
