@@ -845,6 +845,88 @@ error:
 }
 
 
+PyDoc_STRVAR(reencode_v2_records_doc,
+"reencode_v2_records(region, count) -> bytes | None\n\n"
+"A v2 batch's (decompressed) records region rebuilt from the decoded fields of its count\n"
+"records (attributes, deltas, key, value, headers) as Kafka's DefaultRecord.writeTo\n"
+"writes them: every length and varint in its shortest form. None when the region is not\n"
+"exactly count records the generated parser accepts (which then names what is wrong).");
+
+/* The bytes a header takes after the record's fields (both lengths and their data). */
+static int64_t
+headers_size(const uint8_t *buf, const RecordView *r)
+{
+    Py_ssize_t p = r->headers_at, key_at, value_at;
+    int64_t n = 0, len_hkey, len_hvalue;
+    for (int64_t h = 0; h < r->num_headers; h++) {
+        next_header(buf, &p, &key_at, &len_hkey, &value_at, &len_hvalue);
+        n += varint_size(len_hkey) + len_hkey + varint_size(len_hvalue)
+            + (len_hvalue > 0 ? len_hvalue : 0);
+    }
+    return n;
+}
+
+static PyObject *
+reencode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "y*n:reencode_v2_records", &view, &count))
+        return NULL;
+    const uint8_t *buf = view.buf;
+    const Py_ssize_t total = view.len;
+    PyObject *out = NULL;
+    if (count < 0 || count > total) /* a record takes at least one byte */
+        goto give_up;
+    /* Never longer than the region: each field is copied, or written in its shortest form
+     * where the region may have used a longer one. */
+    out = PyBytes_FromStringAndSize(NULL, total);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    Out o = {PyBytes_AS_STRING(out), 0, total};
+    Py_ssize_t pos = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        RecordView r;
+        if (scan_record(buf, &pos, total, &r) < 0)
+            goto give_up;
+        const int64_t body = 1 + varint_size(r.ts_delta) + varint_size(r.offset_delta)
+            + varint_size(r.len_key) + (r.len_key > 0 ? r.len_key : 0)
+            + varint_size(r.len_value) + (r.len_value > 0 ? r.len_value : 0)
+            + varint_size(r.num_headers) + headers_size(buf, &r);
+        put_varint(&o, body);
+        o.data[o.len++] = (char)r.attributes;
+        put_varint(&o, r.ts_delta);
+        put_varint(&o, r.offset_delta);
+        put_varint(&o, r.len_key);
+        put_bytes(&o, (const char *)buf + r.key_at, r.len_key);
+        put_varint(&o, r.len_value);
+        put_bytes(&o, (const char *)buf + r.value_at, r.len_value);
+        put_varint(&o, r.num_headers);
+        Py_ssize_t p = r.headers_at, key_at, value_at;
+        int64_t len_hkey, len_hvalue;
+        for (int64_t h = 0; h < r.num_headers; h++) {
+            next_header(buf, &p, &key_at, &len_hkey, &value_at, &len_hvalue);
+            put_varint(&o, len_hkey);
+            put_bytes(&o, (const char *)buf + key_at, len_hkey);
+            put_varint(&o, len_hvalue);
+            put_bytes(&o, (const char *)buf + value_at, len_hvalue);
+        }
+    }
+    if (pos != total) /* bytes after the last record: not a region the builder writes */
+        goto give_up;
+    PyBuffer_Release(&view);
+    if (o.len != total && _PyBytes_Resize(&out, o.len) < 0)
+        return NULL;
+    return out;
+give_up:
+    Py_XDECREF(out);
+    PyBuffer_Release(&view);
+    Py_RETURN_NONE;
+}
+
+
 /* ------------------------------------------------------------------------ columns */
 
 /* Column buffers for decode_v2_columns: bytes objects, sized from the record count and the
@@ -2738,6 +2820,7 @@ static PyMethodDef methods[] = {
     {"decode_v2_records", decode_v2_records, METH_VARARGS, decode_v2_records_doc},
     {"encode_v2_records", encode_v2_records, METH_VARARGS, encode_v2_records_doc},
     {"encode_v2_batch", encode_v2_batch, METH_VARARGS, encode_v2_batch_doc},
+    {"reencode_v2_records", reencode_v2_records, METH_VARARGS, reencode_v2_records_doc},
     {"decode_v2_columns", decode_v2_columns, METH_VARARGS, decode_v2_columns_doc},
     {"scan_batches", scan_batches, METH_VARARGS, scan_batches_doc},
     {"lazy_fields", lazy_fields, METH_VARARGS, lazy_fields_doc},

@@ -131,6 +131,7 @@ def build_batch(
     max_timestamp: int | None = None,
     delete_horizon_ms: int | None = None,
     compression_level: int | None = None,
+    gzip_os: int = _comp.GZIP_OS_JDK17,
 ) -> bytes:
     """Encode records as one v2 record batch (magic 2).
 
@@ -139,10 +140,11 @@ def build_batch(
     LogAppendTime every timestamp becomes log_append_time, as a broker stamps it. The
     header fields Kafka derives (last offset delta, first and max timestamp) may be given
     to write a batch whose records were removed by compaction. compression_level is the
-    codec's level in Kafka's range (compression.<codec>.level; None: Kafka's default).
+    codec's level in Kafka's range (compression.<codec>.level; None: Kafka's default);
+    gzip_os GZIP_OS_JDK8 writes the gzip header of a broker or producer on JDK 8 or 11.
     """
     codec = _codec(compression, 2)
-    encode = _encoder(codec, compression_level)
+    encode = _encoder(codec, compression_level, gzip_os)
     base_offset = _base_offset(base_offset)
     ts_type = _ts_type(timestamp_type)
     if ts_type == 1 and log_append_time is None:
@@ -197,18 +199,19 @@ def build_batch(
     return batch.build()
 
 
-def _encoder(codec: int, level: int | None) -> Encoder:
+def _encoder(codec: int, level: int | None, gzip_os: int) -> Encoder:
     """compress(data, codec, magic) at level (checked here, before anything is encoded)."""
-    try:
-        _comp.check_level(codec, level)
-    except EncodeError:
-        if codec != _comp.NONE:
-            raise
-    if level is None or codec == _comp.NONE:
+    if codec == _comp.NONE:
+        return _comp.kafka_compression_encode
+    _comp.check_level(codec, level)
+    if gzip_os not in (_comp.GZIP_OS_JDK17, _comp.GZIP_OS_JDK8):
+        raise EncodeError(f"gzip_os {gzip_os}: the JDK writes {_comp.GZIP_OS_JDK17} "
+                          f"(JDK 16 and later) or {_comp.GZIP_OS_JDK8} (JDK 8 and 11)")  # fmt: skip
+    if level is None and gzip_os == _comp.GZIP_OS_JDK17:
         return _comp.kafka_compression_encode
 
     def encode(data: bytes, codec: int, magic: int) -> bytes:
-        return _comp.compress(codec, data, magic, level)
+        return _comp.compress(codec, data, magic, level, gzip_os=gzip_os)
 
     return encode
 
@@ -330,6 +333,7 @@ def build_message_set(
     timestamp_type: str = "CreateTime",
     log_append_time: int | None = None,
     compression_level: int | None = None,
+    gzip_os: int = _comp.GZIP_OS_JDK17,
 ) -> bytes:
     """Encode records as a legacy message set (magic 0 or 1).
 
@@ -340,7 +344,7 @@ def build_message_set(
     if magic not in (0, 1):
         raise EncodeError(f"legacy message sets have magic 0 or 1, not {magic}")
     codec = _codec(compression, magic)
-    encode = _encoder(codec, compression_level)
+    encode = _encoder(codec, compression_level, gzip_os)
     base_offset = _base_offset(base_offset)
     ts_type = _ts_type(timestamp_type) if magic == 1 else 0
     if ts_type == 1 and log_append_time is None:
