@@ -412,3 +412,37 @@ def encode_txn_entries(entries: Iterable[AbortedTxn]) -> bytes:
             for p, f, lo, s in entries
         ]
     ).build()
+
+
+class IndexBuilder:
+    """The offset and time index entries of a segment whose batches are appended one at a
+    time, as Kafka's LogSegment makes them (LogSegment.recover and append): before a batch
+    at a position more than interval bytes past the last entry, an offset index entry (the
+    batch's last offset, its position) and a time index entry (the largest timestamp so far
+    and its batch's last offset, when larger than the last entry's); closing adds the final
+    time index entry (TimeIndex.maybeAppend with skipFullCheck)."""
+
+    __slots__ = ("interval", "offset_entries", "time_entries", "max_ts", "max_ts_offset", "_last_at")
+
+    def __init__(self, base_offset: int, interval: int) -> None:
+        self.interval = interval
+        self.offset_entries: list[tuple[int, int]] = []
+        self.time_entries: list[tuple[int, int]] = []
+        self.max_ts, self.max_ts_offset = -1, base_offset
+        self._last_at = 0
+
+    def append(self, position: int, last_offset: int, max_timestamp: int) -> None:
+        if max_timestamp > self.max_ts:
+            self.max_ts, self.max_ts_offset = max_timestamp, last_offset
+        if position - self._last_at > self.interval:
+            self.offset_entries.append((last_offset, position))
+            self._time_entry()
+            self._last_at = position
+
+    def _time_entry(self) -> None:
+        last = self.time_entries[-1][0] if self.time_entries else -1
+        if self.max_ts > last:
+            self.time_entries.append((self.max_ts, self.max_ts_offset))
+
+    def close(self) -> None:
+        self._time_entry()

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from ..records.batches import RecordBatch
 from ..runtime.errors import DecodeError, LogError
 from .check import incomplete
-from .index import AbortedTxn
+from .index import AbortedTxn, IndexBuilder
 from .segment import Batch, Segment, walk_entry
 
 __all__ = ["TxnTracker", "RecoveryReport", "recover_segment", "DEFAULT_INDEX_INTERVAL"]
@@ -124,8 +124,7 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
     size = segment.size
     rep = RecoveryReport(str(segment.path), size, records=0, next_offset=segment.base_offset)
     tracker = tracker or TxnTracker()
-    max_ts, max_ts_offset = -1, segment.base_offset
-    last_index_at = 0
+    indexes = IndexBuilder(segment.base_offset, index_interval_bytes)
     valid = 0
     epoch = -1
     it = segment.batches(0, verify_crc=True)
@@ -140,12 +139,7 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
                 break
             if progress is not None:
                 progress(batch.size)
-            if batch.max_timestamp > max_ts:
-                max_ts, max_ts_offset = batch.max_timestamp, batch.last_offset
-            if valid - last_index_at > index_interval_bytes:
-                rep.offset_index.append((batch.last_offset, valid))
-                _maybe_append_time(rep.time_index, max_ts, max_ts_offset)
-                last_index_at = valid
+            indexes.append(valid, batch.last_offset, batch.max_timestamp)
             rep.walk.append(walk_entry(batch, valid))
             valid += batch.size
             rep.batches += 1
@@ -166,9 +160,9 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
     rep.next_offset = (
         segment.base_offset if rep.last_valid_offset is None else rep.last_valid_offset + 1
     )
-    rep.max_timestamp = max_ts
-    # Closing the segment appends the final time index entry (skipFullCheck).
-    _maybe_append_time(rep.time_index, max_ts, max_ts_offset)
+    rep.max_timestamp = indexes.max_ts
+    indexes.close()  # closing the segment appends the final time index entry
+    rep.offset_index, rep.time_index = indexes.offset_entries, indexes.time_entries
     rep.txn_index = [e for e in tracker.aborted if segment.base_offset <= e.last_offset]
     return rep
 
@@ -181,9 +175,3 @@ def _count_records(rep: RecoveryReport, batch: Batch) -> None:
         rep.records += len(batch.records())
     except DecodeError:  # recovery checks a wrapper's CRC only, as Kafka does
         rep.records_exact = False
-
-
-def _maybe_append_time(entries: list, ts: int, offset: int) -> None:
-    last = entries[-1][0] if entries else -1
-    if ts > last:
-        entries.append((ts, offset))
