@@ -40,6 +40,7 @@ bench: $(STAMP)
 	$(PY) -m bench.memory
 	$(PY) -m bench.internal
 	$(PY) -m bench.remote
+	$(PY) -m bench.rewrite
 
 generate: $(STAMP)
 	$(PY) -m kafkacodec generate

@@ -51,3 +51,10 @@ def test_spark_bench_runs():
     for name in ("kafkacodec", "via-writer", "noop", "baseline"):
         assert f"  {name:<11}" in text and "rec/s" in text, name
     assert "x baseline" in text
+
+
+def test_rewrite_bench_runs():
+    text = run("bench.rewrite", "--mb", "0.5", "--repeat", "1")
+    for codec in ("none", "lz4"):
+        for name in ("rewrite (byte for byte)", "rewrite --check", "rewrite --compression zstd"):
+            assert f"{codec:<7}{name:<26}" in text

@@ -318,6 +318,7 @@ class Rebuilder:
         if not keep or codec == _comp.SNAPPY:
             return _comp.compress(codec, plain, magic, self.level, gzip_os=gzip_os), self.level
         search = self._levels[codec]
+        original = bytes(original)  # bytes compare by memcmp; a memoryview, byte by byte
         first = None
         for level in search.candidates(codec):
             out = _comp.compress(codec, plain, magic, level, gzip_os=gzip_os)
@@ -336,7 +337,7 @@ class Rebuilder:
         b0 = sources[0]
         position = b0.position
         size = sum(s.size for s in sources)
-        original = b0._buf[position : position + size]
+        original = bytes(b0._buf[position : position + size])  # compared by memcmp
         identical = data == original
         return Rebuilt(
             data, position, size, len(sources), records, first_offset, last_offset, max_timestamp,
