@@ -100,14 +100,14 @@ class RewriteSummary:
             "batches_in": self.batches_in, "batches_out": self.batches_out,
             "records": self.records, "bytes_in": self.bytes_in, "bytes_out": self.bytes_out,
             "identical": self.identical, "different": self.different,
-            "differences": [vars_of(d) for d in self.differences],
+            "differences": [_difference(d) for d in self.differences],
             "copied": self.copied, "skipped": self.skipped,
             "index_interval_bytes": self.intervals,
             "seconds": round(self.seconds, 3), "rolled_back": self.rolled_back,
         }  # fmt: skip
 
 
-def vars_of(d: Difference) -> dict:
+def _difference(d: Difference) -> dict:
     return {"file": d.file, "position": d.position, "offset": d.offset, "first_difference": d.at}
 
 

@@ -181,7 +181,7 @@ class Rebuilder:
                     yield self._run(run)
                     run = []
                 yield self.rebuild_v2(b)
-            elif b.attributes & _LEGACY_MASK != _comp.NONE or not self._groups_legacy(b):
+            elif b.attributes & _LEGACY_MASK != _comp.NONE or not self._groups_legacy():
                 if run:
                     yield self._run(run)
                     run = []
@@ -195,7 +195,7 @@ class Rebuilder:
         if run:
             yield self._run(run)
 
-    def _groups_legacy(self, b: LegacyBatch) -> bool:
+    def _groups_legacy(self) -> bool:
         """Whether uncompressed legacy messages are grouped: when they become v2 batches or
         compressed wrappers."""
         return self.magic == 2 or (self.codec is not None and self.codec != _comp.NONE)
