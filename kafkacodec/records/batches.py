@@ -24,6 +24,7 @@ from ..runtime._prim import Generated
 from ..runtime.errors import (
     CorruptRecordError,
     DecodeError,
+    TruncatedError,
     UnknownMagicError,
 )
 
@@ -331,12 +332,18 @@ class LegacyBatch(KafkaLegacyMessage):
 
     @property
     def base_offset(self) -> int:
-        """Offset of the first record; for a wrapper this decompresses it."""
+        """Offset of the first record; for a wrapper this decompresses it and walks its
+        inner messages' offsets and sizes (records() reads their contents)."""
         if self.compression == _comp.NONE:
             return self.offset
-        recs = self.records()
-        first = recs[0].offset if recs else None  # decoded records always have an offset
-        return self.offset if first is None else first
+        recs = self._records
+        if recs is not None:
+            return recs[0].offset if recs else self.offset
+        try:
+            return _wrapper_base_offset(self)
+        except DecodeError as err:
+            source = getattr(self, "source", None)
+            raise (err.with_source(source) if source else err) from None
 
     @property
     def size(self) -> int:
@@ -383,6 +390,55 @@ class LegacyBatch(KafkaLegacyMessage):
 
 def _b(v: bytes | memoryview | None) -> bytes | None:
     return None if v is None else bytes(v)
+
+
+_INNER_HEAD = struct.Struct(">qi")  # an inner message's offset and size
+
+
+def _wrapper_base_offset(wrapper: LegacyBatch) -> int:
+    """A wrapper's first absolute offset (Kafka's AbstractLegacyRecordBatch.baseOffset: the
+    first inner record's) from its inner messages' heads alone: no Record per inner
+    message, so a wrapper inflating to many tiny messages costs its inflated bytes only."""
+    where = f"inner messages of the wrapper at byte {wrapper.position} (offset {wrapper.offset})"
+    raw = wrapper.inner_raw
+    if raw is None:
+        raise CorruptRecordError("a compressed wrapper has a null value", wrapper.position).within(
+            where
+        )
+    try:
+        data = _comp.decompress(wrapper.attributes & 7, raw, wrapper.magic)
+    except DecodeError as err:
+        raise _located(err, f"decompressed {where}") from None
+    first = last = None
+    pos, end = 0, len(data)
+    while pos < end:
+        if end - pos < LOG_OVERHEAD + MIN_MESSAGE_OVERHEAD:
+            raise TruncatedError(f"{end - pos} bytes remain, fewer than the smallest inner message ({LOG_OVERHEAD + MIN_MESSAGE_OVERHEAD})",
+                                 pos).within(f"decompressed {where}")  # fmt: skip
+        offset, size = _INNER_HEAD.unpack_from(data, pos)
+        if size < MIN_MESSAGE_OVERHEAD or end - pos - LOG_OVERHEAD < size:
+            raise TruncatedError(f"an inner message declares {size} bytes, {end - pos - LOG_OVERHEAD} "
+                                 "remain", pos).within(f"decompressed {where}")  # fmt: skip
+        if data[pos + LOG_OVERHEAD + 5] & 7 != _comp.NONE:
+            raise CorruptRecordError(
+                "a compressed message inside a compressed wrapper (Kafka allows one level)", pos
+            ).within(f"decompressed {where}")
+        if first is None:
+            first = offset
+        last = offset
+        pos += LOG_OVERHEAD + size
+    if first is None or last is None:
+        return wrapper.offset
+    if wrapper.magic == 0:
+        return first
+    if wrapper.offset == 0:  # as _inner_records: relative offsets taken as they are
+        return first
+    if wrapper.offset < last:
+        raise CorruptRecordError(
+            f"wrapper offset {wrapper.offset} is smaller than its last inner offset {last}",
+            wrapper.position,
+        ).within(where)
+    return wrapper.offset - last + first
 
 
 def _inner_records(

@@ -2,6 +2,7 @@
 input: every failure is a kafkacodec error naming a position, never a crash or a hang."""
 
 import struct
+import zlib
 
 import pytest
 from conftest import assert_roundtrip
@@ -91,6 +92,43 @@ def test_legacy_roundtrip(recs, magic, codec, base):
     assert [(r.offset, r.timestamp, r.key, r.value) for r in got] == [
         (base + i, ts(r), r.key, r.value) for i, r in enumerate(recs)
     ]
+    # a wrapper's base offset from its inner messages' heads alone, as its first record's
+    assert [b.base_offset for b in kc.iter_batches(data)] == [
+        b.records()[0].offset for b in kc.iter_batches(data)
+    ]
+
+
+def _gzip_wrapper(inner: bytes, offset: int = 0, magic: int = 1) -> bytes:
+    z = compress(1, inner, magic)
+    body = bytes([magic, 1]) + (struct.pack(">q", 7) if magic else b"") + struct.pack(">ii", -1, len(z)) + z
+    w = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", offset, len(w)) + w
+
+
+INNER = kc.build_message_set([kc.Record(None, 1, None, b"v")] * 2, magic=1)  # offsets 0, 1
+
+
+@pytest.mark.parametrize("inner, error, at", [
+    (INNER + b"\0" * 5, kc.TruncatedError, len(INNER)),  # a tail shorter than any message
+    (INNER[:-2], kc.TruncatedError, len(INNER) // 2),  # the last message cut
+    (_gzip_wrapper(INNER), kc.CorruptRecordError, 0),  # a wrapper inside a wrapper
+])  # fmt: skip
+def test_a_wrappers_base_offset_names_what_is_wrong_inside(inner, error, at):
+    batch = next(kc.iter_batches(_gzip_wrapper(inner, offset=100)))
+    with pytest.raises(error) as info:
+        _ = batch.base_offset
+    assert info.value.position == at and "decompressed inner messages of the wrapper" in str(info.value)
+    with pytest.raises(error):  # records() refuses it too
+        next(kc.iter_batches(_gzip_wrapper(inner, offset=100))).records()
+
+
+def test_a_wrappers_offset_below_its_last_inner_offset_is_refused():
+    batch = next(kc.iter_batches(_gzip_wrapper(INNER, offset=0)))
+    assert batch.base_offset == 0  # offset 0: relative offsets taken as they are
+    assert next(kc.iter_batches(_gzip_wrapper(INNER, offset=5))).base_offset == 4
+    inner = kc.build_message_set([kc.Record(None, 1, None, b"v")] * 2, magic=1, base_offset=9)
+    with pytest.raises(kc.CorruptRecordError, match="smaller than its last inner offset 10"):
+        _ = next(kc.iter_batches(_gzip_wrapper(inner, offset=5))).base_offset
 
 
 SAMPLE = kc.build_batch([kc.Record(None, 5, b"k", b"v" * 20, [("h", b"x")])] * 3, base_offset=10)
