@@ -36,6 +36,18 @@ __all__ = [
 class KafkacodecError(Exception):
     """Base of every error kafkacodec raises."""
 
+    def __reduce__(self) -> tuple:
+        # Pickled as it is (its text and attributes), whatever its __init__ takes: errors
+        # cross process boundaries (the rewrite's worker processes).
+        return _restore, (type(self), self.args, self.__dict__)
+
+
+def _restore(cls: type[KafkacodecError], args: tuple, state: dict) -> KafkacodecError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
 
 class SchemaError(KafkacodecError):
     """A .ksy schema the generator cannot accept; names the file and the schema path."""

@@ -44,7 +44,17 @@ def define(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-bytes", type=int, metavar="N",
                    help="how many bytes of uncompressed legacy messages become one batch when "
                    "they are converted or compressed (default 16384, the producer's batch.size)")  # fmt: skip
+    p.add_argument("--jobs", type=positive, metavar="N",
+                   help="worker processes sharing the batches (default: one per CPU; 1: none); "
+                   "the bytes written are the same for any N")  # fmt: skip
     p.add_argument("--json", action="store_true", help="the summary as JSON")
+
+
+def positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {n}")
+    return n
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         args.src, args.dst, compression=args.compression, level=args.level, magic=args.magic,
         gzip_os=gzip_os, index_interval_bytes=args.index_interval_bytes,
         interval_for=None if args.index_interval_bytes is not None else _topic_intervals(args.src),
-        batch_bytes=args.batch_bytes,
+        batch_bytes=args.batch_bytes, jobs=args.jobs,
     )  # fmt: skip
     if args.json:
         out(json.dumps(summary.to_dict(), indent=1))
@@ -112,7 +122,8 @@ def lines(s) -> list[str]:
            + f", records {s.records:,}",
            f"  bytes {s.bytes_in:,} -> {s.bytes_out:,}"
            + (f" ({100 * s.bytes_out / s.bytes_in:.1f}%)" if s.bytes_in else ""),
-           f"  time {s.seconds:.2f} s ({rate:,.0f} MB/s of segment)"]  # fmt: skip
+           f"  time {s.seconds:.2f} s ({rate:,.0f} MB/s of segment"
+           + (f", {s.jobs} processes)" if s.jobs > 1 else ")")]  # fmt: skip
     if s.options:
         out.append(f"  batches written unchanged {s.identical:,}, changed {s.different:,}")
     else:

@@ -20,14 +20,18 @@ would be torn.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from ..records.batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD
 from ..records.rebuild import Rebuilder, Rebuilt
 from ..runtime.errors import DecodeError, EncodeError, LogError
 from ..storage import fsio, refuse_remote
@@ -45,6 +49,10 @@ DIFFERENCES_LISTED = 20
 #: The largest segment Kafka can index: positions are int32 (LogSegment).
 _MAX_SEGMENT = 0x7FFFFFFF
 _INDEX_SUFFIXES = (".log", ".index", ".timeindex")
+#: About how many bytes of a segment one unit of work rebuilds (a worker process's share
+#: at a time): large enough that handing it over costs little, small enough that two
+#: processes share one segment.
+UNIT_BYTES = 8 << 20
 
 
 @dataclass(slots=True)
@@ -77,6 +85,7 @@ class RewriteSummary:
     skipped: list[str] = field(default_factory=list)  #: a log.dirs' entries neither read nor copied
     intervals: dict[str, int] = field(default_factory=dict)  #: index.interval.bytes used, by partition
     seconds: float = 0.0
+    jobs: int = 1  #: worker processes that shared the work (1: none)
     rolled_back: str | None = None  #: a staging directory an earlier run left, removed
 
     def add(self, seg: Segment, r: Rebuilt) -> None:
@@ -93,6 +102,14 @@ class RewriteSummary:
             at = r.position if r.difference is None else r.difference
             self.differences.append(Difference(str(seg.path), r.position, r.first_offset, at))
 
+    def merge(self, part: RewriteSummary) -> None:
+        """Add the counts of a part of the work (a unit's summary), in order."""
+        for name in ("batches_in", "batches_out", "records", "bytes_in", "bytes_out",
+                     "identical", "different"):  # fmt: skip
+            setattr(self, name, getattr(self, name) + getattr(part, name))
+        room = DIFFERENCES_LISTED - len(self.differences)
+        self.differences.extend(part.differences[: max(room, 0)])
+
     def to_dict(self) -> dict:
         return {
             "source": self.source, "destination": self.destination, "options": self.options,
@@ -103,7 +120,7 @@ class RewriteSummary:
             "differences": [_difference(d) for d in self.differences],
             "copied": self.copied, "skipped": self.skipped,
             "index_interval_bytes": self.intervals,
-            "seconds": round(self.seconds, 3), "rolled_back": self.rolled_back,
+            "seconds": round(self.seconds, 3), "jobs": self.jobs, "rolled_back": self.rolled_back,
         }  # fmt: skip
 
 
@@ -114,11 +131,52 @@ def _difference(d: Difference) -> dict:
 # ------------------------------------------------------------------------------ walking
 
 
-def _rebuilt(seg: Segment, rebuilder: Rebuilder) -> Iterator[Rebuilt]:
-    """The segment's batches rebuilt; damage (a bad CRC, a cut tail, a batch that does not
-    decode) stops the rewrite with the file and position named: a damaged log is for
-    `kafkacodec recover` first, never silently cut here."""
-    it = seg.batches(0, verify_crc=True)
+@dataclass(slots=True)
+class _Unit:
+    """A unit of work, run in a worker process or in this one: the batches of a segment
+    from byte `start` to `end` (None: its end), rebuilt. Picklable."""
+
+    segment: Segment
+    start: int
+    end: int | None
+    options: dict
+    epochs: tuple[tuple[int, int], ...]  #: the partition's (start offset, epoch) entries
+    out: str | None  #: when writing, the file a worker process writes the unit's bytes to
+
+
+@dataclass(slots=True)
+class _Done:
+    """A unit's result: the rebuilt bytes (when writing: in memory, or in the unit's file
+    when a worker process ran it), one (size, last offset, max timestamp, source position)
+    per batch written, and its part of the summary."""
+
+    data: bytes
+    path: str | None
+    written: list[tuple[int, int, int, int]]
+    summary: RewriteSummary
+
+
+def _epoch_for(epochs: tuple[tuple[int, int], ...]) -> Callable[[int], int]:
+    """The leader epoch the partition's leader-epoch-checkpoint gives for an offset, -1
+    before its first entry (Kafka's LeaderEpochFileCache.epochForOffset)."""
+
+    def epoch_for(offset: int) -> int:
+        epoch = -1
+        for start, e in epochs:
+            if start > offset:
+                break
+            epoch = e
+        return epoch
+
+    return epoch_for
+
+
+def _rebuilt(seg: Segment, rebuilder: Rebuilder, start: int = 0,
+             end: int | None = None) -> Iterator[Rebuilt]:  # fmt: skip
+    """The segment's batches from start to end rebuilt; damage (a bad CRC, a cut tail, a
+    batch that does not decode) stops the rewrite with the file and position named: a
+    damaged log is for `kafkacodec recover` first, never silently cut here."""
+    it = seg.batches(start, verify_crc=True, end=end)
     try:
         yield from rebuilder.rebuild(it)
     except (DecodeError, EncodeError) as err:
@@ -132,40 +190,161 @@ def _rebuilt(seg: Segment, rebuilder: Rebuilder) -> Iterator[Rebuilt]:
                                  "(a cut tail: `kafkacodec recover` repairs it first)", it.position)  # fmt: skip
 
 
-def _check_segment(seg: Segment, rebuilder: Rebuilder, summary: RewriteSummary) -> None:
-    for r in _rebuilt(seg, rebuilder):
-        summary.add(seg, r)
-    summary.segments += 1
+def _run_unit(unit: _Unit, to_file: bool = False) -> _Done:
+    """Rebuild a unit's batches; when writing, into memory or (to_file) the unit's file.
+    Each unit starts a Rebuilder afresh, so what is written does not depend on how many
+    processes share the work (the level search's memory of the last level that reproduced
+    a batch is per unit)."""
+    rebuilder = Rebuilder(**unit.options, epoch_for=_epoch_for(unit.epochs))
+    summary = RewriteSummary("", None, {k: v for k, v in unit.options.items() if v is not None})
+    pieces, written = [], []
+    for r in _rebuilt(unit.segment, rebuilder, unit.start, unit.end):
+        summary.add(unit.segment, r)
+        if unit.out is not None and r.data:
+            pieces.append(r.data)
+            written.append((len(r.data), r.last_offset, r.max_timestamp, r.position))
+    if to_file and unit.out is not None:
+        # no fsync: the file is copied into the segment, which is, and then removed
+        with open(unit.out, "wb") as f:
+            f.writelines(pieces)
+        return _Done(b"", unit.out, written, summary)
+    return _Done(b"".join(pieces), None, written, summary)
 
 
-def _write_segment(seg: Segment, out_dir: Path, rebuilder: Rebuilder, interval: int,
-                   summary: RewriteSummary) -> None:  # fmt: skip
-    """The segment rebuilt into out_dir under its own name, with indexes built as Kafka's
-    LogSegment builds them and its .txnindex copied (it holds offsets only)."""
-    base = seg.base_offset
-    indexes = IndexBuilder(base, interval)
-    position = 0
-    log_path = out_dir / segment_name(base)
-    with open(log_path, "wb", buffering=1 << 20) as log:
-        for r in _rebuilt(seg, rebuilder):
-            summary.add(seg, r)
-            if not r.data:
-                continue
-            if position + len(r.data) > _MAX_SEGMENT:
-                raise LogError(seg.path, f"would grow past {_MAX_SEGMENT} bytes rewritten (Kafka "
-                                         "indexes positions as int32): choose a codec that keeps "
-                                         "it smaller", r.position)  # fmt: skip
-            indexes.append(position, r.last_offset, r.max_timestamp)
-            log.write(r.data)
-            position += len(r.data)
-        _sync(log)
-    indexes.close()
-    _write(out_dir / segment_name(base, ".index"), encode_offset_entries(base, indexes.offset_entries))
-    _write(out_dir / segment_name(base, ".timeindex"), encode_time_entries(base, indexes.time_entries))
-    txn = Path(seg.path).with_name(segment_name(base, ".txnindex"))
-    if txn.exists():
-        _copy(txn, out_dir / txn.name)
-    summary.segments += 1
+def _work(unit: _Unit) -> _Done:
+    """_run_unit in a worker process: the bytes go to the unit's file (handing them over a
+    pipe costs more than the rebuild of uncompressed data); its copy of the segment is
+    closed after."""
+    try:
+        return _run_unit(unit, to_file=True)
+    finally:
+        unit.segment.close()
+
+
+def _cuts(seg: Segment, whole: bool) -> list[tuple[int, int | None]]:
+    """Where a segment's units of work start and end: at batch boundaries about every
+    UNIT_BYTES, found by walking the entries' sizes (whole: one unit, for a rewrite that
+    groups legacy messages across entries). The last unit runs to the end of the file, so
+    damage past the walk is met, and named, by the unit that reads it."""
+    size = seg.size
+    if whole or size <= UNIT_BYTES:
+        return [(0, None)]
+    data = seg.data
+    cuts: list[tuple[int, int | None]] = []
+    start = pos = 0
+    while size - pos >= LOG_OVERHEAD:
+        declared = int.from_bytes(data[pos + 8 : pos + LOG_OVERHEAD], "big", signed=True)
+        if declared < MIN_MESSAGE_OVERHEAD or size - pos - LOG_OVERHEAD < declared:
+            break
+        pos += LOG_OVERHEAD + declared
+        if pos - start >= UNIT_BYTES and pos < size:
+            cuts.append((start, pos))
+            start = pos
+    cuts.append((start, None))
+    return cuts
+
+
+@dataclass(slots=True)
+class _Step:
+    """One step of a rewrite, in order: a unit of work (run in a worker), or what this
+    process does between units: make a partition's directory ("partition"), finish a
+    segment's files ("segment"), copy a partition's other files ("partition-end")."""
+
+    kind: str
+    out_dir: Path | None = None
+    part: Partition | None = None
+    seg: Segment | None = None
+    interval: int = 0
+    unit: _Unit | None = None
+
+
+def _segment_steps(seg: Segment, out_dir: Path | None, interval: int, options: dict,
+                   epochs: tuple[tuple[int, int], ...]) -> Iterator[_Step]:  # fmt: skip
+    whole = Rebuilder(**options).groups_legacy
+    for k, (start, end) in enumerate(_cuts(seg, whole)):
+        out = None if out_dir is None else str(out_dir / f"{segment_name(seg.base_offset)}.unit-{k:06d}")
+        yield _Step("unit", out_dir, seg=seg, interval=interval,
+                    unit=_Unit(seg, start, end, options, epochs, out))  # fmt: skip
+    yield _Step("segment", out_dir, seg=seg, interval=interval)
+
+
+def _partition_steps(part: Partition, out_dir: Path | None, options: dict,
+                     interval: int) -> Iterator[_Step]:  # fmt: skip
+    _refuse_unfinished(part)
+    epochs = _epochs(part)
+    yield _Step("partition", out_dir, part=part, interval=interval)
+    for seg in part.segments:
+        yield from _segment_steps(seg, out_dir, interval, options, epochs)
+    yield _Step("partition-end", out_dir, part=part)
+
+
+def _ordered(steps: Iterable[_Step], jobs: int) -> Generator[tuple[_Step, _Done | None], None, None]:
+    """The steps with their units' results, in order: run here (jobs 1), or by `jobs`
+    worker processes at most 2 * jobs units ahead of the one being written (the parent's
+    memory holds that many units' bytes at most)."""
+    if jobs <= 1:
+        for step in steps:
+            yield step, None if step.unit is None else _run_unit(step.unit)
+        return
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    pool = ProcessPoolExecutor(jobs, mp_context=context)
+    window: deque[tuple[_Step, Future | None]] = deque()
+    running = 0
+    try:
+        for step in steps:
+            window.append((step, None if step.unit is None else pool.submit(_work, step.unit)))
+            running += step.unit is not None
+            while running > 2 * jobs or (window and window[0][1] is None):
+                head, future = window.popleft()
+                running -= future is not None
+                yield head, None if future is None else future.result()
+        while window:
+            head, future = window.popleft()
+            yield head, None if future is None else future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _SegmentWriter:
+    """A segment's rebuilt bytes written to out_dir under its name, with its indexes built
+    as Kafka's LogSegment builds them on append (log.index.IndexBuilder) and its .txnindex
+    copied (it holds offsets only)."""
+
+    def __init__(self, seg: Segment, out_dir: Path, interval: int) -> None:
+        self.seg, self.out_dir, self.base = seg, out_dir, seg.base_offset
+        self.indexes = IndexBuilder(self.base, interval)
+        self.position = 0
+        self.file = open(out_dir / segment_name(self.base), "wb")  # noqa: SIM115 - closed in finish/abort
+
+    def add(self, done: _Done) -> None:
+        for size, last_offset, max_timestamp, source in done.written:
+            if self.position + size > _MAX_SEGMENT:
+                raise LogError(self.seg.path, f"would grow past {_MAX_SEGMENT} bytes rewritten "
+                                              "(Kafka indexes positions as int32): choose a codec "
+                                              "that keeps it smaller", source)  # fmt: skip
+            self.indexes.append(self.position, last_offset, max_timestamp)
+            self.position += size
+        if done.path is None:
+            self.file.write(done.data)
+            return
+        with open(done.path, "rb") as unit:
+            fsio.append_file(unit, self.file)
+        os.unlink(done.path)
+
+    def finish(self) -> None:
+        _sync(self.file)
+        self.file.close()
+        self.indexes.close()
+        base, out_dir = self.base, self.out_dir
+        _write(out_dir / segment_name(base, ".index"), encode_offset_entries(base, self.indexes.offset_entries))
+        _write(out_dir / segment_name(base, ".timeindex"), encode_time_entries(base, self.indexes.time_entries))
+        txn = Path(self.seg.path).with_name(segment_name(base, ".txnindex"))
+        if txn.exists():
+            _copy(txn, out_dir / txn.name)
+
+    def abort(self) -> None:
+        self.file.close()  # the staging directory it is in is removed
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -186,23 +365,47 @@ def _copy(src: Path, dst: Path) -> None:
         _sync(out)
 
 
+def _perform(steps: Iterable[_Step], jobs: int, summary: RewriteSummary) -> None:
+    """Run the steps in order, writing what the units rebuilt (when writing)."""
+    summary.jobs = jobs
+    writer: _SegmentWriter | None = None
+    results = _ordered(steps, jobs)
+    try:
+        for step, done in results:
+            if step.kind == "unit":
+                assert done is not None and step.seg is not None
+                summary.merge(done.summary)
+                if step.out_dir is not None:
+                    if writer is None:
+                        writer = _SegmentWriter(step.seg, step.out_dir, step.interval)
+                    writer.add(done)
+            elif step.kind == "segment":
+                summary.segments += 1
+                if writer is not None:
+                    writer.finish()
+                    writer = None
+            elif step.kind == "partition":
+                assert step.part is not None
+                summary.partitions += 1
+                summary.intervals[step.part.path.name] = step.interval
+                if step.out_dir is not None:
+                    os.mkdir(step.out_dir, 0o755)
+            elif step.out_dir is not None and step.part is not None:  # "partition-end"
+                _copy_side_files(step.part, step.out_dir, summary)
+    finally:
+        # the workers stop (those running finish their unit) before anything is removed
+        results.close()
+        if writer is not None:
+            writer.abort()
+
+
 # --------------------------------------------------------------------------- partitions
 
 
-def _epoch_lookup(part: Partition) -> Callable[[int], int]:
-    """The leader epoch the partition's leader-epoch-checkpoint gives for an offset, -1
-    before its first entry (LeaderEpochFileCache.epochForOffset)."""
-    entries = read_epoch_checkpoint(part.path / EPOCH_CHECKPOINT)
-
-    def epoch_for(offset: int) -> int:
-        epoch = -1
-        for e in entries:
-            if e.start_offset > offset:
-                break
-            epoch = e.epoch
-        return epoch
-
-    return epoch_for
+def _epochs(part: Partition | None) -> tuple[tuple[int, int], ...]:
+    if part is None:
+        return ()
+    return tuple((e.start_offset, e.epoch) for e in read_epoch_checkpoint(part.path / EPOCH_CHECKPOINT))
 
 
 def _refuse_unfinished(part: Partition) -> None:
@@ -215,21 +418,8 @@ def _refuse_unfinished(part: Partition) -> None:
                                   "`kafkacodec recover` it, first")  # fmt: skip
 
 
-def _partition(part: Partition, out_dir: Path | None, options: dict, interval: int,
-               summary: RewriteSummary) -> None:  # fmt: skip
-    _refuse_unfinished(part)
-    rebuilder = Rebuilder(**options, epoch_for=_epoch_lookup(part))
-    summary.partitions += 1
-    summary.intervals[part.path.name] = interval
-    if out_dir is not None:
-        os.mkdir(out_dir, 0o755)
-    for seg in part.segments:
-        if out_dir is None:
-            _check_segment(seg, rebuilder, summary)
-        else:
-            _write_segment(seg, out_dir, rebuilder, interval, summary)
-    if out_dir is None:
-        return
+def _copy_side_files(part: Partition, out_dir: Path, summary: RewriteSummary) -> None:
+    """What holds offsets only (checkpoints, snapshots, partition.metadata) copied as it is."""
     written = set(os.listdir(out_dir))
     for child in sorted(Path(part.path).iterdir()):
         parsed = parse_segment_name(child.name)
@@ -268,14 +458,16 @@ def rewrite(src: Path | str, dst: Path | str | None, *, compression: str | int |
             level: int | None = None, magic: int | None = None, gzip_os: int | None = None,
             index_interval_bytes: int | None = None,
             interval_for: Callable[[str], int | None] | None = None,
-            batch_bytes: int | None = None) -> RewriteSummary:  # fmt: skip
+            batch_bytes: int | None = None, jobs: int | None = None) -> RewriteSummary:  # fmt: skip
     """Rewrite a segment file, a partition directory or a log.dirs into dst (a new
     directory), or with dst None only check that every batch rebuilds identically.
 
     index.interval.bytes: index_interval_bytes, else interval_for(topic) (a topic's
     config, where the caller knows it), else Kafka's default 4096. Options as
-    records.rebuild.Rebuilder takes them. Raises LogError for damaged input or a
-    destination that is not a new directory outside the source and every log directory."""
+    records.rebuild.Rebuilder takes them. jobs: worker processes (None: one per CPU this
+    process may use; 1: none); the bytes written do not depend on it. Raises LogError for
+    damaged input or a destination that is not a new directory outside the source and
+    every log directory."""
     refuse_remote(src, "a rewrite")
     started = time.perf_counter()
     src = Path(src)
@@ -310,7 +502,7 @@ def rewrite(src: Path | str, dst: Path | str | None, *, compression: str | int |
             shutil.rmtree(stage)
             summary.rolled_back = str(stage)
     try:
-        _run(kind, log, src, stage, options, interval, summary)
+        _run(kind, log, src, stage, options, interval, summary, jobs)
         if stage is not None and dst is not None:
             fsio.fsync_dir(stage)
             os.rename(stage, dst)  # the commit point
@@ -340,29 +532,30 @@ def _open(src: Path, writing: bool) -> tuple[str, Segment | Partition | LogDirs]
 
 
 def _run(kind: str, log: Segment | Partition | LogDirs, src: Path, stage: Path | None,
-         options: dict, interval: Callable[[Partition | None], int],
-         summary: RewriteSummary) -> None:  # fmt: skip
+         options: dict, interval: Callable[[Partition | None], int], summary: RewriteSummary,
+         jobs: int | None) -> None:  # fmt: skip
+    steps: Iterable[_Step]
     if isinstance(log, Segment):
         part = _partition_of(src)
         summary.partitions = 1
-        rebuilder = Rebuilder(**options, epoch_for=_epoch_lookup(part) if part else None)
         summary.intervals[src.name] = interval(part)
-        if stage is None:
-            _check_segment(log, rebuilder, summary)
-            return
-        os.mkdir(stage, 0o755)
-        _write_segment(log, stage, rebuilder, interval(part), summary)
+        if stage is not None:
+            os.mkdir(stage, 0o755)
+        steps = _segment_steps(log, stage, interval(part), options, _epochs(part))
+        _perform(steps, _jobs(jobs, [log]), summary)
         return
     if isinstance(log, Partition):
-        _partition(log, stage, options, interval(log), summary)
+        steps = _partition_steps(log, stage, options, interval(log))
+        _perform(steps, _jobs(jobs, log.segments), summary)
         return
     if log.problems:
         raise LogError(src, "holds partitions that cannot be read: " + "; ".join(log.problems[:3]))
     if stage is not None:
         os.mkdir(stage, 0o755)
-    for part in log.partitions:
-        _partition(part, None if stage is None else stage / part.path.name, options,
-                   interval(part), summary)  # fmt: skip
+    steps = (step for part in log.partitions
+             for step in _partition_steps(part, None if stage is None else stage / part.path.name,
+                                          options, interval(part)))  # fmt: skip
+    _perform(steps, _jobs(jobs, [s for p in log.partitions for s in p.segments]), summary)
     if stage is None:
         return
     done = {p.path.name for p in log.partitions}
@@ -374,6 +567,16 @@ def _run(kind: str, log: Segment | Partition | LogDirs, src: Path, stage: Path |
             summary.copied.append(child.name)
         else:
             summary.skipped.append(child.name)
+
+
+def _jobs(jobs: int | None, segments: list[Segment]) -> int:
+    """Worker processes for a rewrite of these segments: none for less than two units'
+    worth of bytes (starting workers would cost more than they save)."""
+    if sum(seg.size for seg in segments) < 2 * UNIT_BYTES:
+        return 1
+    if jobs is None:
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, jobs)
 
 
 def _partition_of(segment: Path) -> Partition | None:

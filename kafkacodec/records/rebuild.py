@@ -181,7 +181,7 @@ class Rebuilder:
                     yield self._run(run)
                     run = []
                 yield self.rebuild_v2(b)
-            elif b.attributes & _LEGACY_MASK != _comp.NONE or not self._groups_legacy():
+            elif b.attributes & _LEGACY_MASK != _comp.NONE or not self.groups_legacy:
                 if run:
                     yield self._run(run)
                     run = []
@@ -195,9 +195,10 @@ class Rebuilder:
         if run:
             yield self._run(run)
 
-    def _groups_legacy(self) -> bool:
-        """Whether uncompressed legacy messages are grouped: when they become v2 batches or
-        compressed wrappers."""
+    @property
+    def groups_legacy(self) -> bool:
+        """Whether uncompressed legacy messages are grouped (several entries become one):
+        when they become v2 batches or compressed wrappers."""
         return self.magic == 2 or (self.codec is not None and self.codec != _comp.NONE)
 
     @staticmethod
@@ -319,16 +320,20 @@ class Rebuilder:
             return _comp.compress(codec, plain, magic, self.level, gzip_os=gzip_os), self.level
         search = self._levels[codec]
         original = bytes(original)  # bytes compare by memcmp; a memoryview, byte by byte
-        first = None
+        default = _comp.LEVELS[codec].default
+        at_default = None
         for level in search.candidates(codec):
             out = _comp.compress(codec, plain, magic, level, gzip_os=gzip_os)
             if out == original:
                 search.hint, search.misses = level, 0
                 return out, level
-            if first is None:
-                first = out
+            if level == default:
+                at_default = out
         search.misses += 1
-        return first, None  # type: ignore[return-value]  # candidates is never empty
+        # Nothing reproduces it: Kafka's default level, whatever the search tried first
+        # (what is written depends on the batch alone, not on the batches before it).
+        assert at_default is not None  # the default is always a candidate
+        return at_default, None
 
     # -- results
     @staticmethod

@@ -23,17 +23,19 @@ import errno
 import fcntl
 import mmap
 import os
+import shutil
 import stat
 import struct
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 from ..runtime.errors import LogError
 
 __all__ = [
     "SIDE_FILE_LIMIT", "TMP_SUFFIX", "open_regular", "read_side_file", "map_regular",
     "unmap", "write_atomic", "copy_range", "fsync_dir", "LogDirLock", "lock_holder",
-    "take_owner", "size_or_zero",
+    "take_owner", "size_or_zero", "append_file",
 ]  # fmt: skip
 
 #: The largest side file read (leader-epoch-checkpoint, partition.metadata, broker
@@ -42,6 +44,9 @@ SIDE_FILE_LIMIT = 16 << 20
 #: kafkacodec's temporary files: a name Kafka never uses (Kafka's own is ".tmp").
 TMP_SUFFIX = ".kafkacodec-tmp"
 _CHUNK = 1 << 20
+#: copy_file_range's answers that mean: not in the kernel here (another filesystem, an old
+#: kernel, a filesystem that does not do it); the copy goes through a buffer instead.
+_NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL}
 _KINDS = (
     (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
     (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -248,6 +253,28 @@ def copy_range(src, start: int, end: int) -> Iterable[bytes]:
         raise _oserror(src, err, "read") from None
     finally:
         os.close(fd)
+
+
+def append_file(src: BinaryIO, dst: BinaryIO) -> int:
+    """Append the whole of the open file src to dst at its position, in the kernel where
+    it can (copy_file_range: no bytes through this process; a reflink on filesystems that
+    share extents), else through a buffer. Returns the bytes appended."""
+    dst.flush()
+    size = os.fstat(src.fileno()).st_size
+    done = 0
+    try:
+        while done < size:
+            n = os.copy_file_range(src.fileno(), dst.fileno(), size - done)
+            if n == 0:
+                raise LogError(src.name, f"ended at byte {done}, before {size}, while copied")
+            done += n
+    except (AttributeError, OSError) as err:  # no copy_file_range here, or not between these
+        if isinstance(err, OSError) and err.errno not in _NO_KERNEL_COPY:
+            raise
+        src.seek(done)
+        shutil.copyfileobj(src, dst, _CHUNK)
+        done = size
+    return done
 
 
 def size_or_zero(path) -> int:

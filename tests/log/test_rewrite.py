@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import KAFKA_JAVA, PEERS, Crash, crash_after, kafkacodec_cli
@@ -90,7 +91,7 @@ def writer_log_dirs(tmp_path, legacy=False):
 def test_a_log_dirs_comes_back_byte_for_byte(tmp_path):
     root = writer_log_dirs(tmp_path)
     (root / ".lock").write_bytes(b"")
-    out = kafkacodec_cli("rewrite", root, tmp_path / "new", "--json")
+    out = kafkacodec_cli("rewrite", root, tmp_path / "new", "--json", "--jobs", "2")
     s = json.loads(out.stdout)
     want = files(root)
     del want[".lock"]
@@ -236,3 +237,117 @@ def test_a_segment_file_is_rewritten_into_a_new_directory(tmp_path):
     assert s.segments == 1 and s.bytes_out < s.bytes_in
     with pytest.raises(LogError, match="not a segment"):
         RW.rewrite(PEERS / "sarama" / "v2_gzipped_record.bin", tmp_path / "two")
+
+
+def one_big_segment(tmp_path, legacy=False):
+    """A partition of one segment of about 1.2 MB, batches of every codec."""
+    part = tmp_path / "big-0"
+    codecs = ["none", "gzip", "snappy", "lz4", "zstd"]
+    with PartitionWriter(part, segment_bytes=1 << 30, fsync=False) as w:
+        for i in range(300):
+            records = [(None, 1_700_000_000_000 + i, b"k", b"value %d %d " % (i, j) * 40, [])
+                       for j in range(10)]  # fmt: skip
+            if legacy and i % 3 == 0:
+                data = kc.build_message_set(records, magic=1, base_offset=w.next_offset)
+            else:
+                data = kc.build_batch(records, base_offset=w.next_offset, compression=codecs[i % 5])
+            w.append(data)
+    return part
+
+
+@pytest.mark.slow
+def test_processes_share_a_segment_and_write_the_same_bytes(tmp_path, monkeypatch):
+    """A segment cut into units of work at batch boundaries, run by two worker processes:
+    the same bytes as one process writes, and as the source."""
+    part = one_big_segment(tmp_path)
+    monkeypatch.setattr(RW, "UNIT_BYTES", 16 << 10)
+    with Partition(part) as p:
+        (seg,) = p.segments
+        cuts = RW._cuts(seg, whole=False)
+        assert len(cuts) > 10 and RW._jobs(2, [seg]) == 2
+        assert all(end == nxt for (_s, end), (nxt, _e) in zip(cuts, cuts[1:]))
+    one = RW.rewrite(part, tmp_path / "one", jobs=1)
+    two = RW.rewrite(part, tmp_path / "two", jobs=2)
+    assert files(tmp_path / "one") == files(tmp_path / "two") == files(part)
+    same = {"destination": None, "seconds": 0, "jobs": 0}
+    assert one.to_dict() | same == two.to_dict() | same
+    assert (one.jobs, two.jobs, two.identical, two.segments) == (1, 2, 300, 1)
+    RW.rewrite(part, tmp_path / "lz4-1", jobs=1, compression="lz4", level=5)
+    RW.rewrite(part, tmp_path / "lz4-2", jobs=2, compression="lz4", level=5)
+    assert files(tmp_path / "lz4-1") == files(tmp_path / "lz4-2")
+    assert rows(tmp_path / "lz4-2") == rows(part)
+    kafkacodec_cli("verify", tmp_path / "lz4-2")
+
+
+def test_grouping_legacy_messages_keeps_a_segment_whole(tmp_path, monkeypatch):
+    """Converting uncompressed legacy messages groups them across entries: a cut between
+    two would change the batches written."""
+    part = one_big_segment(tmp_path, legacy=True)
+    monkeypatch.setattr(RW, "UNIT_BYTES", 16 << 10)
+    with Partition(part) as p:
+        (seg,) = p.segments
+        assert len(RW._cuts(seg, whole=kc.records.rebuild.Rebuilder(magic=2).groups_legacy)) == 1
+        assert len(RW._cuts(seg, whole=kc.records.rebuild.Rebuilder().groups_legacy)) > 10
+
+
+@pytest.mark.slow
+def test_damage_met_by_a_worker_is_named_and_leaves_nothing(tmp_path, monkeypatch):
+    part = one_big_segment(tmp_path)
+    monkeypatch.setattr(RW, "UNIT_BYTES", 16 << 10)
+    log = part / "00000000000000000000.log"
+    with Partition(part) as p:
+        (seg,) = p.segments
+        at = RW._cuts(seg, whole=False)[5][0]  # the sixth unit's first batch
+    data = bytearray(log.read_bytes())
+    data[at + 70] ^= 0xFF  # inside its records: the CRC no longer matches
+    log.write_bytes(bytes(data))
+    with pytest.raises(LogError) as err:
+        RW.rewrite(part, tmp_path / "new", jobs=2)
+    assert err.value.path == str(log) and err.value.position == at
+    assert not (tmp_path / "new").exists() and not list(tmp_path.glob(f".new{RW.STAGE_SUFFIX}"))
+
+
+def test_errors_cross_process_boundaries_whole():
+    import pickle
+
+    from kafkacodec.runtime.errors import StorageError, TruncatedError
+
+    for err in (LogError("/a/b.log", "cannot be rewritten", 17), StorageError("s3://b/k", "gone", 1, 5),
+                TruncatedError("cut", 5, needed=9).within("a batch")):  # fmt: skip
+        back = pickle.loads(pickle.dumps(err))
+        assert type(back) is type(err) and str(back) == str(err) and vars(back) == vars(err)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("units", [0, 3])
+def test_a_rewrite_stopped_while_workers_run_leaves_nothing(tmp_path, monkeypatch, units):
+    """Stopped while worker processes still write their units: they finish or are cancelled
+    before the staging directory is removed, so nothing is left; the next run completes."""
+    from conftest import Crash
+
+    part = one_big_segment(tmp_path)
+    monkeypatch.setattr(RW, "UNIT_BYTES", 16 << 10)
+    real = RW.fsio.append_file
+    calls = {"n": 0}
+
+    def append_file(src, dst):
+        if calls["n"] == units:
+            raise Crash
+        calls["n"] += 1
+        return real(src, dst)
+
+    monkeypatch.setattr(RW.fsio, "append_file", append_file)
+    run_unit = RW._run_unit
+
+    def slow_unit(unit, to_file=False):  # workers still busy when the run stops
+        if to_file:
+            time.sleep(0.1)
+        return run_unit(unit, to_file)
+
+    monkeypatch.setattr(RW, "_run_unit", slow_unit)
+    with pytest.raises(Crash):
+        RW.rewrite(part, tmp_path / "new", jobs=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big-0"]
+    monkeypatch.setattr(RW.fsio, "append_file", real)
+    RW.rewrite(part, tmp_path / "new", jobs=2)
+    assert files(tmp_path / "new") == files(part)
