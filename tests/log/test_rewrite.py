@@ -351,3 +351,33 @@ def test_a_rewrite_stopped_while_workers_run_leaves_nothing(tmp_path, monkeypatc
     monkeypatch.setattr(RW.fsio, "append_file", real)
     RW.rewrite(part, tmp_path / "new", jobs=2)
     assert files(tmp_path / "new") == files(part)
+
+
+@pytest.mark.parametrize("kernel", ["copies", "refuses", "missing"])
+def test_append_file_appends_whole_files(tmp_path, monkeypatch, kernel):
+    """fsio.append_file: copy_file_range, else (another filesystem, an old kernel) a copy
+    through a buffer, from where the kernel stopped."""
+    import errno
+
+    from kafkacodec.storage import fsio
+
+    src, dst = tmp_path / "unit", tmp_path / "segment"
+    src.write_bytes(bytes(range(256)) * 9000)
+    real = os.copy_file_range
+    if kernel == "refuses":
+        calls = {"n": 0}
+
+        def partly(a, b, count):  # copies 1000 bytes, then refuses
+            calls["n"] += 1
+            if calls["n"] > 1:
+                raise OSError(errno.EXDEV, "cross-device")
+            return real(a, b, min(count, 1000))
+
+        monkeypatch.setattr(os, "copy_file_range", partly)
+    elif kernel == "missing":
+        monkeypatch.delattr(os, "copy_file_range")
+    with open(src, "rb") as s, open(dst, "wb") as d:
+        d.write(b"head")
+        assert fsio.append_file(s, d) == 256 * 9000
+        d.write(b"tail")
+    assert dst.read_bytes() == b"head" + src.read_bytes() + b"tail"
