@@ -29,7 +29,8 @@ from .codecs import DEFAULT, Codecs
 from .dump_format import get
 from .kafka_json import uuid_text
 
-__all__ = ["ClusterState", "fold_cluster", "METADATA_DIR", "CONFIG_RESOURCE_TYPES"]
+__all__ = ["ClusterState", "fold_cluster", "METADATA_DIR", "CONFIG_RESOURCE_TYPES", "TopicConfig",
+           "metadata_root"]
 
 METADATA_DIR = "__cluster_metadata-0"
 #: ConfigResource.Type ids, as ConfigRecord's ResourceType holds them.
@@ -42,6 +43,18 @@ CONFIG_RESOURCE_TYPES = {
 }
 
 
+@dataclass(frozen=True)
+class TopicConfig:
+    """A topic config's values: a topic's own, else the cluster's default (None: unset,
+    Kafka's default applies). Picklable: Spark tasks take it."""
+
+    by_topic: dict[str, str]
+    default: str | None
+
+    def __call__(self, topic: str) -> str | None:
+        return self.by_topic.get(topic, self.default)
+
+
 @dataclass
 class ClusterState:
     topics: dict[str, dict] = field(default_factory=dict)  # by topic id
@@ -52,6 +65,14 @@ class ClusterState:
     records: int = 0
     last_offset: int | None = None
     problems: list[str] = field(default_factory=list)
+
+    def topic_config(self, key: str, broker_key: str) -> TopicConfig:
+        """One topic config as the metadata sets it: each topic's own value (a TOPIC
+        ConfigRecord of key), else the cluster-wide default (the BROKER resource "" of
+        broker_key), as Kafka's LogConfig resolves a topic's config."""
+        by_topic = {name: c[key] for (rtype, name), c in self.configs.items()
+                    if rtype == "TOPIC" and key in c}  # fmt: skip
+        return TopicConfig(by_topic, self.configs.get(("BROKER", ""), {}).get(broker_key))
 
     def to_dict(self) -> dict:
         return {
@@ -160,6 +181,14 @@ def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, 
                 _apply(state, m.spec, m.obj)
     except DecodeError as err:
         state.problems.append(f"{path.name}: {err} (the rest of the file is not read)")
+
+
+def metadata_root(path: Path) -> Path | None:
+    """The log dir holding __cluster_metadata-0 for a log.dirs or a partition in it, if any."""
+    for d in (path, path.parent):
+        if (d / METADATA_DIR).is_dir():
+            return d
+    return None
 
 
 def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterState:

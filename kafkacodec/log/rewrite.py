@@ -20,6 +20,7 @@ would be torn.
 
 from __future__ import annotations
 
+import argparse
 import multiprocessing
 import os
 import shutil
@@ -27,10 +28,12 @@ import time
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from ..console import safe
 from ..records.batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD
 from ..records.rebuild import Rebuilder, Rebuilt
 from ..runtime.errors import DecodeError, EncodeError, LogError
@@ -41,7 +44,11 @@ from .partition import EPOCH_CHECKPOINT, LogDirs, Partition, open_log, read_epoc
 from .recovery import DEFAULT_INDEX_INTERVAL
 from .segment import Segment, parse_segment_name, segment_name
 
-__all__ = ["RewriteSummary", "Difference", "rewrite", "STAGE_SUFFIX", "DIFFERENCES_LISTED"]
+__all__ = [
+    "RewriteSummary", "Difference", "rewrite", "STAGE_SUFFIX", "DIFFERENCES_LISTED", "UNIT_BYTES",
+    "refuse_held", "check_destination", "staged", "copy_log_dirs_files", "rebuild_options",
+    "add_arguments", "options_of",
+]  # fmt: skip
 
 STAGE_SUFFIX = ".kafkacodec-rewrite"
 #: How many differing batches a summary names (all are counted).
@@ -86,6 +93,7 @@ class RewriteSummary:
     intervals: dict[str, int] = field(default_factory=dict)  #: index.interval.bytes used, by partition
     seconds: float = 0.0
     jobs: int = 1  #: worker processes that shared the work (1: none)
+    tasks: int = 0  #: Spark tasks that shared the work (the Spark job: one per partition)
     rolled_back: str | None = None  #: a staging directory an earlier run left, removed
 
     def add(self, seg: Segment, r: Rebuilt) -> None:
@@ -109,6 +117,11 @@ class RewriteSummary:
             setattr(self, name, getattr(self, name) + getattr(part, name))
         room = DIFFERENCES_LISTED - len(self.differences)
         self.differences.extend(part.differences[: max(room, 0)])
+        self.partitions += part.partitions
+        self.segments += part.segments
+        self.copied += part.copied
+        self.skipped += part.skipped
+        self.intervals.update(part.intervals)
 
     def to_dict(self) -> dict:
         return {
@@ -120,8 +133,43 @@ class RewriteSummary:
             "differences": [_difference(d) for d in self.differences],
             "copied": self.copied, "skipped": self.skipped,
             "index_interval_bytes": self.intervals,
-            "seconds": round(self.seconds, 3), "jobs": self.jobs, "rolled_back": self.rolled_back,
+            "seconds": round(self.seconds, 3), "jobs": self.jobs, "tasks": self.tasks, "rolled_back": self.rolled_back,
         }  # fmt: skip
+
+
+    def lines(self) -> list[str]:
+        """The summary: what was read and written, how it compares, how long it took."""
+        rate = self.bytes_in / self.seconds / 1e6 if self.seconds > 0 else 0.0
+        head = f"checked {safe(self.source)}" if self.destination is None else \
+            f"rewrote {safe(self.source)} -> {safe(self.destination)}"  # fmt: skip
+        opts = ", ".join(f"{k} {v}" for k, v in self.options.items())
+        out = [head + (f" ({opts})" if opts else ""),
+               f"  partitions {self.partitions:,}, segments {self.segments:,}, batches {self.batches_in:,}"
+               + (f" -> {self.batches_out:,}" if self.batches_out != self.batches_in else "")
+               + f", records {self.records:,}",
+               f"  bytes {self.bytes_in:,} -> {self.bytes_out:,}"
+               + (f" ({100 * self.bytes_out / self.bytes_in:.1f}%)" if self.bytes_in else ""),
+               f"  time {self.seconds:.2f} s ({rate:,.0f} MB/s of segment"
+               + (f", {self.tasks:,} Spark tasks)" if self.tasks else
+                  f", {self.jobs} processes)" if self.jobs > 1 else ")")]  # fmt: skip
+        if self.options:
+            out.append(f"  batches written unchanged {self.identical:,}, changed {self.different:,}")
+        else:
+            out.append(f"  batches identical {self.identical:,}, different {self.different:,}")
+            for d in self.differences:
+                out.append(f"  different: {safe(d.file)} batch at byte {d.position:,} (offset "
+                           f"{d.offset}): first differing byte at {d.at:,}")  # fmt: skip
+            if self.different > len(self.differences):
+                out.append(f"  ... and {self.different - len(self.differences):,} more different batches")
+            if self.different and self.destination is not None:
+                out.append("  (each was written as Kafka's writer rebuilds it from its decoded "
+                           "fields: valid, with the same records)")  # fmt: skip
+        if self.rolled_back:
+            out.append(f"  removed {safe(self.rolled_back)}, left by a rewrite that stopped before "
+                       "its end")  # fmt: skip
+        if self.skipped:
+            out.append(f"  not copied (not files): {', '.join(safe(x) for x in self.skipped[:10])}")
+        return out
 
 
 def _difference(d: Difference) -> dict:
@@ -440,7 +488,20 @@ def _log_dir_of(src: Path, kind: str) -> Path:
     return {"segment": src.parent.parent, "partition": src.parent, "log.dirs": src}[kind]
 
 
-def _check_destination(src: Path, dst: Path) -> None:
+def refuse_held(log_dir: Path) -> None:
+    """LogError when a process (a broker) holds the log directory's .lock: its log changes
+    while it is read."""
+    holder = lock_holder(log_dir)
+    if holder is not None:
+        raise LogError(log_dir / fsio.LOCK_FILE,
+                       f"is held by {'process ' + str(holder) if holder else 'another process'} "
+                       "(a running broker?): its log changes while it is read; stop the broker "
+                       "first")  # fmt: skip
+
+
+def check_destination(src: Path, dst: Path) -> None:
+    """LogError unless dst is a new directory outside src and outside every Kafka log
+    directory (a broker would load the rewrite as a partition)."""
     if dst.exists() or dst.is_symlink():
         raise LogError(dst, "exists: the rewrite writes a new log and never over anything")
     real_src, real_dst = Path(os.path.realpath(src)), Path(os.path.realpath(dst))
@@ -454,10 +515,100 @@ def _check_destination(src: Path, dst: Path) -> None:
         raise LogError(dst, f"cannot be created: {dst.parent} is not a directory")
 
 
+@contextmanager
+def staged(dst: Path, summary: RewriteSummary) -> Iterator[Path]:
+    """The staging directory beside dst (`.<name>.kafkacodec-rewrite`, not made yet) for
+    the body to fill; on success fsynced and renamed to dst in one step (the commit
+    point), on any failure removed (the source is whole). One an earlier run left is
+    rolled back first (summary.rolled_back)."""
+    stage = dst.with_name(f".{dst.name}{STAGE_SUFFIX}")
+    if stage.exists():  # an earlier run stopped before its rename: roll it back
+        shutil.rmtree(stage)
+        summary.rolled_back = str(stage)
+    try:
+        yield stage
+        fsio.fsync_dir(stage)
+        os.rename(stage, dst)  # the commit point
+        fsio.fsync_dir(dst.parent)
+    except BaseException:
+        if stage.exists():
+            shutil.rmtree(stage, ignore_errors=True)  # our own partial output
+        raise
+
+
+def copy_log_dirs_files(src: Path, stage: Path, partitions: set[str],
+                        summary: RewriteSummary) -> None:  # fmt: skip
+    """A log.dirs' own files (meta.properties, the checkpoints) copied as they are; its
+    .lock and its partitions (written apart) left out, what is not a file named skipped."""
+    for child in sorted(src.iterdir()):
+        if child.name == fsio.LOCK_FILE or child.name in partitions:
+            continue
+        if child.is_file() and not child.is_symlink():
+            _copy(child, stage / child.name)
+            summary.copied.append(child.name)
+        else:
+            summary.skipped.append(child.name)
+
+
+def add_arguments(p: argparse.ArgumentParser, path: Callable[[str], Path] = Path) -> None:
+    """SRC, DST, --check and the rebuild's options as a command line takes them (the one
+    definition of `kafkacodec rewrite` and `kafkacodec spark rewrite`); path: SRC's and
+    DST's type."""
+    from ..runtime.compression import CODEC_IDS
+
+    p.add_argument("src", metavar="SRC", type=path,
+                   help="a segment (.log), a partition directory or a log.dirs; only read")  # fmt: skip
+    p.add_argument("dst", metavar="DST", type=path, nargs="?",
+                   help="the new directory to write (must not exist; outside every log "
+                   "directory); not with --check")  # fmt: skip
+    p.add_argument("--check", action="store_true",
+                   help="write nothing: rebuild every batch and report whether it comes back "
+                   "byte for byte (exit 1 when one does not)")  # fmt: skip
+    p.add_argument("--compression", choices=sorted(CODEC_IDS, key=lambda name: CODEC_IDS[name]),
+                   help="recompress every batch with this codec (default: each keeps its own)")  # fmt: skip
+    p.add_argument("--level", type=int,
+                   help="the codec's level, in Kafka's range (compression.<codec>.level)")  # fmt: skip
+    p.add_argument("--magic", type=int, choices=[2],
+                   help="convert legacy message sets (magic 0 and 1) to v2 batches, as Kafka's "
+                   "LogValidator converts them on append")  # fmt: skip
+    p.add_argument("--gzip-jdk", choices=["8", "17"],
+                   help="the JDK whose gzip header to write (8: JDK 8 and 11; 17: JDK 16 and "
+                   "later; default: the source's, else 17)")  # fmt: skip
+    p.add_argument("--index-interval-bytes", type=int, metavar="N",
+                   help="index.interval.bytes for the rebuilt indexes (default: the topic's "
+                   "config, where the log.dirs holds the cluster's metadata, else 4096)")  # fmt: skip
+    p.add_argument("--batch-bytes", type=int, metavar="N",
+                   help="how many bytes of uncompressed legacy messages become one batch when "
+                   "they are converted or compressed (default 16384, the producer's batch.size)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="the summary as JSON")
+
+
+def options_of(args: argparse.Namespace) -> dict:
+    """rewrite()'s keyword options from add_arguments' arguments."""
+    from ..runtime.compression import GZIP_OS_JDK8, GZIP_OS_JDK17
+
+    gzip_os = None if args.gzip_jdk is None else {"8": GZIP_OS_JDK8, "17": GZIP_OS_JDK17}[args.gzip_jdk]
+    return {"compression": args.compression, "level": args.level, "magic": args.magic,
+            "gzip_os": gzip_os, "index_interval_bytes": args.index_interval_bytes,
+            "batch_bytes": args.batch_bytes}  # fmt: skip
+
+
+def rebuild_options(compression: str | int | None = None, level: int | None = None,
+                    magic: int | None = None, gzip_os: int | None = None,
+                    batch_bytes: int | None = None) -> dict:  # fmt: skip
+    """A rewrite's Rebuilder options, refused (EncodeError) before anything is read."""
+    options: dict = {"compression": compression, "level": level, "magic": magic,
+                     "gzip_os": gzip_os}  # fmt: skip
+    if batch_bytes is not None:
+        options["batch_bytes"] = batch_bytes
+    Rebuilder(**options)
+    return options
+
+
 def rewrite(src: Path | str, dst: Path | str | None, *, compression: str | int | None = None,
             level: int | None = None, magic: int | None = None, gzip_os: int | None = None,
             index_interval_bytes: int | None = None,
-            interval_for: Callable[[str], int | None] | None = None,
+            interval_for: Callable[[str], int | str | None] | None = None,
             batch_bytes: int | None = None, jobs: int | None = None) -> RewriteSummary:  # fmt: skip
     """Rewrite a segment file, a partition directory or a log.dirs into dst (a new
     directory), or with dst None only check that every batch rebuilds identically.
@@ -471,46 +622,27 @@ def rewrite(src: Path | str, dst: Path | str | None, *, compression: str | int |
     refuse_remote(src, "a rewrite")
     started = time.perf_counter()
     src = Path(src)
-    options: dict = {"compression": compression, "level": level, "magic": magic,
-                     "gzip_os": gzip_os}  # fmt: skip
-    if batch_bytes is not None:
-        options["batch_bytes"] = batch_bytes
-    Rebuilder(**options)  # bad options are refused before anything is read or written
+    options = rebuild_options(compression, level, magic, gzip_os, batch_bytes)
     kind, log = _open(src, dst is not None)
     summary = RewriteSummary(str(src), None if dst is None else str(dst),
                              {k: v for k, v in options.items() if v is not None})  # fmt: skip
-    holder = lock_holder(_log_dir_of(src, kind))
-    if holder is not None:
-        raise LogError(_log_dir_of(src, kind) / fsio.LOCK_FILE,
-                       f"is held by {'process ' + str(holder) if holder else 'another process'} "
-                       "(a running broker?): its log changes while it is read; stop the broker "
-                       "first")  # fmt: skip
-
-    def interval(part: Partition | None) -> int:
-        if index_interval_bytes is not None:
-            return index_interval_bytes
-        topic = part.topic if part is not None else None
-        found = interval_for(topic) if interval_for and topic else None
-        return DEFAULT_INDEX_INTERVAL if found is None else found
-
-    stage = None
-    if dst is not None:
-        dst = Path(dst)
-        _check_destination(src, dst)
-        stage = dst.with_name(f".{dst.name}{STAGE_SUFFIX}")
-        if stage.exists():  # an earlier run stopped before its rename: roll it back
-            shutil.rmtree(stage)
-            summary.rolled_back = str(stage)
     try:
-        _run(kind, log, src, stage, options, interval, summary, jobs)
-        if stage is not None and dst is not None:
-            fsio.fsync_dir(stage)
-            os.rename(stage, dst)  # the commit point
-            fsio.fsync_dir(dst.parent)
-    except BaseException:
-        if stage is not None and stage.exists():
-            shutil.rmtree(stage, ignore_errors=True)  # our own partial output; the source is whole
-        raise
+        refuse_held(_log_dir_of(src, kind))
+
+        def interval(part: Partition | None) -> int:
+            if index_interval_bytes is not None:
+                return index_interval_bytes
+            topic = part.topic if part is not None else None
+            found = interval_for(topic) if interval_for and topic else None
+            return DEFAULT_INDEX_INTERVAL if found is None else int(found)
+
+        if dst is None:
+            _run(kind, log, src, None, options, interval, summary, jobs)
+        else:
+            dst = Path(dst)
+            check_destination(src, dst)
+            with staged(dst, summary) as stage:
+                _run(kind, log, src, stage, options, interval, summary, jobs)
     finally:
         if isinstance(log, (Partition, LogDirs)):
             log.close()
@@ -556,17 +688,8 @@ def _run(kind: str, log: Segment | Partition | LogDirs, src: Path, stage: Path |
              for step in _partition_steps(part, None if stage is None else stage / part.path.name,
                                           options, interval(part)))  # fmt: skip
     _perform(steps, _jobs(jobs, [s for p in log.partitions for s in p.segments]), summary)
-    if stage is None:
-        return
-    done = {p.path.name for p in log.partitions}
-    for child in sorted(src.iterdir()):
-        if child.name == fsio.LOCK_FILE or child.name in done:
-            continue
-        if child.is_file() and not child.is_symlink():
-            _copy(child, stage / child.name)
-            summary.copied.append(child.name)
-        else:
-            summary.skipped.append(child.name)
+    if stage is not None:
+        copy_log_dirs_files(src, stage, {p.path.name for p in log.partitions}, summary)
 
 
 def _jobs(jobs: int | None, segments: list[Segment]) -> int:
