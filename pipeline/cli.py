@@ -1,4 +1,4 @@
-"""`kafkacodec spark export | stats | verify | pack`: the command line's Spark jobs, a
+"""`kafkacodec spark export | stats | verify | rewrite | pack`: the command line's Spark jobs, a
 command of kafkacodec.cli (HELP, EXAMPLE, define, run) and, through main(), the program
 spark-submit runs (submit.py). Defining the arguments needs no pyspark; running a job does
 (the `pipeline` extra).
@@ -43,14 +43,7 @@ def define(p: argparse.ArgumentParser) -> None:
                 type=Path,
                 help="also write a self-contained HTML report with charts",
             )
-        j.add_argument("--master", help="a Spark master URL (default: embedded local[*])")
-        j.add_argument(
-            "--conf",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="a Spark setting, e.g. spark.archives=env.tar.gz#environment; repeatable",
-        )
+        _session_arguments(j)
         if name != "verify":
             j.add_argument(
                 "--isolation",
@@ -71,6 +64,14 @@ def define(p: argparse.ArgumentParser) -> None:
             "e.g. region=eu-west-1 or endpoint_override=URL; repeatable (the data source's "
             "storage.KEY options). The AWS environment applies on the driver and executors",
         )  # fmt: skip
+    rw = jobs.add_parser(
+        "rewrite", help=REWRITE_HELP, description=REWRITE_HELP + ". SRC and DST are where every "
+        "executor sees them (a shared file system on a cluster)",
+    )  # fmt: skip
+    from kafkacodec.log.rewrite import add_arguments
+
+    add_arguments(rw, src="a log.dirs or a partition directory")
+    _session_arguments(rw)
     pk = jobs.add_parser(
         "pack",
         help="pack the executors' Python environment (kafkacodec, numpy, "
@@ -79,6 +80,21 @@ def define(p: argparse.ArgumentParser) -> None:
     pk.add_argument("out", metavar="OUT.tar.gz", type=Path)
     pk.add_argument(
         "--wheel", type=Path, help="a kafkacodec wheel (default: built from this checkout)"
+    )
+
+
+REWRITE_HELP = ("write a log.dirs (or a partition) anew, one Spark task per partition, as "
+                "`kafkacodec rewrite` writes it; --check writes nothing")  # fmt: skip
+
+
+def _session_arguments(j: argparse.ArgumentParser) -> None:
+    j.add_argument("--master", help="a Spark master URL (default: embedded local[*])")
+    j.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting, e.g. spark.archives=env.tar.gz#environment; repeatable",
     )
 
 
@@ -107,6 +123,33 @@ def run(args: argparse.Namespace) -> int:
         raise KafkacodecError(
             f"Spark jobs need pyspark: pip install 'kafkacodec[pipeline]' ({err})"
         ) from None
+    if args.job == "rewrite":
+        options: dict = {}
+    else:
+        options = _read_options(args)
+    conf = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise KafkacodecError(f"--conf {item!r}: expected KEY=VALUE")
+        conf[key.strip()] = value
+    if args.job == "rewrite" and args.check == (args.dst is not None):
+        print("kafkacodec spark rewrite: give DST to write, or --check to write nothing",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    spark = jobs.session(args.master, conf=conf)
+    try:
+        return {"export": _export, "stats": _stats, "verify": _verify, "rewrite": _rewrite}[args.job](
+            spark, args, options
+        )
+    except PySparkException as err:
+        raise KafkacodecError(spark_message(err)) from None
+    finally:
+        spark.stop()
+
+
+def _read_options(args: argparse.Namespace) -> dict:
+    """The data source's options the reading jobs take from their arguments."""
     options = {"verify_crc": not args.no_verify_crc}
     from kafkacodec.storage import parse_options
 
@@ -115,21 +158,21 @@ def run(args: argparse.Namespace) -> int:
     options.update({STORAGE_PREFIX + k: v for k, v in parse_options(args.storage_option).items()})
     if args.job != "verify":
         options.update(isolation=args.isolation, on_corrupt=args.on_corrupt)
-    conf = {}
-    for item in args.conf:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise KafkacodecError(f"--conf {item!r}: expected KEY=VALUE")
-        conf[key.strip()] = value
-    spark = jobs.session(args.master, conf=conf)
-    try:
-        return {"export": _export, "stats": _stats, "verify": _verify}[args.job](
-            spark, args, options
-        )
-    except PySparkException as err:
-        raise KafkacodecError(spark_message(err)) from None
-    finally:
-        spark.stop()
+    return options
+
+
+def _rewrite(spark, args, _options) -> int:
+    from kafkacodec.log.rewrite import options_of
+
+    from . import jobs
+
+    summary = jobs.rewrite(spark, args.src, args.dst, **options_of(args))
+    if args.json:
+        out(json.dumps(summary.to_dict(), indent=1))
+    else:
+        for line in summary.lines():
+            out(line)
+    return 1 if args.check and summary.different else 0
 
 
 def spark_message(err) -> str:

@@ -291,3 +291,90 @@ def report_data(spark, paths, *, buckets: int = 60, **options) -> dict:
     meter = options.get("meter")
     return {"stats": rows, "timeline": timeline, "batch_sizes": dict(sorted(sizes.items())),
             "codecs": codecs, "fetched": meter.as_dict() if meter is not None else None}  # fmt: skip
+
+
+def rewrite(spark, src, dst=None, *, index_interval_bytes: int | None = None, **options):
+    """`kafkacodec rewrite` of a log.dirs (or one partition) as a Spark job: one task per
+    partition rebuilds it with log.rewrite (byte for byte, recompressed or converted: the
+    same options and the same bytes as the command), into the job's staging directory
+    beside dst; once every task is done the driver copies the log.dirs' own files and
+    renames the staging directory to dst in one step (a failed job leaves nothing; a
+    stopped one leaves the staging directory, which the next run rolls back). With dst
+    None the tasks only check that every batch comes back byte for byte.
+
+    src and dst are paths every executor sees at the same place (one machine, or a shared
+    file system on a cluster: the tasks write there). index.interval.bytes as `rewrite`
+    takes it: index_interval_bytes, else each topic's config from the cluster's metadata
+    where the log.dirs holds it, else 4096. Returns the summary (log.rewrite.RewriteSummary),
+    its tasks counted in `tasks`."""
+    import time
+
+    from ..internal.cluster import fold_cluster, metadata_root
+    from ..log import rewrite as rw
+    from ..log.partition import LogDirs, open_log
+
+    started = time.perf_counter()
+    if not _local(str(src)) or (dst is not None and not _local(str(dst))):
+        raise PipelineError(f"{src if not _local(str(src)) else dst}: a rewrite reads and writes "
+                            "file systems (on a cluster, one every executor mounts), not object "
+                            "stores")  # fmt: skip
+    src = Path(str(resolve(src)))
+    dst = None if dst is None else Path(str(resolve(dst)))
+    rebuild = rw.rebuild_options(**options)
+    log = open_log(src)
+    try:
+        if isinstance(log, LogDirs):
+            if log.problems:
+                raise PipelineError(f"{src} holds partitions that cannot be read: "
+                                    + "; ".join(log.problems[:3]))  # fmt: skip
+            parts, log_dir = sorted(str(p.path) for p in log.partitions), src
+        else:
+            parts, log_dir = [str(log.path)], src.parent
+    finally:
+        log.close()
+    rw.refuse_held(log_dir)
+    intervals = None
+    root = metadata_root(src) if index_interval_bytes is None else None
+    if root is not None:
+        intervals = fold_cluster(root).topic_config("index.interval.bytes", "log.index.interval.bytes")
+    summary = rw.RewriteSummary(str(src), None if dst is None else str(dst),
+                                {k: v for k, v in rebuild.items() if v is not None})  # fmt: skip
+    task = functools.partial(_rewrite_partition, options=rebuild, interval=index_interval_bytes,
+                             interval_for=intervals)  # fmt: skip
+
+    def run(targets: list[str | None]) -> None:
+        done = (spark.sparkContext.parallelize(list(zip(parts, targets)), max(1, min(len(parts), 10000)))
+                .map(task).collect())  # fmt: skip
+        for part in done:
+            summary.merge(part)
+        summary.tasks = len(parts)
+
+    if dst is None:
+        run([None] * len(parts))
+    elif not isinstance(log, LogDirs):  # a partition: its task stages and renames dst itself
+        rw.check_destination(src, dst)
+        run([str(dst)])
+    else:
+        rw.check_destination(src, dst)
+        with rw.staged(dst, summary) as stage:
+            os.mkdir(stage, 0o755)
+            run([str(stage / Path(p).name) for p in parts])
+            rw.copy_log_dirs_files(src, stage, {Path(p).name for p in parts}, summary)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _rewrite_partition(item: tuple[str, str | None], *, options: dict, interval: int | None,
+                       interval_for):  # fmt: skip
+    """A task: one partition rewritten (or checked) by log.rewrite in this process. A
+    partition an earlier attempt of the task finished (Spark retries a lost task) is
+    rewritten afresh: the staging directory is the job's own."""
+    import shutil
+
+    from ..log.rewrite import STAGE_SUFFIX, rewrite
+
+    src, target = item
+    if target is not None and os.path.isdir(target) and Path(target).parent.name.endswith(STAGE_SUFFIX):
+        shutil.rmtree(target)
+    return rewrite(src, target, jobs=1, index_interval_bytes=interval, interval_for=interval_for,
+                   **options)  # fmt: skip

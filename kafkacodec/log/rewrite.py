@@ -550,14 +550,15 @@ def copy_log_dirs_files(src: Path, stage: Path, partitions: set[str],
             summary.skipped.append(child.name)
 
 
-def add_arguments(p: argparse.ArgumentParser, path: Callable[[str], Path] = Path) -> None:
+def add_arguments(p: argparse.ArgumentParser, path: Callable[[str], Path] = Path,
+                  src: str = "a segment (.log), a partition directory or a log.dirs") -> None:
     """SRC, DST, --check and the rebuild's options as a command line takes them (the one
     definition of `kafkacodec rewrite` and `kafkacodec spark rewrite`); path: SRC's and
-    DST's type."""
+    DST's type; src: what SRC may be."""
     from ..runtime.compression import CODEC_IDS
 
     p.add_argument("src", metavar="SRC", type=path,
-                   help="a segment (.log), a partition directory or a log.dirs; only read")  # fmt: skip
+                   help=f"{src}; only read")  # fmt: skip
     p.add_argument("dst", metavar="DST", type=path, nargs="?",
                    help="the new directory to write (must not exist; outside every log "
                    "directory); not with --check")  # fmt: skip

@@ -216,3 +216,23 @@ def test_a_packed_environment_runs_the_jobs(site, cluster, tmp_path):
     assert res.returncode == 0, res.stderr[-3000:]
     rows = [json.loads(x) for x in res.stdout.splitlines() if x.startswith("{")]
     assert sum(r["records"] for r in rows) == _records(site / "out" / "logdirs")
+
+
+def test_rewrite_on_the_cluster_writes_what_the_command_writes(site, cluster, tmp_path):
+    """Relative paths resolved by the driver; every executor writes its partitions into the
+    job's staging directory, which the driver renames."""
+    out = _spark(site, cluster, "rewrite", "out/logdirs", "rewritten", "--compression", "zstd", "--magic", "2")
+    assert "rewrote" in out.stdout and "Spark tasks" in out.stdout
+    here = subprocess.run([str(EXE), "rewrite", str(site / "out" / "logdirs"), str(tmp_path / "here"),
+                           "--compression", "zstd", "--magic", "2"], capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert here.returncode == 0, here.stderr
+
+    def files(d):
+        return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+    assert files(site / "rewritten") == files(tmp_path / "here")
+    assert not list(site.glob(".*kafkacodec-rewrite"))
+    check = _spark(site, cluster, "rewrite", "out/logdirs", "--check", "--json")
+    summary = json.loads(check.stdout[check.stdout.index("{"):])
+    assert summary["different"] == 0 and summary["tasks"] == len(LogDirs(site / "out" / "logdirs").partitions)
+    shutil.rmtree(site / "rewritten")
