@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml
 	@# snappy blocks byte for byte as Kafka writes them: Google's C++ snappy 1.1.x, which
 	@# snappy-java bundles (runtime/compression.py loads it through ctypes)
 	@ldconfig -p | grep -q libsnappy.so.1 || (apt-get update -q && apt-get install -y -q libsnappy1v5)
+	@# the codecs are compared with the Java libraries Kafka's compression classes call
+	@# (tests/runtime/test_java_compressors.py): Debian's lz4-java and snappy-java, with JNI
+	@test -f /usr/share/java/lz4-java.jar -a -f /usr/share/java/snappy-java.jar || \
+		(apt-get update -q && apt-get install -y -q liblz4-java libsnappy-java)
 	@# the tiered-storage tests wrap data keys with OpenSSL's command line (RSA-OAEP, SHA3-512)
 	@command -v openssl >/dev/null || (apt-get update -q && apt-get install -y -q openssl)
 	$(PYTHON) -m venv $(VENV)
