@@ -172,6 +172,6 @@ def _count_records(rep: RecoveryReport, batch: Batch) -> None:
         rep.records += batch.count
         return
     try:
-        rep.records += len(batch.records())
+        rep.records += batch.count_records()  # from the inner messages' heads
     except DecodeError:  # recovery checks a wrapper's CRC only, as Kafka does
         rep.records_exact = False

@@ -339,8 +339,23 @@ class LegacyBatch(KafkaLegacyMessage):
         recs = self._records
         if recs is not None:
             return recs[0].offset if recs else self.offset
+        heads = self._heads()
+        return self.offset if heads is None else heads[0]
+
+    def count_records(self) -> int:
+        """How many records the message holds: 1, or a wrapper's inner messages, counted
+        from their heads (records() decodes them; Kafka's countOrNull() says null)."""
+        if self.compression == _comp.NONE:
+            return 1
+        recs = self._records
+        if recs is not None:
+            return len(recs)
+        heads = self._heads()
+        return 0 if heads is None else heads[1]
+
+    def _heads(self) -> tuple[int, int] | None:
         try:
-            return _wrapper_base_offset(self)
+            return _wrapper_heads(self)
         except DecodeError as err:
             source = getattr(self, "source", None)
             raise (err.with_source(source) if source else err) from None
@@ -395,10 +410,11 @@ def _b(v: bytes | memoryview | None) -> bytes | None:
 _INNER_HEAD = struct.Struct(">qi")  # an inner message's offset and size
 
 
-def _wrapper_base_offset(wrapper: LegacyBatch) -> int:
+def _wrapper_heads(wrapper: LegacyBatch) -> tuple[int, int] | None:
     """A wrapper's first absolute offset (Kafka's AbstractLegacyRecordBatch.baseOffset: the
-    first inner record's) from its inner messages' heads alone: no Record per inner
-    message, so a wrapper inflating to many tiny messages costs its inflated bytes only."""
+    first inner record's) and its inner messages' count (None: it holds none), from their
+    heads alone (offset and size): no Record per inner message, so a wrapper inflating to
+    many tiny messages costs its inflated bytes only."""
     where = f"inner messages of the wrapper at byte {wrapper.position} (offset {wrapper.offset})"
     raw = wrapper.inner_raw
     if raw is None:
@@ -410,15 +426,18 @@ def _wrapper_base_offset(wrapper: LegacyBatch) -> int:
     except DecodeError as err:
         raise _located(err, f"decompressed {where}") from None
     first = last = None
-    pos, end = 0, len(data)
+    pos, end, count = 0, len(data), 0
     while pos < end:
         if end - pos < LOG_OVERHEAD + MIN_MESSAGE_OVERHEAD:
-            raise TruncatedError(f"{end - pos} bytes remain, fewer than the smallest inner message ({LOG_OVERHEAD + MIN_MESSAGE_OVERHEAD})",
-                                 pos).within(f"decompressed {where}")  # fmt: skip
+            raise TruncatedError(
+                f"{end - pos} bytes remain, fewer than the smallest inner message ({LOG_OVERHEAD + MIN_MESSAGE_OVERHEAD})",
+                pos,
+            ).within(f"decompressed {where}")  # fmt: skip
         offset, size = _INNER_HEAD.unpack_from(data, pos)
         if size < MIN_MESSAGE_OVERHEAD or end - pos - LOG_OVERHEAD < size:
-            raise TruncatedError(f"an inner message declares {size} bytes, {end - pos - LOG_OVERHEAD} "
-                                 "remain", pos).within(f"decompressed {where}")  # fmt: skip
+            raise TruncatedError(
+                f"an inner message declares {size} bytes, {end - pos - LOG_OVERHEAD} remain", pos
+            ).within(f"decompressed {where}")
         if data[pos + LOG_OVERHEAD + 5] & 7 != _comp.NONE:
             raise CorruptRecordError(
                 "a compressed message inside a compressed wrapper (Kafka allows one level)", pos
@@ -426,19 +445,18 @@ def _wrapper_base_offset(wrapper: LegacyBatch) -> int:
         if first is None:
             first = offset
         last = offset
+        count += 1
         pos += LOG_OVERHEAD + size
     if first is None or last is None:
-        return wrapper.offset
-    if wrapper.magic == 0:
-        return first
-    if wrapper.offset == 0:  # as _inner_records: relative offsets taken as they are
-        return first
+        return None
+    if wrapper.magic == 0 or wrapper.offset == 0:  # as _inner_records: offsets as they are
+        return first, count
     if wrapper.offset < last:
         raise CorruptRecordError(
             f"wrapper offset {wrapper.offset} is smaller than its last inner offset {last}",
             wrapper.position,
         ).within(where)
-    return wrapper.offset - last + first
+    return wrapper.offset - last + first, count
 
 
 def _inner_records(

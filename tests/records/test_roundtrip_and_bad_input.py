@@ -96,6 +96,9 @@ def test_legacy_roundtrip(recs, magic, codec, base):
     assert [b.base_offset for b in kc.iter_batches(data)] == [
         b.records()[0].offset for b in kc.iter_batches(data)
     ]
+    assert [b.count_records() for b in kc.iter_batches(data)] == [
+        len(b.records()) for b in kc.iter_batches(data)
+    ]
 
 
 def _gzip_wrapper(inner: bytes, offset: int = 0, magic: int = 1) -> bytes:
