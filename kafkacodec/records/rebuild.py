@@ -122,15 +122,17 @@ class _Levels:
         self.hint: int | None = None
         self.misses = 0
 
-    def candidates(self, codec: int) -> list[int]:
+    def candidates(self, codec: int) -> Iterator[int]:
+        """The levels to try, in order (made as they are asked for: the first usually
+        reproduces the batch)."""
         levels = _comp.LEVELS[codec]
-        order = [levels.default]
-        if self.hint is not None and self.hint != levels.default:
-            order.insert(0, self.hint)
+        hint = self.hint
+        if hint is not None and hint != levels.default:
+            yield hint
+        yield levels.default
         if self.misses < _SEARCH_GIVE_UP:
             rest = _ZSTD_SEARCH if codec == _comp.ZSTD else range(levels.low, levels.high + 1)
-            order += [lv for lv in rest if lv not in order]
-        return order
+            yield from (lv for lv in rest if lv != levels.default and lv != hint)
 
 
 class Rebuilder:
