@@ -16,6 +16,13 @@ after the rename the destination is complete. The destination must not exist, an
 be inside the source, nor inside a Kafka log directory (a broker would load it as a
 partition). A source whose log directory a broker holds (its .lock) is refused: the copy
 would be torn.
+
+Worker processes share the work: each segment is cut at batch boundaries into units of
+about UNIT_BYTES, rebuilt in order by a window of workers, each writing its unit's bytes
+to a file in the staging directory that this process appends to the segment (in the
+kernel) while it builds the indexes. Each unit starts its own Rebuilder, so the bytes
+written are the same for any number of processes. The Spark job (pipeline.jobs.rewrite)
+runs one partition per task with the pieces below (staged, check_destination, ...).
 """
 
 from __future__ import annotations
