@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -49,6 +50,15 @@ SANITIZER_ENV = {
     "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
     "PYTHONMALLOC": "malloc",
 }
+
+
+#: A peak RSS this size at start is a parent's (a fresh interpreter has a few tens of MB).
+INHERITED_RSS_MB = 256
+FRESH = "KAFKACODEC_FUZZ_FRESH"
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def build_sanitized() -> Path:
@@ -156,6 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sanitized", action="store_true",
                         help="the native extensions built with ASan and UBSan, coverage-guided")  # fmt: skip
     args = parser.parse_args(argv)
+    if _peak_rss_mb() > INHERITED_RSS_MB and FRESH not in os.environ:
+        # libFuzzer's -rss_limit_mb watches the peak RSS (getrusage), and Linux keeps the
+        # peak of the process that started this one across fork and exec: started by a
+        # large process (a test worker past 1 GB), every run stopped at once as "out of
+        # memory". A child of this small process starts from its own peak.
+        return subprocess.call([sys.executable, "-m", "fuzz", *given], env={**os.environ, FRESH: "1"})
 
     import atheris
 

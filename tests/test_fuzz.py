@@ -84,3 +84,24 @@ def test_harnesses_refuse_garbage_with_kafkacodec_errors_only():
     for harness in HARNESSES.values():
         for data in (b"", b"\x00" * 100, b"\xff" * 100, bytes(range(256)) * 3):
             harness(data)
+
+
+_LARGE_PARENT = """
+import subprocess, sys
+held = bytearray(1300 << 20)
+held[::4096] = b"x" * len(held[::4096])  # resident: the peak RSS a child inherits
+sys.exit(subprocess.run([sys.executable, "-m", "fuzz", "records", "--seconds", "3"]).returncode)
+"""
+
+
+def test_a_run_started_by_a_large_process_is_not_out_of_memory():
+    """Linux keeps a parent's peak RSS across fork and exec, and libFuzzer's RSS limit
+    watches the peak: started by a test worker past 1 GB, every run stopped at once (CI
+    stops 33 and 34). python -m fuzz starts the run from a small process of its own."""
+    pytest.importorskip("atheris")
+    proc = subprocess.run([sys.executable, "-c", _LARGE_PARENT], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    peak = re.search(r"peak_rss_mb:\s+(\d+)", out)
+    assert peak and int(peak.group(1)) < 1024, out[-2000:]
