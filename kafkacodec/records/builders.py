@@ -174,7 +174,8 @@ def build_batch(
     if delete_horizon_ms is not None:
         base_timestamp = delete_horizon_ms
     max_ts = log_append_time if ts_type == 1 else r.max_timestamp
-    if region is None and compression_level is not None and codec != _comp.NONE:
+    if region is None and encode is not _comp.kafka_compression_encode:
+        # the generated builder compresses at Kafka's defaults: the region goes to encode
         region, records_region = (r.records or RecordList(records=[])).build(), None
     attributes = _attributes(
         KafkaRecordBatch, compression=codec, timestamp_type=ts_type,

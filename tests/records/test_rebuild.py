@@ -101,6 +101,23 @@ def test_the_jdk8_gzip_header_is_kept():
     assert not g.identical and g.data[61 + 9] == 255  # a codec given: Kafka's current header
 
 
+@pytest.mark.parametrize("options", [{"gzip_os": C.GZIP_OS_JDK8}, {"compression_level": 1},
+                                     {"compression_level": 9, "gzip_os": C.GZIP_OS_JDK8}])  # fmt: skip
+def test_levels_and_headers_without_the_native_builders(monkeypatch, options):
+    """The generated builders (no native extension) honour the level and the JDK header as
+    the native ones do."""
+    from kafkacodec.records import builders
+
+    records = [(None, 1000 + i, b"k", b"value %d " % i * 20, [("h", b"x")]) for i in range(50)]
+    legacy = [kc.Record(None, r[1], r[2], r[3]) for r in records]
+    native = (kc.build_batch(records, compression="gzip", **options),
+              kc.build_message_set(legacy, compression="gzip", **options))  # fmt: skip
+    for name in ("_native_batch", "_native_records", "_native_legacy"):
+        monkeypatch.setattr(builders, name, None)
+    assert (kc.build_batch(records, compression="gzip", **options),
+            kc.build_message_set(legacy, compression="gzip", **options)) == native  # fmt: skip
+
+
 def test_recompression_keeps_everything_but_the_codec():
     data = (KAFKA_JAVA / "segments" / "segment_interval4096" / "00000000000000001000.log").read_bytes()
     before = list(kc.iter_batches(data))
