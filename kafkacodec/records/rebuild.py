@@ -248,7 +248,7 @@ class Rebuilder:
                     msg.attributes |= _LOG_APPEND_BIT
                     msg.timestamp = b.timestamp
                 msg.build_into(out)
-            return self._done(bytes(out), [b], len(records), _first(records, b), b.offset,
+            return self._done(bytes(out), [b], len(records), b.base_offset, b.offset,
                               b.max_timestamp, None)  # fmt: skip
         if codec == _comp.ZSTD:
             raise EncodeError("zstd needs message format v2: convert legacy data with magic 2")
@@ -258,7 +258,7 @@ class Rebuilder:
             offset=b.offset, magic=b.magic, attributes=(b.attributes & ~_LEGACY_MASK) | codec,
             timestamp=b.timestamp if b.magic >= 1 else None, key=_bytes(b.key), inner_raw=raw,
         ).build()  # fmt: skip
-        return self._done(data, [b], len(inner), _first(b.records(), b), b.offset,
+        return self._done(data, [b], len(inner), b.base_offset, b.offset,
                           b.max_timestamp, level)  # fmt: skip
 
     def _run(self, run: list[LegacyBatch]) -> Rebuilt:
@@ -362,10 +362,6 @@ def _message(m: KafkaLegacyMessage) -> KafkaLegacyMessage:
 
 def _bytes(v) -> bytes | None:
     return None if v is None else bytes(v)
-
-
-def _first(records: list[Record], b: LegacyBatch) -> int:
-    return records[0].offset if records else b.offset
 
 
 def _inner_messages(b: LegacyBatch, max_inflated: int | None) -> list[KafkaLegacyMessage]:
