@@ -28,7 +28,6 @@ bench/results/codec.json. The peers come from the `bench` extra.
 from __future__ import annotations
 
 import argparse
-import json
 import operator
 import os
 import random
@@ -42,6 +41,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import kafkacodec as kc
+from bench import save
 from kafkacodec.runtime.compression import CODEC_IDS
 from kafkacodec.runtime.crc import crc32c
 
@@ -501,11 +501,9 @@ def main(argv=None):
                     for row in rows.values():
                         row[f"x_{ref}"] = row["rate"] / rows[ref]["rate"]
     print_table(results, corpora, args, kaitai is not None)
-    out = ROOT / "bench" / "results"
-    out.mkdir(exist_ok=True)
     meta = {"mb": args.mb, "repeat": args.repeat, "cpu_count": os.cpu_count(),
             "python": sys.version.split()[0], "kaitai": kaitai is not None}  # fmt: skip
-    (out / "codec.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2))
+    save("codec", {"meta": meta, "results": results})
 
 
 def passes(figure: str) -> int:

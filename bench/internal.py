@@ -21,7 +21,6 @@ Records per second (a record is a key and its value) and payloads per second; me
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import struct
@@ -29,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench import save
 from kafkacodec.internal import codecs as C
 from kafkacodec.internal.codecs import Codecs
 
@@ -184,11 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:28} {rate:12,.0f} {2 * rate:12,.0f} {base / rate:13.2f}x")
     if mods is None:
         print("Kaitai (official Python): skipped (needs node and tests/ksc/node_modules)")
-    results = ROOT / "bench" / "results"
-    results.mkdir(exist_ok=True)
-    (results / "internal.json").write_text(
-        json.dumps({"records": args.records, "records_per_s": rows}, indent=1)
-    )
+    save("internal", {"records": args.records, "records_per_s": rows})
     return 0
 
 

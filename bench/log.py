@@ -7,13 +7,13 @@ python -m bench.log [--segments N] [--walk-mb M]. Writes bench/results/log.json.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import tempfile
 import time
 from pathlib import Path
 
 import kafkacodec as kc
+from bench import save
 from kafkacodec.log import Partition, PartitionWriter, Segment
 
 VALUE = b"v" * 100
@@ -105,9 +105,7 @@ def main(argv=None):
     print(f"  list_offsets(ts)  {look['list_offsets_by_timestamp_per_s']:>10,.0f} lookups/s")
     print(f"walk of a {walk['segment_bytes'] / 1e6:,.0f} MB segment with CRC checks: {walk['batches']:,} batches in "
           f"{walk['seconds']:.1f} s ({walk['GB_per_s']:.2f} GB/s), anonymous memory grew {walk['rss_anon_growth_kb']} kB")  # fmt: skip
-    out = Path(__file__).parent / "results"
-    out.mkdir(exist_ok=True)
-    (out / "log.json").write_text(json.dumps({"lookups": look, "walk": walk}, indent=2))
+    save("log", {"lookups": look, "walk": walk})
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 import kafkacodec as kc
+from bench import save
 
 from .__main__ import RECORDS_PER_BATCH, _records
 
@@ -113,9 +114,7 @@ def main(argv=None) -> int:
                 "bomb": f"gzip bomb ({r.get('bomb_bytes', 0) / 1e6:.2f} MB -> 1 GB)"}[case]  # fmt: skip
         extra = f", {r['rows']:,} rows" if "rows" in r else f", {r['error']}"
         print(f"  {what:<52} {r['peak_mb']:8.1f} MB{extra}")
-    out = ROOT / "bench" / "results" / "memory.json"
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
+    save("memory", results)
     return 0
 
 

@@ -12,7 +12,6 @@ windows, spool, parallel GETs) and an S3 endpoint that is slower than a real one
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import sys
@@ -21,6 +20,7 @@ import time
 from pathlib import Path
 
 import kafkacodec as kc
+from bench import save
 from kafkacodec.log import PartitionWriter, open_log
 from kafkacodec.storage import total_stats
 
@@ -141,9 +141,7 @@ def main(argv=None) -> int:
                       f"{(100 * row['lookup_bytes'] / size if remote else 0):>12.2f}%")  # fmt: skip
         finally:
             server.stop()
-    results = ROOT / "bench" / "results"
-    results.mkdir(exist_ok=True)
-    (results / "remote.json").write_text(json.dumps(out, indent=2) + "\n")
+    save("remote", out)
     return 0
 
 

@@ -13,7 +13,6 @@ python -m bench.rewrite [--mb N] [--repeat K]. Writes bench/results/rewrite.json
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import shutil
 import sys
@@ -22,6 +21,7 @@ import time
 from pathlib import Path
 
 import kafkacodec as kc
+from bench import save
 from kafkacodec.log import PartitionWriter
 from kafkacodec.log.rewrite import rewrite
 
@@ -115,9 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'data':<7}{'run':<26}{'MB/s':>8}{'batches/s':>12}{'vs cp':>8}  bytes out")
         for codec in ("none", "lz4"):
             results += measure(tmp_path, codec, args.mb, args.repeat)
-    target = ROOT / "bench" / "results" / "rewrite.json"
-    target.parent.mkdir(exist_ok=True)
-    target.write_text(json.dumps(results, indent=1) + "\n")
+    save("rewrite", results)
     return 0
 
 

@@ -22,7 +22,6 @@ written Parquet) and the ratio. JSON goes to bench/results/spark.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -32,6 +31,7 @@ import time
 from pathlib import Path
 
 import kafkacodec as kc
+from bench import save
 from kafkacodec.log import PartitionWriter
 
 from .__main__ import RECORDS_PER_BATCH, _records
@@ -180,9 +180,7 @@ def main(argv=None) -> int:
             print(f"  x baseline (binaryFile + kafka-python): kafkacodec "
                   f"{result['ratios']['kafkacodec']:.1f}x, via Spark's writer "
                   f"{result['ratios']['via-writer']:.1f}x")  # fmt: skip
-        out = ROOT / "bench" / "results" / "spark.json"
-        out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps(result, indent=2) + "\n")
+        save("spark", result)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
