@@ -309,7 +309,7 @@ def rewrite(spark, src, dst=None, *, index_interval_bytes: int | None = None, **
     its tasks counted in `tasks`."""
     import time
 
-    from ..internal.cluster import fold_cluster, metadata_root
+    from ..internal.cluster import index_intervals
     from ..log import rewrite as rw
     from ..log.partition import LogDirs, open_log
 
@@ -334,9 +334,9 @@ def rewrite(spark, src, dst=None, *, index_interval_bytes: int | None = None, **
         log.close()
     rw.refuse_held(log_dir)
     intervals = None
-    root = metadata_root(src) if index_interval_bytes is None else None
-    if root is not None:
-        intervals = fold_cluster(root).topic_config("index.interval.bytes", "log.index.interval.bytes")
+    if index_interval_bytes is None:  # read once, here: the tasks take it with them
+        intervals = index_intervals(src, lambda problem: print(f"kafkacodec spark rewrite: {problem}",
+                                                               file=sys.stderr))  # fmt: skip
     summary = rw.RewriteSummary(str(src), None if dst is None else str(dst),
                                 {k: v for k, v in rebuild.items() if v is not None})  # fmt: skip
     task = functools.partial(_rewrite_partition, options=rebuild, interval=index_interval_bytes,

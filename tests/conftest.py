@@ -256,3 +256,12 @@ def spark():
     register(session)
     yield session
     session.stop()
+
+
+def metadata_value(spec: str, version: int, **fields) -> bytes:
+    """A __cluster_metadata record value: frame version 1, apiKey, version, the struct."""
+    from kafkacodec.internal import DEFAULT
+
+    cls = DEFAULT.top(DEFAULT.schema_of(spec))
+    obj = cls(version=version, tagged_fields=[], **fields)
+    return bytes([1, cls.MESSAGE["apiKey"], version]) + obj.build()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from ..console import out, safe
 from .common import CLEAN, PROBLEMS, local_path
@@ -34,6 +33,7 @@ def positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..internal.cluster import index_intervals
     from ..log.rewrite import options_of, rewrite
 
     if args.check == (args.dst is not None):
@@ -42,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     options = options_of(args)
     if args.index_interval_bytes is None:
-        options["interval_for"] = _topic_intervals(args.src)
+        options["interval_for"] = index_intervals(
+            args.src, lambda problem: print(f"kafkacodec rewrite: {safe(problem)}", file=sys.stderr))
     summary = rewrite(args.src, args.dst, jobs=args.jobs, **options)
     if args.json:
         out(json.dumps(summary.to_dict(), indent=1))
@@ -50,22 +51,3 @@ def run(args: argparse.Namespace) -> int:
         for line in summary.lines():
             out(line)
     return PROBLEMS if args.check and summary.different else CLEAN
-
-
-def _topic_intervals(src: Path):
-    """index.interval.bytes by topic from the cluster's metadata, where the log.dirs holds
-    it (__cluster_metadata-0: a topic's ConfigRecord, else the cluster-wide
-    log.index.interval.bytes); None when it does not."""
-    from ..internal.cluster import fold_cluster, metadata_root
-    from ..runtime.errors import KafkacodecError
-
-    root = metadata_root(src)
-    if root is None:
-        return None
-    try:
-        config = fold_cluster(root).topic_config("index.interval.bytes", "log.index.interval.bytes")
-    except KafkacodecError as err:
-        print(f"kafkacodec rewrite: the cluster's metadata cannot be read ({safe(str(err))}): "
-              "Kafka's default index.interval.bytes is used", file=sys.stderr)  # fmt: skip
-        return None
-    return config

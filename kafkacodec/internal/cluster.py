@@ -17,12 +17,13 @@ them (TopicsDelta, ClusterDelta, FeaturesDelta, ConfigurationsDelta):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafkacodec.log.segment import Segment
 from kafkacodec.records.batches import BatchIterator
-from kafkacodec.runtime.errors import DecodeError, LogError
+from kafkacodec.runtime.errors import DecodeError, KafkacodecError, LogError
 from kafkacodec.storage import StoragePath, as_path, read_whole
 
 from .codecs import DEFAULT, Codecs
@@ -30,7 +31,8 @@ from .dump_format import get
 from .kafka_json import uuid_text
 
 __all__ = ["ClusterState", "fold_cluster", "METADATA_DIR", "CONFIG_RESOURCE_TYPES", "TopicConfig",
-           "metadata_root"]
+           "metadata_root",
+           "index_intervals"]
 
 METADATA_DIR = "__cluster_metadata-0"
 #: ConfigResource.Type ids, as ConfigRecord's ResourceType holds them.
@@ -189,6 +191,22 @@ def metadata_root(path: Path) -> Path | None:
         if (d / METADATA_DIR).is_dir():
             return d
     return None
+
+
+def index_intervals(path: Path, on_problem: Callable[[str], None]) -> TopicConfig | None:
+    """index.interval.bytes by topic, from the cluster's metadata where the log.dirs (or
+    the partition's log.dirs) holds it: a topic's ConfigRecord, else the cluster-wide
+    log.index.interval.bytes. None when it holds none, or when it cannot be read, which
+    on_problem is told (Kafka's default applies then)."""
+    root = metadata_root(path)
+    if root is None:
+        return None
+    try:
+        return fold_cluster(root).topic_config("index.interval.bytes", "log.index.interval.bytes")
+    except KafkacodecError as err:
+        on_problem(f"the cluster's metadata cannot be read ({err}): Kafka's default "
+                   "index.interval.bytes is used")  # fmt: skip
+        return None
 
 
 def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterState:

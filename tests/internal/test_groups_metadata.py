@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import struct
 
-from conftest import kafkacodec_cli
+from conftest import kafkacodec_cli, metadata_value
 
 import kafkacodec as kc
 from kafkacodec.internal import DEFAULT
@@ -104,14 +104,6 @@ def test_groups_without_consumer_offsets_cannot_answer(tmp_path):
     (tmp_path / "data").mkdir()
     out = kafkacodec_cli("groups", tmp_path / "data", ok=False)
     assert out.returncode == 2 and "no __consumer_offsets partition" in out.stderr
-
-
-def metadata_value(spec: str, version: int, **fields) -> bytes:
-    """A __cluster_metadata record value: frame version 1, apiKey, version, the struct."""
-    schema = DEFAULT.schema_of(spec)
-    cls = DEFAULT.top(schema)
-    obj = cls(version=version, tagged_fields=[], **fields)
-    return bytes([1, cls.MESSAGE["apiKey"], version]) + obj.build()
 
 
 def test_metadata_folds_the_snapshot_then_the_log(tmp_path):

@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import KAFKA_JAVA, PEERS, Crash, crash_after, kafkacodec_cli
+from conftest import KAFKA_JAVA, PEERS, Crash, crash_after, kafkacodec_cli, metadata_value
 
 import kafkacodec as kc
 from kafkacodec.log import rewrite as RW
@@ -61,6 +61,33 @@ def test_the_index_interval_is_the_one_given(tmp_path):
 
     rep = recover_segment(Segment(part, 1000), 1024)
     assert kc.log.index.encode_offset_entries(1000, rep.offset_index) == index
+
+
+def test_the_index_interval_is_the_topics_config_in_the_cluster_metadata(tmp_path):
+    """index.interval.bytes: a topic's ConfigRecord, else the cluster-wide
+    log.index.interval.bytes (ConfigRecord of the BROKER resource ""), else 4096."""
+    root = writer_log_dirs(tmp_path)
+    meta = root / "__cluster_metadata-0"
+    meta.mkdir()
+    configs = [metadata_value("ConfigRecord", 0, resource_type=4, resource_name="",
+                              name="log.index.interval.bytes", value="2048"),
+               metadata_value("ConfigRecord", 0, resource_type=2, resource_name="t",
+                              name="index.interval.bytes", value="512")]  # fmt: skip
+    (meta / "00000000000000000000.log").write_bytes(
+        kc.build_batch([kc.Record(None, 1_700_000_000_000, None, v, []) for v in configs]))
+    s = json.loads(kafkacodec_cli("rewrite", root, tmp_path / "new", "--json").stdout)
+    assert s["index_interval_bytes"] == {"t-0": 512, "t-1": 512, "t-2": 512, "__cluster_metadata-0": 2048}
+    from kafkacodec.log.recovery import recover_segment
+    from kafkacodec.log.segment import Segment
+
+    for log in (root / "t-1").glob("*.log"):
+        index = (tmp_path / "new" / "t-1" / log.with_suffix(".index").name).read_bytes()
+        want = recover_segment(Segment(log.parent, int(log.stem)), 512).offset_index
+        assert kc.log.index.encode_offset_entries(int(log.stem), want) == index
+    (meta / "00000000000000000000.log").unlink()  # metadata that cannot be folded: none
+    out = kafkacodec_cli("rewrite", root, "--check", "--json")
+    assert set(json.loads(out.stdout)["index_interval_bytes"].values()) == {4096}
+    assert "the cluster's metadata cannot be read" in out.stderr and "index.interval.bytes is used" in out.stderr
 
 
 def writer_log_dirs(tmp_path, legacy=False):
