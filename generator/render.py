@@ -160,24 +160,21 @@ def check(schema_dir: Path = SCHEMA_DIR, out_dir: Path = GENERATED_DIR) -> list[
     return sorted(stale)
 
 
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="kafkacodec generate")
-    parser.add_argument("--check", action="store_true", help="fail when generated/ is stale")
-    parser.add_argument("--schemas", type=Path, default=SCHEMA_DIR)
-    parser.add_argument("--out", type=Path, default=GENERATED_DIR)
-    args = parser.parse_args(argv)
-    if args.check:
-        stale = check(args.schemas, args.out)
+def main(check_only: bool = False, schemas: Path | None = None, out: Path | None = None) -> int:
+    """`kafkacodec generate` (its arguments are kafkacodec.cli.generate's): write generated/,
+    or with check_only exit 1 when it is stale."""
+    schemas = SCHEMA_DIR if schemas is None else schemas
+    out = GENERATED_DIR if out is None else out
+    if check_only:
+        stale = check(schemas, out)
         if stale:
             print(
                 f"generated/ is stale: {', '.join(stale)}; run `kafkacodec generate`",
                 file=sys.stderr,
             )
             return 1
-        print(f"generated/ is fresh ({len(_existing(Path(args.out)))} files)")
+        print(f"generated/ is fresh ({len(_existing(Path(out)))} files)")
         return 0
-    changed = generate(args.schemas, args.out)
+    changed = generate(schemas, out)
     print(f"wrote {len(changed)} file(s)" + (f": {', '.join(changed)}" if changed else ""))
     return 0

@@ -2,6 +2,17 @@
 one line and an exit code, and a progress bar. Used by the command line (kafkacodec.cli)
 and by the Spark jobs' command (kafkacodec.pipeline.cli).
 
+Exit codes, the same for every command (README: "Exit codes"): DONE (0) what was asked
+was done and nothing was wrong; PROBLEMS (1) problems found in the data (damage, a
+mismatch, records that do not decode, damage skipped), or what was asked for is not in it
+(an offset out of range); UNCHECKED (2) could not check: a path that is not what the
+command reads or holds nothing to read, a file that cannot be read, a refused operation (a
+lock a broker holds, a destination that exists), a usage error.
+
+A reader that stops reading (`kafkacodec ... | head`) changes nothing of the answer: the
+output goes to /dev/null from then on, the command still returns the status of what it
+checked, and a command that only prints (dump, records) stops early (output_closed()).
+
 The progress bar is a line on stderr for long scans (dump, verify, recover, records, sample),
 shown only on a terminal: silent when stderr is piped or redirected, or with --quiet. It
 redraws at most ten times a second, so a hot loop may call it once per batch.
@@ -9,19 +20,72 @@ redraws at most ten times a second, so a hot loop may call it once per batch.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from .runtime.errors import KafkacodecError
+from .runtime.errors import (
+    KafkacodecError,
+    NotAPartitionError,
+    NotASegmentError,
+    RefusedError,
+    StorageError,
+)
 
-__all__ = ["out", "safe", "run_command", "Progress"]
+__all__ = ["out", "safe", "run_command", "output_closed", "notes_on_stderr", "Progress", "DONE", "CLEAN",
+           "PROBLEMS", "UNCHECKED", "error_status"]  # fmt: skip
+
+#: The exit codes of every command (see the module's docstring). CLEAN is DONE.
+DONE = CLEAN = 0
+PROBLEMS = 1
+UNCHECKED = 2
+
+_closed = False
 
 
 def out(line: str) -> None:
-    """One line of a command's output, on stdout."""
-    sys.stdout.write(line + "\n")
+    """One line of a command's output, on stdout (nothing once the reader has gone)."""
+    if _closed:
+        return
+    try:
+        sys.stdout.write(line + "\n")
+    except BrokenPipeError:
+        _close_stdout()
+
+
+def output_closed() -> bool:
+    """Whether stdout's reader has stopped reading (`| head`): a command that only prints
+    may stop."""
+    return _closed
+
+
+def _close_stdout() -> None:
+    """The reader went away: what is still to be written goes to /dev/null (Python would
+    otherwise complain when it flushes stdout at exit, and change the exit code)."""
+    global _closed
+    _closed = True
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _flush() -> None:
+    if not _closed:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _close_stdout()
+
+
+def error_status(err: BaseException) -> int:
+    """The exit code of an error that stopped a command: UNCHECKED when nothing could be
+    checked (not what the command reads, not readable, refused), PROBLEMS when the data
+    itself is wrong."""
+    could_not = (NotAPartitionError, NotASegmentError, StorageError, RefusedError, OSError)
+    return UNCHECKED if isinstance(err, could_not) else PROBLEMS
 
 
 def safe(text: str) -> str:
@@ -29,21 +93,61 @@ def safe(text: str) -> str:
     return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
 
 
+class _Notes(logging.Handler):
+    """The library's warnings (kafkacodec.log: an index not trusted, a walk used instead),
+    each said once on stderr as a note of the command."""
+
+    def __init__(self, command: str) -> None:
+        super().__init__(logging.WARNING)
+        self.command = command
+        self.said: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if text not in self.said:
+            self.said.add(text)
+            print(f"kafkacodec {self.command}: note: {safe(text)}", file=sys.stderr)
+
+
+@contextmanager
+def notes_on_stderr(command: str) -> Iterator[None]:
+    """While a command runs, the kafkacodec loggers' warnings are its notes on stderr, once
+    each (and not also Python's default rendering of them)."""
+    logger = logging.getLogger("kafkacodec")
+    handler = _Notes(command)
+    saved = logger.propagate, logger.level
+    logger.addHandler(handler)
+    logger.propagate = False
+    if logger.level == logging.NOTSET or logger.level > logging.WARNING:
+        logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate, logger.level = saved[0], saved[1]
+
+
 def run_command(command: str, job: Callable[[], int]) -> int:
     """job() under the command line's rules: a kafkacodec error or an OS error is one line
-    on stderr and exit 1; a reader that stopped reading (`| head`) is not an error."""
+    on stderr and its exit code (error_status); a reader that stopped reading (`| head`)
+    does not change the status; the library's warnings are notes on stderr."""
     try:
-        return job()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+        with notes_on_stderr(command):
+            status = job()
+    except BrokenPipeError:  # written past out(): what was found is not known
+        _close_stdout()
+        return DONE
     except KafkacodecError as err:
+        _flush()
         print(f"kafkacodec {command}: {safe(str(err))}", file=sys.stderr)
-        return 1
+        return error_status(err)
     except OSError as err:
+        _flush()
         where = f"{err.filename}: " if err.filename else ""
-        print(f"kafkacodec {command}: {safe(where)}{err.strerror}", file=sys.stderr)
-        return 1
+        print(f"kafkacodec {command}: {safe(where)}{err.strerror or err}", file=sys.stderr)
+        return error_status(err)
+    _flush()
+    return status
 
 
 def _size(n: float) -> str:

@@ -177,12 +177,13 @@ class Findings:
 
 def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
               max_bytes: int | None = None, findings: Findings | None = None,
-              progress=None, decoder=None) -> Iterator[str]:  # fmt: skip
+              progress=None, decoder=None, name: str | None = None) -> Iterator[str]:  # fmt: skip
     """Kafka's kafka-dump-log text for a .log file (or any file of batches, a KRaft
     snapshot's .checkpoint among them). `print_data` implies `deep`, as in Kafka;
     `progress(n)` is told the size of each batch printed; decoder: an internal topic's
-    (kafkacodec.internal.dump_format.PARSERS)."""
-    yield f"Dumping {path.name}"
+    (kafkacodec.internal.dump_format.PARSERS); name: how the `Dumping` line names the file
+    (default: its name)."""
+    yield f"Dumping {name or path.name}"
     parsed = parse_segment_name(path.name)
     if parsed and parsed[1] == ".log":
         yield f"Log starting offset: {parsed[0]}"
@@ -241,12 +242,12 @@ def _first_batch(data, start: int, source: str, until=None):
 
 
 def dump_index(path: Path, kind: str, *, verify_only: bool = False,
-               findings: Findings | None = None) -> Iterator[str]:  # fmt: skip
+               findings: Findings | None = None, name: str | None = None) -> Iterator[str]:  # fmt: skip
     """kafka-dump-log for an index file: its entries as Kafka prints them, each checked
     against the segment's .log when the .log is there (disagreements go to `findings`,
     as Kafka's go to stderr). With `verify_only` entries are checked, not printed."""
     idx = _open_index(path, kind)
-    yield f"Dumping {path.name}"
+    yield f"Dumping {name or path.name}"
     if kind == ".txnindex":
         for e in idx.dump_entries():
             yield (f"version: 0 producerId: {e.producer_id} firstOffset: {e.first_offset} "
@@ -385,11 +386,12 @@ def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
 # ------------------------------------------------------------------------ Kafka 0.7
 
 
-def dump07_text(f, *, deep: bool = False, print_data: bool = False, progress=None) -> Iterator[str]:
+def dump07_text(f, *, deep: bool = False, print_data: bool = False, progress=None,
+                name: str | None = None) -> Iterator[str]:  # fmt: skip
     """A Kafka 0.7 .kafka file (log/kafka07.py) in kafka-dump-log's wording for legacy
     messages; kafka-dump-log itself never read this format. A message's offset is its
     address (file base + position)."""
-    yield f"Dumping {f.path.name}"
+    yield f"Dumping {name or f.path.name}"
     yield f"Log starting offset: {f.base}"
     end = 0
     for m in f.messages(verify_crc=False):

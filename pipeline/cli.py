@@ -27,15 +27,17 @@ def define(p: argparse.ArgumentParser) -> None:
         ("verify", "check every CRC, record and index, one Spark task per segment"),
     ):
         j = jobs.add_parser(name, help=help_, description=help_)
-        j.add_argument("paths", nargs=1 if name == "export" else "+", metavar="LOGDIR")
+        j.add_argument("paths", nargs=1 if name == "export" else "+", metavar="LOGDIR",
+                       help="a log.dirs or a partition directory, local or an object store's URL")  # fmt: skip
         if name == "export":
-            j.add_argument("out", metavar="OUT")
+            j.add_argument("out", metavar="OUT",
+                           help="where the records go (a directory; refused inside LOGDIR)")  # fmt: skip
             j.add_argument(
                 "--format", default="parquet", help="a Spark file format (default parquet)"
             )
             j.add_argument("--overwrite", action="store_true", help="replace OUT when it exists")
         else:
-            j.add_argument("--json", action="store_true")
+            j.add_argument("--json", action="store_true", help="the answer as JSON")
         if name == "stats":
             j.add_argument(
                 "--html",
@@ -49,6 +51,8 @@ def define(p: argparse.ArgumentParser) -> None:
                 "--isolation",
                 choices=["read_uncommitted", "read_committed"],
                 default="read_uncommitted",
+                help="read_committed leaves out aborted transactions and markers, as a consumer "
+                "with isolation.level=read_committed (default read_uncommitted)",
             )
             j.add_argument(
                 "--on-corrupt",
@@ -57,7 +61,8 @@ def define(p: argparse.ArgumentParser) -> None:
                 help="damaged data: stop (fail), leave it out (skip), or leave it out "
                 "and list it (report; export writes OUT/_problems)",
             )
-        j.add_argument("--no-verify-crc", action="store_true")
+        j.add_argument("--no-verify-crc", action="store_true",
+                       help="do not check each batch's CRC (faster; damage goes unseen)")  # fmt: skip
         j.add_argument(
             "--storage-option", action="append", default=[], metavar="KEY=VALUE",
             help="an option of the object store LOGDIR names (s3://, gs://, abfs://, hdfs://), "
@@ -72,12 +77,10 @@ def define(p: argparse.ArgumentParser) -> None:
 
     add_arguments(rw, src="a log.dirs or a partition directory")
     _session_arguments(rw)
-    pk = jobs.add_parser(
-        "pack",
-        help="pack the executors' Python environment (kafkacodec, numpy, "
-        "pyarrow; no pyspark) for spark.archives",
-    )
-    pk.add_argument("out", metavar="OUT.tar.gz", type=Path)
+    pack_help = ("pack the executors' Python environment (kafkacodec, numpy, pyarrow; no "
+                 "pyspark) for spark.archives")  # fmt: skip
+    pk = jobs.add_parser("pack", help=pack_help, description=pack_help)
+    pk.add_argument("out", metavar="OUT.tar.gz", type=Path, help="the archive to write")
     pk.add_argument(
         "--wheel", type=Path, help="a kafkacodec wheel (default: built from this checkout)"
     )

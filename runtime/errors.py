@@ -30,6 +30,8 @@ __all__ = [
     "NotASegmentError",
     "CorruptIndexError",
     "StorageError",
+    "RefusedError",
+    "OffsetOutOfRangeError",
 ]
 
 
@@ -203,6 +205,25 @@ class NotAPartitionError(LogError):
 
 class NotASegmentError(LogError):
     """A file that is not a Kafka segment or index file."""
+
+
+class RefusedError(LogError):
+    """An operation kafkacodec will not do here: a log directory a broker holds (its .lock),
+    a destination that exists or lies inside a log directory, an unfinished repair in the
+    way. Nothing was changed."""
+
+
+class OffsetOutOfRangeError(LogError):
+    """An offset a partition does not hold: below its log start offset or past its log end
+    offset (Kafka's OffsetOutOfRangeException), or in a part of the log not on the disk
+    read. log_start_offset / log_end_offset: the partition's."""
+
+    def __init__(self, path: os.PathLike | str, message: str, *, offset: int,
+                 log_start_offset: int, log_end_offset: int) -> None:  # fmt: skip
+        self.offset = offset
+        self.log_start_offset = log_start_offset
+        self.log_end_offset = log_end_offset
+        super().__init__(path, message)
 
 
 class CorruptIndexError(LogError):

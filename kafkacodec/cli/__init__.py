@@ -41,13 +41,27 @@ COMMANDS = {
     "spark": spark,
 }  # fmt: skip
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "parser", "COMMANDS"]
 
 
-def _parser() -> argparse.ArgumentParser:
+def _version() -> str:
+    """The installed distribution's version (importlib.metadata: no generated code read)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kafkacodec")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        return "(not installed)"
+
+
+def parser() -> argparse.ArgumentParser:
+    """The whole command line's parser: every command's arguments as its define() sets them."""
     p = argparse.ArgumentParser(
-        prog="kafkacodec", description="Read, search, verify and repair Kafka data on disk."
-    )
+        prog="kafkacodec", description="Read, search, verify and repair Kafka data on disk.",
+        epilog="exit codes: 0 done, 1 problems found (or what was asked for is not there), "
+        "2 could not check (README: \"Exit codes\")",
+    )  # fmt: skip
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
     for name, command in COMMANDS.items():
         command.define(sub.add_parser(name, help=command.HELP, description=command.HELP,
@@ -61,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "generate":  # before anything imports generated code
         return generate.run_early(argv[1:])
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     try:
         return run_command(args.command, lambda: COMMANDS[args.command].run(args))
     finally:

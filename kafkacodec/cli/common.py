@@ -3,14 +3,14 @@ kafkacodec.console)."""
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from ..console import safe
+from ..console import CLEAN, DONE, PROBLEMS, UNCHECKED
 from ..runtime.errors import KafkacodecError
 
-#: Exit codes of verify and recover (README: "Exit codes").
-CLEAN, PROBLEMS, UNCHECKED = 0, 1, 2
+__all__ = ["CLEAN", "DONE", "PROBLEMS", "UNCHECKED"]  # the exit codes (console.py), for the commands
 
 
 def local_path(raw: str) -> Path:
@@ -29,16 +29,22 @@ def local_path(raw: str) -> Path:
     return Path(raw)
 
 
-def storage_arguments(p, *, tiered: bool = False) -> None:
+TIERED_HELP = ("a tiered-storage root (Aiven's bucket prefix, or Kafka's LocalTieredStorage "
+               "directory): the partition's remote segments join its local ones, read as Kafka "
+               "serves them (remote below the local log start)")  # fmt: skip
+
+
+def local_source(raw: str) -> Path:
+    """local_path for a path a command reads: a link named is followed (storage.named_path)."""
+    return Path(named_path(local_path(raw)))
+
+
+def storage_arguments(p, *, tiered: bool | str = False) -> None:
     """The options of a command that reads object stores as well as local paths (with
-    `tiered`, also --tiered ROOT)."""
+    `tiered`, also --tiered ROOT: TIERED_HELP, or the command's own help text)."""
     if tiered:
-        p.add_argument(
-            "--tiered", metavar="ROOT",
-            help="a tiered-storage root (Aiven's bucket prefix, or Kafka's LocalTieredStorage "
-            "directory): the partition's remote segments join its local ones, read as Kafka "
-            "serves them (remote below the local log start)",
-        )  # fmt: skip
+        p.add_argument("--tiered", metavar="ROOT",
+                       help=TIERED_HELP if tiered is True else tiered)  # fmt: skip
     p.add_argument(
         "--storage-option", action="append", default=[], metavar="KEY=VALUE",
         help="an option of the object store's filesystem (pyarrow.fs), e.g. region=eu-west-1, "
@@ -60,11 +66,16 @@ def storage_options(args) -> dict:
 
 
 def target(args, raw):
-    """A path named on the command line: local, or an object store's (with the command's
-    storage options)."""
-    from ..storage import as_path
+    """A path named on the command line: local (a symbolic link followed: storage.named_path),
+    or an object store's (with the command's storage options)."""
+    return named_path(raw, storage_options(args))
 
-    return as_path(raw, storage_options(args))
+
+def named_path(raw, options: dict | None = None):
+    """storage.named_path: a link named on the command line is followed."""
+    from ..storage import named_path as named
+
+    return named(raw, options)
 
 
 def fetched_line() -> str | None:
@@ -75,21 +86,49 @@ def fetched_line() -> str | None:
 
 
 def expand(paths, *, index_only: bool = False, options: dict | None = None) -> list:
-    """Files named on the command line (local paths or URLs), and the segment files of each
-    directory named (only its index files when `index_only`)."""
+    """(file, label) of each file named on the command line (local paths or URLs), and of
+    the segment files of each directory named: a partition's, or every partition's of a
+    log.dirs (only index files when `index_only`). label: how the file is named in the
+    output (its name; `<partition>/<name>` inside a log.dirs). NotASegmentError for a path
+    that is missing or a directory that holds none."""
+    from ..log.partition import LogDirs, open_log
     from ..runtime.errors import NotASegmentError
-    from ..storage import as_path
 
     wanted = {".index", ".timeindex", ".txnindex"} | (set() if index_only else {".log", ".kafka"})
+    kinds = "index files" if index_only else "segment or index files"
     found = []
-    for p in (as_path(x, options) for x in paths):
-        if p.is_dir():
-            found.extend(sorted(c for c in p.iterdir() if c.suffix in wanted))
-        elif p.exists():
-            found.append(p)
-        else:
-            raise NotASegmentError(p, "no such file or directory")
+    for raw in paths:
+        p = named_path(raw, options)
+        if not p.is_dir():
+            if not p.exists():
+                raise NotASegmentError(p, "no such file or directory")
+            found.append((p, p.name))
+            continue
+        log = open_log(p)
+        try:
+            if isinstance(log, LogDirs):
+                files = [(c, f"{part.path.name}/{c.name}") for part in log.partitions
+                         for c in _files_in(part.path, wanted)]  # fmt: skip
+                what = (f"{kinds} in any of its {len(log.partitions)} partition directories"
+                        if log.partitions else f"partition directories and no {kinds}")  # fmt: skip
+            else:
+                files = [(c, c.name) for c in _files_in(p, wanted)]
+                what = f"{kinds} (<20-digit base offset>{', '.join(sorted(wanted))})"
+        finally:
+            log.close()
+        if not files:
+            raise NotASegmentError(p, f"holds no {what}: nothing to dump")
+        found.extend(files)
     return found
+
+
+def _files_in(directory, wanted: set[str]) -> list:
+    """The files of a partition directory named as Kafka names segment files, with a
+    wanted suffix, in order."""
+    from ..log.segment import parse_segment_name
+
+    return sorted(c for c in directory.iterdir()
+                  if (parsed := parse_segment_name(c.name)) and parsed[1] in wanted)  # fmt: skip
 
 
 def read_file(path, limit: int | None = None, args=None):
@@ -116,12 +155,41 @@ def open_partition(path, args=None):
     named, rather than read as an empty segment)."""
     from ..log import TieredSegment
     from ..log.tiered import open_partition as opened
+    from ..runtime.errors import NotAPartitionError
 
     p = opened(path, keys=keys(args), tiered=tiered(args))
+    if not p.segments:
+        p.close()
+        raise NotAPartitionError(p.path, no_segments(p, "nothing to read"))
     for seg in p.segments:
         if not isinstance(seg, TieredSegment):  # a remote one is named by its layout
-            seg.sniff()
+            with damaged_if_named(True):
+                seg.sniff()
     return p
+
+
+@contextmanager
+def damaged_if_named(named: bool) -> Iterator[None]:
+    """A segment named as Kafka names them (or in a partition directory) whose bytes are not
+    Kafka's is damaged data, a problem found (exit 1, as verify reports it); any other file
+    that is not Kafka data is not what the command reads (NotASegmentError: exit 2)."""
+    from ..runtime.errors import LogError, NotASegmentError
+
+    try:
+        yield
+    except NotASegmentError as err:
+        if not named:
+            raise
+        raise LogError(err.path, err.message, err.position) from None
+
+
+def no_segments(p, consequence: str) -> str:
+    """Why a partition directory gives nothing to read, naming the files that look like
+    segments but are not named as Kafka names them."""
+    near = [n for n in p.unknown if n.endswith((".log", ".index", ".timeindex", ".txnindex"))]
+    hint = (f" ({', '.join(near[:3])}{', ...' if len(near) > 3 else ''}: not named as Kafka "
+            "names segments, <20-digit base offset>.log)" if near else "")  # fmt: skip
+    return f"holds no segments{hint}: {consequence}"
 
 
 def keys(args):
@@ -151,8 +219,3 @@ def open_kafka07(path):
         return None
 
 
-def notes(p) -> None:
-    """What the reads said about indexes they could not trust (on stderr)."""
-    for seg in p.segments:
-        for note in seg.notes:
-            print(f"kafkacodec: note: {safe(note)}", file=sys.stderr)

@@ -10,16 +10,19 @@ import json
 import sys
 from pathlib import Path
 
-from ..console import out
+from ..console import out, output_closed
 from ..runtime.errors import NotASegmentError
-from .common import expand, read_file, storage_arguments, storage_options
+from ..units import integer
+from .common import damaged_if_named, expand, read_file, storage_arguments, storage_options
 
 HELP = "print batches and records of .log files, or entries of index files, as kafka-dump-log does"
 EXAMPLE = "kafkacodec dump --deep-iteration /var/lib/kafka/orders-0/00000000000000000000.log"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="FILE|DIR")
+    p.add_argument("paths", nargs="+", metavar="FILE|DIR",
+                   help="segment, index, snapshot or state files; a partition directory (its "
+                   "files) or a log.dirs (every partition's files)")  # fmt: skip
     p.add_argument("--deep-iteration", action="store_true", help="also print every record")
     p.add_argument(
         "--print-data-log", action="store_true", help="also print keys and values (implies deep)"
@@ -29,11 +32,14 @@ def define(p: argparse.ArgumentParser) -> None:
         "--verify-index-only", action="store_true", help="check index files against their log"
     )
     p.add_argument(
-        "--max-bytes", type=int, default=None, help="read at most this many bytes of each .log"
-    )
+        "--max-bytes", type=integer(1), default=None, metavar="N",
+        help="read only the batches that lie wholly within the first N bytes of each .log "
+        "(kafka-dump-log's --max-bytes; default: all)",
+    )  # fmt: skip
     p.add_argument(
-        "--json", action="store_true", help="one JSON object per line (DESIGN.md contract)"
-    )
+        "--json", action="store_true",
+        help="one JSON object per batch or index entry (README: \"--json output\")",
+    )  # fmt: skip
     p.add_argument(
         "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"
     )
@@ -68,21 +74,24 @@ def run(args: argparse.Namespace) -> int:
     from ..storage import size_of
 
     files = _files(args)
-    total = sum(size_of(p) for p, s in files if s not in dumplog.INDEX_SUFFIXES)
+    total = sum(size_of(p) for p, s, _n in files if s not in dumplog.INDEX_SUFFIXES)
     show = not args.quiet and not sys.stdout.isatty()  # on a terminal the dump is the progress
     findings = dumplog.Findings()
     status = 0
     with Progress(total, "dump", quiet=not show) as progress:
-        for path, suffix in files:
+        for path, suffix, name in files:
+            if output_closed():
+                break
             progress.describe(path.name)
             if suffix in dumplog.INDEX_SUFFIXES:
-                status |= _index(args, path, suffix, findings)
+                status |= _index(args, path, suffix, findings, name)
             elif suffix == "state":
-                _state(args, path)
+                _state(args, path, name)
             else:
-                for line in _log(args, path, suffix, findings, progress):
+                for line in _log(args, path, suffix, findings, progress, name):
+                    if output_closed():
+                        break
                     out(line)
-    sys.stdout.flush()
     for line in findings.lines():
         print(line, file=sys.stderr)
     if args.verify_index_only and findings.index_problems:
@@ -95,14 +104,15 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _files(args: argparse.Namespace) -> list[tuple[Path, str]]:
-    """(path, kind) of each file to dump: its suffix, or "" for a file not named by Kafka."""
+def _files(args: argparse.Namespace) -> list[tuple[Path, str, str]]:
+    """(path, kind, label) of each file to dump: kind is its suffix ("" for a file not
+    named by Kafka, "state" for a state file), label how the output names it."""
     from ..internal.state_files import is_state_file
     from ..log.segment import parse_segment_name
 
     index_only = args.verify_index_only or args.index_sanity_check
     files = []
-    for path in expand(args.paths, index_only=index_only, options=storage_options(args)):
+    for path, name in expand(args.paths, index_only=index_only, options=storage_options(args)):
         parsed = parse_segment_name(path.name)
         suffix = parsed[1] if parsed else path.suffix
         if is_state_file(path):
@@ -113,7 +123,7 @@ def _files(args: argparse.Namespace) -> list[tuple[Path, str]]:
                 path, "not a .log, .checkpoint, .index, .timeindex, .txnindex, .snapshot, "
                 ".kafka or state file",
             )  # fmt: skip
-        files.append((path, suffix))
+        files.append((path, suffix, name))
     return files
 
 
@@ -136,25 +146,25 @@ def _decoder(args: argparse.Namespace, path: Path):
     return PARSERS[name]
 
 
-def _state(args: argparse.Namespace, path: Path) -> None:
+def _state(args: argparse.Namespace, path: Path, name: str) -> None:
     from ..internal.state_files import dump_state_file
 
     lines, doc = dump_state_file(path)
     if args.json:
         out(json.dumps(doc))
     else:
-        out(f"Dumping {path.name}")
+        out(f"Dumping {name}")
         for line in lines:
             out(line)
 
 
-def _index(args: argparse.Namespace, path: Path, suffix: str, findings) -> int:
+def _index(args: argparse.Namespace, path: Path, suffix: str, findings, name: str) -> int:
     """Dump (or check) one index file; 1 when --index-sanity-check finds problems."""
     from .. import dump as dumplog
 
     if args.index_sanity_check:
         line, problems = dumplog.index_sanity(path, suffix)
-        out(f"Dumping {path.name}")
+        out(f"Dumping {name}")
         out(line)
         for prob in problems:
             print(f"{path}: {prob}", file=sys.stderr)
@@ -164,16 +174,16 @@ def _index(args: argparse.Namespace, path: Path, suffix: str, findings) -> int:
             out(json.dumps(row))
     else:
         for line in dumplog.dump_index(path, suffix, verify_only=args.verify_index_only,
-                                       findings=findings):  # fmt: skip
+                                       findings=findings, name=name):  # fmt: skip
             out(line)
     return 0
 
 
-def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress):
+def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress, name: str):
     """The lines of one log file (a segment, or a Kafka 0.7 .kafka file)."""
     from .. import dump as dumplog
     from ..log.kafka07 import Kafka07File
-    from ..log.segment import sniff
+    from ..log.segment import parse_segment_name, sniff
 
     if args.decoder not in (None, "raw"):
         args.print_data_log = True  # a decoder flag implies printing the records' data
@@ -186,10 +196,11 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress):
                 yield from map(json.dumps, rows)
             else:
                 yield from dumplog.dump07_text(f, deep=deep, print_data=args.print_data_log,
-                                               progress=progress)  # fmt: skip
+                                               progress=progress, name=name)  # fmt: skip
         return
     data = read_file(path, args.max_bytes, args)
-    sniff(data, path)
+    with damaged_if_named(parse_segment_name(path.name) is not None):
+        sniff(data, path)
     if args.json:
         rows = dumplog.dump_json(path, data, deep=deep, how=args.bytes, max_bytes=args.max_bytes,
                                  progress=progress, decoder=decoder, findings=findings)  # fmt: skip
@@ -197,4 +208,4 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress):
     else:
         yield from dumplog.dump_text(path, data, deep=deep, print_data=args.print_data_log,
                                      max_bytes=args.max_bytes, findings=findings,
-                                     progress=progress, decoder=decoder)  # fmt: skip
+                                     progress=progress, decoder=decoder, name=name)  # fmt: skip

@@ -18,7 +18,8 @@ EXAMPLE = "kafkacodec groups /var/lib/kafka/data --group billing"
 
 def define(p: argparse.ArgumentParser) -> None:
     p.add_argument("log_dirs", nargs="+", metavar="LOG_DIR",
-                   help="a broker's log.dirs entries (each holding <topic>-<partition> folders)")  # fmt: skip
+                   help="a broker's log.dirs entries (each holding <topic>-<partition> folders), "
+                   "or a __consumer_offsets-<n> folder (its lag from the log.dirs holding it)")  # fmt: skip
     p.add_argument("--group", action="append", help="only this group (repeatable)")
     p.add_argument("--json", action="store_true", help="one JSON object per row")
     storage_arguments(p)

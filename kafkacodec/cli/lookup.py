@@ -1,27 +1,56 @@
-"""`kafkacodec lookup`: Kafka's answer for an offset (the batch holding it) or a timestamp
-(ListOffsets), through the indexes as a broker searches them."""
+"""`kafkacodec lookup`: Kafka's answer for an offset (the batch a fetch at it starts with)
+or a timestamp (ListOffsets), through the indexes as a broker searches them. An offset
+the partition does not hold is Kafka's OffsetOutOfRange (exit 1); a timestamp no record
+reaches has no answer (exit 1)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from ..console import out
-from ..runtime.errors import KafkacodecError
-from .common import notes, open_kafka07, open_partition, storage_arguments, target
+from ..console import DONE, PROBLEMS, out, safe
+from ..runtime.errors import KafkacodecError, OffsetOutOfRangeError
+from ..units import integer, timestamp_target
+from .common import open_kafka07, open_partition, storage_arguments, target
 
 HELP = "Kafka's answer for an offset or a timestamp (-1 latest, -2 earliest, -3 max timestamp)"
 EXAMPLE = "kafkacodec lookup /var/lib/kafka/orders-0 --timestamp 1700000000000"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", help="a partition directory (<topic>-<partition>)")
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--offset", type=int)
-    g.add_argument("--timestamp", type=int)
-    p.add_argument("--json", action="store_true")
+    g.add_argument("--offset", type=integer(), metavar="N",
+                   help="the batch a fetch at offset N starts with (an offset below the log "
+                   "start offset, or at or past the log end offset, is out of range: exit 1)")  # fmt: skip
+    g.add_argument("--timestamp", type=timestamp_target, metavar="T",
+                   help="ListOffsets: the first record with a timestamp >= T (milliseconds), "
+                   "or -1 latest (the log end offset), -2 earliest (the log start offset), "
+                   "-3 the record with the largest timestamp")  # fmt: skip
+    p.add_argument("--json", action="store_true",
+                   help="the answer as one JSON object (null when there is none)")  # fmt: skip
     storage_arguments(p, tiered=True)
+
+
+def _line(res: dict) -> str:
+    """The answer as `key: value` pairs: an unknown leader epoch is -1 as in Kafka's
+    ListOffsets answers, and a place no segment holds (the log end) is left out."""
+    shown = {k: (-1 if k == "leader_epoch" and v is None else v) for k, v in res.items()
+             if v is not None or k == "leader_epoch"}  # fmt: skip
+    return safe(" ".join(f"{k}: {v}" for k, v in shown.items()))
+
+
+def _answer(args, res: dict | None, missing: str) -> int:
+    if args.json:
+        out(json.dumps(res))
+    elif res is not None:
+        out(_line(res))
+    if res is None:
+        print(f"kafkacodec lookup: {safe(missing)}", file=sys.stderr)
+        return PROBLEMS
+    return DONE
 
 
 def _lookup07(args, p) -> int:
@@ -30,11 +59,7 @@ def _lookup07(args, p) -> int:
     m = p.lookup(args.offset)
     res = None if m is None else {"offset": args.offset, "message_offset": m.offset,
                                   "file": Path(m.source).name, "position": m.position, "size": m.size}  # fmt: skip
-    if args.json:
-        out(json.dumps(res))
-    else:
-        out("no such offset" if res is None else " ".join(f"{k}: {v}" for k, v in res.items()))
-    return 0
+    return _answer(args, res, f"{p.path}: no message at or after offset {args.offset}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,19 +68,29 @@ def run(args: argparse.Namespace) -> int:
     if k07 is not None:
         return _lookup07(args, k07)
     p = open_partition(path, args)
-    if args.offset is not None:
-        seg = p.segment_for(args.offset) or (p.segments[0] if p.segments else None)
-        found = seg.translate_offset(args.offset) if seg else None
-        res = None if found is None else {"offset": args.offset, "batch_last_offset": found.offset,
-                                          "segment": seg.path.name, "position": found.position, "size": found.size}  # fmt: skip
-    else:
+    try:
+        if args.offset is not None:
+            return _by_offset(args, p)
         found = p.list_offsets(args.timestamp)
         res = None if found is None else found._asdict()
-    if args.json:
-        out(json.dumps(res))
-    elif res is None:
-        out("no such offset")
-    else:
-        out(" ".join(f"{k}: {v}" for k, v in res.items()))
-    notes(p)
-    return 0
+        return _answer(args, res, f"{p.path}: no record has a timestamp at or after "
+                                  f"{args.timestamp}")  # fmt: skip
+    finally:
+        p.close()
+
+
+def _by_offset(args, p) -> int:
+    try:
+        p.check_offset(args.offset, end=False)
+    except OffsetOutOfRangeError as err:
+        if args.json:
+            out(json.dumps(None))
+        print(f"kafkacodec lookup: {safe(str(err))}", file=sys.stderr)
+        return PROBLEMS
+    found = p.fetch(args.offset)
+    res = None
+    if found is not None:
+        seg, where = found
+        res = {"offset": args.offset, "batch_last_offset": where.offset, "segment": seg.path.name,
+               "position": where.position, "size": where.size}  # fmt: skip
+    return _answer(args, res, f"{p.path}: no batch holds offset {args.offset} or a later one")

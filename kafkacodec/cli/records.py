@@ -5,20 +5,25 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..console import out, safe
+from ..console import DONE, PROBLEMS, out, output_closed, safe
 from ..runtime.errors import KafkacodecError
-from .common import notes, open_kafka07, open_partition, storage_arguments, target
+from ..units import integer, timestamp_target
+from .common import open_kafka07, open_partition, storage_arguments, target
 
 HELP = "records for humans: keys and values as text when UTF-8, headers shown"
 EXAMPLE = "kafkacodec records /var/lib/kafka/orders-0 --from-offset 1200 --limit 5"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dir", metavar="DIR")
+    p.add_argument("dir", metavar="DIR", help="a partition directory (<topic>-<partition>)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--from-offset", type=int)
-    g.add_argument("--from-timestamp", type=int)
-    p.add_argument("--limit", type=int, default=None)
+    g.add_argument("--from-offset", type=integer(), metavar="N",
+                   help="start at offset N, as a consumer fetching it (out of range below the "
+                   "log start offset or past the log end, exit 1); default: the log start")  # fmt: skip
+    g.add_argument("--from-timestamp", type=timestamp_target, metavar="T",
+                   help="start at the offset ListOffsets gives for T (see lookup --timestamp)")  # fmt: skip
+    p.add_argument("--limit", type=integer(1), default=None, metavar="K",
+                   help="print at most K records (default: all)")  # fmt: skip
     p.add_argument(
         "--read-committed", action="store_true", help="drop aborted transactions and markers"
     )
@@ -48,34 +53,63 @@ def _record_line(r) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    skipped = []
+    skipped: list[str] = []
     on_damage = skipped.append if args.skip_corrupt else None
     path = target(args, args.dir)
     k07 = open_kafka07(path)
+    p = None
     if k07 is not None:
         if args.from_timestamp is not None:
             raise KafkacodecError(
                 f"{k07.path}: a Kafka 0.7 partition: its messages have no timestamps"
             )
         rows = ((None, None, r) for _f, _m, r in k07.read(args.from_offset, on_damage=on_damage))
-        p = None
     else:
         p = open_partition(path, args)
         start = args.from_offset
         if args.from_timestamp is not None:
             found = p.list_offsets(args.from_timestamp)
             if found is None:
-                return 0
+                print(f"kafkacodec records: {safe(str(p.path))}: no record has a timestamp at or "
+                      f"after {args.from_timestamp}", file=sys.stderr)  # fmt: skip
+                return PROBLEMS
             start = found.offset
+        if start is not None:
+            p.check_offset(start)  # OffsetOutOfRangeError: exit 1, with the log's range
         rows = p.read(start, committed_only=args.read_committed, on_damage=on_damage)
     n = 0
-    for _seg, _batch, r in rows:
-        if args.limit is not None and n >= args.limit:
-            break
-        out(_record_line(r))
-        n += 1
-    if p is not None:
-        notes(p)
+    try:
+        for _seg, _batch, r in rows:
+            if (args.limit is not None and n >= args.limit) or output_closed():
+                break
+            out(_record_line(r))
+            n += 1
+    finally:
+        if p is not None:
+            p.close()
+    torn = [] if p is None or output_closed() else [s for s in p.segments if s.unread_tail]
+    for seg in torn:
+        at, size = seg.unread_tail
+        print(f"kafkacodec records: {safe(str(seg.path))}: byte {at}: the last {size} bytes are "
+              "not a complete batch (a write cut short, or damage; Kafka's reads stop there "
+              "too): not read", file=sys.stderr)  # fmt: skip
+    if n == 0 and not torn and not output_closed() and p is not None:
+        print(f"kafkacodec records: {safe(str(p.path))}: no records"
+              + (f" from offset {start}" if start is not None else "")
+              + f" (the log end offset is {p.log_end_offset})", file=sys.stderr)  # fmt: skip
     for line in skipped:
         print(f"kafkacodec records: skipped: {safe(line)}", file=sys.stderr)
-    return 0
+    if skipped:  # damage read past is a problem found
+        print(f"kafkacodec records: {len(skipped)} damaged stretches left out (--skip-corrupt); "
+              "`kafkacodec verify` names them all", file=sys.stderr)  # fmt: skip
+        return PROBLEMS
+    if torn and not _held(p):  # a broker writing its last segment: a batch being written
+        return PROBLEMS
+    return DONE
+
+
+def _held(p) -> bool:
+    from ..storage import is_remote
+    from ..storage.fsio import lock_holder
+
+    return not is_remote(p.path) and lock_holder(p.path.parent) is not None

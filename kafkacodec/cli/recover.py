@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..console import out, safe
 from ..runtime.errors import KafkacodecError
+from ..units import integer
 from .common import CLEAN, PROBLEMS, UNCHECKED, local_path
 
 HELP = "Kafka's recovery of a partition or log.dirs, as a dry run; --repair applies it"
@@ -18,7 +19,8 @@ EXAMPLE = "kafkacodec recover /var/lib/kafka/orders-0 --repair"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", metavar="DIR|SEGMENT", type=_local_log)
+    p.add_argument("path", metavar="DIR|SEGMENT", type=_local_log,
+                   help="a partition directory, a log.dirs, or a segment (its partition)")  # fmt: skip
     p.add_argument(
         "--repair",
         action="store_true",
@@ -32,8 +34,10 @@ def define(p: argparse.ArgumentParser) -> None:
         help="where moved and cut data go (default: kafkacodec-backup beside the "
         "log directory; never inside a log directory)",
     )
-    p.add_argument("--index-interval-bytes", type=int, default=4096)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--index-interval-bytes", type=integer(0), default=4096, metavar="N",
+                   help="index.interval.bytes of the rebuilt indexes (the topic's config; "
+                   "default Kafka's 4096)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="one JSON object per partition")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -44,7 +48,9 @@ def _local_log(raw: str) -> Path:
             f"{raw}: recover works on a broker's local log directory and --repair rewrites it; "
             "kafkacodec never writes to an object store (`kafkacodec verify URL` checks one)"
         )
-    return Path(raw)
+    from ..storage import named_path
+
+    return named_path(raw)  # a link named here is followed (storage.LINK_RULE)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -123,13 +129,17 @@ def _recover_partition(args, part, progress) -> int:
                 return PROBLEMS
         plan = R.plan(part, index_interval_bytes=args.index_interval_bytes, progress=progress)
         progress.clear()
+        abandoned = R.abandoned_backups(part.path, args.backup)
         done = R.apply(plan, args.backup) if args.repair and not plan.refused else None
+        if args.repair:
+            for d, _size in abandoned:
+                R.mark_abandoned(d)
     except KafkacodecError as err:
         print(f"kafkacodec recover: {safe(str(err))}", file=sys.stderr)
         return UNCHECKED
     finally:
         part.close()
-    _report_plan(args, plan, done)
+    _report_plan(args, plan, done, abandoned)
     if plan.refused:
         return UNCHECKED
     return CLEAN if plan.clean or args.repair else PROBLEMS
@@ -147,12 +157,22 @@ def _report_pending(args, job) -> None:
         out(f"  the files no longer match it ({safe(why)}): it will not be applied")
 
 
-def _report_plan(args, plan, done) -> None:
+def _report_plan(args, plan, done, abandoned) -> None:
     name = safe(str(plan.partition))
     if args.json:
         out(json.dumps({**plan.to_dict(), "repaired": done is not None,
-                         "backup": str(done.backup) if done else None}))  # fmt: skip
+                         "backup": str(done.backup) if done else None,
+                         "abandoned_backups": [{"path": str(d), "bytes": n} for d, n in abandoned]}))  # fmt: skip
         return
+    _report_steps(plan, done, name)
+    for d, n in abandoned:
+        what = "marked abandoned in its REPAIR.json" if args.repair else "it will be marked abandoned by --repair"
+        out(f"  note: {safe(str(d))} ({n} bytes) is the partial backup of a repair that stopped "
+            "before its commit point (the partition was not changed by it; its files are copies): "
+            f"kept, {what}; remove it when it is not needed")  # fmt: skip
+
+
+def _report_steps(plan, done, name: str) -> None:
     reps = plan.reports
     if plan.refused:
         out(f"{name}: not repairable by kafkacodec: {safe(plan.refused)}")

@@ -18,12 +18,16 @@ EXAMPLE = "kafkacodec remote-log /var/lib/kafka --tiered s3://tiered-bucket/pref
 
 def define(p: argparse.ArgumentParser) -> None:
     p.add_argument("log_dirs", nargs="+", metavar="LOG_DIR",
-                   help="log.dirs entries holding __remote_log_metadata-<n> folders")  # fmt: skip
+                   help="log.dirs entries holding __remote_log_metadata-<n> folders, or such "
+                   "a folder")  # fmt: skip
     p.add_argument("--topic", action="append", help="only this topic (repeatable)")
     p.add_argument("--all", action="store_true",
                    help="also segments not (or no longer) read: copies in progress, deletions")  # fmt: skip
     p.add_argument("--json", action="store_true", help="one JSON object per segment")
-    storage_arguments(p, tiered=True)
+    storage_arguments(p, tiered="a tiered-storage root (Aiven's bucket prefix, or Kafka's "
+                      "LocalTieredStorage directory): check that the files of every segment "
+                      "listed are there, and name files no segment names (exit 1 when "
+                      "something is missing)")  # fmt: skip
 
 
 def _time(ms: int) -> str:
@@ -33,10 +37,10 @@ def _time(ms: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..internal.remote import check_layout, fold_remote_log
-    from ..log import LogDirs
+    from ..internal.remote import TOPIC, check_layout, fold_remote_log
+    from ..log.partition import log_dirs_for
 
-    dirs = [LogDirs(target(args, d)) for d in args.log_dirs]
+    dirs = [log_dirs_for(target(args, d), TOPIC) for d in args.log_dirs]
     try:
         folded = fold_remote_log(dirs)
     finally:

@@ -9,7 +9,8 @@ import json
 import sys
 
 from ..console import out, safe
-from .common import CLEAN, PROBLEMS, local_path
+from ..units import integer
+from .common import CLEAN, PROBLEMS, UNCHECKED, local_path, local_source
 
 HELP = ("write a segment, partition or log.dirs anew, every batch rebuilt as Kafka writes it; "
         "recompress (--compression) or convert legacy data (--magic 2); --check writes nothing")  # fmt: skip
@@ -19,28 +20,28 @@ EXAMPLE = "kafkacodec rewrite /var/lib/kafka/orders-0 /backup/orders-0 --compres
 def define(p: argparse.ArgumentParser) -> None:
     from ..log.rewrite import add_arguments
 
-    add_arguments(p, path=local_path)
-    p.add_argument("--jobs", type=positive, metavar="N",
+    add_arguments(p, path=local_path, src_path=local_source)
+    p.add_argument("--jobs", type=integer(1), metavar="N",
                    help="worker processes sharing the batches (default: one per CPU; 1: none); "
                    "the bytes written are the same for any N")  # fmt: skip
 
 
-def positive(text: str) -> int:
-    n = int(text)
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, not {n}")
-    return n
-
-
 def run(args: argparse.Namespace) -> int:
     from ..internal.cluster import index_intervals
-    from ..log.rewrite import options_of, rewrite
+    from ..log.rewrite import options_of, rebuild_options, rewrite
+    from ..runtime.errors import EncodeError
 
     if args.check == (args.dst is not None):
         print("kafkacodec rewrite: give DST to write, or --check to write nothing",
               file=sys.stderr)  # fmt: skip
-        return 2
+        return UNCHECKED
     options = options_of(args)
+    try:  # a codec level out of Kafka's range is a usage error, before anything is read
+        rebuild_options(**{k: options[k] for k in ("compression", "level", "magic", "gzip_os",
+                                                    "batch_bytes")})  # fmt: skip
+    except EncodeError as err:
+        print(f"kafkacodec rewrite: {safe(str(err))}", file=sys.stderr)
+        return UNCHECKED
     if args.index_interval_bytes is None:
         options["interval_for"] = index_intervals(
             args.src, lambda problem: print(f"kafkacodec rewrite: {safe(problem)}", file=sys.stderr))

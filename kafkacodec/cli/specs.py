@@ -29,7 +29,8 @@ def define(p: argparse.ArgumentParser) -> None:
     d.add_argument(
         "old", type=local_path, metavar="OLD", help="a directory of specs (*.json, searched below it)"
     )
-    d.add_argument("new", type=local_path, metavar="NEW")
+    d.add_argument("new", type=local_path, metavar="NEW",
+                   help="the newer release's directory of specs")  # fmt: skip
     d.add_argument("--json", action="store_true", help="the report as one JSON object")
     i = sub.add_parser("import", help=IMPORT_HELP, description=IMPORT_HELP)
     i.add_argument(

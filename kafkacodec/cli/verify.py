@@ -1,5 +1,5 @@
 """`kafkacodec verify`: every segment a path names checked with kafkacodec.log.check (the
-checker the Spark verify job runs too). Exit codes: CLEAN, PROBLEMS, UNCHECKED (common.py)."""
+checker the Spark verify job runs too). Exit codes: CLEAN, PROBLEMS, UNCHECKED (console.py)."""
 
 from __future__ import annotations
 
@@ -10,23 +10,31 @@ from pathlib import Path
 
 from ..console import out, safe
 from ..runtime.errors import KafkacodecError
-from .common import CLEAN, PROBLEMS, UNCHECKED, keys, storage_arguments, target, tiered
+from ..units import integer
+from .common import (
+    CLEAN,
+    PROBLEMS,
+    UNCHECKED,
+    keys,
+    no_segments,
+    storage_arguments,
+    target,
+    tiered,
+)
 
 HELP = "check every batch's CRC and structure, and indexes against their log"
 EXAMPLE = "kafkacodec verify /var/lib/kafka            # a log.dirs, a partition or a file"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--quiet", action="store_true")
-    p.add_argument(
-        "--max-problems",
-        type=int,
-        default=1000,
-        metavar="N",
-        help="list at most N problems (the rest are counted); default 1000",
-    )
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a log.dirs, a partition directory, a segment (.log) or an index file "
+                   "(.index, .timeindex, .txnindex: checked against its .log)")  # fmt: skip
+    p.add_argument("--json", action="store_true",
+                   help="the summary as one JSON object (README: \"--json output\")")  # fmt: skip
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--max-problems", type=integer(0), default=1000, metavar="N",
+                   help="list at most N problems (the rest are counted); default 1000")  # fmt: skip
     storage_arguments(p, tiered=True)
 
 
@@ -36,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from ..storage import size_of
 
     problems, notes, unchecked = Problems(args.max_problems), [], []
-    totals = dict.fromkeys(("partitions", "segments", "batches", "records", "bytes",
+    totals = dict.fromkeys(("partitions", "segments", "indexes", "batches", "records", "bytes",
                             "bad_regions", "unreadable_bytes"), 0)  # fmt: skip
     targets = []
     for raw in args.paths:
@@ -45,21 +53,20 @@ def run(args: argparse.Namespace) -> int:
         except KafkacodecError as err:
             unchecked.append(str(err))
     regions = []
-    total = sum(size_of(path) for path, _check in targets)
+    total = sum(size_of(path) for path, _check, _kind in targets)
     with Progress(total, "verify", quiet=args.quiet) as progress:
-        for path, check in targets:
+        for path, check, kind in targets:
             progress.describe(path.name)
-            _verify_one(check, totals, problems, notes, unchecked, regions)
+            _verify_one(check, kind, totals, problems, notes, unchecked, regions)
             progress(size_of(path))
-    checked = totals["segments"] > 0
+    checked = totals["segments"] + totals["indexes"] > 0
     status = UNCHECKED if unchecked or not checked else PROBLEMS if problems else CLEAN
     if args.json:
         out(json.dumps({**totals, "clean": status == CLEAN, "problems": problems.lines(),
                          "problems_total": problems.total, "bad_regions": regions[: args.max_problems],
                          "unchecked": unchecked, "notes": notes}))  # fmt: skip
     else:
-        summary = (f"{totals['partitions']} partitions, {totals['segments']} segments, "
-                   f"{totals['batches']} batches, {totals['records']} records, {totals['bytes']} bytes checked")  # fmt: skip
+        summary = _summary(totals)
         if not checked:
             pass
         elif status == CLEAN:
@@ -78,10 +85,22 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
+def _summary(t: dict) -> str:
+    """What was checked: partitions, segments, batches and records when segments were;
+    index files (each against its log) when they were named."""
+    head = [f"{t['partitions']} partitions", f"{t['segments']} segments"] if t["segments"] else []
+    if t["indexes"]:
+        head.append(f"{t['indexes']} index files")
+    if t["segments"]:
+        head += [f"{t['batches']} batches", f"{t['records']} records"]
+    return ", ".join([*head, f"{t['bytes']} bytes checked"])
+
+
 def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
     """(file, a function that checks it) for each segment a path names; LogError when it
     names nothing verify can check."""
     from ..log import LogDirs, Partition, Segment, open_log
+    from ..log.check import INDEX_SUFFIXES
     from ..log.repair import pending
     from ..log.segment import parse_segment_name
     from ..runtime.errors import NotAPartitionError, NotASegmentError
@@ -94,6 +113,12 @@ def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
         if parsed and parsed[1] == ".log":
             live = _held(path.parent.parent)
             return [_segment_target(Segment(path.parent, parsed[0]), live, True)]
+        if parsed and parsed[1] in INDEX_SUFFIXES:
+            return [_index_target(Segment(path.parent, parsed[0]), parsed[1], path,
+                                  _held(path.parent.parent))]  # fmt: skip
+        if path.suffix in INDEX_SUFFIXES:
+            raise NotASegmentError(path, f"an index file is checked against its segment's .log: "
+                                         f"named <20-digit base offset>{path.suffix}, beside it")  # fmt: skip
         if path.suffix == ".kafka":
             return [_kafka07_target(path)]
         seg = Segment.standalone(path)
@@ -133,8 +158,8 @@ def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
             continue
         if not part.segments:
             if len(parts) == 1:
-                raise NotAPartitionError(part.path, "holds no segments: nothing to verify")
-            notes.append(f"{part.path}: holds no segments")
+                raise NotAPartitionError(part.path, no_segments(part, "nothing to verify"))
+            notes.append(f"{part.path}: {no_segments(part, 'nothing to verify in it')}")
         out += [
             _segment_target(seg, live and seg is part.segments[-1], True) for seg in part.segments
         ]
@@ -161,7 +186,19 @@ def _segment_target(seg, live: bool, indexes: bool):
         finally:
             seg.close()
 
-    return seg.path, check
+    return seg.path, check, "segments"
+
+
+def _index_target(seg, suffix: str, path: Path, live: bool):
+    from ..log.check import check_index
+
+    def check():
+        try:
+            return check_index(seg, suffix, live=live)
+        finally:
+            seg.close()
+
+    return path, check, "indexes"
 
 
 def _kafka07_target(path: Path):
@@ -171,16 +208,16 @@ def _kafka07_target(path: Path):
         with Kafka07File(path) as f:
             return check_file(f)
 
-    return path, check
+    return path, check, "segments"
 
 
-def _verify_one(check, totals, problems, notes, unchecked, regions) -> None:
+def _verify_one(check, kind: str, totals, problems, notes, unchecked, regions) -> None:
     try:
         c = check()
     except KafkacodecError as err:
         unchecked.append(str(err))
         return
-    totals["segments"] += 1
+    totals[kind] += 1
     totals["bytes"] += c.size
     totals["batches"] += c.batches
     totals["records"] += c.records

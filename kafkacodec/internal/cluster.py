@@ -23,7 +23,12 @@ from pathlib import Path
 
 from kafkacodec.log.segment import Segment
 from kafkacodec.records.batches import BatchIterator
-from kafkacodec.runtime.errors import DecodeError, KafkacodecError, LogError
+from kafkacodec.runtime.errors import (
+    DecodeError,
+    KafkacodecError,
+    NotAPartitionError,
+    NotASegmentError,
+)
 from kafkacodec.storage import StoragePath, as_path, read_whole
 
 from .codecs import DEFAULT, Codecs
@@ -64,9 +69,23 @@ class ClusterState:
     features: dict[str, int] = field(default_factory=dict)
     configs: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     snapshot: str | None = None  # the snapshot file read
-    records: int = 0
+    #: The snapshot's end offset: it holds the state of the offsets below it.
+    snapshot_end_offset: int | None = None
+    records: int = 0  # records applied, from the snapshot and the log
+    snapshot_records: int = 0
+    #: The metadata log's offset of the last record applied: the log's, else the last
+    #: one the snapshot covers (a snapshot's own records are numbered from 0 inside it).
     last_offset: int | None = None
     problems: list[str] = field(default_factory=list)
+
+    def unnamed_topics(self) -> list[str]:
+        """The ids of topics whose partitions the metadata holds but that no TopicRecord
+        names (a log that starts after the topic was created, and no snapshot before)."""
+        return sorted(tid for tid, t in self.topics.items() if t["name"] is None)
+
+    def notes(self) -> list[str]:
+        return [f"topic id {tid}: no TopicRecord names it in the snapshot or the log read (its "
+                "name is unknown here)" for tid in self.unnamed_topics()]  # fmt: skip
 
     def topic_config(self, key: str, broker_key: str) -> TopicConfig:
         """One topic config as the metadata sets it: each topic's own value (a TOPIC
@@ -78,18 +97,20 @@ class ClusterState:
 
     def to_dict(self) -> dict:
         return {
-            "snapshot": self.snapshot, "records": self.records, "last_offset": self.last_offset,
+            "snapshot": self.snapshot, "snapshot_end_offset": self.snapshot_end_offset,
+            "records": self.records, "snapshot_records": self.snapshot_records,
+            "last_offset": self.last_offset,
             "brokers": [{"id": b, **v} for b, v in sorted(self.brokers.items())],
             "topics": sorted(
                 ({"topic_id": tid, "name": t["name"],
                   "partitions": [{"partition": p, **v} for p, v in sorted(t["partitions"].items())]}
                  for tid, t in self.topics.items()),
-                key=lambda t: t["name"],
+                key=lambda t: (t["name"] is None, t["name"] or "", t["topic_id"]),
             ),
             "features": dict(sorted(self.features.items())),
             "configs": [{"resource_type": rt, "resource_name": rn, "configs": dict(sorted(c.items()))}
                         for (rt, rn), c in sorted(self.configs.items())],
-            "problems": self.problems,
+            "problems": self.problems, "notes": self.notes(),
         }  # fmt: skip
 
 
@@ -158,11 +179,14 @@ def _apply(state: ClusterState, spec: str, o) -> None:
         configs = state.configs.setdefault((rtype, get(o, "ResourceName")), {})
         if get(o, "Value") is None:
             configs.pop(get(o, "Name"), None)
+            if not configs:  # its last config deleted: the resource has none (ConfigurationsImage)
+                del state.configs[(rtype, get(o, "ResourceName"))]
         else:
             configs[get(o, "Name")] = get(o, "Value")
 
 
-def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, codecs: Codecs) -> None:
+def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, codecs: Codecs,
+               snapshot: bool = False) -> None:  # fmt: skip
     """Apply the metadata records of a file of batches (a segment or a snapshot), from
     start_offset on."""
     it = BatchIterator(data, verify_crc=True, source=str(path))
@@ -174,7 +198,10 @@ def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, 
                 if r.offset < start_offset or r.value is None:
                     continue
                 state.records += 1
-                state.last_offset = r.offset
+                if snapshot:
+                    state.snapshot_records += 1
+                else:
+                    state.last_offset = r.offset
                 try:
                     m = codecs.metadata_record("__cluster_metadata", bytes(r.value))
                 except DecodeError as err:
@@ -216,7 +243,7 @@ def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterStat
     if (d / METADATA_DIR).is_dir():
         d = d / METADATA_DIR
     if not d.is_dir():
-        raise LogError(d, "no such directory")
+        raise NotAPartitionError(d, "no such directory")
     files: list[StoragePath] = list(d.iterdir())
     snapshots = sorted(
         (p for p in files if p.suffix == ".checkpoint" and p.stem.partition("-")[0].isdigit()),
@@ -225,7 +252,7 @@ def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterStat
     segments = sorted((p for p in files if p.suffix == ".log" and p.stem.isdigit()),
                       key=lambda p: int(p.stem))  # fmt: skip
     if not snapshots and not segments:
-        raise LogError(d, "holds no KRaft snapshot (.checkpoint) and no log segment (.log)")
+        raise NotAPartitionError(d, "holds no KRaft snapshot (.checkpoint) and no log segment (.log)")
     state = ClusterState()
     start = 0
     if snapshots:
@@ -233,9 +260,11 @@ def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterStat
         state.snapshot = snap.name
         data = read_whole(snap)
         if data is None:
-            raise LogError(snap, "disappeared while read")
-        _fold_file(state, snap, data, 0, codecs)
+            raise NotASegmentError(snap, "disappeared while read")
         start = int(snap.stem.partition("-")[0])  # the snapshot holds the offsets before it
+        _fold_file(state, snap, data, 0, codecs, snapshot=True)
+        state.snapshot_end_offset = start
+        state.last_offset = start - 1 if start > 0 else None
     for path in segments:
         seg = Segment(d, int(path.stem))
         try:
@@ -246,8 +275,14 @@ def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterStat
 
 
 def text(state: ClusterState) -> list[str]:
-    lines = [f"Metadata from {state.snapshot or 'no snapshot'} and the log: "
-             f"{state.records} records, last offset {state.last_offset}"]  # fmt: skip
+    log_records = state.records - state.snapshot_records
+    if state.snapshot is None:
+        source = "the log (no snapshot)"
+    else:
+        source = (f"{state.snapshot} (offsets below {state.snapshot_end_offset}, "
+                  f"{state.snapshot_records} records) and the log")  # fmt: skip
+    last = "none" if state.last_offset is None else state.last_offset
+    lines = [f"Metadata from {source}: {log_records} records from the log, last offset {last}"]
     lines.append(f"Brokers: {len(state.brokers)}")
     for bid, b in sorted(state.brokers.items()):
         lines.append(
@@ -257,8 +292,10 @@ def text(state: ClusterState) -> list[str]:
             f"{' '.join(b['endpoints'])}".rstrip()
         )
     lines.append(f"Topics: {len(state.topics)}")
-    for tid, t in sorted(state.topics.items(), key=lambda kv: str(kv[1]["name"])):
-        lines.append(f"  {t['name']} topicId {tid} partitions {len(t['partitions'])}")
+    for tid, t in sorted(state.topics.items(), key=lambda kv: (kv[1]["name"] is None,
+                                                                kv[1]["name"] or "", kv[0])):  # fmt: skip
+        name = "(name unknown: no TopicRecord read)" if t["name"] is None else t["name"]
+        lines.append(f"  {name} topicId {tid} partitions {len(t['partitions'])}")
         for pid, p in sorted(t["partitions"].items()):
             lines.append(
                 f"    partition {pid} leader {p['leader']} leaderEpoch {p['leader_epoch']} "

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkacodec.log.partition import LogDirs, Partition
+from kafkacodec.log.partition import LogDirs, Partition, log_dirs_for
 from kafkacodec.runtime.errors import DecodeError
 
 from .codecs import DEFAULT, Codecs
@@ -154,7 +154,7 @@ def describe(
     """One row per committed group, topic and partition (sorted as kafka-consumer-groups
     sorts them: by group, then topic, then partition), with the partition's log end offset
     and the lag when the partition is on these log dirs (None otherwise)."""
-    dirs = [LogDirs(p) for p in paths]
+    dirs = [log_dirs_for(p, OFFSETS_TOPIC) for p in paths]
     try:
         folded = fold_offsets(dirs, codecs)
         leo = log_end_offsets(dirs)

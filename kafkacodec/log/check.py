@@ -33,7 +33,12 @@ __all__ = [
     "check_segment",
     "records_or_damage",
     "incomplete",
+    "check_index",
+    "INDEX_SUFFIXES",
 ]
+
+#: A segment's index files.
+INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
 
 _HEAD = struct.Struct(">qiiB")  # offset, size, partition leader epoch / crc, magic
 _U32 = struct.Struct(">I")
@@ -93,6 +98,8 @@ class SegmentCheck:
     #: Said but not a problem (a batch still being written at the end of a live segment).
     notes: list[str] = field(default_factory=list)
     walk: list = field(default_factory=list)
+    #: (producer id, offset) of every ABORT marker read (what the .txnindex must name).
+    aborts: set[tuple[int, int]] = field(default_factory=set)
 
     @property
     def unreadable_bytes(self) -> int:
@@ -206,6 +213,11 @@ def check_segment(seg: Segment, *, verify_crc: bool = True, live: bool = False,
         if isinstance(item, BadRegion):
             if item.start == 0 and not_kafka:
                 item.reason, item.tail = not_kafka, False
+            elif item.end == size and seg.zeros_from(item.start):
+                item.reason = (f"{item.size} zero bytes to the end of the file: preallocated "
+                               "space (log.preallocate) that a clean shutdown trims, or zeros a "
+                               "crash left; readers stop there, Kafka's recovery truncates them")  # fmt: skip
+                item.tail = True  # a live broker's preallocated segment: not damage
             if item.tail and (live or _grew(seg)):
                 out.notes.append(f"{item.path}: byte {item.start}: a batch being written at the end "
                                  "of a live segment; not checked")  # fmt: skip
@@ -219,16 +231,50 @@ def check_segment(seg: Segment, *, verify_crc: bool = True, live: bool = False,
         if not decode:
             continue
         try:
-            out.records += len(item.records())
+            records = item.records()
         except DecodeError as err:
             out.problems.append(str(err.with_source(str(seg.path))))
+            continue
+        out.records += len(records)
+        if item.is_control:
+            out.aborts.update((item.producer_id, r.offset) for r in records
+                              if r.control is not None and r.control.type == 0)  # fmt: skip
     if indexes:
         try:
-            out.problems.extend(seg.index_problems(out.walk, live=live or _grew(seg)))
+            out.problems.extend(seg.index_problems(out.walk, live=live or _grew(seg),
+                                                   aborts=out.aborts if decode else None))  # fmt: skip
         except KafkacodecError as err:
             out.problems.append(str(err))
     return out
 
+
+def check_index(seg: Segment, suffix: str, *, live: bool = False) -> SegmentCheck:
+    """Check one index file of a segment (`kafkacodec verify FILE.index`): Kafka's sanity
+    check, then its entries against the segment's .log by the rules verify applies to a
+    whole segment (Segment.index_problems). The .log is read, not judged: damage in it is
+    a note (verify the .log to have it named). NotASegmentError when the .log is missing."""
+    path = {".index": seg.index_path, ".timeindex": seg.timeindex_path,
+            ".txnindex": seg.txnindex_path}[suffix]  # fmt: skip
+    if not seg.path.exists():
+        raise NotASegmentError(path, f"no {seg.path.name} beside it to check the index against")
+    log = check_segment(seg, live=live, indexes=False)
+    out = SegmentCheck(str(path), _size(path))
+    if log.regions or log.problems:
+        out.notes.append(f"{seg.path}: {len(log.regions)} unreadable regions and "
+                         f"{len(log.problems)} other problems in the log the index is checked "
+                         f"against (`kafkacodec verify {seg.path}` names them)")  # fmt: skip
+    try:
+        out.problems.extend(seg.index_problems(log.walk, live=live or _grew(seg),
+                                               aborts=log.aborts, only=suffix))  # fmt: skip
+    except KafkacodecError as err:
+        out.problems.append(str(err))
+    return out
+
+
+def _size(path) -> int:
+    from ..storage import size_of
+
+    return size_of(path)
 
 def _check_offsets(seg: Segment, batch, base: int, out: SegmentCheck) -> None:
     """Offsets a segment can hold (LogSegment.recover's ensureOffsetInRange), increasing

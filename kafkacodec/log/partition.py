@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..records.batches import Record
-from ..runtime.errors import LogError, NotAPartitionError
-from ..storage import StoragePath, as_path, read_side_file
+from ..runtime.errors import LogError, NotAPartitionError, OffsetOutOfRangeError
+from ..storage import LINK_RULE, StoragePath, as_path, read_side_file
 from .check import BadRegion, records_or_damage, scan
 from .index import AbortedTxn, TimestampOffset
 from .recovery import TxnTracker
-from .segment import Batch, Segment, TimestampAndOffset, parse_segment_name
+from .segment import Batch, LogOffsetPosition, Segment, TimestampAndOffset, parse_segment_name
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Partition", "LogDirs", "open_log", "EpochEntry", "ListOffsetsResult", "LATEST", "EARLIEST",
     "MAX_TIMESTAMP", "read_epoch_checkpoint", "read_epoch_checkpoint_text", "EPOCH_CHECKPOINT",
-    "write_epoch_checkpoint_text",
+    "write_epoch_checkpoint_text", "read_checkpoint", "LOG_START_CHECKPOINT", "log_dirs_for",
 ]  # fmt: skip
 
 LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
@@ -38,6 +38,8 @@ SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
 #: Suffixes of unfinished operations (deletion, cleaning, swapping).
 LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
 EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+#: The broker's record of each partition's log start offset, in its log directory.
+LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
 KNOWN_FILES = (EPOCH_CHECKPOINT, "partition.metadata")
 #: A partition directory, possibly marked for deletion or as a future replica (ASCII digits
 #: only: Kafka's names never hold others).
@@ -55,6 +57,22 @@ def _side_text(path: StoragePath) -> str | None:
         return raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise LogError(path, f"not UTF-8 text (byte {err.start})") from None
+
+
+def read_checkpoint(path: StoragePath) -> dict[tuple[str, int], int]:
+    """A broker checkpoint file (OffsetCheckpointFile: version 0, a count, then `topic
+    partition offset` lines); {} when missing, LogError when malformed."""
+    text = _side_text(path)
+    if text is None:
+        return {}
+    try:
+        out = {}
+        for line in text.splitlines()[2:]:
+            topic, part, off = line.rsplit(" ", 2)
+            out[(topic, int(part))] = int(off)
+        return out
+    except ValueError:
+        raise LogError(path, "malformed checkpoint file") from None
 
 
 class EpochEntry(NamedTuple):
@@ -224,6 +242,70 @@ class Partition:
         return self.base_offsets[0] if self.base_offsets else 0
 
     @property
+    def recorded_log_start_offset(self) -> int | None:
+        """The log start offset the broker recorded for this partition in its log
+        directory's log-start-offset-checkpoint; None when none is recorded (or the
+        partition is not in a log directory, or the checkpoint cannot be read: then
+        self.problems says so). Kafka's logStartOffset: above the first segment's base
+        offset after DeleteRecords, below it when older segments are in tiered storage."""
+        if "_recorded_start" not in self.__dict__:
+            found = None
+            if self.topic is not None and self.partition is not None and self.state is None:
+                try:
+                    found = read_checkpoint(self.path.parent / LOG_START_CHECKPOINT).get(
+                        (self.topic, self.partition))  # fmt: skip
+                except LogError as err:
+                    self.problems.append(str(err))
+            self.__dict__["_recorded_start"] = found
+        return self.__dict__["_recorded_start"]
+
+    def check_offset(self, offset: int, *, end: bool = True) -> None:
+        """Raise OffsetOutOfRangeError when a fetch at offset gets Kafka's OffsetOutOfRange
+        (UnifiedLog.read: below the log start offset, or past the log end offset; the log end
+        offset itself is in range when `end`, an empty fetch), or when the offset lies in
+        what this directory does not hold: below its first segment, where the broker's
+        checkpoint says the log starts lower (tiered storage not given, or data lost)."""
+        first = self.log_start_offset
+        recorded = self.recorded_log_start_offset
+        log_end = self.log_end_offset
+        start = first if recorded is None else recorded
+        readable = max(first, start)
+        holds = (f"the segments here hold offsets {readable}-{log_end - 1}" if log_end > readable
+                 else "the log is empty")  # fmt: skip
+        named = "" if recorded is None else f" (the broker's {LOG_START_CHECKPOINT})"
+        why = None
+        if start <= offset < first:
+            why = (f"offset {offset} is not readable here: the log starts at {start}{named}, but "
+                   f"the first segment here starts at {first}: offsets {start}-{first - 1} are "
+                   "in tiered storage (--tiered ROOT), or were deleted after the checkpoint "
+                   "was written")  # fmt: skip
+        elif offset < start or offset < first:
+            why = (f"offset {offset} is out of range (Kafka's OffsetOutOfRange): below the log "
+                   f"start offset {start}{named}; {holds}")  # fmt: skip
+        elif offset > log_end or (offset == log_end and not end):
+            why = (f"offset {offset} is out of range (Kafka's OffsetOutOfRange): "
+                   + ("the log end offset: no record there yet" if offset == log_end
+                      else f"past the log end offset {log_end}")
+                   + f"; {holds}")  # fmt: skip
+        if why is not None:
+            raise OffsetOutOfRangeError(self.path, why, offset=offset, log_start_offset=start,
+                                        log_end_offset=log_end)  # fmt: skip
+
+    def fetch(self, offset: int) -> tuple[Segment, LogOffsetPosition] | None:
+        """Where a fetch at offset starts: the segment and the first batch whose last
+        offset is >= offset, searched from the segment holding it on (Kafka's LocalLog.read:
+        an offset in a segment's compacted-away tail is served from the next one); None
+        when no batch holds it (the log end). Range checks are check_offset's."""
+        seg = self.segment_for(offset) or (self.segments[0] if self.segments else None)
+        if seg is None:
+            return None
+        for s in self.segments[self.segments.index(seg) :]:
+            found = s.translate_offset(offset)
+            if found is not None:
+                return s, found
+        return None
+
+    @property
     def log_end_offset(self) -> int:
         """The offset after the last batch (an empty last segment: its base offset, as after
         a roll), 0 for an empty partition."""
@@ -242,7 +324,10 @@ class Partition:
     ) -> ListOffsetsResult | None:
         """Kafka's ListOffsets for one partition: -1 latest, -2 earliest, -3 the record with
         the largest timestamp, else the first record with a timestamp >= timestamp."""
-        start = self.log_start_offset if log_start_offset is None else log_start_offset
+        if log_start_offset is None:  # Kafka's logStartOffset: at least the checkpoint's
+            recorded = self.recorded_log_start_offset
+            log_start_offset = max(self.log_start_offset, recorded or 0)
+        start = log_start_offset
         if timestamp == LATEST:
             end = self.log_end_offset
             return ListOffsetsResult(
@@ -278,10 +363,10 @@ class Partition:
             return None
         # The batch holding it, then its first record carrying that timestamp.
         where = best_seg.translate_offset(best.offset)
-        for batch in best_seg.batches(where.position if where else 0):
+        for batch in best_seg.reads(where.position if where else 0):
             if batch.last_offset < best.offset:
                 continue
-            for r in batch.records():
+            for r in batch.iter_records():
                 if r.timestamp == best.timestamp:
                     epoch = (
                         self.epoch_for_offset(r.offset)
@@ -336,7 +421,7 @@ class Partition:
     def _batches(seg: Segment, start: int, verify_crc: bool,
                  on_damage: Callable[[str], object] | None) -> Iterator[Batch]:  # fmt: skip
         if on_damage is None:
-            yield from seg.batches(start, verify_crc=verify_crc)
+            yield from seg.reads(start, verify_crc=verify_crc)
             return
         for item in scan(seg.data, source=str(seg.path), start=start, end=seg.size,
                          verify_crc=verify_crc):  # fmt: skip
@@ -381,7 +466,7 @@ class AbortFilter:
         else:
             tracker = TxnTracker()
             for s in self.partition.segments:
-                for batch in s.batches():
+                for batch in s.reads():
                     tracker.update(batch)
             for e in tracker.aborted:
                 self.aborted.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
@@ -426,7 +511,10 @@ class LogDirs:
         self.problems: list[str] = []
         children: list[StoragePath] = sorted(self.path.iterdir(), key=str)
         for child in children:
-            if child.is_dir() and _DIR_NAME.match(child.name):
+            if _DIR_NAME.match(child.name) and child.is_symlink():
+                self.problems.append(f"{child}: a symbolic link inside the log directory: not "
+                                     f"read ({LINK_RULE}; name it to read what it points to)")  # fmt: skip
+            elif child.is_dir() and _DIR_NAME.match(child.name):
                 try:
                     self.partitions.append(Partition(child))
                 except LogError as err:
@@ -442,32 +530,36 @@ class LogDirs:
         return f"LogDirs({str(self.path)!r}, partitions={len(self.partitions)})"
 
     def checkpoint(self, name: str) -> dict[tuple[str, int], int]:
-        """A broker checkpoint file (version 0, count, `topic partition offset` lines)."""
-        p = self.path / name
-        text = _side_text(p)
-        if text is None:
-            return {}
-        lines = text.splitlines()
-        try:
-            out = {}
-            for line in lines[2:]:
-                topic, part, off = line.rsplit(" ", 2)
-                out[(topic, int(part))] = int(off)
-            return out
-        except ValueError:
-            raise LogError(p, "malformed checkpoint file") from None
+        """A broker checkpoint file of this log directory (read_checkpoint)."""
+        return read_checkpoint(self.path / name)
 
     def log_start_offset(self, partition: Partition) -> int:
         if partition.topic is None or partition.partition is None:
             return partition.log_start_offset
-        cp = self.checkpoint("log-start-offset-checkpoint").get(
-            (partition.topic, partition.partition)
-        )
+        cp = self.checkpoint(LOG_START_CHECKPOINT).get((partition.topic, partition.partition))
         return max(cp or 0, partition.log_start_offset)
 
     def close(self) -> None:
         for p in self.partitions:
             p.close()
+
+
+def log_dirs_for(path: StoragePath | str, topic: str) -> LogDirs:
+    """What a command about one topic's partitions reads (groups: __consumer_offsets,
+    remote-log: __remote_log_metadata): a log.dirs, or a partition directory of that topic
+    standing for itself in its log directory (the log directory's other partitions are
+    kept, the topic's others left out). NotAPartitionError for another topic's partition."""
+    p = as_path(path)
+    log = open_log(p)
+    if isinstance(log, LogDirs):
+        return log
+    if log.topic != topic or log.state is not None:
+        log.close()
+        raise NotAPartitionError(p, f"neither a log.dirs nor a partition directory of {topic}")
+    log.close()
+    dirs = LogDirs(p.parent)
+    dirs.partitions = [q for q in dirs.partitions if q.topic != topic or q.path.name == p.name]
+    return dirs
 
 
 def open_log(path: StoragePath | str) -> Partition | LogDirs:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import os
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records.batches import RecordBatch
-from ..runtime.errors import LogError, NotASegmentError
+from ..runtime.errors import LogError, NotASegmentError, RefusedError
 from ..storage import fsio, refuse_remote
 from .check import BadRegion, scan
 from .index import (
@@ -65,7 +66,8 @@ from .recovery import DEFAULT_INDEX_INTERVAL, RecoveryReport, TxnTracker, recove
 from .segment import Segment, parse_segment_name
 
 __all__ = ["RepairPlan", "Move", "Replace", "plan", "plan_repair", "apply", "finish", "repair",
-           "pending", "PendingRepair", "JOURNAL", "default_backup_root"]  # fmt: skip
+           "pending", "PendingRepair", "JOURNAL", "default_backup_root", "abandoned_backups",
+           "mark_abandoned", "ABANDONED"]  # fmt: skip
 
 #: The journal of a committed repair, in the partition directory (Kafka ignores files that
 #: are not segments or indexes).
@@ -372,6 +374,53 @@ def pending(partition: Path | str) -> PendingRepair | None:
         return None
 
 
+#: How _make_backup_dir names a repair's backup directory (the time it was made).
+_STAMP = re.compile(r"^[0-9]{8}T[0-9]{6}\.[0-9]{6}Z$")
+#: The REPAIR.json status of a backup whose repair stopped before its commit point.
+ABANDONED = ("abandoned: the repair that made it stopped before its commit point, so the "
+             "partition was not changed by it; its files are copies of bytes the partition held "
+             "then (a <name>.kafkacodec-tmp one is a copy cut short). Remove it when it is not "
+             "needed")  # fmt: skip
+
+
+def abandoned_backups(partition: Path, backup_root: Path | None = None) -> list[tuple[Path, int]]:
+    """(directory, bytes) of each backup of this partition under backup_root (default:
+    default_backup_root) that a repair left before its commit point (killed while it
+    prepared): no REPAIR.json, or one still "prepared", and no journal of the partition
+    names it. Nothing refers to it; the next repair makes a backup of its own."""
+    root = Path(os.path.abspath(backup_root or default_backup_root(partition.parent)))
+    base = root / partition.parent.name / partition.name
+    if not base.is_dir() or base.is_symlink():
+        return []
+    try:
+        job = pending(partition)
+    except LogError:
+        return []  # an unreadable journal: reported as such, and its backup not judged
+    current = None if job is None else Path(os.path.abspath(job.backup))
+    out = []
+    for d in sorted(base.iterdir()):
+        if not _STAMP.match(d.name) or d.is_symlink() or not d.is_dir() or d == current:
+            continue
+        try:
+            raw = fsio.read_side_file(d / MANIFEST)
+            status = json.loads(raw).get("status", "") if raw else ""
+        except (LogError, ValueError, AttributeError):
+            continue  # not a manifest kafkacodec wrote: not ours to judge
+        if status == "" or status.startswith("prepared"):
+            size = sum(f.stat().st_size for f in d.iterdir() if f.is_file() and not f.is_symlink())
+            out.append((d, size))
+    return out
+
+
+def mark_abandoned(backup: Path) -> None:
+    """Say in a backup's REPAIR.json that its repair was abandoned (abandoned_backups), so
+    that it is named once and never taken for a repair's record."""
+    raw = fsio.read_side_file(backup / MANIFEST)
+    doc = {k: v for k, v in (json.loads(raw) if raw else {}).items()
+           if k not in ("status", "written", "how_to_restore")}  # fmt: skip
+    _write_manifest(backup, doc, ABANDONED)
+
+
 def _ident(st: os.stat_result) -> dict:
     return {"dev": st.st_dev, "ino": st.st_ino, "size": st.st_size}
 
@@ -433,9 +482,9 @@ def apply(p: RepairPlan, backup_root: Path | None = None) -> PendingRepair | Non
     directory's lock (fsio.LogDirLock). Returns None (nothing to do) or the finished
     journal, for its backup path and steps."""
     if p.refused:
-        raise LogError(p.partition, f"not repaired: {p.refused}")
+        raise RefusedError(p.partition, f"not repaired: {p.refused}")
     if pending(p.partition) is not None:
-        raise LogError(p.partition / JOURNAL, "an unfinished repair is here; finish it first")
+        raise RefusedError(p.partition / JOURNAL, "an unfinished repair is here; finish it first")
     _remove_stale(p.partition)
     if p.clean:
         return None
@@ -466,7 +515,7 @@ def finish(partition: Path) -> PendingRepair | None:
         return None
     why = job.mismatch
     if why is not None:
-        raise LogError(job.path, f"the files no longer match this repair journal ({why}); it "
+        raise RefusedError(job.path, f"the files no longer match this repair journal ({why}); it "
                                  f"was not applied. The backup is {job.backup}. Look at the "
                                  "partition and remove the journal by hand")  # fmt: skip
     part, backup = job.partition, job.backup
@@ -521,11 +570,11 @@ def _check_outside_log_dirs(root: Path, log_dir: Path) -> None:
     real = Path(os.path.realpath(root))
     ld = Path(os.path.realpath(log_dir))
     if real == ld or ld in real.parents:
-        raise LogError(root, f"is inside the log directory {log_dir}: Kafka would take it for a "
+        raise RefusedError(root, f"is inside the log directory {log_dir}: Kafka would take it for a "
                              "partition; choose a backup directory outside every log.dirs")  # fmt: skip
     for d in [real, *real.parents]:
         if (d / "meta.properties").exists():
-            raise LogError(root, f"is inside {d}, a Kafka log directory (it holds "
+            raise RefusedError(root, f"is inside {d}, a Kafka log directory (it holds "
                                  "meta.properties); choose a backup directory outside log.dirs")  # fmt: skip
 
 

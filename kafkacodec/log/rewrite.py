@@ -43,7 +43,7 @@ from typing import BinaryIO
 from ..console import safe
 from ..records.batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD
 from ..records.rebuild import Rebuilder, Rebuilt
-from ..runtime.errors import DecodeError, EncodeError, LogError
+from ..runtime.errors import DecodeError, EncodeError, LogError, RefusedError
 from ..storage import fsio, refuse_remote
 from ..storage.fsio import lock_holder
 from .index import IndexBuilder, encode_offset_entries, encode_time_entries
@@ -465,10 +465,10 @@ def _epochs(part: Partition | None) -> tuple[tuple[int, int], ...]:
 
 def _refuse_unfinished(part: Partition) -> None:
     if part.repair_files:
-        raise LogError(part.path, f"holds an unfinished repair ({', '.join(part.repair_files[:3])}): "
+        raise RefusedError(part.path, f"holds an unfinished repair ({', '.join(part.repair_files[:3])}): "
                                   "`kafkacodec recover` finishes it first")  # fmt: skip
     if part.leftovers:
-        raise LogError(part.path, f"holds files of an operation Kafka did not finish "
+        raise RefusedError(part.path, f"holds files of an operation Kafka did not finish "
                                   f"({', '.join(part.leftovers[:3])}): let a broker load it, or "
                                   "`kafkacodec recover` it, first")  # fmt: skip
 
@@ -500,7 +500,7 @@ def refuse_held(log_dir: Path) -> None:
     while it is read."""
     holder = lock_holder(log_dir)
     if holder is not None:
-        raise LogError(log_dir / fsio.LOCK_FILE,
+        raise RefusedError(log_dir / fsio.LOCK_FILE,
                        f"is held by {'process ' + str(holder) if holder else 'another process'} "
                        "(a running broker?): its log changes while it is read; stop the broker "
                        "first")  # fmt: skip
@@ -510,16 +510,16 @@ def check_destination(src: Path, dst: Path) -> None:
     """LogError unless dst is a new directory outside src and outside every Kafka log
     directory (a broker would load the rewrite as a partition)."""
     if dst.exists() or dst.is_symlink():
-        raise LogError(dst, "exists: the rewrite writes a new log and never over anything")
+        raise RefusedError(dst, "exists: the rewrite writes a new log and never over anything")
     real_src, real_dst = Path(os.path.realpath(src)), Path(os.path.realpath(dst))
     if real_dst == real_src or real_src in real_dst.parents:
-        raise LogError(dst, f"is inside the source {src}")
+        raise RefusedError(dst, f"is inside the source {src}")
     for d in real_dst.parents:
         if (d / "meta.properties").exists():  # every broker's log directory holds one
-            raise LogError(dst, f"is inside {d}, a Kafka log directory: a broker would load the "
+            raise RefusedError(dst, f"is inside {d}, a Kafka log directory: a broker would load the "
                                 "rewrite as a partition; write it elsewhere")  # fmt: skip
     if not real_dst.parent.is_dir():
-        raise LogError(dst, f"cannot be created: {dst.parent} is not a directory")
+        raise RefusedError(dst, f"cannot be created: {dst.parent} is not a directory")
 
 
 @contextmanager
@@ -558,13 +558,15 @@ def copy_log_dirs_files(src: Path, stage: Path, partitions: set[str],
 
 
 def add_arguments(p: argparse.ArgumentParser, path: Callable[[str], Path] = Path,
-                  src: str = "a segment (.log), a partition directory or a log.dirs") -> None:
+                  src: str = "a segment (.log), a partition directory or a log.dirs",
+                  src_path: Callable[[str], Path] | None = None) -> None:  # fmt: skip
     """SRC, DST, --check and the rebuild's options as a command line takes them (the one
-    definition of `kafkacodec rewrite` and `kafkacodec spark rewrite`); path: SRC's and
-    DST's type; src: what SRC may be."""
+    definition of `kafkacodec rewrite` and `kafkacodec spark rewrite`); path: DST's type
+    (and SRC's, unless src_path is given); src: what SRC may be."""
     from ..runtime.compression import CODEC_IDS
+    from ..units import integer
 
-    p.add_argument("src", metavar="SRC", type=path,
+    p.add_argument("src", metavar="SRC", type=src_path or path,
                    help=f"{src}; only read")  # fmt: skip
     p.add_argument("dst", metavar="DST", type=path, nargs="?",
                    help="the new directory to write (must not exist; outside every log "
@@ -574,7 +576,7 @@ def add_arguments(p: argparse.ArgumentParser, path: Callable[[str], Path] = Path
                    "byte for byte (exit 1 when one does not)")  # fmt: skip
     p.add_argument("--compression", choices=sorted(CODEC_IDS, key=lambda name: CODEC_IDS[name]),
                    help="recompress every batch with this codec (default: each keeps its own)")  # fmt: skip
-    p.add_argument("--level", type=int,
+    p.add_argument("--level", type=integer(),
                    help="the codec's level, in Kafka's range (compression.<codec>.level)")  # fmt: skip
     p.add_argument("--magic", type=int, choices=[2],
                    help="convert legacy message sets (magic 0 and 1) to v2 batches, as Kafka's "
@@ -582,10 +584,10 @@ def add_arguments(p: argparse.ArgumentParser, path: Callable[[str], Path] = Path
     p.add_argument("--gzip-jdk", choices=["8", "17"],
                    help="the JDK whose gzip header to write (8: JDK 8 and 11; 17: JDK 16 and "
                    "later; default: the source's, else 17)")  # fmt: skip
-    p.add_argument("--index-interval-bytes", type=int, metavar="N",
+    p.add_argument("--index-interval-bytes", type=integer(0), metavar="N",
                    help="index.interval.bytes for the rebuilt indexes (default: the topic's "
                    "config, where the log.dirs holds the cluster's metadata, else 4096)")  # fmt: skip
-    p.add_argument("--batch-bytes", type=int, metavar="N",
+    p.add_argument("--batch-bytes", type=integer(1), metavar="N",
                    help="how many bytes of uncompressed legacy messages become one batch when "
                    "they are converted or compressed (default 16384, the producer's batch.size)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="the summary as JSON")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import re
 from collections.abc import Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
@@ -43,6 +44,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("kafkacodec.log")
+_NONZERO = re.compile(rb"[^\x00]")
 
 
 class LogOffsetPosition(NamedTuple):
@@ -135,6 +137,9 @@ class Segment:
         self.named = True
         #: Said when an index could not be used and a walk replaced it.
         self.notes: list[str] = []
+        #: (position, bytes) of an incomplete batch where a read (reads) stopped: a write
+        #: cut short, or damage (Kafka's reads stop there too; its recovery truncates it).
+        self.unread_tail: tuple[int, int] | None = None
 
     def __repr__(self) -> str:
         return f"Segment({str(self.path)!r})"
@@ -239,7 +244,8 @@ class Segment:
                 end: int | None = None) -> BatchIterator | WindowedBatches:  # fmt: skip
         """Shallow iteration over the batches from a byte position (Kafka's batchesFrom),
         to `end` (default: the end of the file). A remote segment is fetched a window at
-        a time as the walk reaches it (WindowedBatches)."""
+        a time as the walk reaches it (WindowedBatches). Every byte is judged: a zero tail
+        is damage here, as it is to Kafka's recovery (see reads for searches)."""
         stop = self.size if end is None else min(end, self.size)
         blob = self.blob
         if blob.remote:
@@ -248,6 +254,33 @@ class Segment:
         return BatchIterator(
             blob.whole(), verify_crc=verify_crc, source=str(self.path), start=position, end=stop
         )
+
+    def reads(self, position: int = 0, *, verify_crc: bool = False) -> Iterator[Batch]:
+        """The batches a running broker reads from a byte position: as batches(), but the
+        log ends where the rest of the file is zeros (preallocated space, log.preallocate:
+        Kafka's FileRecords of a live segment ends at the bytes written, and a clean
+        shutdown trims the rest; only recovery reads the zeros, and truncates them). Used by
+        the searches and reads, never by checks or recovery."""
+        it = self.batches(position, verify_crc=verify_crc)
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                if it.remaining and not self.zeros_from(it.position):
+                    self.unread_tail = (it.position, it.remaining)
+                return
+            except DecodeError:
+                if self.zeros_from(it.position):
+                    return
+                raise
+            yield batch
+
+    def zeros_from(self, position: int) -> bool:
+        """Whether the file holds only zero bytes from position to its end (a local file's
+        preallocated tail; a remote segment never has one)."""
+        if self.blob.remote or position >= self.size:
+            return False
+        return _NONZERO.search(self.blob.whole(), position) is None
 
     def pages(self, start: int = 0) -> PageDropper:
         """What a long walk from `start` tells where it is, so that the pages it passed
@@ -277,7 +310,7 @@ class Segment:
         if not 0 <= entry.position < self.size:
             return False
         try:
-            batch = next(self.batches(entry.position), None)
+            batch = next(self.reads(entry.position), None)
         except DecodeError:
             return False
         return batch is not None and batch.last_offset <= entry.offset
@@ -302,7 +335,7 @@ class Segment:
     def translate_offset(self, offset: int, starting_position: int = 0) -> LogOffsetPosition | None:
         """The first batch at or after the indexed position whose last offset >= offset."""
         start = max(self.start_position(offset), starting_position)
-        for batch in self.batches(start):
+        for batch in self.reads(start):
             if batch.last_offset >= offset:
                 return LogOffsetPosition(batch.last_offset, batch.position, batch.size)
         return None
@@ -316,9 +349,9 @@ class Segment:
             starting_offset = self.base_offset
         found = self.time_index.lookup(timestamp)
         position = self.start_position(max(found.offset, starting_offset))
-        for batch in self.batches(position):
+        for batch in self.reads(position):
             if batch.max_timestamp >= timestamp:
-                for r in batch.records():
+                for r in batch.iter_records():
                     if r.timestamp >= timestamp and r.offset >= starting_offset:
                         return TimestampAndOffset(
                             r.timestamp, r.offset, _epoch(batch.partition_leader_epoch)
@@ -331,7 +364,7 @@ class Segment:
         last = None
         start = self.start_position(self.offset_index.last_entry().offset)
         pages = self.pages(start)  # a long walk when the index is missing
-        for batch in self.batches(start):
+        for batch in self.reads(start):
             last = batch
             pages.passed(batch.position)
         return self.base_offset if last is None else last.last_offset + 1
@@ -354,7 +387,7 @@ class Segment:
     def _max_timestamp_walk(self) -> TimestampOffset:
         best = self.time_index.last_entry()
         start = self.start_position(best.offset) if best.timestamp >= 0 else 0
-        for batch in self.batches(start):
+        for batch in self.reads(start):
             if batch.max_timestamp > best.timestamp:
                 best = TimestampOffset(batch.max_timestamp, batch.last_offset)
         return best
@@ -363,29 +396,44 @@ class Segment:
         return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
     # -- checking the indexes against the log
-    def index_problems(self, walk: list[tuple[int, int, int, int]], *,
-                       live: bool = False) -> Problems:  # fmt: skip
-        """Where the offset and time indexes disagree with the log. `walk` is the log's
-        readable batches as (position, base offset, last offset, max timestamp), in file
-        order. `live`: the log is being appended to, so entries past what was read (written
-        after it was mapped) are not judged.
+    def index_problems(self, walk: list[tuple[int, int, int, int]], *, live: bool = False,
+                       aborts: set[tuple[int, int]] | None = None,
+                       only: str | None = None) -> Problems:  # fmt: skip
+        """Where the indexes disagree with the log. `walk` is the log's readable batches as
+        (position, base offset, last offset, max timestamp), in file order; `aborts` the
+        (producer id, offset) of its ABORT markers (None: the transaction index is given
+        Kafka's sanity check only); `only` one index's suffix (".index", ".timeindex",
+        ".txnindex") to check alone. `live`: the log is being appended to, so entries past
+        what was read (written after it was mapped) are not judged.
 
         The rules hold for every index a broker writes, leaders' and followers' alike: an
         offset index entry points at a batch boundary and names the last offset of a batch
         at or after it (one append may hold several batches); a time index entry names a
         batch (its last offset, or any offset in it, as before Kafka 3) whose timestamp is
-        the largest of the segment up to that batch. Kafka's own sanity checks come first."""
+        the largest of the segment up to that batch; a transaction index entry's last offset
+        is an ABORT marker of its producer (Kafka indexes an aborted transaction in the
+        segment its marker is appended to: UnifiedLog.append, LogSegment.updateTxnIndex).
+        Kafka's own sanity checks come first."""
         oi, ti = self.offset_index, self.time_index
         size = self.size
         read_to = walk[-1][2] if walk else self.base_offset - 1
         problems = Problems(limit=1000)
-        for index, found_by_check in ((oi, oi.check(None if live else size)), (ti, ti.check())):
-            problems.extend(f"{index.path}: {p}" for p in found_by_check)
-            problems.total += found_by_check.unlisted
-        found = {oi.path: Problems(), ti.path: Problems()}
+        checks = {".index": (oi, lambda: oi.check(None if live else size)), ".timeindex": (ti, ti.check)}
+        for suffix, (index, check) in checks.items():
+            if only in (None, suffix):
+                found_by_check = check()
+                problems.extend(f"{index.path}: {p}" for p in found_by_check)
+                problems.total += found_by_check.unlisted
+        if only in (None, ".txnindex"):
+            problems.extend(self._txn_index_problems(aborts, read_to if live else None))
+        if only not in (None, ".index"):
+            oi = None  # type: ignore[assignment]
+        if only not in (None, ".timeindex"):
+            ti = None  # type: ignore[assignment]
+        found = {idx.path: Problems() for idx in (oi, ti) if idx is not None}
         by_position = {w[0]: i for i, w in enumerate(walk)}
         lasts = [w[2] for w in walk]  # increasing: bisect finds a batch by offset
-        if oi.usable:
+        if oi is not None and oi.usable:
             for n, e in enumerate(oi):
                 if live and (e.position >= size or e.offset > read_to):
                     break
@@ -400,7 +448,7 @@ class Segment:
                         f"{oi.path}: entry {n}: offset {e.offset} is not the last offset of a batch "
                         f"at or after position {e.position}"
                     )
-        if ti.usable:
+        if ti is not None and ti.usable:
             running, upto = [], -1
             for w in walk:
                 upto = max(upto, w[3])
@@ -421,6 +469,25 @@ class Segment:
         for lines in found.values():
             problems.extend(lines)
         return problems
+
+    def _txn_index_problems(self, aborts: set[tuple[int, int]] | None,
+                            read_to: int | None) -> list[str]:  # fmt: skip
+        """Kafka's sanity check of the .txnindex, then (with aborts) each entry against the
+        ABORT markers of the log; entries past read_to (a live log) are not judged."""
+        xi = self.txn_index
+        out = [f"{xi.path}: {p}" for p in xi.check()]
+        if aborts is None or not xi.usable:
+            return out
+        for n, e in enumerate(xi):
+            if read_to is not None and e.last_offset > read_to:
+                break
+            if (e.producer_id, e.last_offset) not in aborts:
+                out.append(f"{xi.path}: entry {n}: offset {e.last_offset} is not an ABORT marker "
+                           f"of producer {e.producer_id} in the log")  # fmt: skip
+            elif not e.first_offset <= e.last_offset:
+                out.append(f"{xi.path}: entry {n}: first offset {e.first_offset} is after its "
+                           f"last offset {e.last_offset}")  # fmt: skip
+        return out
 
 
 def _segment(cls: type[Segment], spec: tuple, named: bool, path: StoragePath,

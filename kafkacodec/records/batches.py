@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import mmap
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
@@ -220,8 +220,59 @@ class RecordBatch(KafkaRecordBatch):
         self._records = recs
         return recs
 
+    def iter_records(self, *, max_inflated: int | None = None) -> Iterator[Record]:
+        """The records one at a time, as Kafka's batch iterator reads them for a search
+        (LogSegment.findOffsetByTimestamp): one that stops at its answer never reads past
+        it. A damaged record, or a count the records region cannot hold, is raised only
+        when the walk reaches it (records() decodes, and judges, the whole batch first)."""
+        try:
+            recs = self.records(max_inflated=max_inflated)
+        except DecodeError as err:
+            failed = err
+        else:
+            yield from recs
+            return
+        attributes = self.attributes
+        codec = attributes & 7
+        raw = self.records_region_raw
+        try:
+            data = raw if codec == _comp.NONE else _comp.decompress(codec, raw, 2, max_inflated)
+        except DecodeError:
+            raise failed from None
+        ts_type = TIMESTAMP_TYPES[bit_field(KafkaRecordBatch, "timestamp_type", attributes)]
+        try:
+            for rec in _iter_parsed(self, bytes(data), ts_type):
+                if self.is_control:
+                    rec.control = parse_control(rec.key, rec.value)
+                yield rec
+        except DecodeError:
+            raise failed from None
+        raise failed
+
     def _where(self) -> str:
         return f"records of the batch at byte {self.position} (base offset {self.base_offset})"
+
+
+def _iter_parsed(batch: RecordBatch, data: bytes, ts_type: str,
+                 stop: list[int] | None = None) -> Iterator[Record]:  # fmt: skip
+    """The records of a records region, parsed one at a time (the generated parser), as
+    far as the region holds them; `stop` is told where the last one ends."""
+    base_offset, base_ts, max_ts = batch.base_offset, batch.base_timestamp, batch.max_timestamp
+    log_append = ts_type == "LogAppendTime"
+    base_seq = batch.base_sequence
+    pos, end = 0, len(data)
+    for _ in range(batch.num_records):
+        r, pos = KafkaRecord.parse(data, pos, end)
+        delta = r.offset_delta
+        yield Record(
+            base_offset + delta, max_ts if log_append else base_ts + r.timestamp_delta, r.key,
+            r.value, [(h.key, h.value) for h in r.headers] if r.headers else [],
+            timestamp_type=ts_type,
+            sequence=-1 if base_seq == -1 else (base_seq + delta) & 0x7FFFFFFF,
+            attributes=r.attributes,
+        )  # fmt: skip
+    if stop is not None:
+        stop.append(pos)
 
 
 def _decode_records(batch: RecordBatch, data: BytesLike, attributes: int) -> list[Record]:
@@ -251,34 +302,11 @@ def _parse_records(batch: RecordBatch, data: bytes, ts_type: str) -> list[Record
             0,
             "kafka_record_batch /seq/12",
         )
-    base_offset = batch.base_offset
-    log_append = ts_type == "LogAppendTime"
-    base_ts = batch.base_timestamp
-    max_ts = batch.max_timestamp
-    base_seq = batch.base_sequence
-    parse = KafkaRecord.parse
-    out: list[Record] = []
-    append = out.append
-    pos = 0
-    for _ in range(n):
-        r, pos = parse(data, pos, end)
-        delta = r.offset_delta
-        headers = [(h.key, h.value) for h in r.headers] if r.headers else []
-        append(
-            Record(
-                base_offset + delta,
-                max_ts if log_append else base_ts + r.timestamp_delta,
-                r.key,
-                r.value,
-                headers,
-                timestamp_type=ts_type,
-                sequence=-1 if base_seq == -1 else (base_seq + delta) & 0x7FFFFFFF,
-                attributes=r.attributes,
-            )
-        )
-    if pos != end:
+    stop: list[int] = []
+    out = list(_iter_parsed(batch, data, ts_type, stop))
+    if stop[0] != end:
         raise CorruptRecordError(
-            f"{end - pos} bytes remain after the {n} records the batch declares", pos
+            f"{end - stop[0]} bytes remain after the {n} records the batch declares", stop[0]
         )
     return out
 
@@ -401,6 +429,11 @@ class LegacyBatch(KafkaLegacyMessage):
                 raise (err.with_source(source) if source else err) from None
         self._records = recs
         return recs
+
+    def iter_records(self, *, max_inflated: int | None = None) -> Iterator[Record]:
+        """The records, for a search (RecordBatch.iter_records): a legacy entry's inner
+        messages are decoded together, as Kafka decompresses a wrapper whole."""
+        yield from self.records(max_inflated=max_inflated)
 
 
 def _b(v: bytes | memoryview | None) -> bytes | None:

@@ -26,7 +26,12 @@ from .objects import ObjectPath, Stats, is_url, object_path, parse_options, tota
 __all__ = [
     "as_path", "is_remote", "open_blob", "map_file", "read_whole", "read_side_file", "size_of",
     "ObjectPath", "Blob", "Stats", "total_stats", "parse_options", "is_url", "refuse_remote",
+    "named_path", "LINK_RULE",
 ]  # fmt: skip
+
+#: How kafkacodec treats symbolic links, said in the messages that refuse one.
+LINK_RULE = ("kafkacodec follows a link only when it is named on the command line, never one "
+             "found inside a log directory")  # fmt: skip
 
 StoragePath = Path | ObjectPath
 
@@ -46,6 +51,20 @@ def as_path(target, options: dict | None = None) -> StoragePath:
         raise StorageError(text, f"unsupported URL scheme {text.split('://')[0]!r} (object "
                                  "stores: s3, gs, abfs, abfss, hdfs; or a local path)")  # fmt: skip
     return Path(text)
+
+
+def named_path(target, options: dict | None = None) -> StoragePath:
+    """A path named on the command line (as_path): a local symbolic link is followed, once,
+    to what it points to, since the operator chose it (a linked segment, partition
+    directory or log.dirs reads as what it points to). Links found inside a log directory
+    are never followed (fsio opens files with O_NOFOLLOW; LogDirs names linked partition
+    directories): LINK_RULE."""
+    import os
+
+    p = as_path(target, options)
+    if isinstance(p, Path) and p.is_symlink():
+        return Path(os.path.realpath(p))
+    return p
 
 
 def is_remote(path) -> bool:

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-from ..runtime.errors import LogError
+from ..runtime.errors import LogError, RefusedError
 
 __all__ = [
     "SIDE_FILE_LIMIT", "TMP_SUFFIX", "open_regular", "read_side_file", "map_regular",
@@ -55,8 +55,9 @@ _KINDS = (
 
 def _oserror(path, err: OSError, verb: str) -> LogError:
     if err.errno == errno.ELOOP:
-        return LogError(path, "is a symbolic link; kafkacodec does not follow links in log "
-                              "directories")  # fmt: skip
+        return LogError(path, "is a symbolic link inside a log directory: not followed ("
+                              "kafkacodec follows a link only when it is named on the command "
+                              "line)")  # fmt: skip
     return LogError(path, f"cannot {verb}: {err.strerror}")
 
 
@@ -345,7 +346,7 @@ class LogDirLock:
                 raise _oserror(self.path, err, "lock") from None
             pid = lock_holder(self.log_dir)
             who = f"process {pid}" if pid else "another process"
-            raise LogError(self.path, f"is locked by {who} (a running broker?): stop the broker, "
+            raise RefusedError(self.path, f"is locked by {who} (a running broker?): stop the broker, "
                                       "or take this disk out of its log.dirs, before a repair") from None  # fmt: skip
         self._fd = fd
         return self

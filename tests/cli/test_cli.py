@@ -82,19 +82,29 @@ def test_lookup_matches_kafka(tmp_path):
     d = tmp_path / "orders-0"
     shutil.copytree(SEG_DIR, d, ignore=shutil.ignore_patterns("*.json", "*.txt", "recovery"))
     seg = json.loads((SEG_DIR / "segment_interval4096.json").read_text())
+    end = seg["readNextOffset"]
+    out_of_range = 0
     for target, last, pos, _size in seg["translateOffset_target_batchLastOffset_position_size"][
         ::50
     ]:
-        res = json.loads(kc("lookup", d, "--offset", target, "--json").stdout)
-        assert ((res["batch_last_offset"], res["position"]) if res else (None, None)) == (last, pos)
+        run = kc("lookup", d, "--offset", target, "--json", ok=None)
+        res = json.loads(run.stdout)
+        if not 1000 <= target < end:  # a partition's answer: Kafka's OffsetOutOfRange
+            assert run.returncode == 1 and res is None and "OffsetOutOfRange" in run.stderr
+            out_of_range += 1
+            continue
+        assert (res["batch_last_offset"], res["position"]) == (last, pos)
+    assert out_of_range  # the vector asks below the segment and past its end too
     res = json.loads(kc("lookup", d, "--timestamp", "-1", "--json").stdout)
-    assert res["offset"] == seg["readNextOffset"]
+    assert res["offset"] == end
     for row in seg["findOffsetByTimestamp_target_startingOffset_timestamp_offset_leaderEpoch"][
         ::97
     ]:
         if row[0] < 0:
             continue
-        res = json.loads(kc("lookup", d, "--timestamp", row[0], "--json").stdout)
+        run = kc("lookup", d, "--timestamp", row[0], "--json", ok=None)
+        res = json.loads(run.stdout)
+        assert run.returncode == (0 if res else 1)  # no record reaches it: no answer, exit 1
         assert (
             (res["timestamp"], res["offset"], res["leader_epoch"]) if res else (None, None, None)
         ) == tuple(row[2:])

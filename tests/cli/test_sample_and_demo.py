@@ -76,4 +76,4 @@ def test_sample_command_writes_what_it_says(tmp_path):
     on_disk = sum(f.stat().st_size for f in (tmp_path / "sized").rglob("*.log"))
     assert 300 << 10 <= on_disk < (300 << 10) + 10_000 and f"{on_disk} bytes" in sized
     again = cli("sample", tmp_path / "big", ok=False)  # never writes over what is there
-    assert again.returncode == 1 and "exists and is not empty" in again.stderr
+    assert again.returncode == 2 and "exists and is not empty" in again.stderr  # refused

@@ -248,7 +248,9 @@ def test_three_corruptions_in_one_segment_are_three_regions(tmp_path):
     assert out["unreadable_bytes"] == sum(e - s for s, e in bad)
     assert all("CRC mismatch" in r["reason"] for r in out["bad_regions"])
     # records --skip-corrupt reads past them; recover still cuts at the first, as Kafka does
-    recs = cli("records", d, "--skip-corrupt").stdout.splitlines()
+    read = cli("records", d, "--skip-corrupt", ok=False)  # damage read past: exit 1
+    assert read.returncode == 1 and read.stderr.count("kafkacodec records: skipped: ") == 3
+    recs = read.stdout.splitlines()
     assert [int(r.split()[1]) for r in recs] == [o for o in range(27) if o not in (2, 10, 20)]
     plain = cli("records", d, ok=False)
     assert plain.returncode == 1 and f"byte {bad[0][0]}" in plain.stderr

@@ -179,7 +179,7 @@ def test_refusals(tmp_path):
     for dst, why in [(tmp_path / "taken", "exists"), (part / "inner", "inside the source"),
                      (part, "exists")]:  # fmt: skip
         out = kafkacodec_cli("rewrite", part, dst, ok=None)
-        assert out.returncode == 1 and why in out.stderr
+        assert out.returncode == 2 and why in out.stderr  # refused: nothing done
     live = tmp_path / "live"
     live.mkdir()
     (live / "meta.properties").write_text("")
@@ -199,7 +199,7 @@ def test_a_log_a_broker_holds_is_refused(tmp_path):
         try:
             assert holder.stdout.readline().strip() == "locked"
             out = kafkacodec_cli("rewrite", part, tmp_path / "new", ok=None)
-            assert out.returncode == 1 and f"process {holder.pid}" in out.stderr
+            assert out.returncode == 2 and f"process {holder.pid}" in out.stderr
             assert not (tmp_path / "new").exists()
         finally:
             holder.kill()

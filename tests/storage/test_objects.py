@@ -200,9 +200,9 @@ def test_open_log_and_options(s3_server, bucket):
 
 def test_a_missing_object_or_bucket_is_named(s3_server, bucket):
     out = cli("lookup", f"{bucket}/nope-0", "--offset", "1", env=s3_server.env, ok=False)
-    assert out.returncode == 1 and f"{bucket}/nope-0: no such directory" in out.stderr
+    assert out.returncode == 2 and f"{bucket}/nope-0: no such directory" in out.stderr
     out = cli("dump", "s3://no-such-bucket/x/00000000000000000000.log", env=s3_server.env, ok=False)
-    assert out.returncode == 1 and "s3://no-such-bucket/x/00000000000000000000.log" in out.stderr
+    assert out.returncode == 2 and "s3://no-such-bucket/x/00000000000000000000.log" in out.stderr
     with pytest.raises(FileNotFoundError):
         open_blob(as_path(f"{bucket}/java-0/00000000000000009999.log"))
 
@@ -252,9 +252,9 @@ def test_access_denied_is_named(s3_server, bucket):
         wrong = cli("records", f"{bucket}/java-0", env={**env, "AWS_ACCESS_KEY_ID": "nobody"}, ok=False)
     finally:
         s3_server.moto("reset-auth", b"inf")
-    assert out.returncode == 1 and "access denied" in out.stderr and f"{bucket}/java-0" in out.stderr
+    assert out.returncode == 2 and "access denied" in out.stderr and f"{bucket}/java-0" in out.stderr
     # a HEAD answers 403 with no body, whatever the reason: a refused key reads as denied
-    assert wrong.returncode == 1 and ("access denied" in wrong.stderr or "refused" in wrong.stderr)
+    assert wrong.returncode == 2 and ("access denied" in wrong.stderr or "refused" in wrong.stderr)
 
 
 @pytest.mark.slow

@@ -271,7 +271,7 @@ def test_encrypted_segments_need_their_key(s3_server, bucket, source, key, tmp_p
     with pytest.raises(StorageError, match="does not unwrap with the RSA key given for key1"):
         records(open_log(url, keys=KeyRing({"encryption_key.key1": str(wrong)})))
     out = cli("records", url, "--storage-option", f"encryption_key={wrong}", env=s3_server.env, ok=False)
-    assert out.returncode == 1 and "a wrong key" in out.stderr and ".rsm-manifest" in out.stderr
+    assert out.returncode == 2 and "a wrong key" in out.stderr and ".rsm-manifest" in out.stderr
     assert records(open_log(url, keys=KeyRing({"encryption_key.key1": str(pem)})))
 
 

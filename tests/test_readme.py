@@ -1,0 +1,150 @@
+"""The README's shown command output comes from runs these tests repeat: every `$ kafkacodec`
+example whose input the tests can make (the `make demo` log.dirs in out/logdirs, the shared
+vectors in tests/vectors, /tmp/rd: that log.dirs' orders-0 with two damaged batches, a
+corpus, generate --check) is run and its output compared with the README's, line for line.
+
+In the README's output, a line "..." stands for any lines, and "..." inside a line for any
+text (a backup's time stamp, a long line cut short)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import EXE, ROOT
+
+from kafkacodec.log import Partition
+from kafkacodec.sample import write_sample_log_dirs
+
+README = ROOT / "README.md"
+#: Where a README example's paths come from: what these tests make, or the checkout.
+RUNNABLE = ("out/logdirs", "tests/vectors", "/tmp/rd", "/tmp/kafka-corpus", "generate --check",
+            "records /tmp")  # fmt: skip
+
+
+def examples(text: str) -> list[tuple[int, str, list[str]]]:
+    """(line number, command, output lines) of each `$ kafkacodec ...` in an indented block."""
+    out: list[tuple[int, str, list[str]]] = []
+    current = None
+    for n, line in enumerate(text.splitlines(), start=1):
+        indented = line.startswith("    ")
+        body = line[4:] if indented else None
+        if body is not None and body.startswith("$ "):
+            current = (n, body[2:].split("  #")[0].strip(), [])
+            out.append(current)
+        elif current is not None and indented:
+            current[2].append(body)
+        elif current is not None and line.strip():
+            current = None  # prose: the block ended
+    return [(n, cmd, _trim(lines)) for n, cmd, lines in out if cmd.startswith("kafkacodec ")]
+
+
+def _trim(lines: list[str]) -> list[str]:
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def matches(want: list[str], got: list[str]) -> bool:
+    """Whether got is what want shows ("..." lines and "..." inside lines: see the module)."""
+    if not want:
+        return not got
+    head, rest = want[0], want[1:]
+    if head.strip() == "...":
+        return any(matches(rest, got[i:]) for i in range(len(got) + 1))
+    if not got:
+        return False
+    pattern = ".*".join(map(re.escape, head.rstrip().split("...")))
+    return re.fullmatch(pattern, got[0].rstrip()) is not None and matches(rest, got[1:])
+
+
+def runnable(cmd: str, spark: bool) -> bool:
+    if " ... " in f"{cmd} " or ("kafkacodec spark " in cmd) != spark:
+        return False
+    if "--master" in cmd or cmd.startswith("kafkacodec sample "):
+        return False  # a standalone cluster (tests/pipeline/test_cluster.py); a new log.dirs
+    return any(where in cmd for where in RUNNABLE) and "s3://" not in cmd
+
+
+def damage(part: Path, bases=(1912, 2367)) -> None:
+    """The README's /tmp/rd: the batches at these base offsets damaged (their last byte,
+    inside the records: a CRC mismatch)."""
+    with Partition(part) as p:
+        for seg in p.segments:
+            spots = [b.position + b.size - 1 for b in seg.batches() if b.base_offset in bases]
+            if spots:
+                data = bytearray(Path(seg.path).read_bytes())
+                for at in spots:
+                    data[at] ^= 0xFF
+                Path(seg.path).write_bytes(bytes(data))
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory) -> Path:
+    """A working directory with what the examples read: out/logdirs, tests -> the checkout's
+    tests, and /tmp's stand-ins (rd, kafka-corpus's parent)."""
+    d = tmp_path_factory.mktemp("readme")
+    write_sample_log_dirs(d / "out" / "logdirs")
+    (d / "tests").symlink_to(ROOT / "tests")
+    (d / "tmp").mkdir()
+    (d / "tmp" / "rd").mkdir()
+    shutil.copytree(d / "out" / "logdirs" / "orders-0", d / "tmp" / "rd" / "orders-0")
+    damage(d / "tmp" / "rd" / "orders-0")
+    return d
+
+
+def run(place: Path, cmd: str) -> list[str]:
+    here = str(place / "tmp")
+    shell = cmd.replace("kafkacodec ", f"{EXE} ", 1).replace("/tmp", here)
+    shell = shell.replace(f"{EXE} generate", f"cd {ROOT} && {EXE} generate")
+    res = subprocess.run(["bash", "-c", shell], cwd=place, capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert "Traceback" not in res.stderr, res.stderr
+    text = res.stdout + ("" if res.stdout and "| head" in cmd else res.stderr)
+    return [line.replace(here, "/tmp") for line in text.splitlines()]
+
+
+def test_the_readme_examples_are_parsed():
+    found = examples(README.read_text())
+    assert len(found) > 40
+    ran = [cmd for _n, cmd, _out in found if runnable(cmd, spark=False)]
+    assert len(ran) >= 15, ran
+    assert matches(["a", "...", "d"], ["a", "b", "c", "d"]) and not matches(["a"], ["a", "b"])
+    assert matches(["x ... z"], ["x 123 z"]) and not matches(["x ... z"], ["x 123 y"])
+
+
+def test_the_readme_shows_what_the_commands_print(place):
+    wrong = []
+    for n, cmd, want in examples(README.read_text()):
+        if runnable(cmd, spark=False):
+            got = run(place, cmd)
+            if not matches(want, got):
+                wrong.append(f"README.md:{n}: $ {cmd}\n  shown: {want}\n  printed: {got}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_readme_shows_what_make_demo_and_the_spark_jobs_print(place):
+    text = README.read_text()
+    block = text.split("<!-- make demo's output -->", 1)[1].split("\n\n    demo finished", 1)[0]
+    want = [line[4:] for line in block.strip("\n").splitlines()] + ["", "demo finished: every check passed"]
+    res = subprocess.run([str(EXE.with_name("python")), "-m", "kafkacodec.demo", "out/logdirs"],
+                         cwd=place / "demo", capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = res.stdout.splitlines()
+    assert matches(want, got), "\n".join(got)
+    wrong = []
+    for n, cmd, shown in examples(text):
+        if runnable(cmd, spark=True):
+            if not matches(shown, run(place, cmd)):
+                wrong.append(f"README.md:{n}: $ {cmd}\n  shown: {shown}")
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.fixture(autouse=True)
+def _demo_dir(place):
+    (place / "demo").mkdir(exist_ok=True)
