@@ -36,7 +36,7 @@ from ..runtime import compression as _comp
 from ..runtime._prim import column_buffers
 from ..runtime.crc import crc32, crc32c
 from ..runtime.errors import CorruptRecordError, DecodeError
-from .batches import LOG_OVERHEAD, BatchIterator, bit_field, byte_view
+from .batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD, BatchIterator, bit_field, byte_view
 
 V2 = KafkaRecordBatch  # whose BITS name the attribute bits (bit_field)
 
@@ -277,13 +277,19 @@ def iter_columns(data, *, verify_crc: bool = True, source: str | None = None, st
         if w.position == pos and w.error is None:  # no whole batch before stop
             if stop == end or end - pos < LOG_OVERHEAD:
                 return  # a partial entry at the end
-            stop = pos + LOG_OVERHEAD + int.from_bytes(view[pos + 8 : pos + 12], "big", signed=True)
-            if stop > end:
+            size = int.from_bytes(view[pos + 8 : pos + 12], "big", signed=True)
+            stop = pos + LOG_OVERHEAD + size
+            if size < MIN_MESSAGE_OVERHEAD:  # no entry is this small: a walk to the end names it
+                stop = end
+            elif stop > end:
                 return
             w = walk_batches(view, verify_crc=verify_crc, source=source, start=pos, end=stop)
         yield from records_table(view, w, max_inflated=max_inflated).to_batches()
         if w.error is not None:
             raise w.error
+        if w.position <= pos:  # never loop in place, whatever the bytes
+            stuck = CorruptRecordError("no batch can be read here", pos)
+            raise stuck.with_source(source) if source else stuck
         pos = w.position
         if passed is not None:
             passed(pos)

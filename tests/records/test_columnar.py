@@ -412,3 +412,20 @@ def test_a_segment_streams_its_columns(tmp_path):
     with Segment(tmp_path, 1000) as seg:
         got = [r for rb in seg.columns() for r in rb.to_pylist()]
     assert got == decode_columns(log.read_bytes()).to_pylist()
+
+
+@pytest.mark.parametrize("size", [-2**31, -100, -12, 0, 13])
+@pytest.mark.parametrize("chunk", [1, 5, 12, 40])
+def test_a_size_too_small_for_any_entry_is_named_by_a_chunked_walk(size, chunk):
+    """An entry whose size cannot be (less than the smallest message) where a chunk ends
+    before it: the chunked walk names it as the whole walk does (it looped in place when
+    the size was 12 less than nothing, a Hypothesis case)."""
+    import struct
+
+    bad = bytearray(kc.build_batch([kc.Record(None, 1, b"k", b"v", [])]) * 2)
+    bad[8:12] = struct.pack(">i", size)
+    with pytest.raises(kc.KafkacodecError) as at_once:
+        columnar.decode_columns(bytes(bad))
+    with pytest.raises(kc.KafkacodecError) as chunked:
+        list(columnar.iter_columns(bytes(bad), chunk_bytes=chunk))
+    assert str(chunked.value) == str(at_once.value) and "record size" in str(chunked.value)
