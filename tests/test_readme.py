@@ -128,6 +128,7 @@ def test_the_readme_examples_are_parsed():
     assert matches(["x ... z"], ["x 123 z"]) and not matches(["x ... z"], ["x 123 y"])
 
 
+@pytest.mark.slow  # twenty commands; CI runs it
 def test_the_readme_shows_what_the_commands_print(place):
     wrong = []
     for n, cmd, want in examples(README.read_text()):
