@@ -3,6 +3,7 @@ kafkacodec.console)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -161,6 +162,9 @@ def open_partition(path, args=None):
     if not p.segments:
         p.close()
         raise NotAPartitionError(p.path, no_segments(p, "nothing to read"))
+    learn_extent(p)
+    for problem in p.problems:  # a side file not read, remote segments not found: said
+        logging.getLogger("kafkacodec.cli").warning(problem)
     for seg in p.segments:
         if not isinstance(seg, TieredSegment):  # a remote one is named by its layout
             with damaged_if_named(True):
@@ -181,6 +185,15 @@ def damaged_if_named(named: bool) -> Iterator[None]:
         if not named:
             raise
         raise LogError(err.path, err.message, err.position) from None
+
+
+def learn_extent(p) -> None:
+    """Tell a partition what the cluster's __remote_log_metadata, where its log directory
+    holds it, says the log holds beyond its files (Partition.remote_extent)."""
+    from ..internal.remote import remote_extent
+
+    p.remote_extent, problems = remote_extent(p.local if getattr(p, "local", None) else p)
+    p.problems += problems
 
 
 def no_segments(p, consequence: str) -> str:

@@ -54,6 +54,7 @@ def _record_line(r) -> str:
 
 def run(args: argparse.Namespace) -> int:
     skipped: list[str] = []
+    missing: list = []
     on_damage = skipped.append if args.skip_corrupt else None
     path = target(args, args.dir)
     k07 = open_kafka07(path)
@@ -76,6 +77,11 @@ def run(args: argparse.Namespace) -> int:
             start = found.offset
         if start is not None:
             p.check_offset(start)  # OffsetOutOfRangeError: exit 1, with the log's range
+        for gap in p.unreadable():  # offsets the log holds that this view cannot read
+            if start is None or gap[1] >= start:
+                missing.append(gap)
+                print(f"kafkacodec records: {safe(str(p.path))}: {safe(p.missing_text(gap))}; "
+                      "they are left out", file=sys.stderr)  # fmt: skip
         rows = p.read(start, committed_only=args.read_committed, on_damage=on_damage)
     n = 0
     try:
@@ -103,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"kafkacodec records: {len(skipped)} damaged stretches left out (--skip-corrupt); "
               "`kafkacodec verify` names them all", file=sys.stderr)  # fmt: skip
         return PROBLEMS
-    if torn and not _held(p):  # a broker writing its last segment: a batch being written
+    if (torn and not _held(p)) or missing:  # a torn write (not a live broker's), data not here
         return PROBLEMS
     return DONE
 

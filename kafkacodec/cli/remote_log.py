@@ -75,7 +75,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"kafkacodec remote-log: {safe(problem)}", file=sys.stderr)
         status = PROBLEMS
     if args.tiered is not None:
-        check = check_layout(folded, target(args, args.tiered))
+        from ..log.tiered import tiered_root
+
+        check = check_layout(folded, tiered_root(target(args, args.tiered)))
         for line in check.problems:
             print(f"kafkacodec remote-log: missing: {safe(line)}", file=sys.stderr)
         for line in check.notes:

@@ -16,6 +16,7 @@ from .common import (
     PROBLEMS,
     UNCHECKED,
     keys,
+    learn_extent,
     no_segments,
     storage_arguments,
     target,
@@ -138,7 +139,11 @@ def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
     for part in parts:
         assert isinstance(part, Partition)
         totals["partitions"] += 1
+        learn_extent(part)
         problems.extend(part.problems)
+        for gap in part.unreadable():  # with --tiered, the remote data was to be read
+            (problems.add if args is not None and tiered(args) else notes.append)(
+                f"{part.path}: {part.missing_text(gap)}")  # fmt: skip
         if is_remote(part.path):  # a journal is finished where it was made, never here
             if part.repair_files:
                 problems.add(f"{part.path}: holds the files of an unfinished kafkacodec repair "

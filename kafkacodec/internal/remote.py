@@ -15,14 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kafkacodec.log.partition import LogDirs
+from kafkacodec.log.partition import LogDirs, Partition
 from kafkacodec.runtime.errors import DecodeError, KafkacodecError
 
 from .codecs import DEFAULT, Codecs
 from .dump_format import get
 from .kafka_json import uuid_text
 
-__all__ = ["RemoteSegment", "RemoteLog", "fold_remote_log", "TOPIC", "SEGMENT_STATES"]
+__all__ = ["RemoteSegment", "RemoteLog", "fold_remote_log", "TOPIC", "SEGMENT_STATES",
+           "remote_extent"]
 
 TOPIC = "__remote_log_metadata"
 #: RemoteLogSegmentState's ids, and RemotePartitionDeleteState's.
@@ -142,6 +143,50 @@ def fold_remote_log(log_dirs: Iterable[LogDirs], codecs: Codecs = DEFAULT) -> Re
     return out
 
 
+def remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> tuple[list[tuple[int, int, int]], list[str]]:
+    """What __remote_log_metadata, where the partition's log directory holds it, lists as
+    readable remote segments of the partition (its topic and partition, and its topic id
+    when partition.metadata names one): ([(start offset, end offset, max timestamp)],
+    problems met reading it). ([], []) when the log directory holds no partition of it
+    (each of the topic's partitions lives on some brokers only)."""
+    if p.topic is None or p.partition is None or p.state is not None:
+        return [], []
+    try:
+        folded = _fold_of(p.path.parent, codecs)
+    except (OSError, KafkacodecError):
+        return [], []
+    if folded is None:
+        return [], []
+    tid = p.topic_id
+    mine = [(s.start_offset, s.end_offset, s.max_timestamp) for s in folded.listed()
+            if s.topic == p.topic and s.partition == p.partition and tid in (None, s.topic_id)]  # fmt: skip
+    return mine, [f"{TOPIC}: {x}" for x in folded.problems]
+
+
+_FOLDED: dict[tuple, RemoteLog] = {}
+
+
+def _fold_of(log_dir, codecs: Codecs) -> RemoteLog | None:
+    """__remote_log_metadata of a log directory folded (None: it holds none), once for as
+    long as its files keep their names and sizes (a command over many partitions folds it
+    once)."""
+    metas = sorted((c for c in log_dir.iterdir() if c.name.startswith(f"{TOPIC}-") and c.is_dir()),
+                   key=str)  # fmt: skip
+    if not metas:
+        return None
+    key = (str(log_dir), id(codecs), tuple((str(f), f.stat().st_size if not hasattr(f, "store") else 0)
+                                           for m in metas for f in sorted(m.iterdir(), key=str)))  # fmt: skip
+    if key not in _FOLDED:
+        dirs = LogDirs(log_dir)
+        dirs.partitions = [q for q in dirs.partitions if q.topic == TOPIC]
+        try:
+            _FOLDED.clear()  # one log directory's at a time
+            _FOLDED[key] = fold_remote_log([dirs], codecs)
+        finally:
+            dirs.close()
+    return _FOLDED[key]
+
+
 @dataclass
 class LayoutCheck:
     """A tiered-storage root against the metadata: segments Kafka reads whose files are
@@ -154,9 +199,12 @@ class LayoutCheck:
 
 
 def check_layout(log: RemoteLog, root, *, every: bool = False) -> LayoutCheck:
-    """Each readable segment's files under root (either layout), and what else is there."""
+    """Each readable segment's files under root (either layout; a directory, or a
+    storage.tiered.TieredRoot with Aiven's key prefix), and what else is there."""
     from kafkacodec.storage import tiered as layout
 
+    if not isinstance(root, layout.TieredRoot):
+        root = layout.TieredRoot(root)
     out = LayoutCheck()
     by_partition: dict[tuple[str, int, str], list[RemoteSegment]] = {}
     for s in log.segments.values():

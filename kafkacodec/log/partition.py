@@ -259,26 +259,70 @@ class Partition:
             self.__dict__["_recorded_start"] = found
         return self.__dict__["_recorded_start"]
 
+    #: The remote segments the cluster's __remote_log_metadata lists for this partition as
+    #: readable, (start offset, end offset, max timestamp), when a caller read it
+    #: (kafkacodec.internal.remote.remote_extent): what the log holds beyond its files here.
+    remote_extent: list[tuple[int, int, int]] = []
+
+    @property
+    def looked_in(self) -> list[str]:
+        """Where this view's segments were looked for (said when offsets are missing)."""
+        return [str(self.path)]
+
+    def known_log_start(self) -> tuple[int, str] | None:
+        """Kafka's log start offset as the broker's files record it, and what records it:
+        its log-start-offset-checkpoint, else the first remote segment __remote_log_metadata
+        lists (remote_extent); None when neither says (the first segment here is the start)."""
+        recorded = self.recorded_log_start_offset
+        if recorded is not None:
+            return recorded, f"the broker's {LOG_START_CHECKPOINT}"
+        if self.remote_extent:
+            return min(s for s, _e, _t in self.remote_extent), "__remote_log_metadata"
+        return None
+
+    def unreadable(self) -> list[tuple[int, int, str]]:
+        """(first, last, what says the log holds them) of each run of offsets the log holds
+        by its broker's records (known_log_start, remote_extent) that no segment read here
+        holds: remote segments whose tiered storage was not given or not found, data lost.
+        Offsets past the last segment's base are never counted (past the end is out of
+        range, not missing)."""
+        if not self.segments:
+            return []
+        claims: list[tuple[int, int, str]] = []
+        known = self.known_log_start()
+        if known is not None and known[0] < self.base_offsets[0]:
+            claims.append((known[0], self.base_offsets[0] - 1, known[1]))
+        claims += [(s, e, "__remote_log_metadata") for s, e, _t in self.remote_extent]
+        held = [(b, n - 1) for b, n in zip(self.base_offsets, self.base_offsets[1:])]
+        held.append((self.base_offsets[-1], 2**63 - 1))
+        out: list[tuple[int, int, str]] = []
+        for first, last, why in sorted(claims):
+            for a, b in _without(first, last, held):
+                if out and a <= out[-1][1] + 1:  # one run, said by each who says so
+                    says = out[-1][2] if why in out[-1][2] else f"{out[-1][2]} and {why}"
+                    out[-1] = (out[-1][0], max(out[-1][1], b), says)
+                else:
+                    out.append((a, b, why))
+        return out
+
     def check_offset(self, offset: int, *, end: bool = True) -> None:
         """Raise OffsetOutOfRangeError when a fetch at offset gets Kafka's OffsetOutOfRange
         (UnifiedLog.read: below the log start offset, or past the log end offset; the log end
         offset itself is in range when `end`, an empty fetch), or when the offset lies in
-        what this directory does not hold: below its first segment, where the broker's
-        checkpoint says the log starts lower (tiered storage not given, or data lost)."""
+        what this view does not hold (unreadable: the broker's records say the log holds it,
+        in tiered storage not given or not found, or data lost)."""
         first = self.log_start_offset
-        recorded = self.recorded_log_start_offset
+        known = self.known_log_start()
         log_end = self.log_end_offset
-        start = first if recorded is None else recorded
+        start = first if known is None else known[0]
         readable = max(first, start)
         holds = (f"the segments here hold offsets {readable}-{log_end - 1}" if log_end > readable
                  else "the log is empty")  # fmt: skip
-        named = "" if recorded is None else f" (the broker's {LOG_START_CHECKPOINT})"
+        named = "" if known is None else f" ({known[1]})"
         why = None
-        if start <= offset < first:
-            why = (f"offset {offset} is not readable here: the log starts at {start}{named}, but "
-                   f"the first segment here starts at {first}: offsets {start}-{first - 1} are "
-                   "in tiered storage (--tiered ROOT), or were deleted after the checkpoint "
-                   "was written")  # fmt: skip
+        gap = next(((a, b, w) for a, b, w in self.unreadable() if a <= offset <= b), None)
+        if gap is not None:
+            why = (f"offset {offset} is not readable here: {self.missing_text(gap)}")
         elif offset < start or offset < first:
             why = (f"offset {offset} is out of range (Kafka's OffsetOutOfRange): below the log "
                    f"start offset {start}{named}; {holds}")  # fmt: skip
@@ -290,6 +334,17 @@ class Partition:
         if why is not None:
             raise OffsetOutOfRangeError(self.path, why, offset=offset, log_start_offset=start,
                                         log_end_offset=log_end)  # fmt: skip
+
+    def missing_text(self, gap: tuple[int, int, str]) -> str:
+        """What unreadable() found, as a sentence: which offsets, who says the log holds
+        them, where they were looked for."""
+        first, last, why = gap
+        since = (", deleted since the checkpoint was written" if LOG_START_CHECKPOINT in why
+                 else "")  # fmt: skip
+        says = "say" if " and " in why else "says"
+        return (f"offsets {first}-{last} are in the log ({why} {says} so), but in no segment "
+                f"read (looked in {', '.join(self.looked_in)}): in tiered storage (--tiered "
+                f"ROOT){since}, or lost")  # fmt: skip
 
     def fetch(self, offset: int) -> tuple[Segment, LogOffsetPosition] | None:
         """Where a fetch at offset starts: the segment and the first batch whose last
@@ -322,11 +377,14 @@ class Partition:
     def list_offsets(
         self, timestamp: int, log_start_offset: int | None = None
     ) -> ListOffsetsResult | None:
-        """Kafka's ListOffsets for one partition: -1 latest, -2 earliest, -3 the record with
-        the largest timestamp, else the first record with a timestamp >= timestamp."""
-        if log_start_offset is None:  # Kafka's logStartOffset: at least the checkpoint's
-            recorded = self.recorded_log_start_offset
-            log_start_offset = max(self.log_start_offset, recorded or 0)
+        """Kafka's ListOffsets for one partition: -1 latest, -2 earliest (the log start
+        offset: known_log_start's, else the first segment's), -3 the record with the largest
+        timestamp, else the first record with a timestamp >= timestamp. An answer that may
+        lie in offsets this view cannot read (unreadable) raises OffsetOutOfRangeError
+        rather than answer from what it can read."""
+        if log_start_offset is None:
+            known = self.known_log_start()
+            log_start_offset = self.log_start_offset if known is None else known[0]
         start = log_start_offset
         if timestamp == LATEST:
             end = self.log_end_offset
@@ -336,17 +394,55 @@ class Partition:
         if timestamp == EARLIEST:
             return ListOffsetsResult(-1, start, self.epoch_for_offset(start))
         if timestamp == MAX_TIMESTAMP:
-            return self._max_timestamp()
+            best = self._max_timestamp()
+            self._answerable(timestamp, best)
+            return best
         if timestamp < 0:
             raise LogError(
                 self.path, f"unsupported ListOffsets target {timestamp} (a timestamp, -1, -2 or -3)"
             )
         last = self.segments[-1] if self.segments else None
+        answer = None
         for seg in self.segments:
             if seg.max_timestamp_so_far(immutable=seg is not last).timestamp >= timestamp:
                 found = seg.find_offset_by_timestamp(timestamp, start)
-                return self._located(found, seg) if found else None
-        return None
+                answer = self._located(found, seg) if found else None
+                break
+        self._answerable(timestamp, answer)
+        return answer
+
+    def _answerable(self, timestamp: int, answer: ListOffsetsResult | None) -> None:
+        """Raise OffsetOutOfRangeError when offsets this view cannot read may hold the
+        answer to a ListOffsets: for a timestamp, a run before the answer whose largest
+        timestamp reaches it, or is not known; for -3, a run whose largest timestamp is
+        above the answer's, or is not known (remote_extent gives remote segments' largest
+        timestamps)."""
+        for gap in self.unreadable():
+            if answer is not None and timestamp != MAX_TIMESTAMP and gap[0] > answer.offset:
+                break
+            largest = self._largest_timestamp(gap)
+            bar = (answer.timestamp + 1 if answer is not None else 0) if timestamp == MAX_TIMESTAMP else timestamp
+            if largest is None or largest >= bar:
+                what = "the largest timestamp" if timestamp == MAX_TIMESTAMP else f"timestamp {timestamp}"
+                known = "is not known" if largest is None else f"is {largest}"
+                raise OffsetOutOfRangeError(
+                    self.path, f"the answer for {what} may be in offsets {gap[0]}-{gap[1]}, whose "
+                    f"largest timestamp {known}, and they are not readable here: "
+                    f"{self.missing_text(gap)}", offset=gap[0],
+                    log_start_offset=self.log_start_offset, log_end_offset=self.log_end_offset,
+                )  # fmt: skip
+
+    def _largest_timestamp(self, gap: tuple[int, int, str]) -> int | None:
+        """The largest timestamp of offsets [first, last] of an unreadable run, from the
+        remote segments __remote_log_metadata lists there; None unless they cover it."""
+        first, last, _why = gap
+        covering = sorted((s, e, t) for s, e, t in self.remote_extent if e >= first and s <= last)
+        at, largest = first, -1
+        for s, e, t in covering:
+            if s > at:
+                return None
+            at, largest = max(at, e + 1), max(largest, t)
+        return largest if at > last else None
 
     def _located(self, found: TimestampAndOffset, seg: Segment) -> ListOffsetsResult:
         where = seg.translate_offset(found.offset)
@@ -443,6 +539,24 @@ class Partition:
             if res.is_complete:
                 break
         return out
+
+
+def _without(first: int, last: int, held: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The runs of [first, last] outside every [a, b] of held (sorted, disjoint)."""
+    out, at = [], first
+    for a, b in held:
+        if b < at:
+            continue
+        if a > last:
+            break
+        if a > at:
+            out.append((at, a - 1))
+        at = max(at, b + 1)
+        if at > last:
+            return out
+    if at <= last:
+        out.append((at, last))
+    return out
 
 
 class AbortFilter:

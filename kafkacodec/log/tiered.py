@@ -31,6 +31,7 @@ from .segment import _I, Segment
 
 __all__ = [
     "TieredSegment", "TieredPartition", "TieredLogDirs", "open_log", "open_partition", "with_remote",
+    "tiered_root",
 ]  # fmt: skip
 
 _KIND = {OffsetIndex: "offset", TimeIndex: "timestamp", TxnIndex: "transaction"}
@@ -93,6 +94,8 @@ class TieredPartition(Partition):
         self.problems = list(problems)
         self.metadata = {"topic_id": topic_id} if topic_id else {}
         self.local = local
+        #: The tiered-storage root the remote segments were looked for under (--tiered).
+        self.root: layout.TieredRoot | None = None
         if local is not None:
             self.problems += local.problems
             self.metadata = {**self.metadata, **local.metadata}
@@ -118,6 +121,10 @@ class TieredPartition(Partition):
         self.segments = [*remote_segs, *local_segs]
         self.base_offsets = [s.base_offset for s in self.segments]
         self._epochs: list[EpochEntry] | None = None
+
+    @property
+    def looked_in(self) -> list[str]:
+        return [str(self.path)] + ([f"--tiered {self.root}"] if self.root is not None else [])
 
     def __repr__(self) -> str:
         return (f"TieredPartition({str(self.path)!r}, remote={len(self.remote_segments)}, "
@@ -228,19 +235,30 @@ def open_tiered(path: StoragePath, keys=None) -> TieredPartition | TieredLogDirs
     return None
 
 
-def with_remote(log: Partition | LogDirs, root: StoragePath, keys=None) -> Partition | LogDirs:
+def with_remote(log: Partition | LogDirs, root: layout.TieredRoot | StoragePath,
+                keys=None) -> Partition | LogDirs:  # fmt: skip
     """Local partitions joined with their remote segments under a tiered-storage root,
     found by topic, partition and topic id (partition.metadata; by name alone when the
     partition has none and one topic folder matches)."""
+    if not isinstance(root, layout.TieredRoot):
+        root = layout.TieredRoot(root)
     if isinstance(log, LogDirs):
         log.partitions = [_joined(p, root, keys) for p in log.partitions]
         return log
     return _joined(log, root, keys)
 
 
-def _joined(p: Partition, root: StoragePath, keys) -> Partition:
+def _joined(p: Partition, root: layout.TieredRoot, keys) -> Partition:
     if p.topic is None or p.partition is None or isinstance(p, TieredPartition):
         return p
+    joined = _joined_view(p, root, keys)
+    if isinstance(joined, TieredPartition):
+        joined.root = root
+    return joined
+
+
+def _joined_view(p: Partition, root: layout.TieredRoot, keys) -> Partition:
+    assert p.topic is not None and p.partition is not None  # _joined's check
     candidates = layout.remote_partition_dir(root, p.topic, p.partition, p.topic_id)
     if len(candidates) > 1:
         raise LogError(p.path, f"{len(candidates)} remote partitions under {root} match it "
@@ -273,15 +291,22 @@ def open_partition(path: StoragePath | str, *, keys=None, tiered: StoragePath | 
                                     "partitions: name one of them")  # fmt: skip
     part = found if found is not None else Partition(p)
     if tiered is not None:
-        part = _joined(part, _root(tiered, options), keys)
+        part = _joined(part, tiered_root(tiered, options), keys)
     return part
 
 
-def _root(tiered: StoragePath | str, options: dict | None) -> StoragePath:
-    root = as_path(tiered, options)
-    if not root.is_dir():
-        raise NotAPartitionError(root, "no such directory (the tiered-storage root)")
+def tiered_root(tiered: StoragePath | str, options: dict | None = None) -> layout.TieredRoot:
+    """The tiered-storage root a --tiered names (storage.tiered.tiered_root: a directory,
+    or a directory and Aiven's key prefix); NotAPartitionError when it names neither."""
+    path = as_path(tiered, options)
+    root = layout.tiered_root(path)
+    if root is None:
+        raise NotAPartitionError(path, "no such directory, nor a key prefix that objects in "
+                                       f"{path.parent} start with (the tiered-storage root: "
+                                       "a directory, or Aiven's rsm.config.key.prefix)")  # fmt: skip
     return root
+
+
 
 
 def open_log(path: StoragePath | str, *, keys=None, tiered: StoragePath | str | None = None,
@@ -295,5 +320,5 @@ def open_log(path: StoragePath | str, *, keys=None, tiered: StoragePath | str | 
     found = open_tiered(p, keys) if p.exists() else None
     log: Partition | LogDirs = found if found is not None else open_plain(p)
     if tiered is not None:
-        log = with_remote(log, _root(tiered, options), keys)
+        log = with_remote(log, tiered_root(tiered, options), keys)
     return log

@@ -51,7 +51,7 @@ __all__ = [
     "aiven_segments", "local_tiered_segments", "is_aiven_partition", "is_local_tiered_partition",
     "KeyRing", "decode_chunk_sizes", "INDEX_KINDS", "AIVEN_TOPIC_DIR", "LOCAL_PARTITION_DIR",
     "LOCAL_ROOT", "remote_partition_dir", "segment_files", "missing_files", "REQUIRED",
-    "aiven_segment_of",
+    "aiven_segment_of", "TieredRoot", "tiered_root",
 ]  # fmt: skip
 
 #: A Kafka Uuid as Uuid.toString() writes it: 16 bytes in 22 characters of URL-safe base64,
@@ -578,19 +578,58 @@ def _grouped(path: StoragePath, pattern: re.Pattern) -> dict[tuple[int, str], di
     return groups
 
 
-def remote_partition_dir(root: StoragePath, topic: str, partition: int,
+@dataclass(frozen=True)
+class TieredRoot:
+    """Where a RemoteStorageManager keeps its segments: a directory (a bucket's prefix, a
+    filesystem folder), and the rest of Aiven's key prefix (`rsm.config.key.prefix`) when it
+    does not end with "/": the plugin's keys are the prefix followed by
+    `<topic>-<topicId>/<partition>/...` (ObjectKeyFactory), so the prefix `kafka-` puts a
+    topic's objects in `kafka-orders-<topicId>/` and its text belongs to the folder names."""
+
+    directory: StoragePath
+    prefix: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.directory}/{self.prefix}" if self.prefix else str(self.directory)
+
+    def entries(self) -> list[tuple[str, StoragePath]]:
+        """(name without the prefix, path) of the folders the root holds, LocalTieredStorage's
+        kafka-tiered-storage folder looked into (it has no prefix)."""
+        base = self.directory
+        if not self.prefix and (base / LOCAL_ROOT).is_dir():
+            base = base / LOCAL_ROOT
+        return [(c.name[len(self.prefix) :], c) for c in base.iterdir()
+                if c.name.startswith(self.prefix) and len(c.name) > len(self.prefix)]  # fmt: skip
+
+
+def tiered_root(path: StoragePath) -> TieredRoot | None:
+    """The root a path names: a directory; or, when no directory has that name, its parent
+    and the last part as Aiven's key prefix (`remote/kafka-`, `s3://bucket/kafka-`), when
+    some folder in the parent starts with it. None when it names neither."""
+    if path.is_dir():
+        return TieredRoot(path)
+    parent, prefix = path.parent, path.name
+    if prefix and parent != path and parent.is_dir():
+        if any(c.name.startswith(prefix) and c.is_dir() for c in parent.iterdir()):
+            return TieredRoot(parent, prefix)
+    return None
+
+
+def remote_partition_dir(root: TieredRoot | StoragePath, topic: str, partition: int,
                          topic_id: str | None) -> list[tuple[str, StoragePath]]:  # fmt: skip
     """The directories of one partition under a tiered-storage root, as (layout, path):
-    Aiven's <root><topic>-<topicId>/<partition>, LocalTieredStorage's
+    Aiven's <root><prefix><topic>-<topicId>/<partition>, LocalTieredStorage's
     <root>[/kafka-tiered-storage]/<topic>-<partition>-<topicId>. Without a topic id every
     topic folder of that name matches (the caller tells them apart, or refuses)."""
-    base = root / LOCAL_ROOT if (root / LOCAL_ROOT).is_dir() else root
+    if not isinstance(root, TieredRoot):
+        root = TieredRoot(root)
     out: list[tuple[str, StoragePath]] = []
-    for c in base.iterdir():
-        m = LOCAL_PARTITION_DIR.match(c.name)
-        if m and m["topic"] == topic and int(m["partition"]) == partition and topic_id in (None, m["id"]):
+    for name, c in root.entries():
+        m = LOCAL_PARTITION_DIR.match(name)
+        if m and not root.prefix and m["topic"] == topic and int(m["partition"]) == partition \
+                and topic_id in (None, m["id"]):  # fmt: skip
             out.append(("local-tiered", c))
-        m = AIVEN_TOPIC_DIR.match(c.name)
+        m = AIVEN_TOPIC_DIR.match(name)
         if m and m["topic"] == topic and topic_id in (None, m["id"]):
             out.append(("aiven", c / str(partition)))
     return out
