@@ -4,6 +4,7 @@ partitions they name; the options are listed in source.py."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from kafkacodec.storage.tiered import KeyRing
 from .scan import Bounds, PipelineError
 
 DEFAULT_SPLIT_SIZE = 128 << 20
+_log = logging.getLogger("kafkacodec.pipeline")
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
@@ -169,5 +171,18 @@ def partitions_of(paths: list[StoragePath], *, empty_ok: bool = False,
         found = log.partitions if isinstance(log, LogDirs) else [log]
         if not empty_ok and not any(p.segments for p in found):
             raise PipelineError(f"{path}: no Kafka data (no .log segments in it or below it)")
+        for p in found:
+            _say_what_is_missing(p)
         out.extend(found)
     return out
+
+
+def _say_what_is_missing(p: Partition) -> None:
+    """Offsets the log holds by its broker's records that no segment read holds (remote
+    segments not given, or not under the tiered-storage root): said on the driver, as the
+    command line says them, never skipped in silence."""
+    from kafkacodec.internal.remote import remote_extent
+
+    p.remote_extent, _problems = remote_extent(getattr(p, "local", None) or p)
+    for gap in p.unreadable():
+        _log.warning(f"{p.path}: {p.missing_text(gap)}; they are left out")

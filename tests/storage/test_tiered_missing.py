@@ -184,3 +184,16 @@ def test_the_plugins_key_prefix_is_a_root(world, s3_server):
     assert wrong.returncode == 2 and "rsm.config.key.prefix" in wrong.stderr
     wrong = cli("records", local, "--tiered", f"{remote}/nothing-", ok=False)
     assert wrong.returncode == 2 and "nor a key prefix" in wrong.stderr
+
+
+def test_the_spark_sources_say_what_they_leave_out(world, caplog):
+    """The data sources' partitions (planned on the driver) say the offsets they cannot
+    read, as the command line does; the Spark jobs print it as a note."""
+    pytest.importorskip("pyarrow")
+    from kafkacodec.pipeline.options import partitions_of
+
+    with caplog.at_level("WARNING", logger="kafkacodec.pipeline"):
+        (p,) = partitions_of([world["local"]])
+    first = world["first_local"]
+    assert p.unreadable()[0][:2] == (0, first - 1)
+    assert any(f"offsets 0-{first - 1} are in the log" in r.getMessage() for r in caplog.records)
