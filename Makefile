@@ -4,7 +4,14 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-quick demo bench generate check-generated clean
+.PHONY: test test-quick test-kafka harness demo bench generate check-generated clean
+
+# Apache Kafka from Maven Central for the tests that put a real broker in the loop
+# (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
+# resolves. Each release's jars go to Maven's local repository, their classpath to
+# harness/target/cp-VERSION.txt; Java 17 and Maven run them.
+KAFKA_VERSIONS := 4.0.0 4.4.0
+HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt)
 
 $(STAMP): pyproject.toml
 	@# the native extension's CRC-32 of legacy messages: Intel ISA-L's (Debian's libisal-dev;
@@ -28,13 +35,26 @@ $(STAMP): pyproject.toml
 	cd tests/ksc && npm install --silent --no-audit --no-fund
 	touch $(STAMP)
 
-test: $(STAMP)
+harness/target/cp-%.txt: harness/pom.xml
+	@command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
+	@command -v javac >/dev/null || (apt-get update -q && apt-get install -y -q openjdk-17-jdk-headless)
+	mkdir -p harness/target
+	mvn -q -B -f harness/pom.xml dependency:build-classpath -Dkafka.version=$* \
+		-Dmdep.outputFile=$(CURDIR)/harness/target/cp-$*.txt
+
+harness: $(HARNESS)
+
+test: $(STAMP) $(HARNESS)
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
-# Everything but the slow, Spark, fuzzing and cross-language tests, on every core (under a
-# minute here); `make test` (CI) runs them all.
+# Only the tests that run Kafka's own broker, tools and client.
+test-kafka: $(STAMP) $(HARNESS)
+	$(PY) -m pytest -q -n 2 --dist loadfile -m kafka
+
+# Everything but the slow, Spark, fuzzing, cross-language and Kafka-broker tests, on every
+# core (about a minute here); `make test` (CI) runs them all.
 test-quick: $(STAMP)
-	$(PY) -m pytest -q -n auto -m "not slow and not spark and not fuzz and not crosslang"
+	$(PY) -m pytest -q -n auto -m "not slow and not spark and not fuzz and not crosslang and not kafka"
 
 demo: $(STAMP)
 	$(PY) -m kafkacodec.demo
@@ -53,4 +73,4 @@ check-generated: $(STAMP)
 	$(PY) -m kafkacodec generate --check
 
 clean:
-	rm -rf $(VENV) tests/ksc/node_modules
+	rm -rf $(VENV) tests/ksc/node_modules harness/target

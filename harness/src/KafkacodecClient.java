@@ -1,0 +1,214 @@
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * Kafka's own Java client, driven by kafkacodec's tests (tests/kafka_broker.py): it writes
+ * workloads to a real broker, and reads back what a consumer fetches and what the broker
+ * answers, as JSON, for the tests to compare with what kafkacodec reads from the broker's
+ * files.
+ *
+ * <pre>
+ * create BOOTSTRAP TOPIC PARTITIONS [KEY=VALUE ...]   a topic with these configs
+ * produce BOOTSTRAP SPEC.json                          batches as the spec lists them
+ * consume BOOTSTRAP TOPIC ISOLATION OUT.jsonl          every record, one JSON object a line
+ * offsets BOOTSTRAP TOPIC OUT.json [TIMESTAMP ...]     Admin.listOffsets' answers
+ * </pre>
+ */
+public final class KafkacodecClient {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Base64.Encoder B64 = Base64.getEncoder();
+    private static final Base64.Decoder UNB64 = Base64.getDecoder();
+
+    public static void main(String[] args) throws Exception {
+        switch (args[0]) {
+            case "create" -> create(args);
+            case "produce" -> produce(args[1], new File(args[2]));
+            case "consume" -> consume(args[1], args[2], args[3], new File(args[4]));
+            case "offsets" -> offsets(args);
+            default -> throw new IllegalArgumentException("unknown command " + args[0]);
+        }
+    }
+
+    private static Admin admin(String bootstrap) {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        return Admin.create(p);
+    }
+
+    private static void create(String[] args) throws Exception {
+        Map<String, String> configs = new HashMap<>();
+        for (int i = 4; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            configs.put(kv[0], kv[1]);
+        }
+        try (Admin admin = admin(args[1])) {
+            NewTopic topic = new NewTopic(args[2], Integer.parseInt(args[3]), (short) 1).configs(configs);
+            admin.createTopics(List.of(topic)).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    private static byte[] bytes(Object v) {
+        return v == null ? null : UNB64.decode((String) v);
+    }
+
+    /**
+     * The spec: {"producers": [{"config": {...}, "transactional": bool, "transactions":
+     * [{"commit": bool, "records": [...]}], "records": [...]}]}; a record is {"topic",
+     * "partition", "timestamp" (or null), "key", "value" (base64 or null), "headers":
+     * [[key, base64 or null]]}. Each producer's records are sent in order, flushed at its end.
+     */
+    @SuppressWarnings("unchecked")
+    private static void produce(String bootstrap, File specFile) throws Exception {
+        Map<String, Object> spec = JSON.readValue(specFile, Map.class);
+        for (Map<String, Object> prod : (List<Map<String, Object>>) spec.get("producers")) {
+            Properties p = new Properties();
+            p.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+            p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+            p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+            p.putAll((Map<String, Object>) prod.getOrDefault("config", Map.of()));
+            try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+                if (prod.containsKey("transactions")) {
+                    producer.initTransactions();
+                    for (Map<String, Object> txn : (List<Map<String, Object>>) prod.get("transactions")) {
+                        producer.beginTransaction();
+                        send(producer, (List<Map<String, Object>>) txn.get("records"));
+                        producer.flush();
+                        if (Boolean.TRUE.equals(txn.get("commit"))) {
+                            producer.commitTransaction();
+                        } else {
+                            producer.abortTransaction();
+                        }
+                    }
+                } else {
+                    send(producer, (List<Map<String, Object>>) prod.get("records"));
+                    producer.flush();
+                }
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void send(KafkaProducer<byte[], byte[]> producer, List<Map<String, Object>> records)
+            throws Exception {
+        for (Map<String, Object> r : records) {
+            RecordHeaders headers = new RecordHeaders();
+            for (List<Object> h : (List<List<Object>>) r.getOrDefault("headers", List.of())) {
+                headers.add((String) h.get(0), bytes(h.get(1)));
+            }
+            Number ts = (Number) r.get("timestamp");
+            Number partition = (Number) r.get("partition");
+            producer.send(new ProducerRecord<>((String) r.get("topic"),
+                    partition == null ? null : partition.intValue(), ts == null ? null : ts.longValue(),
+                    bytes(r.get("key")), bytes(r.get("value")), headers)).get();
+        }
+    }
+
+    private static List<TopicPartition> partitions(String bootstrap, String topic) throws Exception {
+        try (Admin admin = admin(bootstrap)) {
+            TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(60, TimeUnit.SECONDS).get(topic);
+            List<TopicPartition> out = new ArrayList<>();
+            d.partitions().forEach(p -> out.add(new TopicPartition(topic, p.partition())));
+            return out;
+        }
+    }
+
+    /** Every record of every partition of the topic, as a consumer with this isolation level fetches it. */
+    private static void consume(String bootstrap, String topic, String isolation, File out) throws Exception {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        List<TopicPartition> tps = partitions(bootstrap, topic);
+        List<String> lines = new ArrayList<>();
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = consumer.endOffsets(tps); // the LSO for read_committed
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("records still missing after 60 s");
+                }
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    Map<String, Object> o = new LinkedHashMap<>();
+                    o.put("partition", r.partition());
+                    o.put("offset", r.offset());
+                    o.put("timestamp", r.timestamp());
+                    o.put("timestamp_type", r.timestampType().name);
+                    o.put("key", r.key() == null ? null : B64.encodeToString(r.key()));
+                    o.put("value", r.value() == null ? null : B64.encodeToString(r.value()));
+                    List<List<Object>> hs = new ArrayList<>();
+                    for (Header h : r.headers()) {
+                        hs.add(java.util.Arrays.asList(h.key(), h.value() == null ? null : B64.encodeToString(h.value())));
+                    }
+                    o.put("headers", hs);
+                    o.put("leader_epoch", r.leaderEpoch().orElse(-1));
+                    lines.add(JSON.writeValueAsString(o));
+                }
+            }
+        }
+        java.nio.file.Files.write(out.toPath(), (String.join("\n", lines) + (lines.isEmpty() ? "" : "\n"))
+                .getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Admin.listOffsets for each partition: latest, earliest, max timestamp, and each timestamp given. */
+    private static void offsets(String[] args) throws Exception {
+        String bootstrap = args[1];
+        String topic = args[2];
+        Map<String, OffsetSpec> specs = new LinkedHashMap<>();
+        specs.put("latest", OffsetSpec.latest());
+        specs.put("earliest", OffsetSpec.earliest());
+        specs.put("max_timestamp", OffsetSpec.maxTimestamp());
+        for (int i = 4; i < args.length; i++) {
+            specs.put(args[i], OffsetSpec.forTimestamp(Long.parseLong(args[i])));
+        }
+        List<TopicPartition> tps = partitions(bootstrap, topic);
+        Map<String, Object> out = new LinkedHashMap<>();
+        try (Admin admin = admin(bootstrap)) {
+            for (TopicPartition tp : tps) {
+                Map<String, Object> answers = new LinkedHashMap<>();
+                for (Map.Entry<String, OffsetSpec> e : specs.entrySet()) {
+                    ListOffsetsResult.ListOffsetsResultInfo info = admin.listOffsets(Map.of(tp, e.getValue()))
+                            .partitionResult(tp).get(60, TimeUnit.SECONDS);
+                    Map<String, Object> a = new LinkedHashMap<>();
+                    a.put("offset", info.offset());
+                    a.put("timestamp", info.timestamp());
+                    a.put("leader_epoch", info.leaderEpoch().orElse(-1));
+                    answers.put(e.getKey(), a);
+                }
+                out.put(Integer.toString(tp.partition()), answers);
+            }
+        }
+        JSON.writerWithDefaultPrettyPrinter().writeValue(new File(args[3]), out);
+    }
+}

@@ -1,0 +1,133 @@
+"""Kafka writes, kafkacodec reads (issue 37): a real broker of each release, driven by
+Kafka's own Java client, then stopped cleanly; its log.dirs read by kafkacodec must give
+exactly the records Kafka's consumer fetched, every field, read_uncommitted and
+read_committed, and answer ListOffsets as the broker answered Admin.listOffsets."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+from conftest import kafkacodec_cli as cli
+from kafka_broker import VERSIONS, Broker
+
+from kafkacodec.log import LogDirs
+from kafkacodec.runtime.compression import codec_name
+
+pytestmark = pytest.mark.kafka
+
+T0 = 1_700_000_000_000
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def b64(b: bytes | None) -> str | None:
+    return None if b is None else base64.b64encode(b).decode()
+
+
+def record(topic: str, i: int, partition: int | None = 0, ts: int | None = None) -> dict:
+    """The i-th record of a topic: every fourth key null, every ninth value null, headers
+    on odd ones (a null header value among them)."""
+    key = None if i % 4 == 3 else f"key-{i % 17}".encode()
+    value = None if i % 9 == 8 else (f"value {i} " * (1 + i % 7)).encode()
+    headers = [["h", b64(f"{i}".encode())], ["empty", None]] if i % 2 else []
+    return {"topic": topic, "partition": partition, "timestamp": T0 + 10 * i if ts is None else ts,
+            "key": b64(key), "value": b64(value), "headers": headers}  # fmt: skip
+
+
+def workload() -> dict:
+    producers = []
+    for n, codec in enumerate(CODECS):  # plain producers, each codec, two partitions
+        producers.append({"config": {"compression.type": codec, "linger.ms": "50", "batch.size": "4096",
+                                     "enable.idempotence": "false", "acks": "1"},
+                          "records": [record("codecs", 100 * n + i, partition=i % 2) for i in range(60)]})  # fmt: skip
+    producers.append({"config": {"enable.idempotence": "true", "acks": "all", "compression.type": "zstd",
+                                 "linger.ms": "20"},
+                      "records": [record("codecs", 1000 + i, partition=i % 2) for i in range(40)]})  # fmt: skip
+    producers.append({"config": {"transactional.id": "txn-1", "compression.type": "lz4", "linger.ms": "10"},
+                      "transactions": [{"commit": t % 2 == 0,
+                                        "records": [record("txn", 10 * t + i, partition=None) for i in range(10)]}
+                                       for t in range(8)]})  # fmt: skip
+    producers.append({"config": {"compression.type": "gzip"},
+                      "records": [record("logappend", i) for i in range(30)]})  # fmt: skip
+    return {"producers": producers}
+
+
+@pytest.fixture(scope="module", params=VERSIONS)
+def written(request, tmp_path_factory):
+    """A broker of the release, the workload written, what its consumer fetched and what
+    it answered, then a clean shutdown: the log.dirs for kafkacodec."""
+    version = request.param
+    root = tmp_path_factory.mktemp(f"kafka-{version}")
+    build = root / "build"
+    build.mkdir()
+    broker = Broker(version, root / "broker")
+    with broker:
+        broker.create_topic(build, "codecs", 2)
+        broker.create_topic(build, "txn", 2)
+        broker.create_topic(build, "logappend", 1, message_timestamp_type="LogAppendTime")
+        broker.produce(build, workload())
+        fetched = {(t, iso): broker.consume(build, t, iso) for t in ("codecs", "txn", "logappend")
+                   for iso in ("read_uncommitted", "read_committed")}  # fmt: skip
+        offsets = {t: broker.list_offsets(build, t, T0, T0 + 255, T0 + 10**9) for t in ("codecs", "txn")}
+        broker.stop()
+    assert (broker.log_dir / ".kafka_cleanshutdown").exists()
+    return {"version": version, "logs": broker.log_dir, "fetched": fetched, "offsets": offsets}
+
+
+def ours(logs, topic: str, committed: bool) -> list[dict]:
+    """What kafkacodec reads from the broker's files, in the consumer's JSON shape."""
+    out = []
+    for p in LogDirs(logs).partitions:
+        if p.topic != topic:
+            continue
+        for _seg, batch, r in p.read(committed_only=committed):
+            if r.control is not None:
+                continue  # a consumer never hands control records to the application
+            out.append({"partition": p.partition, "offset": r.offset, "timestamp": r.timestamp,
+                        "timestamp_type": r.timestamp_type, "key": b64(r.key), "value": b64(r.value),
+                        "headers": [[k, b64(v)] for k, v in r.headers],
+                        "leader_epoch": batch.partition_leader_epoch if batch.magic == 2 else -1})  # fmt: skip
+    return sorted(out, key=lambda o: (o["partition"], o["offset"]))
+
+
+@pytest.mark.parametrize("topic", ["codecs", "txn", "logappend"])
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_kafkacodec_reads_what_the_consumer_fetched(written, topic, isolation):
+    want = sorted(written["fetched"][(topic, isolation)], key=lambda o: (o["partition"], o["offset"]))
+    got = ours(written["logs"], topic, isolation == "read_committed")
+    assert len(want) > 20
+    assert got == want
+
+
+def test_every_codec_is_on_disk(written):
+    codecs = {codec_name(b.compression) for p in LogDirs(written["logs"]).partitions
+              if p.topic == "codecs" for seg in p.segments for b in seg.batches()}  # fmt: skip
+    assert codecs == set(CODECS)
+
+
+def test_records_command_prints_what_the_consumer_fetched(written):
+    for p in (0, 1):
+        lines = cli("records", written["logs"] / f"txn-{p}", "--read-committed").stdout.splitlines()
+        want = [o for o in written["fetched"][("txn", "read_committed")] if o["partition"] == p]
+        assert [int(line.split()[1]) for line in lines] == [o["offset"] for o in want]
+
+
+def test_lookup_answers_as_the_broker_answered(written):
+    for topic, answers in written["offsets"].items():
+        for part, by_spec in answers.items():
+            d = written["logs"] / f"{topic}-{part}"
+            for spec, want in by_spec.items():
+                arg = {"latest": "-1", "earliest": "-2", "max_timestamp": "-3"}.get(spec, spec)
+                run = cli("lookup", d, "--timestamp", arg, "--json", ok=None)
+                got = json.loads(run.stdout)
+                if want["offset"] == -1:  # Kafka: no such record
+                    assert got is None and run.returncode == 1, (topic, part, spec)
+                    continue
+                assert (got["offset"], got["timestamp"]) == (want["offset"], want["timestamp"]), (topic, part, spec)
+                assert (got["leader_epoch"] if got["leader_epoch"] is not None else -1) == want["leader_epoch"]
+
+
+def test_verify_finds_the_broker_written_log_clean(written):
+    out = cli("verify", written["logs"])
+    assert out.stdout.rstrip().endswith(": clean")

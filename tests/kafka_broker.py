@@ -1,0 +1,213 @@
+"""Real Kafka brokers for the tests (the `kafka` marker): Apache Kafka's own broker, tools
+and Java client from Maven Central (harness/pom.xml; the Makefile resolves each release's
+classpath into harness/target/cp-VERSION.txt), run on 127.0.0.1.
+
+A Broker formats its storage (kafka.tools.StorageTool) and runs a single-node KRaft broker
+and controller on free ports with a private log.dirs and a log4j2 configuration whose
+lines the tests read (server.log); it stops cleanly (SIGTERM: Kafka writes
+.kafka_cleanshutdown) or is killed (SIGKILL: the next start runs LogLoader's recovery).
+`client(...)` runs harness/src/KafkacodecClient.java, compiled once per release against
+that release's kafka-clients: it produces workloads, consumes what a consumer fetches, and
+lists offsets as Admin.listOffsets answers them, as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HARNESS = ROOT / "harness"
+#: The releases the tests run: the oldest 4.x and the newest one that resolves (Makefile:
+#: KAFKA_VERSIONS).
+VERSIONS = ("4.0.0", "4.4.0")
+
+
+class HarnessError(RuntimeError):
+    """A broker or a tool that did not do what the test needs (its log's tail attached)."""
+
+
+def classpath(version: str) -> str:
+    cp = HARNESS / "target" / f"cp-{version}.txt"
+    if not cp.exists():
+        raise HarnessError(f"{cp} is missing: `make harness` resolves Kafka {version} from Maven Central")
+    return cp.read_text().strip()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def java(version: str, main: str, *args, cp_extra: str = "", timeout: float = 300,
+         check: bool = True, jvm: tuple[str, ...] = ()) -> subprocess.CompletedProcess:  # fmt: skip
+    """One of Kafka's classes (or the client program) run to its end."""
+    cp = classpath(version) + (os.pathsep + cp_extra if cp_extra else "")
+    res = subprocess.run(["java", "-Xmx512m", *jvm, "-cp", cp, main, *map(str, args)],
+                         capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    if check and res.returncode != 0:
+        raise HarnessError(f"{main} {' '.join(map(str, args))} exited {res.returncode}:\n"
+                           f"{res.stdout[-3000:]}\n{res.stderr[-3000:]}")  # fmt: skip
+    return res
+
+
+_CLIENT: dict[str, Path] = {}
+
+
+def client_classes(version: str, build: Path) -> Path:
+    """harness/src/KafkacodecClient.java compiled against this release's client (once)."""
+    if version not in _CLIENT:
+        out = build / f"client-{version}"
+        out.mkdir(parents=True, exist_ok=True)
+        res = subprocess.run(["javac", "-d", str(out), "-cp", classpath(version),
+                              str(HARNESS / "src" / "KafkacodecClient.java")],
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        if res.returncode != 0:
+            raise HarnessError(f"javac: {res.stderr[-3000:]}")
+        _CLIENT[version] = out
+    return _CLIENT[version]
+
+
+class Broker:
+    """A single-node KRaft broker and controller of one Kafka release, in root/."""
+
+    def __init__(self, version: str, root: Path, **props) -> None:
+        self.version, self.root = version, Path(root)
+        self.log_dir = self.root / "logs"
+        self.port, self.controller_port = _free_port(), _free_port()
+        self.props = {
+            "process.roles": "broker,controller", "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "log.dirs": str(self.log_dir), "num.partitions": "1",
+            "offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "2",
+            "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "2", "share.coordinator.state.topic.replication.factor": "1",
+            "group.initial.rebalance.delay.ms": "0", "log.flush.start.offset.checkpoint.interval.ms": "1000",
+            # the tests' records carry fixed timestamps (2023): no retention by time
+            "log.retention.ms": "-1",
+            **{k.replace("_", "."): str(v) for k, v in props.items()},
+        }  # fmt: skip
+        self.proc: subprocess.Popen | None = None
+        self.formatted = False
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def server_log(self) -> Path:
+        return self.root / "server.log"
+
+    def _write_config(self) -> Path:
+        self.root.mkdir(parents=True, exist_ok=True)
+        conf = self.root / "server.properties"
+        conf.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()))
+        (self.root / "log4j2.properties").write_text(
+            "appender.f.type = File\nappender.f.name = F\n"
+            f"appender.f.fileName = {self.server_log}\nappender.f.layout.type = PatternLayout\n"
+            "appender.f.layout.pattern = [%d] %p %m (%c)%n\n"
+            "rootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n"
+        )  # fmt: skip
+        return conf
+
+    def format(self) -> None:
+        conf = self._write_config()
+        cluster = java(self.version, "kafka.tools.StorageTool", "random-uuid").stdout.strip().splitlines()[-1]
+        java(self.version, "kafka.tools.StorageTool", "format", "-t", cluster, "-c", conf)
+        self.formatted = True
+
+    def start(self, timeout: float = 120) -> Broker:
+        """Start it (formatting storage the first time) and wait until it serves."""
+        if not self.formatted:
+            self.format()
+        conf = self._write_config()
+        mark = self.server_log.stat().st_size if self.server_log.exists() else 0
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx768m", f"-Dlog4j2.configurationFile={self.root / 'log4j2.properties'}",
+             "-cp", classpath(self.version), "kafka.Kafka", str(conf)],
+            stdout=open(self.root / "stdout", "ab"), stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise HarnessError(f"Kafka {self.version} exited {self.proc.returncode}:\n{self.tail()}")
+            if "Kafka Server started" in self.log_text(mark):
+                return self
+            time.sleep(0.2)
+        self.kill()
+        raise HarnessError(f"Kafka {self.version} did not start in {timeout} s:\n{self.tail()}")
+
+    def log_text(self, since: int = 0) -> str:
+        if not self.server_log.exists():
+            return ""
+        with open(self.server_log, "rb") as f:
+            f.seek(since)
+            return f.read().decode("utf-8", "replace")
+
+    def lines(self, pattern: str, since: int = 0) -> list[str]:
+        """The server log's lines matching a regular expression."""
+        return [line for line in self.log_text(since).splitlines() if re.search(pattern, line)]
+
+    def tail(self, n: int = 40) -> str:
+        return "\n".join(self.log_text().splitlines()[-n:])
+
+    def stop(self, timeout: float = 120) -> None:
+        """A clean shutdown (SIGTERM): Kafka flushes, checkpoints and writes
+        .kafka_cleanshutdown in each log dir."""
+        if self.proc is None:
+            return
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise HarnessError(f"Kafka {self.version} did not stop in {timeout} s:\n{self.tail()}") from None
+        self.proc = None
+
+    def kill(self) -> None:
+        """An unclean shutdown (SIGKILL): the next start recovers every partition."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+    # -- the client program
+    def client(self, build: Path, *args) -> subprocess.CompletedProcess:
+        return java(self.version, "KafkacodecClient", *args,
+                    cp_extra=str(client_classes(self.version, build)))  # fmt: skip
+
+    def create_topic(self, build: Path, topic: str, partitions: int = 1, **configs) -> None:
+        self.client(build, "create", self.bootstrap, topic, partitions,
+                    *(f"{k.replace('_', '.')}={v}" for k, v in configs.items()))  # fmt: skip
+
+    def produce(self, build: Path, spec: dict) -> None:
+        path = build / f"spec-{time.monotonic_ns()}.json"
+        path.write_text(json.dumps(spec))
+        self.client(build, "produce", self.bootstrap, path)
+
+    def consume(self, build: Path, topic: str, isolation: str = "read_uncommitted") -> list[dict]:
+        out = build / f"consumed-{topic}-{isolation}.jsonl"
+        self.client(build, "consume", self.bootstrap, topic, isolation, out)
+        return [json.loads(line) for line in out.read_text().splitlines()]
+
+    def list_offsets(self, build: Path, topic: str, *timestamps: int) -> dict:
+        out = build / f"offsets-{topic}.json"
+        self.client(build, "offsets", self.bootstrap, topic, out, *timestamps)
+        return json.loads(out.read_text())
+
+    def __enter__(self) -> Broker:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.kill()
