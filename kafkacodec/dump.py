@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kafkacodec.generated.kafka_legacy_message import MessageSet
 
+from .internal.dump_format import NEWEST
 from .log.index import OffsetIndex, TimeIndex, TxnIndex
 from .log.segment import parse_segment_name
 from .records.batches import BatchIterator
@@ -77,7 +78,8 @@ def _size(v) -> int:
 
 
 def _record_lines(b, print_data: bool, last: list, decoder=None,
-                  findings: Findings | None = None, source: str = "") -> Iterator[str]:  # fmt: skip
+                  findings: Findings | None = None, source: str = "",
+                  kafka: tuple[int, int] = NEWEST) -> Iterator[str]:  # fmt: skip
     """Kafka's record lines. `last` is [previous record offset, gaps found]: it carries
     across batches so that gaps are reported as kafka-dump-log reports them. decoder: one
     of kafkacodec.internal.dump_format.PARSERS, for keys and values of an internal topic."""
@@ -100,7 +102,7 @@ def _record_lines(b, print_data: bool, last: list, decoder=None,
         if r.control is not None and r.control.type in (0, 1):
             line += f" endTxnMarker: {r.control.type_name} coordinatorEpoch: {r.control.coordinator_epoch}"
         elif r.control is not None:
-            line += " " + _control(r, findings, source)
+            line += " " + _control(r, findings, source, kafka)
         if print_data and not b.is_control:  # Kafka prints only what is present
             if decoder is not None:
                 key, payload, failed = decoder(r.key, r.value, r.offset)
@@ -116,14 +118,14 @@ def _record_lines(b, print_data: bool, last: list, decoder=None,
         yield line
 
 
-def _control(r, findings: Findings | None, source: str) -> str:
+def _control(r, findings: Findings | None, source: str, kafka: tuple[int, int] = NEWEST) -> str:
     """A KRaft control record as kafka-dump-log prints it: `SnapshotHeader {...}` and the
     like for the types it decodes, else `controlType: NAME(N)`."""
     from .internal.dump_format import control_text
 
     plain = f"controlType: {r.control.type_name}({r.control.type})"
     try:
-        text = control_text(r.control.type, r.value)
+        text = control_text(r.control.type, r.value, kafka=kafka)
     except KafkacodecError as err:
         if findings is not None:
             findings.decode_errors.append((source, r.offset, str(err)))
@@ -177,7 +179,8 @@ class Findings:
 
 def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
               max_bytes: int | None = None, findings: Findings | None = None,
-              progress=None, decoder=None, name: str | None = None) -> Iterator[str]:  # fmt: skip
+              progress=None, decoder=None, name: str | None = None,
+              kafka: tuple[int, int] = NEWEST) -> Iterator[str]:  # fmt: skip
     """Kafka's kafka-dump-log text for a .log file (or any file of batches, a KRaft
     snapshot's .checkpoint among them). `print_data` implies `deep`, as in Kafka;
     `progress(n)` is told the size of each batch printed; decoder: an internal topic's
@@ -197,7 +200,7 @@ def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
         for b in it:
             yield _batch_line(b)
             if deep or print_data:
-                yield from _record_lines(b, print_data, last, decoder, findings, str(path))
+                yield from _record_lines(b, print_data, last, decoder, findings, str(path), kafka)
             if progress is not None:
                 progress(b.size)
             pages.passed(b.position)
@@ -297,13 +300,16 @@ def dump_index(path: Path, kind: str, *, verify_only: bool = False,
 
 
 def index_sanity(path: Path, kind: str) -> tuple[str, list[str]]:
-    """Kafka's --index-sanity-check, the check a broker runs at startup to decide whether
-    to rebuild an index: (the line kafka-dump-log prints, the problems found)."""
+    """Kafka's --index-sanity-check of an offset or time index, the check a broker runs at
+    startup to decide whether to rebuild an index, as DumpLogSegments runs it (every whole
+    entry of the file counted: Index.file_sanity): (the line kafka-dump-log prints, the
+    problems found). A transaction index has none: kafka-dump-log dumps its entries."""
     idx = _open_index(path, kind)
-    if kind == ".index" and not len(idx) and not idx.preallocated and not idx.problems:
+    problems = idx.file_sanity()
+    if kind == ".index" and not len(idx) and not idx.preallocated and not problems:
         return f"{path.name} is empty.", []  # (Kafka says so even of a torn 7-byte file)
-    verdict = "failed" if idx.problems else "passed"
-    return f"{path.name} {verdict} sanity check.", list(idx.problems)
+    verdict = "failed" if problems else "passed"
+    return f"{path.name} {verdict} sanity check.", problems
 
 
 def index_json(path: Path, kind: str) -> Iterator[dict]:
@@ -330,7 +336,8 @@ def _maybe_json(text: str | None):
 
 
 def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
-               findings: Findings | None = None, source: str = "") -> dict:  # fmt: skip
+               findings: Findings | None = None, source: str = "",
+               kafka: tuple[int, int] = NEWEST) -> dict:  # fmt: skip
     """A batch as the JSON contract names it (DESIGN.md, "Command line")."""
     out = {
         "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count, "magic": b.magic,
@@ -353,7 +360,7 @@ def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
                 rec["control"] = {"type": r.control.type_name, "version": r.control.version,
                                   "coordinator_epoch": r.control.coordinator_epoch}  # fmt: skip
                 if r.control.type not in (0, 1):
-                    text = _control(r, findings, source)
+                    text = _control(r, findings, source, kafka)
                     label, _, body = text.partition(" ")
                     if not text.startswith("controlType:"):
                         rec["control"]["decoded"] = _maybe_json(body)
@@ -370,14 +377,14 @@ def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
 
 def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
               max_bytes: int | None = None, progress=None, decoder=None,
-              findings: Findings | None = None) -> Iterator[dict]:  # fmt: skip
+              findings: Findings | None = None, kafka: tuple[int, int] = NEWEST) -> Iterator[dict]:  # fmt: skip
     """The batches of a .log file as JSON objects (DESIGN.md "Command line"); with a
     decoder, each record also carries what it decodes to ("decoded")."""
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
     pages = PageDropper(data)
     for b in BatchIterator(data, verify_crc=False, source=str(path), end=end):
         yield batch_dict(b, deep=deep, how=how, decoder=decoder, findings=findings,
-                         source=str(path))  # fmt: skip
+                         source=str(path), kafka=kafka)  # fmt: skip
         pages.passed(b.position)
         if progress is not None:
             progress(b.size)

@@ -206,8 +206,29 @@ class Broker:
         self.client(build, "offsets", self.bootstrap, topic, out, *timestamps)
         return json.loads(out.read_text())
 
+    def commit(self, build: Path, group: str, protocol: str, topic: str, offsets: dict[int, int]) -> None:
+        """Offsets committed by a member of a group ("classic" or "consumer" protocol)."""
+        self.client(build, "commit", self.bootstrap, group, protocol, topic,
+                    *(f"{p}={o}" for p, o in offsets.items()))  # fmt: skip
+
     def __enter__(self) -> Broker:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.kill()
+
+
+def dump_main(version: str) -> str:
+    """Kafka's DumpLogSegments class of a release: it moved from the broker's jar
+    (kafka.tools) to kafka-tools (org.apache.kafka.tools) in 4.3."""
+    import zipfile
+
+    jars = [j for j in classpath(version).split(os.pathsep) if "kafka-tools-" in Path(j).name]
+    if any("org/apache/kafka/tools/DumpLogSegments.class" in zipfile.ZipFile(j).namelist() for j in jars):
+        return "org.apache.kafka.tools.DumpLogSegments"
+    return "kafka.tools.DumpLogSegments"
+
+
+def dump_log_segments(version: str, files, *flags: str) -> str:
+    """Kafka's DumpLogSegments (kafka-dump-log) over these files: its stdout."""
+    return java(version, dump_main(version), "--files", ",".join(map(str, files)), *flags).stdout

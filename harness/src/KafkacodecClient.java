@@ -39,6 +39,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * produce BOOTSTRAP SPEC.json                          batches as the spec lists them
  * consume BOOTSTRAP TOPIC ISOLATION OUT.jsonl          every record, one JSON object a line
  * offsets BOOTSTRAP TOPIC OUT.json [TIMESTAMP ...]     Admin.listOffsets' answers
+ * commit BOOTSTRAP GROUP PROTOCOL TOPIC P=OFFSET ...   a consumer group's commits (classic or consumer)
  * </pre>
  */
 public final class KafkacodecClient {
@@ -52,6 +53,7 @@ public final class KafkacodecClient {
             case "produce" -> produce(args[1], new File(args[2]));
             case "consume" -> consume(args[1], args[2], args[3], new File(args[4]));
             case "offsets" -> offsets(args);
+            case "commit" -> commit(args);
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
     }
@@ -179,6 +181,40 @@ public final class KafkacodecClient {
         }
         java.nio.file.Files.write(out.toPath(), (String.join("\n", lines) + (lines.isEmpty() ? "" : "\n"))
                 .getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * Offsets committed for a group by a member of the given group protocol (classic: the
+     * group coordinator's GroupMetadataManager records; consumer: KIP-848's), after it joined
+     * with a subscription to the topic.
+     */
+    private static void commit(String[] args) throws Exception {
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, args[1]);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, args[2]);
+        p.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, args[3]);
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        String topic = args[4];
+        Map<TopicPartition, org.apache.kafka.clients.consumer.OffsetAndMetadata> offsets = new HashMap<>();
+        for (int i = 5; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            offsets.put(new TopicPartition(topic, Integer.parseInt(kv[0])),
+                    new org.apache.kafka.clients.consumer.OffsetAndMetadata(Long.parseLong(kv[1]), "kafkacodec"));
+        }
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(p)) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (consumer.assignment().isEmpty()) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("no assignment after 60 s");
+                }
+                consumer.poll(Duration.ofMillis(200));
+            }
+            consumer.commitSync(offsets);
+        }
     }
 
     /** Admin.listOffsets for each partition: latest, earliest, max timestamp, and each timestamp given. */

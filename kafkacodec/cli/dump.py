@@ -6,11 +6,13 @@ the codecs generated from Kafka's message specs, as kafka-dump-log's decoder fla
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
 
 from ..console import out, output_closed
+from ..internal.dump_format import NEWEST
 from ..runtime.errors import NotASegmentError
 from ..units import integer
 from .common import damaged_if_named, expand, read_file, storage_arguments, storage_options
@@ -44,6 +46,12 @@ def define(p: argparse.ArgumentParser) -> None:
         "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--kafka-version", type=_release, default=".".join(map(str, NEWEST)),
+                   metavar="X.Y",
+                   help="print what that release's kafka-dump-log prints where releases differ "
+                   "(4.1 prints the transaction log and LeaderChange records as JSON; 4.3 trims "
+                   f"producer snapshot lines); default {'.'.join(map(str, NEWEST))}, the newest "
+                   "checked against Kafka")  # fmt: skip
     storage_arguments(p)
     for flag, what in DECODERS.items():
         p.add_argument(
@@ -56,6 +64,15 @@ def define(p: argparse.ArgumentParser) -> None:
         "default); without a decoder flag, --print-data-log decodes the records of an "
         "internal topic's directory with that topic's decoder",
     )  # fmt: skip
+
+
+def _release(text: str) -> tuple[int, int]:
+    from ..internal.dump_format import release
+
+    try:
+        return release(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 #: kafka-dump-log's decoder flags, and what each decodes.
@@ -143,13 +160,15 @@ def _decoder(args: argparse.Namespace, path: Path):
         if topic is None or not args.print_data_log:
             return None
         name = TOPIC_DECODERS[topic.name]
+    if name == "transaction-log":  # its text depends on the release
+        return functools.partial(PARSERS[name], kafka=args.kafka_version)
     return PARSERS[name]
 
 
 def _state(args: argparse.Namespace, path: Path, name: str) -> None:
     from ..internal.state_files import dump_state_file
 
-    lines, doc = dump_state_file(path)
+    lines, doc = dump_state_file(path, kafka=args.kafka_version)
     if args.json:
         out(json.dumps(doc))
     else:
@@ -162,7 +181,7 @@ def _index(args: argparse.Namespace, path: Path, suffix: str, findings, name: st
     """Dump (or check) one index file; 1 when --index-sanity-check finds problems."""
     from .. import dump as dumplog
 
-    if args.index_sanity_check:
+    if args.index_sanity_check and suffix != ".txnindex":  # Kafka dumps a .txnindex as it is
         line, problems = dumplog.index_sanity(path, suffix)
         out(f"Dumping {name}")
         out(line)
@@ -203,9 +222,11 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress, 
         sniff(data, path)
     if args.json:
         rows = dumplog.dump_json(path, data, deep=deep, how=args.bytes, max_bytes=args.max_bytes,
-                                 progress=progress, decoder=decoder, findings=findings)  # fmt: skip
+                                 progress=progress, decoder=decoder, findings=findings,
+                                 kafka=args.kafka_version)  # fmt: skip
         yield from map(json.dumps, rows)
     else:
         yield from dumplog.dump_text(path, data, deep=deep, print_data=args.print_data_log,
                                      max_bytes=args.max_bytes, findings=findings,
-                                     progress=progress, decoder=decoder, name=name)  # fmt: skip
+                                     progress=progress, decoder=decoder, name=name,
+                                     kafka=args.kafka_version)  # fmt: skip

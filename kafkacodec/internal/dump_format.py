@@ -10,6 +10,7 @@ why, in Kafka's words where Kafka has them: "Error at offset 7, skipping. ...").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from kafkacodec.runtime.errors import KafkacodecError
@@ -20,10 +21,36 @@ from .kafka_json import field_value, to_json, uuid_text
 __all__ = [
     "PARSERS", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
     "cluster_metadata_parser", "remote_log_metadata_parser", "control_text", "get",
-    "TRANSACTION_STATES", "scala_hash_set_order",
+    "TRANSACTION_STATES", "scala_hash_set_order", "NEWEST", "RELEASES", "release",
+    "TRANSACTION_JSON_SINCE", "LEADER_CHANGE_SINCE", "SNAPSHOT_LINE_TRIMMED_SINCE",
 ]  # fmt: skip
 
 Parsed = tuple[str | None, str | None, bool]
+
+# -- what changed in kafka-dump-log's text, release by release (each found by running that
+# release's DumpLogSegments over the same broker-written files: tests/kafka/test_kafka_writes.py)
+
+#: The releases whose kafka-dump-log text `kafkacodec dump --kafka-version` prints, and the
+#: newest, the default.
+RELEASES = ("3.8", "3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
+NEWEST = (4, 4)
+#: __transaction_state records as JSON ({"type":..,"data":..} keys, {"version":..,"data":..}
+#: values, as the offsets decoder prints its own), no longer TransactionLog's text.
+TRANSACTION_JSON_SINCE = (4, 1)
+#: LeaderChange control records decoded (`LeaderChange: {...}`), no longer
+#: `controlType: LEADER_CHANGE(2)`.
+LEADER_CHANGE_SINCE = (4, 1)
+#: A producer snapshot entry without batch metadata ends without a space (the tool's Java
+#: port, org.apache.kafka.tools.DumpLogSegments).
+SNAPSHOT_LINE_TRIMMED_SINCE = (4, 3)
+
+
+def release(text: str) -> tuple[int, int]:
+    """A release as (major, minor) from "4.1" or "4.1.0"; ValueError for anything else."""
+    parts = text.strip().split(".")
+    if len(parts) not in (2, 3) or not all(p.isdigit() for p in parts):
+        raise ValueError(f"{text!r} is not a Kafka release (such as 4.1)")
+    return int(parts[0]), int(parts[1])
 
 
 #: Each class's fields by Kafka name.
@@ -96,6 +123,19 @@ def _coordinator_parser(topic: str, value_word: str, consumer_protocol: bool):
 
 offsets_parser = _coordinator_parser("__consumer_offsets", "version", True)
 share_group_state_parser = _coordinator_parser("__share_group_state", "type", False)
+_transaction_records = _coordinator_parser("__transaction_state", "version", False)
+
+
+def _transaction_json(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
+    """4.1's TransactionLogMessageParser: the records as JSON, the value's transactionStatus
+    by its TransactionState name."""
+    key_text, payload, failed = _transaction_records(key, value, offset, codecs)
+    if not failed and payload is not None and payload != "<DELETE>":
+        status = re.search(r'"transactionStatus":(-?\d+)', payload)
+        if status is not None:
+            name = TRANSACTION_STATES.get(int(status[1]), status[1])
+            payload = payload[: status.start(1)] + f'"{name}"' + payload[status.end(1) :]
+    return key_text, payload, failed
 
 
 # -- __transaction_state (TransactionLogMessageParser: TransactionLog.formatRecordKeyAndValue)
@@ -139,9 +179,13 @@ def scala_hash_set_order(partitions: list[tuple[str, int]]) -> list[tuple[str, i
     return sorted(unique, key=key)
 
 
-def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
-    """Kafka's TransactionLog.formatRecordKeyAndValue. Where Kafka would throw (and stop),
-    the error is printed in place of the key."""
+def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
+                           kafka: tuple[int, int] = NEWEST) -> Parsed:  # fmt: skip
+    """Kafka's TransactionLogMessageParser: from 4.1 on the records as JSON, as the offsets
+    decoder prints them; before, TransactionLog.formatRecordKeyAndValue's text. Where Kafka
+    would throw (and stop), the error is printed in place of the key."""
+    if kafka >= TRANSACTION_JSON_SINCE:
+        return _transaction_json(key, value, offset, codecs)
     try:
         if key is None:
             raise KafkacodecError("the record has no key")
@@ -302,11 +346,16 @@ TOPIC_DECODERS = {
 CONTROL_LABELS = {3: "SnapshotHeader", 4: "SnapshotFooter", 5: "KRaftVersion", 6: "KRaftVoters"}
 
 
-def control_text(control_type: int, value, codecs: Codecs = DEFAULT) -> str | None:
+def control_text(control_type: int, value, codecs: Codecs = DEFAULT,
+                 kafka: tuple[int, int] = NEWEST) -> str | None:  # fmt: skip
     """` SnapshotHeader {...}` (without the leading space) for the KRaft control records
     kafka-dump-log decodes: read at version 0, whatever their Version field says, and
     written as JSON at that field's value (ControlRecordUtils, then the JsonConverter at
-    message.version()). None for the others (kafka-dump-log prints controlType: NAME(N))."""
+    message.version()); from 4.1 on also `LeaderChange: {...}`. None for the others
+    (kafka-dump-log prints controlType: NAME(N))."""
+    if control_type == 2 and kafka >= LEADER_CHANGE_SINCE:
+        m = codecs.control_record(control_type, bytes(value or b""), 0)
+        return f"LeaderChange: {to_json(m.obj, get(m.obj, 'Version'))}"
     label = CONTROL_LABELS.get(control_type)
     if label is None:
         return None

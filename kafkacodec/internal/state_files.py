@@ -13,7 +13,7 @@ from kafkacodec.runtime.errors import CorruptRecordError, KafkacodecError, LogEr
 from kafkacodec.storage import read_side_file
 
 from .codecs import DEFAULT, Codecs
-from .dump_format import get
+from .dump_format import NEWEST, SNAPSHOT_LINE_TRIMMED_SINCE, get
 
 __all__ = ["STATE_FILES", "dump_state_file", "producer_snapshot", "is_state_file"]
 
@@ -49,9 +49,11 @@ def _decrement_sequence(seq: int, by: int) -> int:
     return seq - by if seq >= by else 0x7FFFFFFF - (by - seq) + 1
 
 
-def producer_snapshot(path: Path, data: bytes, codecs: Codecs = DEFAULT) -> tuple[list[str], dict]:
+def producer_snapshot(path: Path, data: bytes, codecs: Codecs = DEFAULT,
+                      kafka: tuple[int, int] = NEWEST) -> tuple[list[str], dict]:  # fmt: skip
     """A producer-state snapshot: Kafka's ProducerStateManager.readSnapshot (version 1, a
-    CRC-32C of the bytes after it, the entries), printed as kafka-dump-log prints it."""
+    CRC-32C of the bytes after it, the entries), printed as that release's kafka-dump-log
+    prints it (a space ends an entry without batch metadata before 4.3)."""
     try:
         m = codecs.versioned("ProducerSnapshot", data)
     except KafkacodecError as err:
@@ -73,6 +75,8 @@ def producer_snapshot(path: Path, data: bytes, codecs: Codecs = DEFAULT) -> tupl
             f"producerId: {pid} producerEpoch: {epoch} coordinatorEpoch: {coord} "
             f"currentTxnFirstOffset: {_java_optional_long(first)} lastTimestamp: {ts} "
         )
+        if last_offset < 0 and kafka >= SNAPSHOT_LINE_TRIMMED_SINCE:
+            line = line.rstrip(" ")
         if last_offset >= 0:  # a batch's metadata (ProducerStateEntry.batchMetadata)
             line += (
                 f"firstSequence: {_decrement_sequence(last_seq, delta)} lastSequence: {last_seq} "
@@ -118,12 +122,13 @@ def _checkpoint(path: Path, data: bytes, fields: int) -> tuple[int, list[list[st
     return version, rows
 
 
-def dump_state_file(path: Path, codecs: Codecs = DEFAULT) -> tuple[list[str], dict]:
-    """(text lines, JSON object) of one state file."""
+def dump_state_file(path: Path, codecs: Codecs = DEFAULT,
+                    kafka: tuple[int, int] = NEWEST) -> tuple[list[str], dict]:  # fmt: skip
+    """(text lines, JSON object) of one state file, in that release's kafka-dump-log text."""
     data = _read(path)
     name = path.name
     if path.suffix == ".snapshot":
-        return producer_snapshot(path, data, codecs)
+        return producer_snapshot(path, data, codecs, kafka)
     if name in OFFSET_CHECKPOINTS:
         version, rows = _checkpoint(path, data, 3)
         entries = [{"topic": t, "partition": _int(path, 0, p), "offset": _int(path, 0, o)}

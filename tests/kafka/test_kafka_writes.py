@@ -1,16 +1,19 @@
 """Kafka writes, kafkacodec reads (issue 37): a real broker of each release, driven by
 Kafka's own Java client, then stopped cleanly; its log.dirs read by kafkacodec must give
 exactly the records Kafka's consumer fetched, every field, read_uncommitted and
-read_committed, and answer ListOffsets as the broker answered Admin.listOffsets."""
+read_committed; answer ListOffsets as the broker answered Admin.listOffsets; and `dump`
+must print what Kafka's DumpLogSegments prints for the same files, line for line, in every
+mode and with each decoder flag."""
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 from conftest import kafkacodec_cli as cli
-from kafka_broker import VERSIONS, Broker
+from kafka_broker import VERSIONS, Broker, dump_log_segments, dump_main, java
 
 from kafkacodec.log import LogDirs
 from kafkacodec.runtime.compression import codec_name
@@ -61,7 +64,8 @@ def written(request, tmp_path_factory):
     root = tmp_path_factory.mktemp(f"kafka-{version}")
     build = root / "build"
     build.mkdir()
-    broker = Broker(version, root / "broker")
+    # KRaft snapshots of the metadata log soon after it changes (a .checkpoint to dump)
+    broker = Broker(version, root / "broker", metadata_log_max_snapshot_interval_ms=500)
     with broker:
         broker.create_topic(build, "codecs", 2)
         broker.create_topic(build, "txn", 2)
@@ -70,6 +74,8 @@ def written(request, tmp_path_factory):
         fetched = {(t, iso): broker.consume(build, t, iso) for t in ("codecs", "txn", "logappend")
                    for iso in ("read_uncommitted", "read_committed")}  # fmt: skip
         offsets = {t: broker.list_offsets(build, t, T0, T0 + 255, T0 + 10**9) for t in ("codecs", "txn")}
+        broker.commit(build, "billing", "classic", "codecs", {0: 17, 1: 5})
+        broker.commit(build, "audit", "consumer", "txn", {0: 3})
         broker.stop()
     assert (broker.log_dir / ".kafka_cleanshutdown").exists()
     return {"version": version, "logs": broker.log_dir, "fetched": fetched, "offsets": offsets}
@@ -131,3 +137,103 @@ def test_lookup_answers_as_the_broker_answered(written):
 def test_verify_finds_the_broker_written_log_clean(written):
     out = cli("verify", written["logs"])
     assert out.stdout.rstrip().endswith(": clean")
+
+
+# ------------------------------------------------------------------ dump, against Kafka's
+
+
+def _same_dump(version: str, files: list, flags: list[str], ours_flags: list[str] | None = None) -> None:
+    """DumpLogSegments and `kafkacodec dump --kafka-version` of that release over the same
+    files print the same lines; where Kafka names a file by the path it was given
+    (`Dumping <path>`, `<path> is empty.`, `<path> passed sanity check.`), kafkacodec names
+    it by its name (a deliberate difference, README)."""
+    assert files
+    kafka = dump_log_segments(version, files, *flags).splitlines()
+    release = ".".join(version.split(".")[:2])
+    mine = cli("dump", "--kafka-version", release, *(flags if ours_flags is None else ours_flags),
+               *files, ok=None)  # fmt: skip
+    assert "Traceback" not in mine.stderr
+    kafka = [re.sub(r"^(Dumping )?/\S*/([^/ ]+)", r"\1\2", line) for line in kafka]
+    got = mine.stdout.splitlines()
+    for n, (a, b) in enumerate(zip(kafka, got)):
+        assert a == b, f"line {n + 1} of {flags}:\n  Kafka:      {a}\n  kafkacodec: {b}"
+    assert len(got) == len(kafka), (flags, len(got), len(kafka), kafka[len(got):][:3], got[len(kafka):][:3])
+
+
+def _files(logs, pattern: str, topics=None) -> list:
+    return sorted(f for f in logs.glob(f"*/{pattern}")
+                  if topics is None or f.parent.name.rsplit("-", 1)[0] in topics)  # fmt: skip
+
+
+USER = ("codecs", "txn", "logappend")
+
+
+@pytest.mark.parametrize("flags", [["--deep-iteration"], ["--print-data-log"], []])
+def test_dump_of_user_segments_is_kafkas(written, flags):
+    _same_dump(written["version"], _files(written["logs"], "*.log", USER), flags,
+               flags + (["--raw-data"] if flags else []))  # fmt: skip
+
+
+#: The shipped codecs come from a trunk snapshot of Kafka's specs (October 2024): the records
+#: later releases added fields or versions to are unknown to them (OffsetCommitValue v4's
+#: topicId, RegisterBrokerRecord v4). Regenerating them from the newest release's jars is
+#: issue 37's part 5; until then these comparisons are expected to fail for 4.4 (strict:
+#: they fail the run once they pass).
+NEWER_SPECS = pytest.mark.xfail(strict=True, reason="codecs from the October 2024 specs")
+
+
+def _newer_specs(request, version: str, flag: str) -> None:
+    if version == "4.4.0" and flag in ("--offsets-decoder", "--cluster-metadata-decoder"):
+        request.applymarker(NEWER_SPECS)
+
+
+@pytest.mark.parametrize("topic,flag", [
+    ("__consumer_offsets", "--offsets-decoder"), ("__transaction_state", "--transaction-log-decoder"),
+    ("__cluster_metadata", "--cluster-metadata-decoder"),
+])  # fmt: skip
+def test_dump_with_each_decoder_is_kafkas(request, written, topic, flag):
+    _newer_specs(request, written["version"], flag)
+    _same_dump(written["version"], _files(written["logs"], "*.log", (topic,)), [flag])
+
+
+def test_dump_of_a_kraft_snapshot_is_kafkas(request, written):
+    _newer_specs(request, written["version"], "--cluster-metadata-decoder")
+    snaps = _files(written["logs"], "*.checkpoint", ("__cluster_metadata",))
+    _same_dump(written["version"], snaps, ["--cluster-metadata-decoder"])
+    _same_dump(written["version"], snaps, ["--deep-iteration"], ["--deep-iteration", "--raw-data"])
+
+
+def test_dump_of_producer_snapshots_is_kafkas(written):
+    _same_dump(written["version"], _files(written["logs"], "*.snapshot"), [])
+
+
+@pytest.mark.parametrize("flags", [[], ["--verify-index-only"]])
+def test_dump_of_indexes_is_kafkas(written, flags):
+    files = [f for s in ("*.index", "*.timeindex", "*.txnindex") for f in _files(written["logs"], s)]
+    _same_dump(written["version"], sorted(files), flags)
+
+
+def test_index_sanity_check_is_kafkas(written):
+    """--index-sanity-check file by file: where Kafka's check throws (CorruptIndexException,
+    e.g. 4.4's metadata log leaves its active segment's time index untrimmed, zeros after
+    the last entry), kafkacodec says the file failed, with Kafka's reason, and exits 1."""
+    files = sorted(f for s in ("*.index", "*.timeindex", "*.txnindex") for f in _files(written["logs"], s))
+    ok = []
+    for f in files:
+        res = java(written["version"], dump_main(written["version"]), "--files", f, "--index-sanity-check",
+                   check=False)  # fmt: skip
+        if res.returncode == 0:
+            ok.append(f)
+            continue
+        why = re.search(r"CorruptIndexException: (.*)", res.stderr + res.stdout)
+        assert why, res.stderr[-2000:]
+        mine = cli("dump", "--index-sanity-check", f, ok=None)
+        assert mine.returncode == 1 and f"{f.name} failed sanity check." in mine.stdout
+        assert why[1].replace(str(f), f.name) in mine.stderr
+    _same_dump(written["version"], ok, ["--index-sanity-check"])
+
+
+def test_groups_gives_the_commits(written):
+    rows = [json.loads(line) for line in cli("groups", written["logs"], "--json").stdout.splitlines()]
+    got = {(r["group"], r["topic"], r["partition"]): r["current_offset"] for r in rows}
+    assert got == {("billing", "codecs", 0): 17, ("billing", "codecs", 1): 5, ("audit", "txn", 0): 3}
