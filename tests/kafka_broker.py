@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -80,12 +81,8 @@ class Broker:
     def __init__(self, version: str, root: Path, **props) -> None:
         self.version, self.root = version, Path(root)
         self.log_dir = self.root / "logs"
-        self.port, self.controller_port = _free_port(), _free_port()
         self.props = {
             "process.roles": "broker,controller", "node.id": "1",
-            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
             "controller.listener.names": "CONTROLLER",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
             "log.dirs": str(self.log_dir), "num.partitions": "1",
@@ -99,6 +96,19 @@ class Broker:
         }  # fmt: skip
         self.proc: subprocess.Popen | None = None
         self.formatted = False
+        self._new_ports()
+
+    def _new_ports(self) -> None:
+        """Free ports for the listeners: picked anew at each start, since a port the last
+        run listened on may still be held (a connection of its in TIME_WAIT) when the
+        broker comes back; a static KRaft voter is known by its node id, not its port."""
+        self.port, self.controller_port = _free_port(), _free_port()
+        self.props.update({
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+        })  # fmt: skip
+        self.started = False
 
     @property
     def bootstrap(self) -> str:
@@ -130,6 +140,9 @@ class Broker:
         """Start it (formatting storage the first time) and wait until it serves."""
         if not self.formatted:
             self.format()
+        elif self.started:
+            self._new_ports()
+        self.started = True
         conf = self._write_config()
         mark = self.server_log.stat().st_size if self.server_log.exists() else 0
         self.proc = subprocess.Popen(
@@ -205,6 +218,22 @@ class Broker:
         out = build / f"offsets-{topic}.json"
         self.client(build, "offsets", self.bootstrap, topic, out, *timestamps)
         return json.loads(out.read_text())
+
+    def transplant(self, partition: str, source: Path) -> None:
+        """Bring a partition's files to this (stopped) broker as an operator does: the
+        topic was created through the broker (its partition.metadata names the topic id a
+        KRaft broker knows; a directory it does not know it renames to *-stray), so every
+        file of the partition directory but partition.metadata is replaced by source's; the
+        clean-shutdown file goes, so that the next start recovers every segment."""
+        assert self.proc is None, "stop the broker first"
+        d = self.log_dir / partition
+        for f in d.iterdir():
+            if f.name != "partition.metadata":
+                f.unlink()
+        for f in Path(source).iterdir():
+            if f.is_file() and f.name != "partition.metadata":
+                shutil.copy2(f, d / f.name)
+        (self.log_dir / ".kafka_cleanshutdown").unlink(missing_ok=True)
 
     def commit(self, build: Path, group: str, protocol: str, topic: str, offsets: dict[int, int]) -> None:
         """Offsets committed by a member of a group ("classic" or "consumer" protocol)."""
