@@ -81,9 +81,14 @@ def judged(request, tmp_path_factory):
     with broker:  # an unclean start: LogLoader recovers every transplanted segment
         fetched = {topic: broker.consume(build, topic) for topic in sources}
         offsets = {topic: broker.list_offsets(build, topic) for topic in sources}
+        # while the broker holds its log directory: what the tools do with it
+        held = {"pid": broker.proc.pid,
+                "repair": cli("recover", "--repair", broker.log_dir / "sample-orders-0", ok=None),
+                "rewrite": cli("rewrite", broker.log_dir / "sample-orders-0", root / "copy", ok=None),
+                "verify": cli("verify", broker.log_dir, ok=None)}  # fmt: skip
         broker.stop()
     return {"version": version, "broker": broker, "since": mark, "expected": expected,
-            "fetched": fetched, "offsets": offsets}  # fmt: skip
+            "fetched": fetched, "offsets": offsets, "held": held}  # fmt: skip
 
 
 @pytest.mark.parametrize("topic", [c[0] for c in CASES])
@@ -103,3 +108,14 @@ def test_kafkas_recovery_cut_nothing(judged):
     assert not doubts, "\n".join(doubts[:10])
     recovered = broker.lines(r"Recovering unflushed segment|recover", judged["since"])
     assert recovered  # the unclean start did run the recovery
+
+
+def test_a_running_broker_keeps_its_log_directory(judged):
+    """The broker holds its log directory's .lock (FileChannel.tryLock, a POSIX lock): a
+    repair and a rewrite of its partitions are refused, naming the broker's process; verify
+    reads a live log (its last segments as far as they were written)."""
+    held, pid = judged["held"], judged["held"]["pid"]
+    for what in ("repair", "rewrite"):
+        out = held[what]
+        assert out.returncode == 2 and f"process {pid}" in out.stderr, (what, out.stderr)
+    assert held["verify"].returncode == 0 and held["verify"].stdout.rstrip().endswith(": clean"), held["verify"].stdout
