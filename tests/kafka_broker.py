@@ -12,6 +12,7 @@ lists offsets as Admin.listOffsets answers them, as JSON."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -73,6 +74,18 @@ def client_classes(version: str, build: Path) -> Path:
             raise HarnessError(f"javac: {res.stderr[-3000:]}")
         _CLIENT[version] = out
     return _CLIENT[version]
+
+
+_RUNNING: set[subprocess.Popen] = set()
+
+
+@atexit.register
+def _kill_left_over() -> None:
+    """No broker outlives the test process, whatever a fixture did not get to stop."""
+    for proc in list(_RUNNING):
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 class Broker:
@@ -150,6 +163,7 @@ class Broker:
              "-cp", classpath(self.version), "kafka.Kafka", str(conf)],
             stdout=open(self.root / "stdout", "ab"), stderr=subprocess.STDOUT,
         )  # fmt: skip
+        _RUNNING.add(self.proc)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
