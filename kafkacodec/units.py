@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-__all__ = ["parse_size", "integer", "size", "TIMESTAMP_TARGETS", "timestamp_target"]
+__all__ = ["parse_size", "integer", "size", "LATEST", "EARLIEST", "MAX_TIMESTAMP",
+           "TIMESTAMP_TARGETS", "timestamp_target"]
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40}  # fmt: skip
@@ -63,9 +64,10 @@ def size(low: int = 1) -> Callable[[str], int]:
     return _named(parse, "size")
 
 
-#: ListOffsets' special timestamps (Kafka's ListOffsetsRequest): the targets a timestamp
-#: option takes besides a time in milliseconds.
-TIMESTAMP_TARGETS = {-1: "latest", -2: "earliest", -3: "max timestamp"}
+#: ListOffsets' special timestamps (Kafka's ListOffsetsRequest), the targets a timestamp
+#: option takes besides a time in milliseconds (the log layer answers them).
+LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
+TIMESTAMP_TARGETS = {LATEST: "latest", EARLIEST: "earliest", MAX_TIMESTAMP: "max timestamp"}
 
 
 def timestamp_target(text: str) -> int:

@@ -181,8 +181,8 @@ def _say_what_is_missing(p: Partition) -> None:
     """Offsets the log holds by its broker's records that no segment read holds (remote
     segments not given, or not under the tiered-storage root): said on the driver, as the
     command line says them, never skipped in silence."""
-    from kafkacodec.internal.remote import remote_extent
+    from kafkacodec.internal.remote import learn_remote_extent
 
-    p.remote_extent, _problems = remote_extent(getattr(p, "local", None) or p)
+    learn_remote_extent(p)
     for gap in p.unreadable():
         _log.warning(f"{p.path}: {p.missing_text(gap)}; they are left out")

@@ -13,6 +13,7 @@ lists offsets as Admin.listOffsets answers them, as JSON."""
 from __future__ import annotations
 
 import atexit
+import base64
 import json
 import os
 import re
@@ -275,3 +276,22 @@ def dump_main(version: str) -> str:
 def dump_log_segments(version: str, files, *flags: str) -> str:
     """Kafka's DumpLogSegments (kafka-dump-log) over these files: its stdout."""
     return java(version, dump_main(version), "--files", ",".join(map(str, files)), *flags).stdout
+
+
+def b64(data) -> str | None:
+    """Bytes as the client program's JSON carries them (base64; None for null)."""
+    return None if data is None else base64.b64encode(bytes(data)).decode()
+
+
+def as_consumed(p, *, committed: bool = False, partition: int | None = None) -> list[dict]:
+    """What kafkacodec reads from a partition's files (kafkacodec.log.Partition), in the
+    shape KafkacodecClient's `consume` writes what Kafka's consumer fetched: data records
+    only (a consumer never hands control records to the application), read_committed
+    dropping aborted ones; `partition` stands for the partition's number when its
+    directory is not named by one."""
+    number = p.partition if partition is None else partition
+    return [{"partition": number, "offset": r.offset, "timestamp": r.timestamp,
+             "timestamp_type": r.timestamp_type, "key": b64(r.key), "value": b64(r.value),
+             "headers": [[k, b64(v)] for k, v in r.headers],
+             "leader_epoch": batch.partition_leader_epoch if batch.magic == 2 else -1}
+            for _seg, batch, r in p.read(committed_only=committed) if r.control is None]  # fmt: skip

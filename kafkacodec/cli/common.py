@@ -8,10 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..console import CLEAN, DONE, PROBLEMS, UNCHECKED
 from ..runtime.errors import KafkacodecError
-
-__all__ = ["CLEAN", "DONE", "PROBLEMS", "UNCHECKED"]  # the exit codes (console.py), for the commands
 
 
 def local_path(raw: str) -> Path:
@@ -154,6 +151,7 @@ def open_partition(path, args=None):
     layout; with the command's --tiered, joined with its remote segments), each of its
     local segments checked to start like a Kafka segment (a file of something else gets
     named, rather than read as an empty segment)."""
+    from ..internal.remote import learn_remote_extent
     from ..log import TieredSegment
     from ..log.tiered import open_partition as opened
     from ..runtime.errors import NotAPartitionError
@@ -162,7 +160,7 @@ def open_partition(path, args=None):
     if not p.segments:
         p.close()
         raise NotAPartitionError(p.path, no_segments(p, "nothing to read"))
-    learn_extent(p)
+    learn_remote_extent(p)
     for problem in p.problems:  # a side file not read, remote segments not found: said
         logging.getLogger("kafkacodec.cli").warning(problem)
     for seg in p.segments:
@@ -187,13 +185,12 @@ def damaged_if_named(named: bool) -> Iterator[None]:
         raise LogError(err.path, err.message, err.position) from None
 
 
-def learn_extent(p) -> None:
-    """Tell a partition what the cluster's __remote_log_metadata, where its log directory
-    holds it, says the log holds beyond its files (Partition.remote_extent)."""
-    from ..internal.remote import remote_extent
+def held(log_dir) -> bool:
+    """Whether a broker holds a local log directory (its .lock); an object store's never is."""
+    from ..storage import is_remote
+    from ..storage.fsio import lock_holder
 
-    p.remote_extent, problems = remote_extent(p.local if getattr(p, "local", None) else p)
-    p.problems += problems
+    return not is_remote(log_dir) and lock_holder(log_dir) is not None
 
 
 def no_segments(p, consequence: str) -> str:

@@ -9,8 +9,8 @@ import argparse
 import json
 import sys
 
-from ..console import out, safe
-from .common import CLEAN, PROBLEMS, storage_arguments, target
+from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
+from .common import storage_arguments, target
 
 HELP = "consumer groups' committed offsets and lag, from __consumer_offsets on disk"
 EXAMPLE = "kafkacodec groups /var/lib/kafka/data --group billing"
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if folded.partitions == 0:
         print("kafkacodec groups: no __consumer_offsets partition in "
               + ", ".join(map(str, args.log_dirs)), file=sys.stderr)  # fmt: skip
-        return 2
+        return UNCHECKED
     if args.json:
         for r in rows:
             out(json.dumps(r))

@@ -8,8 +8,8 @@ import argparse
 import json
 import sys
 
-from ..console import out, safe
-from .common import CLEAN, PROBLEMS, storage_arguments, target
+from ..console import CLEAN, PROBLEMS, out, safe
+from .common import storage_arguments, target
 
 HELP = "the cluster's topics, brokers, features and configs from __cluster_metadata on disk"
 EXAMPLE = "kafkacodec metadata /var/lib/kafka/metadata --json"

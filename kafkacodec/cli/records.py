@@ -8,7 +8,7 @@ import sys
 from ..console import DONE, PROBLEMS, out, output_closed, safe
 from ..runtime.errors import KafkacodecError
 from ..units import integer, timestamp_target
-from .common import open_kafka07, open_partition, storage_arguments, target
+from .common import held, open_kafka07, open_partition, storage_arguments, target
 
 HELP = "records for humans: keys and values as text when UTF-8, headers shown"
 EXAMPLE = "kafkacodec records /var/lib/kafka/orders-0 --from-offset 1200 --limit 5"
@@ -109,13 +109,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"kafkacodec records: {len(skipped)} damaged stretches left out (--skip-corrupt); "
               "`kafkacodec verify` names them all", file=sys.stderr)  # fmt: skip
         return PROBLEMS
-    if (torn and not _held(p)) or missing:  # a torn write (not a live broker's), data not here
+    if (torn and not held(p.path.parent)) or missing:  # a torn write (not a live broker's), data not here
         return PROBLEMS
     return DONE
 
-
-def _held(p) -> bool:
-    from ..storage import is_remote
-    from ..storage.fsio import lock_holder
-
-    return not is_remote(p.path) and lock_holder(p.path.parent) is not None

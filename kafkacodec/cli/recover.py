@@ -9,10 +9,10 @@ import json
 import sys
 from pathlib import Path
 
-from ..console import out, safe
+from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
 from ..runtime.errors import KafkacodecError
 from ..units import integer
-from .common import CLEAN, PROBLEMS, UNCHECKED, local_path
+from .common import local_path
 
 HELP = "Kafka's recovery of a partition or log.dirs, as a dry run; --repair applies it"
 EXAMPLE = "kafkacodec recover /var/lib/kafka/orders-0 --repair"

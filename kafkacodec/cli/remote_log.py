@@ -9,8 +9,8 @@ import json
 import sys
 from datetime import datetime, timezone
 
-from ..console import out, safe
-from .common import CLEAN, PROBLEMS, storage_arguments, target
+from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
+from .common import storage_arguments, target
 
 HELP = "remote (tiered) segments from __remote_log_metadata on disk; --tiered checks their files"
 EXAMPLE = "kafkacodec remote-log /var/lib/kafka --tiered s3://tiered-bucket/prefix/"
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     if folded.partitions == 0:
         print("kafkacodec remote-log: no __remote_log_metadata partition in "
               + ", ".join(args.log_dirs), file=sys.stderr)  # fmt: skip
-        return 2
+        return UNCHECKED
     segs = [s for s in folded.listed(every=args.all) if not args.topic or s.topic in args.topic]
     if args.json:
         for s in segs:

@@ -8,9 +8,9 @@ import argparse
 import json
 import sys
 
-from ..console import out, safe
+from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
 from ..units import integer
-from .common import CLEAN, PROBLEMS, UNCHECKED, local_path, local_source
+from .common import local_path, local_source
 
 HELP = ("write a segment, partition or log.dirs anew, every batch rebuilt as Kafka writes it; "
         "recompress (--compression) or convert legacy data (--magic 2); --check writes nothing")  # fmt: skip

@@ -8,20 +8,10 @@ import json
 import sys
 from pathlib import Path
 
-from ..console import out, safe
+from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
 from ..runtime.errors import KafkacodecError
 from ..units import integer
-from .common import (
-    CLEAN,
-    PROBLEMS,
-    UNCHECKED,
-    keys,
-    learn_extent,
-    no_segments,
-    storage_arguments,
-    target,
-    tiered,
-)
+from .common import held, keys, no_segments, storage_arguments, target, tiered
 
 HELP = "check every batch's CRC and structure, and indexes against their log"
 EXAMPLE = "kafkacodec verify /var/lib/kafka            # a log.dirs, a partition or a file"
@@ -100,6 +90,7 @@ def _summary(t: dict) -> str:
 def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
     """(file, a function that checks it) for each segment a path names; LogError when it
     names nothing verify can check."""
+    from ..internal.remote import learn_remote_extent
     from ..log import LogDirs, Partition, Segment, open_log
     from ..log.check import INDEX_SUFFIXES
     from ..log.repair import pending
@@ -112,11 +103,11 @@ def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
             raise NotASegmentError(path, "no such file or directory")
         parsed = parse_segment_name(path.name)
         if parsed and parsed[1] == ".log":
-            live = _held(path.parent.parent)
+            live = held(path.parent.parent)
             return [_segment_target(Segment(path.parent, parsed[0]), live, True)]
         if parsed and parsed[1] in INDEX_SUFFIXES:
             return [_index_target(Segment(path.parent, parsed[0]), parsed[1], path,
-                                  _held(path.parent.parent))]  # fmt: skip
+                                  held(path.parent.parent))]  # fmt: skip
         if path.suffix in INDEX_SUFFIXES:
             raise NotASegmentError(path, f"an index file is checked against its segment's .log: "
                                          f"named <20-digit base offset>{path.suffix}, beside it")  # fmt: skip
@@ -134,12 +125,12 @@ def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
         parts = log.partitions
     else:
         parts = [log]
-    live = _held(path if isinstance(log, LogDirs) else path.parent)
+    live = held(path if isinstance(log, LogDirs) else path.parent)
     out = []
     for part in parts:
         assert isinstance(part, Partition)
         totals["partitions"] += 1
-        learn_extent(part)
+        learn_remote_extent(part)
         problems.extend(part.problems)
         for gap in part.unreadable():  # with --tiered, the remote data was to be read
             (problems.add if args is not None and tiered(args) else notes.append)(
@@ -172,14 +163,6 @@ def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
         raise NotAPartitionError(path, f"no segments in any of its {len(parts)} partition "
                                        "directories: nothing to verify")  # fmt: skip
     return out
-
-
-def _held(log_dir) -> bool:
-    """Whether a broker holds a local log directory (an object store's never is)."""
-    from ..storage import is_remote
-    from ..storage.fsio import lock_holder
-
-    return not is_remote(log_dir) and lock_holder(log_dir) is not None
 
 
 def _segment_target(seg, live: bool, indexes: bool):

@@ -10,8 +10,8 @@ why, in Kafka's words where Kafka has them: "Error at offset 7, skipping. ...").
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+from typing import Any
 
 from kafkacodec.runtime.errors import KafkacodecError
 
@@ -21,7 +21,7 @@ from .kafka_json import field_value, to_json, uuid_text
 __all__ = [
     "PARSERS", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
     "cluster_metadata_parser", "remote_log_metadata_parser", "control_text", "get",
-    "TRANSACTION_STATES", "scala_hash_set_order", "NEWEST", "RELEASES", "release",
+    "TRANSACTION_STATES", "scala_hash_set_order", "NEWEST", "release",
     "TRANSACTION_JSON_SINCE", "LEADER_CHANGE_SINCE", "SNAPSHOT_LINE_TRIMMED_SINCE",
 ]  # fmt: skip
 
@@ -30,9 +30,7 @@ Parsed = tuple[str | None, str | None, bool]
 # -- what changed in kafka-dump-log's text, release by release (each found by running that
 # release's DumpLogSegments over the same broker-written files: tests/kafka/test_kafka_writes.py)
 
-#: The releases whose kafka-dump-log text `kafkacodec dump --kafka-version` prints, and the
-#: newest, the default.
-RELEASES = ("3.8", "3.9", "4.0", "4.1", "4.2", "4.3", "4.4")
+#: The newest release the tests run: `kafkacodec dump --kafka-version`'s default.
 NEWEST = (4, 4)
 #: __transaction_state records as JSON ({"type":..,"data":..} keys, {"version":..,"data":..}
 #: values, as the offsets decoder prints its own), no longer TransactionLog's text.
@@ -87,7 +85,26 @@ def _consumer_protocol(codecs: Codecs, spec: str) -> Callable:
     return replace
 
 
-def _coordinator_parser(topic: str, value_word: str, consumer_protocol: bool):
+def _consumer_protocols(codecs: Codecs, v) -> dict:
+    """A consumer group's members' subscription and assignment decoded (OffsetsMessageParser)."""
+    if v.spec != "GroupMetadataValue" or get(v.obj, "protocolType") != "consumer":
+        return {}
+    return {
+        ("MemberMetadata", "subscription"): _consumer_protocol(codecs, "ConsumerProtocolSubscription"),
+        ("MemberMetadata", "assignment"): _consumer_protocol(codecs, "ConsumerProtocolAssignment"),
+    }  # fmt: skip
+
+
+def _transaction_state_names(codecs: Codecs, v) -> dict:
+    """A transaction's state by its TransactionState name (4.1's TransactionLogMessageParser)."""
+    return {("TransactionLogValue", "transactionStatus"):
+            lambda status: f'"{TRANSACTION_STATES.get(status, status)}"'}  # fmt: skip
+
+
+def _coordinator_parser(topic: str, value_word: str,
+                        replacing: Callable[[Codecs, Any], dict] | None = None):  # fmt: skip
+    """A coordinator topic's parser: keys and values as JSON; `replacing(codecs, value)`
+    gives the fields printed otherwise (kafka_json.to_json's replace)."""
     def parse(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
         if key is None:  # Kafka throws here, which stops kafka-dump-log
             return (
@@ -101,14 +118,7 @@ def _coordinator_parser(topic: str, value_word: str, consumer_protocol: bool):
             if value is None:
                 return key_text, "<DELETE>", False
             v = codecs.coordinator_value(topic, k.record_type, bytes(value))
-            replace = {}
-            if consumer_protocol and v.spec == "GroupMetadataValue":
-                if get(v.obj, "protocolType") == "consumer":
-                    replace = {
-                        ("MemberMetadata", "subscription"): _consumer_protocol(codecs, "ConsumerProtocolSubscription"),
-                        ("MemberMetadata", "assignment"): _consumer_protocol(codecs, "ConsumerProtocolAssignment"),
-                    }  # fmt: skip
-            data = to_json(v.obj, v.version, replace)
+            data = to_json(v.obj, v.version, replacing(codecs, v) if replacing else None)
             return key_text, f'{{"{value_word}":"{v.version}","data":{data}}}', False
         except UnknownRecordTypeError as err:
             if err.message.startswith("Unknown record type"):
@@ -121,21 +131,10 @@ def _coordinator_parser(topic: str, value_word: str, consumer_protocol: bool):
     return parse
 
 
-offsets_parser = _coordinator_parser("__consumer_offsets", "version", True)
-share_group_state_parser = _coordinator_parser("__share_group_state", "type", False)
-_transaction_records = _coordinator_parser("__transaction_state", "version", False)
-
-
-def _transaction_json(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
-    """4.1's TransactionLogMessageParser: the records as JSON, the value's transactionStatus
-    by its TransactionState name."""
-    key_text, payload, failed = _transaction_records(key, value, offset, codecs)
-    if not failed and payload is not None and payload != "<DELETE>":
-        status = re.search(r'"transactionStatus":(-?\d+)', payload)
-        if status is not None:
-            name = TRANSACTION_STATES.get(int(status[1]), status[1])
-            payload = payload[: status.start(1)] + f'"{name}"' + payload[status.end(1) :]
-    return key_text, payload, failed
+offsets_parser = _coordinator_parser("__consumer_offsets", "version", _consumer_protocols)
+share_group_state_parser = _coordinator_parser("__share_group_state", "type")
+#: 4.1's TransactionLogMessageParser: the records as JSON, the state by its name.
+_transaction_json = _coordinator_parser("__transaction_state", "version", _transaction_state_names)
 
 
 # -- __transaction_state (TransactionLogMessageParser: TransactionLog.formatRecordKeyAndValue)

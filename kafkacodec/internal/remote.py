@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 
 from kafkacodec.log.partition import LogDirs, Partition
 from kafkacodec.runtime.errors import DecodeError, KafkacodecError
+from kafkacodec.storage import size_of
 
 from .codecs import DEFAULT, Codecs
 from .dump_format import get
 from .kafka_json import uuid_text
 
 __all__ = ["RemoteSegment", "RemoteLog", "fold_remote_log", "TOPIC", "SEGMENT_STATES",
-           "remote_extent"]
+           "remote_extent", "learn_remote_extent"]
 
 TOPIC = "__remote_log_metadata"
 #: RemoteLogSegmentState's ids, and RemotePartitionDeleteState's.
@@ -153,14 +154,23 @@ def remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> tuple[list[tuple[in
         return [], []
     try:
         folded = _fold_of(p.path.parent, codecs)
-    except (OSError, KafkacodecError):
-        return [], []
+    except (OSError, KafkacodecError) as err:
+        return [], [f"{p.path.parent}: {TOPIC} cannot be read ({err}): where the log starts "
+                    "is known from the broker's checkpoint alone"]  # fmt: skip
     if folded is None:
         return [], []
     tid = p.topic_id
     mine = [(s.start_offset, s.end_offset, s.max_timestamp) for s in folded.listed()
             if s.topic == p.topic and s.partition == p.partition and tid in (None, s.topic_id)]  # fmt: skip
     return mine, [f"{TOPIC}: {x}" for x in folded.problems]
+
+
+def learn_remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> None:
+    """Tell a partition (a tiered view: its local partition's log directory) what
+    remote_extent finds (Partition.remote_extent), and the problems met to p.problems."""
+    local = getattr(p, "local", None) or p
+    p.remote_extent, problems = remote_extent(local, codecs)
+    p.problems += problems
 
 
 _FOLDED: dict[tuple, RemoteLog] = {}
@@ -174,8 +184,8 @@ def _fold_of(log_dir, codecs: Codecs) -> RemoteLog | None:
                    key=str)  # fmt: skip
     if not metas:
         return None
-    key = (str(log_dir), id(codecs), tuple((str(f), f.stat().st_size if not hasattr(f, "store") else 0)
-                                           for m in metas for f in sorted(m.iterdir(), key=str)))  # fmt: skip
+    files = sorted((f for m in metas for f in m.iterdir()), key=str)
+    key = (str(log_dir), id(codecs), tuple((str(f), size_of(f)) for f in files))
     if key not in _FOLDED:
         dirs = LogDirs(log_dir)
         dirs.partitions = [q for q in dirs.partitions if q.topic == TOPIC]
@@ -203,8 +213,6 @@ def check_layout(log: RemoteLog, root, *, every: bool = False) -> LayoutCheck:
     storage.tiered.TieredRoot with Aiven's key prefix), and what else is there."""
     from kafkacodec.storage import tiered as layout
 
-    if not isinstance(root, layout.TieredRoot):
-        root = layout.TieredRoot(root)
     out = LayoutCheck()
     by_partition: dict[tuple[str, int, str], list[RemoteSegment]] = {}
     for s in log.segments.values():

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 from ..records.batches import LOG_OVERHEAD, BatchIterator
 from ..runtime.crc import crc32c
 from ..runtime.errors import DecodeError, KafkacodecError, NotASegmentError
+from ..storage import size_of
 from .index import Problems
-from .segment import Segment, walk_entry
+from .segment import NONZERO, Segment, walk_entry
 
 __all__ = [
     "BadRegion",
@@ -45,7 +46,6 @@ _U32 = struct.Struct(">I")
 #: The smallest entry of each magic after the 12-byte log overhead: a legacy message's own
 #: overhead (14 and 22 bytes), a v2 batch header less the log overhead (49 bytes).
 _MIN_SIZE = {0: 14, 1: 22, 2: 49}
-_NONZERO = re.compile(rb"[^\x00]")
 _MAGIC_AT_16 = re.compile(rb"(?s)(?=.{16}[\x00\x01\x02])")
 #: Where the size field of an entry lies (after the 8-byte offset), and how long it is.
 _SIZE_AT, _SIZE_LEN = 8, 4
@@ -137,7 +137,7 @@ def resync(view, start: int, end: int, *, valid_at=_valid_at, candidates=_MAGIC_
             return end
         q = m.start()
         if view[q + size_at : q + size_at + _SIZE_LEN] == b"\0\0\0\0":
-            z = _NONZERO.search(view, q + size_at, end)
+            z = NONZERO.search(view, q + size_at, end)
             if z is None:
                 return end
             q = max(q + 1, z.start() - size_at - _SIZE_LEN + 1)
@@ -258,7 +258,7 @@ def check_index(seg: Segment, suffix: str, *, live: bool = False) -> SegmentChec
     if not seg.path.exists():
         raise NotASegmentError(path, f"no {seg.path.name} beside it to check the index against")
     log = check_segment(seg, live=live, indexes=False)
-    out = SegmentCheck(str(path), _size(path))
+    out = SegmentCheck(str(path), size_of(path))
     if log.regions or log.problems:
         out.notes.append(f"{seg.path}: {len(log.regions)} unreadable regions and "
                          f"{len(log.problems)} other problems in the log the index is checked "
@@ -270,11 +270,6 @@ def check_index(seg: Segment, suffix: str, *, live: bool = False) -> SegmentChec
         out.problems.append(str(err))
     return out
 
-
-def _size(path) -> int:
-    from ..storage import size_of
-
-    return size_of(path)
 
 def _check_offsets(seg: Segment, batch, base: int, out: SegmentCheck) -> None:
     """Offsets a segment can hold (LogSegment.recover's ensureOffsetInRange), increasing

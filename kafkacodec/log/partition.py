@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..records.batches import Record
 from ..runtime.errors import LogError, NotAPartitionError, OffsetOutOfRangeError
 from ..storage import LINK_RULE, StoragePath, as_path, read_side_file
+from ..units import EARLIEST, LATEST, MAX_TIMESTAMP  # ListOffsets' special timestamps
 from .check import BadRegion, records_or_damage, scan
 from .index import AbortedTxn, TimestampOffset
 from .recovery import TxnTracker
@@ -30,8 +32,6 @@ __all__ = [
     "MAX_TIMESTAMP", "read_epoch_checkpoint", "read_epoch_checkpoint_text", "EPOCH_CHECKPOINT",
     "write_epoch_checkpoint_text", "read_checkpoint", "LOG_START_CHECKPOINT", "log_dirs_for",
 ]  # fmt: skip
-
-LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
 
 #: Suffixes Kafka writes in a partition directory.
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
@@ -241,33 +241,36 @@ class Partition:
         LogDirs.log_start_offset), or 0 for an empty partition."""
         return self.base_offsets[0] if self.base_offsets else 0
 
-    @property
+    @cached_property
     def recorded_log_start_offset(self) -> int | None:
         """The log start offset the broker recorded for this partition in its log
         directory's log-start-offset-checkpoint; None when none is recorded (or the
         partition is not in a log directory, or the checkpoint cannot be read: then
         self.problems says so). Kafka's logStartOffset: above the first segment's base
         offset after DeleteRecords, below it when older segments are in tiered storage."""
-        if "_recorded_start" not in self.__dict__:
-            found = None
-            if self.topic is not None and self.partition is not None and self.state is None:
-                try:
-                    found = read_checkpoint(self.path.parent / LOG_START_CHECKPOINT).get(
-                        (self.topic, self.partition))  # fmt: skip
-                except LogError as err:
-                    self.problems.append(str(err))
-            self.__dict__["_recorded_start"] = found
-        return self.__dict__["_recorded_start"]
+        if self.topic is None or self.partition is None or self.state is not None:
+            return None
+        try:
+            return read_checkpoint(self.path.parent / LOG_START_CHECKPOINT).get(
+                (self.topic, self.partition))  # fmt: skip
+        except LogError as err:
+            self.problems.append(str(err))
+            return None
 
     #: The remote segments the cluster's __remote_log_metadata lists for this partition as
     #: readable, (start offset, end offset, max timestamp), when a caller read it
     #: (kafkacodec.internal.remote.remote_extent): what the log holds beyond its files here.
-    remote_extent: list[tuple[int, int, int]] = []
+    remote_extent: Sequence[tuple[int, int, int]] = ()
 
     @property
     def looked_in(self) -> list[str]:
         """Where this view's segments were looked for (said when offsets are missing)."""
         return [str(self.path)]
+
+    def kafka_log_start_offset(self) -> int:
+        """Kafka's log start offset: known_log_start's, else the first segment's base."""
+        known = self.known_log_start()
+        return self.log_start_offset if known is None else known[0]
 
     def known_log_start(self) -> tuple[int, str] | None:
         """Kafka's log start offset as the broker's files record it, and what records it:
@@ -314,7 +317,7 @@ class Partition:
         first = self.log_start_offset
         known = self.known_log_start()
         log_end = self.log_end_offset
-        start = first if known is None else known[0]
+        start = self.kafka_log_start_offset()
         readable = max(first, start)
         holds = (f"the segments here hold offsets {readable}-{log_end - 1}" if log_end > readable
                  else "the log is empty")  # fmt: skip
@@ -323,7 +326,7 @@ class Partition:
         gap = next(((a, b, w) for a, b, w in self.unreadable() if a <= offset <= b), None)
         if gap is not None:
             why = (f"offset {offset} is not readable here: {self.missing_text(gap)}")
-        elif offset < start or offset < first:
+        elif offset < start:  # [start, first) is an unreadable run
             why = (f"offset {offset} is out of range (Kafka's OffsetOutOfRange): below the log "
                    f"start offset {start}{named}; {holds}")  # fmt: skip
         elif offset > log_end or (offset == log_end and not end):
@@ -382,10 +385,7 @@ class Partition:
         timestamp, else the first record with a timestamp >= timestamp. An answer that may
         lie in offsets this view cannot read (unreadable) raises OffsetOutOfRangeError
         rather than answer from what it can read."""
-        if log_start_offset is None:
-            known = self.known_log_start()
-            log_start_offset = self.log_start_offset if known is None else known[0]
-        start = log_start_offset
+        start = self.kafka_log_start_offset() if log_start_offset is None else log_start_offset
         if timestamp == LATEST:
             end = self.log_end_offset
             return ListOffsetsResult(
@@ -429,7 +429,7 @@ class Partition:
                     self.path, f"the answer for {what} may be in offsets {gap[0]}-{gap[1]}, whose "
                     f"largest timestamp {known}, and they are not readable here: "
                     f"{self.missing_text(gap)}", offset=gap[0],
-                    log_start_offset=self.log_start_offset, log_end_offset=self.log_end_offset,
+                    log_start_offset=self.kafka_log_start_offset(), log_end_offset=self.log_end_offset,
                 )  # fmt: skip
 
     def _largest_timestamp(self, gap: tuple[int, int, str]) -> int | None:

@@ -44,7 +44,8 @@ __all__ = [
 ]
 
 log = logging.getLogger("kafkacodec.log")
-_NONZERO = re.compile(rb"[^\x00]")
+#: The first byte that is not zero (where a preallocated or zero-filled stretch ends).
+NONZERO = re.compile(rb"[^\x00]")
 
 
 class LogOffsetPosition(NamedTuple):
@@ -280,7 +281,7 @@ class Segment:
         preallocated tail; a remote segment never has one)."""
         if self.blob.remote or position >= self.size:
             return False
-        return _NONZERO.search(self.blob.whole(), position) is None
+        return NONZERO.search(self.blob.whole(), position) is None
 
     def pages(self, start: int = 0) -> PageDropper:
         """What a long walk from `start` tells where it is, so that the pages it passed

@@ -95,7 +95,7 @@ class TieredPartition(Partition):
         self.metadata = {"topic_id": topic_id} if topic_id else {}
         self.local = local
         #: The tiered-storage root the remote segments were looked for under (--tiered).
-        self.root: layout.TieredRoot | None = None
+        self.root: layout.TieredRoot | StoragePath | None = None
         if local is not None:
             self.problems += local.problems
             self.metadata = {**self.metadata, **local.metadata}
@@ -240,15 +240,13 @@ def with_remote(log: Partition | LogDirs, root: layout.TieredRoot | StoragePath,
     """Local partitions joined with their remote segments under a tiered-storage root,
     found by topic, partition and topic id (partition.metadata; by name alone when the
     partition has none and one topic folder matches)."""
-    if not isinstance(root, layout.TieredRoot):
-        root = layout.TieredRoot(root)
     if isinstance(log, LogDirs):
         log.partitions = [_joined(p, root, keys) for p in log.partitions]
         return log
     return _joined(log, root, keys)
 
 
-def _joined(p: Partition, root: layout.TieredRoot, keys) -> Partition:
+def _joined(p: Partition, root: layout.TieredRoot | StoragePath, keys) -> Partition:
     if p.topic is None or p.partition is None or isinstance(p, TieredPartition):
         return p
     joined = _joined_view(p, root, keys)
@@ -257,7 +255,7 @@ def _joined(p: Partition, root: layout.TieredRoot, keys) -> Partition:
     return joined
 
 
-def _joined_view(p: Partition, root: layout.TieredRoot, keys) -> Partition:
+def _joined_view(p: Partition, root: layout.TieredRoot | StoragePath, keys) -> Partition:
     assert p.topic is not None and p.partition is not None  # _joined's check
     candidates = layout.remote_partition_dir(root, p.topic, p.partition, p.topic_id)
     if len(candidates) > 1:

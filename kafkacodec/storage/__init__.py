@@ -15,6 +15,7 @@ lists and names files the same way wherever they are. Reading goes through this 
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -59,8 +60,6 @@ def named_path(target, options: dict | None = None) -> StoragePath:
     directory or log.dirs reads as what it points to). Links found inside a log directory
     are never followed (fsio opens files with O_NOFOLLOW; LogDirs names linked partition
     directories): LINK_RULE."""
-    import os
-
     p = as_path(target, options)
     if isinstance(p, Path) and p.is_symlink():
         return Path(os.path.realpath(p))

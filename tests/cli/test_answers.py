@@ -34,6 +34,16 @@ def copy(logdirs: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(logdirs, tmp_path / "logdirs", symlinks=True))
 
 
+def damaged_copy(logdirs: Path, tmp_path: Path) -> Path:
+    """A copy of the demo's orders-0 with a byte flipped in its middle segment (a CRC mismatch)."""
+    part = copy(logdirs, tmp_path) / "orders-0"
+    log = part / "00000000000000001470.log"
+    data = bytearray(log.read_bytes())
+    data[30000] ^= 0xFF
+    log.write_bytes(bytes(data))
+    return part
+
+
 def partition(d: Path, batches: list[bytes], tail: bytes = b"") -> Path:
     d.mkdir(parents=True)
     (d / "00000000000000000000.log").write_bytes(b"".join(batches) + tail)
@@ -283,11 +293,7 @@ def test_groups_takes_the_partition_directory(tmp_path):
 
 
 def test_damage_skipped_is_a_problem_found(logdirs, tmp_path):
-    part = copy(logdirs, tmp_path) / "orders-0"
-    log = part / "00000000000000001470.log"
-    data = bytearray(log.read_bytes())
-    data[30000] ^= 0xFF
-    log.write_bytes(bytes(data))
+    part = damaged_copy(logdirs, tmp_path)
     out = kc("records", part, "--skip-corrupt", ok=False)
     assert out.returncode == 1 and "kafkacodec records: skipped: " in out.stderr and out.stdout
 
@@ -370,11 +376,7 @@ def test_links_named_on_the_command_line_are_followed_links_inside_are_not(logdi
 
 
 def test_a_partial_backup_is_named_and_marked(logdirs, tmp_path):
-    part = copy(logdirs, tmp_path) / "orders-0"
-    log = part / "00000000000000001470.log"
-    data = bytearray(log.read_bytes())
-    data[30000] ^= 0xFF
-    log.write_bytes(bytes(data))
+    part = damaged_copy(logdirs, tmp_path)
     bk = tmp_path / "bk"
     stale = bk / "logdirs" / "orders-0" / "20261101T000000.000000Z"
     stale.mkdir(parents=True, mode=0o700)

@@ -10,11 +10,9 @@ what kafkacodec reads from the same files."""
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 from conftest import kafkacodec_cli as cli
-from kafka_broker import VERSIONS, Broker
+from kafka_broker import VERSIONS, Broker, as_consumed
 
 from kafkacodec.log import Partition
 from kafkacodec.sample import write_sample_log_dirs
@@ -34,21 +32,6 @@ CASES = [
 #: What Kafka's recovery says when it cuts or doubts a log: none may appear.
 DOUBTS = ("Corruption found", "Found invalid offset", "Truncating", "truncated", "CorruptRecord",
           "Found invalid messages")  # fmt: skip
-
-
-def b64(b):
-    return None if b is None else base64.b64encode(bytes(b)).decode()
-
-
-def ours(part: Partition) -> list[dict]:
-    out = []
-    for _seg, batch, r in part.read():
-        if r.control is None:
-            out.append({"partition": 0, "offset": r.offset, "timestamp": r.timestamp,
-                        "timestamp_type": r.timestamp_type, "key": b64(r.key), "value": b64(r.value),
-                        "headers": [[k, b64(v)] for k, v in r.headers],
-                        "leader_epoch": batch.partition_leader_epoch if batch.magic == 2 else -1})  # fmt: skip
-    return out
 
 
 @pytest.fixture(scope="module", params=VERSIONS)
@@ -77,7 +60,7 @@ def judged(request, tmp_path_factory):
     expected = {}
     for topic, src in sources.items():
         with Partition(src) as p:
-            expected[topic] = {"end": p.log_end_offset, "start": p.log_start_offset, "records": ours(p)}
+            expected[topic] = {"end": p.log_end_offset, "start": p.log_start_offset, "records": as_consumed(p, partition=0)}
     with broker:  # an unclean start: LogLoader recovers every transplanted segment
         fetched = {topic: broker.consume(build, topic) for topic in sources}
         offsets = {topic: broker.list_offsets(build, topic) for topic in sources}

@@ -7,13 +7,12 @@ mode and with each decoder flag."""
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 
 import pytest
 from conftest import kafkacodec_cli as cli
-from kafka_broker import VERSIONS, Broker, dump_log_segments, dump_main, java
+from kafka_broker import VERSIONS, Broker, as_consumed, b64, dump_log_segments, dump_main, java
 
 from kafkacodec.log import LogDirs
 from kafkacodec.runtime.compression import codec_name
@@ -23,9 +22,6 @@ pytestmark = pytest.mark.kafka
 T0 = 1_700_000_000_000
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
-
-def b64(b: bytes | None) -> str | None:
-    return None if b is None else base64.b64encode(b).decode()
 
 
 def record(topic: str, i: int, partition: int | None = 0, ts: int | None = None) -> dict:
@@ -82,19 +78,9 @@ def written(request, tmp_path_factory):
 
 
 def ours(logs, topic: str, committed: bool) -> list[dict]:
-    """What kafkacodec reads from the broker's files, in the consumer's JSON shape."""
-    out = []
-    for p in LogDirs(logs).partitions:
-        if p.topic != topic:
-            continue
-        for _seg, batch, r in p.read(committed_only=committed):
-            if r.control is not None:
-                continue  # a consumer never hands control records to the application
-            out.append({"partition": p.partition, "offset": r.offset, "timestamp": r.timestamp,
-                        "timestamp_type": r.timestamp_type, "key": b64(r.key), "value": b64(r.value),
-                        "headers": [[k, b64(v)] for k, v in r.headers],
-                        "leader_epoch": batch.partition_leader_epoch if batch.magic == 2 else -1})  # fmt: skip
-    return sorted(out, key=lambda o: (o["partition"], o["offset"]))
+    """What kafkacodec reads from the broker's files of a topic, in the consumer's shape."""
+    return [o for p in LogDirs(logs).partitions if p.topic == topic
+            for o in as_consumed(p, committed=committed)]  # fmt: skip
 
 
 @pytest.mark.parametrize("topic", ["codecs", "txn", "logappend"])
