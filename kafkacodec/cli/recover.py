@@ -108,6 +108,7 @@ def _recover_groups(path: Path) -> list:
 
 def _recover_partition(args, part, progress) -> int:
     from ..log import repair as R
+    from ..log.loader import predict_load
 
     if not part.segments:
         what = ("a Kafka 0.7 partition (.kafka files): recover does not rewrite that format; "
@@ -127,6 +128,8 @@ def _recover_partition(args, part, progress) -> int:
             if job is not None:
                 _report_pending(args, job)
                 return PROBLEMS
+        # what a broker's next start does to the files as they are (before any repair)
+        load = None if args.repair else predict_load(part, index_interval_bytes=args.index_interval_bytes)
         plan = R.plan(part, index_interval_bytes=args.index_interval_bytes, progress=progress)
         progress.clear()
         abandoned = R.abandoned_backups(part.path, args.backup)
@@ -139,10 +142,12 @@ def _recover_partition(args, part, progress) -> int:
         return UNCHECKED
     finally:
         part.close()
-    _report_plan(args, plan, done, abandoned)
+    _report_plan(args, plan, done, abandoned, load)
     if plan.refused:
         return UNCHECKED
-    return CLEAN if plan.clean or args.repair else PROBLEMS
+    if args.repair:
+        return CLEAN
+    return CLEAN if plan.clean and load is not None and not (load.changes or load.fails) else PROBLEMS
 
 
 def _report_pending(args, job) -> None:
@@ -157,19 +162,74 @@ def _report_pending(args, job) -> None:
         out(f"  the files no longer match it ({safe(why)}): it will not be applied")
 
 
-def _report_plan(args, plan, done, abandoned) -> None:
+def _report_plan(args, plan, done, abandoned, load) -> None:
     name = safe(str(plan.partition))
     if args.json:
         out(json.dumps({**plan.to_dict(), "repaired": done is not None,
+                         "kafka_load": None if load is None else load.to_dict(),
                          "backup": str(done.backup) if done else None,
                          "abandoned_backups": [{"path": str(d), "bytes": n} for d, n in abandoned]}))  # fmt: skip
         return
     _report_steps(plan, done, name)
+    if load is not None and (load.changes or load.fails or not plan.clean):
+        out(f"  {_kafka_load_text(load, plan)}")
     for d, n in abandoned:
         what = "marked abandoned in its REPAIR.json" if args.repair else "it will be marked abandoned by --repair"
         out(f"  note: {safe(str(d))} ({n} bytes) is the partial backup of a repair that stopped "
             "before its commit point (the partition was not changed by it; its files are copies): "
             f"kept, {what}; remove it when it is not needed")  # fmt: skip
+
+
+def _kafka_load_text(load, plan) -> str:
+    """What a broker's next start does to the files as they are (kafkacodec.log.loader)."""
+    from ..log.loader import CLEAN_SHUTDOWN, RECOVERY_POINT_CHECKPOINT
+    from ..log.partition import LOG_START_CHECKPOINT
+
+    if load.clean_shutdown:
+        state = f"after a clean shutdown ({CLEAN_SHUTDOWN}), recovering no segment"
+    elif load.recovery_point_source == RECOVERY_POINT_CHECKPOINT:
+        state = f"after an unclean shutdown, recovering from the recovery point {load.recovery_point} on"
+    else:
+        state = f"after an unclean shutdown, recovery point {load.recovery_point_source}"
+    head = f"a broker's next start ({state})"
+    if load.fails:
+        return f"{head} fails to load the partition: {safe(load.fails)}"
+    said = []
+    deleted = [s.name for s in load.segments if s.action == "deleted"]
+    for s in load.segments:
+        if s.action == "truncated":
+            why = (s.reason or "").removeprefix(f"byte {s.valid_bytes}: ")
+            said.append(f"truncates {s.name} at byte {s.valid_bytes} ({safe(why)})")
+        elif s.action == "emptied":
+            said.append(f"empties {s.name} ({safe(s.reason or '')})")
+        elif s.action == "split":
+            said.append(f"splits {s.name} ({safe(s.reason or '')}; kafkacodec does not predict the rest)")
+        elif s.action == "recovered" and "loadSegmentFiles" in (s.why or ""):
+            said.append(f"rebuilds the indexes of {s.name} ({safe(s.why or '')})")
+    if load.deleted_all:
+        said.append(f"deletes every segment (the log would end below the log start offset "
+                    f"{load.log_start_checkpoint} of {LOG_START_CHECKPOINT})")  # fmt: skip
+    elif deleted:
+        said.append(f"deletes {len(deleted)} later segment{'s' if len(deleted) != 1 else ''} "
+                    f"({', '.join(deleted)})")  # fmt: skip
+    text = f"{head} {'; '.join(said) if said else 'changes nothing'}"
+    if not load.split:
+        text += f"; log end offset {load.log_end_offset}"
+    t = plan.truncate
+    if t is not None:
+        name = Path(t.segment).name
+        cut = {s.name for s in load.segments if s.action in ("truncated", "emptied", "deleted")}
+        before = [s.name for s in load.segments if s.name <= name]
+        if not cut.intersection(before):
+            text += (f"; it does not read the damage at byte {t.invalid_position} of {name}, and "
+                     "serves it (a repair cuts it)")  # fmt: skip
+    return text
+
+
+def _stays(rep) -> str:
+    if rep.last_valid_offset is None:
+        return "no batch of it stays"
+    return f"offsets up to {rep.last_valid_offset} stay"
 
 
 def _report_steps(plan, done, name: str) -> None:
@@ -182,12 +242,13 @@ def _report_steps(plan, done, name: str) -> None:
              f"log end offset {plan.log_end_offset}")  # fmt: skip
         return
     would = "" if done else "would "
-    out(f"{name}: Kafka's recovery (LogLoader) {'did' if done else 'would do'} this:")
+    out(f"{name}: a repair (Kafka's recovery, LogLoader's rule, over every segment) "
+        f"{'did' if done else 'would do'} this:")
     t = plan.truncate
     if t is not None:
         out(f"  {would}cut {t.truncated_bytes} bytes from byte {t.invalid_position} of "
-             f"{Path(t.segment).name} to the backup ({safe(t.reason or '')}); offsets up to "
-             f"{t.last_valid_offset} stay; the cut bytes hold {plan.cut_batches} readable batches "
+             f"{Path(t.segment).name} to the backup ({safe(t.reason or '')}); "
+             f"{_stays(t)}; the cut bytes hold {plan.cut_batches} readable batches "
              f"({plan.cut_records} records)")  # fmt: skip
     segs = plan.moved_segments
     if plan.moves:

@@ -430,9 +430,15 @@ class IndexBuilder:
     at a position more than interval bytes past the last entry, an offset index entry (the
     batch's last offset, its position) and a time index entry (the largest timestamp so far
     and its batch's last offset, when larger than the last entry's); closing adds the final
-    time index entry (TimeIndex.maybeAppend with skipFullCheck)."""
+    time index entry (TimeIndex.maybeAppend with skipFullCheck).
 
-    __slots__ = ("interval", "offset_entries", "time_entries", "max_ts", "max_ts_offset", "_last_at")
+    An entry Kafka's indexes refuse (OffsetIndex.append: an offset not above the last one;
+    TimeIndex.maybeAppend: an offset below the last entry's; both InvalidOffsetException,
+    which makes LogLoader empty the segment) is not appended: `invalid` says why, and
+    nothing more is appended."""
+
+    __slots__ = ("interval", "offset_entries", "time_entries", "max_ts", "max_ts_offset", "_last_at",
+                 "invalid")  # fmt: skip
 
     def __init__(self, base_offset: int, interval: int) -> None:
         self.interval = interval
@@ -440,19 +446,32 @@ class IndexBuilder:
         self.time_entries: list[tuple[int, int]] = []
         self.max_ts, self.max_ts_offset = -1, base_offset
         self._last_at = 0
+        self.invalid: str | None = None
 
     def append(self, position: int, last_offset: int, max_timestamp: int) -> None:
         if max_timestamp > self.max_ts:
             self.max_ts, self.max_ts_offset = max_timestamp, last_offset
-        if position - self._last_at > self.interval:
+        if position - self._last_at > self.interval and self.invalid is None:
+            if self.offset_entries and last_offset <= self.offset_entries[-1][0]:
+                self.invalid = (f"byte {position}: offset {last_offset} is not above the last "
+                                f"offset index entry's ({self.offset_entries[-1][0]}): Kafka's "
+                                "OffsetIndex.append throws InvalidOffsetException")  # fmt: skip
+                return
             self.offset_entries.append((last_offset, position))
             self._time_entry()
             self._last_at = position
 
     def _time_entry(self) -> None:
+        if self.time_entries and self.max_ts_offset < self.time_entries[-1][1]:
+            self.invalid = self.invalid or (
+                f"the time index entry's offset {self.max_ts_offset} is below the last one's "
+                f"({self.time_entries[-1][1]}): Kafka's TimeIndex.maybeAppend throws "
+                "InvalidOffsetException")  # fmt: skip
+            return
         last = self.time_entries[-1][0] if self.time_entries else -1
         if self.max_ts > last:
             self.time_entries.append((self.max_ts, self.max_ts_offset))
 
     def close(self) -> None:
-        self._time_entry()
+        if self.invalid is None:
+            self._time_entry()

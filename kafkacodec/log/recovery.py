@@ -140,6 +140,8 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
             if progress is not None:
                 progress(batch.size)
             indexes.append(valid, batch.last_offset, batch.max_timestamp)
+            if indexes.invalid:
+                break
             rep.walk.append(walk_entry(batch, valid))
             valid += batch.size
             rep.batches += 1
@@ -157,11 +159,18 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
         rep.invalid_position = valid
         rep.reason = getattr(err, "message", str(err))
     rep.valid_bytes = size if rep.offset_problem else valid  # never cut: see offset_problem
+    indexes.close()  # closing the segment appends the final time index entry
+    if indexes.invalid and not rep.offset_problem:
+        # LogLoader.recoverLog: InvalidOffsetException -> segment.truncateTo(baseOffset)
+        rep.invalid_position, rep.valid_bytes, rep.last_valid_offset = 0, 0, None
+        rep.reason = f"{indexes.invalid}, and LogLoader empties the segment"
+        rep.walk, rep.batches, rep.records, rep.leader_epochs = [], 0, 0, []
+        tracker.aborted = [e for e in tracker.aborted if e.last_offset < segment.base_offset]
+        indexes = IndexBuilder(segment.base_offset, index_interval_bytes)
     rep.next_offset = (
         segment.base_offset if rep.last_valid_offset is None else rep.last_valid_offset + 1
     )
     rep.max_timestamp = indexes.max_ts
-    indexes.close()  # closing the segment appends the final time index entry
     rep.offset_index, rep.time_index = indexes.offset_entries, indexes.time_entries
     rep.txn_index = [e for e in tracker.aborted if segment.base_offset <= e.last_offset]
     return rep
