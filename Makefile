@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-quick test-kafka harness demo bench generate check-generated clean
+.PHONY: test test-quick test-kafka drill harness demo bench generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -50,6 +50,11 @@ test: $(STAMP) $(HARNESS)
 # Only the tests that run Kafka's own broker, tools and client.
 test-kafka: $(STAMP) $(HARNESS)
 	$(PY) -m pytest -q -n 2 --dist loadfile -m kafka
+
+# The whole recovery drill: 200 seeded damaged partitions per release, each predicted by
+# kafkacodec and judged by the broker's own load (tests/kafka_drill.py; CI runs a subset).
+drill: $(STAMP) $(HARNESS)
+	cd tests && ../$(PY) kafka_drill.py --cases 200 --seed 1 --root ../out/drill
 
 # Everything but the slow, Spark, fuzzing, cross-language and Kafka-broker tests, on every
 # core (about a minute here); `make test` (CI) runs them all.
