@@ -4,6 +4,7 @@ partition) and stats (per topic-partition). They run on an embedded local Spark 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -343,8 +344,10 @@ def rewrite(spark, src, dst=None, *, index_interval_bytes: int | None = None, **
                              interval_for=intervals)  # fmt: skip
 
     def run(targets: list[str | None]) -> None:
-        done = (spark.sparkContext.parallelize(list(zip(parts, targets)), max(1, min(len(parts), 10000)))
-                .map(task).collect())  # fmt: skip
+        sc = spark.sparkContext
+        with _job_group(sc, "kafkacodec rewrite"):
+            done = (sc.parallelize(list(zip(parts, targets)), max(1, min(len(parts), 10000)))
+                    .map(task).collect())  # fmt: skip
         for part in done:
             summary.merge(part)
         summary.tasks = len(parts)
@@ -362,6 +365,35 @@ def rewrite(spark, src, dst=None, *, index_interval_bytes: int | None = None, **
             rw.copy_log_dirs_files(src, stage, {Path(p).name for p in parts}, summary)
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+@contextlib.contextmanager
+def _job_group(sc, description: str, timeout: float = 120):
+    """The body's Spark jobs in a job group of their own. When the body fails (a task
+    failed: Spark aborts the stage, but its other running tasks go on for a while), the
+    group is cancelled and its tasks are waited for before the failure goes on, so that none
+    still writes into the staging directory the caller then removes."""
+    import time
+
+    group = f"kafkacodec-{os.getpid()}-{time.monotonic_ns()}"
+    sc.setJobGroup(group, description, interruptOnCancel=True)
+    try:
+        yield
+    except BaseException:
+        sc.cancelJobGroup(group)
+        tracker = sc.statusTracker()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            stages = [tracker.getStageInfo(s) for j in tracker.getJobIdsForGroup(group)
+                      for s in (getattr(tracker.getJobInfo(j), "stageIds", None) or [])]  # fmt: skip
+            if not any(st is not None and st.numActiveTasks > 0 for st in stages):
+                break
+            time.sleep(0.1)
+        raise
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.job.description", None)
+        sc.setLocalProperty("spark.job.interruptOnCancel", None)
 
 
 def _rewrite_partition(item: tuple[str, str | None], *, options: dict, interval: int | None,
