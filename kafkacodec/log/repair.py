@@ -261,11 +261,9 @@ def _readable(seg: Segment, start: int) -> tuple[int, int]:
 
 
 def _segment_moves(seg: Segment) -> list[Move]:
-    """A later segment's files, counted: the .log by a walk (what is readable of it)."""
-    batches = records = 0
-    for b in seg.batches(0, verify_crc=False):
-        batches += 1
-        records += b.count if isinstance(b, RecordBatch) else 1
+    """A later segment's files, counted: the .log by what is readable of it (batches with a
+    matching CRC, read past damage: a later segment may be damaged too)."""
+    batches, records = _readable(seg, 0)
     moves = [Move(seg.path.name, seg.size, "after the first invalid batch", batches, records)]
     for suffix in (".index", ".timeindex", ".txnindex"):
         f = seg.dir / f"{seg.base_offset:020d}{suffix}"

@@ -121,6 +121,18 @@ def test_corrupt_middle_segment_moves_every_later_segment(corrupt_middle, tmp_pa
     assert not [p for p in d.iterdir() if ".kafkacodec-" in p.name]
 
 
+def test_a_damaged_later_segment_is_counted_past_its_damage(corrupt_middle):
+    """Found by the recovery drill: a later segment that is damaged too stopped the dry run
+    (its batches were counted by a walk that ends at damage)."""
+    log = corrupt_middle / "00000000000000000081.log"
+    data = bytearray(log.read_bytes())
+    data[2 * 111 + 8 : 2 * 111 + 12] = bytes(4)  # the third batch's size: 0
+    log.write_bytes(bytes(data))
+    dry = cli("recover", corrupt_middle, "--quiet", ok=False)
+    assert dry.returncode == 1, dry.stderr
+    assert f"00000000000000000081.log: {len(data)} bytes, 18 batches, 18 records" in dry.stdout
+
+
 def test_the_default_backup_is_beside_the_log_dir_never_inside(corrupt_middle, tmp_path):
     logs = corrupt_middle.parent
     (logs / "meta.properties").write_text("version=1\n")
