@@ -1,9 +1,15 @@
 """Recovery of a segment, as a broker does it after a crash (FORMATS.md 5).
 
 `recover_segment(segment)` is the dry run of Kafka's LogSegment.recover for one segment: it
-walks the batches with Kafka's validity rules (size fits, size at least the overhead, known
-magic, CRC), stops at the first invalid or incomplete batch, and rebuilds the offset, time
-and transaction indexes during the walk with the same interval rule. It writes nothing.
+walks the batches with Kafka's validity rules (size fits, size at least the overhead, CRC),
+stops at the first invalid or incomplete batch, and rebuilds the offset, time and
+transaction indexes during the walk with the same interval rule. It writes nothing. Two
+rules are kafkacodec's, stricter than Kafka's walk (whose exact prediction is
+loader.py): a batch of unknown magic, and a batch whose base offset does not follow the
+last offset before it, end the valid prefix (Kafka keeps both, outside the CRC as the magic
+and the base offset are; its consumers then fail, skip or repeat records there). With
+offsets increasing, no index entry is ever refused (Kafka's InvalidOffsetException, which
+empties a segment: loader.py predicts it).
 
 What a broker does with a whole partition (LogLoader: truncate the first segment with
 invalid bytes, delete every later one) is in repair.py, which applies it crash-safely and
@@ -137,11 +143,17 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
                     "LogSegment.recover: LogSegmentOffsetOverflowException; a broker cannot load "
                     "this segment as it is named)")  # fmt: skip
                 break
+            if rep.last_valid_offset is not None and batch.base_offset <= rep.last_valid_offset:
+                # stricter than Kafka, whose recovery keeps it (the base offset is outside the
+                # CRC); its fetches then skip or repeat records, and verify calls it damage
+                rep.invalid_position = valid
+                rep.reason = (f"byte {valid}: base offset {batch.base_offset} does not follow the last "
+                              f"offset {rep.last_valid_offset} of the batch before (Kafka's recovery "
+                              "keeps such a batch; its consumers skip or repeat records there)")  # fmt: skip
+                break
             if progress is not None:
                 progress(batch.size)
             indexes.append(valid, batch.last_offset, batch.max_timestamp)
-            if indexes.invalid:
-                break
             rep.walk.append(walk_entry(batch, valid))
             valid += batch.size
             rep.batches += 1
@@ -152,7 +164,7 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
                     epoch = batch.partition_leader_epoch
                     rep.leader_epochs.append((epoch, batch.base_offset))
                 tracker.update(batch)
-        if it.remaining and rep.offset_problem is None:
+        if it.remaining and rep.offset_problem is None and rep.invalid_position is None:
             rep.invalid_position = it.position
             rep.reason = incomplete(segment.data, it.position, it.remaining) + " (a lost tail)"
     except (DecodeError, LogError) as err:
@@ -160,13 +172,6 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
         rep.reason = getattr(err, "message", str(err))
     rep.valid_bytes = size if rep.offset_problem else valid  # never cut: see offset_problem
     indexes.close()  # closing the segment appends the final time index entry
-    if indexes.invalid and not rep.offset_problem:
-        # LogLoader.recoverLog: InvalidOffsetException -> segment.truncateTo(baseOffset)
-        rep.invalid_position, rep.valid_bytes, rep.last_valid_offset = 0, 0, None
-        rep.reason = f"{indexes.invalid}, and LogLoader empties the segment"
-        rep.walk, rep.batches, rep.records, rep.leader_epochs = [], 0, 0, []
-        tracker.aborted = [e for e in tracker.aborted if e.last_offset < segment.base_offset]
-        indexes = IndexBuilder(segment.base_offset, index_interval_bytes)
     rep.next_offset = (
         segment.base_offset if rep.last_valid_offset is None else rep.last_valid_offset + 1
     )

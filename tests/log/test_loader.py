@@ -111,9 +111,10 @@ def test_offsets_going_back_at_an_index_entry_empty_the_segment(tmp_path):
     p = predict(d, clean_shutdown=False, recovery_point=0)
     assert [(s.action, s.valid_bytes) for s in p.changes] == [("emptied", 0)]
     assert "InvalidOffsetException" in p.changes[0].reason and p.log_end_offset == 0
-    with Partition(d) as part:  # the repair follows Kafka's rule: the whole segment goes
+    with Partition(d) as part:  # the repair, stricter, cuts where the offsets go back
         plan = R.plan(part)
-    assert plan.truncate.valid_bytes == 0 and plan.log_end_offset == 0
+    assert plan.truncate.valid_bytes == 80 * size and plan.log_end_offset == 80
+    assert "does not follow the last offset 79" in plan.truncate.reason
 
 
 def test_a_log_ending_below_its_log_start_loses_every_segment(tmp_path):
