@@ -12,7 +12,11 @@ offset). kafkacodec predicts the next load of every case (kafkacodec.log.loader,
 prediction `kafkacodec recover --json` gives under "kafka_load"); then the broker starts
 without its clean-shutdown file, and for every case its "Completed load of Log(...)" line
 (segments, local log start, log end) and the files it leaves (each .log and its size, after
-a clean stop) must be the predicted ones.
+a clean stop) must be the predicted ones. A twin of every case (topic `repaired`) holds the
+same damaged files repaired by kafkacodec (`recover --repair`, with the case's recovery
+point): the broker must load it without a doubt in its log, ending where the repair said,
+its files as the repair left them, and its consumer must fetch exactly the records
+kafkacodec reads from them.
 
     python tests/kafka_drill.py --version 4.0.0 --cases 200 --seed 1    (make drill)
 
@@ -32,9 +36,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_broker import Broker, HarnessError, b64
+from kafka_broker import Broker, HarnessError, as_consumed, b64
 
 from kafkacodec.log import Partition
+from kafkacodec.log import repair as R
 from kafkacodec.log.loader import RECOVERY_POINT_CHECKPOINT, predict_load
 
 SOURCES = 4  # source partitions, written by the broker
@@ -177,6 +182,9 @@ class Case:
     recovery_point: int | None = None  # None: no entry
     predicted: dict = field(default_factory=dict)
     observed: dict = field(default_factory=dict)
+    #: What `recover --repair` of a copy (partition repaired-i) left, and what the broker
+    #: must then load and serve: None when kafkacodec refuses to repair it.
+    repaired: dict | None = None
 
     @property
     def name(self) -> str:
@@ -230,6 +238,33 @@ def small_segments(broker: Broker, build: Path) -> dict:
         return {"internal_segment_bytes": 16384}
 
 
+def _repaired_twin(broker: Broker, case: Case, backup: Path, points: dict) -> dict | None:
+    """Partition repaired-i: drill-i's damaged files, repaired by kafkacodec (the strict
+    rule over every segment), with drill-i's recovery point; what Kafka must then find:
+    nothing to cut, the log end and segments the repair reported, the records kafkacodec
+    reads. None (and an empty partition) when kafkacodec refuses the repair."""
+    name = f"repaired-{case.partition}"
+    broker.transplant(name, broker.log_dir / case.name)
+    d = broker.log_dir / name
+    if case.recovery_point is None:
+        points.pop(("repaired", case.partition), None)
+    else:
+        points[("repaired", case.partition)] = case.recovery_point
+    with Partition(d) as p:
+        refused = R.plan(p).refused
+    if refused:
+        for f in d.iterdir():
+            if f.name != "partition.metadata":
+                f.unlink()
+        return None
+    plan, _job = R.repair(d, backup_root=backup)
+    files = {f.name: f.stat().st_size for f in _segment_files(d)}
+    with Partition(d) as p:
+        records = as_consumed(p, partition=case.partition)
+    return {"end": plan.log_end_offset, "segments": max(1, len(files)), "files": files,
+            "records": records}
+
+
 def prepare(version: str, root: Path, cases: int, seed: int) -> tuple[Broker, list[Case], Path]:
     """The broker with its source partitions written, and the damaged cases in place."""
     build = root / "build"
@@ -239,6 +274,7 @@ def prepare(version: str, root: Path, cases: int, seed: int) -> tuple[Broker, li
         small = small_segments(broker, build)
         broker.create_topic(build, "source", SOURCES, **small)
         broker.create_topic(build, "drill", cases, **small)
+        broker.create_topic(build, "repaired", cases, **small)
         broker.produce(build, workload(SOURCES))
         broker.stop()
     logs = broker.log_dir
@@ -263,17 +299,30 @@ def prepare(version: str, root: Path, cases: int, seed: int) -> tuple[Broker, li
                                     for s in pred.segments if s.action != "deleted"},
                           "changes": [s.to_dict() for s in pred.changes]}  # fmt: skip
         out.append(case)
+    for case in out:
+        case.repaired = _repaired_twin(broker, case, root / "backup", points)
+    _write_checkpoint(logs / RECOVERY_POINT_CHECKPOINT, points)
     (logs / ".kafka_cleanshutdown").unlink(missing_ok=True)
     return broker, out, logs
 
 
-def judge(broker: Broker, cases: list[Case], logs: Path) -> list[Case]:
-    """Start the broker (an unclean start), read its load lines and the files it leaves;
-    the cases whose outcome differs from the prediction."""
+#: What Kafka's recovery says when it cuts or doubts a log.
+DOUBTS = ("Corruption found", "Found invalid offset", "Found invalid messages", "Truncat")
+
+
+def judge(broker: Broker, cases: list[Case], logs: Path, build: Path | None = None) -> list[Case]:
+    """Start the broker (an unclean start), read its load lines and the files it leaves,
+    and fetch the repaired partitions with Kafka's consumer; the cases whose outcome
+    differs from the prediction, or whose repaired twin Kafka does not load as it is."""
     mark = broker.server_log.stat().st_size
     with broker:
+        fetched = broker.consume(build, "repaired") if build is not None else []
         broker.stop()
-    loads = {Path(m["dir"]).name: m for m in _LOAD.finditer(broker.log_text(mark))}
+    text = broker.log_text(mark)
+    loads = {Path(m["dir"]).name: m for m in _LOAD.finditer(text)}
+    by_partition: dict[int, list] = {}
+    for o in fetched:
+        by_partition.setdefault(o["partition"], []).append(o)
     wrong = []
     for case in cases:
         m = loads.get(case.name)
@@ -287,6 +336,20 @@ def judge(broker: Broker, cases: list[Case], logs: Path) -> list[Case]:
         else:
             ok = (m is not None and (p["segments"], p["start"], p["end"]) == (int(m["segments"]), int(m["start"]), int(m["end"]))
                   and p["files"] == {n: s for n, s in files.items()})  # fmt: skip
+        if case.repaired is not None:
+            name = f"repaired-{case.partition}"
+            r = loads.get(name)
+            doubts = [line for line in text.splitlines()
+                      if re.search(rf"\b{re.escape(name)}\b", line) and any(d in line for d in DOUBTS)]  # fmt: skip
+            got = sorted(by_partition.get(case.partition, []), key=lambda o: o["offset"])
+            left = {f.name: f.stat().st_size for f in _segment_files(logs / name)}
+            want = case.repaired
+            case.observed["repaired"] = {"end": int(r["end"]) if r else None,
+                                         "segments": int(r["segments"]) if r else None,
+                                         "doubts": doubts[:3], "files": left,
+                                         "records_equal": got == want["records"]}  # fmt: skip
+            ok = ok and r is not None and not doubts and got == want["records"] and left == want["files"] \
+                and (int(r["end"]), int(r["segments"])) == (want["end"], want["segments"])
         if not ok:
             wrong.append(case)
     return wrong
@@ -294,7 +357,7 @@ def judge(broker: Broker, cases: list[Case], logs: Path) -> list[Case]:
 
 def run(version: str, root: Path, cases: int, seed: int) -> tuple[list[Case], list[Case]]:
     broker, all_cases, logs = prepare(version, root, cases, seed)
-    return all_cases, judge(broker, all_cases, logs)
+    return all_cases, judge(broker, all_cases, logs, root / "build")
 
 
 def main() -> int:
@@ -315,6 +378,10 @@ def main() -> int:
         print(f"Kafka {version}: {len(cases) - len(wrong)}/{len(cases)} cases as predicted "
               f"({changed} with a change by Kafka's load; seed {args.seed}; {time.monotonic() - t:.0f} s)")  # fmt: skip
         print("  kinds: " + ", ".join(f"{k} {n}" for k, n in kinds.items()))
+        repaired = [c for c in cases if c.repaired is not None]
+        print(f"  repaired by kafkacodec and loaded by Kafka as they are: "
+              f"{sum(c not in wrong for c in repaired)}/{len(repaired)} "
+              f"({len(cases) - len(repaired)} repairs refused by kafkacodec)")
         print(f"  drawn again, their load predicted to fail: {len(FAILS_REDRAWN)}")
         for f in FAILS_REDRAWN:
             print(f"    {f}")
@@ -322,6 +389,7 @@ def main() -> int:
         for c in wrong:
             print(json.dumps({"case": c.name, "seed": c.seed, "kind": c.kind, "done": c.done,
                               "recovery_point": c.recovery_point, "predicted": c.predicted,
+                              "repaired": c.repaired and {k: v for k, v in c.repaired.items() if k != "records"},
                               "observed": c.observed}))  # fmt: skip
         status |= bool(wrong)
     return status

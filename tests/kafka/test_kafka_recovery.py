@@ -1,6 +1,8 @@
 """Kafka's recovery, predicted (issue 37): on broker-written partitions damaged at random,
 what kafkacodec predicts a broker's next load does (kafkacodec.log.loader, `recover`'s
-"kafka_load") is what the broker of each release does. The seeded subset of the drill
+"kafka_load") is what the broker of each release does; and a copy of each case repaired by
+kafkacodec (`recover --repair`) is loaded by the broker without a change, ending where the
+repair said, and served exactly as kafkacodec reads it. The seeded subset of the drill
 (tests/kafka_drill.py; `make drill` runs 200 cases per release), and the loads Kafka fails,
 each in a broker of its own since such a failure stops the broker."""
 
@@ -29,6 +31,7 @@ def test_kafka_loads_damaged_partitions_as_predicted(version, tmp_path):
     assert {c.kind for c in cases} == set(KINDS)
     assert sum(bool(c.predicted["changes"]) for c in cases) >= 12  # damage Kafka acts on
     assert sum(not c.predicted["changes"] for c in cases) >= 12  # and damage it does not read
+    assert sum(c.repaired is not None for c in cases) >= CASES - 5  # repaired twins Kafka loads
     assert not wrong, "\n".join(json.dumps({"case": c.name, "kind": c.kind, "done": c.done,
                                             "recovery_point": c.recovery_point,
                                             "predicted": c.predicted, "observed": c.observed})
