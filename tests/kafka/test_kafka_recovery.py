@@ -112,3 +112,35 @@ def test_a_load_kafka_fails_is_predicted(written, damage):
         broker.start(timeout=90)
     broker.kill()
     assert broker.lines(expected, mark), broker.tail()
+
+
+def test_after_a_clean_shutdown_only_a_segment_without_its_offset_index_is_recovered(written):
+    """LogLoader after a clean shutdown: no segment is recovered, damage stays, but a segment
+    whose offset index is missing is (loadSegmentFiles), and truncated without deleting the
+    later segments: the log keeps its end, with a hole in its middle."""
+    broker = written
+    broker.transplant("bad-0", broker.log_dir / "source-0")
+    d = broker.log_dir / "bad-0"
+    logs = sorted(d.glob("*.log"))
+    assert len(logs) >= 3
+    middle, last = logs[1], logs[-1]
+    third = _batches(middle.read_bytes())[2][0]
+    for log, at in ((middle, third + 70), (last, _batches(last.read_bytes())[1][0] + 70)):
+        data = bytearray(log.read_bytes())
+        data[at] ^= 0xFF  # inside the records: a CRC mismatch
+        log.write_bytes(bytes(data))
+    middle.with_suffix(".index").unlink()
+    (broker.log_dir / ".kafka_cleanshutdown").write_text('{"version":0,"brokerEpoch":-1}')
+    sizes = {f.name: f.stat().st_size for f in logs}
+    with Partition(d) as p:
+        predicted = predict_load(p)
+    assert predicted.clean_shutdown and not predicted.fails
+    assert [(s.name, s.action, s.valid_bytes) for s in predicted.changes] == [(middle.name, "truncated", third)]
+    mark = broker.server_log.stat().st_size
+    with broker:
+        broker.stop()
+    loads = [line for line in broker.lines(r"Completed load of Log\(dir=\S*/bad-0,", mark)]
+    assert len(loads) == 1, broker.tail()
+    assert f"with {predicted.segments_after} segments, local-log-start-offset {predicted.log_start_offset} " \
+           f"and log-end-offset {predicted.log_end_offset} in" in loads[0]
+    assert {f.name: f.stat().st_size for f in sorted(d.glob("*.log"))} == sizes | {middle.name: third}
