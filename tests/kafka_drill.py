@@ -41,6 +41,7 @@ from kafka_broker import Broker, HarnessError, as_consumed, b64
 from kafkacodec.log import Partition
 from kafkacodec.log import repair as R
 from kafkacodec.log.loader import RECOVERY_POINT_CHECKPOINT, predict_load
+from kafkacodec.log.partition import read_checkpoint
 
 SOURCES = 4  # source partitions, written by the broker
 T0 = 1_700_000_000_000
@@ -191,16 +192,8 @@ class Case:
         return f"drill-{self.partition}"
 
 
-def _checkpoint(path: Path) -> dict[tuple[str, int], int]:
-    lines = path.read_text().splitlines()[2:]
-    out = {}
-    for line in lines:
-        topic, part, off = line.rsplit(" ", 2)
-        out[(topic, int(part))] = int(off)
-    return out
-
-
-def _write_checkpoint(path: Path, entries: dict[tuple[str, int], int]) -> None:
+def write_checkpoint(path: Path, entries: dict[tuple[str, int], int]) -> None:
+    """An offset checkpoint file as a broker writes it (OffsetCheckpointFile)."""
     body = "".join(f"{t} {p} {o}\n" for (t, p), o in sorted(entries.items()))
     path.write_text(f"0\n{len(entries)}\n{body}")
 
@@ -279,7 +272,7 @@ def prepare(version: str, root: Path, cases: int, seed: int) -> tuple[Broker, li
         broker.stop()
     logs = broker.log_dir
     rng = random.Random(seed)
-    written = _checkpoint(logs / RECOVERY_POINT_CHECKPOINT)
+    written = read_checkpoint(logs / RECOVERY_POINT_CHECKPOINT)
     points = dict(written)
     out: list[Case] = []
     for i in range(cases):
@@ -287,7 +280,7 @@ def prepare(version: str, root: Path, cases: int, seed: int) -> tuple[Broker, li
         # it is drawn again, and counted (the failures have tests of their own)
         for _attempt in range(20):
             case = _make_case(broker, i, rng.randrange(2**32), written, points)
-            _write_checkpoint(logs / RECOVERY_POINT_CHECKPOINT, points)
+            write_checkpoint(logs / RECOVERY_POINT_CHECKPOINT, points)
             with Partition(logs / case.name) as p:
                 pred = predict_load(p)
             if pred.fails is None:
@@ -301,7 +294,7 @@ def prepare(version: str, root: Path, cases: int, seed: int) -> tuple[Broker, li
         out.append(case)
     for case in out:
         case.repaired = _repaired_twin(broker, case, root / "backup", points)
-    _write_checkpoint(logs / RECOVERY_POINT_CHECKPOINT, points)
+    write_checkpoint(logs / RECOVERY_POINT_CHECKPOINT, points)
     (logs / ".kafka_cleanshutdown").unlink(missing_ok=True)
     return broker, out, logs
 

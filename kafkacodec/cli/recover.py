@@ -198,13 +198,12 @@ def _kafka_load_text(load, plan) -> str:
     deleted = [s.name for s in load.segments if s.action == "deleted"]
     for s in load.segments:
         if s.action == "truncated":
-            why = (s.reason or "").removeprefix(f"byte {s.valid_bytes}: ")
-            said.append(f"truncates {s.name} at byte {s.valid_bytes} ({safe(why)})")
+            said.append(f"truncates {s.name} at byte {s.valid_bytes} ({safe(s.reason or '')})")
         elif s.action == "emptied":
             said.append(f"empties {s.name} ({safe(s.reason or '')})")
         elif s.action == "split":
             said.append(f"splits {s.name} ({safe(s.reason or '')}; kafkacodec does not predict the rest)")
-        elif s.action == "recovered" and "loadSegmentFiles" in (s.why or ""):
+        elif s.action == "recovered" and s.at_load:
             said.append(f"rebuilds the indexes of {s.name} ({safe(s.why or '')})")
     if load.deleted_all:
         said.append(f"deletes every segment (the log would end below the log start offset "

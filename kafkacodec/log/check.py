@@ -34,6 +34,7 @@ __all__ = [
     "check_segment",
     "records_or_damage",
     "incomplete",
+    "not_following",
     "check_index",
     "INDEX_SUFFIXES",
 ]
@@ -280,10 +281,17 @@ def _check_offsets(seg: Segment, batch, base: int, out: SegmentCheck) -> None:
             f"{seg.path}: byte {batch.position}: last offset {batch.last_offset} cannot be held "
             f"by a segment whose base offset is {seg.base_offset} (Kafka's LogSegment.recover: "
             "LogSegmentOffsetOverflowException; a broker cannot load this segment)")  # fmt: skip
-    if out.walk and base <= out.walk[-1][2]:
-        out.problems.append(
-            f"{seg.path}: byte {batch.position}: base offset {base} does not follow "
-            f"the last offset {out.walk[-1][2]} of the batch before")  # fmt: skip
+    gone_back = out.walk and not_following(base, out.walk[-1][2])
+    if gone_back:
+        out.problems.append(f"{seg.path}: byte {batch.position}: {gone_back}")
+
+
+def not_following(base: int, last_before: int | None) -> str | None:
+    """Why a batch at `base` does not follow a batch whose last offset is `last_before`
+    (offsets increase from batch to batch), or None."""
+    if last_before is None or base > last_before:
+        return None
+    return f"base offset {base} does not follow the last offset {last_before} of the batch before"
 
 
 def _grew(seg: Segment) -> bool:

@@ -463,10 +463,9 @@ class IndexBuilder:
 
     def _time_entry(self) -> None:
         if self.time_entries and self.max_ts_offset < self.time_entries[-1][1]:
-            self.invalid = self.invalid or (
-                f"the time index entry's offset {self.max_ts_offset} is below the last one's "
-                f"({self.time_entries[-1][1]}): Kafka's TimeIndex.maybeAppend throws "
-                "InvalidOffsetException")  # fmt: skip
+            self.invalid = (f"the time index entry's offset {self.max_ts_offset} is below the last "
+                            f"one's ({self.time_entries[-1][1]}): Kafka's TimeIndex.maybeAppend "
+                            "throws InvalidOffsetException")  # fmt: skip
             return
         last = self.time_entries[-1][0] if self.time_entries else -1
         if self.max_ts > last:

@@ -39,11 +39,14 @@ from __future__ import annotations
 
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..records.batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD, iter_batches
 from ..runtime.crc import crc32c
 from ..runtime.errors import DecodeError, LogError
+from ..storage import fsio
 from .index import IndexBuilder
 from .partition import Partition, read_checkpoint
 from .recovery import DEFAULT_INDEX_INTERVAL
@@ -58,17 +61,44 @@ CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 
 # The bytes FileLogInputStream reads: offset, size, then (v2) partition leader epoch, magic,
-# CRC, attributes, last offset delta, base timestamp, max timestamp (schemas/
+# CRC, attributes, last offset delta, base timestamp, max timestamp, producer id (schemas/
 # kafka_record_batch.ksy; tests/log/test_loader.py checks the layout against the schema).
-_V2_HEAD = struct.Struct(">qiibIhiqq")
-_V2_CRC_FROM, _V2_CRC_AT, _V2_MIN = 21, 17, 61
+_V2_HEAD = struct.Struct(">qiibIhiqqq")
+_V2_CRC_FROM, _V2_MIN = 21, 61
 _LEGACY_CRC_FROM, _LEGACY_CRC_AT, _LEGACY_TS_AT = 16, 12, 18
 _PREFIX = struct.Struct(">qi")
 _U32, _I64 = struct.Struct(">I"), struct.Struct(">q")
-_HEADER_UP_TO_MAGIC, _LOG_OVERHEAD, _RECORD_OVERHEAD_V0 = 17, 12, 14
-_V2_PID = struct.Struct(">q")  # the producer id, at byte 43 of a v2 batch
+_HEADER_UP_TO_MAGIC = 17  # FileLogInputStream.HEADER_SIZE_UP_TO_MAGIC
 _TXN_ENTRY = struct.Struct(">hqqqq")  # version, producer id, first, last, last stable offset
 _MAX_RELATIVE = 0x7FFFFFFF
+
+
+class _Frames:
+    """FileLogInputStream.nextBatch over a segment's bytes, no check but the framing: (position,
+    offset, size, magic) of each whole batch. A size below 14 ends it (Kafka throws
+    CorruptRecordException: `corrupt` is its position); so does a batch the data does not
+    hold whole. `stop` says why it ended before the end of the data, None when it did not."""
+
+    def __init__(self, data) -> None:
+        self.data = data
+        self.corrupt: int | None = None
+        self.stop: str | None = None
+
+    def __iter__(self) -> Iterator[tuple[int, int, int, int]]:
+        data, pos, end = self.data, 0, len(self.data)
+        while pos < end - _HEADER_UP_TO_MAGIC:
+            offset, size = _PREFIX.unpack_from(data, pos)
+            if size < MIN_MESSAGE_OVERHEAD:
+                self.corrupt = pos
+                self.stop = f"size {size} is below the minimum record overhead ({MIN_MESSAGE_OVERHEAD})"
+                return
+            if pos > end - LOG_OVERHEAD - size:
+                self.stop = f"a batch of {size + LOG_OVERHEAD} bytes, only {end - pos} remain"
+                return
+            yield pos, offset, size, struct.unpack_from(">b", data, pos + 16)[0]
+            pos += LOG_OVERHEAD + size
+        if pos < end:
+            self.stop = f"{end - pos} bytes are too few for a batch header"
 
 
 @dataclass
@@ -79,7 +109,6 @@ class KafkaWalk:
     #: The next offset after the last valid batch (readNextOffset of the truncated segment),
     #: None when no batch is valid.
     next_offset: int | None
-    batches: int
     #: Why the walk stopped before the end of the file, or None.
     reason: str | None = None
     #: InvalidOffsetException from an index append: LogLoader empties the segment.
@@ -92,92 +121,69 @@ class KafkaWalk:
 
 def kafka_walk(data, base_offset: int, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
                ongoing: dict[int, int] | None = None) -> KafkaWalk:
-    """Kafka's LogSegment.recover over `data` (a segment's bytes), without writing.
-    `ongoing` (producer id -> first offset of its open transaction) is the producer state
-    the walk starts from and updates, for the transaction index it rebuilds."""
+    """Kafka's LogSegment.recover over `data` (a segment's bytes), without writing; a
+    reason names no position when it is valid_bytes, where the walk stopped. `ongoing`
+    (producer id -> first offset of its open transaction) is the producer state the walk
+    starts from and updates, for the transaction index it rebuilds."""
     ongoing = {} if ongoing is None else ongoing
     last_abort: int | None = None  # TransactionIndex.append: the last aborted txn's offset
-    end = len(data)
-    pos = valid = batches = 0
-    next_offset = None
+    valid, next_offset = 0, None
     indexes = IndexBuilder(base_offset, index_interval_bytes)  # Kafka's rule, and its refusals
-    reason = None
-
-    while True:
-        if pos >= end - _HEADER_UP_TO_MAGIC:
-            if pos < end:
-                reason = f"{end - pos} bytes at byte {pos} are too few for a batch header"
-            break
-        offset, size = _PREFIX.unpack_from(data, pos)
-        if size < _RECORD_OVERHEAD_V0:
-            reason = f"byte {pos}: size {size} is below the minimum record overhead (14)"
-            break
-        if pos > end - _LOG_OVERHEAD - size:
-            reason = f"byte {pos}: a batch of {size + _LOG_OVERHEAD} bytes, only {end - pos} remain"
-            break
-        stop = pos + _LOG_OVERHEAD + size
-        magic = struct.unpack_from(">b", data, pos + 16)[0]
+    frames = _Frames(data)
+    for pos, offset, size, magic in frames:
+        stop = pos + LOG_OVERHEAD + size
+        head = None
         if magic < 2:
             if zlib.crc32(data[pos + _LEGACY_CRC_FROM : stop]) != _U32.unpack_from(data, pos + _LEGACY_CRC_AT)[0]:
-                reason = f"byte {pos}: CRC-32 mismatch (magic {magic})"
-                break
+                return KafkaWalk(valid, next_offset, f"CRC-32 mismatch (magic {magic})")
             last = offset
-            ts = _I64.unpack_from(data, pos + _LEGACY_TS_AT)[0] if magic == 1 and size >= 14 + 8 else -1
+            ts = _I64.unpack_from(data, pos + _LEGACY_TS_AT)[0] if magic == 1 and size >= 22 else -1
         else:
-            if size + _LOG_OVERHEAD < _V2_MIN:
-                reason = f"byte {pos}: a batch of {size + _LOG_OVERHEAD} bytes, below the v2 overhead (61)"
-                break
+            if size + LOG_OVERHEAD < _V2_MIN:
+                return KafkaWalk(valid, next_offset, f"a batch of {size + LOG_OVERHEAD} bytes, below "
+                                                     f"the v2 overhead ({_V2_MIN})")  # fmt: skip
             head = _V2_HEAD.unpack_from(data, pos)
             if crc32c(data[pos + _V2_CRC_FROM : stop]) != head[4]:
-                reason = f"byte {pos}: CRC-32C mismatch (magic {magic})"
-                break
+                return KafkaWalk(valid, next_offset, f"CRC-32C mismatch (magic {magic})")
             last, ts = offset + head[6], head[8]
         if not 0 <= last - base_offset <= _MAX_RELATIVE:
-            return KafkaWalk(valid, next_offset, batches, overflow=(
+            return KafkaWalk(valid, next_offset, overflow=(
                 f"byte {pos}: offset {last} cannot be held by a segment whose base offset is "
                 f"{base_offset}"))  # fmt: skip
         indexes.append(valid, last, ts)
         if indexes.invalid:
-            return KafkaWalk(valid, next_offset, batches, invalid_offset=indexes.invalid)
-        valid += size + _LOG_OVERHEAD
-        batches += 1
-        next_offset = last + 1
-        if magic >= 2 and _V2_PID.unpack_from(data, pos + 43)[0] >= 0:  # after the batch counts
+            return KafkaWalk(valid, next_offset, invalid_offset=indexes.invalid)
+        valid, next_offset = stop, last + 1
+        if head is not None and head[9] >= 0:  # updateProducerState, once the batch counts
             done = _producer_state(data, pos, stop, head, ongoing)
             if isinstance(done, str):
-                reason = f"byte {pos}: {done}"
-                break
+                return KafkaWalk(valid, next_offset, f"byte {pos}: {done}")
             if done is not None:
                 if last_abort is not None and done <= last_abort:
-                    return KafkaWalk(valid, next_offset, batches, fails=(
+                    return KafkaWalk(valid, next_offset, fails=(
                         f"byte {pos}: the aborted transaction ending at offset {done} does not end "
                         f"after the previous one's ({last_abort}): TransactionIndex.append throws "
                         "IllegalArgumentException"))  # fmt: skip
                 last_abort = done
-        pos = stop
     indexes.close()  # timeIndex.maybeAppend(..., skipFullCheck)
     if indexes.invalid:
-        return KafkaWalk(valid, next_offset, batches, invalid_offset=f"closing the segment: {indexes.invalid}")
-    return KafkaWalk(valid, next_offset, batches, reason=reason)
+        return KafkaWalk(valid, next_offset, invalid_offset=f"closing the segment: {indexes.invalid}")
+    return KafkaWalk(valid, next_offset, frames.stop)
 
 
 def _producer_state(data, pos: int, stop: int, head: tuple, ongoing: dict[int, int]) -> int | str | None:
-    """LogSegment.updateProducerState for a batch with a producer id: the offset of the
+    """LogSegment.updateProducerState for a v2 batch with a producer id: the offset of the
     aborted transaction it completes (for the transaction index), None, or why Kafka's
     recovery stops at it (a transaction marker that does not decode)."""
-    attributes, base = head[5], head[0]
-    pid = _V2_PID.unpack_from(data, pos + 43)[0]
+    base, attributes, pid = head[0], head[5], head[9]
     if not attributes & 0x20:  # data: a transactional batch opens its producer's transaction
         if attributes & 0x10:
             ongoing.setdefault(pid, base)
         return None
-    from ..records.batches import iter_batches  # a marker: its first record says which
-
-    raw = bytearray(data[pos:stop])
+    raw = bytearray(data[pos:stop])  # a marker: its first record says which
     raw[16] = 2  # Kafka reads any magic from 2 on as a v2 batch (DefaultRecordBatch)
     try:
-        batch = next(iter(iter_batches(bytes(raw), verify_crc=False)))
-        records = batch.records(verify_crc=False)
+        records = next(iter(iter_batches(bytes(raw), verify_crc=False))).records(verify_crc=False)
     except (DecodeError, StopIteration) as err:
         return f"a control batch whose records do not decode ({err}): InvalidRecordException"
     if not records or records[0].control is None or records[0].control.type not in (0, 1):
@@ -193,17 +199,11 @@ def _last_next_offset(data, base_offset: int) -> tuple[int, int | None]:
     offset after the last whole batch, batches read as FileRecords reads them (no CRC), or
     the base offset; and the position of a size below 14, where that read throws
     CorruptRecordException (None when it does not)."""
-    end, pos, nxt = len(data), 0, base_offset
-    while pos < end - _HEADER_UP_TO_MAGIC:
-        offset, size = _PREFIX.unpack_from(data, pos)
-        if size < _RECORD_OVERHEAD_V0:
-            return nxt, pos
-        if pos > end - _LOG_OVERHEAD - size:
-            break
-        magic = struct.unpack_from(">b", data, pos + 16)[0]
+    nxt = base_offset
+    frames = _Frames(data)
+    for pos, offset, _size, magic in frames:
         nxt = offset + 1 if magic < 2 else offset + _V2_HEAD.unpack_from(data, pos)[6] + 1
-        pos += size + _LOG_OVERHEAD
-    return nxt, None
+    return nxt, frames.corrupt
 
 
 def _split_verdict(data, base_offset: int) -> str | None:
@@ -232,6 +232,8 @@ class SegmentLoad:
     action: str = "kept"
     #: Why LogLoader recovers it (missing offset index, below/at the recovery point...).
     why: str | None = None
+    #: Recovered by the sanity check of LogLoader.loadSegmentFiles (whatever the shutdown).
+    at_load: bool = False
     valid_bytes: int | None = None
     reason: str | None = None
 
@@ -313,20 +315,23 @@ def _log_start(partition: Partition) -> int:
 
 
 def _txn_index_verdict(seg: Segment) -> tuple[str, str] | None:
-    """("fail" | "recover", why) when TransactionIndex.sanityCheck at load objects."""
-    path = seg.txnindex_path
-    try:
-        raw = Path(path).read_bytes()
-    except FileNotFoundError:
+    """("fail" | "recover", why) when TransactionIndex.sanityCheck at load objects. Read
+    raw: Kafka takes an entry of any version up to 0 (the schema's parser only 0)."""
+    raw, size = fsio.map_regular(seg.txnindex_path)
+    if raw is None:
         return None
-    for i in range(len(raw) // _TXN_ENTRY.size):
-        version, _pid, _first, last, _lso = _TXN_ENTRY.unpack_from(raw, i * _TXN_ENTRY.size)
-        if version > 0:
-            return "fail", f"{Path(path).name}: entry {i} has version {version} (KafkaException)"
-        if last < seg.base_offset:
-            return "recover", (f"{Path(path).name}: entry {i} ends at offset {last}, before the "
-                               "segment (CorruptIndexException)")  # fmt: skip
-    return None
+    name = Path(seg.txnindex_path).name
+    try:
+        for i in range(size // _TXN_ENTRY.size):
+            version, _pid, _first, last, _lso = _TXN_ENTRY.unpack_from(raw, i * _TXN_ENTRY.size)
+            if version > 0:
+                return "fail", f"{name}: entry {i} has version {version} (KafkaException)"
+            if last < seg.base_offset:
+                return "recover", (f"{name}: entry {i} ends at offset {last}, before the "
+                                   "segment (CorruptIndexException)")  # fmt: skip
+        return None
+    finally:
+        fsio.unmap(raw)
 
 
 def predict_load(partition: Partition, *, index_interval_bytes: int = DEFAULT_INDEX_INTERVAL,
@@ -348,14 +353,14 @@ def predict_load(partition: Partition, *, index_interval_bytes: int = DEFAULT_IN
     walks: dict[int, KafkaWalk] = {}
     ongoing: dict[int, int] = {}  # the producer state the recoveries rebuild, in order
 
-    def recover(i: int, why: str) -> KafkaWalk:
+    def recover(i: int, why: str, at_load: bool = False) -> KafkaWalk:
         seg = segs[i]
         with memoryview(seg.data) as whole, whole[: sizes[i]] as data:
             w = kafka_walk(data, seg.base_offset, index_interval_bytes, ongoing)
         walks[i] = w
         load = loads[i]
         if load.action == "kept":
-            load.action, load.why = "recovered", why
+            load.action, load.why, load.at_load = "recovered", why, at_load
         if w.fails:
             p.fails = f"{seg.path.name}: {w.fails}: the log directory fails to load"
         elif w.overflow:
@@ -376,7 +381,7 @@ def predict_load(partition: Partition, *, index_interval_bytes: int = DEFAULT_IN
     # LogLoader.loadSegmentFiles: the sanity check of each segment, in order
     for i, seg in enumerate(segs):
         if not Path(seg.index_path).exists():
-            w = recover(i, "its offset index is missing (LogLoader.loadSegmentFiles)")
+            w = recover(i, "its offset index is missing (LogLoader.loadSegmentFiles)", at_load=True)
         else:
             verdict = _txn_index_verdict(seg)
             if verdict is None:
@@ -384,7 +389,7 @@ def predict_load(partition: Partition, *, index_interval_bytes: int = DEFAULT_IN
             if verdict[0] == "fail":
                 p.fails = verdict[1]
                 return p
-            w = recover(i, f"{verdict[1]} (LogLoader.loadSegmentFiles)")
+            w = recover(i, f"{verdict[1]} (LogLoader.loadSegmentFiles)", at_load=True)
         if p.fails or w.overflow:  # split (the load starts again), or refused (p.fails)
             p.segments_after = len(segs)
             return p

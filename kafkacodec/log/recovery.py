@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ..records.batches import RecordBatch
 from ..runtime.errors import DecodeError, LogError
-from .check import incomplete
+from .check import incomplete, not_following
 from .index import AbortedTxn, IndexBuilder
 from .segment import Batch, Segment, walk_entry
 
@@ -143,13 +143,11 @@ def recover_segment(segment: Segment, index_interval_bytes: int = DEFAULT_INDEX_
                     "LogSegment.recover: LogSegmentOffsetOverflowException; a broker cannot load "
                     "this segment as it is named)")  # fmt: skip
                 break
-            if rep.last_valid_offset is not None and batch.base_offset <= rep.last_valid_offset:
-                # stricter than Kafka, whose recovery keeps it (the base offset is outside the
-                # CRC); its fetches then skip or repeat records, and verify calls it damage
+            gone_back = not_following(batch.base_offset, rep.last_valid_offset)
+            if gone_back:  # stricter than Kafka (the base offset is outside the CRC): verify's rule
                 rep.invalid_position = valid
-                rep.reason = (f"byte {valid}: base offset {batch.base_offset} does not follow the last "
-                              f"offset {rep.last_valid_offset} of the batch before (Kafka's recovery "
-                              "keeps such a batch; its consumers skip or repeat records there)")  # fmt: skip
+                rep.reason = (f"byte {valid}: {gone_back} (Kafka's recovery keeps such a batch; its "
+                              "consumers skip or repeat records there)")  # fmt: skip
                 break
             if progress is not None:
                 progress(batch.size)

@@ -14,11 +14,12 @@ import struct
 import pytest
 from conftest import kafkacodec_cli as cli
 from kafka_broker import VERSIONS, Broker, HarnessError
-from kafka_drill import KINDS, SOURCES, _batches, small_segments, workload
+from kafka_drill import KINDS, SOURCES, _batches, small_segments, workload, write_checkpoint
 from kafka_drill import run as run_drill
 
 from kafkacodec.log import Partition
 from kafkacodec.log.loader import RECOVERY_POINT_CHECKPOINT, predict_load
+from kafkacodec.log.partition import read_checkpoint
 
 pytestmark = pytest.mark.kafka
 
@@ -100,8 +101,7 @@ def test_a_load_kafka_fails_is_predicted(written, damage):
     expected = damage(broker.log_dir / "bad-0")
     # no recovery point for the partition: Kafka recovers every segment
     cp = broker.log_dir / RECOVERY_POINT_CHECKPOINT
-    lines = [line for line in cp.read_text().splitlines()[2:] if not line.startswith("bad ")]
-    cp.write_text(f"0\n{len(lines)}\n" + "".join(f"{line}\n" for line in lines))
+    write_checkpoint(cp, {k: v for k, v in read_checkpoint(cp).items() if k[0] != "bad"})
     with Partition(broker.log_dir / "bad-0") as p:
         predicted = predict_load(p)
     assert predicted.fails, predicted

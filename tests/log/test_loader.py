@@ -34,7 +34,11 @@ def test_the_walks_header_layout_is_the_schemas():
     fields = schema.KafkaRecordBatch.FIELDS
     sizes = {"q": 8, "i": 4, "b": 1, "I": 4, "h": 2}
     at = dict(zip(fields, [sum(sizes[c] for c in fmt[:n]) for n in range(len(fmt))], strict=False))
-    assert (at["crc"], at["attributes"], at["producer_id"]) == (L._V2_CRC_AT, L._V2_CRC_FROM, 43)
+    # the walk reads the CRC and the producer id as _V2_HEAD's fields 4 and 9, and CRCs from
+    # _V2_CRC_FROM: where the schema has the crc, producer_id and attributes
+    head = L._V2_HEAD.format.lstrip(">")
+    walk_at = [struct.calcsize(">" + head[:n]) for n in range(len(head))]
+    assert (at["crc"], at["attributes"], at["producer_id"]) == (walk_at[4], L._V2_CRC_FROM, walk_at[9])
 
 
 def test_an_undamaged_partition_loads_unchanged_whatever_the_recovery_point(tmp_path):
