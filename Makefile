@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-quick test-kafka drill harness demo bench generate check-generated clean
+.PHONY: test test-quick test-kafka drill harness specs demo bench generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -43,6 +43,19 @@ harness/target/cp-%.txt: harness/pom.xml
 		-Dmdep.outputFile=$(CURDIR)/harness/target/cp-$*.txt
 
 harness: $(HARNESS)
+
+# Each release's jars in one folder, as a Kafka distribution's libs/ holds them (links into
+# Maven's local repository): `kafkacodec specs import` and `specs diff` read the JSON message
+# specs inside them.
+harness/target/libs-%: harness/target/cp-%.txt
+	rm -rf $@ && mkdir -p $@
+	tr ':' '\n' < $< | xargs -I{} ln -s {} $@/
+
+# The shipped internal-topic codecs from the newest release's specs: schemas/internal/,
+# then generated/ (tests/kafka/test_kafka_specs.py checks that they are these).
+NEWEST := $(lastword $(KAFKA_VERSIONS))
+specs: $(STAMP) harness/target/libs-$(NEWEST)
+	$(PY) -m kafkacodec specs import harness/target/libs-$(NEWEST) --label $(NEWEST)
 
 test: $(STAMP) $(HARNESS)
 	$(PY) -m pytest -q -n 2 --dist loadfile

@@ -60,6 +60,11 @@
 #define CONSUMER_GROUP_METADATA_VALUE_EPOCH_SIZE         4
 #define CONSUMER_GROUP_METADATA_VALUE_FIXED_SIZE         4  /* bytes of the fixed-width fields it starts with */
 
+/* consumer_group_metadata_value::consumer_group_metadata_value_tag_0 (schemas/consumer_group_metadata_value.ksy) */
+#define CONSUMER_GROUP_METADATA_VALUE_CONSUMER_GROUP_METADATA_VALUE_TAG_0_METADATA_HASH_AT 0  /* s8 */
+#define CONSUMER_GROUP_METADATA_VALUE_CONSUMER_GROUP_METADATA_VALUE_TAG_0_METADATA_HASH_SIZE 8
+#define CONSUMER_GROUP_METADATA_VALUE_CONSUMER_GROUP_METADATA_VALUE_TAG_0_FIXED_SIZE 8  /* bytes of the fixed-width fields it starts with */
+
 /* consumer_group_partition_metadata_key (schemas/consumer_group_partition_metadata_key.ksy) */
 #define CONSUMER_GROUP_PARTITION_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
 #define CONSUMER_GROUP_PARTITION_METADATA_KEY_LEN_GROUP_ID_SIZE 2
@@ -69,6 +74,11 @@
 #define CONSUMER_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_PARTITION_AT 0  /* s4 */
 #define CONSUMER_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_PARTITION_SIZE 4
 #define CONSUMER_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_regular_expression_key (schemas/consumer_group_regular_expression_key.ksy) */
+#define CONSUMER_GROUP_REGULAR_EXPRESSION_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define CONSUMER_GROUP_REGULAR_EXPRESSION_KEY_LEN_GROUP_ID_SIZE 2
+#define CONSUMER_GROUP_REGULAR_EXPRESSION_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
 
 /* consumer_group_target_assignment_member_key (schemas/consumer_group_target_assignment_member_key.ksy) */
 #define CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_LEN_GROUP_ID_AT 0  /* s2 */
@@ -84,6 +94,11 @@
 #define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ASSIGNMENT_EPOCH_AT 0  /* s4 */
 #define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ASSIGNMENT_EPOCH_SIZE 4
 #define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* consumer_group_target_assignment_metadata_value::consumer_group_target_assignment_metadata_value_tag_0 (schemas/consumer_group_target_assignment_metadata_value.ksy) */
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_TAG_0_ASSIGNMENT_TIMESTAMP_AT 0  /* s8 */
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_TAG_0_ASSIGNMENT_TIMESTAMP_SIZE 8
+#define CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_TAG_0_FIXED_SIZE 8  /* bytes of the fixed-width fields it starts with */
 
 /* consumer_offsets_key (schemas/consumer_offsets_key.ksy) */
 #define CONSUMER_OFFSETS_KEY_RECORD_TYPE_AT              0  /* s2 */
@@ -155,6 +170,18 @@
 #define LEADER_CHANGE_MESSAGE_VOTER_VOTER_ID_AT          0  /* s4 */
 #define LEADER_CHANGE_MESSAGE_VOTER_VOTER_ID_SIZE        4
 #define LEADER_CHANGE_MESSAGE_VOTER_FIXED_SIZE           4  /* bytes of the fixed-width fields it starts with */
+
+/* legacy_offset_commit_key (schemas/legacy_offset_commit_key.ksy) */
+#define LEGACY_OFFSET_COMMIT_KEY_LEN_GROUP_AT            0  /* s2 */
+#define LEGACY_OFFSET_COMMIT_KEY_LEN_GROUP_SIZE          2
+#define LEGACY_OFFSET_COMMIT_KEY_FIXED_SIZE              2  /* bytes of the fixed-width fields it starts with */
+
+/* legacy_offset_commit_value (schemas/legacy_offset_commit_value.ksy) */
+#define LEGACY_OFFSET_COMMIT_VALUE_OFFSET_AT             0  /* s8 */
+#define LEGACY_OFFSET_COMMIT_VALUE_OFFSET_SIZE           8
+#define LEGACY_OFFSET_COMMIT_VALUE_LEN_METADATA_AT       8  /* s2 */
+#define LEGACY_OFFSET_COMMIT_VALUE_LEN_METADATA_SIZE     2
+#define LEGACY_OFFSET_COMMIT_VALUE_FIXED_SIZE            10  /* bytes of the fixed-width fields it starts with */
 
 /* offset_commit_key (schemas/offset_commit_key.ksy) */
 #define OFFSET_COMMIT_KEY_LEN_GROUP_AT                   0  /* s2 */
@@ -248,12 +275,22 @@
 #define REMOTE_LOG_SEGMENT_METADATA_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_OFFSET_SIZE 8
 #define REMOTE_LOG_SEGMENT_METADATA_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_FIXED_SIZE 12  /* bytes of the fixed-width fields it starts with */
 
+/* remote_log_segment_metadata_record::remote_log_segment_metadata_record_tag_0 (schemas/remote_log_segment_metadata_record.ksy) */
+#define REMOTE_LOG_SEGMENT_METADATA_RECORD_REMOTE_LOG_SEGMENT_METADATA_RECORD_TAG_0_TXN_INDEX_EMPTY_AT 0  /* u1 */
+#define REMOTE_LOG_SEGMENT_METADATA_RECORD_REMOTE_LOG_SEGMENT_METADATA_RECORD_TAG_0_TXN_INDEX_EMPTY_SIZE 1
+#define REMOTE_LOG_SEGMENT_METADATA_RECORD_REMOTE_LOG_SEGMENT_METADATA_RECORD_TAG_0_FIXED_SIZE 1  /* bytes of the fixed-width fields it starts with */
+
 /* remote_log_segment_metadata_snapshot_record::segment_leader_epoch_entry (schemas/remote_log_segment_metadata_snapshot_record.ksy) */
 #define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_LEADER_EPOCH_AT 0  /* s4 */
 #define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_LEADER_EPOCH_SIZE 4
 #define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_OFFSET_AT 4  /* s8 */
 #define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_OFFSET_SIZE 8
 #define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_SEGMENT_LEADER_EPOCH_ENTRY_FIXED_SIZE 12  /* bytes of the fixed-width fields it starts with */
+
+/* remote_log_segment_metadata_snapshot_record::remote_log_segment_metadata_snapshot_record_tag_0 (schemas/remote_log_segment_metadata_snapshot_record.ksy) */
+#define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_TAG_0_TXN_INDEX_EMPTY_AT 0  /* u1 */
+#define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_TAG_0_TXN_INDEX_EMPTY_SIZE 1
+#define REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_REMOTE_LOG_SEGMENT_METADATA_SNAPSHOT_RECORD_TAG_0_FIXED_SIZE 1  /* bytes of the fixed-width fields it starts with */
 
 /* share_group_current_member_assignment_key (schemas/share_group_current_member_assignment_key.ksy) */
 #define SHARE_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_LEN_GROUP_ID_AT 0  /* s2 */
@@ -282,17 +319,9 @@
 /* share_group_metadata_value (schemas/share_group_metadata_value.ksy) */
 #define SHARE_GROUP_METADATA_VALUE_EPOCH_AT              0  /* s4 */
 #define SHARE_GROUP_METADATA_VALUE_EPOCH_SIZE            4
-#define SHARE_GROUP_METADATA_VALUE_FIXED_SIZE            4  /* bytes of the fixed-width fields it starts with */
-
-/* share_group_partition_metadata_key (schemas/share_group_partition_metadata_key.ksy) */
-#define SHARE_GROUP_PARTITION_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
-#define SHARE_GROUP_PARTITION_METADATA_KEY_LEN_GROUP_ID_SIZE 2
-#define SHARE_GROUP_PARTITION_METADATA_KEY_FIXED_SIZE    2  /* bytes of the fixed-width fields it starts with */
-
-/* share_group_partition_metadata_value::partition_metadata (schemas/share_group_partition_metadata_value.ksy) */
-#define SHARE_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_PARTITION_AT 0  /* s4 */
-#define SHARE_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_PARTITION_SIZE 4
-#define SHARE_GROUP_PARTITION_METADATA_VALUE_PARTITION_METADATA_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+#define SHARE_GROUP_METADATA_VALUE_METADATA_HASH_AT      4  /* s8 */
+#define SHARE_GROUP_METADATA_VALUE_METADATA_HASH_SIZE    8
+#define SHARE_GROUP_METADATA_VALUE_FIXED_SIZE            12  /* bytes of the fixed-width fields it starts with */
 
 /* share_group_state_key (schemas/share_group_state_key.ksy) */
 #define SHARE_GROUP_STATE_KEY_RECORD_TYPE_AT             0  /* s2 */
@@ -324,21 +353,30 @@
 #define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ASSIGNMENT_EPOCH_SIZE 4
 #define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
 
+/* share_group_target_assignment_metadata_value::share_group_target_assignment_metadata_value_tag_0 (schemas/share_group_target_assignment_metadata_value.ksy) */
+#define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_TAG_0_ASSIGNMENT_TIMESTAMP_AT 0  /* s8 */
+#define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_TAG_0_ASSIGNMENT_TIMESTAMP_SIZE 8
+#define SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_SHARE_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_TAG_0_FIXED_SIZE 8  /* bytes of the fixed-width fields it starts with */
+
 /* share_snapshot_key (schemas/share_snapshot_key.ksy) */
 #define SHARE_SNAPSHOT_KEY_LEN_GROUP_ID_AT               0  /* s2 */
 #define SHARE_SNAPSHOT_KEY_LEN_GROUP_ID_SIZE             2
 #define SHARE_SNAPSHOT_KEY_FIXED_SIZE                    2  /* bytes of the fixed-width fields it starts with */
 
 /* share_snapshot_value (schemas/share_snapshot_value.ksy) */
-#define SHARE_SNAPSHOT_VALUE_SNAPSHOT_EPOCH_AT           0  /* u2 */
-#define SHARE_SNAPSHOT_VALUE_SNAPSHOT_EPOCH_SIZE         2
-#define SHARE_SNAPSHOT_VALUE_STATE_EPOCH_AT              2  /* s4 */
+#define SHARE_SNAPSHOT_VALUE_SNAPSHOT_EPOCH_AT           0  /* s4 */
+#define SHARE_SNAPSHOT_VALUE_SNAPSHOT_EPOCH_SIZE         4
+#define SHARE_SNAPSHOT_VALUE_STATE_EPOCH_AT              4  /* s4 */
 #define SHARE_SNAPSHOT_VALUE_STATE_EPOCH_SIZE            4
-#define SHARE_SNAPSHOT_VALUE_LEADER_EPOCH_AT             6  /* s4 */
+#define SHARE_SNAPSHOT_VALUE_LEADER_EPOCH_AT             8  /* s4 */
 #define SHARE_SNAPSHOT_VALUE_LEADER_EPOCH_SIZE           4
-#define SHARE_SNAPSHOT_VALUE_START_OFFSET_AT             10  /* s8 */
+#define SHARE_SNAPSHOT_VALUE_START_OFFSET_AT             12  /* s8 */
 #define SHARE_SNAPSHOT_VALUE_START_OFFSET_SIZE           8
-#define SHARE_SNAPSHOT_VALUE_FIXED_SIZE                  18  /* bytes of the fixed-width fields it starts with */
+#define SHARE_SNAPSHOT_VALUE_CREATE_TIMESTAMP_AT         20  /* s8 */
+#define SHARE_SNAPSHOT_VALUE_CREATE_TIMESTAMP_SIZE       8
+#define SHARE_SNAPSHOT_VALUE_WRITE_TIMESTAMP_AT          28  /* s8 */
+#define SHARE_SNAPSHOT_VALUE_WRITE_TIMESTAMP_SIZE        8
+#define SHARE_SNAPSHOT_VALUE_FIXED_SIZE                  36  /* bytes of the fixed-width fields it starts with */
 
 /* share_snapshot_value::state_batch (schemas/share_snapshot_value.ksy) */
 #define SHARE_SNAPSHOT_VALUE_STATE_BATCH_FIRST_OFFSET_AT 0  /* s8 */
@@ -351,19 +389,24 @@
 #define SHARE_SNAPSHOT_VALUE_STATE_BATCH_DELIVERY_COUNT_SIZE 2
 #define SHARE_SNAPSHOT_VALUE_STATE_BATCH_FIXED_SIZE      19  /* bytes of the fixed-width fields it starts with */
 
+/* share_snapshot_value::share_snapshot_value_tag_0 (schemas/share_snapshot_value.ksy) */
+#define SHARE_SNAPSHOT_VALUE_SHARE_SNAPSHOT_VALUE_TAG_0_DELIVERY_COMPLETE_COUNT_AT 0  /* s4 */
+#define SHARE_SNAPSHOT_VALUE_SHARE_SNAPSHOT_VALUE_TAG_0_DELIVERY_COMPLETE_COUNT_SIZE 4
+#define SHARE_SNAPSHOT_VALUE_SHARE_SNAPSHOT_VALUE_TAG_0_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
 /* share_update_key (schemas/share_update_key.ksy) */
 #define SHARE_UPDATE_KEY_LEN_GROUP_ID_AT                 0  /* s2 */
 #define SHARE_UPDATE_KEY_LEN_GROUP_ID_SIZE               2
 #define SHARE_UPDATE_KEY_FIXED_SIZE                      2  /* bytes of the fixed-width fields it starts with */
 
 /* share_update_value (schemas/share_update_value.ksy) */
-#define SHARE_UPDATE_VALUE_SNAPSHOT_EPOCH_AT             0  /* u2 */
-#define SHARE_UPDATE_VALUE_SNAPSHOT_EPOCH_SIZE           2
-#define SHARE_UPDATE_VALUE_LEADER_EPOCH_AT               2  /* s4 */
+#define SHARE_UPDATE_VALUE_SNAPSHOT_EPOCH_AT             0  /* s4 */
+#define SHARE_UPDATE_VALUE_SNAPSHOT_EPOCH_SIZE           4
+#define SHARE_UPDATE_VALUE_LEADER_EPOCH_AT               4  /* s4 */
 #define SHARE_UPDATE_VALUE_LEADER_EPOCH_SIZE             4
-#define SHARE_UPDATE_VALUE_START_OFFSET_AT               6  /* s8 */
+#define SHARE_UPDATE_VALUE_START_OFFSET_AT               8  /* s8 */
 #define SHARE_UPDATE_VALUE_START_OFFSET_SIZE             8
-#define SHARE_UPDATE_VALUE_FIXED_SIZE                    14  /* bytes of the fixed-width fields it starts with */
+#define SHARE_UPDATE_VALUE_FIXED_SIZE                    16  /* bytes of the fixed-width fields it starts with */
 
 /* share_update_value::state_batch (schemas/share_update_value.ksy) */
 #define SHARE_UPDATE_VALUE_STATE_BATCH_FIRST_OFFSET_AT   0  /* s8 */
@@ -376,6 +419,11 @@
 #define SHARE_UPDATE_VALUE_STATE_BATCH_DELIVERY_COUNT_SIZE 2
 #define SHARE_UPDATE_VALUE_STATE_BATCH_FIXED_SIZE        19  /* bytes of the fixed-width fields it starts with */
 
+/* share_update_value::share_update_value_tag_0 (schemas/share_update_value.ksy) */
+#define SHARE_UPDATE_VALUE_SHARE_UPDATE_VALUE_TAG_0_DELIVERY_COMPLETE_COUNT_AT 0  /* s4 */
+#define SHARE_UPDATE_VALUE_SHARE_UPDATE_VALUE_TAG_0_DELIVERY_COMPLETE_COUNT_SIZE 4
+#define SHARE_UPDATE_VALUE_SHARE_UPDATE_VALUE_TAG_0_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
 /* snapshot_footer_record (schemas/snapshot_footer_record.ksy) */
 #define SNAPSHOT_FOOTER_RECORD_VERSION_FIELD_AT          0  /* s2 */
 #define SNAPSHOT_FOOTER_RECORD_VERSION_FIELD_SIZE        2
@@ -387,6 +435,82 @@
 #define SNAPSHOT_HEADER_RECORD_LAST_CONTAINED_LOG_TIMESTAMP_AT 2  /* s8 */
 #define SNAPSHOT_HEADER_RECORD_LAST_CONTAINED_LOG_TIMESTAMP_SIZE 8
 #define SNAPSHOT_HEADER_RECORD_FIXED_SIZE                10  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_current_member_assignment_key (schemas/streams_group_current_member_assignment_key.ksy) */
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_LEN_GROUP_ID_SIZE 2
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_current_member_assignment_value (schemas/streams_group_current_member_assignment_value.ksy) */
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_MEMBER_EPOCH_AT 0  /* s4 */
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_MEMBER_EPOCH_SIZE 4
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_PREVIOUS_MEMBER_EPOCH_AT 4  /* s4 */
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_PREVIOUS_MEMBER_EPOCH_SIZE 4
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_STATE_AT 8  /* s1 */
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_STATE_SIZE 1
+#define STREAMS_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_FIXED_SIZE 9  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_member_metadata_key (schemas/streams_group_member_metadata_key.ksy) */
+#define STREAMS_GROUP_MEMBER_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define STREAMS_GROUP_MEMBER_METADATA_KEY_LEN_GROUP_ID_SIZE 2
+#define STREAMS_GROUP_MEMBER_METADATA_KEY_FIXED_SIZE     2  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_metadata_key (schemas/streams_group_metadata_key.ksy) */
+#define STREAMS_GROUP_METADATA_KEY_LEN_GROUP_ID_AT       0  /* s2 */
+#define STREAMS_GROUP_METADATA_KEY_LEN_GROUP_ID_SIZE     2
+#define STREAMS_GROUP_METADATA_KEY_FIXED_SIZE            2  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_metadata_value (schemas/streams_group_metadata_value.ksy) */
+#define STREAMS_GROUP_METADATA_VALUE_EPOCH_AT            0  /* s4 */
+#define STREAMS_GROUP_METADATA_VALUE_EPOCH_SIZE          4
+#define STREAMS_GROUP_METADATA_VALUE_METADATA_HASH_AT    4  /* s8 */
+#define STREAMS_GROUP_METADATA_VALUE_METADATA_HASH_SIZE  8
+#define STREAMS_GROUP_METADATA_VALUE_FIXED_SIZE          12  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_metadata_value::streams_group_metadata_value_tag_0 (schemas/streams_group_metadata_value.ksy) */
+#define STREAMS_GROUP_METADATA_VALUE_STREAMS_GROUP_METADATA_VALUE_TAG_0_VALIDATED_TOPOLOGY_EPOCH_AT 0  /* s4 */
+#define STREAMS_GROUP_METADATA_VALUE_STREAMS_GROUP_METADATA_VALUE_TAG_0_VALIDATED_TOPOLOGY_EPOCH_SIZE 4
+#define STREAMS_GROUP_METADATA_VALUE_STREAMS_GROUP_METADATA_VALUE_TAG_0_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_metadata_value::streams_group_metadata_value_tag_2 (schemas/streams_group_metadata_value.ksy) */
+#define STREAMS_GROUP_METADATA_VALUE_STREAMS_GROUP_METADATA_VALUE_TAG_2_STORED_DESCRIPTION_TOPOLOGY_EPOCH_AT 0  /* s4 */
+#define STREAMS_GROUP_METADATA_VALUE_STREAMS_GROUP_METADATA_VALUE_TAG_2_STORED_DESCRIPTION_TOPOLOGY_EPOCH_SIZE 4
+#define STREAMS_GROUP_METADATA_VALUE_STREAMS_GROUP_METADATA_VALUE_TAG_2_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_metadata_value::streams_group_metadata_value_tag_3 (schemas/streams_group_metadata_value.ksy) */
+#define STREAMS_GROUP_METADATA_VALUE_STREAMS_GROUP_METADATA_VALUE_TAG_3_FAILED_DESCRIPTION_TOPOLOGY_EPOCH_AT 0  /* s4 */
+#define STREAMS_GROUP_METADATA_VALUE_STREAMS_GROUP_METADATA_VALUE_TAG_3_FAILED_DESCRIPTION_TOPOLOGY_EPOCH_SIZE 4
+#define STREAMS_GROUP_METADATA_VALUE_STREAMS_GROUP_METADATA_VALUE_TAG_3_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_target_assignment_member_key (schemas/streams_group_target_assignment_member_key.ksy) */
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_LEN_GROUP_ID_SIZE 2
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_MEMBER_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_target_assignment_metadata_key (schemas/streams_group_target_assignment_metadata_key.ksy) */
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_LEN_GROUP_ID_AT 0  /* s2 */
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_LEN_GROUP_ID_SIZE 2
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_KEY_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_target_assignment_metadata_value (schemas/streams_group_target_assignment_metadata_value.ksy) */
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ASSIGNMENT_EPOCH_AT 0  /* s4 */
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_ASSIGNMENT_EPOCH_SIZE 4
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_FIXED_SIZE 4  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_target_assignment_metadata_value::streams_group_target_assignment_metadata_value_tag_0 (schemas/streams_group_target_assignment_metadata_value.ksy) */
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_TAG_0_ASSIGNMENT_TIMESTAMP_AT 0  /* s8 */
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_TAG_0_ASSIGNMENT_TIMESTAMP_SIZE 8
+#define STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_STREAMS_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE_TAG_0_FIXED_SIZE 8  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_topology_key (schemas/streams_group_topology_key.ksy) */
+#define STREAMS_GROUP_TOPOLOGY_KEY_LEN_GROUP_ID_AT       0  /* s2 */
+#define STREAMS_GROUP_TOPOLOGY_KEY_LEN_GROUP_ID_SIZE     2
+#define STREAMS_GROUP_TOPOLOGY_KEY_FIXED_SIZE            2  /* bytes of the fixed-width fields it starts with */
+
+/* streams_group_topology_value (schemas/streams_group_topology_value.ksy) */
+#define STREAMS_GROUP_TOPOLOGY_VALUE_EPOCH_AT            0  /* s4 */
+#define STREAMS_GROUP_TOPOLOGY_VALUE_EPOCH_SIZE          4
+#define STREAMS_GROUP_TOPOLOGY_VALUE_FIXED_SIZE          4  /* bytes of the fixed-width fields it starts with */
 
 /* transaction_log_key (schemas/transaction_log_key.ksy) */
 #define TRANSACTION_LOG_KEY_LEN_TRANSACTIONAL_ID_AT      0  /* s2 */
@@ -419,6 +543,11 @@
 #define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_2_CLIENT_TRANSACTION_VERSION_SIZE 2
 #define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_2_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
 
+/* transaction_log_value::transaction_log_value_tag_3 (schemas/transaction_log_value.ksy) */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_3_NEXT_PRODUCER_EPOCH_AT 0  /* s2 */
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_3_NEXT_PRODUCER_EPOCH_SIZE 2
+#define TRANSACTION_LOG_VALUE_TRANSACTION_LOG_VALUE_TAG_3_FIXED_SIZE 2  /* bytes of the fixed-width fields it starts with */
+
 /* transaction_state_key (schemas/transaction_state_key.ksy) */
 #define TRANSACTION_STATE_KEY_RECORD_TYPE_AT             0  /* s2 */
 #define TRANSACTION_STATE_KEY_RECORD_TYPE_SIZE           2
@@ -442,6 +571,11 @@
 #define UNREGISTER_BROKER_RECORD_BROKER_EPOCH_AT         4  /* s8 */
 #define UNREGISTER_BROKER_RECORD_BROKER_EPOCH_SIZE       8
 #define UNREGISTER_BROKER_RECORD_FIXED_SIZE              12  /* bytes of the fixed-width fields it starts with */
+
+/* unregister_controller_record (schemas/unregister_controller_record.ksy) */
+#define UNREGISTER_CONTROLLER_RECORD_CONTROLLER_ID_AT    0  /* s4 */
+#define UNREGISTER_CONTROLLER_RECORD_CONTROLLER_ID_SIZE  4
+#define UNREGISTER_CONTROLLER_RECORD_FIXED_SIZE          4  /* bytes of the fixed-width fields it starts with */
 
 /* voters_record (schemas/voters_record.ksy) */
 #define VOTERS_RECORD_VERSION_FIELD_AT                   0  /* s2 */

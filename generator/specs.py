@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafkacodec.runtime.errors import KafkacodecError
+from kafkacodec.runtime.errors import KafkacodecError, SchemaError
 
 __all__ = [
-    "SpecError", "Versions", "SpecField", "MessageSpec", "load_spec", "load_specs", "strip_comments",
+    "SpecError", "Versions", "SpecField", "MessageSpec", "load_spec", "load_specs", "parse_spec", "strip_comments",
     "PRIMITIVES",
 ]  # fmt: skip
 
@@ -44,12 +45,13 @@ _FIELD_KEYS = {"name", "type", "versions", "nullableVersions", "taggedVersions",
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 
 
-class SpecError(KafkacodecError):
-    """A message spec that cannot be read: its file, where in it, and what is wrong."""
+class SpecError(SchemaError):
+    """A message spec that cannot be read: its file, where in it, and what is wrong (a
+    SchemaError: the generator's input, which a command could not use)."""
 
     def __init__(self, path: Path | str, where: str, message: str) -> None:
-        self.path, self.where = str(path), where
-        super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
+        self.path, self.where, self.message, self.file = str(path), where, message, None
+        KafkacodecError.__init__(self, f"{path}: {where}: {message}" if where else f"{path}: {message}")
 
 
 @dataclass(frozen=True)
@@ -251,6 +253,12 @@ def load_spec(path: Path, root: Path | None = None) -> MessageSpec:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise SpecError(path, "", f"cannot read: {err}") from None
+    return parse_spec(text, path, str(path.relative_to(root)) if root else path.name)
+
+
+def parse_spec(text: str, path: Path | str, relative: str) -> MessageSpec:
+    """A spec's text; path names it in errors, relative is its path below the tree it
+    comes from (whose first folder says its topic)."""
     try:
         node = json.loads(strip_comments(text))
     except json.JSONDecodeError as err:
@@ -279,21 +287,48 @@ def load_spec(path: Path, root: Path | None = None) -> MessageSpec:
         flexible=_versions(node, "flexibleVersions", path, "", NO_VERSIONS),
         fields=[_field(f, path, f"/fields/{i}") for i, f in enumerate(node.get("fields") or [])],
         common_structs=structs,
-        path=str(path.relative_to(root)) if root else path.name,
+        path=relative,
     )  # fmt: skip
 
 
-def load_specs(directory: Path | str) -> dict[str, MessageSpec]:
-    """Every spec (*.json) at or below a directory, by name; a name twice is an error."""
-    root = Path(directory)
-    if not root.is_dir():
-        raise SpecError(root, "", "not a directory of message specs")
+def load_specs(source: Path | str) -> dict[str, MessageSpec]:
+    """Every spec of a source, by name; a name twice is an error. The source is a directory
+    (a Kafka source tree or a copy of its specs: every *.json at or below it; or a Kafka
+    release's libs/: the specs inside its kafka-*.jar files), or one such jar."""
+    root = Path(source)
+    if root.is_file() and root.suffix == ".jar":
+        found = _jar_specs(root)
+    elif root.is_dir():
+        found = [load_spec(p, root) for p in sorted(root.rglob("*.json"))]
+        for jar in sorted(root.glob("kafka-*.jar")):
+            found += _jar_specs(jar)
+    else:
+        raise SpecError(root, "", "not a directory of message specs, nor a Kafka jar")
     out: dict[str, MessageSpec] = {}
-    for p in sorted(root.rglob("*.json")):
-        spec = load_spec(p, root)
+    for spec in found:
         if spec.name in out:
-            raise SpecError(p, "/name", f"{spec.name} is also declared by {out[spec.name].path}")
+            raise SpecError(spec.path, "/name", f"{spec.name} is also declared by {out[spec.name].path}")
         out[spec.name] = spec
     if not out:
-        raise SpecError(root, "", "holds no message specs (*.json)")
+        raise SpecError(root, "", "holds no message specs (*.json, or kafka-*.jar holding them)")
     return out
+
+
+#: A Kafka jar's name: kafka-group-coordinator-4.4.0.jar is the module group-coordinator.
+_JAR = re.compile(r"kafka-(?P<module>[a-z0-9-]+?)-\d[^/]*\.jar\Z")
+
+
+def _jar_specs(jar: Path) -> list[MessageSpec]:
+    """The specs a Kafka jar ships (the JSON files of its resources: common/message/ in
+    kafka-clients and the coordinators' jars, common/metadata/ in kafka-metadata, message/
+    in kafka-storage), each as if in the module's folder of Kafka's source tree."""
+    m = _JAR.match(jar.name)
+    if not m:
+        raise SpecError(jar, "", "not a Kafka module's jar (kafka-MODULE-VERSION.jar)")
+    try:
+        with zipfile.ZipFile(jar) as z:
+            names = sorted(n for n in z.namelist() if n.endswith(".json") and "/" in n)
+            texts = {n: z.read(n).decode("utf-8") for n in names}
+    except (OSError, zipfile.BadZipFile, UnicodeDecodeError) as err:
+        raise SpecError(jar, "", f"cannot read: {err}") from None
+    return [parse_spec(text, f"{jar}!/{n}", f"{m['module']}/{n}") for n, text in texts.items()]

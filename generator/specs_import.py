@@ -46,7 +46,10 @@ from kafkacodec.internal.topics import (
 
 from .specs import MessageSpec, SpecError, SpecField, Versions, load_specs
 
-__all__ = ["import_specs", "ImportResult", "snake", "schema_id", "CONTROL_SPECS", "FRAMINGS"]
+__all__ = [
+    "import_specs", "ImportResult", "snake", "schema_id", "CONTROL_SPECS", "FRAMINGS", "STORED_TYPES",
+    "RECORD_FORMAT_SPECS", "generate_codecs",
+]  # fmt: skip
 
 #: The spec each KRaft control record type carries (Kafka's ControlRecordType; the type
 #: numbers are schemas/kafka_control_record_key.ksy's enum).
@@ -63,6 +66,20 @@ VERSIONED = {
     "ConsumerProtocolSubscription": "a consumer group member's bytes hold it (Kafka's ConsumerProtocol)",
     "ConsumerProtocolAssignment": "a consumer group member's bytes hold it (Kafka's ConsumerProtocol)",
     "ProducerSnapshot": "a producer-state .snapshot file holds it (Kafka's ProducerStateManager)",
+}
+
+#: The spec types that describe stored bytes (a log's records, a state file): Kafka's
+#: message generator writes the same classes for them; the others (request, response,
+#: header) are the wire protocol's, which a Kafka source tree's clients/ holds beside them.
+STORED_TYPES = ("coordinator-key", "coordinator-value", "metadata", "data")
+
+#: Specs of the record format itself, which kafkacodec's own schemas describe (their
+#: bytes after the int16 version): from Kafka 4.4 clients/ ships them as data specs.
+#: tests/kafka/test_kafka_specs.py checks each schema against its spec.
+RECORD_FORMAT_SPECS = {
+    "AbortedTxn": "kafka_txn_index",
+    "ControlRecordTypeSchema": "kafka_control_record_key",
+    "EndTxnMarker": "kafka_end_txn_marker",
 }
 
 #: The schemas of a directory of specs import the unsigned varint of the project's
@@ -587,8 +604,9 @@ def framings(
         if not pairs:
             continue
         # A key before 4.0 is read at its record type, which is its version.
+        # (a literal is cast: the parameter is an s2, and Java's compiler takes no int for it)
         key_cases = {
-            rt: f"{schema_id(k.name)}({'record_type' if kv == rt else kv})"
+            rt: f"{schema_id(k.name)}({'record_type' if kv == rt else f'{kv}.as<s2>'})"
             for rt, k, kv, _v in pairs
         }
         value_cases = {rt: f"{schema_id(v.name)}(version)" for rt, _k, _kv, v in pairs if v}
@@ -762,6 +780,14 @@ def import_specs(spec_dir: Path | str, label: str) -> ImportResult:
     specs = load_specs(spec_dir)
     files: dict[str, str] = {}
     skipped: list[tuple[str, str]] = []
+    protocol = sorted(name for name, s in specs.items() if s.type not in STORED_TYPES)
+    if protocol:
+        kinds = sorted({specs[name].type or "untyped" for name in protocol})
+        skipped.append((f"{len(protocol)} {', '.join(kinds)} specs",
+                        "the wire protocol's messages, not stored in a log or state file"))  # fmt: skip
+    for name in sorted(set(RECORD_FORMAT_SPECS) & set(specs)):
+        skipped.append((name, f"the record format's own schema: schemas/{RECORD_FORMAT_SPECS[name]}.ksy"))
+    specs = {n: s for n, s in specs.items() if s.type in STORED_TYPES and n not in RECORD_FORMAT_SPECS}
     for name, spec in sorted(specs.items()):
         if not spec.versions:
             skipped.append((name, f"validVersions {spec.valid} names no version"))
@@ -799,3 +825,21 @@ def write_schemas(result: ImportResult, out_dir: Path) -> list[str]:
             p.unlink()
             changed.append(p.name)
     return changed
+
+
+def generate_codecs(source: Path | str, dest: Path, label: str | None = None) -> tuple[ImportResult, Path]:
+    """The codecs of a source of specs (load_specs' sources: a Kafka release's libs/, a
+    source tree, a copy of its specs), generated into dest: its schemas in
+    dest/schemas/internal/, its modules in dest/generated/ (load them with
+    kafkacodec.internal.Codecs.load). Returns the import's result and that folder."""
+    from .render import render_all
+
+    result = import_specs(source, label or Path(source).resolve().name)
+    schemas = Path(dest) / "schemas"
+    write_schemas(result, schemas / "internal")
+    out = Path(dest) / "generated"
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in render_all(schemas, raw=True).items():
+        if name.endswith(".py") and "/" not in name:  # the modules, not construct/ or c/
+            (out / name).write_text(text, encoding="utf-8")
+    return result, out

@@ -32,6 +32,7 @@ from .runtime.errors import (
     NotAPartitionError,
     NotASegmentError,
     RefusedError,
+    SchemaError,
     StorageError,
 )
 
@@ -84,7 +85,8 @@ def error_status(err: BaseException) -> int:
     """The exit code of an error that stopped a command: UNCHECKED when nothing could be
     checked (not what the command reads, not readable, refused), PROBLEMS when the data
     itself is wrong."""
-    could_not = (NotAPartitionError, NotASegmentError, StorageError, RefusedError, OSError)
+    could_not = (NotAPartitionError, NotASegmentError, StorageError, RefusedError, OSError,
+                 SchemaError)  # a schema or message spec that cannot be read  # fmt: skip
     return UNCHECKED if isinstance(err, could_not) else PROBLEMS
 
 

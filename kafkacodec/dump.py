@@ -79,10 +79,11 @@ def _size(v) -> int:
 
 def _record_lines(b, print_data: bool, last: list, decoder=None,
                   findings: Findings | None = None, source: str = "",
-                  kafka: tuple[int, int] = NEWEST) -> Iterator[str]:  # fmt: skip
+                  kafka: tuple[int, int] = NEWEST, codecs=None) -> Iterator[str]:  # fmt: skip
     """Kafka's record lines. `last` is [previous record offset, gaps found]: it carries
     across batches so that gaps are reported as kafka-dump-log reports them. decoder: one
-    of kafkacodec.internal.dump_format.PARSERS, for keys and values of an internal topic."""
+    of kafkacodec.internal.dump_format.PARSERS, for keys and values of an internal topic;
+    codecs: those KRaft control records are read with (default: the shipped ones)."""
     if b.magic >= 2:
         entries = [(r, None, None) for r in b.records(verify_crc=False)]
     else:
@@ -102,7 +103,7 @@ def _record_lines(b, print_data: bool, last: list, decoder=None,
         if r.control is not None and r.control.type in (0, 1):
             line += f" endTxnMarker: {r.control.type_name} coordinatorEpoch: {r.control.coordinator_epoch}"
         elif r.control is not None:
-            line += " " + _control(r, findings, source, kafka)
+            line += " " + _control(r, findings, source, kafka, codecs)
         if print_data and not b.is_control:  # Kafka prints only what is present
             if decoder is not None:
                 key, payload, failed = decoder(r.key, r.value, r.offset)
@@ -118,14 +119,16 @@ def _record_lines(b, print_data: bool, last: list, decoder=None,
         yield line
 
 
-def _control(r, findings: Findings | None, source: str, kafka: tuple[int, int] = NEWEST) -> str:
+def _control(r, findings: Findings | None, source: str, kafka: tuple[int, int] = NEWEST,
+             codecs=None) -> str:  # fmt: skip
     """A KRaft control record as kafka-dump-log prints it: `SnapshotHeader {...}` and the
     like for the types it decodes, else `controlType: NAME(N)`."""
+    from .internal.codecs import DEFAULT
     from .internal.dump_format import control_text
 
     plain = f"controlType: {r.control.type_name}({r.control.type})"
     try:
-        text = control_text(r.control.type, r.value, kafka=kafka)
+        text = control_text(r.control.type, r.value, codecs or DEFAULT, kafka=kafka)
     except KafkacodecError as err:
         if findings is not None:
             findings.decode_errors.append((source, r.offset, str(err)))
@@ -180,7 +183,7 @@ class Findings:
 def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
               max_bytes: int | None = None, findings: Findings | None = None,
               progress=None, decoder=None, name: str | None = None,
-              kafka: tuple[int, int] = NEWEST) -> Iterator[str]:  # fmt: skip
+              kafka: tuple[int, int] = NEWEST, codecs=None) -> Iterator[str]:  # fmt: skip
     """Kafka's kafka-dump-log text for a .log file (or any file of batches, a KRaft
     snapshot's .checkpoint among them). `print_data` implies `deep`, as in Kafka;
     `progress(n)` is told the size of each batch printed; decoder: an internal topic's
@@ -200,7 +203,8 @@ def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
         for b in it:
             yield _batch_line(b)
             if deep or print_data:
-                yield from _record_lines(b, print_data, last, decoder, findings, str(path), kafka)
+                yield from _record_lines(b, print_data, last, decoder, findings, str(path), kafka,
+                                         codecs)  # fmt: skip
             if progress is not None:
                 progress(b.size)
             pages.passed(b.position)
@@ -337,7 +341,7 @@ def _maybe_json(text: str | None):
 
 def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
                findings: Findings | None = None, source: str = "",
-               kafka: tuple[int, int] = NEWEST) -> dict:  # fmt: skip
+               kafka: tuple[int, int] = NEWEST, codecs=None) -> dict:  # fmt: skip
     """A batch as the JSON contract names it (DESIGN.md, "Command line")."""
     out = {
         "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count, "magic": b.magic,
@@ -360,7 +364,7 @@ def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
                 rec["control"] = {"type": r.control.type_name, "version": r.control.version,
                                   "coordinator_epoch": r.control.coordinator_epoch}  # fmt: skip
                 if r.control.type not in (0, 1):
-                    text = _control(r, findings, source, kafka)
+                    text = _control(r, findings, source, kafka, codecs)
                     label, _, body = text.partition(" ")
                     if not text.startswith("controlType:"):
                         rec["control"]["decoded"] = _maybe_json(body)
@@ -377,14 +381,15 @@ def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
 
 def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
               max_bytes: int | None = None, progress=None, decoder=None,
-              findings: Findings | None = None, kafka: tuple[int, int] = NEWEST) -> Iterator[dict]:  # fmt: skip
+              findings: Findings | None = None, kafka: tuple[int, int] = NEWEST,
+              codecs=None) -> Iterator[dict]:  # fmt: skip
     """The batches of a .log file as JSON objects (DESIGN.md "Command line"); with a
     decoder, each record also carries what it decodes to ("decoded")."""
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
     pages = PageDropper(data)
     for b in BatchIterator(data, verify_crc=False, source=str(path), end=end):
         yield batch_dict(b, deep=deep, how=how, decoder=decoder, findings=findings,
-                         source=str(path), kafka=kafka)  # fmt: skip
+                         source=str(path), kafka=kafka, codecs=codecs)  # fmt: skip
         pages.passed(b.position)
         if progress is not None:
             progress(b.size)

@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -137,6 +138,37 @@ ROOT = Path(__file__).resolve().parents[1]
 INTERNAL_SCHEMAS = frozenset(p.stem for p in (ROOT / "schemas" / "internal").glob("*.ksy"))
 #: Kafka's JSON message specs, read from the shared folder beside the project (never copied).
 KAFKA_SPECS = ROOT.parent / "shared" / "kafka-specs"
+
+#: The specs the internal-topic vectors (tests/vectors/kafka-internal) were written with: a
+#: Kafka trunk build of 2024-10, whose share-group records changed before any release.
+VECTORS_LABEL = "trunk-2024-10"
+
+
+def generate_codecs(specs: Path | str, label: str, dest: Path) -> tuple:
+    """The schemas and codecs `kafkacodec specs import` makes of a source of specs, written
+    into dest: (import result, Codecs)."""
+    from kafkacodec.generator.specs_import import generate_codecs as generate
+    from kafkacodec.internal import Codecs
+
+    result, out = generate(specs, dest, label)
+    return result, Codecs.load(out, "_codecs_" + re.sub(r"\W", "_", f"{label}_{dest.name}"))
+
+
+_LABEL_CODECS: dict = {}
+
+
+def label_codecs(label: str = VECTORS_LABEL):
+    """The codecs of one label of ../shared/kafka-specs, generated once per process."""
+    if label not in _LABEL_CODECS:
+        import atexit
+        import shutil
+        import tempfile
+
+        dest = Path(tempfile.mkdtemp(prefix=f"kafkacodec-codecs-{label}-"))
+        atexit.register(shutil.rmtree, dest, True)
+        _LABEL_CODECS[label] = generate_codecs(KAFKA_SPECS / label, label, dest)[1]
+    return _LABEL_CODECS[label]
+
 
 #: The checkout's folders and the packages they are (pyproject's package-dir).
 FOLDERS = {"kafkacodec": "kafkacodec", "runtime": "kafkacodec.runtime", "generated": "kafkacodec.generated",

@@ -21,6 +21,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -40,6 +41,22 @@ def classpath(version: str) -> str:
     if not cp.exists():
         raise HarnessError(f"{cp} is missing: `make harness` resolves Kafka {version} from Maven Central")
     return cp.read_text().strip()
+
+
+def libs(version: str) -> Path:
+    """The release's jars in one folder, as a Kafka distribution's libs/ holds them (links
+    into Maven's local repository; `make specs` makes the same): what `kafkacodec specs`
+    and `--specs` read a release's message specs from."""
+    out = HARNESS / "target" / f"libs-{version}"
+    if not out.is_dir():
+        staging = Path(tempfile.mkdtemp(prefix=f"libs-{version}-", dir=HARNESS / "target"))
+        for jar in classpath(version).split(os.pathsep):
+            (staging / Path(jar).name).symlink_to(jar)
+        try:
+            staging.rename(out)
+        except OSError:  # made meanwhile by another worker
+            shutil.rmtree(staging)
+    return out
 
 
 def _free_port() -> int:

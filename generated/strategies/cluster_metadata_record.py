@@ -25,6 +25,7 @@ from .abort_transaction_record import abort_transaction_record
 from .access_control_entry_record import access_control_entry_record
 from .begin_transaction_record import begin_transaction_record
 from .broker_registration_change_record import broker_registration_change_record
+from .clear_elr_record import clear_elr_record
 from .client_quota_record import client_quota_record
 from .config_record import config_record
 from .delegation_token_record import delegation_token_record
@@ -44,6 +45,7 @@ from .remove_user_scram_credential_record import remove_user_scram_credential_re
 from .topic_record import topic_record
 from .unfence_broker_record import unfence_broker_record
 from .unregister_broker_record import unregister_broker_record
+from .unregister_controller_record import unregister_controller_record
 from .user_scram_credential_record import user_scram_credential_record
 from .zk_migration_state_record import zk_migration_state_record
 
@@ -56,6 +58,7 @@ _IMPORTED = (
     access_control_entry_record,
     begin_transaction_record,
     broker_registration_change_record,
+    clear_elr_record,
     client_quota_record,
     config_record,
     delegation_token_record,
@@ -75,6 +78,7 @@ _IMPORTED = (
     topic_record,
     unfence_broker_record,
     unregister_broker_record,
+    unregister_controller_record,
     user_scram_credential_record,
     zk_migration_state_record,
 )
@@ -232,7 +236,27 @@ def _draw_cluster_metadata_record(draw, invalid):
                                                                                                             api_key
                                                                                                             == 27
                                                                                                         )
-                                                                                                        else st.nothing()
+                                                                                                        else (
+                                                                                                            _S.clear_elr_record(
+                                                                                                                version,
+                                                                                                                invalid=invalid,
+                                                                                                            )
+                                                                                                            if (
+                                                                                                                api_key
+                                                                                                                == 28
+                                                                                                            )
+                                                                                                            else (
+                                                                                                                _S.unregister_controller_record(
+                                                                                                                    version,
+                                                                                                                    invalid=invalid,
+                                                                                                                )
+                                                                                                                if (
+                                                                                                                    api_key
+                                                                                                                    == 29
+                                                                                                                )
+                                                                                                                else st.nothing()
+                                                                                                            )
+                                                                                                        )
                                                                                                     )
                                                                                                 )
                                                                                             )

@@ -26,19 +26,28 @@ from .consumer_group_current_member_assignment_key import (
 from .consumer_group_member_metadata_key import consumer_group_member_metadata_key
 from .consumer_group_metadata_key import consumer_group_metadata_key
 from .consumer_group_partition_metadata_key import consumer_group_partition_metadata_key
+from .consumer_group_regular_expression_key import consumer_group_regular_expression_key
 from .consumer_group_target_assignment_member_key import consumer_group_target_assignment_member_key
 from .consumer_group_target_assignment_metadata_key import (
     consumer_group_target_assignment_metadata_key,
 )
 from .group_metadata_key import group_metadata_key
+from .legacy_offset_commit_key import legacy_offset_commit_key
 from .offset_commit_key import offset_commit_key
 from .share_group_current_member_assignment_key import share_group_current_member_assignment_key
 from .share_group_member_metadata_key import share_group_member_metadata_key
 from .share_group_metadata_key import share_group_metadata_key
-from .share_group_partition_metadata_key import share_group_partition_metadata_key
 from .share_group_state_partition_metadata_key import share_group_state_partition_metadata_key
 from .share_group_target_assignment_member_key import share_group_target_assignment_member_key
 from .share_group_target_assignment_metadata_key import share_group_target_assignment_metadata_key
+from .streams_group_current_member_assignment_key import streams_group_current_member_assignment_key
+from .streams_group_member_metadata_key import streams_group_member_metadata_key
+from .streams_group_metadata_key import streams_group_metadata_key
+from .streams_group_target_assignment_member_key import streams_group_target_assignment_member_key
+from .streams_group_target_assignment_metadata_key import (
+    streams_group_target_assignment_metadata_key,
+)
+from .streams_group_topology_key import streams_group_topology_key
 
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
@@ -49,17 +58,24 @@ _IMPORTED = (
     consumer_group_member_metadata_key,
     consumer_group_metadata_key,
     consumer_group_partition_metadata_key,
+    consumer_group_regular_expression_key,
     consumer_group_target_assignment_member_key,
     consumer_group_target_assignment_metadata_key,
     group_metadata_key,
+    legacy_offset_commit_key,
     offset_commit_key,
     share_group_current_member_assignment_key,
     share_group_member_metadata_key,
     share_group_metadata_key,
-    share_group_partition_metadata_key,
     share_group_state_partition_metadata_key,
     share_group_target_assignment_member_key,
     share_group_target_assignment_metadata_key,
+    streams_group_current_member_assignment_key,
+    streams_group_member_metadata_key,
+    streams_group_metadata_key,
+    streams_group_target_assignment_member_key,
+    streams_group_target_assignment_metadata_key,
+    streams_group_topology_key,
 )
 
 __all__ = [
@@ -77,71 +93,121 @@ def consumer_offsets_key(invalid=False):
 def _draw_consumer_offsets_key(draw, invalid):
     record_type = draw(_h.ints("h", invalid=invalid))
     key = draw(
-        _S.offset_commit_key(record_type, invalid=invalid)
-        if (record_type == 0 or record_type == 1)
+        _S.legacy_offset_commit_key(record_type, invalid=invalid)
+        if (record_type == 0)
         else (
-            _S.group_metadata_key(record_type, invalid=invalid)
-            if (record_type == 2)
+            _S.offset_commit_key(0, invalid=invalid)
+            if (record_type == 1)
             else (
-                _S.consumer_group_metadata_key(record_type, invalid=invalid)
-                if (record_type == 3)
+                _S.group_metadata_key(0, invalid=invalid)
+                if (record_type == 2)
                 else (
-                    _S.consumer_group_partition_metadata_key(record_type, invalid=invalid)
-                    if (record_type == 4)
+                    _S.consumer_group_metadata_key(0, invalid=invalid)
+                    if (record_type == 3)
                     else (
-                        _S.consumer_group_member_metadata_key(record_type, invalid=invalid)
-                        if (record_type == 5)
+                        _S.consumer_group_partition_metadata_key(0, invalid=invalid)
+                        if (record_type == 4)
                         else (
-                            _S.consumer_group_target_assignment_metadata_key(
-                                record_type, invalid=invalid
-                            )
-                            if (record_type == 6)
+                            _S.consumer_group_member_metadata_key(0, invalid=invalid)
+                            if (record_type == 5)
                             else (
-                                _S.consumer_group_target_assignment_member_key(
-                                    record_type, invalid=invalid
-                                )
-                                if (record_type == 7)
+                                _S.consumer_group_target_assignment_metadata_key(0, invalid=invalid)
+                                if (record_type == 6)
                                 else (
-                                    _S.consumer_group_current_member_assignment_key(
-                                        record_type, invalid=invalid
+                                    _S.consumer_group_target_assignment_member_key(
+                                        0, invalid=invalid
                                     )
-                                    if (record_type == 8)
+                                    if (record_type == 7)
                                     else (
-                                        _S.share_group_partition_metadata_key(
-                                            record_type, invalid=invalid
+                                        _S.consumer_group_current_member_assignment_key(
+                                            0, invalid=invalid
                                         )
-                                        if (record_type == 9)
+                                        if (record_type == 8)
                                         else (
-                                            _S.share_group_member_metadata_key(
-                                                record_type, invalid=invalid
-                                            )
+                                            _S.share_group_member_metadata_key(0, invalid=invalid)
                                             if (record_type == 10)
                                             else (
-                                                _S.share_group_metadata_key(
-                                                    record_type, invalid=invalid
-                                                )
+                                                _S.share_group_metadata_key(0, invalid=invalid)
                                                 if (record_type == 11)
                                                 else (
                                                     _S.share_group_target_assignment_metadata_key(
-                                                        record_type, invalid=invalid
+                                                        0, invalid=invalid
                                                     )
                                                     if (record_type == 12)
                                                     else (
                                                         _S.share_group_target_assignment_member_key(
-                                                            record_type, invalid=invalid
+                                                            0, invalid=invalid
                                                         )
                                                         if (record_type == 13)
                                                         else (
                                                             _S.share_group_current_member_assignment_key(
-                                                                record_type, invalid=invalid
+                                                                0, invalid=invalid
                                                             )
                                                             if (record_type == 14)
                                                             else (
                                                                 _S.share_group_state_partition_metadata_key(
-                                                                    record_type, invalid=invalid
+                                                                    0, invalid=invalid
                                                                 )
                                                                 if (record_type == 15)
-                                                                else st.nothing()
+                                                                else (
+                                                                    _S.consumer_group_regular_expression_key(
+                                                                        0, invalid=invalid
+                                                                    )
+                                                                    if (record_type == 16)
+                                                                    else (
+                                                                        _S.streams_group_metadata_key(
+                                                                            0, invalid=invalid
+                                                                        )
+                                                                        if (record_type == 17)
+                                                                        else (
+                                                                            _S.streams_group_member_metadata_key(
+                                                                                0, invalid=invalid
+                                                                            )
+                                                                            if (record_type == 19)
+                                                                            else (
+                                                                                _S.streams_group_target_assignment_metadata_key(
+                                                                                    0,
+                                                                                    invalid=invalid,
+                                                                                )
+                                                                                if (
+                                                                                    record_type
+                                                                                    == 20
+                                                                                )
+                                                                                else (
+                                                                                    _S.streams_group_target_assignment_member_key(
+                                                                                        0,
+                                                                                        invalid=invalid,
+                                                                                    )
+                                                                                    if (
+                                                                                        record_type
+                                                                                        == 21
+                                                                                    )
+                                                                                    else (
+                                                                                        _S.streams_group_current_member_assignment_key(
+                                                                                            0,
+                                                                                            invalid=invalid,
+                                                                                        )
+                                                                                        if (
+                                                                                            record_type
+                                                                                            == 22
+                                                                                        )
+                                                                                        else (
+                                                                                            _S.streams_group_topology_key(
+                                                                                                0,
+                                                                                                invalid=invalid,
+                                                                                            )
+                                                                                            if (
+                                                                                                record_type
+                                                                                                == 23
+                                                                                            )
+                                                                                            else st.nothing()
+                                                                                        )
+                                                                                    )
+                                                                                )
+                                                                            )
+                                                                        )
+                                                                    )
+                                                                )
                                                             )
                                                         )
                                                     )

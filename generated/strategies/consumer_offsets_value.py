@@ -26,6 +26,7 @@ from .consumer_group_current_member_assignment_value import (
 from .consumer_group_member_metadata_value import consumer_group_member_metadata_value
 from .consumer_group_metadata_value import consumer_group_metadata_value
 from .consumer_group_partition_metadata_value import consumer_group_partition_metadata_value
+from .consumer_group_regular_expression_value import consumer_group_regular_expression_value
 from .consumer_group_target_assignment_member_value import (
     consumer_group_target_assignment_member_value,
 )
@@ -33,16 +34,28 @@ from .consumer_group_target_assignment_metadata_value import (
     consumer_group_target_assignment_metadata_value,
 )
 from .group_metadata_value import group_metadata_value
+from .legacy_offset_commit_value import legacy_offset_commit_value
 from .offset_commit_value import offset_commit_value
 from .share_group_current_member_assignment_value import share_group_current_member_assignment_value
 from .share_group_member_metadata_value import share_group_member_metadata_value
 from .share_group_metadata_value import share_group_metadata_value
-from .share_group_partition_metadata_value import share_group_partition_metadata_value
 from .share_group_state_partition_metadata_value import share_group_state_partition_metadata_value
 from .share_group_target_assignment_member_value import share_group_target_assignment_member_value
 from .share_group_target_assignment_metadata_value import (
     share_group_target_assignment_metadata_value,
 )
+from .streams_group_current_member_assignment_value import (
+    streams_group_current_member_assignment_value,
+)
+from .streams_group_member_metadata_value import streams_group_member_metadata_value
+from .streams_group_metadata_value import streams_group_metadata_value
+from .streams_group_target_assignment_member_value import (
+    streams_group_target_assignment_member_value,
+)
+from .streams_group_target_assignment_metadata_value import (
+    streams_group_target_assignment_metadata_value,
+)
+from .streams_group_topology_value import streams_group_topology_value
 
 #: This module: the draws call the strategies through it, since a field may have a
 #: strategy's name.
@@ -53,17 +66,24 @@ _IMPORTED = (
     consumer_group_member_metadata_value,
     consumer_group_metadata_value,
     consumer_group_partition_metadata_value,
+    consumer_group_regular_expression_value,
     consumer_group_target_assignment_member_value,
     consumer_group_target_assignment_metadata_value,
     group_metadata_value,
+    legacy_offset_commit_value,
     offset_commit_value,
     share_group_current_member_assignment_value,
     share_group_member_metadata_value,
     share_group_metadata_value,
-    share_group_partition_metadata_value,
     share_group_state_partition_metadata_value,
     share_group_target_assignment_member_value,
     share_group_target_assignment_metadata_value,
+    streams_group_current_member_assignment_value,
+    streams_group_member_metadata_value,
+    streams_group_metadata_value,
+    streams_group_target_assignment_member_value,
+    streams_group_target_assignment_metadata_value,
+    streams_group_topology_value,
 )
 
 __all__ = [
@@ -83,40 +103,38 @@ def _draw_consumer_offsets_value(draw, record_type, invalid):
         record_type = draw(st.integers(0, _h.MAX_ITEMS))
     version = draw(_h.ints("h", invalid=invalid))
     value = draw(
-        _S.offset_commit_value(version, invalid=invalid)
-        if (record_type == 0 or record_type == 1)
+        _S.legacy_offset_commit_value(version, invalid=invalid)
+        if (record_type == 0)
         else (
-            _S.group_metadata_value(version, invalid=invalid)
-            if (record_type == 2)
+            _S.offset_commit_value(version, invalid=invalid)
+            if (record_type == 1)
             else (
-                _S.consumer_group_metadata_value(version, invalid=invalid)
-                if (record_type == 3)
+                _S.group_metadata_value(version, invalid=invalid)
+                if (record_type == 2)
                 else (
-                    _S.consumer_group_partition_metadata_value(version, invalid=invalid)
-                    if (record_type == 4)
+                    _S.consumer_group_metadata_value(version, invalid=invalid)
+                    if (record_type == 3)
                     else (
-                        _S.consumer_group_member_metadata_value(version, invalid=invalid)
-                        if (record_type == 5)
+                        _S.consumer_group_partition_metadata_value(version, invalid=invalid)
+                        if (record_type == 4)
                         else (
-                            _S.consumer_group_target_assignment_metadata_value(
-                                version, invalid=invalid
-                            )
-                            if (record_type == 6)
+                            _S.consumer_group_member_metadata_value(version, invalid=invalid)
+                            if (record_type == 5)
                             else (
-                                _S.consumer_group_target_assignment_member_value(
+                                _S.consumer_group_target_assignment_metadata_value(
                                     version, invalid=invalid
                                 )
-                                if (record_type == 7)
+                                if (record_type == 6)
                                 else (
-                                    _S.consumer_group_current_member_assignment_value(
+                                    _S.consumer_group_target_assignment_member_value(
                                         version, invalid=invalid
                                     )
-                                    if (record_type == 8)
+                                    if (record_type == 7)
                                     else (
-                                        _S.share_group_partition_metadata_value(
+                                        _S.consumer_group_current_member_assignment_value(
                                             version, invalid=invalid
                                         )
-                                        if (record_type == 9)
+                                        if (record_type == 8)
                                         else (
                                             _S.share_group_member_metadata_value(
                                                 version, invalid=invalid
@@ -147,7 +165,66 @@ def _draw_consumer_offsets_value(draw, record_type, invalid):
                                                                     version, invalid=invalid
                                                                 )
                                                                 if (record_type == 15)
-                                                                else st.nothing()
+                                                                else (
+                                                                    _S.consumer_group_regular_expression_value(
+                                                                        version, invalid=invalid
+                                                                    )
+                                                                    if (record_type == 16)
+                                                                    else (
+                                                                        _S.streams_group_metadata_value(
+                                                                            version, invalid=invalid
+                                                                        )
+                                                                        if (record_type == 17)
+                                                                        else (
+                                                                            _S.streams_group_member_metadata_value(
+                                                                                version,
+                                                                                invalid=invalid,
+                                                                            )
+                                                                            if (record_type == 19)
+                                                                            else (
+                                                                                _S.streams_group_target_assignment_metadata_value(
+                                                                                    version,
+                                                                                    invalid=invalid,
+                                                                                )
+                                                                                if (
+                                                                                    record_type
+                                                                                    == 20
+                                                                                )
+                                                                                else (
+                                                                                    _S.streams_group_target_assignment_member_value(
+                                                                                        version,
+                                                                                        invalid=invalid,
+                                                                                    )
+                                                                                    if (
+                                                                                        record_type
+                                                                                        == 21
+                                                                                    )
+                                                                                    else (
+                                                                                        _S.streams_group_current_member_assignment_value(
+                                                                                            version,
+                                                                                            invalid=invalid,
+                                                                                        )
+                                                                                        if (
+                                                                                            record_type
+                                                                                            == 22
+                                                                                        )
+                                                                                        else (
+                                                                                            _S.streams_group_topology_value(
+                                                                                                version,
+                                                                                                invalid=invalid,
+                                                                                            )
+                                                                                            if (
+                                                                                                record_type
+                                                                                                == 23
+                                                                                            )
+                                                                                            else st.nothing()
+                                                                                        )
+                                                                                    )
+                                                                                )
+                                                                            )
+                                                                        )
+                                                                    )
+                                                                )
                                                             )
                                                         )
                                                     )

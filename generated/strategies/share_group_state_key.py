@@ -49,11 +49,7 @@ def _draw_share_group_state_key(draw, invalid):
     key = draw(
         _S.share_snapshot_key(record_type, invalid=invalid)
         if (record_type == 0)
-        else (
-            _S.share_update_key(record_type, invalid=invalid)
-            if (record_type == 1)
-            else st.nothing()
-        )
+        else (_S.share_update_key(0, invalid=invalid) if (record_type == 1) else st.nothing())
     )
     obj = ShareGroupStateKey(
         record_type=record_type,

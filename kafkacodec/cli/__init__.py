@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..console import run_command
 from ..pipeline import cli as spark
@@ -49,9 +50,25 @@ def _version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        return version("kafkacodec")
+        mine = version("kafkacodec")
     except PackageNotFoundError:  # run from a checkout that is not installed
-        return "(not installed)"
+        mine = "(not installed)"
+    return f"{mine} (internal-topic codecs from Kafka's specs labelled {_specs_label()})"
+
+
+def _specs_label() -> str:
+    """The label of the specs the shipped codecs come from, as the schemas name it (one
+    file's doc line: `specs import` writes it into each)."""
+    import re
+
+    from ..schemas import __path__ as schema_path
+
+    try:
+        text = (Path(schema_path[0]) / "internal" / "consumer_offsets_key.ksy").read_text("utf-8")
+    except OSError:
+        return "unknown"
+    m = re.search(r"specs labelled (\S+)\)", text)
+    return m[1] if m else "unknown"
 
 
 def parser() -> argparse.ArgumentParser:

@@ -229,3 +229,44 @@ def open_kafka07(path):
         return None
 
 
+
+
+SPECS_HELP = (
+    "decode the internal topics with codecs generated now from these Kafka message specs (a "
+    "Kafka release's libs/, whose kafka-*.jar hold them, or a Kafka source tree) instead of "
+    "the shipped ones (`kafkacodec --version` names their release)"
+)
+
+
+def specs_argument(p) -> None:
+    """--specs SOURCE: the codecs of another release (SPECS_HELP)."""
+    p.add_argument("--specs", type=local_source, metavar="SOURCE", help=SPECS_HELP)
+
+
+_CODECS: dict = {}
+
+
+def codecs_of(args):
+    """The codecs a command decodes internal topics with: the shipped ones, or those of
+    --specs, generated into a temporary folder that lives as long as the process."""
+    from ..internal.codecs import DEFAULT, Codecs
+
+    source = getattr(args, "specs", None)
+    if source is None:
+        return DEFAULT
+    key = str(Path(source).resolve())
+    if key not in _CODECS:
+        import atexit
+        import shutil
+        import tempfile
+
+        try:
+            from ..generator.specs_import import generate_codecs
+        except ImportError as err:
+            raise KafkacodecError(f"--specs needs the generator's extra: pip install "
+                                  f"'kafkacodec[generator]' ({err})") from None  # fmt: skip
+        dest = Path(tempfile.mkdtemp(prefix="kafkacodec-codecs-"))
+        atexit.register(shutil.rmtree, dest, True)
+        _result, generated = generate_codecs(source, dest)
+        _CODECS[key] = Codecs.load(generated)
+    return _CODECS[key]

@@ -15,7 +15,15 @@ from ..console import out, output_closed
 from ..internal.dump_format import NEWEST
 from ..runtime.errors import NotASegmentError
 from ..units import integer
-from .common import damaged_if_named, expand, read_file, storage_arguments, storage_options
+from .common import (
+    codecs_of,
+    damaged_if_named,
+    expand,
+    read_file,
+    specs_argument,
+    storage_arguments,
+    storage_options,
+)
 
 HELP = "print batches and records of .log files, or entries of index files, as kafka-dump-log does"
 EXAMPLE = "kafkacodec dump --deep-iteration /var/lib/kafka/orders-0/00000000000000000000.log"
@@ -46,6 +54,7 @@ def define(p: argparse.ArgumentParser) -> None:
         "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    specs_argument(p)
     p.add_argument("--kafka-version", type=_release, default=".".join(map(str, NEWEST)),
                    metavar="X.Y",
                    help="print what that release's kafka-dump-log prints where releases differ "
@@ -161,14 +170,14 @@ def _decoder(args: argparse.Namespace, path: Path):
             return None
         name = TOPIC_DECODERS[topic.name]
     if name == "transaction-log":  # its text depends on the release
-        return functools.partial(PARSERS[name], kafka=args.kafka_version)
-    return PARSERS[name]
+        return functools.partial(PARSERS[name], codecs=codecs_of(args), kafka=args.kafka_version)
+    return functools.partial(PARSERS[name], codecs=codecs_of(args))
 
 
 def _state(args: argparse.Namespace, path: Path, name: str) -> None:
     from ..internal.state_files import dump_state_file
 
-    lines, doc = dump_state_file(path, kafka=args.kafka_version)
+    lines, doc = dump_state_file(path, codecs_of(args), kafka=args.kafka_version)
     if args.json:
         out(json.dumps(doc))
     else:
@@ -223,10 +232,10 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress, 
     if args.json:
         rows = dumplog.dump_json(path, data, deep=deep, how=args.bytes, max_bytes=args.max_bytes,
                                  progress=progress, decoder=decoder, findings=findings,
-                                 kafka=args.kafka_version)  # fmt: skip
+                                 kafka=args.kafka_version, codecs=codecs_of(args))  # fmt: skip
         yield from map(json.dumps, rows)
     else:
         yield from dumplog.dump_text(path, data, deep=deep, print_data=args.print_data_log,
                                      max_bytes=args.max_bytes, findings=findings,
                                      progress=progress, decoder=decoder, name=name,
-                                     kafka=args.kafka_version)  # fmt: skip
+                                     kafka=args.kafka_version, codecs=codecs_of(args))  # fmt: skip

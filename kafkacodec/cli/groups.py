@@ -10,7 +10,7 @@ import json
 import sys
 
 from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
-from .common import storage_arguments, target
+from .common import codecs_of, specs_argument, storage_arguments, target
 
 HELP = "consumer groups' committed offsets and lag, from __consumer_offsets on disk"
 EXAMPLE = "kafkacodec groups /var/lib/kafka/data --group billing"
@@ -22,13 +22,14 @@ def define(p: argparse.ArgumentParser) -> None:
                    "or a __consumer_offsets-<n> folder (its lag from the log.dirs holding it)")  # fmt: skip
     p.add_argument("--group", action="append", help="only this group (repeatable)")
     p.add_argument("--json", action="store_true", help="one JSON object per row")
+    specs_argument(p)
     storage_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..internal.groups import describe, table
 
-    rows, folded = describe([target(args, d) for d in args.log_dirs])
+    rows, folded = describe([target(args, d) for d in args.log_dirs], codecs_of(args))
     if args.group:
         rows = [r for r in rows if r["group"] in set(args.group)]
     if folded.partitions == 0:

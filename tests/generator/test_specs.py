@@ -181,3 +181,75 @@ def test_the_command(tmp_path):
     assert res.returncode == 0 and len(doc["added"]) == 26
     res = kafkacodec_cli("specs", "diff", tmp_path / "nothing", SPECS / "3.9", ok=False)
     assert res.returncode == 2 and "not a directory of message specs" in res.stderr
+
+
+def _jar(path: Path, files: dict[str, str]) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\n")
+        for name, text in files.items():
+            z.writestr(name, text)
+    return path
+
+
+def test_specs_inside_a_releases_jars(tmp_path):
+    """A release's libs/: the specs inside its kafka-MODULE-VERSION.jar files, each in the
+    folder of Kafka's source tree its module names (what says its topic); the same specs as
+    the source tree's own files."""
+    import shutil
+
+    tree = SPECS / "trunk-2024-10"
+    libs = tmp_path / "libs"
+    libs.mkdir()
+    for module in ("group-coordinator", "metadata"):
+        files = {str(p.relative_to(tree / module / "src/main/resources")): p.read_text()
+                 for p in (tree / module).rglob("*.json")}  # fmt: skip
+        _jar(libs / f"kafka-{module}-4.9.1.jar", files)
+    _jar(libs / "kafka_2.13-4.9.1.jar", {"x.json": "{}"})  # not a module's jar: not read
+    _jar(libs / "kafka-server-common-4.9.1.jar", {})  # a module's jar with no specs
+    (libs / "scala-library-2.13.15.jar").write_bytes(b"not even a zip")  # not read
+    from_jars = load_specs(libs)
+    copy = tmp_path / "tree"
+    for module in ("group-coordinator", "metadata"):
+        shutil.copytree(tree / module, copy / module)
+    from_tree = load_specs(copy)
+    assert set(from_jars) == set(from_tree) and len(from_jars) > 40
+    for name, s in from_jars.items():
+        assert s.folder == from_tree[name].folder
+        assert (s.fields, s.valid, s.type, s.api_key) == (from_tree[name].fields, from_tree[name].valid,
+                                                          from_tree[name].type, from_tree[name].api_key)  # fmt: skip
+    one = load_specs(libs / "kafka-metadata-4.9.1.jar")  # one jar
+    assert set(one) == {n for n, s in from_tree.items() if s.folder == "metadata"}
+
+
+def test_a_bad_jar_is_named(tmp_path):
+    bad = tmp_path / "kafka-clients-4.0.0.jar"
+    bad.write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(SpecError, match=r"kafka-clients-4\.0\.0\.jar: cannot read"):
+        load_specs(bad)
+    spec_jar = _jar(tmp_path / "kafka-raft-4.0.0.jar",
+                    {"common/message/Q.json": '{ "name": "Q", "validVersions": "0", "fields": [ {'})  # fmt: skip
+    with pytest.raises(SpecError, match=r"kafka-raft-4\.0\.0\.jar!/common/message/Q\.json: line \d+: not JSON"):
+        load_specs(spec_jar)
+    with pytest.raises(SpecError, match="not a Kafka module's jar"):
+        load_specs(_jar(tmp_path / "other.jar", {}))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SpecError, match="holds no message specs"):
+        load_specs(empty)
+
+
+def test_dump_with_the_specs_of_another_release(tmp_path):
+    """--specs: codecs generated for the run from another release's specs; a source that
+    holds none is one clear line and exit 2."""
+    import kafkacodec as kc
+
+    log = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
+    log.parent.mkdir()
+    log.write_bytes(kc.build_batch([kc.Record(None, 0, b"\x00\x01", b"\x00\x03", [])]))
+    empty = tmp_path / "no-specs"
+    empty.mkdir()
+    res = kafkacodec_cli("dump", "--specs", empty, "--offsets-decoder", log, ok=False)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.startswith(f"kafkacodec dump: {empty}: holds no message specs")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import kafkacodec_cli
-from internal_vectors import ROWS
+from conftest import KAFKA_SPECS, VECTORS_LABEL, kafkacodec_cli
+from internal_vectors import ROWS, shipped_rows
 
 import kafkacodec as kc
 from kafkacodec.internal.dump_format import scala_hash_set_order
@@ -35,15 +35,26 @@ def segment(tmp_path, topic_dir: str, records: list[tuple[bytes | None, bytes | 
     return d / "00000000000000000000.log"
 
 
+@pytest.fixture(params=["shipped", "vectors"])
+def codecs(request) -> tuple[list[dict], tuple]:
+    """(vectors, dump's arguments) of each set of codecs: the shipped ones (a release's
+    specs), with the vectors they read as Kafka wrote them; and those of the vectors' own
+    specs (--specs), with every vector."""
+    if request.param == "shipped":
+        return shipped_rows(), ()
+    return ROWS, ("--specs", KAFKA_SPECS / VECTORS_LABEL)
+
+
 def record_lines(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if line.startswith("| offset:")]
 
 
-def test_offsets_decoder_prints_kafkas_key_and_payload(tmp_path):
+def test_offsets_decoder_prints_kafkas_key_and_payload(tmp_path, codecs):
     """Each group-coordinator value with a key of its record type, then a tombstone; the
     text after ` key: ` and ` payload: ` is kafka-dump-log's, from the vectors."""
+    rows, specs = codecs
     keys = keys_by_type("group-coordinator")
-    values = [r for r in ROWS if r["module"] == "group-coordinator" and r["kind"] == "value"]
+    values = [r for r in rows if r["module"] == "group-coordinator" and r["kind"] == "value"]
     key_dump = {
         int(r["hex"][:4], 16): r["dump"]
         for r in ROWS
@@ -53,7 +64,7 @@ def test_offsets_decoder_prints_kafkas_key_and_payload(tmp_path):
     records.append((keys[2], None))  # a tombstone
     log = segment(tmp_path, "__consumer_offsets-7", records)
     for flags in (["--offsets-decoder"], ["--print-data-log"]):  # the flag, or the directory
-        out = kafkacodec_cli("dump", *flags, "--quiet", log)
+        out = kafkacodec_cli("dump", *flags, *specs, "--quiet", log)
         lines = record_lines(out.stdout)
         assert len(lines) == len(records)
         for line, r in zip(lines, values):
@@ -65,34 +76,37 @@ def test_offsets_decoder_prints_kafkas_key_and_payload(tmp_path):
         assert "keySize: " in lines[-1] and "valueSize: -1" in lines[-1]
 
 
-def test_cluster_metadata_decoder_prints_no_key(tmp_path):
-    rows = [r for r in ROWS if r["kind"] == "metadata"]
+def test_cluster_metadata_decoder_prints_no_key(tmp_path, codecs):
+    rows, specs = codecs
+    rows = [r for r in rows if r["kind"] == "metadata"]
     log = segment(tmp_path, "__cluster_metadata-0", [(None, bytes.fromhex(r["hex"])) for r in rows])
-    out = kafkacodec_cli("dump", "--cluster-metadata-decoder", "--quiet", log)
+    out = kafkacodec_cli("dump", "--cluster-metadata-decoder", *specs, "--quiet", log)
     lines = record_lines(out.stdout)
     assert [line.partition(" payload: ")[2] for line in lines] == [r["dump"] for r in rows]
     assert not any(" key: " in line for line in lines)
 
 
-def test_share_group_state_and_transaction_log_decoders(tmp_path):
+def test_share_group_state_and_transaction_log_decoders(tmp_path, codecs):
+    rows, specs = codecs
     keys = keys_by_type("share-coordinator")
-    rows = [r for r in ROWS if r["module"] == "share-coordinator" and r["kind"] == "value"]
+    txn_keys = [r for r in rows if r["spec"] == "TransactionLogKey"]
+    rows = [r for r in rows if r["module"] == "share-coordinator" and r["kind"] == "value"]
     log = segment(
         tmp_path,
         "__share_group_state-3",
         [(keys[r["recordType"]], bytes.fromhex(r["hex"])) for r in rows],
     )
-    out = kafkacodec_cli("dump", "--share-group-state-decoder", "--quiet", log)
+    out = kafkacodec_cli("dump", "--share-group-state-decoder", *specs, "--quiet", log)
     assert [line.partition(" payload: ")[2] for line in record_lines(out.stdout)] == [
         r["dump"] for r in rows
     ]
 
-    txn_keys = [r for r in ROWS if r["spec"] == "TransactionLogKey"]
     log = segment(
         tmp_path, "__transaction_state-1", [(bytes.fromhex(r["hex"]), None) for r in txn_keys]
     )
     # the vectors' text is kafka-dump-log's before 4.1 (TransactionLog's text)
-    out = kafkacodec_cli("dump", "--transaction-log-decoder", "--kafka-version", "4.0", "--quiet", log)
+    out = kafkacodec_cli("dump", "--transaction-log-decoder", *specs, "--kafka-version", "4.0",
+                         "--quiet", log)  # fmt: skip
     assert [line.partition(" key: ")[2] for line in record_lines(out.stdout)] == [
         f"{r['dump']} payload: <DELETE>" for r in txn_keys
     ]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from internal_vectors import ROWS
+from internal_vectors import CODECS, ROWS
 
 from kafkacodec.internal import DEFAULT
 from kafkacodec.internal import codecs as C
@@ -37,7 +37,7 @@ def structs():
             continue  # their framing differs; the coordinator and consumer-protocol ones suffice
         from internal_vectors import decode
 
-        m = decode(DEFAULT, r)
+        m = decode(CODECS, r)
         out.append((type(m.obj), data, r["headerBytes"], m.version))
     return out
 
@@ -47,7 +47,7 @@ STRUCTS = structs()
 
 def both(cls, data, pos, version):
     """(native, python) outcomes: a tree, "error", or None (native gave up)."""
-    program = DEFAULT.program(cls)
+    program = CODECS.program(cls)
     assert program is not None, f"{cls.__name__} has no program"
     done = C._programs.parse(program, data, pos, len(data), version)
     native = None if done is None else (ours_tree(done[0]), done[1])
@@ -89,15 +89,15 @@ def test_coordinator_pairs_equal_one_record_a_call():
              if r["module"] == "group-coordinator" and r["kind"] == "value"]  # fmt: skip
     pairs += [(k, None) for k in keys.values()]
     pairs += [(pairs[0][0], pairs[0][1][:-3]), (b"\x00\x63\x00", b"\x00\x00"), (b"\x00", None)]
-    got = DEFAULT.coordinator_pairs("__consumer_offsets", pairs)
+    got = CODECS.coordinator_pairs("__consumer_offsets", pairs)
     assert len(got) == len(pairs)
     for (key, value), item in zip(pairs, got):
         try:
-            k = DEFAULT.coordinator_key("__consumer_offsets", key)
+            k = CODECS.coordinator_key("__consumer_offsets", key)
             v = (
                 None
                 if value is None
-                else DEFAULT.coordinator_value("__consumer_offsets", k.record_type, value)
+                else CODECS.coordinator_value("__consumer_offsets", k.record_type, value)
             )
         except DecodeError as err:
             assert isinstance(item, DecodeError) and str(item) == str(err)
@@ -157,7 +157,7 @@ def test_what_the_interpreter_makes_is_not_tracked_by_the_collector():
 
     seen = 0
     for cls, data, pos, version in STRUCTS:
-        obj, _ = C._programs.parse(DEFAULT.program(cls), data, pos, len(data), version)
+        obj, _ = C._programs.parse(CODECS.program(cls), data, pos, len(data), version)
         for part in walk(obj):
             assert not gc.is_tracked(part), (cls.__name__, type(part).__name__)
             seen += 1

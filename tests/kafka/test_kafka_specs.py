@@ -1,6 +1,7 @@
 """Kafka's JSON message specs from the released jars (issue 37, part 5): where each release
-ships them, and `kafkacodec specs diff` between the oldest and the newest release, its
-claims checked against the raw JSON of the jars."""
+ships them; `kafkacodec specs diff` between the oldest and the newest release, its claims
+checked against the raw JSON of the jars; the shipped codecs are those of the newest
+release's jars; the record format's own schemas agree with the specs Kafka ships for it."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import KAFKA_SPECS, ROOT, VECTORS_LABEL
 from conftest import kafkacodec_cli as cli
-from kafka_broker import VERSIONS, classpath
+from kafka_broker import VERSIONS, classpath, libs
 
 pytestmark = pytest.mark.kafka
 
@@ -73,6 +75,9 @@ def _field(spec: dict, name: str) -> dict:
 def test_specs_diff_between_the_oldest_and_the_newest_release(specs):
     old, new = specs[VERSIONS[0]], specs[VERSIONS[-1]]
     run = cli("specs", "diff", old, new, ok=None)
+    # the same from the jars themselves (a release's libs/)
+    assert cli("specs", "diff", libs(VERSIONS[0]), libs(VERSIONS[-1]), ok=None).stdout.splitlines()[1:] \
+        == run.stdout.splitlines()[1:]
     assert run.returncode == 1, run.stderr  # some changes break older readers
     text = run.stdout
     # each claim checked against the jars' raw JSON
@@ -94,3 +99,79 @@ def test_specs_diff_between_the_oldest_and_the_newest_release(specs):
         assert f"removed {gone}\n" in text
     for added in names_new - names_old:
         assert f"added   {added}\n" in text
+
+
+def test_the_shipped_codecs_are_the_newest_releases():
+    """schemas/internal/ is what `kafkacodec specs import` (`make specs`) makes of the
+    newest release's jars, and generated/ is fresh from it (CI's check-generated); the
+    import keeps to the specs of stored bytes, leaving out the wire protocol's."""
+    from kafkacodec.generator.specs import load_specs
+    from kafkacodec.generator.specs_import import import_specs
+
+    newest = VERSIONS[-1]
+    result = import_specs(libs(newest), newest)
+    on_disk = {p.stem: p.read_text() for p in (ROOT / "schemas" / "internal").glob("*.ksy")}
+    assert on_disk == result.files
+    specs = load_specs(libs(newest))
+    protocol = [s for s in specs.values() if s.type in ("request", "response", "header")]
+    assert len(protocol) > 150
+    assert (f"{len(protocol)} header, request, response specs",
+            "the wire protocol's messages, not stored in a log or state file") in result.skipped
+    assert cli("--version").stdout.strip().endswith(f"(internal-topic codecs from Kafka's specs labelled {newest})")
+
+
+#: What a spec's type is in the record format's own schemas (Kaitai's).
+_WIDTH = {"int16": ("s2", "u2"), "int32": ("s4",), "int64": ("s8",)}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_record_formats_schemas_agree_with_kafkas_specs(version):
+    """From Kafka 4.4, kafka-clients ships specs of the record format itself (the aborted
+    transaction of a .txnindex, a control record's key, a transaction marker's value):
+    kafkacodec's hand-written schemas hold the same fields, in order, of the same types,
+    after the int16 version Kafka writes before each."""
+    import yaml
+
+    from kafkacodec.generator.specs import load_specs
+    from kafkacodec.generator.specs_import import RECORD_FORMAT_SPECS, snake
+
+    specs = load_specs(libs(version))
+    shipped = [name for name in RECORD_FORMAT_SPECS if name in specs]
+    if version == "4.0.0":
+        assert not shipped  # not yet specs then
+        return
+    assert shipped == list(RECORD_FORMAT_SPECS)
+    for name, schema in RECORD_FORMAT_SPECS.items():
+        node = yaml.safe_load((ROOT / "schemas" / f"{schema}.ksy").read_text())
+        seq = node["types"]["entry"]["seq"] if "entry" in node.get("types", {}) else node["seq"]
+        assert seq[0]["id"] == "version" and seq[0]["type"] == "s2", schema
+        spec = specs[name]
+        assert [(snake(f.name), f.type) for f in spec.fields] == [
+            (f["id"], next(t for t, widths in _WIDTH.items() if f["type"] in widths)) for f in seq[1:]
+        ], schema
+        assert spec.versions == [0]
+
+
+def test_the_shipped_codecs_read_every_vector_but_those_kafka_changed():
+    """The internal-topic vectors (Kafka trunk of 2024-10) read by the shipped codecs (the
+    newest release's) as Kafka wrote them, but for the records whose bytes changed between
+    that trunk and the release: exactly those `specs diff` calls breaking for a version the
+    vectors hold, or removed."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "internal"))
+    from internal_vectors import ROWS, shipped_rows
+
+    from kafkacodec.generator.specs import load_specs
+    from kafkacodec.generator.specs_diff import diff_specs
+
+    diff = diff_specs(load_specs(KAFKA_SPECS / VECTORS_LABEL), load_specs(libs(VERSIONS[-1])))
+    relaid = {(name, int(v)) for name, c in diff.breaking
+              for v in re.findall(r"version (\d+)(?:'s bytes| no longer| encodes)", c.why)}  # fmt: skip
+    removed = set(diff.removed)
+    read = {id(r) for r in shipped_rows()}
+    unread = {(r["spec"], r["version"]) for r in ROWS if id(r) not in read}
+    expected = {(r["spec"], r["version"]) for r in ROWS
+                if (r["spec"], r["version"]) in relaid or r["spec"] in removed}  # fmt: skip
+    assert unread == expected
+    assert len(read) > 900

@@ -12,7 +12,16 @@ import re
 
 import pytest
 from conftest import kafkacodec_cli as cli
-from kafka_broker import VERSIONS, Broker, as_consumed, b64, dump_log_segments, dump_main, java
+from kafka_broker import (
+    VERSIONS,
+    Broker,
+    as_consumed,
+    b64,
+    dump_log_segments,
+    dump_main,
+    java,
+    libs,
+)
 
 from kafkacodec.log import LogDirs
 from kafkacodec.runtime.compression import codec_name
@@ -160,37 +169,29 @@ def test_dump_of_user_segments_is_kafkas(written, flags):
                flags + (["--raw-data"] if flags else []))  # fmt: skip
 
 
-#: The shipped codecs come from a trunk snapshot of Kafka's specs (October 2024): the records
-#: later releases added fields or versions to are unknown to them (OffsetCommitValue v4's
-#: topicId, RegisterBrokerRecord v4). Regenerating them from the newest release's jars is
-#: issue 37's part 5; until then these comparisons are expected to fail for 4.4 (strict:
-#: they fail the run once they pass).
-NEWER_SPECS = pytest.mark.xfail(strict=True, reason="codecs from the October 2024 specs")
-
-
-def _newer_specs(request, version: str, flag: str) -> None:
-    if version == "4.4.0" and flag in ("--offsets-decoder", "--cluster-metadata-decoder"):
-        request.applymarker(NEWER_SPECS)
+@pytest.fixture(params=["shipped", "release"])
+def codecs(request, written) -> list:
+    """dump's arguments for each set of codecs: the shipped ones (the newest release's
+    specs), and the broker's own release's (--specs, generated from its jars)."""
+    return [] if request.param == "shipped" else ["--specs", libs(written["version"])]
 
 
 @pytest.mark.parametrize("topic,flag", [
     ("__consumer_offsets", "--offsets-decoder"), ("__transaction_state", "--transaction-log-decoder"),
     ("__cluster_metadata", "--cluster-metadata-decoder"),
 ])  # fmt: skip
-def test_dump_with_each_decoder_is_kafkas(request, written, topic, flag):
-    _newer_specs(request, written["version"], flag)
-    _same_dump(written["version"], _files(written["logs"], "*.log", (topic,)), [flag])
+def test_dump_with_each_decoder_is_kafkas(written, codecs, topic, flag):
+    _same_dump(written["version"], _files(written["logs"], "*.log", (topic,)), [flag], [flag, *codecs])
 
 
-def test_dump_of_a_kraft_snapshot_is_kafkas(request, written):
-    _newer_specs(request, written["version"], "--cluster-metadata-decoder")
+def test_dump_of_a_kraft_snapshot_is_kafkas(written, codecs):
     snaps = _files(written["logs"], "*.checkpoint", ("__cluster_metadata",))
-    _same_dump(written["version"], snaps, ["--cluster-metadata-decoder"])
-    _same_dump(written["version"], snaps, ["--deep-iteration"], ["--deep-iteration", "--raw-data"])
+    _same_dump(written["version"], snaps, ["--cluster-metadata-decoder"], ["--cluster-metadata-decoder", *codecs])
+    _same_dump(written["version"], snaps, ["--deep-iteration"], ["--deep-iteration", "--raw-data", *codecs])
 
 
-def test_dump_of_producer_snapshots_is_kafkas(written):
-    _same_dump(written["version"], _files(written["logs"], "*.snapshot"), [])
+def test_dump_of_producer_snapshots_is_kafkas(written, codecs):
+    _same_dump(written["version"], _files(written["logs"], "*.snapshot"), [], codecs)
 
 
 @pytest.mark.parametrize("flags", [[], ["--verify-index-only"]])
@@ -219,7 +220,7 @@ def test_index_sanity_check_is_kafkas(written):
     _same_dump(written["version"], ok, ["--index-sanity-check"])
 
 
-def test_groups_gives_the_commits(written):
-    rows = [json.loads(line) for line in cli("groups", written["logs"], "--json").stdout.splitlines()]
+def test_groups_gives_the_commits(written, codecs):
+    rows = [json.loads(line) for line in cli("groups", written["logs"], "--json", *codecs).stdout.splitlines()]
     got = {(r["group"], r["topic"], r["partition"]): r["current_offset"] for r in rows}
     assert got == {("billing", "codecs", 0): 17, ("billing", "codecs", 1): 5, ("audit", "txn", 0): 3}
