@@ -267,6 +267,10 @@ class Broker:
                 shutil.copy2(f, d / f.name)
         (self.log_dir / ".kafka_cleanshutdown").unlink(missing_ok=True)
 
+    def delete_records(self, build: Path, topic: str, before: dict[int, int]) -> None:
+        """Admin.deleteRecords: each partition's log start offset moved up to before[p]."""
+        self.client(build, "delete-records", self.bootstrap, topic, *(f"{p}={o}" for p, o in before.items()))
+
     def commit(self, build: Path, group: str, protocol: str, topic: str, offsets: dict[int, int]) -> None:
         """Offsets committed by a member of a group ("classic" or "consumer" protocol)."""
         self.client(build, "commit", self.bootstrap, group, protocol, topic,
@@ -277,6 +281,16 @@ class Broker:
 
     def __exit__(self, *exc) -> None:
         self.kill()
+
+
+def small_segments(broker: Broker, build: Path) -> dict:
+    """The topic config for 16 kB segments: segment.bytes up to Kafka 4.0; from the release
+    whose segment.bytes must be at least 1 MB (KIP-1030), its internal.segment.bytes."""
+    try:
+        broker.create_topic(build, "probe-segment-bytes", 1, segment_bytes=16384)
+        return {"segment_bytes": 16384}
+    except HarnessError:
+        return {"internal_segment_bytes": 16384}
 
 
 def dump_main(version: str) -> str:
@@ -303,12 +317,15 @@ def b64(data) -> str | None:
 def as_consumed(p, *, committed: bool = False, partition: int | None = None) -> list[dict]:
     """What kafkacodec reads from a partition's files (kafkacodec.log.Partition), in the
     shape KafkacodecClient's `consume` writes what Kafka's consumer fetched: data records
-    only (a consumer never hands control records to the application), read_committed
-    dropping aborted ones; `partition` stands for the partition's number when its
-    directory is not named by one."""
+    only (a consumer never hands control records to the application), from Kafka's log
+    start offset (its log-start-offset-checkpoint's, where a consumer's fetch begins),
+    read_committed dropping aborted ones and stopping at the last stable offset;
+    `partition` stands for the partition's number when its directory is not named by one."""
     number = p.partition if partition is None else partition
     return [{"partition": number, "offset": r.offset, "timestamp": r.timestamp,
              "timestamp_type": r.timestamp_type, "key": b64(r.key), "value": b64(r.value),
              "headers": [[k, b64(v)] for k, v in r.headers],
              "leader_epoch": batch.partition_leader_epoch if batch.magic == 2 else -1}
-            for _seg, batch, r in p.read(committed_only=committed) if r.control is None]  # fmt: skip
+            for _seg, batch, r in p.read(p.kafka_log_start_offset() if p.segments else None,
+                                         committed_only=committed)
+            if r.control is None]  # fmt: skip

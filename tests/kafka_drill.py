@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_broker import Broker, HarnessError, as_consumed, b64
+from kafka_broker import Broker, as_consumed, b64, small_segments
 
 from kafkacodec.log import Partition
 from kafkacodec.log import repair as R
@@ -219,16 +219,6 @@ def _make_case(broker: Broker, i: int, seed: int, written: dict, points: dict) -
     else:
         points[("drill", i)] = case.recovery_point
     return case
-
-
-def small_segments(broker: Broker, build: Path) -> dict:
-    """The topic config for 16 kB segments: segment.bytes up to Kafka 4.0; from the release
-    whose segment.bytes must be at least 1 MB (KIP-1030), its internal.segment.bytes."""
-    try:
-        broker.create_topic(build, "probe-segment-bytes", 1, segment_bytes=16384)
-        return {"segment_bytes": 16384}
-    except HarnessError:
-        return {"internal_segment_bytes": 16384}
 
 
 def _repaired_twin(broker: Broker, case: Case, backup: Path, points: dict) -> dict | None:

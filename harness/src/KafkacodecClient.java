@@ -15,6 +15,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -54,6 +55,7 @@ public final class KafkacodecClient {
             case "consume" -> consume(args[1], args[2], args[3], new File(args[4]));
             case "offsets" -> offsets(args);
             case "commit" -> commit(args);
+            case "delete-records" -> deleteRecords(args);
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
     }
@@ -82,9 +84,11 @@ public final class KafkacodecClient {
 
     /**
      * The spec: {"producers": [{"config": {...}, "transactional": bool, "transactions":
-     * [{"commit": bool, "records": [...]}], "records": [...]}]}; a record is {"topic",
+     * [{"commit": bool or null, "records": [...]}], "records": [...]}]}; a record is {"topic",
      * "partition", "timestamp" (or null), "key", "value" (base64 or null), "headers":
      * [[key, base64 or null]]}. Each producer's records are sent in order, flushed at its end.
+     * A transaction whose commit is null is left open: its records flushed, the producer
+     * closed at once (a graceful close would abort it), the transactions after it not begun.
      */
     @SuppressWarnings("unchecked")
     private static void produce(String bootstrap, File specFile) throws Exception {
@@ -102,7 +106,10 @@ public final class KafkacodecClient {
                         producer.beginTransaction();
                         send(producer, (List<Map<String, Object>>) txn.get("records"));
                         producer.flush();
-                        if (Boolean.TRUE.equals(txn.get("commit"))) {
+                        if (txn.get("commit") == null) {
+                            producer.close(Duration.ZERO);
+                            break;
+                        } else if (Boolean.TRUE.equals(txn.get("commit"))) {
                             producer.commitTransaction();
                         } else {
                             producer.abortTransaction();
@@ -129,6 +136,19 @@ public final class KafkacodecClient {
             producer.send(new ProducerRecord<>((String) r.get("topic"),
                     partition == null ? null : partition.intValue(), ts == null ? null : ts.longValue(),
                     bytes(r.get("key")), bytes(r.get("value")), headers)).get();
+        }
+    }
+
+    /** Admin.deleteRecords: the log start offset of each partition named (P=OFFSET) moved up. */
+    private static void deleteRecords(String[] args) throws Exception {
+        Map<TopicPartition, RecordsToDelete> before = new HashMap<>();
+        for (int i = 3; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            before.put(new TopicPartition(args[2], Integer.parseInt(kv[0])),
+                    RecordsToDelete.beforeOffset(Long.parseLong(kv[1])));
+        }
+        try (Admin admin = admin(args[1])) {
+            admin.deleteRecords(before).all().get(60, TimeUnit.SECONDS);
         }
     }
 

@@ -25,7 +25,9 @@ def define(p: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=integer(1), default=None, metavar="K",
                    help="print at most K records (default: all)")  # fmt: skip
     p.add_argument(
-        "--read-committed", action="store_true", help="drop aborted transactions and markers"
+        "--read-committed", action="store_true",
+        help="as a read_committed consumer: aborted transactions and markers dropped, nothing "
+        "from the last stable offset on (a transaction with no marker yet)",
     )
     p.add_argument(
         "--skip-corrupt",
@@ -57,8 +59,11 @@ def run(args: argparse.Namespace) -> int:
     missing: list = []
     on_damage = skipped.append if args.skip_corrupt else None
     path = target(args, args.dir)
+    from ..log.partition import AbortFilter
+
     k07 = open_kafka07(path)
     p = None
+    txns = None
     if k07 is not None:
         if args.from_timestamp is not None:
             raise KafkacodecError(
@@ -77,12 +82,21 @@ def run(args: argparse.Namespace) -> int:
             start = found.offset
         if start is not None:
             p.check_offset(start)  # OffsetOutOfRangeError: exit 1, with the log's range
+        elif p.segments and (known := p.known_log_start()) and known[0] > p.base_offsets[0]:
+            # Kafka's log start offset is inside the first segment (DeleteRecords, or
+            # retention that has not yet removed the segment): a consumer fetches from it
+            start = known[0]
+            print(f"kafkacodec records: {safe(str(p.path))}: from the log start offset {start} "
+                  f"({safe(known[1])}); offsets {p.base_offsets[0]}-{start - 1} are "
+                  "still in the files but deleted for Kafka (DeleteRecords or retention): not "
+                  "shown", file=sys.stderr)  # fmt: skip
         for gap in p.unreadable():  # offsets the log holds that this view cannot read
             if start is None or gap[1] >= start:
                 missing.append(gap)
                 print(f"kafkacodec records: {safe(str(p.path))}: {safe(p.missing_text(gap))}; "
                       "they are left out", file=sys.stderr)  # fmt: skip
-        rows = p.read(start, committed_only=args.read_committed, on_damage=on_damage)
+        txns = AbortFilter(p) if args.read_committed else None
+        rows = p.read(start, committed_only=args.read_committed, on_damage=on_damage, txns=txns)
     n = 0
     try:
         for _seg, _batch, r in rows:
@@ -93,6 +107,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if p is not None:
             p.close()
+    if txns is not None and txns.open is not None and not output_closed() and (
+        args.limit is None or n < args.limit
+    ):
+        first, pid = txns.open
+        print(f"kafkacodec records: {safe(str(p.path))}: stopped at the last stable offset {first}: "
+              f"producer {pid}'s transaction from there has no commit or abort marker yet (a "
+              "read_committed consumer stops there too)", file=sys.stderr)  # fmt: skip
     torn = [] if p is None or output_closed() else [s for s in p.segments if s.unread_tail]
     for seg in torn:
         at, size = seg.unread_tail

@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..records.batches import Record
-from ..runtime.errors import LogError, NotAPartitionError, OffsetOutOfRangeError
+from ..runtime.errors import DecodeError, LogError, NotAPartitionError, OffsetOutOfRangeError
 from ..storage import LINK_RULE, StoragePath, as_path, read_side_file
 from ..units import EARLIEST, LATEST, MAX_TIMESTAMP  # ListOffsets' special timestamps
 from .check import BadRegion, records_or_damage, scan
@@ -479,19 +479,25 @@ class Partition:
     # -- reading
     def read(self, from_offset: int | None = None, *, verify_crc: bool = True,
              committed_only: bool = False, on_damage: Callable[[str], object] | None = None,
-             ) -> Iterator[tuple[Segment, Batch, Record]]:  # fmt: skip
+             txns: AbortFilter | None = None) -> Iterator[tuple[Segment, Batch, Record]]:  # fmt: skip
         """(segment, batch, record) from from_offset on, across segments. Starts at the
         indexed position of the right segment: an index lookup and a short walk.
 
         Damage raises a DecodeError naming the file and byte, unless `on_damage` is given:
         then the walk reads past it (check.scan resynchronizes on the next valid batch, as
-        `verify` does) and on_damage(text) is told each stretch or batch left out."""
+        `verify` does) and on_damage(text) is told each stretch or batch left out.
+
+        committed_only reads as a read_committed consumer fetches: aborted transactions
+        dropped, control records left out, and nothing from the last stable offset on
+        (AbortFilter.stable_end: the first offset of a transaction with no marker yet); txns
+        is the AbortFilter to use (one the caller keeps, to say where the read stopped)."""
         if not self.segments:
             return
         if from_offset is None:
             from_offset = self.base_offsets[0]
         first = self.segment_for(from_offset) or self.segments[0]
-        aborted = AbortFilter(self) if committed_only else None
+        aborted = (txns or AbortFilter(self)) if committed_only else None
+        stable = None if aborted is None else aborted.stable_end()
         for seg in self.segments[self.segments.index(first) :]:
             start = seg.start_position(from_offset) if seg is first else 0
             pages = seg.pages(start)
@@ -500,12 +506,16 @@ class Partition:
                 pages.passed(batch.position)
                 if batch.last_offset < from_offset:
                     continue
+                if stable is not None and batch.base_offset >= stable:
+                    return  # past the last stable offset: read_committed reads no further
                 if aborted is not None and aborted.drops(batch):
                     continue
                 past = upper is not None and batch.last_offset >= upper
                 for r in records_or_damage(batch, on_damage):
                     if past and r.offset >= upper:
                         break
+                    if stable is not None and r.offset >= stable:
+                        return
                     if r.offset >= from_offset and not (committed_only and r.control is not None):
                         yield seg, batch, r
                 if past:
@@ -561,12 +571,18 @@ def _without(first: int, last: int, held: list[tuple[int, int]]) -> list[tuple[i
 
 class AbortFilter:
     """Read-committed filtering (a broker's READ_COMMITTED fetch): batches of aborted
-    transactions are dropped. Uses each segment's .txnindex when it is there, else the
-    ABORT markers themselves, found by a look-ahead walk."""
+    transactions are dropped, and nothing is read from the last stable offset on: the first
+    offset of a transaction with no marker yet (Kafka's LSO, up to which a read_committed
+    fetch returns data: UnifiedLog.lastStableOffset, from ProducerStateManager's ongoing
+    transactions). Aborted transactions from each segment's .txnindex when every one is
+    usable, else from the ABORT markers themselves; the open ones from a walk of the batch
+    headers either way (no index lists them)."""
 
     def __init__(self, partition: Partition):
         self.partition = partition
         self.aborted: dict[int, list[tuple[int, int]]] = {}  # producer -> [(first, last)]
+        #: (first offset, producer id) of the earliest transaction with no marker, or None
+        self.open: tuple[int, int] | None = None
         self._known = False
 
     def _load(self) -> None:
@@ -577,14 +593,26 @@ class AbortFilter:
                     self.aborted.setdefault(e.producer_id, []).append(
                         (e.first_offset, e.last_offset)
                     )
-        else:
-            tracker = TxnTracker()
-            for s in self.partition.segments:
+        tracker = TxnTracker()
+        for s in self.partition.segments:
+            try:
                 for batch in s.reads():
                     tracker.update(batch)
+            except DecodeError:  # damage: the rest of that segment is the read's to report
+                continue
+        if not index_ok:
             for e in tracker.aborted:
                 self.aborted.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
+        if tracker.ongoing:
+            self.open = min((first, pid) for pid, first in tracker.ongoing.items())
         self._known = True
+
+    def stable_end(self) -> int | None:
+        """The last stable offset when a transaction is open (None: every one has its
+        marker, and a read_committed fetch reads to the log end)."""
+        if not self._known:
+            self._load()
+        return None if self.open is None else self.open[0]
 
     def ranges(self) -> list[tuple[int, int, int]]:
         """Every aborted transaction of the partition: (producer id, first, last offset)."""

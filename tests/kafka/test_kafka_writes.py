@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from conftest import kafkacodec_cli as cli
@@ -21,6 +22,7 @@ from kafka_broker import (
     dump_main,
     java,
     libs,
+    small_segments,
 )
 
 from kafkacodec.log import LogDirs
@@ -61,6 +63,35 @@ def workload() -> dict:
     return {"producers": producers}
 
 
+def keyed(topic: str, i: int, keys: int = 20) -> dict:
+    """A record of a compacted topic: always a key (Kafka refuses null keys there); every
+    seventh a key of its own, which the cleaner keeps (so the cleaned segments keep records
+    between offset gaps), every 49th of those a tombstone it keeps too (the latest of its key,
+    younger than delete.retention.ms); the others overwrite 20 keys, some with tombstones."""
+    key = f"once-{i}" if i % 7 == 0 else f"k{i % keys}"
+    value = None if i % 49 == 0 or i % 37 == 36 else f"state {i} ".encode() * (1 + i % 5)
+    return {"topic": topic, "partition": 0, "timestamp": T0 + i, "key": b64(key.encode()),
+            "value": b64(value), "headers": []}  # fmt: skip
+
+
+def cleaned(broker: Broker, build, topic: str, produced: int, timeout: float = 90) -> list[dict]:
+    """What the consumer fetches once the log cleaner has compacted the topic and settled
+    (two fetches a second apart alike, fewer records than were produced)."""
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        got = broker.consume(build, topic)
+        if len(got) < produced and got == last:
+            return got
+        last = got
+        time.sleep(1)
+    raise AssertionError(f"the log cleaner did not compact {topic} in {timeout} s")
+
+
+#: Topics beyond the workload's: compacted by the log cleaner, trimmed by DeleteRecords,
+#: rolled by size and by time, a transaction left open.
+MORE = ("compacted", "trimmed", "rolled", "open")
+
+
 @pytest.fixture(scope="module", params=VERSIONS)
 def written(request, tmp_path_factory):
     """A broker of the release, the workload written, what its consumer fetched and what
@@ -70,15 +101,40 @@ def written(request, tmp_path_factory):
     build = root / "build"
     build.mkdir()
     # KRaft snapshots of the metadata log soon after it changes (a .checkpoint to dump)
-    broker = Broker(version, root / "broker", metadata_log_max_snapshot_interval_ms=500)
+    broker = Broker(version, root / "broker", metadata_log_max_snapshot_interval_ms=500,
+                    log_cleaner_backoff_ms=200)  # fmt: skip
     with broker:
         broker.create_topic(build, "codecs", 2)
         broker.create_topic(build, "txn", 2)
         broker.create_topic(build, "logappend", 1, message_timestamp_type="LogAppendTime")
+        small = small_segments(broker, build)
+        broker.create_topic(build, "compacted", 1, cleanup_policy="compact", min_cleanable_dirty_ratio="0.01",
+                            segment_ms=500, **small)  # fmt: skip
+        broker.create_topic(build, "trimmed", 1, **small)
+        broker.create_topic(build, "rolled", 1, segment_ms=1000, **small)
+        broker.create_topic(build, "open", 1)
         broker.produce(build, workload())
-        fetched = {(t, iso): broker.consume(build, t, iso) for t in ("codecs", "txn", "logappend")
+        broker.produce(build, {"producers": [{"config": {"linger.ms": "5", "batch.size": "2048"},
+                                              "records": [keyed("compacted", i) for i in range(600)]}]})  # fmt: skip
+        broker.produce(build, {"producers": [{"config": {"compression.type": "zstd", "batch.size": "2048"},
+                                              "records": [record("trimmed", i) for i in range(400)]}]})  # fmt: skip
+        for burst in range(3):  # a segment a burst (segment.ms), and some by size within each
+            broker.produce(build, {"producers": [{"config": {"linger.ms": "5", "batch.size": "2048"},
+                                                  "records": [record("rolled", 200 * burst + i) for i in range(150)]}]})  # fmt: skip
+            time.sleep(1.2)
+        broker.produce(build, {"producers": [
+            {"config": {"transactional.id": "txn-open", "transaction.timeout.ms": "900000"},
+             "transactions": [{"commit": True, "records": [record("open", i) for i in range(10)]},
+                              {"commit": None, "records": [record("open", 10 + i) for i in range(10)]}]},
+            {"config": {}, "records": [record("open", 20 + i) for i in range(10)]},  # after the open one
+        ]})  # fmt: skip
+        broker.delete_records(build, "trimmed", {0: 123})
+        compacted = cleaned(broker, build, "compacted", 600)
+        fetched = {(t, iso): broker.consume(build, t, iso) for t in ("codecs", "txn", "logappend", *MORE)
                    for iso in ("read_uncommitted", "read_committed")}  # fmt: skip
-        offsets = {t: broker.list_offsets(build, t, T0, T0 + 255, T0 + 10**9) for t in ("codecs", "txn")}
+        assert fetched[("compacted", "read_uncommitted")] == compacted  # the cleaner had settled
+        offsets = {t: broker.list_offsets(build, t, T0, T0 + 255, T0 + 10**9)
+                   for t in ("codecs", "txn", "trimmed", "rolled", "compacted")}  # fmt: skip
         broker.commit(build, "billing", "classic", "codecs", {0: 17, 1: 5})
         broker.commit(build, "audit", "consumer", "txn", {0: 3})
         broker.stop()
@@ -92,13 +148,49 @@ def ours(logs, topic: str, committed: bool) -> list[dict]:
             for o in as_consumed(p, committed=committed)]  # fmt: skip
 
 
-@pytest.mark.parametrize("topic", ["codecs", "txn", "logappend"])
+@pytest.mark.parametrize("topic", ["codecs", "txn", "logappend", *MORE])
 @pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
 def test_kafkacodec_reads_what_the_consumer_fetched(written, topic, isolation):
     want = sorted(written["fetched"][(topic, isolation)], key=lambda o: (o["partition"], o["offset"]))
     got = ours(written["logs"], topic, isolation == "read_committed")
-    assert len(want) > 20
+    assert len(want) >= 10
     assert got == want
+
+
+def _partition(logs, name: str):
+    (found,) = [p for p in LogDirs(logs).partitions if p.path.name == name]
+    return found
+
+
+def test_the_workloads_shapes_are_on_disk(written):
+    """What the topics beyond the workload's are for is there: the cleaner left offset gaps
+    and tombstones; DeleteRecords moved the log start inside a segment; segments rolled by
+    size and by time; a transaction with no marker, after which read_committed reads nothing."""
+    fetched, logs = written["fetched"], written["logs"]
+    compacted = [o["offset"] for o in fetched[("compacted", "read_uncommitted")]]
+    assert compacted != list(range(compacted[0], compacted[0] + len(compacted)))  # gaps
+    assert any(o["value"] is None for o in fetched[("compacted", "read_uncommitted")])  # tombstones
+    trimmed = _partition(logs, "trimmed-0")
+    assert trimmed.known_log_start()[0] == 123 > trimmed.base_offsets[0]
+    assert fetched[("trimmed", "read_uncommitted")][0]["offset"] == 123
+    assert len(_partition(logs, "rolled-0").segments) >= 4
+    opened = fetched[("open", "read_committed")]
+    assert [o["offset"] for o in opened] == list(range(10))  # up to the open transaction's first offset
+    assert len(fetched[("open", "read_uncommitted")]) == 30
+
+
+def test_records_command_on_a_trimmed_and_an_open_log(written):
+    """`kafkacodec records` starts at the log start offset DeleteRecords moved (saying what
+    it leaves out), and with --read-committed stops at the last stable offset (saying why)."""
+    logs, fetched = written["logs"], written["fetched"]
+    run = cli("records", logs / "trimmed-0")
+    assert [int(line.split()[1]) for line in run.stdout.splitlines()] == \
+        [o["offset"] for o in fetched[("trimmed", "read_uncommitted")]]
+    assert "from the log start offset 123 (the broker's log-start-offset-checkpoint)" in run.stderr
+    run = cli("records", logs / "open-0", "--read-committed")
+    assert [int(line.split()[1]) for line in run.stdout.splitlines()] == \
+        [o["offset"] for o in fetched[("open", "read_committed")]]
+    assert "stopped at the last stable offset 11: producer" in run.stderr
 
 
 def test_every_codec_is_on_disk(written):
@@ -160,7 +252,7 @@ def _files(logs, pattern: str, topics=None) -> list:
                   if topics is None or f.parent.name.rsplit("-", 1)[0] in topics)  # fmt: skip
 
 
-USER = ("codecs", "txn", "logappend")
+USER = ("codecs", "txn", "logappend", *MORE)
 
 
 @pytest.mark.parametrize("flags", [["--deep-iteration"], ["--print-data-log"], []])
