@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # resolves. Each release's jars go to Maven's local repository, their classpath to
 # harness/target/cp-VERSION.txt; Java 17 and Maven run them.
 KAFKA_VERSIONS := 4.0.0 4.4.0
-HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt)
+HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt harness/target/tiered-$(v).txt)
 
 $(STAMP): pyproject.toml
 	@# the native extension's CRC-32 of legacy messages: Intel ISA-L's (Debian's libisal-dev;
@@ -40,7 +40,12 @@ harness/target/cp-%.txt: harness/pom.xml
 	@command -v javac >/dev/null || (apt-get update -q && apt-get install -y -q openjdk-17-jdk-headless)
 	mkdir -p harness/target
 	mvn -q -B -f harness/pom.xml dependency:build-classpath -Dkafka.version=$* \
-		-Dmdep.outputFile=$(CURDIR)/harness/target/cp-$*.txt
+		-DexcludeClassifiers=test,test-sources -Dmdep.outputFile=$(CURDIR)/harness/target/cp-$*.txt
+
+# the tiered-storage plugin (LocalTieredStorage) the brokers of the tiered tests load
+harness/target/tiered-%.txt: harness/target/cp-%.txt
+	mvn -q -B -f harness/pom.xml dependency:build-classpath -Dkafka.version=$* \
+		-DincludeClassifiers=test,test-sources -Dmdep.outputFile=$(CURDIR)/harness/target/tiered-$*.txt
 
 harness: $(HARNESS)
 

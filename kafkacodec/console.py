@@ -31,6 +31,7 @@ from .runtime.errors import (
     KafkacodecError,
     NotAPartitionError,
     NotASegmentError,
+    NotKnownError,
     RefusedError,
     SchemaError,
     StorageError,
@@ -86,6 +87,7 @@ def error_status(err: BaseException) -> int:
     checked (not what the command reads, not readable, refused), PROBLEMS when the data
     itself is wrong."""
     could_not = (NotAPartitionError, NotASegmentError, StorageError, RefusedError, OSError,
+                 NotKnownError,  # an answer only a file not at hand holds
                  SchemaError)  # a schema or message spec that cannot be read  # fmt: skip
     return UNCHECKED if isinstance(err, could_not) else PROBLEMS
 

@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Callable
 
 __all__ = ["parse_size", "integer", "size", "LATEST", "EARLIEST", "MAX_TIMESTAMP",
-           "TIMESTAMP_TARGETS", "timestamp_target"]
+           "TIMESTAMP_TARGETS", "timestamp_target", "EARLIEST_LOCAL", "LATEST_TIERED"]
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40}  # fmt: skip
@@ -66,8 +66,9 @@ def size(low: int = 1) -> Callable[[str], int]:
 
 #: ListOffsets' special timestamps (Kafka's ListOffsetsRequest), the targets a timestamp
 #: option takes besides a time in milliseconds (the log layer answers them).
-LATEST, EARLIEST, MAX_TIMESTAMP = -1, -2, -3
-TIMESTAMP_TARGETS = {LATEST: "latest", EARLIEST: "earliest", MAX_TIMESTAMP: "max timestamp"}
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+TIMESTAMP_TARGETS = {LATEST: "latest", EARLIEST: "earliest", MAX_TIMESTAMP: "max timestamp",
+                     EARLIEST_LOCAL: "earliest local", LATEST_TIERED: "latest tiered"}  # fmt: skip
 
 
 def timestamp_target(text: str) -> int:

@@ -12,6 +12,7 @@ import os
 
 __all__ = [
     "KafkacodecError",
+    "NotKnownError",
     "SchemaError",
     "DecodeError",
     "TruncatedError",
@@ -211,6 +212,11 @@ class RefusedError(LogError):
     """An operation kafkacodec will not do here: a log directory a broker holds (its .lock),
     a destination that exists or lies inside a log directory, an unfinished repair in the
     way. Nothing was changed."""
+
+
+class NotKnownError(LogError):
+    """A question the files read cannot answer: what only another file records (the
+    cluster's __remote_log_metadata, for one), and it is not at hand."""
 
 
 class OffsetOutOfRangeError(LogError):

@@ -43,6 +43,54 @@ def classpath(version: str) -> str:
     return cp.read_text().strip()
 
 
+def tiered_classpath(version: str) -> str:
+    """Kafka's LocalTieredStorage (kafka-storage's test jar) for a release's broker: the
+    Makefile's harness/target/tiered-VERSION.txt. A release that published no test jars
+    (4.4.0) gets the newest published release's, whose test sources come along: the plugin's
+    classes are compiled from them against the broker's jars (once), with the one change 4.4
+    asks (LogContext moved to org.apache.kafka.common.utils.internals)."""
+    cp = HARNESS / "target" / f"tiered-{version}.txt"
+    if not cp.exists():
+        raise HarnessError(f"{cp} is missing: `make harness` resolves it from Maven Central")
+    jars = cp.read_text().strip().split(os.pathsep)
+    sources = [j for j in jars if j.endswith("-test-sources.jar")]
+    jars = [j for j in jars if j not in sources and "kafka-storage-" not in Path(j).name]
+    if not sources:
+        return cp.read_text().strip()
+    out = HARNESS / "target" / f"tiered-classes-{version}"
+    if not out.is_dir():
+        import zipfile
+
+        staging = Path(tempfile.mkdtemp(prefix=f"tiered-classes-{version}-", dir=HARNESS / "target"))
+        src = staging / "src"
+        package = "org/apache/kafka/server/log/remote/storage/"
+        with zipfile.ZipFile(sources[0]) as z:  # the plugin, not the tests beside it
+            names = [n for n in z.namelist() if n.startswith(package) and n.endswith(".java")
+                     and "/" not in n[len(package):] and not n.endswith("Test.java")]  # fmt: skip
+            for n in names:
+                text = z.read(n).decode("utf-8")
+                text = text.replace("import org.apache.kafka.common.utils.LogContext;",
+                                    "import org.apache.kafka.common.utils.internals.LogContext;")  # fmt: skip
+                (src / n).parent.mkdir(parents=True, exist_ok=True)
+                (src / n).write_text(text)
+        classes = staging / "classes"
+        res = subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", os.pathsep.join([classpath(version), *jars]),
+                              *map(str, sorted(src.rglob("*.java")))], capture_output=True, text=True, timeout=300)  # fmt: skip
+        if res.returncode != 0:
+            raise HarnessError(f"javac of LocalTieredStorage ({sources[0]}) for Kafka {version}: {res.stderr[-3000:]}")
+        try:
+            classes.rename(out)
+        except OSError:  # made meanwhile by another worker
+            pass
+        shutil.rmtree(staging, ignore_errors=True)
+    return os.pathsep.join([str(out), *jars])
+
+
+#: Kafka's RemoteStorageManager for tests: segments copied to a directory of the disk
+#: (<dir>/kafka-tiered-storage/<topic>-<partition>-<topicId>/<offset>-<segmentId>.<type>).
+LOCAL_TIERED_STORAGE = "org.apache.kafka.server.log.remote.storage.LocalTieredStorage"
+
+
 def libs(version: str) -> Path:
     """The release's jars in one folder, as a Kafka distribution's libs/ holds them (links
     into Maven's local repository; `make specs` makes the same): what `kafkacodec specs`
@@ -109,9 +157,15 @@ def _kill_left_over() -> None:
 class Broker:
     """A single-node KRaft broker and controller of one Kafka release, in root/."""
 
-    def __init__(self, version: str, root: Path, **props) -> None:
+    def __init__(self, version: str, root: Path, *, tiered: bool = False, **props) -> None:
+        """`tiered`: tiered storage enabled (KIP-405) with LocalTieredStorage writing to
+        root/tiered, the remote log manager's tasks and the retention check every 500 ms (a
+        topic created with remote_storage_enable="true" and a small local_retention_ms has
+        its rolled segments copied, then their local copies deleted, within seconds)."""
         self.version, self.root = version, Path(root)
         self.log_dir = self.root / "logs"
+        #: LocalTieredStorage's directory (its files under kafka-tiered-storage/), if tiered.
+        self.tiered_dir = self.root / "tiered" if tiered else None
         self.props = {
             "process.roles": "broker,controller", "node.id": "1",
             "controller.listener.names": "CONTROLLER",
@@ -123,6 +177,14 @@ class Broker:
             "group.initial.rebalance.delay.ms": "0", "log.flush.start.offset.checkpoint.interval.ms": "1000",
             # the tests' records carry fixed timestamps (2023): no retention by time
             "log.retention.ms": "-1",
+            **({"remote.log.storage.system.enable": "true",
+                "remote.log.storage.manager.class.name": LOCAL_TIERED_STORAGE,
+                "rsm.config.dir": str(self.tiered_dir),
+                "remote.log.metadata.manager.listener.name": "PLAINTEXT",
+                "rlmm.config.remote.log.metadata.topic.replication.factor": "1",
+                "rlmm.config.remote.log.metadata.topic.num.partitions": "1",
+                "remote.log.manager.task.interval.ms": "500",
+                "log.retention.check.interval.ms": "500"} if tiered else {}),
             **{k.replace("_", "."): str(v) for k, v in props.items()},
         }  # fmt: skip
         self.proc: subprocess.Popen | None = None
@@ -178,7 +240,8 @@ class Broker:
         mark = self.server_log.stat().st_size if self.server_log.exists() else 0
         self.proc = subprocess.Popen(
             ["java", "-Xmx768m", f"-Dlog4j2.configurationFile={self.root / 'log4j2.properties'}",
-             "-cp", classpath(self.version), "kafka.Kafka", str(conf)],
+             "-cp", classpath(self.version) + (os.pathsep + tiered_classpath(self.version) if self.tiered_dir else ""),
+             "kafka.Kafka", str(conf)],
             stdout=open(self.root / "stdout", "ab"), stderr=subprocess.STDOUT,
         )  # fmt: skip
         _RUNNING.add(self.proc)
@@ -307,6 +370,40 @@ def dump_main(version: str) -> str:
 def dump_log_segments(version: str, files, *flags: str) -> str:
     """Kafka's DumpLogSegments (kafka-dump-log) over these files: its stdout."""
     return java(version, dump_main(version), "--files", ",".join(map(str, files)), *flags).stdout
+
+
+def same_dump(version: str, files: list, flags: list[str], ours_flags: list[str] | None = None) -> None:
+    """DumpLogSegments and `kafkacodec dump --kafka-version` of that release over the same
+    files print the same lines; where Kafka names a file by the path it was given
+    (`Dumping <path>`, `<path> is empty.`, `<path> passed sanity check.`), kafkacodec names
+    it by its name (a deliberate difference, README)."""
+    from conftest import kafkacodec_cli
+
+    assert files
+    kafka = dump_log_segments(version, files, *flags).splitlines()
+    release = ".".join(version.split(".")[:2])
+    mine = kafkacodec_cli("dump", "--kafka-version", release, *(flags if ours_flags is None else ours_flags),
+               *files, ok=None)  # fmt: skip
+    assert "Traceback" not in mine.stderr
+    kafka = [re.sub(r"^(Dumping )?/\S*/([^/ ]+)", r"\1\2", line) for line in kafka]
+    got = mine.stdout.splitlines()
+    for n, (a, b) in enumerate(zip(kafka, got)):
+        assert a == b, f"line {n + 1} of {flags}:\n  Kafka:      {a}\n  kafkacodec: {b}"
+    assert len(got) == len(kafka), (flags, len(got), len(kafka), kafka[len(got):][:3], got[len(kafka):][:3])
+
+
+#: The workloads' record timestamps start here (2023-11-14), in CreateTime.
+T0 = 1_700_000_000_000
+
+
+def record(topic: str, i: int, partition: int | None = 0, ts: int | None = None) -> dict:
+    """The i-th record of a topic: every fourth key null, every ninth value null, headers
+    on odd ones (a null header value among them)."""
+    key = None if i % 4 == 3 else f"key-{i % 17}".encode()
+    value = None if i % 9 == 8 else (f"value {i} " * (1 + i % 7)).encode()
+    headers = [["h", b64(f"{i}".encode())], ["empty", None]] if i % 2 else []
+    return {"topic": topic, "partition": partition, "timestamp": T0 + 10 * i if ts is None else ts,
+            "key": b64(key), "value": b64(value), "headers": headers}  # fmt: skip
 
 
 def b64(data) -> str | None:

@@ -237,7 +237,10 @@ public final class KafkacodecClient {
         }
     }
 
-    /** Admin.listOffsets for each partition: latest, earliest, max timestamp, and each timestamp given. */
+    /**
+     * Admin.listOffsets for each partition: latest, earliest, max timestamp, earliest local,
+     * latest tiered, and each timestamp given.
+     */
     private static void offsets(String[] args) throws Exception {
         String bootstrap = args[1];
         String topic = args[2];
@@ -245,6 +248,8 @@ public final class KafkacodecClient {
         specs.put("latest", OffsetSpec.latest());
         specs.put("earliest", OffsetSpec.earliest());
         specs.put("max_timestamp", OffsetSpec.maxTimestamp());
+        specs.put("earliest_local", OffsetSpec.earliestLocal());
+        specs.put("latest_tiered", OffsetSpec.latestTiered());
         for (int i = 4; i < args.length; i++) {
             specs.put(args[i], OffsetSpec.forTimestamp(Long.parseLong(args[i])));
         }

@@ -15,7 +15,8 @@ from ..runtime.errors import KafkacodecError, OffsetOutOfRangeError
 from ..units import integer, timestamp_target
 from .common import open_kafka07, open_partition, storage_arguments, target
 
-HELP = "Kafka's answer for an offset or a timestamp (-1 latest, -2 earliest, -3 max timestamp)"
+HELP = ("Kafka's answer for an offset or a timestamp (-1 latest, -2 earliest, -3 max timestamp, "
+        "-4 earliest local, -5 latest tiered)")
 EXAMPLE = "kafkacodec lookup /var/lib/kafka/orders-0 --timestamp 1700000000000"
 
 
@@ -28,7 +29,10 @@ def define(p: argparse.ArgumentParser) -> None:
     g.add_argument("--timestamp", type=timestamp_target, metavar="T",
                    help="ListOffsets: the first record with a timestamp >= T (milliseconds), "
                    "or -1 latest (the log end offset), -2 earliest (the log start offset), "
-                   "-3 the record with the largest timestamp")  # fmt: skip
+                   "-3 the record with the largest timestamp in the local log (as Kafka answers "
+                   "it, a tiered partition's too), -4 earliest local (where the local log "
+                   "starts), -5 latest tiered (the last offset __remote_log_metadata in the log "
+                   "directory lists as copied to tiered storage; -1 none)")  # fmt: skip
     p.add_argument("--json", action="store_true",
                    help="the answer as one JSON object (null when there is none)")  # fmt: skip
     storage_arguments(p, tiered=True)

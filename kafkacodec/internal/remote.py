@@ -144,21 +144,21 @@ def fold_remote_log(log_dirs: Iterable[LogDirs], codecs: Codecs = DEFAULT) -> Re
     return out
 
 
-def remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> tuple[list[tuple[int, int, int]], list[str]]:
+def remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> tuple[list[tuple[int, int, int]] | None, list[str]]:
     """What __remote_log_metadata, where the partition's log directory holds it, lists as
     readable remote segments of the partition (its topic and partition, and its topic id
     when partition.metadata names one): ([(start offset, end offset, max timestamp)],
-    problems met reading it). ([], []) when the log directory holds no partition of it
-    (each of the topic's partitions lives on some brokers only)."""
+    problems met reading it). None when the log directory holds no partition of it (each
+    of the topic's partitions lives on some brokers only), or it cannot be read."""
     if p.topic is None or p.partition is None or p.state is not None:
-        return [], []
+        return None, []
     try:
         folded = _fold_of(p.path.parent, codecs)
     except (OSError, KafkacodecError) as err:
-        return [], [f"{p.path.parent}: {TOPIC} cannot be read ({err}): where the log starts "
-                    "is known from the broker's checkpoint alone"]  # fmt: skip
+        return None, [f"{p.path.parent}: {TOPIC} cannot be read ({err}): where the log starts "
+                      "is known from the broker's checkpoint alone"]  # fmt: skip
     if folded is None:
-        return [], []
+        return None, []
     tid = p.topic_id
     mine = [(s.start_offset, s.end_offset, s.max_timestamp) for s in folded.listed()
             if s.topic == p.topic and s.partition == p.partition and tid in (None, s.topic_id)]  # fmt: skip
@@ -167,9 +167,11 @@ def remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> tuple[list[tuple[in
 
 def learn_remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> None:
     """Tell a partition (a tiered view: its local partition's log directory) what
-    remote_extent finds (Partition.remote_extent), and the problems met to p.problems."""
+    remote_extent finds (Partition.remote_extent, remote_listed), and the problems met to
+    p.problems."""
     local = getattr(p, "local", None) or p
-    p.remote_extent, problems = remote_extent(local, codecs)
+    extent, problems = remote_extent(local, codecs)
+    p.remote_extent, p.remote_listed = extent or [], extent is not None
     p.problems += problems
 
 

@@ -10,7 +10,9 @@ writer. Rules: FORMATS.md sections 4 and 5.
 from .index import AbortedTxn, OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset, TxnIndex
 from .partition import (
     EARLIEST,
+    EARLIEST_LOCAL,
     LATEST,
+    LATEST_TIERED,
     MAX_TIMESTAMP,
     ListOffsetsResult,
     LogDirs,
@@ -28,5 +30,5 @@ __all__ = [
     "TxnIndex", "OffsetPosition", "TimestampOffset", "AbortedTxn", "LogOffsetPosition",
     "TimestampAndOffset", "ListOffsetsResult", "RecoveryReport", "TxnTracker", "recover_segment",
     "RepairPlan", "plan_repair", "repair_partition", "LATEST", "EARLIEST", "MAX_TIMESTAMP",
-    "TieredPartition", "TieredSegment", "TieredLogDirs",
+    "EARLIEST_LOCAL", "LATEST_TIERED", "TieredPartition", "TieredSegment", "TieredLogDirs",
 ]  # fmt: skip

@@ -16,9 +16,21 @@ from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..records.batches import Record
-from ..runtime.errors import DecodeError, LogError, NotAPartitionError, OffsetOutOfRangeError
+from ..runtime.errors import (
+    DecodeError,
+    LogError,
+    NotAPartitionError,
+    NotKnownError,
+    OffsetOutOfRangeError,
+)
 from ..storage import LINK_RULE, StoragePath, as_path, read_side_file
-from ..units import EARLIEST, LATEST, MAX_TIMESTAMP  # ListOffsets' special timestamps
+from ..units import (  # ListOffsets' targets
+    EARLIEST,
+    EARLIEST_LOCAL,
+    LATEST,
+    LATEST_TIERED,
+    MAX_TIMESTAMP,
+)
 from .check import BadRegion, records_or_damage, scan
 from .index import AbortedTxn, TimestampOffset
 from .recovery import TxnTracker
@@ -29,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Partition", "LogDirs", "open_log", "EpochEntry", "ListOffsetsResult", "LATEST", "EARLIEST",
+    "EARLIEST_LOCAL", "LATEST_TIERED",
     "MAX_TIMESTAMP", "read_epoch_checkpoint", "read_epoch_checkpoint_text", "EPOCH_CHECKPOINT",
     "write_epoch_checkpoint_text", "read_checkpoint", "LOG_START_CHECKPOINT", "log_dirs_for",
 ]  # fmt: skip
@@ -261,6 +274,34 @@ class Partition:
     #: readable, (start offset, end offset, max timestamp), when a caller read it
     #: (kafkacodec.internal.remote.remote_extent): what the log holds beyond its files here.
     remote_extent: Sequence[tuple[int, int, int]] = ()
+    #: Whether remote_extent was read from a __remote_log_metadata of the partition's log
+    #: directory (else nothing here says what tiered storage holds of it).
+    remote_listed: bool = False
+
+    @property
+    def local_segments(self) -> list[Segment]:
+        """The segments of the broker's log directory (Kafka's local log): all of them here;
+        a tiered view's local ones (log.tiered)."""
+        return self.segments
+
+    def local_log_start_offset(self) -> int:
+        """Kafka's localLogStartOffset: where the local log starts, the first local
+        segment's base or the log start offset above it (LogLoader takes the larger)."""
+        local = self.local_segments
+        start = self.kafka_log_start_offset()
+        return max(start, local[0].base_offset) if local else start
+
+    def highest_remote_offset(self) -> int:
+        """Kafka's highestOffsetInRemoteStorage: the last offset of the remote segments
+        __remote_log_metadata lists as copied for the partition (RemoteLogManager learns it
+        there), -1 when it lists none (nothing copied yet, or a topic without remote
+        storage: ListOffsets answers both alike). A LogError when the partition's log
+        directory holds no __remote_log_metadata to say (NotKnownError)."""
+        if not self.remote_listed:
+            raise NotKnownError(self.path, "the latest tiered offset is the last one __remote_log_metadata lists as "
+                                      "copied to tiered storage, and its log directory holds no readable "
+                                      "__remote_log_metadata")  # fmt: skip
+        return max((e for _s, e, _t in self.remote_extent), default=-1)
 
     @property
     def looked_in(self) -> list[str]:
@@ -380,27 +421,35 @@ class Partition:
     def list_offsets(
         self, timestamp: int, log_start_offset: int | None = None
     ) -> ListOffsetsResult | None:
-        """Kafka's ListOffsets for one partition: -1 latest, -2 earliest (the log start
-        offset: known_log_start's, else the first segment's), -3 the record with the largest
-        timestamp, else the first record with a timestamp >= timestamp. An answer that may
-        lie in offsets this view cannot read (unreadable) raises OffsetOutOfRangeError
-        rather than answer from what it can read."""
+        """Kafka's ListOffsets for one partition, as UnifiedLog.fetchOffsetByTimestamp
+        answers it: -1 latest, -2 earliest (the log start offset: known_log_start's, else
+        the first segment's), -3 the record with the largest timestamp of the local log
+        (Kafka looks at its local segments only, a tiered partition's too), -4 earliest
+        local (local_log_start_offset), -5 latest tiered (highest_remote_offset), else the
+        first record with a timestamp >= timestamp. An answer that may lie in offsets this
+        view cannot read (unreadable) raises OffsetOutOfRangeError rather than answer from
+        what it can read."""
         start = self.kafka_log_start_offset() if log_start_offset is None else log_start_offset
         if timestamp == LATEST:
             end = self.log_end_offset
             return ListOffsetsResult(
                 -1, end, self.leader_epochs[-1].epoch if self.leader_epochs else None
             )
-        if timestamp == EARLIEST:
-            return ListOffsetsResult(-1, start, self.epoch_for_offset(start))
+        if timestamp == EARLIEST_LOCAL and log_start_offset is None and self.local_log_start_offset() != start:
+            local = self.local_log_start_offset()  # below it, tiered storage
+            return ListOffsetsResult(-1, local, self.epoch_for_offset(local))
+        if timestamp in (EARLIEST, EARLIEST_LOCAL):
+            # the earliest cached epoch, when it starts at or below the log start (it may
+            # not, after a message format upgrade: UnifiedLog's comment)
+            first = self.leader_epochs[0] if self.leader_epochs else None
+            return ListOffsetsResult(-1, start, first.epoch if first is not None and first.start_offset <= start else None)
+        if timestamp == LATEST_TIERED:
+            highest = self.highest_remote_offset()
+            return ListOffsetsResult(-1, highest, self.epoch_for_offset(highest) if highest >= 0 else None)
         if timestamp == MAX_TIMESTAMP:
-            best = self._max_timestamp()
-            self._answerable(timestamp, best)
-            return best
+            return self._max_timestamp()
         if timestamp < 0:
-            raise LogError(
-                self.path, f"unsupported ListOffsets target {timestamp} (a timestamp, -1, -2 or -3)"
-            )
+            raise LogError(self.path, f"unsupported ListOffsets target {timestamp} (a timestamp, or -1 to -5)")
         last = self.segments[-1] if self.segments else None
         answer = None
         for seg in self.segments:
@@ -413,21 +462,18 @@ class Partition:
 
     def _answerable(self, timestamp: int, answer: ListOffsetsResult | None) -> None:
         """Raise OffsetOutOfRangeError when offsets this view cannot read may hold the
-        answer to a ListOffsets: for a timestamp, a run before the answer whose largest
-        timestamp reaches it, or is not known; for -3, a run whose largest timestamp is
-        above the answer's, or is not known (remote_extent gives remote segments' largest
+        answer to a ListOffsets for a timestamp: a run before the answer whose largest
+        timestamp reaches it, or is not known (remote_extent gives remote segments' largest
         timestamps)."""
         for gap in self.unreadable():
-            if answer is not None and timestamp != MAX_TIMESTAMP and gap[0] > answer.offset:
+            if answer is not None and gap[0] > answer.offset:
                 break
             largest = self._largest_timestamp(gap)
-            bar = (answer.timestamp + 1 if answer is not None else 0) if timestamp == MAX_TIMESTAMP else timestamp
-            if largest is None or largest >= bar:
-                what = "the largest timestamp" if timestamp == MAX_TIMESTAMP else f"timestamp {timestamp}"
+            if largest is None or largest >= timestamp:
                 known = "is not known" if largest is None else f"is {largest}"
                 raise OffsetOutOfRangeError(
-                    self.path, f"the answer for {what} may be in offsets {gap[0]}-{gap[1]}, whose "
-                    f"largest timestamp {known}, and they are not readable here: "
+                    self.path, f"the answer for timestamp {timestamp} may be in offsets {gap[0]}-{gap[1]}, "
+                    f"whose largest timestamp {known}, and they are not readable here: "
                     f"{self.missing_text(gap)}", offset=gap[0],
                     log_start_offset=self.kafka_log_start_offset(), log_end_offset=self.log_end_offset,
                 )  # fmt: skip
@@ -451,8 +497,9 @@ class Partition:
     def _max_timestamp(self) -> ListOffsetsResult | None:
         best: TimestampOffset | None = None
         best_seg: Segment | None = None
-        for seg in self.segments:
-            m = seg.max_timestamp_so_far(immutable=seg is not self.segments[-1])
+        local = self.local_segments
+        for seg in local:
+            m = seg.max_timestamp_so_far(immutable=seg is not local[-1])
             if m.timestamp >= 0 and (best is None or m.timestamp > best.timestamp):
                 best, best_seg = m, seg
         if best is None or best_seg is None:

@@ -126,6 +126,12 @@ class TieredPartition(Partition):
     def looked_in(self) -> list[str]:
         return [str(self.path)] + ([f"--tiered {self.root}"] if self.root is not None else [])
 
+    @property
+    def local_segments(self) -> list[Segment]:
+        """The broker's log directory's segments; with none given (remote segments read
+        alone, no broker), all of them stand for the log."""
+        return list(self.local.segments) if self.local is not None else self.segments
+
     def __repr__(self) -> str:
         return (f"TieredPartition({str(self.path)!r}, remote={len(self.remote_segments)}, "
                 f"local={len(self.segments) - len(self.remote_segments)})")  # fmt: skip
@@ -262,9 +268,11 @@ def _joined_view(p: Partition, root: layout.TieredRoot | StoragePath, keys) -> P
         raise LogError(p.path, f"{len(candidates)} remote partitions under {root} match it "
                                f"({', '.join(str(c) for _k, c in candidates)}): its "
                                "partition.metadata names no topic id to tell them apart")  # fmt: skip
-    if not candidates:  # nothing of it is remote: the local log alone
-        return TieredPartition(p.path, [], topic=p.topic, partition=p.partition, local=p,
-                               problems=[f"{p.path}: no remote segments under {root}"])  # fmt: skip
+    if not candidates:
+        # Nothing of it under the root: the local log alone. Not a problem in itself (most
+        # topics of a cluster, the internal ones always, have no remote storage); offsets the
+        # broker's records place below the local log are named as unreadable (unreadable()).
+        return TieredPartition(p.path, [], topic=p.topic, partition=p.partition, local=p)
     kind, path = candidates[0]
     segs: Sequence[layout.RemoteSegmentFiles]
     if kind == "aiven":

@@ -14,14 +14,16 @@ import time
 import pytest
 from conftest import kafkacodec_cli as cli
 from kafka_broker import (
+    T0,
     VERSIONS,
     Broker,
     as_consumed,
     b64,
-    dump_log_segments,
     dump_main,
     java,
     libs,
+    record,
+    same_dump,
     small_segments,
 )
 
@@ -30,19 +32,8 @@ from kafkacodec.runtime.compression import codec_name
 
 pytestmark = pytest.mark.kafka
 
-T0 = 1_700_000_000_000
 CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
 
-
-
-def record(topic: str, i: int, partition: int | None = 0, ts: int | None = None) -> dict:
-    """The i-th record of a topic: every fourth key null, every ninth value null, headers
-    on odd ones (a null header value among them)."""
-    key = None if i % 4 == 3 else f"key-{i % 17}".encode()
-    value = None if i % 9 == 8 else (f"value {i} " * (1 + i % 7)).encode()
-    headers = [["h", b64(f"{i}".encode())], ["empty", None]] if i % 2 else []
-    return {"topic": topic, "partition": partition, "timestamp": T0 + 10 * i if ts is None else ts,
-            "key": b64(key), "value": b64(value), "headers": headers}  # fmt: skip
 
 
 def workload() -> dict:
@@ -229,24 +220,6 @@ def test_verify_finds_the_broker_written_log_clean(written):
 # ------------------------------------------------------------------ dump, against Kafka's
 
 
-def _same_dump(version: str, files: list, flags: list[str], ours_flags: list[str] | None = None) -> None:
-    """DumpLogSegments and `kafkacodec dump --kafka-version` of that release over the same
-    files print the same lines; where Kafka names a file by the path it was given
-    (`Dumping <path>`, `<path> is empty.`, `<path> passed sanity check.`), kafkacodec names
-    it by its name (a deliberate difference, README)."""
-    assert files
-    kafka = dump_log_segments(version, files, *flags).splitlines()
-    release = ".".join(version.split(".")[:2])
-    mine = cli("dump", "--kafka-version", release, *(flags if ours_flags is None else ours_flags),
-               *files, ok=None)  # fmt: skip
-    assert "Traceback" not in mine.stderr
-    kafka = [re.sub(r"^(Dumping )?/\S*/([^/ ]+)", r"\1\2", line) for line in kafka]
-    got = mine.stdout.splitlines()
-    for n, (a, b) in enumerate(zip(kafka, got)):
-        assert a == b, f"line {n + 1} of {flags}:\n  Kafka:      {a}\n  kafkacodec: {b}"
-    assert len(got) == len(kafka), (flags, len(got), len(kafka), kafka[len(got):][:3], got[len(kafka):][:3])
-
-
 def _files(logs, pattern: str, topics=None) -> list:
     return sorted(f for f in logs.glob(f"*/{pattern}")
                   if topics is None or f.parent.name.rsplit("-", 1)[0] in topics)  # fmt: skip
@@ -257,7 +230,7 @@ USER = ("codecs", "txn", "logappend", *MORE)
 
 @pytest.mark.parametrize("flags", [["--deep-iteration"], ["--print-data-log"], []])
 def test_dump_of_user_segments_is_kafkas(written, flags):
-    _same_dump(written["version"], _files(written["logs"], "*.log", USER), flags,
+    same_dump(written["version"], _files(written["logs"], "*.log", USER), flags,
                flags + (["--raw-data"] if flags else []))  # fmt: skip
 
 
@@ -273,23 +246,23 @@ def codecs(request, written) -> list:
     ("__cluster_metadata", "--cluster-metadata-decoder"),
 ])  # fmt: skip
 def test_dump_with_each_decoder_is_kafkas(written, codecs, topic, flag):
-    _same_dump(written["version"], _files(written["logs"], "*.log", (topic,)), [flag], [flag, *codecs])
+    same_dump(written["version"], _files(written["logs"], "*.log", (topic,)), [flag], [flag, *codecs])
 
 
 def test_dump_of_a_kraft_snapshot_is_kafkas(written, codecs):
     snaps = _files(written["logs"], "*.checkpoint", ("__cluster_metadata",))
-    _same_dump(written["version"], snaps, ["--cluster-metadata-decoder"], ["--cluster-metadata-decoder", *codecs])
-    _same_dump(written["version"], snaps, ["--deep-iteration"], ["--deep-iteration", "--raw-data", *codecs])
+    same_dump(written["version"], snaps, ["--cluster-metadata-decoder"], ["--cluster-metadata-decoder", *codecs])
+    same_dump(written["version"], snaps, ["--deep-iteration"], ["--deep-iteration", "--raw-data", *codecs])
 
 
 def test_dump_of_producer_snapshots_is_kafkas(written, codecs):
-    _same_dump(written["version"], _files(written["logs"], "*.snapshot"), [], codecs)
+    same_dump(written["version"], _files(written["logs"], "*.snapshot"), [], codecs)
 
 
 @pytest.mark.parametrize("flags", [[], ["--verify-index-only"]])
 def test_dump_of_indexes_is_kafkas(written, flags):
     files = [f for s in ("*.index", "*.timeindex", "*.txnindex") for f in _files(written["logs"], s)]
-    _same_dump(written["version"], sorted(files), flags)
+    same_dump(written["version"], sorted(files), flags)
 
 
 def test_index_sanity_check_is_kafkas(written):
@@ -309,7 +282,7 @@ def test_index_sanity_check_is_kafkas(written):
         mine = cli("dump", "--index-sanity-check", f, ok=None)
         assert mine.returncode == 1 and f"{f.name} failed sanity check." in mine.stdout
         assert why[1].replace(str(f), f.name) in mine.stderr
-    _same_dump(written["version"], ok, ["--index-sanity-check"])
+    same_dump(written["version"], ok, ["--index-sanity-check"])
 
 
 def test_groups_gives_the_commits(written, codecs):
