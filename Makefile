@@ -11,7 +11,12 @@ STAMP := $(VENV)/.installed
 # resolves. Each release's jars go to Maven's local repository, their classpath to
 # harness/target/cp-VERSION.txt; Java 17 and Maven run them.
 KAFKA_VERSIONS := 4.0.0 4.4.0
-HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt harness/target/tiered-$(v).txt)
+# The releases whose kafka-shell (MetadataShell) Maven Central has (not 4.4.0's; 4.3.1's
+# cannot read 4.4.0's metadata, whose feature levels it does not know): tests/kafka_broker.py
+# SHELL_VERSIONS.
+SHELL_VERSIONS := 4.0.0
+HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt harness/target/tiered-$(v).txt) \
+	$(foreach v,$(SHELL_VERSIONS),harness/target/shell-$(v).txt)
 
 $(STAMP): pyproject.toml
 	@# the native extension's CRC-32 of legacy messages: Intel ISA-L's (Debian's libisal-dev;
@@ -46,6 +51,12 @@ harness/target/cp-%.txt: harness/pom.xml
 harness/target/tiered-%.txt: harness/target/cp-%.txt
 	mvn -q -B -f harness/pom.xml dependency:build-classpath -Dkafka.version=$* \
 		-DincludeClassifiers=test,test-sources -Dmdep.outputFile=$(CURDIR)/harness/target/tiered-$*.txt
+
+# Kafka's MetadataShell on a classpath of its own release (harness/shell/pom.xml)
+harness/target/shell-%.txt: harness/shell/pom.xml
+	mkdir -p harness/target
+	mvn -q -B -f harness/shell/pom.xml dependency:build-classpath -Dshell.version=$* \
+		-Dmdep.outputFile=$(CURDIR)/harness/target/shell-$*.txt
 
 harness: $(HARNESS)
 

@@ -356,6 +356,26 @@ def small_segments(broker: Broker, build: Path) -> dict:
         return {"internal_segment_bytes": 16384}
 
 
+#: The releases whose kafka-shell (MetadataShell) is on Maven Central (Makefile:
+#: SHELL_VERSIONS): not 4.4.0's, and 4.3.1's cannot read 4.4.0's metadata (feature level 33
+#: is unknown to it). For every release, the client program's metadata-image replays a
+#: metadata log through the release's own image classes, as the shell does.
+SHELL_VERSIONS = ("4.0.0",)
+
+
+def metadata_shell(version: str, *args) -> str:
+    """Kafka's MetadataShell (kafka-metadata-shell) of a release (SHELL_VERSIONS), on its
+    own classpath (harness/target/shell-VERSION.txt): its stdout."""
+    cp = HARNESS / "target" / f"shell-{version}.txt"
+    if not cp.exists():
+        raise HarnessError(f"{cp} is missing: `make harness` resolves it from Maven Central")
+    res = subprocess.run(["java", "-Xmx512m", "-cp", cp.read_text().strip(), "org.apache.kafka.shell.MetadataShell",
+                          *map(str, args)], capture_output=True, text=True, timeout=300)  # fmt: skip
+    if res.returncode != 0:
+        raise HarnessError(f"MetadataShell {' '.join(map(str, args))} exited {res.returncode}:\n{res.stderr[-3000:]}")
+    return res.stdout
+
+
 def dump_main(version: str) -> str:
     """Kafka's DumpLogSegments class of a release: it moved from the broker's jar
     (kafka.tools) to kafka-tools (org.apache.kafka.tools) in 4.3."""

@@ -14,6 +14,7 @@ import time
 import pytest
 from conftest import kafkacodec_cli as cli
 from kafka_broker import (
+    SHELL_VERSIONS,
     T0,
     VERSIONS,
     Broker,
@@ -22,6 +23,7 @@ from kafka_broker import (
     dump_main,
     java,
     libs,
+    metadata_shell,
     record,
     same_dump,
     small_segments,
@@ -128,9 +130,12 @@ def written(request, tmp_path_factory):
                    for t in ("codecs", "txn", "trimmed", "rolled", "compacted")}  # fmt: skip
         broker.commit(build, "billing", "classic", "codecs", {0: 17, 1: 5})
         broker.commit(build, "audit", "consumer", "txn", {0: 3})
+        described = java(version, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server",
+                         broker.bootstrap, "--describe", "--all-groups").stdout  # fmt: skip
         broker.stop()
     assert (broker.log_dir / ".kafka_cleanshutdown").exists()
-    return {"version": version, "logs": broker.log_dir, "fetched": fetched, "offsets": offsets}
+    return {"version": version, "logs": broker.log_dir, "fetched": fetched, "offsets": offsets,
+            "described": described, "broker": broker, "build": build}  # fmt: skip
 
 
 def ours(logs, topic: str, committed: bool) -> list[dict]:
@@ -285,7 +290,111 @@ def test_index_sanity_check_is_kafkas(written):
     same_dump(written["version"], ok, ["--index-sanity-check"])
 
 
-def test_groups_gives_the_commits(written, codecs):
+def test_groups_gives_the_offsets_and_lag_kafka_consumer_groups_gave(written, codecs):
+    """kafka-consumer-groups --describe --all-groups (ConsumerGroupCommand) before the
+    shutdown, and `kafkacodec groups` from the files after it: the same rows (group, topic,
+    partition, current offset, log end offset, lag), for a classic group and a KIP-848
+    consumer group."""
+    kafka = set()
+    for line in written["described"].splitlines():
+        cells = line.split()
+        if len(cells) >= 6 and cells[0] != "GROUP" and cells[2].isdigit():
+            kafka.add((cells[0], cells[1], int(cells[2]), *(None if c == "-" else int(c) for c in cells[3:6])))
     rows = [json.loads(line) for line in cli("groups", written["logs"], "--json", *codecs).stdout.splitlines()]
-    got = {(r["group"], r["topic"], r["partition"]): r["current_offset"] for r in rows}
-    assert got == {("billing", "codecs", 0): 17, ("billing", "codecs", 1): 5, ("audit", "txn", 0): 3}
+    got = {(r["group"], r["topic"], r["partition"], r["current_offset"], r["log_end_offset"], r["lag"]) for r in rows}
+    assert {(g, t, p, c) for g, t, p, c, *_ in kafka} == \
+        {("billing", "codecs", 0, 17), ("billing", "codecs", 1, 5), ("audit", "txn", 0, 3)}  # fmt: skip
+    assert got == kafka
+
+
+# ------------------------------------------------------------ metadata, against the shell
+
+
+def _shell_tree(text: str) -> dict:
+    """MetadataShell's `tree` output as nested dicts: a line ending in ':' names a node,
+    the lines indented below it are its children; a leaf's values are under ''."""
+    root: dict = {}
+    stack: list[tuple[int, dict]] = [(-1, root)]
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        indent, body = len(line) - len(line.lstrip(" ")), line.strip()
+        while stack[-1][0] >= indent:
+            stack.pop()
+        parent = stack[-1][1]
+        if body.endswith(":"):
+            node: dict = {}
+            parent[body[:-1]] = node
+            stack.append((indent, node))
+        else:
+            parent.setdefault("", []).append(body)
+    return root
+
+
+def _field(text: str, name: str) -> str:
+    found = re.search(rf"\b{name}=(\[[^\]]*\]|Optional\[[^\]]*\]|[^,)\s]+)", text)
+    assert found, (name, text)
+    return found[1]
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d+", text)]
+
+
+def test_metadata_agrees_with_the_metadata_shell(written, codecs):
+    """Kafka's MetadataShell (`tree /image` over the metadata log, from offset 0; where the
+    release published one, SHELL_VERSIONS) and the release's own image classes replaying the
+    same log (the client program's metadata-image, printed as the shell prints), against
+    `kafkacodec metadata` (the last snapshot and the log after it) on the same files: the
+    same topics (ids, partitions, leaders, epochs, replicas, ISR), brokers (epoch, fenced,
+    controlled shutdown, rack, endpoints), configs and finalized features, the
+    metadata.version's level naming Kafka's MetadataVersion."""
+    meta = written["logs"] / "__cluster_metadata-0"
+    logs = sorted(meta.glob("*.log"))
+    assert logs[0].name == f"{0:020d}.log" and len(logs) == 1  # the whole history in one file
+    mine = json.loads(cli("metadata", meta, "--json", *codecs).stdout)
+    broker, build = written["broker"], written["build"]
+    judges = [broker.client(build, "metadata-image", logs[0]).stdout]
+    if written["version"] in SHELL_VERSIONS:
+        judges.append(metadata_shell(written["version"], "--snapshot", logs[0], "tree", "/image"))
+    for judge in judges:
+        _same_image(_shell_tree(judge), mine, broker.client(build, "metadata-version", mine["features"]["metadata.version"]).stdout.strip())
+
+
+def _same_image(image: dict, mine: dict, named_version: str) -> None:
+
+    kafka_topics = {}
+    for name, node in image["topics"]["byName"].items():
+        parts = {int(k): v[""][0] for k, v in node.items() if k.isdigit()}
+        kafka_topics[name] = (node["id"][""][0], {
+            p: (int(_field(r, "leader")), int(_field(r, "leaderEpoch")), int(_field(r, "partitionEpoch")),
+                _ints(_field(r, "replicas")), _ints(_field(r, "isr"))) for p, r in parts.items()})  # fmt: skip
+    assert {"codecs", "txn", "compacted", "__consumer_offsets"} <= set(kafka_topics)
+    assert {t["name"]: (t["topic_id"], {p["partition"]: (p["leader"], p["leader_epoch"], p["partition_epoch"],
+                                                         p["replicas"], p["isr"]) for p in t["partitions"]})
+            for t in mine["topics"]} == kafka_topics  # fmt: skip
+
+    kafka_brokers = {}
+    for bid, node in image["cluster"]["brokers"].items():
+        reg = node[""][0]
+        rack = _field(reg, "rack")
+        endpoints = [f"{m[1]}://{m[3]}:{m[4]}" for m in
+                     re.finditer(r"Endpoint\(listenerName='([^']*)', securityProtocol=(\w+), host='([^']*)', port=(\d+)\)", reg)]  # fmt: skip
+        kafka_brokers[int(bid)] = (int(_field(reg, "epoch")), _field(reg, "fenced") == "true",
+                                   _field(reg, "inControlledShutdown") == "true",
+                                   None if rack == "Optional.empty" else rack[len("Optional["):-1], endpoints)  # fmt: skip
+    assert {b["id"]: (b["epoch"], b["fenced"], b["in_controlled_shutdown"], b["rack"], b["endpoints"])
+            for b in mine["brokers"]} == kafka_brokers  # fmt: skip
+
+    kafka_configs = {res: {k: v[""][0] for k, v in node.items()} for res, node in image["configs"].items()}
+    # the image names a resource TYPE:name, the default one (the cluster's broker configs) TYPE
+    assert {":".join(filter(None, (c["resource_type"], c["resource_name"]))): c["configs"]
+            for c in mine["configs"]} == kafka_configs  # fmt: skip
+    assert kafka_configs["TOPIC:compacted"]["cleanup.policy"] == "compact"
+
+    features = image["features"]
+    finalized = {k[len("finalized_"):]: int(v[""][0]) for k, v in features.items() if k.startswith("finalized_")}
+    levels = dict(mine["features"])
+    levels.pop("metadata.version")
+    assert levels == finalized
+    assert features["metadataVersion"][""][0] == f"Optional[{named_version}]"
