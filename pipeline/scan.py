@@ -18,6 +18,7 @@ decoded, and the rest of a segment after damage that stops the walk, are problem
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -118,12 +119,33 @@ class SegmentSlice(InputPartition):
 def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
          read_committed: bool) -> list[SegmentSlice]:  # fmt: skip
     """The slices of every segment that can hold a row within bounds; segments above
-    split_size (bytes; None: never) are cut at indexed batch boundaries."""
+    split_size (bytes; None: never) are cut at indexed batch boundaries. As a consumer
+    fetches: from the partition's log start offset (its log-start-offset-checkpoint's, which
+    DeleteRecords and retention move inside a segment), and with read_committed up to the
+    last stable offset (the first offset of a transaction with no marker yet)."""
     slices = []
     for p in partitions:
         if not bounds.wants(p):
             continue
-        aborted = AbortFilter(p).ranges() if read_committed else ()
+        mine = bounds
+        if p.segments:
+            start = p.kafka_log_start_offset()
+            if start > p.base_offsets[0] and (mine.first is None or mine.first < start):
+                mine = replace(mine, first=start)
+        aborted: Sequence[tuple[int, int, int]] = ()
+        if read_committed:
+            txns = AbortFilter(p)
+            aborted, stable = txns.ranges(), txns.stable_end()
+            if stable is not None and (mine.last is None or mine.last >= stable):
+                mine = replace(mine, last=stable - 1)
+        slices += _partition_slices(p, mine, aborted, split_size)
+    return slices
+
+
+def _partition_slices(p: Partition, bounds: Bounds, aborted: Sequence[tuple[int, int, int]],
+                      split_size: int | None) -> list[SegmentSlice]:  # fmt: skip
+    slices = []
+    if not bounds.empty:
         segs = p.segments
         for i, seg in enumerate(segs):
             following = segs[i + 1].base_offset if i + 1 < len(segs) else None

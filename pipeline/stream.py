@@ -142,7 +142,7 @@ class RecordsStreamReader(DataSourceStreamReader):
         parts = self._partitions()
         offsets = {}
         for key, p in parts.items():
-            first = p.log_start_offset
+            first = p.kafka_log_start_offset()
             wanted = EARLIEST if self.wanted is None else self.wanted.get(key, EARLIEST)
             if self.wanted is None and self.starting.lower() == "latest":
                 wanted = LATEST
@@ -158,8 +158,9 @@ class RecordsStreamReader(DataSourceStreamReader):
     def latestOffset(self, start: dict, limit) -> dict:
         starts, ends = dict(start), dict(start)  # a partition that went away keeps its offset
         for key, p in self._partitions().items():
-            s = starts.setdefault(key, p.log_start_offset)  # a new partition: from its start
-            ends[key] = max(s, self._end(p, max(s, p.log_start_offset)))
+            first = p.kafka_log_start_offset()
+            s = starts.setdefault(key, first)  # a new partition: from its start
+            ends[key] = max(s, self._end(p, max(s, first)))
         if isinstance(limit, ReadMaxRows):
             ends = _capped(starts, ends, limit.max_rows)
         return ends
@@ -171,13 +172,14 @@ class RecordsStreamReader(DataSourceStreamReader):
             p = parts.get(key)
             if p is None:
                 continue
-            s = start.get(key, p.log_start_offset)
-            if s < p.log_start_offset and stop > s:
-                lost = f"{p.path}: offsets {s} to {p.log_start_offset - 1} were deleted before they were read"
+            first = p.kafka_log_start_offset()  # where a consumer's fetch may begin
+            s = start.get(key, first)
+            if s < first and stop > s:
+                lost = f"{p.path}: offsets {s} to {first - 1} were deleted before they were read"
                 if self.fail_on_data_loss:
                     raise PipelineError(f"{lost} (option fail_on_data_loss=false goes on)")
                 warnings.warn(lost, stacklevel=2)
-                s = p.log_start_offset
+                s = first
             if stop > s:
                 bounds = Bounds(first=s, last=stop - 1)
                 slices += plan([p], bounds, split_size=self.opts.split_size or None,

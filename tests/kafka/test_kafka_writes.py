@@ -398,3 +398,29 @@ def _same_image(image: dict, mine: dict, named_version: str) -> None:
     levels.pop("metadata.version")
     assert levels == finalized
     assert features["metadataVersion"][""][0] == f"Optional[{named_version}]"
+
+
+# --------------------------------------------------------------- the Spark source
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
+def test_the_spark_source_reads_what_the_consumer_fetched(written, spark, isolation):
+    """spark.read.format("kafkacodec") over the broker's log.dirs: for every topic, the rows
+    of the records Kafka's consumer fetched with that isolation level, every field."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.format("kafkacodec").option("isolation", isolation).load(str(written["logs"]))
+    rows = (df.where(F.col("topic").isin(*USER))
+            .select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ms"), "timestampType",
+                    "key", "value", "headers", "partition_leader_epoch").collect())  # fmt: skip
+    got: dict[str, list] = {t: [] for t in USER}
+    for r in sorted(rows, key=lambda r: (r.topic, r.partition, r.offset)):
+        got[r.topic].append({"partition": r.partition, "offset": r.offset, "timestamp": r.ms,
+                             "timestamp_type": ("CreateTime", "LogAppendTime")[r.timestampType],
+                             "key": b64(r.key), "value": b64(r.value),
+                             "headers": [[h.key, b64(h.value)] for h in r.headers],
+                             "leader_epoch": r.partition_leader_epoch})  # fmt: skip
+    for topic in USER:
+        want = sorted(written["fetched"][(topic, isolation)], key=lambda o: (o["partition"], o["offset"]))
+        assert got[topic] == want, topic
