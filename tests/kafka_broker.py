@@ -174,6 +174,7 @@ class Broker:
             "offsets.topic.replication.factor": "1", "offsets.topic.num.partitions": "2",
             "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1",
             "transaction.state.log.num.partitions": "2", "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1", "share.coordinator.state.topic.num.partitions": "2",
             "group.initial.rebalance.delay.ms": "0", "log.flush.start.offset.checkpoint.interval.ms": "1000",
             # the tests' records carry fixed timestamps (2023): no retention by time
             "log.retention.ms": "-1",
@@ -334,6 +335,13 @@ class Broker:
         """Admin.deleteRecords: each partition's log start offset moved up to before[p]."""
         self.client(build, "delete-records", self.bootstrap, topic, *(f"{p}={o}" for p, o in before.items()))
 
+    def share(self, build: Path, group: str, topic: str, count: int) -> list[dict]:
+        """A share group's member acknowledging `count` records of the topic (releasing and
+        rejecting some on the way), then committing: the partitions and offsets accepted."""
+        out = build / f"shared-{group}.jsonl"
+        self.client(build, "share", self.bootstrap, group, topic, count, out)
+        return [json.loads(line) for line in out.read_text().splitlines() if line]
+
     def commit(self, build: Path, group: str, protocol: str, topic: str, offsets: dict[int, int]) -> None:
         """Offsets committed by a member of a group ("classic" or "consumer" protocol)."""
         self.client(build, "commit", self.bootstrap, group, protocol, topic,
@@ -344,6 +352,12 @@ class Broker:
 
     def __exit__(self, *exc) -> None:
         self.kill()
+
+
+#: The releases whose brokers have share groups (KIP-932) on from the start (the
+#: share.version feature finalized when storage is formatted): of those the tests run,
+#: 4.4.0; 4.0.0's are early access, off.
+SHARE_GROUPS = ("4.4.0",)
 
 
 def small_segments(broker: Broker, build: Path) -> dict:

@@ -44,6 +44,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * delete-records BOOTSTRAP TOPIC P=OFFSET ...         Admin.deleteRecords
  * metadata-version LEVEL                              the MetadataVersion of a feature level
  * metadata-image FILE                                 the metadata image a metadata log file replays to
+ * share BOOTSTRAP GROUP TOPIC COUNT OUT.jsonl           a share group's member acknowledges records
  * </pre>
  */
 public final class KafkacodecClient {
@@ -62,6 +63,7 @@ public final class KafkacodecClient {
             case "metadata-version" -> System.out.println(
                     org.apache.kafka.server.common.MetadataVersion.fromFeatureLevel(Short.parseShort(args[1])));
             case "metadata-image" -> metadataImage(args[1]);
+            case "share" -> share(args);
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
     }
@@ -235,6 +237,56 @@ public final class KafkacodecClient {
             node.print(printer);
         }
         printer.leaveNode();
+    }
+
+    /**
+     * A share group (KIP-932) reading a topic from its start (the group's
+     * share.auto.offset.reset set to earliest first): a KafkaShareConsumer acknowledges COUNT
+     * records, every fifth released then every seventh rejected (so that the share-partition
+     * state holds more than a start offset), commits and leaves. The acknowledged records'
+     * partitions and offsets go to OUT, one JSON object a line.
+     */
+    private static void share(String[] args) throws Exception {
+        String bootstrap = args[1], group = args[2], topic = args[3];
+        int count = Integer.parseInt(args[4]);
+        try (Admin admin = admin(bootstrap)) {
+            org.apache.kafka.common.config.ConfigResource res =
+                    new org.apache.kafka.common.config.ConfigResource(org.apache.kafka.common.config.ConfigResource.Type.GROUP, group);
+            admin.incrementalAlterConfigs(Map.of(res, List.of(new org.apache.kafka.clients.admin.AlterConfigOp(
+                    new org.apache.kafka.clients.admin.ConfigEntry("share.auto.offset.reset", "earliest"),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(60, TimeUnit.SECONDS);
+        }
+        Properties p = new Properties();
+        p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+        p.put("share.acknowledgement.mode", "explicit");
+        p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        List<String> lines = new ArrayList<>();
+        try (org.apache.kafka.clients.consumer.KafkaShareConsumer<byte[], byte[]> consumer =
+                     new org.apache.kafka.clients.consumer.KafkaShareConsumer<>(p)) {
+            consumer.subscribe(List.of(topic));
+            long deadline = System.currentTimeMillis() + 90_000;
+            int seen = 0;
+            while (seen < count) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new IllegalStateException("share group " + group + ": " + seen + " of " + count + " records in 90 s");
+                }
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+                    org.apache.kafka.clients.consumer.AcknowledgeType how = seen >= count ? org.apache.kafka.clients.consumer.AcknowledgeType.RELEASE
+                            : r.offset() % 5 == 4 ? org.apache.kafka.clients.consumer.AcknowledgeType.RELEASE
+                            : r.offset() % 7 == 6 ? org.apache.kafka.clients.consumer.AcknowledgeType.REJECT
+                            : org.apache.kafka.clients.consumer.AcknowledgeType.ACCEPT;
+                    consumer.acknowledge(r, how);
+                    if (how == org.apache.kafka.clients.consumer.AcknowledgeType.ACCEPT) {
+                        seen++;
+                        lines.add("{\"partition\": " + r.partition() + ", \"offset\": " + r.offset() + "}");
+                    }
+                }
+                consumer.commitSync();
+            }
+        }
+        java.nio.file.Files.write(new File(args[5]).toPath(), (String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
     }
 
     /** Admin.deleteRecords: the log start offset of each partition named (P=OFFSET) moved up. */

@@ -156,7 +156,7 @@ def _files(args: argparse.Namespace) -> list[tuple[Path, str, str]]:
 def _decoder(args: argparse.Namespace, path: Path):
     """The internal-topic parser for a file's records: the flag's, else (when printing
     data) that of the topic its directory names; None for plain text."""
-    from ..internal.dump_format import PARSERS, TOPIC_DECODERS
+    from ..internal.dump_format import BY_RELEASE, PARSERS, TOPIC_DECODERS
     from ..internal.topics import topic_of
 
     name = args.decoder
@@ -169,7 +169,7 @@ def _decoder(args: argparse.Namespace, path: Path):
         if topic is None or not args.print_data_log:
             return None
         name = TOPIC_DECODERS[topic.name]
-    if name == "transaction-log":  # its text depends on the release
+    if name in BY_RELEASE:  # its text depends on the release
         return functools.partial(PARSERS[name], codecs=codecs_of(args), kafka=args.kafka_version)
     return functools.partial(PARSERS[name], codecs=codecs_of(args))
 

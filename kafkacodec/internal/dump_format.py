@@ -21,7 +21,7 @@ from .kafka_json import field_value, to_json, uuid_text
 __all__ = [
     "PARSERS", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
     "cluster_metadata_parser", "remote_log_metadata_parser", "control_text", "get",
-    "TRANSACTION_STATES", "scala_hash_set_order", "NEWEST", "release",
+    "TRANSACTION_STATES", "scala_hash_set_order", "NEWEST", "release", "BY_RELEASE",
     "TRANSACTION_JSON_SINCE", "LEADER_CHANGE_SINCE", "SNAPSHOT_LINE_TRIMMED_SINCE",
 ]  # fmt: skip
 
@@ -35,6 +35,9 @@ NEWEST = (4, 4)
 #: __transaction_state records as JSON ({"type":..,"data":..} keys, {"version":..,"data":..}
 #: values, as the offsets decoder prints its own), no longer TransactionLog's text.
 TRANSACTION_JSON_SINCE = (4, 1)
+#: __share_group_state values as {"version":..,"data":..} (ShareGroupStateMessageParser
+#: became a CoordinatorRecordMessageParser), no longer {"type":..,"data":..}.
+SHARE_STATE_VERSION_SINCE = (4, 1)
 #: LeaderChange control records decoded (`LeaderChange: {...}`), no longer
 #: `controlType: LEADER_CHANGE(2)`.
 LEADER_CHANGE_SINCE = (4, 1)
@@ -132,7 +135,19 @@ def _coordinator_parser(topic: str, value_word: str,
 
 
 offsets_parser = _coordinator_parser("__consumer_offsets", "version", _consumer_protocols)
-share_group_state_parser = _coordinator_parser("__share_group_state", "type")
+_share_state_json = _coordinator_parser("__share_group_state", "version")
+_share_state_json_40 = _coordinator_parser("__share_group_state", "type")
+
+
+def share_group_state_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
+                             kafka: tuple[int, int] = NEWEST) -> Parsed:  # fmt: skip
+    """Kafka's ShareGroupStateMessageParser: keys and values as JSON, a value's version under
+    "version" from 4.1 on (a CoordinatorRecordMessageParser, as the offsets decoder's), under
+    "type" in 4.0."""
+    parse = _share_state_json if kafka >= SHARE_STATE_VERSION_SINCE else _share_state_json_40
+    return parse(key, value, offset, codecs)
+
+
 #: 4.1's TransactionLogMessageParser: the records as JSON, the state by its name.
 _transaction_json = _coordinator_parser("__transaction_state", "version", _transaction_state_names)
 
@@ -330,6 +345,8 @@ PARSERS = {
     "remote-log-metadata": remote_log_metadata_parser,
     "share-group-state": share_group_state_parser,
 }
+#: The decoders whose text depends on the release (a `kafka` argument).
+BY_RELEASE = frozenset({"transaction-log", "share-group-state"})
 #: The decoder of each internal topic, when none is given.
 TOPIC_DECODERS = {
     "__consumer_offsets": "offsets",

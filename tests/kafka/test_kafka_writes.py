@@ -14,6 +14,7 @@ import time
 import pytest
 from conftest import kafkacodec_cli as cli
 from kafka_broker import (
+    SHARE_GROUPS,
     SHELL_VERSIONS,
     T0,
     VERSIONS,
@@ -130,12 +131,13 @@ def written(request, tmp_path_factory):
                    for t in ("codecs", "txn", "trimmed", "rolled", "compacted")}  # fmt: skip
         broker.commit(build, "billing", "classic", "codecs", {0: 17, 1: 5})
         broker.commit(build, "audit", "consumer", "txn", {0: 3})
+        shared = broker.share(build, "sharing", "codecs", 40) if version in SHARE_GROUPS else None
         described = java(version, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", "--bootstrap-server",
                          broker.bootstrap, "--describe", "--all-groups").stdout  # fmt: skip
         broker.stop()
     assert (broker.log_dir / ".kafka_cleanshutdown").exists()
     return {"version": version, "logs": broker.log_dir, "fetched": fetched, "offsets": offsets,
-            "described": described, "broker": broker, "build": build}  # fmt: skip
+            "described": described, "broker": broker, "build": build, "shared": shared}  # fmt: skip
 
 
 def ours(logs, topic: str, committed: bool) -> list[dict]:
@@ -252,6 +254,20 @@ def codecs(request, written) -> list:
 ])  # fmt: skip
 def test_dump_with_each_decoder_is_kafkas(written, codecs, topic, flag):
     same_dump(written["version"], _files(written["logs"], "*.log", (topic,)), [flag], [flag, *codecs])
+
+
+def test_dump_of_share_group_state_is_kafkas(written, codecs):
+    """A share group's state (__share_group_state: ShareSnapshot and ShareUpdate records) and
+    its group records (in __consumer_offsets, which the decoder test above dumps) where the
+    release has share groups; none where it has not."""
+    files = _files(written["logs"], "*.log", ("__share_group_state",))
+    if written["version"] not in SHARE_GROUPS:
+        assert not files and written["shared"] is None
+        return
+    assert len(written["shared"]) >= 40
+    same_dump(written["version"], files, ["--share-group-state-decoder"], ["--share-group-state-decoder", *codecs])
+    offsets = cli("dump", "--offsets-decoder", *codecs, *_files(written["logs"], "*.log", ("__consumer_offsets",))).stdout
+    assert '"groupId":"sharing"' in offsets  # the share group's own records, dumped as Kafka does (above)
 
 
 def test_dump_of_a_kraft_snapshot_is_kafkas(written, codecs):
