@@ -426,6 +426,20 @@ def same_dump(version: str, files: list, flags: list[str], ours_flags: list[str]
     assert len(got) == len(kafka), (flags, len(got), len(kafka), kafka[len(got):][:3], got[len(kafka):][:3])
 
 
+#: ListOffsets' specs as the client program names them, and `kafkacodec lookup`'s targets.
+TARGETS = {"latest": -1, "earliest": -2, "max_timestamp": -3, "earliest_local": -4, "latest_tiered": -5}
+
+
+def not_known(spec: str, want: dict, run) -> bool:
+    """Whether `kafkacodec lookup` rightly declined to answer the latest tiered offset Kafka
+    answered as none (-1): __remote_log_metadata in the log directory lists nothing of the
+    partition, which may be on another broker's (exit 2, saying so)."""
+    if spec != "latest_tiered" or want["offset"] != -1 or run.returncode != 2:
+        return False
+    assert "__remote_log_metadata" in run.stderr and not run.stdout.strip(), run.stderr
+    return True
+
+
 #: The workloads' record timestamps start here (2023-11-14), in CreateTime.
 T0 = 1_700_000_000_000
 

@@ -32,7 +32,7 @@ def define(p: argparse.ArgumentParser) -> None:
                    "-3 the record with the largest timestamp in the local log (as Kafka answers "
                    "it, a tiered partition's too), -4 earliest local (where the local log "
                    "starts), -5 latest tiered (the last offset __remote_log_metadata in the log "
-                   "directory lists as copied to tiered storage; -1 none)")  # fmt: skip
+                   "directory lists as copied to tiered storage; exit 2 when it lists none)")  # fmt: skip
     p.add_argument("--json", action="store_true",
                    help="the answer as one JSON object (null when there is none)")  # fmt: skip
     storage_arguments(p, tiered=True)

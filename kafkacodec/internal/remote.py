@@ -171,7 +171,11 @@ def learn_remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> None:
     p.problems."""
     local = getattr(p, "local", None) or p
     extent, problems = remote_extent(local, codecs)
-    p.remote_extent, p.remote_listed = extent or [], extent is not None
+    # Listed: what this log directory's __remote_log_metadata says of the partition. A
+    # partition it says nothing of may have its records in a __remote_log_metadata partition
+    # of another broker (RemoteLogMetadataTopicPartitioner spreads them), so nothing listed
+    # is not known to be nothing copied.
+    p.remote_extent, p.remote_listed = extent or [], bool(extent)
     p.problems += problems
 
 

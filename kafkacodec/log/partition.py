@@ -274,8 +274,9 @@ class Partition:
     #: readable, (start offset, end offset, max timestamp), when a caller read it
     #: (kafkacodec.internal.remote.remote_extent): what the log holds beyond its files here.
     remote_extent: Sequence[tuple[int, int, int]] = ()
-    #: Whether remote_extent was read from a __remote_log_metadata of the partition's log
-    #: directory (else nothing here says what tiered storage holds of it).
+    #: Whether the __remote_log_metadata of the partition's log directory lists remote
+    #: segments of it (else nothing here says what tiered storage holds of it: none was
+    #: copied, or its metadata is in a __remote_log_metadata partition of another broker).
     remote_listed: bool = False
 
     @property
@@ -294,14 +295,15 @@ class Partition:
     def highest_remote_offset(self) -> int:
         """Kafka's highestOffsetInRemoteStorage: the last offset of the remote segments
         __remote_log_metadata lists as copied for the partition (RemoteLogManager learns it
-        there), -1 when it lists none (nothing copied yet, or a topic without remote
-        storage: ListOffsets answers both alike). A LogError when the partition's log
-        directory holds no __remote_log_metadata to say (NotKnownError)."""
+        there). NotKnownError when the partition's log directory holds no __remote_log_metadata
+        listing any: Kafka would answer -1 if none was copied (or the topic has no remote
+        storage), but the partition's metadata may as well be in another broker's."""
         if not self.remote_listed:
             raise NotKnownError(self.path, "the latest tiered offset is the last one __remote_log_metadata lists as "
-                                      "copied to tiered storage, and its log directory holds no readable "
-                                      "__remote_log_metadata")  # fmt: skip
-        return max((e for _s, e, _t in self.remote_extent), default=-1)
+                                           "copied to tiered storage, and the __remote_log_metadata of its log "
+                                           "directory (if any) lists nothing of it: none copied (Kafka answers "
+                                           "-1), or its records are in another broker's")  # fmt: skip
+        return max(e for _s, e, _t in self.remote_extent)
 
     @property
     def looked_in(self) -> list[str]:

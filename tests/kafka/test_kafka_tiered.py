@@ -21,14 +21,22 @@ import time
 
 import pytest
 from conftest import kafkacodec_cli as cli
-from kafka_broker import T0, VERSIONS, Broker, as_consumed, record, same_dump, small_segments
+from kafka_broker import (
+    T0,
+    TARGETS,
+    VERSIONS,
+    Broker,
+    as_consumed,
+    not_known,
+    record,
+    same_dump,
+    small_segments,
+)
 
 from kafkacodec.log import LogDirs, open_log
 
 pytestmark = pytest.mark.kafka
 
-#: ListOffsets' specs as the client program names them, and lookup's targets for them.
-TARGETS = {"latest": -1, "earliest": -2, "max_timestamp": -3, "earliest_local": -4, "latest_tiered": -5}
 #: Timestamps asked: the first record's, inside the remote part, the transactions' (whose
 #: markers carry the broker's clock), and past every record.
 TIMES = (T0, T0 + 5_000, T0 + 9_500, T0 + 10**12)
@@ -137,6 +145,8 @@ def test_lookup_answers_as_the_broker_answered(tiered, topic):
         kafka = None if want["offset"] == -1 and spec != "latest_tiered" else \
             (want["offset"], want["timestamp"], want["leader_epoch"])  # fmt: skip
         joined = cli("lookup", d, "--timestamp", arg, "--json", "--tiered", tiered["root"], ok=None)
+        if topic == "plain" and not_known(spec, want, joined):
+            continue
         assert _answer(joined) == kafka, (topic, spec, joined.stdout, joined.stderr)
         assert joined.returncode == (0 if kafka is not None else 1), (topic, spec, joined.stderr)
         # the broker's log directory alone: the same answer, or none and why (the answer
