@@ -183,7 +183,7 @@ class Broker:
                 "rsm.config.dir": str(self.tiered_dir),
                 "remote.log.metadata.manager.listener.name": "PLAINTEXT",
                 "rlmm.config.remote.log.metadata.topic.replication.factor": "1",
-                "rlmm.config.remote.log.metadata.topic.num.partitions": "1",
+                "rlmm.config.remote.log.metadata.topic.num.partitions": "3",
                 "remote.log.manager.task.interval.ms": "500",
                 "log.retention.check.interval.ms": "500"} if tiered else {}),
             **{k.replace("_", "."): str(v) for k, v in props.items()},

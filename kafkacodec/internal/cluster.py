@@ -236,7 +236,7 @@ def index_intervals(path: Path, on_problem: Callable[[str], None]) -> TopicConfi
         return None
 
 
-def fold_cluster(directory: Path | str, codecs: Codecs = DEFAULT) -> ClusterState:
+def fold_cluster(directory: StoragePath | str, codecs: Codecs = DEFAULT) -> ClusterState:
     """The cluster's state from a __cluster_metadata-0 directory (or a log dir holding it),
     local or in an object store (storage.as_path)."""
     d = as_path(directory)

@@ -12,6 +12,7 @@ have objects missing, and which objects no committed segment names.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -24,7 +25,7 @@ from .dump_format import get
 from .kafka_json import uuid_text
 
 __all__ = ["RemoteSegment", "RemoteLog", "fold_remote_log", "TOPIC", "SEGMENT_STATES",
-           "remote_extent", "learn_remote_extent"]
+           "remote_extent", "learn_remote_extent", "murmur2", "metadata_partition"]
 
 TOPIC = "__remote_log_metadata"
 #: RemoteLogSegmentState's ids, and RemotePartitionDeleteState's.
@@ -165,6 +166,70 @@ def remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> tuple[list[tuple[in
     return mine, [f"{TOPIC}: {x}" for x in folded.problems]
 
 
+def _int32(n: int) -> int:
+    n &= 0xFFFFFFFF
+    return n - (1 << 32) if n & 0x80000000 else n
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's Utils.murmur2 (a signed 32-bit hash), which its partitioners use."""
+    m, h = 0x5BD1E995, (0x9747B28C ^ len(data)) & 0xFFFFFFFF
+    n4 = len(data) // 4
+    for i in range(n4):
+        k = int.from_bytes(data[4 * i : 4 * i + 4], "little")
+        k = (k * m) & 0xFFFFFFFF
+        k ^= k >> 24
+        k = (k * m) & 0xFFFFFFFF
+        h = ((h * m) & 0xFFFFFFFF) ^ k
+    tail = data[4 * n4 :]
+    if tail:
+        for i in reversed(range(len(tail))):
+            h ^= tail[i] << (8 * i)
+        h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * m) & 0xFFFFFFFF
+    h ^= h >> 15
+    return _int32(h)
+
+
+def metadata_partition(topic_id: str, partition: int, partitions: int) -> int:
+    """The __remote_log_metadata partition holding a topic partition's records, as Kafka's
+    RemoteLogMetadataTopicPartitioner.metadataPartition puts them: murmur2 of the 4 bytes of
+    Objects.hash(topicId's least significant bits, its most significant bits, partition),
+    made positive, modulo the topic's partition count."""
+    raw = base64.urlsafe_b64decode(topic_id + "==")
+    most, least = (int.from_bytes(raw[i : i + 8], "big", signed=True) for i in (0, 8))
+
+    def long_hash(v: int) -> int:  # Long.hashCode
+        u = v & 0xFFFFFFFFFFFFFFFF
+        return _int32(u ^ (u >> 32))
+
+    h = 1
+    for part in (long_hash(least), long_hash(most), _int32(partition)):  # Arrays.hashCode
+        h = _int32(31 * h + part)
+    return (murmur2((h & 0xFFFFFFFF).to_bytes(4, "big")) & 0x7FFFFFFF) % partitions
+
+
+def _holds_its_metadata(p: Partition) -> bool:
+    """Whether the partition's log directory holds the __remote_log_metadata partition Kafka
+    puts the partition's records in (metadata_partition; the topic's partition count from
+    the log directory's __cluster_metadata): then that it lists nothing of the partition
+    means nothing of it was copied."""
+    from .cluster import fold_cluster
+
+    tid, log_dir = p.topic_id, p.path.parent
+    if tid is None or p.partition is None or not (log_dir / "__cluster_metadata-0").is_dir():
+        return False
+    try:
+        state = fold_cluster(log_dir)
+    except (OSError, KafkacodecError):
+        return False
+    counts = [len(t["partitions"]) for t in state.topics.values() if t["name"] == TOPIC]
+    if len(counts) != 1 or not counts[0]:
+        return False
+    return (log_dir / f"{TOPIC}-{metadata_partition(tid, p.partition, counts[0])}").is_dir()
+
+
 def learn_remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> None:
     """Tell a partition (a tiered view: its local partition's log directory) what
     remote_extent finds (Partition.remote_extent, remote_listed), and the problems met to
@@ -173,9 +238,10 @@ def learn_remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> None:
     extent, problems = remote_extent(local, codecs)
     # Listed: what this log directory's __remote_log_metadata says of the partition. A
     # partition it says nothing of may have its records in a __remote_log_metadata partition
-    # of another broker (RemoteLogMetadataTopicPartitioner spreads them), so nothing listed
-    # is not known to be nothing copied.
-    p.remote_extent, p.remote_listed = extent or [], bool(extent)
+    # of another broker (RemoteLogMetadataTopicPartitioner spreads them): nothing listed is
+    # nothing copied only when the partition Kafka puts them in is here.
+    p.remote_extent = extent or []
+    p.remote_listed = bool(extent) or (extent is not None and _holds_its_metadata(local))
     p.problems += problems
 
 

@@ -295,15 +295,16 @@ class Partition:
     def highest_remote_offset(self) -> int:
         """Kafka's highestOffsetInRemoteStorage: the last offset of the remote segments
         __remote_log_metadata lists as copied for the partition (RemoteLogManager learns it
-        there). NotKnownError when the partition's log directory holds no __remote_log_metadata
-        listing any: Kafka would answer -1 if none was copied (or the topic has no remote
-        storage), but the partition's metadata may as well be in another broker's."""
+        there), -1 when the __remote_log_metadata partition Kafka puts its records in is
+        here and lists none (nothing copied, or no remote storage: Kafka answers both alike).
+        NotKnownError when that partition is not here: its records may be another broker's."""
         if not self.remote_listed:
             raise NotKnownError(self.path, "the latest tiered offset is the last one __remote_log_metadata lists as "
-                                           "copied to tiered storage, and the __remote_log_metadata of its log "
-                                           "directory (if any) lists nothing of it: none copied (Kafka answers "
-                                           "-1), or its records are in another broker's")  # fmt: skip
-        return max(e for _s, e, _t in self.remote_extent)
+                                           "copied to tiered storage, and its log directory holds no "
+                                           "__remote_log_metadata partition that lists it, nor the one Kafka "
+                                           "would put it in (with __cluster_metadata to say which): its records "
+                                           "may be in another broker's")  # fmt: skip
+        return max((e for _s, e, _t in self.remote_extent), default=-1)
 
     @property
     def looked_in(self) -> list[str]:

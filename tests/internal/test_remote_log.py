@@ -140,3 +140,14 @@ def test_kafka_written_payloads_fold(tmp_path):
     assert len(by_id) >= 1 and got.records == len(docs)
     updates = sum(d["spec"] == "RemoteLogSegmentMetadataUpdateRecord" for d in docs)
     assert sum("which no earlier record adds" in p for p in got.problems) <= updates
+
+
+def test_murmur2_is_kafkas():
+    """Kafka's own values for Utils.murmur2 (clients' UtilsTest.testMurmur2), which
+    RemoteLogMetadataTopicPartitioner hashes with."""
+    from kafkacodec.internal.remote import murmur2
+
+    cases = {b"21": -973932308, b"foobar": -790332482, b"a-little-bit-long-string": -985981536,
+             b"a-little-bit-longer-string": -1486304829, b"abc": 479470107,
+             b"lkjh234lh9fiuh90y23oiuhsafujhadof229phr9h19h89h8": -58897971}  # fmt: skip
+    assert {k: murmur2(k) for k in cases} == cases
