@@ -99,8 +99,11 @@ class RecordsStreamReader(DataSourceStreamReader):
         if not p.segments:
             return start
         seg = p.segments[-1]
-        walk = columnar.walk_batches(seg.data, verify_crc=False, source=str(seg.path),
-                                     start=seg.offset_index.last_entry().position, end=seg.size)  # fmt: skip
+        # from the last .index entry when it names a batch of the log (Segment.entry_holds,
+        # as the batch source checks entries), else from the segment's start
+        last = seg.offset_index.last_entry()
+        begin = last.position if last.position and seg.entry_holds(last) else 0
+        walk = columnar.walk_batches(seg.data, verify_crc=False, source=str(seg.path), start=begin, end=seg.size)
         if walk.error is not None and self.opts.on_corrupt == "fail":
             raise walk.error
         e = walk.entries

@@ -287,3 +287,24 @@ def test_any_schedule_of_appends_and_triggers_reads_each_record_once(tmp_path_fa
         topic, part = name.rsplit("-", 1)
         mine = [r[2] for r in seen if r[:2] == (topic, int(part))]
         assert mine == sorted(mine)
+
+
+@pytest.mark.parametrize("damage", ["past the end", "inside a batch"])
+def test_a_wrong_last_index_entry_is_not_trusted(tmp_path, damage):
+    """The active segment's last .index entry is checked against the log before the end of
+    the log is looked for from it (as the batch source checks it): one past the end of the
+    log, or pointing inside a batch, makes the stream walk the segment instead."""
+    log = Log(tmp_path, segment_bytes=1 << 20)
+    offsets = [o for _ in range(20) for o in log.append()]
+    log.writer.close()
+    index = next((tmp_path / "events-0").glob("*.index"))
+    raw = bytearray(index.read_bytes())
+    assert len(raw) >= 16  # entries were written (index_interval_bytes)
+    size = next((tmp_path / "events-0").glob("*.log")).stat().st_size
+    position = size + 4096 if damage == "past the end" else int.from_bytes(raw[-4:], "big") + 7
+    raw[-4:] = position.to_bytes(4, "big")
+    index.write_bytes(bytes(raw))
+    reader = RecordsStreamReader({"path": str(tmp_path)})
+    end, rows = micro_batch(reader, reader.initialOffset())
+    assert end == {"events-0": offsets[-1] + 1}
+    assert [r[2] for r in rows] == offsets
