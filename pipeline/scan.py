@@ -117,12 +117,14 @@ class SegmentSlice(InputPartition):
 
 
 def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
-         read_committed: bool) -> list[SegmentSlice]:  # fmt: skip
+         read_committed: bool, below_lso: bool = False) -> list[SegmentSlice]:  # fmt: skip
     """The slices of every segment that can hold a row within bounds; segments above
     split_size (bytes; None: never) are cut at indexed batch boundaries. As a consumer
     fetches: from the partition's log start offset (its log-start-offset-checkpoint's, which
     DeleteRecords and retention move inside a segment), and with read_committed up to the
-    last stable offset (the first offset of a transaction with no marker yet)."""
+    last stable offset (the first offset of a transaction with no marker yet), unless the
+    caller's bounds already end below it (below_lso: a stream's micro-batch, whose end
+    latestOffset found)."""
     slices = []
     for p in partitions:
         if not bounds.wants(p):
@@ -135,7 +137,7 @@ def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
         aborted: Sequence[tuple[int, int, int]] = ()
         if read_committed:
             txns = AbortFilter(p)
-            aborted, stable = txns.ranges(), txns.stable_end()
+            aborted, stable = txns.ranges(), None if below_lso else txns.stable_end()
             if stable is not None and (mine.last is None or mine.last >= stable):
                 mine = replace(mine, last=stable - 1)
         slices += _partition_slices(p, mine, aborted, split_size)

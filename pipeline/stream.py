@@ -36,7 +36,7 @@ from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
-from kafkacodec.log.partition import Partition
+from kafkacodec.log.partition import Partition, open_transactions
 from kafkacodec.records import columnar
 from kafkacodec.records.batches import bit_field
 from kafkacodec.storage import is_remote
@@ -121,24 +121,7 @@ class RecordsStreamReader(DataSourceStreamReader):
 
     def _stable_end(self, p: Partition, start: int, end: int) -> int:
         """The first offset of the earliest transaction in [start, end) still open at end."""
-        open_since: dict[int, int] = {}
-        first = p.segment_for(start) or (p.segments[0] if p.segments else None)
-        for seg in p.segments[p.segments.index(first) :] if first else ():
-            pos = seg.offset_index.lookup(start).position if seg is first else 0
-            walk = columnar.walk_batches(seg.data, verify_crc=False, start=pos, end=seg.size)
-            e = walk.entries
-            txn = (e["magic"] >= 2) & (
-                bit_field(KafkaRecordBatch, "is_transactional", e["attributes"]) != 0
-            )
-            for row in e[txn]:
-                base = int(row["base_offset"])
-                if base + int(row["last_offset_delta"]) < start or base >= end:
-                    continue
-                if row["attributes"] & 0x20:  # a marker ends the producer's transaction
-                    open_since.pop(int(row["producer_id"]), None)
-                else:
-                    open_since.setdefault(int(row["producer_id"]), base)
-        return min(open_since.values(), default=end)
+        return min(open_transactions(p, start, end).values(), default=end)
 
     # -- DataSourceStreamReader
     def initialOffset(self) -> dict:
@@ -186,7 +169,7 @@ class RecordsStreamReader(DataSourceStreamReader):
             if stop > s:
                 bounds = Bounds(first=s, last=stop - 1)
                 slices += plan([p], bounds, split_size=self.opts.split_size or None,
-                               read_committed=self.opts.read_committed)  # fmt: skip
+                               read_committed=self.opts.read_committed, below_lso=True)  # fmt: skip
         return slices
 
     def read(self, partition):

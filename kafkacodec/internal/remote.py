@@ -232,8 +232,8 @@ def _holds_its_metadata(p: Partition) -> bool:
 
 def learn_remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> None:
     """Tell a partition (a tiered view: its local partition's log directory) what
-    remote_extent finds (Partition.remote_extent, remote_listed), and the problems met to
-    p.problems."""
+    remote_extent finds (Partition.remote_extent, remote_none_copied), and the problems met
+    to p.problems."""
     local = getattr(p, "local", None) or p
     extent, problems = remote_extent(local, codecs)
     # Listed: what this log directory's __remote_log_metadata says of the partition. A
@@ -241,7 +241,8 @@ def learn_remote_extent(p: Partition, codecs: Codecs = DEFAULT) -> None:
     # of another broker (RemoteLogMetadataTopicPartitioner spreads them): nothing listed is
     # nothing copied only when the partition Kafka puts them in is here.
     p.remote_extent = extent or []
-    p.remote_listed = bool(extent) or (extent is not None and _holds_its_metadata(local))
+    # asked only by a latest-tiered answer (it folds __cluster_metadata): never on the way
+    p.remote_none_copied = (lambda: _holds_its_metadata(local)) if extent == [] else None
     p.problems += problems
 
 

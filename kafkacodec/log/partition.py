@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..records.batches import Record
+from ..generated.kafka_record_batch import KafkaRecordBatch
+from ..records import columnar
+from ..records.batches import Record, bit_field
 from ..runtime.errors import (
     DecodeError,
     LogError,
@@ -274,10 +276,11 @@ class Partition:
     #: readable, (start offset, end offset, max timestamp), when a caller read it
     #: (kafkacodec.internal.remote.remote_extent): what the log holds beyond its files here.
     remote_extent: Sequence[tuple[int, int, int]] = ()
-    #: Whether the __remote_log_metadata of the partition's log directory lists remote
-    #: segments of it (else nothing here says what tiered storage holds of it: none was
-    #: copied, or its metadata is in a __remote_log_metadata partition of another broker).
-    remote_listed: bool = False
+    #: When the __remote_log_metadata of the partition's log directory lists nothing of it:
+    #: whether that means nothing of it was copied (the partition Kafka puts its records in
+    #: is that one), told on first call (internal.remote.learn_remote_extent); None when
+    #: nothing here says.
+    remote_none_copied: Callable[[], bool] | None = None
 
     @property
     def local_segments(self) -> list[Segment]:
@@ -298,13 +301,15 @@ class Partition:
         there), -1 when the __remote_log_metadata partition Kafka puts its records in is
         here and lists none (nothing copied, or no remote storage: Kafka answers both alike).
         NotKnownError when that partition is not here: its records may be another broker's."""
-        if not self.remote_listed:
+        if self.remote_extent:
+            return max(e for _s, e, _t in self.remote_extent)
+        if self.remote_none_copied is None or not self.remote_none_copied():
             raise NotKnownError(self.path, "the latest tiered offset is the last one __remote_log_metadata lists as "
                                            "copied to tiered storage, and its log directory holds no "
                                            "__remote_log_metadata partition that lists it, nor the one Kafka "
                                            "would put it in (with __cluster_metadata to say which): its records "
                                            "may be in another broker's")  # fmt: skip
-        return max((e for _s, e, _t in self.remote_extent), default=-1)
+        return -1
 
     @property
     def looked_in(self) -> list[str]:
@@ -438,8 +443,8 @@ class Partition:
             return ListOffsetsResult(
                 -1, end, self.leader_epochs[-1].epoch if self.leader_epochs else None
             )
-        if timestamp == EARLIEST_LOCAL and log_start_offset is None and self.local_log_start_offset() != start:
-            local = self.local_log_start_offset()  # below it, tiered storage
+        local = self.local_log_start_offset() if timestamp == EARLIEST_LOCAL and log_start_offset is None else start
+        if local != start:  # earliest local, with tiered storage below it
             return ListOffsetsResult(-1, local, self.epoch_for_offset(local))
         if timestamp in (EARLIEST, EARLIEST_LOCAL):
             # the earliest cached epoch, when it starts at or below the log start (it may
@@ -619,62 +624,94 @@ def _without(first: int, last: int, held: list[tuple[int, int]]) -> list[tuple[i
     return out
 
 
+def open_transactions(p: Partition, start: int = 0, end: int | None = None) -> dict[int, int]:
+    """The transactions with no commit or abort marker yet among the batches holding offsets
+    in [start, end) (end None: to the log end), producer id -> first offset, as
+    ProducerStateManager's ongoing transactions: from the batch headers alone (the columnar
+    header walk, no record decoded). A walk stopped by damage counts the batches before it."""
+    ongoing: dict[int, int] = {}
+    first = p.segment_for(start) or (p.segments[0] if p.segments else None)
+    if first is None:
+        return ongoing
+    for seg in p.segments[p.segments.index(first) :]:
+        if end is not None and seg.base_offset >= end:
+            break
+        pos = seg.start_position(start) if seg is first else 0
+        e = columnar.walk_batches(seg.data, verify_crc=False, source=str(seg.path), start=pos, end=seg.size).entries
+        e = e[(e["magic"] >= 2) & (bit_field(KafkaRecordBatch, "is_transactional", e["attributes"]) != 0)]
+        control = bit_field(KafkaRecordBatch, "is_control", e["attributes"]) != 0
+        for row, is_control in zip(e, control):
+            base = int(row["base_offset"])
+            if base + int(row["last_offset_delta"]) < start or (end is not None and base >= end):
+                continue
+            if is_control:  # a marker ends the producer's transaction
+                ongoing.pop(int(row["producer_id"]), None)
+            else:
+                ongoing.setdefault(int(row["producer_id"]), base)
+    return ongoing
+
+
 class AbortFilter:
     """Read-committed filtering (a broker's READ_COMMITTED fetch): batches of aborted
     transactions are dropped, and nothing is read from the last stable offset on: the first
     offset of a transaction with no marker yet (Kafka's LSO, up to which a read_committed
     fetch returns data: UnifiedLog.lastStableOffset, from ProducerStateManager's ongoing
-    transactions). Aborted transactions from each segment's .txnindex when every one is
-    usable, else from the ABORT markers themselves; the open ones from a walk of the batch
-    headers either way (no index lists them)."""
+    transactions). Each found on first use: the aborted transactions from each segment's
+    .txnindex when every one is usable, else from the ABORT markers themselves (a walk that
+    also finds the open ones); the open ones otherwise from open_transactions' header walk
+    (no index lists them)."""
 
     def __init__(self, partition: Partition):
         self.partition = partition
-        self.aborted: dict[int, list[tuple[int, int]]] = {}  # producer -> [(first, last)]
-        #: (first offset, producer id) of the earliest transaction with no marker, or None
-        self.open: tuple[int, int] | None = None
-        self._known = False
+        self._aborted: dict[int, list[tuple[int, int]]] | None = None  # producer -> [(first, last)]
+        self._open: tuple[int, int] | None = None
+        self._open_known = False
 
-    def _load(self) -> None:
-        index_ok = all(s.txn_index.usable for s in self.partition.segments)
-        if index_ok:
-            for s in self.partition.segments:
-                for e in s.txn_index:
-                    self.aborted.setdefault(e.producer_id, []).append(
-                        (e.first_offset, e.last_offset)
-                    )
-        tracker = TxnTracker()
-        for s in self.partition.segments:
-            try:
-                for batch in s.reads():
-                    tracker.update(batch)
-            except DecodeError:  # damage: the rest of that segment is the read's to report
-                continue
-        if not index_ok:
+    @property
+    def aborted(self) -> dict[int, list[tuple[int, int]]]:
+        if self._aborted is None:
+            self._aborted = {}
+            segs = self.partition.segments
+            if all(s.txn_index.usable for s in segs):
+                for s in segs:
+                    for e in s.txn_index:
+                        self._aborted.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
+                return self._aborted
+            tracker = TxnTracker()
+            for s in segs:
+                try:
+                    for batch in s.reads():
+                        tracker.update(batch)
+                except DecodeError:  # damage: the rest of that segment is the read's to report
+                    continue
             for e in tracker.aborted:
-                self.aborted.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
-        if tracker.ongoing:
-            self.open = min((first, pid) for pid, first in tracker.ongoing.items())
-        self._known = True
+                self._aborted.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
+            self._set_open(tracker.ongoing)
+        return self._aborted
+
+    def _set_open(self, ongoing: dict[int, int]) -> None:
+        self._open = min(((first, pid) for pid, first in ongoing.items()), default=None)
+        self._open_known = True
+
+    @property
+    def open(self) -> tuple[int, int] | None:
+        """(first offset, producer id) of the earliest transaction with no marker, or None."""
+        if not self._open_known:
+            self._set_open(open_transactions(self.partition))
+        return self._open
 
     def stable_end(self) -> int | None:
         """The last stable offset when a transaction is open (None: every one has its
         marker, and a read_committed fetch reads to the log end)."""
-        if not self._known:
-            self._load()
         return None if self.open is None else self.open[0]
 
     def ranges(self) -> list[tuple[int, int, int]]:
         """Every aborted transaction of the partition: (producer id, first, last offset)."""
-        if not self._known:
-            self._load()
         return [(pid, first, last) for pid, spans in self.aborted.items() for first, last in spans]
 
     def drops(self, batch: Batch) -> bool:
         if batch.magic < 2 or not batch.is_transactional or batch.is_control:
             return False
-        if not self._known:
-            self._load()
         for first, last in self.aborted.get(batch.producer_id, ()):
             if first <= batch.base_offset <= last:
                 return True
