@@ -14,7 +14,8 @@ from pathlib import Path
 from . import parquet
 from .meter import FetchMeter, measured
 from .options import Options, resolve
-from .read import segment_slices
+from .read import record_slices, segment_slices
+from .request import Request
 from .scan import PipelineError, check
 from .source import register
 
@@ -111,12 +112,16 @@ def export(
     if _local(str(out)):
         out = str(resolve(out))
     _apart(paths, str(out))
+    if not any(k.lower() == "includeheaders" for k in options):  # an export keeps everything
+        options = {**options, "includeHeaders": True}
     if direct is None:
         direct = fmt == "parquet" and _local(str(out))
     meter = FetchMeter(spark)
     if direct:
-        opts = Options.parse(_strings(options))
-        slices = _slices_of(paths, opts)
+        strings = _strings(options)
+        opts = Options.parse(strings)
+        inputs = [resolve(p, opts.storage_options) for p in paths]
+        slices = record_slices(inputs, opts, Request.parse(strings))
         written = parquet.export(spark, slices, Path(out), opts=opts, mode=mode, meter=meter.aid)
         if written is None:  # mode ignore, and out is there
             return {"records": 0, "problems": None, "fetched": meter.as_dict()}

@@ -15,13 +15,11 @@ from kafkacodec.runtime.errors import LogError
 from kafkacodec.storage import ObjectPath, StoragePath, as_path, is_url
 from kafkacodec.storage.tiered import KeyRing
 
-from .scan import Bounds, PipelineError
+from .request import flag, isolation, normalized
+from .scan import PipelineError
 
 DEFAULT_SPLIT_SIZE = 128 << 20
 _log = logging.getLogger("kafkacodec.pipeline")
-
-_TRUE = {"true", "1", "yes"}
-_FALSE = {"false", "0", "no"}
 
 
 def parse_size(name: str, raw) -> int:
@@ -30,15 +28,6 @@ def parse_size(name: str, raw) -> int:
         return units.parse_size(raw)
     except ValueError as err:
         raise PipelineError(f"option {name}: {err}") from None
-
-
-def flag(options: dict, name: str, default: bool) -> bool:
-    raw = str(options.get(name, default)).strip().lower()
-    if raw in _TRUE:
-        return True
-    if raw in _FALSE:
-        return False
-    raise PipelineError(f"option {name}: expected true or false, got {options[name]!r}")
 
 
 @dataclass(frozen=True)
@@ -52,18 +41,17 @@ class Options:
     #: tiered), and the object-store options (storage.*, their prefix taken off).
     tiered: str | None = None
     storage: tuple[tuple[str, str], ...] = ()
+    #: Spark's includeHeaders: the headers column is there only when true, as in Spark's
+    #: kafka source
+    include_headers: bool = False
 
     @property
     def storage_options(self) -> dict:
         return dict(self.storage)
 
     @classmethod
-    def parse(cls, options: dict) -> Options:
-        isolation = str(options.get("isolation", "read_uncommitted")).lower()
-        if isolation not in ("read_uncommitted", "read_committed"):
-            raise PipelineError(
-                f"option isolation: read_uncommitted or read_committed, got {isolation!r}"
-            )
+    def parse(cls, raw: dict) -> Options:
+        options = normalized(raw)
         on_corrupt = str(options.get("on_corrupt", "fail")).lower()
         if on_corrupt not in ("fail", "skip", "report"):
             raise PipelineError(f"option on_corrupt: fail, skip or report, got {on_corrupt!r}")
@@ -73,37 +61,8 @@ class Options:
         if tiered is not None:
             tiered = str(resolve(tiered, dict(storage)))
         return cls(flag(options, "verify_crc", True), flag(options, "include_control", False),
-                   isolation == "read_committed", on_corrupt, split, tiered, storage)  # fmt: skip
-
-
-def _ints(name: str, raw: str) -> list[int]:
-    try:
-        return [int(v) for v in str(raw).split(",") if v.strip()]
-    except ValueError:
-        raise PipelineError(
-            f"option {name}: expected numbers separated by commas, got {raw!r}"
-        ) from None
-
-
-def _int(options: dict, name: str) -> int | None:
-    if options.get(name) in (None, ""):
-        return None
-    (value,) = _ints(name, options[name]) or [None]
-    return value
-
-
-def bounds_of(options: dict) -> Bounds:
-    """What the options topics, partitions, starting_offset, ending_offset and
-    starting_timestamp let through (module docstring)."""
-    topics = options.get("topics")
-    parts = options.get("partitions")
-    ending = _int(options, "ending_offset")
-    return Bounds(
-        topics=None if topics in (None, "") else frozenset(t.strip() for t in topics.split(",") if t.strip()),
-        partitions=None if parts in (None, "") else frozenset(_ints("partitions", parts)),
-        first=_int(options, "starting_offset"), last=None if ending is None else ending - 1,
-        since=_int(options, "starting_timestamp"),
-    )  # fmt: skip
+                   isolation(options) == "read_committed", on_corrupt, split, tiered, storage,
+                   flag(options, "includeheaders", False))  # fmt: skip
 
 
 #: The prefix of the data source options that configure an object store (storage.region,

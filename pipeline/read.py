@@ -12,19 +12,31 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafkacodec.log.partition import AbortFilter
 from kafkacodec.records import columnar
 
 from .options import Options, partitions_of
-from .scan import PROBLEMS_ARROW, Bounds, SegmentSlice, chunks, plan, scan
+from .request import Request, divided
+from .scan import PROBLEMS_ARROW, Bounds, SegmentSlice, chunks, partition_slices, plan, scan
 
-#: Spark's own `kafka` source columns first (same names and types), then batch metadata.
-RECORDS_SCHEMA = (
-    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
-    "timestampType int, headers array<struct<key:string,value:binary>>, "
+#: Spark's own `kafka` source columns first (same names and types; headers only with
+#: includeHeaders, as there: KafkaRecordToRowConverter.kafkaSchema), then batch metadata.
+_SPARK = "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int"
+_HEADERS = "headers array<struct<key:string,value:binary>>"
+_METADATA = (
     "base_offset long, magic byte, compression string, producer_id long, producer_epoch short, "
     "base_sequence int, is_transactional boolean, is_control boolean, "
     "partition_leader_epoch int, segment string, position long"
 )
+RECORDS_SCHEMA = f"{_SPARK}, {_HEADERS}, {_METADATA}"
+RECORDS_SCHEMA_NO_HEADERS = f"{_SPARK}, {_METADATA}"
+
+
+def records_schema(include_headers: bool) -> str:
+    """The records format's schema: with the headers column only when includeHeaders."""
+    return RECORDS_SCHEMA if include_headers else RECORDS_SCHEMA_NO_HEADERS
+
+
 BATCHES_SCHEMA = (
     "topic string, partition int, segment string, position long, size int, magic byte, "
     "base_offset long, last_offset long, num_records int, partition_leader_epoch int, "
@@ -40,6 +52,26 @@ def segment_slices(paths: list[Path], opts: Options, bounds: Bounds | None = Non
     hold rows within bounds."""
     return plan(partitions_of(paths, opts=opts), bounds or Bounds(),
                 read_committed=opts.read_committed, split_size=opts.split_size if split else None)  # fmt: skip
+
+
+def record_slices(paths: list[Path], opts: Options, request: Request) -> list[SegmentSlice]:
+    """The input partitions of a records read: each partition's offsets resolved from
+    Spark's options (Request.ranges: where it starts and where it ends when the read
+    starts, whatever is appended while it runs), cut as Spark cuts them for minPartitions
+    and maxRecordsPerPartition, then into slices of at most split_size bytes."""
+    wanted = [p for p in partitions_of(paths, opts=opts) if request.wants(p)]
+    ranges = request.ranges(wanted, on_corrupt_fail=opts.on_corrupt == "fail")
+    aborted: dict[tuple[str, int], list] = {}
+    slices = []
+    for r in divided(ranges, request.min_partitions, request.max_records_per_partition):
+        if r.size <= 0:
+            continue
+        if opts.read_committed and r.key not in aborted:
+            aborted[r.key] = AbortFilter(r.partition).ranges()
+        bounds = Bounds(first=r.start, last=r.end - 1, since=request.since)
+        slices += partition_slices(r.partition, bounds, aborted.get(r.key, ()),
+                                   opts.split_size or None)  # fmt: skip
+    return slices
 
 
 def _problems(found: list, s: SegmentSlice, opts: Options) -> None:
@@ -122,17 +154,17 @@ def records(s: SegmentSlice, opts: Options):
             t = t.filter(pc.and_(pc.not_equal(t["timestamp_type"], -1),
                                  pc.greater_equal(t["timestamp"], s.since)))  # fmt: skip
         if t.num_rows:
-            yield from _record_rows(t, s)
+            yield from _record_rows(t, s, opts.include_headers)
 
 
-def _record_rows(t: pa.Table, s: SegmentSlice):
+def _record_rows(t: pa.Table, s: SegmentSlice, include_headers: bool):
     where = _where(s, t.num_rows)
     ts_type = t["timestamp_type"].cast(pa.int32())
     yield from _rows({
         "key": t["key"], "value": t["value"], "topic": where["topic"],
         "partition": where["partition"], "offset": t["offset"],
         "timestamp": _timestamps(t["timestamp"], ts_type), "timestampType": ts_type,
-        "headers": t["headers"],
+        **({"headers": t["headers"]} if include_headers else {}),
         **{name: t[name] for name in (
             "base_offset", "magic", "compression", "producer_id", "producer_epoch",
             "base_sequence", "is_transactional", "is_control", "partition_leader_epoch")},

@@ -27,7 +27,7 @@ from pyspark.sql.datasource import InputPartition
 
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 from kafkacodec.log.check import check_segment
-from kafkacodec.log.partition import AbortFilter, Partition
+from kafkacodec.log.partition import AbortFilter, Partition, open_transactions
 from kafkacodec.log.segment import Segment
 from kafkacodec.records import columnar
 from kafkacodec.records.batches import bit_field
@@ -140,11 +140,45 @@ def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
             aborted, stable = txns.ranges(), None if below_lso else txns.stable_end()
             if stable is not None and (mine.last is None or mine.last >= stable):
                 mine = replace(mine, last=stable - 1)
-        slices += _partition_slices(p, mine, aborted, split_size)
+        slices += partition_slices(p, mine, aborted, split_size)
     return slices
 
 
-def _partition_slices(p: Partition, bounds: Bounds, aborted: Sequence[tuple[int, int, int]],
+def complete_end(
+    p: Partition,
+    *,
+    read_committed: bool = False,
+    on_corrupt_fail: bool = True,
+    start: int | None = None,
+) -> int:
+    """The offset after a partition's last complete batch, now (a batch the broker is still
+    writing is left out); with read_committed the last stable offset, when a transaction
+    from start (default: the log start offset) on has no marker yet. This is where a read
+    that began now ends (Spark's latest), whatever the broker appends while it runs."""
+    if not p.segments:
+        return 0
+    seg = p.segments[-1]
+    # from the last .index entry when it names a batch of the log (Segment.entry_holds,
+    # as planning checks entries), else from the segment's start
+    last = seg.offset_index.last_entry()
+    begin = last.position if last.position and seg.entry_holds(last) else 0
+    walk = columnar.walk_batches(
+        seg.data, verify_crc=False, source=str(seg.path), start=begin, end=seg.size
+    )
+    if walk.error is not None and on_corrupt_fail:
+        raise walk.error
+    e = walk.entries
+    if not len(e) and walk.position > 0:  # no batch where the index points: walk it all
+        e = columnar.walk_batches(seg.data, verify_crc=False, end=seg.size).entries
+    # After the last batch; an empty segment (just rolled) ends at its base offset.
+    end = int(e["base_offset"][-1] + e["last_offset_delta"][-1]) + 1 if len(e) else seg.base_offset
+    if read_committed:
+        begin_at = p.kafka_log_start_offset() if start is None else start
+        end = min(end, min(open_transactions(p, begin_at, end).values(), default=end))
+    return end
+
+
+def partition_slices(p: Partition, bounds: Bounds, aborted: Sequence[tuple[int, int, int]],
                       split_size: int | None) -> list[SegmentSlice]:  # fmt: skip
     slices = []
     if not bounds.empty:

@@ -8,11 +8,20 @@ that it is tested without a SparkSession; Spark only calls them. One input parti
 segment, or per split of a segment above split_size; rows cross into Spark as Arrow record
 batches.
 
-Options (all formats):
+The records format takes Spark's own kafka source's options, with their names and
+meanings (request.py): assign, subscribe, subscribePattern, startingOffsets / endingOffsets
+(earliest, latest, or JSON per partition with -2 and -1), startingTimestamp /
+endingTimestamp, startingOffsetsByTimestamp / endingOffsetsByTimestamp,
+startingOffsetsByTimestampStrategy, includeHeaders, failOnDataLoss, minPartitions,
+maxRecordsPerPartition, kafka.isolation.level; and as a stream (stream.py)
+maxOffsetsPerTrigger, minOffsetsPerTrigger, maxTriggerDelay. A broker connection's options
+(kafka.bootstrap.servers, ...) are accepted and named as ignored; an unknown option is an
+error. The batches, problems and offsets formats take which partitions (assign, subscribe,
+subscribePattern, partitions) and isolation.
+
+kafkacodec's own options (all formats):
   verify_crc      true (default) / false
   include_control false (default): control batches (transaction markers) are left out
-  isolation       read_uncommitted (default) / read_committed: records of aborted
-                  transactions are dropped, as a broker's read-committed fetch drops them
   on_corrupt      fail (default): a damaged segment stops the job, naming file and byte;
                   skip: what cannot be read is left out (a batch that does not decode, or
                   the rest of a segment after damage that stops the walk), with a warning;
@@ -30,15 +39,16 @@ Options (all formats):
                   directory) whose remote segments join the local partitions load() names,
                   read as Kafka serves them (remote below the local log start). load() also
                   takes a tiered-storage root or partition directly
-
-What to read (the records and batches formats; each exact, and answered from the listing,
-the segment names, the .index and the .timeindex, so that what cannot match is never read):
-  topics              comma-separated topic names (default: all)
   partitions          comma-separated partition numbers (default: all)
-  starting_offset     the first offset read (inclusive)
-  ending_offset       the offset where reading stops (exclusive, as in Spark's kafka source)
+  starting_offset     the first offset read, in every partition (inclusive)
+  ending_offset       the offset where reading stops, in every partition (exclusive)
   starting_timestamp  only records with a timestamp at or after it (ms since the epoch;
-                      magic 0 records, which have none, are left out)
+                      magic 0 records, which have none, are left out): a filter, where
+                      Spark's startingTimestamp says where reading starts
+  topics, isolation   Spark's subscribe and kafka.isolation.level, by their earlier names
+
+What is read is answered from the listing, the segment names, the .index and the
+.timeindex, so that what cannot match is never read.
 
 Spark's own filters are not pushed down: PySpark keeps the read plan of the first query
 that pushed filters on a DataFrame and reuses it for later queries on that DataFrame that
@@ -53,9 +63,18 @@ from pyspark.sql.datasource import DataSource, DataSourceReader
 from .meter import OPTION as METER
 from .meter import measured
 from .offsets import OFFSETS_SCHEMA, offset_commits
-from .options import Options, bounds_of, input_paths
-from .read import BATCHES_SCHEMA, RECORDS_SCHEMA, batches, problems, records, segment_slices
-from .scan import PROBLEMS_SCHEMA, Bounds, SegmentSlice
+from .options import Options, input_paths, partitions_of
+from .read import (
+    BATCHES_SCHEMA,
+    RECORDS_SCHEMA,
+    batches,
+    problems,
+    record_slices,
+    records,
+    records_schema,
+)
+from .request import Request
+from .scan import PROBLEMS_SCHEMA, Bounds, SegmentSlice, plan
 from .stream import RecordsStreamReader
 
 
@@ -72,25 +91,29 @@ def _slices(read):
 
 
 class _Reader(DataSourceReader):
-    offsets = False  # whether offset and timestamp options apply (the records format)
     split = True
 
     def __init__(self, options: dict):
+        self.request = Request.parse(options)
         self.opts = Options.parse(options)
         self.paths = input_paths(options)
         self.meter = options.get(METER)
-        bounds = bounds_of(options)
-        if not self.offsets:  # a batch is a batch: only topics and partitions narrow it
-            bounds = Bounds(topics=bounds.topics, partitions=bounds.partitions)
-        self.bounds = bounds
+
+    def wanted(self):
+        return [p for p in partitions_of(self.paths, opts=self.opts) if self.request.wants(p)]
 
     def partitions(self):
-        return segment_slices(self.paths, self.opts, self.bounds, split=self.split)
+        """A slice per segment (or split of one) of the partitions the options take: a
+        batch is a batch, only which partitions narrows it."""
+        return plan(self.wanted(), Bounds(), read_committed=self.opts.read_committed,
+                    split_size=self.opts.split_size if self.split else None)  # fmt: skip
 
 
 class RecordsReader(_Reader):
-    offsets = True
     read = _slices(records)
+
+    def partitions(self):
+        return record_slices(self.paths, self.opts, self.request)
 
 
 class BatchesReader(_Reader):
@@ -100,11 +123,8 @@ class BatchesReader(_Reader):
 class OffsetsReader(_Reader):
     read = _slices(offset_commits)
 
-    def __init__(self, options: dict):
-        super().__init__(options)
-        self.bounds = Bounds(
-            topics=frozenset({"__consumer_offsets"}), partitions=self.bounds.partitions
-        )
+    def wanted(self):
+        return [p for p in super().wanted() if p.topic == "__consumer_offsets"]
 
 
 class ProblemsReader(_Reader):
@@ -135,6 +155,9 @@ class RecordsDataSource(_Format):
     (spark.readStream, see stream.py)."""
 
     FORMAT, SCHEMA, READER = "kafkacodec", RECORDS_SCHEMA, RecordsReader
+
+    def schema(self):
+        return records_schema(Options.parse(self.options).include_headers)
 
     def streamReader(self, schema):
         return RecordsStreamReader(self.options)

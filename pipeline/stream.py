@@ -15,43 +15,73 @@ nor repeats a record. Each micro-batch:
 - reads [start, end) of each partition through the same slices as a batch query (the
   .index finds where to start; rows outside the range are cut exactly).
 
-Options, besides the batch ones (verify_crc, include_control, isolation, on_corrupt,
-split_size):
-  starting_offsets        earliest (default), latest, or JSON as Spark's kafka source
-                          takes it: {"orders": {"0": 1200, "1": -2}} (-2 earliest, -1
-                          latest; partitions not named start at earliest)
-  max_offsets_per_trigger at most this many offsets per micro-batch, shared across
-                          partitions in proportion to what each has waiting
-  fail_on_data_loss       true (default): a start offset that retention has already
+Options: Spark's kafka source's (request.py), with its names and meanings:
+  startingOffsets         latest (default, as in Spark), earliest, or JSON naming every
+                          partition read: {"orders": {"0": 1200, "1": -2}} (-2 earliest,
+                          -1 latest); or startingTimestamp, startingOffsetsByTimestamp
+                          (with startingOffsetsByTimestampStrategy). Only a query's first
+                          run reads it; a restart goes on from its checkpoint. Partitions
+                          that appear later are read from their start
+  maxOffsetsPerTrigger    at most this many offsets per micro-batch, shared in proportion
+                          to what each partition has waiting (Spark's rateLimit)
+  minOffsetsPerTrigger    wait for at least this many offsets, or maxTriggerDelay (15m by
+                          default) since the last micro-batch
+  failOnDataLoss          true (default): a start offset that retention has already
                           deleted stops the query; false: warn and go on from the
                           partition's first offset
+  includeHeaders, kafka.isolation.level, subscribe, subscribePattern, assign, and
+  kafkacodec's verify_crc, include_control, on_corrupt, split_size, as a batch read takes
+  them
+
+Trigger.AvailableNow (PySpark 4.2 on, SupportsTriggerAvailableNow): the query reads what
+every partition holds when it starts, in micro-batches of maxOffsetsPerTrigger, and stops;
+what is appended meanwhile waits for the next run. Older PySparks have no such interface
+and run an availableNow query as one micro-batch of everything there, ignoring the cap.
 """
 
 from __future__ import annotations
 
-import json
+import math
+import time
 import warnings
 
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
-from kafkacodec.log.partition import Partition, open_transactions
-from kafkacodec.records import columnar
-from kafkacodec.records.batches import bit_field
+from kafkacodec.log.partition import Partition
 from kafkacodec.storage import is_remote
 
-from .options import Options, flag, input_paths, partitions_of
+from .options import Options, input_paths, partitions_of
 from .read import records
-from .scan import Bounds, PipelineError, SegmentSlice, plan
+from .request import Ends, Request
+from .scan import Bounds, PipelineError, SegmentSlice, complete_end, plan
 
-EARLIEST, LATEST = -2, -1
+try:  # PySpark 4.2 on
+    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+except ImportError:  # pragma: no cover - older PySparks run availableNow as one batch
+    SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
+
+#: Spark's default maxTriggerDelay (KafkaSourceProvider.DEFAULT_MAX_TRIGGER_DELAY)
+DEFAULT_MAX_TRIGGER_DELAY = "15m"
+_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
 
 
-class RecordsStreamReader(DataSourceStreamReader):
+def _duration_ms(raw: str) -> int:
+    """A time string as Spark's Utils.timeStringAsMs reads it: 500ms, 30s, 15m, 1h, 2d (a
+    bare number is milliseconds)."""
+    text = raw.strip().lower()
+    digits = len(text) - len(text.lstrip("0123456789"))
+    unit = text[digits:].strip() or "ms"
+    if not digits or unit not in _UNITS:
+        raise PipelineError(f"option maxTriggerDelay: a duration such as 30s or 15m, got {raw!r}")
+    return int(text[:digits]) * _UNITS[unit]
+
+
+class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
     """The kafkacodec format as a stream (one row per record, RECORDS_SCHEMA)."""
 
     def __init__(self, options: dict):
+        self.request = Request.parse(options, stream=True)
         self.opts = Options.parse(options)
         self.paths = input_paths(options)
         remote = [str(p) for p in self.paths if is_remote(p)]
@@ -59,34 +89,45 @@ class RecordsStreamReader(DataSourceStreamReader):
             raise PipelineError(f"{remote[0]}: a stream tails log directories as brokers append "
                                 "to them; an object store's segments do not grow: read it with "
                                 "spark.read (a batch query)")  # fmt: skip
-        self.starting = str(options.get("starting_offsets", "earliest")).strip()
-        self.fail_on_data_loss = flag(options, "fail_on_data_loss", True)
-        raw = options.get("max_offsets_per_trigger")
-        try:
-            self.max_offsets = None if raw is None else int(raw)
-        except ValueError:
-            self.max_offsets = 0
-        if self.max_offsets is not None and self.max_offsets <= 0:
-            raise PipelineError(f"option max_offsets_per_trigger: a count > 0, got {raw!r}")
-        self.wanted = self._starting_offsets()
+        lower = {k.lower(): v for k, v in options.items()}
+        self.max_offsets = self._count(lower, "maxoffsetspertrigger", "max_offsets_per_trigger")
+        self.min_offsets = self._count(lower, "minoffsetspertrigger")
+        if (
+            self.min_offsets is not None
+            and self.max_offsets is not None
+            and self.min_offsets > self.max_offsets
+        ):
+            raise PipelineError(f"The value of minOffsetPerTrigger({self.min_offsets}) is higher "
+                                f"than the maxOffsetsPerTrigger({self.max_offsets}).")  # fmt: skip
+        self.max_delay_ms = _duration_ms(
+            str(lower.get("maxtriggerdelay", DEFAULT_MAX_TRIGGER_DELAY))
+        )
+        self.last_trigger_ms = 0.0
+        #: Trigger.AvailableNow: the ends every partition had when the query started
+        self.available_now = False
+        self.target: dict | None = None
 
-    def _starting_offsets(self) -> dict[str, int] | None:
-        if self.starting.lower() in ("earliest", "latest"):
-            return None
-        try:
-            doc = json.loads(self.starting)
-            return {f"{topic}-{int(part)}": int(offset)
-                    for topic, parts in doc.items() for part, offset in parts.items()}  # fmt: skip
-        except (ValueError, AttributeError, TypeError):
-            raise PipelineError(
-                "option starting_offsets: earliest, latest, or JSON such as "
-                f'{{"orders": {{"0": 1200}}}}, got {self.starting!r}'
-            ) from None
+    @staticmethod
+    def _count(options: dict, *names: str) -> int | None:
+        for name in names:
+            raw = options.get(name)
+            if raw is None:
+                continue
+            try:
+                value = int(str(raw).strip())
+            except ValueError:
+                value = 0
+            if value <= 0:
+                raise PipelineError(f"option {name}: a count > 0, got {raw!r}")
+            return value
+        return None
 
     # -- the partitions and their ends
     def _partitions(self) -> dict[str, Partition]:
         found: dict[str, Partition] = {}
         for p in partitions_of(self.paths, empty_ok=True):
+            if not self.request.wants(p):
+                continue
             key = p.path.name
             if key in found:
                 raise PipelineError(f"{key} is in two log directories: {found[key].path}, {p.path}")
@@ -98,58 +139,69 @@ class RecordsStreamReader(DataSourceStreamReader):
         offset, when a transaction from start on has no marker yet)."""
         if not p.segments:
             return start
-        seg = p.segments[-1]
-        # from the last .index entry when it names a batch of the log (Segment.entry_holds,
-        # as the batch source checks entries), else from the segment's start
-        last = seg.offset_index.last_entry()
-        begin = last.position if last.position and seg.entry_holds(last) else 0
-        walk = columnar.walk_batches(seg.data, verify_crc=False, source=str(seg.path), start=begin, end=seg.size)
-        if walk.error is not None and self.opts.on_corrupt == "fail":
-            raise walk.error
-        e = walk.entries
-        if not len(e) and walk.position > 0:  # no batch where the index points: walk it all
-            e = columnar.walk_batches(seg.data, verify_crc=False, end=seg.size).entries
-        # After the last batch; an empty segment (just rolled) ends at its base offset.
-        end = (
-            int(e["base_offset"][-1] + e["last_offset_delta"][-1]) + 1
-            if len(e)
-            else seg.base_offset
-        )
-        if self.opts.read_committed:
-            end = min(end, self._stable_end(p, start, end))
-        return end
-
-    def _stable_end(self, p: Partition, start: int, end: int) -> int:
-        """The first offset of the earliest transaction in [start, end) still open at end."""
-        return min(open_transactions(p, start, end).values(), default=end)
+        return complete_end(p, read_committed=self.opts.read_committed,
+                            on_corrupt_fail=self.opts.on_corrupt == "fail", start=start)  # fmt: skip
 
     # -- DataSourceStreamReader
     def initialOffset(self) -> dict:
+        """Where the query's first run starts (Spark's getOrCreateInitialPartitionOffsets):
+        startingOffsets resolved as a batch read resolves them."""
         parts = self._partitions()
+        by_key = {(p.topic, p.partition): name for name, p in parts.items()}
+        mine = self.request.assigned(list(parts.values()))
         offsets = {}
-        for key, p in parts.items():
-            first = p.kafka_log_start_offset()
-            wanted = EARLIEST if self.wanted is None else self.wanted.get(key, EARLIEST)
-            if self.wanted is None and self.starting.lower() == "latest":
-                wanted = LATEST
-            if wanted == LATEST:
-                offsets[key] = self._end(p, first)
-            else:
-                offsets[key] = first if wanted == EARLIEST else wanted
+        for key, p in mine.items():
+            ends = Ends(p, self.opts.read_committed, self.opts.on_corrupt == "fail")
+            offsets[by_key[key]] = self.request.resolve(
+                self.request.starting, key, ends, starting=True
+            )
         return offsets
 
     def getDefaultReadLimit(self):
         return ReadAllAvailable() if self.max_offsets is None else ReadMaxRows(self.max_offsets)
 
-    def latestOffset(self, start: dict, limit) -> dict:
-        starts, ends = dict(start), dict(start)  # a partition that went away keeps its offset
+    def prepareForTriggerAvailableNow(self) -> None:
+        """Trigger.AvailableNow: read up to what is there now, then stop (the ends are
+        taken at the first latestOffset, as Spark's KafkaMicroBatchStream takes them)."""
+        self.available_now = True
+
+    def _latest(self, start: dict) -> dict:
+        ends = dict(start)  # a partition that went away keeps its offset
         for key, p in self._partitions().items():
             first = p.kafka_log_start_offset()
-            s = starts.setdefault(key, first)  # a new partition: from its start
+            s = start.get(key, first)  # a new partition: from its start
             ends[key] = max(s, self._end(p, max(s, first)))
-        if isinstance(limit, ReadMaxRows):
-            ends = _capped(starts, ends, limit.max_rows)
         return ends
+
+    def latestOffset(self, start: dict, limit) -> dict:
+        if self.available_now:
+            if self.target is None:
+                self.target = self._latest(start)
+            latest = {k: max(v, start.get(k, v)) for k, v in self.target.items()}
+        else:
+            latest = self._latest(start)
+        starts = {k: start.get(k, self._first(k)) for k in latest}
+        if self.min_offsets is not None and not self.available_now and self._delay(starts, latest):
+            return dict(start)
+        if isinstance(limit, ReadMaxRows):
+            return _capped(starts, latest, limit.max_rows)
+        return latest
+
+    def _first(self, key: str) -> int:
+        p = self._partitions().get(key)
+        return p.kafka_log_start_offset() if p is not None else 0
+
+    def _delay(self, starts: dict, latest: dict) -> bool:
+        """minOffsetsPerTrigger: whether to wait for more (Spark's delayBatch): not once
+        maxTriggerDelay has passed since the last micro-batch."""
+        now = time.monotonic() * 1000
+        if now - self.last_trigger_ms >= self.max_delay_ms:
+            self.last_trigger_ms = now
+            return False
+        if sum(latest[k] - starts[k] for k in latest) < self.min_offsets:
+            return True
+        self.last_trigger_ms = now
+        return False
 
     def partitions(self, start: dict, end: dict) -> list[SegmentSlice]:
         parts = self._partitions()
@@ -162,8 +214,8 @@ class RecordsStreamReader(DataSourceStreamReader):
             s = start.get(key, first)
             if s < first and stop > s:
                 lost = f"{p.path}: offsets {s} to {first - 1} were deleted before they were read"
-                if self.fail_on_data_loss:
-                    raise PipelineError(f"{lost} (option fail_on_data_loss=false goes on)")
+                if self.request.fail_on_data_loss:
+                    raise PipelineError(f"{lost} (option failOnDataLoss=false goes on)")
                 warnings.warn(lost, stacklevel=2)
                 s = first
             if stop > s:
@@ -181,18 +233,16 @@ class RecordsStreamReader(DataSourceStreamReader):
 
 
 def _capped(start: dict, ends: dict, most: int) -> dict:
-    """ends moved back so that at most `most` offsets are read, shared in proportion to
-    what each partition has waiting (each gets at least one while any is left)."""
-    waiting = {k: ends[k] - start[k] for k in ends}
-    total = sum(w for w in waiting.values() if w > 0)
-    if total <= most:
+    """ends moved back so that at most about `most` offsets are read, shared in proportion
+    to what each partition has waiting, as Spark's KafkaMicroBatchStream.rateLimit shares
+    them: a partition's share rounded down, or up when below one (no partition starves)."""
+    sizes = {k: ends[k] - start[k] for k in ends if ends[k] - start[k] > 0}
+    total = float(sum(sizes.values()))
+    if total < 1:
         return ends
     out = dict(ends)
-    budget = most
-    for k, w in sorted(waiting.items(), key=lambda kv: kv[1]):
-        if w <= 0:
-            continue
-        share = min(w, max(1, most * w // total), budget)
-        out[k] = start[k] + share
-        budget -= share
+    for k, size in sizes.items():
+        prorate = most * (size / total)
+        share = math.ceil(prorate) if prorate < 1 else math.floor(prorate)
+        out[k] = min(ends[k], start[k] + share)
     return out

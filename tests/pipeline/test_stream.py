@@ -70,7 +70,7 @@ def micro_batch(reader, start, limit=None):
 def test_tails_a_growing_partition_without_loss_or_repeat(tmp_path):
     log = Log(tmp_path)
     written = log.append() + log.append()
-    reader = RecordsStreamReader({"path": str(tmp_path)})
+    reader = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path)})
     start = reader.initialOffset()
     assert start == {"events-0": 0}
     seen = []
@@ -88,7 +88,7 @@ def test_tails_a_growing_partition_without_loss_or_repeat(tmp_path):
 def test_a_batch_being_written_waits_for_its_last_byte(tmp_path):
     log = Log(tmp_path)
     first = log.append()
-    reader = RecordsStreamReader({"path": str(tmp_path)})
+    reader = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path)})
     start = reader.initialOffset()
     seg = next((tmp_path / "events-0").glob("*.log"))
     whole = build_batch([Record(None, T0, b"k", b"late")], base_offset=log.writer.next_offset)
@@ -104,7 +104,7 @@ def test_a_batch_being_written_waits_for_its_last_byte(tmp_path):
 
 def test_new_partitions_are_read_from_their_start(tmp_path):
     Log(tmp_path, "a-0").append()
-    reader = RecordsStreamReader({"path": str(tmp_path)})
+    reader = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path)})
     start, rows = micro_batch(reader, reader.initialOffset())
     assert {r[0] for r in rows} == {"a"}
     later = Log(tmp_path, "b-3")
@@ -116,11 +116,11 @@ def test_new_partitions_are_read_from_their_start(tmp_path):
 def test_restart_from_a_checkpointed_offset(tmp_path):
     log = Log(tmp_path)
     written = log.append() + log.append()
-    first = RecordsStreamReader({"path": str(tmp_path)})
+    first = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path)})
     end, rows = micro_batch(first, first.initialOffset())
     checkpoint = json.loads(json.dumps(end))  # what Spark keeps
     written += log.append()
-    again = RecordsStreamReader({"path": str(tmp_path)})  # a new query process
+    again = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path)})  # a new query process
     _, more = micro_batch(again, checkpoint)
     assert [r[2] for r in rows + more] == written
 
@@ -134,8 +134,10 @@ def test_starting_offsets(tmp_path):
     given = RecordsStreamReader({"path": str(tmp_path), "starting_offsets": spec})
     _, rows = micro_batch(given, given.initialOffset())
     assert [r[2] for r in rows] == written[5:]
-    with pytest.raises(PipelineError, match="starting_offsets"):
+    with pytest.raises(PipelineError, match="startingOffsets"):
         RecordsStreamReader({"path": str(tmp_path), "starting_offsets": "yesterday"})
+    # Spark's default for a stream: latest
+    assert RecordsStreamReader({"path": str(tmp_path)}).initialOffset() == {"events-0": written[-1] + 1}
 
 
 def test_max_offsets_per_trigger(tmp_path):
@@ -143,7 +145,7 @@ def test_max_offsets_per_trigger(tmp_path):
     for _ in range(6):
         a.append()
     b.append()
-    reader = RecordsStreamReader({"path": str(tmp_path), "max_offsets_per_trigger": "14"})
+    reader = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path), "max_offsets_per_trigger": "14"})
     limit = reader.getDefaultReadLimit()
     assert isinstance(limit, ReadMaxRows) and limit.max_rows == 14
     start, seen, sizes = reader.initialOffset(), [], []
@@ -161,7 +163,7 @@ def test_read_committed_stops_at_an_open_transaction(tmp_path):
     before = log.append()
     txn = log.append(producer_id=7, producer_epoch=0, is_transactional=True, base_sequence=0)
     after = log.append()  # not transactional, but after the open transaction
-    reader = RecordsStreamReader({"path": str(tmp_path), "isolation": "read_committed"})
+    reader = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path), "isolation": "read_committed"})
     start, rows = micro_batch(reader, reader.initialOffset())
     assert [r[2] for r in rows] == before and start == {"events-0": txn[0]}
     log.marker(True, producer_id=7)
@@ -173,14 +175,14 @@ def test_data_deleted_before_it_was_read(tmp_path):
     log = Log(tmp_path, segment_bytes=2 << 10)
     for _ in range(10):
         log.append()
-    reader = RecordsStreamReader({"path": str(tmp_path)})
+    reader = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path)})
     start = reader.initialOffset()
     first = sorted((tmp_path / "events-0").glob("*.log"))[0]
     for suffix in (".log", ".index", ".timeindex"):
         first.with_suffix(suffix).unlink(missing_ok=True)  # retention
     with pytest.raises(PipelineError, match="deleted before they were read"):
         micro_batch(reader, start)
-    lenient = RecordsStreamReader({"path": str(tmp_path), "fail_on_data_loss": "false"})
+    lenient = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path), "fail_on_data_loss": "false"})
     with pytest.warns(UserWarning, match="deleted"):
         _, rows = micro_batch(lenient, start)
     assert rows and rows[0][2] > 0
@@ -201,7 +203,8 @@ def test_a_streaming_query_restarts_from_its_checkpoint(tmp_path):
 
         def run():
             q = (
-                spark.readStream.format("kafkacodec").load(str(tmp_path / "logs"))
+                spark.readStream.format("kafkacodec").option("startingOffsets", "earliest")
+                .load(str(tmp_path / "logs"))
                 .select("topic", "partition", "offset", "value")
                 .writeStream.format("parquet").option("path", str(tmp_path / "sink"))
                 .option("checkpointLocation", str(tmp_path / "checkpoint"))
@@ -231,7 +234,7 @@ def test_any_schedule_of_appends_and_triggers_reads_each_record_once(tmp_path_fa
     half = {}  # partition -> the rest of a batch written half-way
     committed = data.draw(st.booleans())
     options = {
-        "path": str(root),
+        "path": str(root), "startingOffsets": "earliest",
         "isolation": "read_committed" if committed else "read_uncommitted",
     }
     reader = RecordsStreamReader(options)
@@ -304,7 +307,7 @@ def test_a_wrong_last_index_entry_is_not_trusted(tmp_path, damage):
     position = size + 4096 if damage == "past the end" else int.from_bytes(raw[-4:], "big") + 7
     raw[-4:] = position.to_bytes(4, "big")
     index.write_bytes(bytes(raw))
-    reader = RecordsStreamReader({"path": str(tmp_path)})
+    reader = RecordsStreamReader({"startingOffsets": "earliest", "path": str(tmp_path)})
     end, rows = micro_batch(reader, reader.initialOffset())
     assert end == {"events-0": offsets[-1] + 1}
     assert [r[2] for r in rows] == offsets

@@ -1,0 +1,150 @@
+"""Spark's kafka source options on log directories (kafkacodec.pipeline.request): names and
+meanings as KafkaSourceProvider and KafkaOffsetReaderAdmin give them. The same options are
+compared with Spark's own source on a live broker in tests/kafka/test_kafka_spark.py; here
+their resolution is checked against the log layer's answers, without Spark."""
+
+import json
+
+import pyarrow as pa
+import pytest
+
+pytest.importorskip("pyspark")
+
+from kafkacodec.log.partition import LogDirs  # noqa: E402
+from kafkacodec.pipeline.request import Range, Request, divided  # noqa: E402
+from kafkacodec.pipeline.scan import PipelineError  # noqa: E402
+from kafkacodec.pipeline.source import RecordsReader  # noqa: E402
+from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
+
+pytestmark = [pytest.mark.spark]
+
+
+@pytest.fixture(scope="module")
+def logdirs(tmp_path_factory):
+    return write_sample_log_dirs(
+        tmp_path_factory.mktemp("logdirs") / "kafka", batches=60, segment_bytes=16 << 10
+    )
+
+
+def read(logdirs, **options) -> list[tuple[str, int, int]]:
+    reader = RecordsReader({"path": str(logdirs), **options})
+    got = [b for s in reader.partitions() for b in reader.read(s)]
+    if not got:
+        return []
+    t = pa.Table.from_batches(got)
+    return sorted(zip(t["topic"].to_pylist(), t["partition"].to_pylist(), t["offset"].to_pylist()))
+
+
+def partitions(logdirs):
+    return {(p.topic, p.partition): p for p in LogDirs(logdirs).partitions}
+
+
+def everything(logdirs):
+    return read(logdirs)
+
+
+def test_subscribe_pattern_and_assign_take_the_partitions_they_name(logdirs):
+    every = everything(logdirs)
+    assert read(logdirs, subscribe="orders") == [r for r in every if r[0] == "orders"]
+    assert read(logdirs, topics="orders") == read(logdirs, subscribe="orders")  # the earlier name
+    assert read(logdirs, subscribePattern="ord.*|cl.cks") == [r for r in every if r[0] in ("orders", "clicks")]
+    assert read(logdirs, subscribePattern="rders") == []  # the whole name must match, as in Java
+    assign = json.dumps({"orders": [1], "clicks": [0]})
+    assert read(logdirs, assign=assign) == [r for r in every if r[:2] in (("orders", 1), ("clicks", 0))]
+    with pytest.raises(PipelineError, match="Only one of"):
+        read(logdirs, subscribe="orders", assign=assign)
+    with pytest.raises(PipelineError, match="no partition directory for orders-9"):
+        read(logdirs, assign=json.dumps({"orders": [9]}))
+
+
+def test_offsets_per_partition_as_spark_reads_them(logdirs):
+    parts = partitions(logdirs)
+    orders = sorted(k for k in parts if k[0] == "orders")
+    every = [r for r in everything(logdirs) if r[0] == "orders"]
+    (a, b) = orders
+    first_b = parts[b].kafka_log_start_offset()
+    start = {"orders": {str(a[1]): 10, str(b[1]): -2}}
+    end = {"orders": {str(a[1]): 30, str(b[1]): -1}}
+    got = read(logdirs, subscribe="orders", startingOffsets=json.dumps(start), endingOffsets=json.dumps(end))
+    assert got == [r for r in every if (r[:2] == a and 10 <= r[2] < 30) or (r[:2] == b and r[2] >= first_b)]
+    # JSON must name every partition read (Spark's startOffsetDoesNotMatchAssigned)
+    with pytest.raises(PipelineError, match="must name every partition"):
+        read(logdirs, subscribe="orders", startingOffsets=json.dumps({"orders": {str(a[1]): 10}}))
+    with pytest.raises(PipelineError, match="can't be latest for batch"):
+        read(logdirs, subscribe="orders", startingOffsets="latest")
+    with pytest.raises(PipelineError, match="can't be earliest for batch"):
+        read(logdirs, subscribe="orders", endingOffsets="earliest")
+    with pytest.raises(PipelineError, match="greater than the end offset"):
+        read(logdirs, assign=json.dumps({"orders": [a[1]]}),
+             startingOffsets=json.dumps({"orders": {str(a[1]): 30}}),
+             endingOffsets=json.dumps({"orders": {str(a[1]): 10}}))  # fmt: skip
+
+
+def test_an_end_past_the_log_is_data_loss_unless_failOnDataLoss_is_false(logdirs):
+    parts = partitions(logdirs)
+    key = next(k for k in parts if k[0] == "orders")
+    end = parts[key].log_end_offset
+    spec = json.dumps({"orders": {str(key[1]): end + 100}})
+    with pytest.raises(PipelineError, match="past the end of the log"):
+        read(logdirs, assign=json.dumps({"orders": [key[1]]}), endingOffsets=spec)
+    with pytest.warns(UserWarning, match="failOnDataLoss=false"):
+        got = read(logdirs, assign=json.dumps({"orders": [key[1]]}), endingOffsets=spec, failOnDataLoss="false")
+    assert got == [r for r in everything(logdirs) if r[:2] == key]
+
+
+def test_timestamps_start_where_kafka_lists_them(logdirs):
+    """startingTimestamp is where reading starts (Kafka's ListOffsets by timestamp, each
+    partition), not a filter: later records with smaller timestamps are read too."""
+    parts = partitions(logdirs)
+    key = next(k for k in parts if k[0] == "orders")
+    p = parts[key]
+    middle = p.list_offsets(-1).offset // 2
+    stamp = next(r.timestamp for _s, _b, r in p.read(middle) if r.offset >= middle)
+    answer = p.list_offsets(stamp).offset
+    got = read(logdirs, assign=json.dumps({"orders": [key[1]]}), startingTimestamp=str(stamp))
+    assert [r[2] for r in got] == [o for t, n, o in everything(logdirs) if (t, n) == key and o >= answer]
+    by = json.dumps({"orders": {str(key[1]): stamp}})
+    assert read(logdirs, assign=json.dumps({"orders": [key[1]]}), startingOffsetsByTimestamp=by) == got
+    ended = read(logdirs, assign=json.dumps({"orders": [key[1]]}), endingTimestamp=str(stamp))
+    assert [r[2] for r in ended] == [o for t, n, o in everything(logdirs) if (t, n) == key and o < answer]
+    late = str(4_102_444_800_000)  # 2100: no record
+    with pytest.raises(PipelineError, match="No offset matched"):
+        read(logdirs, subscribe="orders", startingTimestamp=late)
+    assert read(logdirs, subscribe="orders", startingTimestamp=late, startingOffsetsByTimestampStrategy="latest") == []
+
+
+def test_option_names(logdirs, caplog):
+    with pytest.raises(PipelineError, match="unknown option 'startingoffset'"):
+        read(logdirs, startingOffset="earliest")
+    with pytest.raises(PipelineError, match="not supported"):
+        read(logdirs, **{"kafka.auto.offset.reset": "earliest"})
+    with pytest.raises(PipelineError, match="given twice"):
+        read(logdirs, topics="orders", subscribe="orders")
+    with caplog.at_level("WARNING", logger="kafkacodec.pipeline"):
+        got = read(logdirs, **{"kafka.bootstrap.servers": "broker:9092", "kafkaConsumer.pollTimeoutMs": "512"})
+    assert got == everything(logdirs)
+    assert "kafka.bootstrap.servers" in caplog.text and "kafkaconsumer.polltimeoutms" in caplog.text
+    # case-insensitive, as Spark's options are
+    assert read(logdirs, SUBSCRIBE="orders") == read(logdirs, subscribe="orders")
+
+
+def _ranges(sizes):
+    return [Range(None, ("t", i), 100 * i, 100 * i + n) for i, n in enumerate(sizes)]
+
+
+def _spans(ranges):
+    return [(r.key[1], r.start - 100 * r.key[1], r.end - 100 * r.key[1]) for r in ranges]
+
+
+def test_input_partitions_are_cut_as_sparks_calculator_cuts_them():
+    """KafkaOffsetRangeCalculator's rules, cases as its suite (KafkaOffsetRangeCalculatorSuite)
+    states them: one per partition unless asked; maxRecordsPerPartition first, then the
+    large ranges in proportion for minPartitions; empty ranges dropped."""
+    assert _spans(divided(_ranges([3, 0, 5]), None, None)) == [(0, 0, 3), (2, 0, 5)]
+    assert _spans(divided(_ranges([4]), 2, None)) == [(0, 0, 2), (0, 2, 4)]
+    assert _spans(divided(_ranges([10]), None, 4)) == [(0, 0, 3), (0, 3, 6), (0, 6, 10)]
+    # 1 and 10 over minPartitions 4: the small one is left whole, the other cut in three
+    assert _spans(divided(_ranges([1, 10]), 4, None)) == [(0, 0, 1), (1, 0, 3), (1, 3, 6), (1, 6, 10)]
+    assert len(divided(_ranges([5, 5]), 2, None)) == 2  # already enough
+    with pytest.raises(PipelineError, match="minPartitions must be positive"):
+        Request.parse({"minPartitions": "0"})
