@@ -15,8 +15,13 @@ KAFKA_VERSIONS := 4.0.0 4.4.0
 # cannot read 4.4.0's metadata, whose feature levels it does not know): tests/kafka_broker.py
 # SHELL_VERSIONS.
 SHELL_VERSIONS := 4.0.0
+# PySpark, and Spark's own Kafka source (spark-sql-kafka-0-10) at its exact version: the tests
+# compare the kafkacodec format with it row for row (tests/kafka/test_kafka_spark.py) and
+# `make bench` times the two. The newest release whose connector Maven Central serves (4.3.0
+# is on PyPI, its connector is not).
+SPARK_VERSION := 4.2.0
 HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt harness/target/tiered-$(v).txt) \
-	$(foreach v,$(SHELL_VERSIONS),harness/target/shell-$(v).txt)
+	$(foreach v,$(SHELL_VERSIONS),harness/target/shell-$(v).txt) harness/target/spark-kafka-$(SPARK_VERSION).txt
 
 $(STAMP): pyproject.toml
 	@# the native extension's CRC-32 of legacy messages: Intel ISA-L's (Debian's libisal-dev;
@@ -36,7 +41,7 @@ $(STAMP): pyproject.toml
 	@command -v openssl >/dev/null || (apt-get update -q && apt-get install -y -q openssl)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,bench,pipeline]'
+	$(PY) -m pip install --quiet -e '.[dev,bench,pipeline]' 'pyspark==$(SPARK_VERSION)'
 	cd tests/ksc && npm install --silent --no-audit --no-fund
 	touch $(STAMP)
 
@@ -57,6 +62,12 @@ harness/target/shell-%.txt: harness/shell/pom.xml
 	mkdir -p harness/target
 	mvn -q -B -f harness/shell/pom.xml dependency:build-classpath -Dshell.version=$* \
 		-Dmdep.outputFile=$(CURDIR)/harness/target/shell-$*.txt
+
+# Spark's Kafka source and what it needs beyond Spark (harness/spark/pom.xml)
+harness/target/spark-kafka-%.txt: harness/spark/pom.xml
+	mkdir -p harness/target
+	mvn -q -B -f harness/spark/pom.xml dependency:build-classpath -Dspark.version=$* \
+		-DincludeScope=runtime -Dmdep.outputFile=$(CURDIR)/harness/target/spark-kafka-$*.txt
 
 harness: $(HARNESS)
 

@@ -164,12 +164,28 @@ def _record_rows(t: pa.Table, s: SegmentSlice, include_headers: bool):
         "key": t["key"], "value": t["value"], "topic": where["topic"],
         "partition": where["partition"], "offset": t["offset"],
         "timestamp": _timestamps(t["timestamp"], ts_type), "timestampType": ts_type,
-        **({"headers": t["headers"]} if include_headers else {}),
+        **({"headers": _spark_headers(t["headers"])} if include_headers else {}),
         **{name: t[name] for name in (
             "base_offset", "magic", "compression", "producer_id", "producer_epoch",
             "base_sequence", "is_transactional", "is_control", "partition_leader_epoch")},
         "segment": where["segment"], "position": t["position"],
     })  # fmt: skip
+
+
+def _spark_headers(headers: pa.ChunkedArray) -> pa.ChunkedArray:
+    """Headers as Spark's kafka source gives them: null for a record with none
+    (KafkaRecordToRowConverter.toInternalRowWithHeaders), not an empty list."""
+    out = []
+    for chunk in headers.chunks:
+        none = pc.equal(pc.list_value_length(chunk), 0)
+        if pc.any(none).as_py():
+            offsets = chunk.offsets  # of this chunk's slice of its values
+            first, last = offsets[0].as_py(), offsets[-1].as_py()
+            chunk = pa.ListArray.from_arrays(pc.subtract(offsets, pa.scalar(first, offsets.type)),
+                                             chunk.values.slice(first, last - first),
+                                             type=chunk.type, mask=none)  # fmt: skip
+        out.append(chunk)
+    return pa.chunked_array(out, headers.type)
 
 
 def batches(s: SegmentSlice, opts: Options):

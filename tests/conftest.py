@@ -29,6 +29,25 @@ def kafka_java_cases(*categories):
     return out
 
 
+def _spark_with_its_kafka_source() -> None:
+    """Every JVM PySpark starts in the tests gets Spark's own Kafka source on its classpath
+    (tests/kafka/test_kafka_spark.py compares the kafkacodec format with it): a pytest worker
+    keeps the first JVM it starts for the modules it runs later, so the jars must be there
+    from the start. Without the harness (`make harness`), those tests say what is missing."""
+    import os
+
+    from kafka_broker import HarnessError, spark_kafka_jars
+
+    try:
+        jars = spark_kafka_jars()
+    except (HarnessError, ImportError):
+        return
+    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--jars {','.join(jars)} pyspark-shell")
+
+
+_spark_with_its_kafka_source()
+
+
 #: The installed console script.
 EXE = Path(sys.executable).with_name("kafkacodec")
 

@@ -32,6 +32,27 @@ HARNESS = ROOT / "harness"
 VERSIONS = ("4.0.0", "4.4.0")
 
 
+#: PySpark's release, and the release of Spark's own Kafka source the tests compare the
+#: kafkacodec format with (Makefile: SPARK_VERSION).
+SPARK_VERSION = "4.2.0"
+
+
+def spark_kafka_jars() -> list[str]:
+    """Spark's Kafka source (spark-sql-kafka-0-10 at PySpark's version) and what it needs
+    beyond PySpark's own jars (harness/target/spark-kafka-VERSION.txt), for spark.jars."""
+    import pyspark
+
+    if pyspark.__version__ != SPARK_VERSION:
+        raise HarnessError(f"PySpark {pyspark.__version__} is installed; Spark's Kafka source is "
+                           f"resolved at {SPARK_VERSION} (the Makefile installs that PySpark)")  # fmt: skip
+    cp = HARNESS / "target" / f"spark-kafka-{SPARK_VERSION}.txt"
+    if not cp.exists():
+        raise HarnessError(f"{cp} is missing: `make harness` resolves Spark's Kafka source")
+    bundled = {re.sub(r"-[0-9][^-]*\.jar$", "", j.name) for j in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    return [j for j in cp.read_text().strip().split(":")
+            if re.sub(r"-[0-9][^-]*\.jar$", "", Path(j).name) not in bundled]  # fmt: skip
+
+
 class HarnessError(RuntimeError):
     """A broker or a tool that did not do what the test needs (its log's tail attached)."""
 

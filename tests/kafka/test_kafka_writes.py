@@ -447,7 +447,8 @@ def test_the_spark_source_reads_what_the_consumer_fetched(written, spark, isolat
     of the records Kafka's consumer fetched with that isolation level, every field."""
     from pyspark.sql import functions as F
 
-    df = spark.read.format("kafkacodec").option("isolation", isolation).load(str(written["logs"]))
+    df = (spark.read.format("kafkacodec").option("isolation", isolation).option("includeHeaders", "true")
+          .load(str(written["logs"])))
     rows = (df.where(F.col("topic").isin(*USER))
             .select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ms"), "timestampType",
                     "key", "value", "headers", "partition_leader_epoch").collect())  # fmt: skip
@@ -456,7 +457,7 @@ def test_the_spark_source_reads_what_the_consumer_fetched(written, spark, isolat
         got[r.topic].append({"partition": r.partition, "offset": r.offset, "timestamp": r.ms,
                              "timestamp_type": ("CreateTime", "LogAppendTime")[r.timestampType],
                              "key": b64(r.key), "value": b64(r.value),
-                             "headers": [[h.key, b64(h.value)] for h in r.headers],
+                             "headers": [[h.key, b64(h.value)] for h in r.headers or []],
                              "leader_epoch": r.partition_leader_epoch})  # fmt: skip
     for topic in USER:
         want = sorted(written["fetched"][(topic, isolation)], key=lambda o: (o["partition"], o["offset"]))

@@ -56,7 +56,8 @@ def rows(table: pa.Table):
     out = []
     for d in table.to_pylist():
         ts = None if d["timestamp"] is None else int(d["timestamp"].timestamp() * 1000 + 0.5)
-        headers = [(h["key"], h["value"]) for h in d["headers"]]
+        assert d["headers"] != []  # no headers: null, as Spark's kafka source gives them
+        headers = [(h["key"], h["value"]) for h in d["headers"] or []]
         out.append((d["topic"], d["partition"], d["offset"], d["key"], d["value"], headers, ts))
     return sorted(out, key=lambda t: (t[0], t[1], t[2]))
 
