@@ -44,6 +44,8 @@ class Options:
     #: Spark's includeHeaders: the headers column is there only when true, as in Spark's
     #: kafka source
     include_headers: bool = False
+    #: Spark's failOnDataLoss: offsets deleted before they were read stop the read
+    fail_on_data_loss: bool = True
 
     @property
     def storage_options(self) -> dict:
@@ -62,7 +64,7 @@ class Options:
             tiered = str(resolve(tiered, dict(storage)))
         return cls(flag(options, "verify_crc", True), flag(options, "include_control", False),
                    isolation(options) == "read_committed", on_corrupt, split, tiered, storage,
-                   flag(options, "includeheaders", False))  # fmt: skip
+                   flag(options, "includeheaders", False), flag(options, "failondataloss", True))  # fmt: skip
 
 
 #: The prefix of the data source options that configure an object store (storage.region,

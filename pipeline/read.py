@@ -12,12 +12,23 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkacodec.log.partition import AbortFilter
+from kafkacodec.log.partition import AbortFilter, Partition
 from kafkacodec.records import columnar
+from kafkacodec.runtime.errors import MissingSegmentError
 
 from .options import Options, partitions_of
-from .request import Request, divided
-from .scan import PROBLEMS_ARROW, Bounds, SegmentSlice, chunks, partition_slices, plan, scan
+from .request import Ends, Request, divided
+from .scan import (
+    PROBLEMS_ARROW,
+    Bounds,
+    Replaced,
+    SegmentSlice,
+    chunks,
+    current,
+    partition_slices,
+    plan,
+    scan,
+)
 
 #: Spark's own `kafka` source columns first (same names and types; headers only with
 #: includeHeaders, as there: KafkaRecordToRowConverter.kafkaSchema), then batch metadata.
@@ -58,20 +69,50 @@ def record_slices(paths: list[Path], opts: Options, request: Request) -> list[Se
     """The input partitions of a records read: each partition's offsets resolved from
     Spark's options (Request.ranges: where it starts and where it ends when the read
     starts, whatever is appended while it runs), cut as Spark cuts them for minPartitions
-    and maxRecordsPerPartition, then into slices of at most split_size bytes."""
+    and maxRecordsPerPartition, then into slices of at most split_size bytes. A segment the
+    broker deletes while this plans is planned again from the partition as it is then."""
     wanted = [p for p in partitions_of(paths, opts=opts) if request.wants(p)]
-    ranges = request.ranges(wanted, on_corrupt_fail=opts.on_corrupt == "fail")
+    request.assigned(wanted)
+    fail = opts.on_corrupt == "fail"
+    ranges = [r for p in wanted for r in _again(p, opts, lambda q: [request.range_of(q, on_corrupt_fail=fail)])]
     aborted: dict[tuple[str, int], list] = {}
     slices = []
     for r in divided(ranges, request.min_partitions, request.max_records_per_partition):
-        if r.size <= 0:
-            continue
-        if opts.read_committed and r.key not in aborted:
-            aborted[r.key] = AbortFilter(r.partition).ranges()
-        bounds = Bounds(first=r.start, last=r.end - 1, since=request.since)
-        slices += partition_slices(r.partition, bounds, aborted.get(r.key, ()),
-                                   opts.split_size or None)  # fmt: skip
+
+        def plan_range(q: Partition, r=r) -> list[SegmentSlice]:
+            start = r.start
+            if q is not r.partition and start < q.kafka_log_start_offset():
+                request.available(q, r.key, start, Ends(q, opts.read_committed, fail))
+                start = q.kafka_log_start_offset()
+            if start >= r.end:
+                return []
+            if opts.read_committed and r.key not in aborted:
+                aborted[r.key] = AbortFilter(q).ranges()
+            bounds = Bounds(first=start, last=r.end - 1, since=request.since)
+            return partition_slices(q, bounds, aborted.get(r.key, ()), opts.split_size or None)
+
+        slices += _again(r.partition, opts, plan_range)
     return slices
+
+
+#: How many times planning starts a partition again when its segments change under it.
+_ATTEMPTS = 5
+
+
+def _again(p: Partition, opts: Options, plan_partition):
+    """plan_partition(p), and again with the partition listed anew while a segment it
+    listed is deleted by the broker as it reads (MissingSegmentError)."""
+    for attempt in range(_ATTEMPTS):
+        try:
+            return plan_partition(p)
+        except MissingSegmentError:
+            if attempt == _ATTEMPTS - 1:
+                raise
+            found = partitions_of([p.path], opts=opts, empty_ok=True)
+            if not found:
+                raise
+            p = found[0]
+    raise AssertionError("unreachable")
 
 
 def _problems(found: list, s: SegmentSlice, opts: Options) -> None:
@@ -144,6 +185,22 @@ def _where(s: SegmentSlice, n: int) -> dict:
     }
 
 
+def where_now(read):
+    """A slice reader that reads the slice where its rows are now (scan.current: the broker
+    may have deleted or replaced its segment since planning), a renamed one again."""
+
+    def reader(s: SegmentSlice, opts: Options):
+        for piece in current(s, fail_on_data_loss=opts.fail_on_data_loss):
+            try:
+                yield from read(piece, opts)
+            except Replaced:  # renamed as it was opened, before anything was read from it
+                yield from reader(piece, opts)
+
+    reader.__doc__ = read.__doc__
+    return reader
+
+
+@where_now
 def records(s: SegmentSlice, opts: Options):
     """The records of one slice as Arrow record batches in RECORDS_SCHEMA's order, decoded
     a chunk of the log at a time (scan.chunks): memory is bounded whatever the slice."""
@@ -188,6 +245,7 @@ def _spark_headers(headers: pa.ChunkedArray) -> pa.ChunkedArray:
     return pa.chunked_array(out, headers.type)
 
 
+@where_now
 def batches(s: SegmentSlice, opts: Options):
     """The batches of one slice (headers only) as Arrow record batches (BATCHES_SCHEMA).
     Isolation does not apply: a batch of an aborted transaction is still a batch."""
@@ -208,6 +266,7 @@ def batches(s: SegmentSlice, opts: Options):
     })  # fmt: skip
 
 
+@where_now
 def problems(s: SegmentSlice, opts: Options):
     """The problems of one whole segment as rows (PROBLEMS_SCHEMA): every batch that cannot
     be read or decoded, the rest of the segment after damage that stops the walk, and a

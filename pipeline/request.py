@@ -340,24 +340,26 @@ class Request:
         options against a broker (KafkaOffsetReaderAdmin.getOffsetRangesFromUnresolvedOffsets),
         with kafkacodec's starting_offset / ending_offset narrowing them."""
         mine = self.assigned(partitions)
-        out = []
-        for key, p in sorted(mine.items()):
-            ends = Ends(p, self.read_committed, on_corrupt_fail)
-            start = self.resolve(self.starting, key, ends, starting=True)
-            end = self.resolve(self.ending, key, ends, starting=False)
-            if start > end:
-                raise PipelineError(f"{p.path}: the resolved start offset {start} is greater than "
-                                    f"the end offset {end} for {key[0]}-{key[1]}")  # fmt: skip
-            start = self.available(p, key, start, ends)
-            if end > ends.latest:
-                self._loss(p, f"offsets {ends.latest} to {end - 1} are past the end of the log")
-                end = ends.latest
-            if self.first is not None:
-                start = max(start, self.first)
-            if self.end is not None:
-                end = min(end, self.end)
-            out.append(Range(p, key, start, max(start, end)))
-        return out
+        return [self.range_of(p, on_corrupt_fail=on_corrupt_fail) for _, p in sorted(mine.items())]
+
+    def range_of(self, p: Partition, *, on_corrupt_fail: bool = True) -> Range:
+        """One partition's range (ranges, once assigned checked the partitions)."""
+        key = (p.topic, p.partition)
+        ends = Ends(p, self.read_committed, on_corrupt_fail)
+        start = self.resolve(self.starting, key, ends, starting=True)
+        end = self.resolve(self.ending, key, ends, starting=False)
+        if start > end:
+            raise PipelineError(f"{p.path}: the resolved start offset {start} is greater than "
+                                f"the end offset {end} for {key[0]}-{key[1]}")  # fmt: skip
+        start = self.available(p, key, start, ends)
+        if end > ends.latest:
+            self._loss(p, f"offsets {ends.latest} to {end - 1} are past the end of the log")
+            end = ends.latest
+        if self.first is not None:
+            start = max(start, self.first)
+        if self.end is not None:
+            end = min(end, self.end)
+        return Range(p, key, start, max(start, end))
 
     def assigned(self, partitions: list[Partition]) -> dict[tuple[str, int], Partition]:
         """The partitions read, by (topic, partition); assign's partitions must all be

@@ -18,6 +18,9 @@ decoded, and the rest of a segment after damage that stops the walk, are problem
 
 from __future__ import annotations
 
+import copy
+import os
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -100,6 +103,15 @@ class SegmentSlice(InputPartition):
         self.last = last
         self.since = since
         self.aborted = tuple(aborted)
+        #: The .log as planned (st_dev, st_ino) of a local segment, and the offsets its
+        #: bytes [start, end) held then (None where not known): a broker that replaces the
+        #: file meanwhile (its log cleaner) or deletes it (retention) is seen by the reader
+        #: (current), which then reads the same offsets from where they are now.
+        self.identity: tuple[int, int] | None = None
+        self.extent: tuple[int | None, int | None] = (None, None)
+        #: Read from the planned file under the name Kafka gives a segment it deletes
+        #: (.log.deleted, kept file.delete.delay.ms), with the same bytes.
+        self.deleted = False
 
     def __repr__(self):
         return f"SegmentSlice({self.directory!r}, {self.base_offset}, {self.start}, {self.end})"
@@ -108,7 +120,10 @@ class SegmentSlice(InputPartition):
         """The slice's segment, opened where the slice is read (nothing of what another
         reader opened is shared)."""
         if self.segment is None:
-            return Segment(self.directory, self.base_offset)
+            seg = Segment(self.directory, self.base_offset)
+            if self.deleted:
+                seg.path = seg.path.with_name(seg.path.name + DELETED)
+            return seg
         fn, args = self.segment.__reduce__()[:2]
         return fn(*args)
 
@@ -198,13 +213,89 @@ def partition_slices(p: Partition, bounds: Bounds, aborted: Sequence[tuple[int, 
             last = bounds.last if seg.upper is None else min(
                 seg.upper - 1, seg.upper - 1 if bounds.last is None else bounds.last)  # fmt: skip
             own = seg if type(seg) is not Segment else None
+            identity = _identity(seg.path) if own is None and not seg.remote else None
             for start, end in byte_ranges(seg, replace(bounds, last=last), split_size):
-                slices.append(SegmentSlice(
+                s = SegmentSlice(
                     p.path, p.topic, p.partition, seg.base_offset, start=start, end=end,
                     first=bounds.first, last=last, since=bounds.since, aborted=here, segment=own,
-                ))  # fmt: skip
+                )  # fmt: skip
+                if identity is not None:
+                    s.identity = identity
+                    s.extent = (_first_at(seg, start), None if end >= seg.size and following is None
+                                else (following - 1 if end >= seg.size else _before(seg, end)))  # fmt: skip
+                slices.append(s)
             seg.close()
     return slices
+
+
+#: The suffix Kafka gives a segment's files it deletes (LogFileUtils.DELETED_FILE_SUFFIX):
+#: renamed, then removed file.delete.delay.ms later.
+DELETED = ".deleted"
+
+
+def _identity(path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def _first_at(seg: Segment, position: int) -> int | None:
+    """The first offset of the batch at position (a v2 batch's base offset; a legacy
+    wrapper names only its last): None where not known."""
+    if position == 0:
+        return seg.base_offset
+    try:
+        b = next(seg.batches(position), None)
+    except DecodeError:
+        return None
+    return b.base_offset if b is not None and b.magic >= 2 else None
+
+
+def _before(seg: Segment, position: int) -> int | None:
+    """The last offset before the batch at position."""
+    first = _first_at(seg, position)
+    return None if first is None else first - 1
+
+
+def current(s: SegmentSlice, *, fail_on_data_loss: bool = True, depth: int = 0) -> list[SegmentSlice]:
+    """Where a slice's rows are now, read on an executor: the slice itself while its .log
+    is the file planned; the same file renamed .log.deleted (a broker deleting the segment,
+    by retention or after its log cleaner replaced it, keeps it so file.delete.delay.ms);
+    else the slice's offsets planned anew in the partition's segments as they are now (a
+    consumer would fetch them there: compaction keeps offsets). Offsets retention removed
+    meanwhile are data loss: an error, or with failOnDataLoss=false a warning."""
+    if s.identity is None:
+        return [s]
+    seg_path = as_path(s.directory) / f"{s.base_offset:020d}.log"
+    if _identity(seg_path) == s.identity:
+        return [s]
+    if _identity(f"{seg_path}{DELETED}") == s.identity:
+        moved = copy.copy(s)
+        moved.deleted = True
+        return [moved]
+    lo, hi = s.extent
+    first = lo if s.first is None else max(lo, s.first) if lo is not None else None
+    last = hi if s.last is None else min(hi, s.last) if hi is not None else s.last
+    where = f"{s.directory}/{s.base_offset:020d}.log"
+    if first is None or depth >= 3:
+        raise PipelineError(f"{where}: the broker replaced the segment while it was read; where its "
+                            "offsets are now is not known: read again")  # fmt: skip
+    p = Partition(s.directory)
+    start = p.kafka_log_start_offset() if p.segments else None
+    if start is None or first < start:
+        lost = f"{where}: offsets from {first} were deleted by the broker while the read ran"
+        if fail_on_data_loss:
+            raise PipelineError(f"{lost} (option failOnDataLoss=false goes on without them)")
+        warnings.warn(lost, stacklevel=2)
+        if start is None:
+            return []
+        first = start
+    if last is not None and first > last:
+        return []
+    again = partition_slices(p, Bounds(first=first, last=last, since=s.since), s.aborted, None)
+    return [piece for a in again for piece in current(a, fail_on_data_loss=fail_on_data_loss, depth=depth + 1)]
 
 
 def _time_entry_holds(seg: Segment, entry) -> bool:
@@ -355,11 +446,19 @@ def _decode(data, entries: np.ndarray, max_inflated, source: str):
     return tables, problems
 
 
+class Replaced(Exception):
+    """The broker renamed a slice's file while the reader opened it (current() says where
+    its rows are now)."""
+
+
 def scan(s: SegmentSlice, *, verify_crc: bool) -> SliceScan:
     """Walk one slice's batch headers (no record is decoded)."""
     reachable(s.directory)
     seg = s.open_segment()
     end = seg.size if s.end is None else min(s.end, seg.size)
+    if s.identity is not None and _identity(seg.path) != s.identity:
+        seg.close()  # opened as the name moved to another file: which one is not known
+        raise Replaced(str(seg.path))
     # a remote segment: only the slice's bytes are fetched (large ranges, in parallel)
     walk = columnar.walk_batches(seg.window(s.start, end), verify_crc=verify_crc,
                                  source=str(seg.path), start=s.start, end=end)  # fmt: skip

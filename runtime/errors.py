@@ -200,6 +200,11 @@ class LogError(KafkacodecError):
         super().__init__(f"{where}: {message}")
 
 
+class MissingSegmentError(LogError):
+    """A segment file listed a moment ago is not there: a broker deleted it since (by
+    retention, or after its log cleaner replaced it)."""
+
+
 class NotAPartitionError(LogError):
     """A directory that is not a partition (<topic>-<partition>) nor a log.dirs."""
 

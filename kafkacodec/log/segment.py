@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from ..records.batches import LOG_OVERHEAD, BatchIterator, BytesLike, LegacyBatch, RecordBatch
-from ..runtime.errors import DecodeError, LogError, NotASegmentError
+from ..runtime.errors import DecodeError, MissingSegmentError, NotASegmentError
 from ..storage import Blob, StoragePath, as_path, open_blob
 from ..storage.fsio import PageDropper
 from .index import (
@@ -176,7 +176,7 @@ class Segment:
             try:
                 self._blob = self._open_blob()
             except FileNotFoundError:
-                raise LogError(self.path, "segment file is missing") from None
+                raise MissingSegmentError(self.path, "segment file is missing") from None
         return self._blob
 
     def _open_blob(self) -> Blob:

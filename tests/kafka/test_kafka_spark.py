@@ -53,7 +53,9 @@ def broker(tmp_path_factory):
     root = tmp_path_factory.mktemp("kafka-spark")
     build = root / "build"
     build.mkdir()
-    b = Broker(VERSION, root / "broker", log_cleaner_backoff_ms=200)
+    # the cleaner, retention and the removal of deleted segments' files (.deleted) soon
+    b = Broker(VERSION, root / "broker", log_cleaner_backoff_ms=200, log_retention_check_interval_ms=300,
+               log_segment_delete_delay_ms=300)  # fmt: skip
     b.build = build
     with b:
         b.create_topic(build, "codecs", 2)
@@ -200,3 +202,43 @@ def test_streams_give_the_same_micro_batches_and_restart_alike(session, broker, 
     ours = micro_batches(session, "kafkacodec", broker, tmp_path / "o", **options)
     assert ours == kafka and kafka
     assert min(r[2] for b in kafka for r in b if r[0] == "codecs") > 0  # went on, not again
+
+
+def test_reading_a_live_broker_while_it_appends_rolls_compacts_and_deletes(session, broker):
+    """The broker produces into a compacted topic and a topic whose retention deletes
+    segments while Spark reads their log.dirs again and again: no read fails (retention:
+    with failOnDataLoss=false, as Spark's source needs too) and every row is the record
+    produced at its offset (the value says which), none torn, none twice."""
+    import threading
+
+    small = small_segments(broker, broker.build)
+    broker.create_topic(broker.build, "live", 1, cleanup_policy="compact", min_cleanable_dirty_ratio="0.01",
+                        segment_ms=300, **small)  # fmt: skip
+    broker.create_topic(broker.build, "aging", 1, retention_bytes=40_000, segment_ms=300, **small)
+    n = 6000
+
+    def make(topic, i):
+        return {"topic": topic, "partition": 0, "timestamp": T0 + i, "key": b64(f"k{i % 25}".encode()),
+                "value": b64(f"{topic} {i} ".encode() * (1 + i % 9)), "headers": []}  # fmt: skip
+
+    spec = {"producers": [{"config": {"linger.ms": "2", "batch.size": "1024", "max.in.flight.requests.per.connection": "1"},
+                           "records": [make(t, i) for i in range(n) for t in ("live", "aging")]}]}  # fmt: skip
+    producing = threading.Thread(target=broker.produce, args=(broker.build, spec))
+    producing.start()
+    reads, starts = 0, set()
+    try:
+        while producing.is_alive() or reads < 3:
+            df = (session.read.format("kafkacodec").option("subscribe", "live,aging")
+                  .option("failOnDataLoss", "false").load(str(broker.log_dir)))  # fmt: skip
+            got = df.select("topic", "offset", "key", "value").collect()
+            for topic in ("live", "aging"):
+                mine = sorted((r.offset, r.key, r.value) for r in got if r.topic == topic)
+                assert len({o for o, _, _ in mine}) == len(mine)
+                for offset, key, value in mine:
+                    assert key == f"k{offset % 25}".encode()
+                    assert value == f"{topic} {offset} ".encode() * (1 + offset % 9)
+            reads += 1
+            starts.add(min((r.offset for r in got if r.topic == "aging"), default=0))
+    finally:
+        producing.join(300)
+    assert reads >= 3 and len(starts) > 2  # retention moved the log start as Spark read

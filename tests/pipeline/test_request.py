@@ -148,3 +148,54 @@ def test_input_partitions_are_cut_as_sparks_calculator_cuts_them():
     assert len(divided(_ranges([5, 5]), 2, None)) == 2  # already enough
     with pytest.raises(PipelineError, match="minPartitions must be positive"):
         Request.parse({"minPartitions": "0"})
+
+
+# --------------------------------------------- a broker changing the files during a read
+
+
+def _slices_and_rows(root, **options):
+    reader = RecordsReader({"path": str(root), "split_size": "4k", **options})
+    return reader, reader.partitions()
+
+
+def _rows_of(reader, slices):
+    got = [b for s in slices for b in reader.read(s)]
+    t = pa.Table.from_batches(got)
+    return sorted(zip(t["partition"].to_pylist(), t["offset"].to_pylist(), t["value"].to_pylist()))
+
+
+def _replace(path):
+    """Replace a file as Kafka's log cleaner does: the same name, another file (here with
+    the same bytes); the old one renamed .deleted (LocalLog.replaceSegments)."""
+    data = path.read_bytes()
+    path.rename(path.with_name(path.name + ".deleted"))
+    tmp = path.with_name(path.name + ".swap")
+    tmp.write_bytes(data)
+    tmp.rename(path)
+
+
+def test_segments_replaced_or_deleted_after_planning(tmp_path):
+    """The reader reads a slice from the file planned (kept as .log.deleted for a while),
+    else its offsets from the segments as they are now; offsets retention removed meanwhile
+    are data loss (an error, or a warning with failOnDataLoss=false)."""
+    root = write_sample_log_dirs(tmp_path / "kafka", batches=40, segment_bytes=8 << 10)
+    reader, slices = _slices_and_rows(root, subscribe="orders")
+    before = _rows_of(reader, slices)
+    orders = next(root.rglob("orders-0"))
+    segs = sorted(orders.glob("*.log"))
+    assert len(segs) >= 3
+    _replace(segs[1])  # compaction swapped it in: the planned bytes are read from .deleted
+    assert _rows_of(reader, slices) == before
+    segs[1].with_name(segs[1].name + ".deleted").unlink()  # file.delete.delay.ms later
+    assert _rows_of(reader, slices) == before  # read from the new file, by offsets
+    # retention removed the first segment while the read ran (Kafka moves the log start)
+    first = segs[0]
+    for f in orders.glob(first.stem + ".*"):
+        f.unlink()
+    with pytest.raises(PipelineError, match="deleted by the broker while the read ran"):
+        _rows_of(reader, slices)
+    lenient = RecordsReader({"path": str(root), "split_size": "4k", "subscribe": "orders", "failOnDataLoss": "false"})
+    with pytest.warns(UserWarning, match="deleted by the broker"):
+        got = _rows_of(lenient, slices)
+    gone = int(segs[1].stem)
+    assert got == [r for r in before if r[0] != 0 or r[1] >= gone]
