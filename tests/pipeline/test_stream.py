@@ -311,3 +311,43 @@ def test_a_wrong_last_index_entry_is_not_trusted(tmp_path, damage):
     end, rows = micro_batch(reader, reader.initialOffset())
     assert end == {"events-0": offsets[-1] + 1}
     assert [r[2] for r in rows] == offsets
+
+
+def test_available_now_reads_what_was_there_in_capped_micro_batches(tmp_path):
+    """Trigger.AvailableNow (prepareForTriggerAvailableNow): the ends are those at the
+    first latestOffset; maxOffsetsPerTrigger still caps each micro-batch; what is appended
+    meanwhile is left for the next run, which a restarted reader reaches from the end the
+    last run committed."""
+    a, b = Log(tmp_path, "a-0"), Log(tmp_path, "b-0")
+    there = [("a", 0, o) for _ in range(6) for o in a.append()] + [("b", 0, o) for o in b.append()]
+    reader = RecordsStreamReader({"path": str(tmp_path), "startingOffsets": "earliest",
+                                  "maxOffsetsPerTrigger": "13"})  # fmt: skip
+    reader.prepareForTriggerAvailableNow()
+    start, seen, sizes = reader.initialOffset(), [], []
+    while True:
+        end, rows = micro_batch(reader, start, reader.getDefaultReadLimit())
+        later = a.append()  # appended during the run: not for this run
+        if end == start:
+            break
+        start = end
+        sizes.append(len(rows))
+        seen += rows
+    assert sorted(seen) == sorted(there) and max(sizes) <= 13 and len(sizes) >= 5
+    again = RecordsStreamReader({"path": str(tmp_path), "startingOffsets": "earliest"})
+    again.prepareForTriggerAvailableNow()
+    end, rows = micro_batch(again, start)
+    assert [r[2] for r in rows] == list(range(60, later[-1] + 1)) and again.latestOffset(end, ReadAllAvailable()) == end
+
+
+def test_min_offsets_per_trigger_waits_for_enough_or_for_max_trigger_delay(tmp_path):
+    log = Log(tmp_path)
+    log.append(n=5)
+    reader = RecordsStreamReader({"path": str(tmp_path), "startingOffsets": "earliest",
+                                  "minOffsetsPerTrigger": "20", "maxTriggerDelay": "1h"})  # fmt: skip
+    start = reader.initialOffset()
+    reader.latestOffset(start, ReadAllAvailable())  # the first trigger runs (no batch before it)
+    assert reader.latestOffset(start, ReadAllAvailable()) == start  # 5 < 20: waits
+    log.append(n=20)
+    assert reader.latestOffset(start, ReadAllAvailable()) == {"events-0": 25}
+    with pytest.raises(PipelineError, match="maxTriggerDelay"):
+        RecordsStreamReader({"path": str(tmp_path), "maxTriggerDelay": "soon"})
