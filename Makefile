@@ -104,8 +104,9 @@ test-quick: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m kafkacodec.demo
 
-bench: $(STAMP)
+bench: $(STAMP) $(HARNESS)
 	$(PY) -m bench
+	$(PY) -m bench.spark_kafka
 	$(PY) -m bench.memory
 	$(PY) -m bench.internal
 	$(PY) -m bench.remote

@@ -112,8 +112,9 @@ def export(
     if _local(str(out)):
         out = str(resolve(out))
     _apart(paths, str(out))
-    if not any(k.lower() == "includeheaders" for k in options):  # an export keeps everything
-        options = {**options, "includeHeaders": True}
+    for name in ("includeHeaders", "include_metadata"):  # an export keeps every column
+        if not any(k.lower() == name.lower() for k in options):
+            options = {**options, name: True}
     if direct is None:
         direct = fmt == "parquet" and _local(str(out))
     meter = FetchMeter(spark)
@@ -198,7 +199,7 @@ def _frames(spark, paths, options: dict):
     stats uses (with the control type, from bytes 2-3 of a control key); and the batches."""
     from pyspark.sql import functions as F
 
-    opts = {**options, "include_control": True}
+    opts = {**options, "include_control": True, "include_metadata": True}
     opts.pop("meter", None)
     if options.get("meter") is not None:  # what the reads fetch, added up (FetchMeter)
         opts.update(options["meter"].options)

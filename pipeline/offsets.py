@@ -13,6 +13,7 @@ report leave them out).
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import pyarrow as pa
 
@@ -47,7 +48,7 @@ def offset_commits(s: SegmentSlice, opts: Options):
     """The offset commits of one slice of __consumer_offsets, as Arrow record batches."""
     if s.topic != OFFSETS_TOPIC:
         return
-    for batch in records(s, opts):
+    for batch in records(s, replace(opts, include_metadata=True)):
         cols: dict[str, list] = {name: [] for name in _FIELDS}
         t = batch.to_pydict()
         rows = [

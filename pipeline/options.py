@@ -44,6 +44,8 @@ class Options:
     #: Spark's includeHeaders: the headers column is there only when true, as in Spark's
     #: kafka source
     include_headers: bool = False
+    #: the batch metadata columns after Spark's (base_offset ... position): include_metadata
+    include_metadata: bool = False
     #: Spark's failOnDataLoss: offsets deleted before they were read stop the read
     fail_on_data_loss: bool = True
 
@@ -64,7 +66,8 @@ class Options:
             tiered = str(resolve(tiered, dict(storage)))
         return cls(flag(options, "verify_crc", True), flag(options, "include_control", False),
                    isolation(options) == "read_committed", on_corrupt, split, tiered, storage,
-                   flag(options, "includeheaders", False), flag(options, "failondataloss", True))  # fmt: skip
+                   flag(options, "includeheaders", False), flag(options, "include_metadata", False),
+                   flag(options, "failondataloss", True))  # fmt: skip
 
 
 #: The prefix of the data source options that configure an object store (storage.region,

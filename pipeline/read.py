@@ -40,12 +40,12 @@ _METADATA = (
     "partition_leader_epoch int, segment string, position long"
 )
 RECORDS_SCHEMA = f"{_SPARK}, {_HEADERS}, {_METADATA}"
-RECORDS_SCHEMA_NO_HEADERS = f"{_SPARK}, {_METADATA}"
 
 
-def records_schema(include_headers: bool) -> str:
-    """The records format's schema: with the headers column only when includeHeaders."""
-    return RECORDS_SCHEMA if include_headers else RECORDS_SCHEMA_NO_HEADERS
+def records_schema(include_headers: bool, include_metadata: bool) -> str:
+    """The records format's schema: Spark's kafka source's, with the headers column only
+    when includeHeaders, then the batch metadata only when include_metadata."""
+    return ", ".join([_SPARK] + [_HEADERS] * include_headers + [_METADATA] * include_metadata)
 
 
 BATCHES_SCHEMA = (
@@ -211,10 +211,10 @@ def records(s: SegmentSlice, opts: Options):
             t = t.filter(pc.and_(pc.not_equal(t["timestamp_type"], -1),
                                  pc.greater_equal(t["timestamp"], s.since)))  # fmt: skip
         if t.num_rows:
-            yield from _record_rows(t, s, opts.include_headers)
+            yield from _record_rows(t, s, opts.include_headers, opts.include_metadata)
 
 
-def _record_rows(t: pa.Table, s: SegmentSlice, include_headers: bool):
+def _record_rows(t: pa.Table, s: SegmentSlice, include_headers: bool, include_metadata: bool):
     where = _where(s, t.num_rows)
     ts_type = t["timestamp_type"].cast(pa.int32())
     yield from _rows({
@@ -222,10 +222,11 @@ def _record_rows(t: pa.Table, s: SegmentSlice, include_headers: bool):
         "partition": where["partition"], "offset": t["offset"],
         "timestamp": _timestamps(t["timestamp"], ts_type), "timestampType": ts_type,
         **({"headers": _spark_headers(t["headers"])} if include_headers else {}),
-        **{name: t[name] for name in (
+        **({name: t[name] for name in (
             "base_offset", "magic", "compression", "producer_id", "producer_epoch",
-            "base_sequence", "is_transactional", "is_control", "partition_leader_epoch")},
-        "segment": where["segment"], "position": t["position"],
+            "base_sequence", "is_transactional", "is_control", "partition_leader_epoch")}
+           if include_metadata else {}),
+        **({"segment": where["segment"], "position": t["position"]} if include_metadata else {}),
     })  # fmt: skip
 
 

@@ -81,7 +81,7 @@ KNOWN = frozenset({
     "failondataloss", "minpartitions", "maxrecordsperpartition", "maxoffsetspertrigger",
     "minoffsetspertrigger", "maxtriggerdelay", "kafka.isolation.level",
     # kafkacodec's
-    "path", "paths", "verify_crc", "include_control", "on_corrupt", "split_size", "tiered",
+    "path", "paths", "verify_crc", "include_control", "include_metadata", "on_corrupt", "split_size", "tiered",
     "partitions", "starting_offset", "ending_offset", "starting_timestamp", METER,
     *ALIASES,
 })  # fmt: skip

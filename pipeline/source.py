@@ -157,7 +157,8 @@ class RecordsDataSource(_Format):
     FORMAT, SCHEMA, READER = "kafkacodec", RECORDS_SCHEMA, RecordsReader
 
     def schema(self):
-        return records_schema(Options.parse(self.options).include_headers)
+        opts = Options.parse(self.options)
+        return records_schema(opts.include_headers, opts.include_metadata)
 
     def streamReader(self, schema):
         return RecordsStreamReader(self.options)

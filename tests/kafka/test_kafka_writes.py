@@ -447,7 +447,7 @@ def test_the_spark_source_reads_what_the_consumer_fetched(written, spark, isolat
     of the records Kafka's consumer fetched with that isolation level, every field."""
     from pyspark.sql import functions as F
 
-    df = (spark.read.format("kafkacodec").option("isolation", isolation).option("includeHeaders", "true")
+    df = (spark.read.format("kafkacodec").option("isolation", isolation).option("includeHeaders", "true").option("include_metadata", "true")
           .load(str(written["logs"])))
     rows = (df.where(F.col("topic").isin(*USER))
             .select("topic", "partition", "offset", F.unix_millis("timestamp").alias("ms"), "timestampType",

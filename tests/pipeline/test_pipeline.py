@@ -63,37 +63,37 @@ def rows(table: pa.Table):
 
 
 def test_one_input_partition_per_segment(logdirs):
-    reader = RecordsReader({"includeHeaders": "true", "path": str(logdirs)})
+    reader = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs)})
     segments = sum(len(p.segments) for p in LogDirs(logdirs).partitions)
     assert len(reader.partitions()) == segments > 3
 
 
 def test_records_equal_the_log_layer(logdirs):
-    table = read_all(RecordsReader({"includeHeaders": "true", "path": str(logdirs)}))
+    table = read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs)}))
     assert rows(table) == object_path(logdirs)
     assert not any(table["is_control"].to_pylist())
 
 
 def test_read_committed_drops_aborted_transactions(logdirs):
-    committed = read_all(RecordsReader({"includeHeaders": "true", "path": str(logdirs), "isolation": "read_committed"}))
-    everything = read_all(RecordsReader({"includeHeaders": "true", "path": str(logdirs)}))
+    committed = read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs), "isolation": "read_committed"}))
+    everything = read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs)}))
     assert rows(committed) == object_path(logdirs, committed_only=True)
     assert committed.num_rows < everything.num_rows  # the sample aborts transactions
 
 
 def test_include_control(logdirs):
-    table = read_all(RecordsReader({"includeHeaders": "true", "path": str(logdirs), "include_control": "true"}))
+    table = read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs), "include_control": "true"}))
     assert any(table["is_control"].to_pylist())
 
 
 def test_one_partition_directory_and_several_paths(logdirs):
     parts = LogDirs(logdirs).partitions
-    one = read_all(RecordsReader({"includeHeaders": "true", "path": str(parts[0].path)}))
+    one = read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(parts[0].path)}))
     assert set(one["topic"].to_pylist()) == {parts[0].topic}
     two = read_all(RecordsReader({"paths": f'["{parts[0].path}", "{parts[1].path}"]'}))
     assert (
         two.num_rows
-        == one.num_rows + read_all(RecordsReader({"includeHeaders": "true", "path": str(parts[1].path)})).num_rows
+        == one.num_rows + read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(parts[1].path)})).num_rows
     )
 
 
@@ -142,7 +142,7 @@ def _damaged_copy(logdirs, tmp_path):
 
 def test_on_corrupt_fail_names_file_and_position(logdirs, tmp_path):
     target, seg = _damaged_copy(logdirs, tmp_path)
-    reader = RecordsReader({"includeHeaders": "true", "path": str(target)})
+    reader = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(target)})
     with pytest.raises(DecodeError) as err:
         read_all(reader)
     assert str(seg) in str(err.value) and "byte" in str(err.value)
@@ -150,7 +150,7 @@ def test_on_corrupt_fail_names_file_and_position(logdirs, tmp_path):
 
 def test_on_corrupt_skip_goes_on_and_says_where(logdirs, tmp_path):
     target, seg = _damaged_copy(logdirs, tmp_path)
-    reader = RecordsReader({"includeHeaders": "true", "path": str(target), "on_corrupt": "skip"})
+    reader = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(target), "on_corrupt": "skip"})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         table = read_all(reader)
@@ -185,12 +185,12 @@ def _undecodable_copy(logdirs, tmp_path):
 def test_skip_leaves_out_only_the_batch_that_does_not_decode(logdirs, tmp_path):
     target, seg, pos, size, count = _undecodable_copy(logdirs, tmp_path)
     with pytest.raises(DecodeError):
-        read_all(RecordsReader({"includeHeaders": "true", "path": str(target)}))
+        read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(target)}))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        table = read_all(RecordsReader({"includeHeaders": "true", "path": str(target), "on_corrupt": "skip"}))
+        table = read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(target), "on_corrupt": "skip"}))
     assert any(f"from byte {pos}" in str(w.message) for w in caught)
-    expected = read_all(RecordsReader({"includeHeaders": "true", "path": str(part_of(logdirs, target.name))}))
+    expected = read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(part_of(logdirs, target.name))}))
     assert table.num_rows == expected.num_rows - count
     assert pos not in table["position"].to_pylist()
     problems = read_all(ProblemsReader({"path": str(target), "on_corrupt": "report"}))
@@ -221,7 +221,7 @@ def test_problems_lists_damage_and_a_partial_tail(logdirs, tmp_path):
     # The same damage read with report: the rows before it, silently.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        table = read_all(RecordsReader({"includeHeaders": "true", "path": str(target), "on_corrupt": "report"}))
+        table = read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(target), "on_corrupt": "report"}))
     assert 0 < table.num_rows
 
 
@@ -233,8 +233,8 @@ def _segments(root):
 
 
 def test_split_size_cuts_segments_at_batch_boundaries(logdirs):
-    whole = RecordsReader({"includeHeaders": "true", "path": str(logdirs), "split_size": "0"}).partitions()
-    split = RecordsReader({"includeHeaders": "true", "path": str(logdirs), "split_size": "8k"})
+    whole = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs), "split_size": "0"}).partitions()
+    split = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs), "split_size": "8k"})
     slices = split.partitions()
     assert len(slices) > 2 * len(whole)
     by_segment = {}
@@ -270,10 +270,10 @@ def _shifted_index_copy(logdirs, tmp_path):
 def test_a_wrong_index_costs_speed_never_rows(logdirs, tmp_path):
     target = _shifted_index_copy(logdirs, tmp_path)
     expected = [t for t in object_path(logdirs) if t[:2] == ("orders", Partition(target).partition)]
-    split = RecordsReader({"includeHeaders": "true", "path": str(target), "split_size": "4k"})
+    split = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(target), "split_size": "4k"})
     assert rows(read_all(split)) == expected
     middle = expected[len(expected) // 2][2]
-    reader = RecordsReader({"includeHeaders": "true", "path": str(target), "starting_offset": str(middle)})
+    reader = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(target), "starting_offset": str(middle)})
     assert rows(read_all(reader)) == [t for t in expected if t[2] >= middle]
 
 
@@ -291,7 +291,7 @@ def test_a_wrong_time_index_costs_speed_never_rows(logdirs, tmp_path, shift):
     expected = [t for t in object_path(logdirs) if t[:2] == ("orders", part.partition)]
     stamps = sorted(t[6] for t in expected)
     for since in (stamps[len(stamps) // 3], stamps[-3]):
-        reader = RecordsReader({"includeHeaders": "true", "path": str(target), "starting_timestamp": str(since)})
+        reader = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(target), "starting_timestamp": str(since)})
         assert rows(read_all(reader)) == [t for t in expected if t[6] >= since]
 
 
@@ -319,7 +319,7 @@ def test_read_options_give_exactly_the_rows_asked_for(logdirs, data):
     last = data.draw(st.none() | st.sampled_from(offsets))
     stamps = sorted({t[6] for t in expected if t[6] is not None})
     since = data.draw(st.none() | st.sampled_from(stamps))
-    options = {"includeHeaders": "true", "path": str(logdirs), "split_size": data.draw(st.sampled_from(["0", "6k"]))}
+    options = {"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs), "split_size": data.draw(st.sampled_from(["0", "6k"]))}
     for key, value in (("topics", topic), ("partitions", partition), ("starting_offset", first),
                        ("ending_offset", None if last is None else last + 1),
                        ("starting_timestamp", since)):  # fmt: skip
@@ -331,13 +331,13 @@ def test_read_options_give_exactly_the_rows_asked_for(logdirs, data):
 
 def test_read_options_skip_what_cannot_match(logdirs):
     p = next(p for p in LogDirs(logdirs).partitions if p.topic == "orders" and p.partition == 1)
-    everything = RecordsReader({"includeHeaders": "true", "path": str(logdirs)}).partitions()
+    everything = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs)}).partitions()
     k = len(p.segments) // 2
     middle, following = p.segments[k], p.segments[k + 1].base_offset
     offsets = [t[2] for t in object_path(logdirs) if t[:2] == ("orders", 1)]
     inside = [o for o in offsets if middle.base_offset <= o < following - 30]
     first = inside[len(inside) // 2]
-    reader = RecordsReader({"includeHeaders": "true", "path": str(logdirs), "topics": "orders", "partitions": "1",
+    reader = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs), "topics": "orders", "partitions": "1",
                             "starting_offset": str(first), "ending_offset": str(first + 20)})  # fmt: skip
     slices = reader.partitions()
     assert len(slices) == 1 and len(everything) > 4
@@ -346,7 +346,7 @@ def test_read_options_skip_what_cannot_match(logdirs):
     table = read_all(reader)
     assert table["offset"].to_pylist() == [o for o in offsets if first <= o < first + 20]
     # A timestamp bound past every record: nothing to read at all.
-    late = RecordsReader({"includeHeaders": "true", "path": str(logdirs), "starting_timestamp": str(7_258_118_400_000)})
+    late = RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(logdirs), "starting_timestamp": str(7_258_118_400_000)})
     assert late.partitions() == []
 
 
@@ -515,7 +515,7 @@ def test_export_report_writes_what_it_left_out(spark, logdirs, tmp_path):
 
     target, seg = _damaged_copy(logdirs, tmp_path)
     res = jobs.export(spark, [target], str(tmp_path / "out"), on_corrupt="report")
-    skipped = read_all(RecordsReader({"includeHeaders": "true", "path": str(target), "on_corrupt": "report"}))
+    skipped = read_all(RecordsReader({"includeHeaders": "true", "include_metadata": "true", "path": str(target), "on_corrupt": "report"}))
     assert res["records"] == skipped.num_rows and res["problems"] == 1
     (problem,) = spark.read.json(res["problems_path"]).collect()
     assert problem["segment"] == seg.name and problem["error"] == "ChecksumError"
