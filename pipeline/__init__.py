@@ -7,7 +7,7 @@
     problems = spark.read.format("kafkacodec_problems").load("/var/lib/kafka")
     stream = spark.readStream.format("kafkacodec").load("/var/lib/kafka")
 
-The jobs (kafkacodec spark export | stats | verify) are in jobs.py. Needs pyspark 4 (the
+The jobs (kafkacodec spark export | stats | verify) are in jobs.py. Needs pyspark 4.2 (the
 `pipeline` extra). The data sources are imported on first use, so that the command line
 defines `kafkacodec spark` (cli.py) without pyspark.
 """

@@ -21,6 +21,7 @@ from .request import Ends, Request, divided
 from .scan import (
     PROBLEMS_ARROW,
     Bounds,
+    PipelineError,
     Replaced,
     SegmentSlice,
     chunks,
@@ -189,12 +190,15 @@ def where_now(read):
     """A slice reader that reads the slice where its rows are now (scan.current: the broker
     may have deleted or replaced its segment since planning), a renamed one again."""
 
-    def reader(s: SegmentSlice, opts: Options):
+    def reader(s: SegmentSlice, opts: Options, depth: int = 0):
         for piece in current(s, fail_on_data_loss=opts.fail_on_data_loss):
             try:
                 yield from read(piece, opts)
-            except Replaced:  # renamed as it was opened, before anything was read from it
-                yield from reader(piece, opts)
+            except Replaced as moved:  # renamed or deleted as it was opened, before any row
+                if depth >= _ATTEMPTS:
+                    raise PipelineError(f"{moved}: the broker kept replacing the segment while "
+                                        "it was read; read again") from None  # fmt: skip
+                yield from reader(piece, opts, depth + 1)
 
     reader.__doc__ = read.__doc__
     return reader

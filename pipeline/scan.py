@@ -34,7 +34,12 @@ from kafkacodec.log.partition import AbortFilter, Partition, open_transactions
 from kafkacodec.log.segment import Segment
 from kafkacodec.records import columnar
 from kafkacodec.records.batches import bit_field
-from kafkacodec.runtime.errors import DecodeError, KafkacodecError, TruncatedError
+from kafkacodec.runtime.errors import (
+    DecodeError,
+    KafkacodecError,
+    MissingSegmentError,
+    TruncatedError,
+)
 from kafkacodec.storage import StoragePath, as_path, is_remote
 
 #: One row per problem (the kafkacodec_problems format, and a report run's second output),
@@ -294,7 +299,10 @@ def current(s: SegmentSlice, *, fail_on_data_loss: bool = True, depth: int = 0) 
         first = start
     if last is not None and first > last:
         return []
-    again = partition_slices(p, Bounds(first=first, last=last, since=s.since), s.aborted, None)
+    try:
+        again = partition_slices(p, Bounds(first=first, last=last, since=s.since), s.aborted, None)
+    except MissingSegmentError:  # deleted as this listed it: list again
+        return current(s, fail_on_data_loss=fail_on_data_loss, depth=depth + 1)
     return [piece for a in again for piece in current(a, fail_on_data_loss=fail_on_data_loss, depth=depth + 1)]
 
 
@@ -455,7 +463,12 @@ def scan(s: SegmentSlice, *, verify_crc: bool) -> SliceScan:
     """Walk one slice's batch headers (no record is decoded)."""
     reachable(s.directory)
     seg = s.open_segment()
-    end = seg.size if s.end is None else min(s.end, seg.size)
+    try:
+        end = seg.size if s.end is None else min(s.end, seg.size)
+    except MissingSegmentError:
+        if s.identity is None:
+            raise
+        raise Replaced(str(seg.path)) from None  # deleted since current() saw it
     if s.identity is not None and _identity(seg.path) != s.identity:
         seg.close()  # opened as the name moved to another file: which one is not known
         raise Replaced(str(seg.path))

@@ -33,10 +33,9 @@ Options: Spark's kafka source's (request.py), with its names and meanings:
   kafkacodec's verify_crc, include_control, on_corrupt, split_size, as a batch read takes
   them
 
-Trigger.AvailableNow (PySpark 4.2 on, SupportsTriggerAvailableNow): the query reads what
+Trigger.AvailableNow (SupportsTriggerAvailableNow, PySpark 4.2): the query reads what
 every partition holds when it starts, in micro-batches of maxOffsetsPerTrigger, and stops;
-what is appended meanwhile waits for the next run. Older PySparks have no such interface
-and run an availableNow query as one micro-batch of everything there, ignoring the cap.
+what is appended meanwhile waits for the next run.
 """
 
 from __future__ import annotations
@@ -46,7 +45,11 @@ import time
 import warnings
 
 from pyspark.sql.datasource import DataSourceStreamReader
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
 
 from kafkacodec.log.partition import Partition
 from kafkacodec.storage import is_remote
@@ -55,11 +58,6 @@ from .options import Options, input_paths, partitions_of
 from .read import records
 from .request import Ends, Request
 from .scan import Bounds, PipelineError, SegmentSlice, complete_end, plan
-
-try:  # PySpark 4.2 on
-    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
-except ImportError:  # pragma: no cover - older PySparks run availableNow as one batch
-    SupportsTriggerAvailableNow = object  # type: ignore[assignment,misc]
 
 #: Spark's default maxTriggerDelay (KafkaSourceProvider.DEFAULT_MAX_TRIGGER_DELAY)
 DEFAULT_MAX_TRIGGER_DELAY = "15m"
@@ -77,7 +75,7 @@ def _duration_ms(raw: str) -> int:
     return int(text[:digits]) * _UNITS[unit]
 
 
-class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):  # type: ignore[misc]
+class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """The kafkacodec format as a stream (one row per record, RECORDS_SCHEMA)."""
 
     def __init__(self, options: dict):

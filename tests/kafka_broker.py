@@ -398,14 +398,14 @@ def small_segments(broker: Broker, build: Path) -> dict:
 SHELL_VERSIONS = ("4.0.0",)
 
 
-def metadata_shell(version: str, *args) -> str:
+def metadata_shell(version: str, *args, timeout: float = 300) -> str:
     """Kafka's MetadataShell (kafka-metadata-shell) of a release (SHELL_VERSIONS), on its
     own classpath (harness/target/shell-VERSION.txt): its stdout."""
     cp = HARNESS / "target" / f"shell-{version}.txt"
     if not cp.exists():
         raise HarnessError(f"{cp} is missing: `make harness` resolves it from Maven Central")
     res = subprocess.run(["java", "-Xmx512m", "-cp", cp.read_text().strip(), "org.apache.kafka.shell.MetadataShell",
-                          *map(str, args)], capture_output=True, text=True, timeout=300)  # fmt: skip
+                          *map(str, args)], capture_output=True, text=True, timeout=timeout)  # fmt: skip
     if res.returncode != 0:
         raise HarnessError(f"MetadataShell {' '.join(map(str, args))} exited {res.returncode}:\n{res.stderr[-3000:]}")
     return res.stdout

@@ -93,7 +93,8 @@ def session():
 def both(spark, broker, **options):
     """The same read through Spark's source (the broker) and kafkacodec's (its log.dirs)."""
     options = {"includeHeaders": "true", **options}
-    kafka = spark.read.format("kafka").option("kafka.bootstrap.servers", broker.bootstrap)
+    kafka = (spark.read.format("kafka").option("kafka.bootstrap.servers", broker.bootstrap)
+             .option("kafkaConsumer.pollTimeoutMs", "20000"))  # fmt: skip
     ours = spark.read.format("kafkacodec")
     for k, v in options.items():
         kafka, ours = kafka.option(k, v), ours.option(k, v)

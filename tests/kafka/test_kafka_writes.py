@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import time
 
 import pytest
@@ -387,10 +388,15 @@ def _shell_at_the_end(version: str, log, last: int, tries: int = 5) -> dict:
     once its loader has applied any offset (MetadataShell.waitUntilCaughtUp waits for
     lastAppliedOffset > 0), so it may print an image of the log's first batches only: an
     answer counts when its provenance is the log's last offset, and the shell is asked again
-    otherwise."""
+    otherwise. The 4.0 shell also hung once in that wait, for over 300 s, while the full
+    suite loaded the machine: a run that has not answered in 90 s counts as one more try."""
     seen = []
     for _ in range(tries):
-        image = _shell_tree(metadata_shell(version, "--snapshot", log, "tree", "/image"))
+        try:
+            image = _shell_tree(metadata_shell(version, "--snapshot", log, "tree", "/image", timeout=90))
+        except subprocess.TimeoutExpired:
+            seen.append("no answer in 90 s")
+            continue
         provenance = image.get("provenance", {}).get("", ["?"])[0]
         if provenance.startswith(f"offset {last},"):
             return image
