@@ -56,7 +56,7 @@ ALIASES = {
 #: ignored. Every kafka.* option but kafka.isolation.level is one too.
 CONNECTION = frozenset({
     "kafkaconsumer.polltimeoutms", "fetchoffset.numretries", "fetchoffset.retryintervalms",
-    "groupidprefix", "includeheaders.deprecated",
+    "groupidprefix",
 })  # fmt: skip
 
 #: kafka.* options Spark's source refuses (KafkaSourceProvider.validateGeneralOptions), with
