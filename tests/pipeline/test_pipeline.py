@@ -428,6 +428,12 @@ def test_export_writes_every_record_partitioned(spark, logdirs, tmp_path):
     assert back.filter("topic = 'orders' and partition = 1").count() == sum(
         1 for t in object_path(logdirs) if t[:2] == ("orders", 1)
     )
+    # an export keeps every column: the headers and the batch metadata the format leaves
+    # out by default (includeHeaders, include_metadata)
+    assert {"headers", "base_offset", "compression", "segment", "position"} <= set(back.columns)
+    no_metadata = tmp_path / "plain"
+    jobs.export(spark, [logdirs], str(no_metadata), include_metadata=False, includeHeaders=False)
+    assert not {"headers", "base_offset"} & set(spark.read.parquet(str(no_metadata)).columns)
 
 
 def test_direct_parquet_equals_sparks_writer(spark, logdirs, tmp_path):
