@@ -199,3 +199,28 @@ def test_segments_replaced_or_deleted_after_planning(tmp_path):
         got = _rows_of(lenient, slices)
     gone = int(segs[1].stem)
     assert got == [r for r in before if r[0] != 0 or r[1] >= gone]
+
+
+def test_a_segment_deleted_between_the_check_and_the_opening(tmp_path, monkeypatch):
+    """The race the live-broker test found: the reader saw the planned file, then the broker
+    renamed it .log.deleted before the reader opened it. The opening fails, and the slice is
+    read where it is then (here: the same bytes under Kafka's .deleted name)."""
+    from kafkacodec.pipeline import read as read_module
+
+    root = write_sample_log_dirs(tmp_path / "kafka", batches=40, segment_bytes=8 << 10)
+    reader, slices = _slices_and_rows(root, subscribe="orders")
+    before = _rows_of(reader, slices)
+    orders = next(root.rglob("orders-0"))
+    victim = sorted(orders.glob("*.log"))[1]
+    real, calls = read_module.current, []
+
+    def stale_then_real(s, **kw):  # the check passes, then the broker renames the file
+        calls.append(s.base_offset)
+        if s.base_offset == int(victim.stem) and len(calls) and victim.exists():
+            victim.rename(victim.with_name(victim.name + ".deleted"))
+            return [s]
+        return real(s, **kw)
+
+    monkeypatch.setattr(read_module, "current", stale_then_real)
+    assert _rows_of(reader, slices) == before
+    assert calls.count(int(victim.stem)) >= 2  # checked again after the failed opening
