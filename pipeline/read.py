@@ -19,6 +19,7 @@ from kafkacodec.runtime.errors import MissingSegmentError
 from .options import Options, partitions_of
 from .request import Ends, Request, divided
 from .scan import (
+    ATTEMPTS,
     PROBLEMS_ARROW,
     Bounds,
     PipelineError,
@@ -68,7 +69,7 @@ def segment_slices(paths: list[Path], opts: Options, bounds: Bounds | None = Non
 
 def record_slices(paths: list[Path], opts: Options, request: Request) -> list[SegmentSlice]:
     """The input partitions of a records read: each partition's offsets resolved from
-    Spark's options (Request.ranges: where it starts and where it ends when the read
+    Spark's options (Request.range_of: where it starts and where it ends when the read
     starts, whatever is appended while it runs), cut as Spark cuts them for minPartitions
     and maxRecordsPerPartition, then into slices of at most split_size bytes. A segment the
     broker deletes while this plans is planned again from the partition as it is then."""
@@ -81,10 +82,8 @@ def record_slices(paths: list[Path], opts: Options, request: Request) -> list[Se
     for r in divided(ranges, request.min_partitions, request.max_records_per_partition):
 
         def plan_range(q: Partition, r=r) -> list[SegmentSlice]:
-            start = r.start
-            if q is not r.partition and start < q.kafka_log_start_offset():
-                request.available(q, r.key, start, Ends(q, opts.read_committed, fail))
-                start = q.kafka_log_start_offset()
+            # q: r's partition, or the same listed again after retention deleted a segment
+            start = r.start if q is r.partition else request.available(q, r.start, Ends(q, opts.read_committed, fail))
             if start >= r.end:
                 return []
             if opts.read_committed and r.key not in aborted:
@@ -96,18 +95,14 @@ def record_slices(paths: list[Path], opts: Options, request: Request) -> list[Se
     return slices
 
 
-#: How many times planning starts a partition again when its segments change under it.
-_ATTEMPTS = 5
-
-
 def _again(p: Partition, opts: Options, plan_partition):
     """plan_partition(p), and again with the partition listed anew while a segment it
     listed is deleted by the broker as it reads (MissingSegmentError)."""
-    for attempt in range(_ATTEMPTS):
+    for attempt in range(ATTEMPTS):
         try:
             return plan_partition(p)
         except MissingSegmentError:
-            if attempt == _ATTEMPTS - 1:
+            if attempt == ATTEMPTS - 1:
                 raise
             found = partitions_of([p.path], opts=opts, empty_ok=True)
             if not found:
@@ -195,7 +190,7 @@ def where_now(read):
             try:
                 yield from read(piece, opts)
             except Replaced as moved:  # renamed or deleted as it was opened, before any row
-                if depth >= _ATTEMPTS:
+                if depth >= ATTEMPTS:
                     raise PipelineError(f"{moved}: the broker kept replacing the segment while "
                                         "it was read; read again") from None  # fmt: skip
                 yield from reader(piece, opts, depth + 1)

@@ -291,7 +291,6 @@ class Request:
     subscription: Subscription
     starting: Limit
     ending: Limit
-    include_headers: bool = False
     fail_on_data_loss: bool = True
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
@@ -322,7 +321,6 @@ class Request:
             _batch_limits(starting, ending)
         return cls(
             Subscription.parse(options), starting, ending,
-            include_headers=flag(options, "includeheaders", False),
             fail_on_data_loss=flag(options, "failondataloss", True),
             min_partitions=_positive(options, "minpartitions", "minPartitions"),
             max_records_per_partition=_positive(options, "maxrecordsperpartition", "maxRecordsPerPartition"),
@@ -335,15 +333,11 @@ class Request:
         return self.subscription.wants(p.topic, p.partition)
 
     # -- resolution against the files
-    def ranges(self, partitions: list[Partition], *, on_corrupt_fail: bool = True) -> list[Range]:
-        """The offsets [start, end) of each partition read, as Spark's source resolves its
-        options against a broker (KafkaOffsetReaderAdmin.getOffsetRangesFromUnresolvedOffsets),
-        with kafkacodec's starting_offset / ending_offset narrowing them."""
-        mine = self.assigned(partitions)
-        return [self.range_of(p, on_corrupt_fail=on_corrupt_fail) for _, p in sorted(mine.items())]
-
     def range_of(self, p: Partition, *, on_corrupt_fail: bool = True) -> Range:
-        """One partition's range (ranges, once assigned checked the partitions)."""
+        """The offsets [start, end) of one partition read (once assigned checked the
+        partitions), as Spark's source resolves its options against a broker
+        (KafkaOffsetReaderAdmin.getOffsetRangesFromUnresolvedOffsets), with kafkacodec's
+        starting_offset / ending_offset narrowing them."""
         key = (p.topic, p.partition)
         ends = Ends(p, self.read_committed, on_corrupt_fail)
         start = self.resolve(self.starting, key, ends, starting=True)
@@ -351,7 +345,7 @@ class Request:
         if start > end:
             raise PipelineError(f"{p.path}: the resolved start offset {start} is greater than "
                                 f"the end offset {end} for {key[0]}-{key[1]}")  # fmt: skip
-        start = self.available(p, key, start, ends)
+        start = self.available(p, start, ends)
         if end > ends.latest:
             self._loss(p, f"offsets {ends.latest} to {end - 1} are past the end of the log")
             end = ends.latest
@@ -396,23 +390,21 @@ class Request:
                                 f"topic-partition {key[0]}-{key[1]} and timestamp {value}.")  # fmt: skip
         return ends.latest
 
-    def available(self, p: Partition, key, start: int, ends: Ends) -> int:
+    def available(self, p: Partition, start: int, ends: Ends) -> int:
         """start, or the log start offset where retention or DeleteRecords already
         removed it (failOnDataLoss=false; true: an error, as Spark's reader raises)."""
-        if start < ends.earliest and not self._loss(
-            p, f"offsets {start} to {ends.earliest - 1} were deleted before they were read"
-        ):
-            return ends.earliest
-        return start
+        if start >= ends.earliest:
+            return start
+        self._loss(p, f"offsets {start} to {ends.earliest - 1} were deleted before they were read")
+        return ends.earliest
 
-    def _loss(self, p: Partition, what: str) -> bool:
+    def _loss(self, p: Partition, what: str) -> None:
         """Report data loss as Spark's source does: an error (failOnDataLoss=true) or a
-        warning (false, and the read goes on). Returns False when it went on."""
+        warning (false, and the read goes on)."""
         if self.fail_on_data_loss:
             raise PipelineError(f"{p.path}: {what} (option failOnDataLoss=false goes on "
                                 "without them)")  # fmt: skip
         warnings.warn(f"{p.path}: {what}; failOnDataLoss=false: going on", stacklevel=3)
-        return False
 
 
 class Ends:

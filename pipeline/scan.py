@@ -61,28 +61,17 @@ class PipelineError(KafkacodecError):
 
 @dataclass(frozen=True)
 class Bounds:
-    """What a read's options allow: topics and partitions (None: any), offsets in
-    [first, last] (None: unbounded), and timestamps >= since (ms; None: any)."""
+    """The rows a read wants of a partition (which partitions, the subscription says:
+    request.py): offsets in [first, last] (None: unbounded), and timestamps >= since (ms;
+    None: any)."""
 
-    topics: frozenset | None = None
-    partitions: frozenset | None = None
     first: int | None = None
     last: int | None = None
     since: int | None = None
 
     @property
     def empty(self) -> bool:
-        return (
-            self.topics == frozenset()
-            or self.partitions == frozenset()
-            or (self.first is not None and self.last is not None and self.first > self.last)
-        )
-
-    def wants(self, p: Partition) -> bool:
-        return not self.empty and (
-            (self.topics is None or p.topic in self.topics)
-            and (self.partitions is None or p.partition in self.partitions)
-        )
+        return self.first is not None and self.last is not None and self.first > self.last
 
 
 class SegmentSlice(InputPartition):
@@ -147,8 +136,8 @@ def plan(partitions: list[Partition], bounds: Bounds, *, split_size: int | None,
     latestOffset found)."""
     slices = []
     for p in partitions:
-        if not bounds.wants(p):
-            continue
+        if bounds.empty:
+            break
         mine = bounds
         if p.segments:
             start = p.kafka_log_start_offset()
@@ -225,9 +214,7 @@ def partition_slices(p: Partition, bounds: Bounds, aborted: Sequence[tuple[int, 
                     first=bounds.first, last=last, since=bounds.since, aborted=here, segment=own,
                 )  # fmt: skip
                 if identity is not None:
-                    s.identity = identity
-                    s.extent = (_first_at(seg, start), None if end >= seg.size and following is None
-                                else (following - 1 if end >= seg.size else _before(seg, end)))  # fmt: skip
+                    s.identity, s.extent = identity, _extent(seg, start, end, following)
                 slices.append(s)
             seg.close()
     return slices
@@ -258,10 +245,23 @@ def _first_at(seg: Segment, position: int) -> int | None:
     return b.base_offset if b is not None and b.magic >= 2 else None
 
 
-def _before(seg: Segment, position: int) -> int | None:
-    """The last offset before the batch at position."""
-    first = _first_at(seg, position)
-    return None if first is None else first - 1
+def _extent(seg: Segment, start: int, end: int, following: int | None) -> tuple[int | None, int | None]:
+    """The offsets the bytes [start, end) of a segment hold: (first, last), last None for
+    the end of the log; (None, None) where the batches at the cuts do not say (legacy
+    wrappers name only their last offset)."""
+    first = _first_at(seg, start)
+    if end >= seg.size:
+        last = None if following is None else following - 1
+    else:
+        after = _first_at(seg, end)
+        if after is None:
+            return (None, None)
+        last = after - 1
+    return (None, None) if first is None else (first, last)
+
+
+#: How many times a reader or a plan starts again when the broker changes segments under it.
+ATTEMPTS = 5
 
 
 def current(s: SegmentSlice, *, fail_on_data_loss: bool = True, depth: int = 0) -> list[SegmentSlice]:
@@ -280,13 +280,13 @@ def current(s: SegmentSlice, *, fail_on_data_loss: bool = True, depth: int = 0) 
         moved = copy.copy(s)
         moved.deleted = True
         return [moved]
-    lo, hi = s.extent
-    first = lo if s.first is None else max(lo, s.first) if lo is not None else None
-    last = hi if s.last is None else min(hi, s.last) if hi is not None else s.last
-    where = f"{s.directory}/{s.base_offset:020d}.log"
-    if first is None or depth >= 3:
+    first, last = s.extent
+    where = seg_path
+    if first is None or depth >= ATTEMPTS:
         raise PipelineError(f"{where}: the broker replaced the segment while it was read; where its "
                             "offsets are now is not known: read again")  # fmt: skip
+    first = first if s.first is None else max(first, s.first)
+    last = min((v for v in (last, s.last) if v is not None), default=None)
     p = Partition(s.directory)
     start = p.kafka_log_start_offset() if p.segments else None
     if start is None or first < start:

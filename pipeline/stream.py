@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 
 from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.streaming.datasource import (
@@ -56,7 +55,7 @@ from kafkacodec.storage import is_remote
 
 from .options import Options, input_paths, partitions_of
 from .read import records
-from .request import Ends, Request
+from .request import Ends, Request, normalized
 from .scan import Bounds, PipelineError, SegmentSlice, complete_end, plan
 
 #: Spark's default maxTriggerDelay (KafkaSourceProvider.DEFAULT_MAX_TRIGGER_DELAY)
@@ -87,8 +86,8 @@ class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             raise PipelineError(f"{remote[0]}: a stream tails log directories as brokers append "
                                 "to them; an object store's segments do not grow: read it with "
                                 "spark.read (a batch query)")  # fmt: skip
-        lower = {k.lower(): v for k, v in options.items()}
-        self.max_offsets = self._count(lower, "maxoffsetspertrigger", "max_offsets_per_trigger")
+        lower = normalized(options)
+        self.max_offsets = self._count(lower, "maxoffsetspertrigger")
         self.min_offsets = self._count(lower, "minoffsetspertrigger")
         if (
             self.min_offsets is not None
@@ -103,22 +102,20 @@ class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.last_trigger_ms = 0.0
         #: Trigger.AvailableNow: the ends every partition had when the query started
         self.available_now = False
-        self.target: dict | None = None
+        self.target: tuple[dict, dict] | None = None
 
     @staticmethod
-    def _count(options: dict, *names: str) -> int | None:
-        for name in names:
-            raw = options.get(name)
-            if raw is None:
-                continue
-            try:
-                value = int(str(raw).strip())
-            except ValueError:
-                value = 0
-            if value <= 0:
-                raise PipelineError(f"option {name}: a count > 0, got {raw!r}")
-            return value
-        return None
+    def _count(options: dict, name: str) -> int | None:
+        raw = options.get(name)
+        if raw is None:
+            return None
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise PipelineError(f"option {name}: a count > 0, got {raw!r}")
+        return value
 
     # -- the partitions and their ends
     def _partitions(self) -> dict[str, Partition]:
@@ -163,31 +160,30 @@ class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         taken at the first latestOffset, as Spark's KafkaMicroBatchStream takes them)."""
         self.available_now = True
 
-    def _latest(self, start: dict) -> dict:
-        ends = dict(start)  # a partition that went away keeps its offset
+    def _latest(self, start: dict) -> tuple[dict, dict]:
+        """Where each partition's next micro-batch starts (a new partition: at its log
+        start) and where it can end now."""
+        starts, ends = dict(start), dict(start)  # a partition that went away keeps its offset
         for key, p in self._partitions().items():
             first = p.kafka_log_start_offset()
-            s = start.get(key, first)  # a new partition: from its start
+            s = starts.setdefault(key, first)
             ends[key] = max(s, self._end(p, max(s, first)))
-        return ends
+        return starts, ends
 
     def latestOffset(self, start: dict, limit) -> dict:
-        if self.available_now:
+        if self.available_now:  # the ends of the first call, for the whole run
             if self.target is None:
                 self.target = self._latest(start)
-            latest = {k: max(v, start.get(k, v)) for k, v in self.target.items()}
+            firsts, target = self.target
+            starts = {k: start.get(k, firsts[k]) for k in target}
+            latest = {k: max(v, starts[k]) for k, v in target.items()}
         else:
-            latest = self._latest(start)
-        starts = {k: start.get(k, self._first(k)) for k in latest}
-        if self.min_offsets is not None and not self.available_now and self._delay(starts, latest):
-            return dict(start)
+            starts, latest = self._latest(start)
+            if self.min_offsets is not None and self._delay(starts, latest):
+                return dict(start)
         if isinstance(limit, ReadMaxRows):
             return _capped(starts, latest, limit.max_rows)
         return latest
-
-    def _first(self, key: str) -> int:
-        p = self._partitions().get(key)
-        return p.kafka_log_start_offset() if p is not None else 0
 
     def _delay(self, starts: dict, latest: dict) -> bool:
         """minOffsetsPerTrigger: whether to wait for more (Spark's delayBatch): not once
@@ -208,14 +204,10 @@ class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             p = parts.get(key)
             if p is None:
                 continue
-            first = p.kafka_log_start_offset()  # where a consumer's fetch may begin
-            s = start.get(key, first)
-            if s < first and stop > s:
-                lost = f"{p.path}: offsets {s} to {first - 1} were deleted before they were read"
-                if self.request.fail_on_data_loss:
-                    raise PipelineError(f"{lost} (option failOnDataLoss=false goes on)")
-                warnings.warn(lost, stacklevel=2)
-                s = first
+            ends = Ends(p, self.opts.read_committed)  # its earliest: where a fetch may begin
+            s = start.get(key, ends.earliest)
+            if stop > s:
+                s = self.request.available(p, s, ends)  # retention may have deleted some
             if stop > s:
                 bounds = Bounds(first=s, last=stop - 1)
                 slices += plan([p], bounds, split_size=self.opts.split_size or None,
