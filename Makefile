@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-quick test-kafka drill harness specs demo bench generate check-generated clean
+.PHONY: jar test test-quick test-kafka drill harness specs demo bench generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -22,6 +22,25 @@ SHELL_VERSIONS := 4.0.0
 SPARK_VERSION := 4.2.0
 HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt harness/target/tiered-$(v).txt) \
 	$(foreach v,$(SHELL_VERSIONS),harness/target/shell-$(v).txt) harness/target/spark-kafka-$(SPARK_VERSION).txt
+
+# The JVM reader of the `kafkacodec` Spark format (jvm/: a DataSourceV2 over the schemas' Java
+# output from the official compiler, with the official Kaitai Java runtime), in the Python
+# package so that kafkacodec.pipeline.jobs.session() puts it on spark.jars. Built against
+# the PySpark installed (SPARK_VERSION).
+JAR := pipeline/jars/kafkacodec-spark.jar
+JVM_SOURCES := $(shell find jvm/src -type f) $(wildcard schemas/*.ksy schemas/*/*.ksy) jvm/pom.xml
+
+$(JAR): $(STAMP) $(JVM_SOURCES)
+	@command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
+	rm -rf jvm/target/generated-sources/kaitai
+	$(VENV)/bin/kafkacodec export-schemas --lang java --java-package io.kafkacodec.kaitai \
+		--out jvm/target/generated-sources/kaitai-out > /dev/null
+	mkdir -p jvm/target/generated-sources && mv jvm/target/generated-sources/kaitai-out/java jvm/target/generated-sources/kaitai
+	rm -rf jvm/target/generated-sources/kaitai-out
+	mvn -q -B -f jvm/pom.xml package -Dspark.version=$(SPARK_VERSION)
+	mkdir -p pipeline/jars && cp jvm/target/kafkacodec-spark.jar $(JAR)
+
+jar: $(JAR)
 
 $(STAMP): pyproject.toml
 	@# the native extension's CRC-32 of legacy messages: Intel ISA-L's (Debian's libisal-dev;
@@ -84,11 +103,11 @@ NEWEST := $(lastword $(KAFKA_VERSIONS))
 specs: $(STAMP) harness/target/libs-$(NEWEST)
 	$(PY) -m kafkacodec specs import harness/target/libs-$(NEWEST) --label $(NEWEST)
 
-test: $(STAMP) $(HARNESS)
+test: $(STAMP) $(HARNESS) $(JAR)
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 # Only the tests that run Kafka's own broker, tools and client.
-test-kafka: $(STAMP) $(HARNESS)
+test-kafka: $(STAMP) $(HARNESS) $(JAR)
 	$(PY) -m pytest -q -n 2 --dist loadfile -m kafka
 
 # The whole recovery drill: 200 seeded damaged partitions per release, each predicted by
@@ -101,10 +120,10 @@ drill: $(STAMP) $(HARNESS)
 test-quick: $(STAMP)
 	$(PY) -m pytest -q -n auto -m "not slow and not spark and not fuzz and not crosslang and not kafka"
 
-demo: $(STAMP)
+demo: $(STAMP) $(JAR)
 	$(PY) -m kafkacodec.demo
 
-bench: $(STAMP) $(HARNESS)
+bench: $(STAMP) $(HARNESS) $(JAR)
 	$(PY) -m bench
 	$(PY) -m bench.spark_kafka
 	$(PY) -m bench.memory
@@ -119,4 +138,4 @@ check-generated: $(STAMP)
 	$(PY) -m kafkacodec generate --check
 
 clean:
-	rm -rf $(VENV) tests/ksc/node_modules harness/target
+	rm -rf $(VENV) tests/ksc/node_modules harness/target jvm/target pipeline/jars

@@ -117,14 +117,33 @@ def fix_cpp_read(text: str) -> str:
     return _READ.sub(fix, text)
 
 
-def export(out: Path, languages) -> list[dict]:
+_JAVA_PACKAGE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
+
+
+def java_package(text: str, package: str) -> str:
+    """The compiler's Java output in a named package (`ksc --java-package`, which its
+    JavaScript API does not take): the declaration after the generated-file comment. Code
+    in a named package cannot import classes of the default one, so a Maven project needs
+    it (the JVM reader of the Spark source, jvm/)."""
+    if not _JAVA_PACKAGE.fullmatch(package):
+        raise ExportError(f"not a Java package name: {package!r}")
+    head, _, rest = text.partition("\n")
+    if not head.startswith("//"):
+        head, rest = "", text
+    return f"{head}\npackage {package};\n{rest}" if head else f"package {package};\n{rest}"
+
+
+def export(out: Path, languages, *, java_pkg: str | None = None) -> list[dict]:
     """compile_schemas, then copy each language's runtime pieces next to its output (and
-    mend the C++ output's _read: fix_cpp_read)."""
+    mend the C++ output's _read: fix_cpp_read; put the Java output in java_pkg, if given)."""
     out = Path(out)
     results = compile_schemas(out, languages)
     if "cpp_stl" in languages:
         for cpp in sorted((out / "cpp_stl").glob("*.cpp")):
             cpp.write_text(fix_cpp_read(cpp.read_text()))
+    if java_pkg and "java" in languages:
+        for java in sorted((out / "java").glob("*.java")):
+            java.write_text(java_package(java.read_text(), java_pkg))
     for lang in languages:
         pieces = TARGETS / lang
         if pieces.is_dir():

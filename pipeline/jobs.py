@@ -19,6 +19,10 @@ from .request import Request
 from .scan import PipelineError, check
 from .source import register
 
+#: The JVM reader of the kafkacodec format (jvm/, built by `make jar`): with it on Spark's
+#: classpath, spark.read.format("kafkacodec") decodes on the JVM (source.py says how).
+JAR = Path(__file__).resolve().parent / "jars" / "kafkacodec-spark.jar"
+
 #: What a record's control key says (FORMATS.md): bytes 2-3 are the type.
 ABORT, COMMIT = 0, 1
 
@@ -46,7 +50,12 @@ def session(master: str | None = None, app: str = "kafkacodec", conf: dict | Non
     else:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.master(master)
-    for key, value in (conf or {}).items():
+    conf = dict(conf or {})
+    if not os.environ.get("PYSPARK_GATEWAY_PORT") and JAR.is_file():
+        # the JVM reader of the kafkacodec format (jvm/, source.py), with this Python planning
+        conf["spark.jars"] = ",".join(filter(None, [conf.get("spark.jars"), str(JAR)]))
+        conf.setdefault("spark.kafkacodec.python", sys.executable)
+    for key, value in conf.items():
         builder = builder.config(key, value)
     if not os.environ.get("PYSPARK_GATEWAY_PORT"):
         _python_here((conf or {}).get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON"))

@@ -187,10 +187,27 @@ class OffsetsDataSource(_Format):
     FORMAT, SCHEMA, READER = "kafkacodec_offsets", OFFSETS_SCHEMA, OffsetsReader
 
 
+class PythonRecordsDataSource(RecordsDataSource):
+    """The records format read in Python workers alone, by name: what `kafkacodec` is
+    without the JVM reader, and what the JVM reader hands streams to."""
+
+    FORMAT = "kafkacodec_python"
+
+
 FORMATS = (RecordsDataSource, BatchesDataSource, ProblemsDataSource, OffsetsDataSource)
 
 
 def register(spark) -> None:
-    """Register the kafkacodec formats with a SparkSession."""
+    """Register the kafkacodec formats with a SparkSession. With the JVM reader on Spark's
+    classpath (jvm/: the format `kafkacodec` there, which Spark takes before a Python data
+    source of the name and does not let one register), the Python records format is
+    registered as kafkacodec_python only, which the JVM reader hands its streams to."""
+    from pyspark.errors import AnalysisException
+
+    spark.dataSource.register(PythonRecordsDataSource)
     for fmt in FORMATS:
-        spark.dataSource.register(fmt)
+        try:
+            spark.dataSource.register(fmt)
+        except AnalysisException as err:
+            if fmt is not RecordsDataSource or "DATA_SOURCE_ALREADY_EXISTS" not in str(err):
+                raise

@@ -31,18 +31,26 @@ def kafka_java_cases(*categories):
 
 def _spark_with_its_kafka_source() -> None:
     """Every JVM PySpark starts in the tests gets Spark's own Kafka source on its classpath
-    (tests/kafka/test_kafka_spark.py compares the kafkacodec format with it): a pytest worker
-    keeps the first JVM it starts for the modules it runs later, so the jars must be there
-    from the start. Without the harness (`make harness`), those tests say what is missing."""
+    (tests/kafka/test_kafka_spark.py compares the kafkacodec format with it), and kafkacodec's
+    JVM reader (`make jar`; jobs.session ships it too): a pytest worker keeps the first JVM it
+    starts for the modules it runs later, so the jars must be there from the start, whichever
+    test starts it. Without the harness (`make harness`), those tests say what is missing."""
     import os
 
     from kafka_broker import HarnessError, spark_kafka_jars
 
+    from kafkacodec.pipeline.jobs import JAR
+
     try:
         jars = spark_kafka_jars()
     except (HarnessError, ImportError):
-        return
-    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--jars {','.join(jars)} pyspark-shell")
+        jars = []
+    jars += [str(JAR)] if JAR.is_file() else []
+    if jars:
+        # on the driver's classpath (local mode: the executors' too), so that spark.jars
+        # stays free for what kafkacodec.pipeline.jobs.session() ships
+        os.environ.setdefault("PYSPARK_SUBMIT_ARGS",
+                              f"--conf spark.driver.extraClassPath={':'.join(jars)} pyspark-shell")  # fmt: skip
 
 
 _spark_with_its_kafka_source()
@@ -291,20 +299,11 @@ def s3_server(tmp_path_factory):
 @pytest.fixture(scope="module")
 def spark():
     """A local Spark (local[2]) with the kafkacodec formats, for one test module."""
-    import os
+    from kafkacodec.pipeline import jobs
 
-    from pyspark.sql import SparkSession
-
-    # Python workers must be this interpreter (the one kafkacodec is installed in).
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]").appName("kafkacodec-tests")
-        .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "2").getOrCreate()
-    )  # fmt: skip
-    from kafkacodec.pipeline import register
-
-    register(session)
+    session = jobs.session("local[2]", conf={
+        "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
+        "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"})  # fmt: skip
     yield session
     session.stop()
 

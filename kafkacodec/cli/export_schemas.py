@@ -24,12 +24,17 @@ def define(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out", type=local_path, required=True, help="the folder to write (one subfolder per language)"
     )
+    p.add_argument(
+        "--java-package",
+        metavar="NAME",
+        help="the Java output's package (as ksc --java-package; default: none)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from ..export import export
 
-    results = export(args.out, args.lang)
+    results = export(args.out, args.lang, java_pkg=args.java_package)
     failed = [r for r in results if not r["ok"]]
     for lang in args.lang:
         done = [r for r in results if r["lang"] == lang and r["ok"]]

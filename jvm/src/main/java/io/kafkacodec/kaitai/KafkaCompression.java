@@ -1,0 +1,170 @@
+package io.kafkacodec.kaitai;
+
+import com.github.luben.zstd.ZstdInputStreamNoFinalizer;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.zip.GZIPInputStream;
+import net.jpountz.lz4.LZ4Exception;
+import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.lz4.LZ4SafeDecompressor;
+import net.jpountz.xxhash.XXHash32;
+import net.jpountz.xxhash.XXHashFactory;
+import org.xerial.snappy.Snappy;
+
+/**
+ * The custom process of kafkacodec's schemas ({@code process: kafka_compression(codec, magic)})
+ * for the official compiler's Java output, with the libraries Kafka's own
+ * CompressionType classes call: the JDK's inflater for gzip, snappy-java (xerial's stream
+ * framing, as Kafka's SnappyInputStream reads it, or one raw block), lz4-java (Kafka's frame,
+ * KafkaLZ4BlockInputStream: the header checksum of magic 0, KAFKA-3160, is not checked) and
+ * zstd-jni. As runtime/compression.py decompresses: at most {@link #LIMIT} bytes out (a
+ * larger output is an error, never an allocation), and damaged input is an error.
+ */
+public class KafkaCompression {
+    /** runtime/compression.py DEFAULT_MAX_INFLATED: what one batch may inflate to. */
+    public static final int LIMIT = 128 * 1024 * 1024;
+
+    private static final byte[] XERIAL = {(byte) 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
+    private static final int LZ4_MAGIC = 0x184D2204;
+    private static final LZ4SafeDecompressor LZ4 = LZ4Factory.fastestInstance().safeDecompressor();
+    private static final XXHash32 XXH = XXHashFactory.fastestInstance().hash32();
+
+    private final int codec;
+    private final int magic;
+
+    public KafkaCompression(long codec, long magic) {
+        this.codec = (int) codec;
+        this.magic = (int) magic;
+    }
+
+    /** The codec's bytes decompressed; a KafkaCompression.Failure when they are not valid. */
+    public byte[] decode(byte[] src) {
+        try {
+            switch (codec) {
+                case 0: return src;
+                case 1: return drain(new GZIPInputStream(new ByteArrayInputStream(src), 64 * 1024), "gzip");
+                case 2: return unsnappy(src);
+                case 3: return unlz4(src);
+                case 4:
+                    if (magic < 2) throw new Failure("zstd needs message format 2 (magic 2)");
+                    return drain(new ZstdInputStreamNoFinalizer(new ByteArrayInputStream(src)), "zstd");
+                default: throw new Failure("unknown compression codec " + codec);
+            }
+        } catch (IOException | RuntimeException e) {
+            if (e instanceof Failure) throw (Failure) e;
+            throw new Failure("codec " + codec + " data does not decompress: " + e);
+        }
+    }
+
+    /** Data that does not decompress (or inflates past the limit). */
+    public static class Failure extends RuntimeException {
+        public Failure(String message) { super(message); }
+    }
+
+    private static byte[] drain(InputStream in, String name) throws IOException {
+        try (in) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            byte[] buf = new byte[64 * 1024];
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                if (out.size() + n > LIMIT) throw new Failure(name + " data inflates past the limit of " + LIMIT + " bytes");
+                out.write(buf, 0, n);
+            }
+            return out.toByteArray();
+        }
+    }
+
+    private static boolean xerial(byte[] src) {
+        if (src.length < XERIAL.length) return false;
+        for (int i = 0; i < XERIAL.length; i++) if (src[i] != XERIAL[i]) return false;
+        return true;
+    }
+
+    private static byte[] unsnappy(byte[] src) throws IOException {
+        if (!xerial(src)) return snappyBlock(src, 0, src.length, 0).toByteArray();
+        if (src.length < 16) throw new Failure("snappy-java stream header is truncated");
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int at = 16;  // magic, version, compatible version
+        while (at < src.length) {
+            if (src.length - at < 4) throw new Failure("snappy-java block length truncated at byte " + at);
+            int n = ((src[at] & 0xff) << 24) | ((src[at + 1] & 0xff) << 16) | ((src[at + 2] & 0xff) << 8) | (src[at + 3] & 0xff);
+            at += 4;
+            if (n < 0 || n > src.length - at) throw new Failure("snappy-java block at byte " + (at - 4) + " claims " + n + " bytes");
+            snappyBlock(src, at, n, out.size()).writeTo(out);
+            at += n;
+        }
+        return out.toByteArray();
+    }
+
+    private static ByteArrayOutputStream snappyBlock(byte[] src, int at, int n, int before) throws IOException {
+        int size = Snappy.uncompressedLength(src, at, n);
+        if (size < 0 || (long) before + size > LIMIT) throw new Failure("snappy data inflates past the limit of " + LIMIT + " bytes");
+        byte[] out = new byte[size];
+        int got = Snappy.uncompress(src, at, n, out, 0);
+        if (got != size) throw new Failure("snappy block does not decompress");
+        ByteArrayOutputStream o = new ByteArrayOutputStream(size);
+        o.write(out, 0, size);
+        return o;
+    }
+
+    private static int le32(byte[] b, int at) {
+        return (b[at] & 0xff) | ((b[at + 1] & 0xff) << 8) | ((b[at + 2] & 0xff) << 16) | ((b[at + 3] & 0xff) << 24);
+    }
+
+    /** Kafka's LZ4 frames (KafkaLZ4BlockInputStream), back to back. */
+    private byte[] unlz4(byte[] src) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int at = 0;
+        do {
+            int frameStart = out.size();
+            if (src.length - at < 7 || le32(src, at) != LZ4_MAGIC) throw new Failure("not an LZ4 frame (bad magic number)");
+            int flg = src[at + 4] & 0xff;
+            int bd = src[at + 5] & 0xff;
+            if ((flg >> 6) != 1 || (flg & 0x02) != 0 || (bd & 0x8f) != 0) throw new Failure("LZ4 frame descriptor not supported");
+            int descEnd = at + 6 + ((flg & 0x08) != 0 ? 8 : 0) + ((flg & 0x01) != 0 ? 4 : 0);
+            if (src.length <= descEnd) throw new Failure("LZ4 frame header is truncated");
+            if (magic != 0) {  // magic 0 frames carry KAFKA-3160's checksum, over the magic too
+                int hc = (XXH.hash(src, at + 4, descEnd - at - 4, 0) >> 8) & 0xff;
+                if (hc != (src[descEnd] & 0xff)) throw new Failure("LZ4 frame header checksum does not match");
+            }
+            int maxBlock = 1 << (8 + 2 * ((bd >> 4) & 7));
+            at = descEnd + 1;
+            while (true) {
+                if (src.length - at < 4) throw new Failure("LZ4 frame ends before its end mark");
+                int size = le32(src, at);
+                at += 4;
+                if (size == 0) break;
+                boolean raw = (size & 0x80000000) != 0;
+                size &= 0x7fffffff;
+                if (size > src.length - at || size > maxBlock) throw new Failure("LZ4 block overruns its frame");
+                if ((flg & 0x10) != 0) {
+                    if (src.length - at - size < 4 || le32(src, at + size) != XXH.hash(src, at, size, 0)) throw new Failure("LZ4 block checksum does not match");
+                }
+                if (out.size() + (raw ? size : 0) > LIMIT) throw new Failure("lz4 data inflates past the limit of " + LIMIT + " bytes");
+                if (raw) {
+                    out.write(src, at, size);
+                } else {
+                    byte[] block = new byte[maxBlock];
+                    int n;
+                    try {
+                        n = LZ4.decompress(src, at, size, block, 0, maxBlock);
+                    } catch (LZ4Exception e) {
+                        throw new Failure("LZ4 frame does not decompress: " + e.getMessage());
+                    }
+                    if (out.size() + n > LIMIT) throw new Failure("lz4 data inflates past the limit of " + LIMIT + " bytes");
+                    out.write(block, 0, n);
+                }
+                at += size + ((flg & 0x10) != 0 ? 4 : 0);
+            }
+            if ((flg & 0x04) != 0) {
+                if (src.length - at < 4) throw new Failure("LZ4 frame content checksum is truncated");
+                byte[] all = out.toByteArray();
+                if (le32(src, at) != XXH.hash(all, frameStart, all.length - frameStart, 0)) throw new Failure("LZ4 frame content checksum does not match");
+                at += 4;
+            }
+        } while (at < src.length);
+        return out.toByteArray();
+    }
+}
