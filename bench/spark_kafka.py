@@ -2,8 +2,10 @@
 cores, as a user measures them (issue 38): a Kafka broker of the harness (tests/kafka_broker.py,
 `make harness`) serves a topic; `format("kafka")` reads it from the broker and
 `format("kafkacodec")` reads the broker's log.dirs, for the same four queries: `count()`, a
-write to Spark's `noop` sink, a Parquet write, and `groupBy("key").count()`. Then
-`kafkacodec spark export` of the same log.dirs (Parquet written by the executors).
+write to Spark's `noop` sink, a Parquet write, and `groupBy("key").count()`. The kafkacodec
+format decodes on the JVM (jvm/, `make jar`); `kafkacodec_python`, the same format read in
+Python workers alone, is timed too. Then `kafkacodec spark export` of the same log.dirs
+(Parquet written by the executors).
 
     python -m bench.spark_kafka [--records 2000000] [--partitions 2] [--repeat 3] [--master local[2]]
 
@@ -40,6 +42,7 @@ from kafka_broker import Broker, spark_kafka_jars  # noqa: E402
 RECORDS_PER_BATCH = 100
 VERSION = "4.4.0"
 QUERIES = ("count", "noop", "parquet", "groupBy key")
+SOURCES = ("kafka", "kafkacodec", "kafkacodec_python")
 
 
 def write_partitions(root: Path, records: int, partitions: int) -> int:
@@ -93,21 +96,26 @@ def main(argv=None) -> None:
         broker.start(timeout=600)
         log_bytes = sum(f.stat().st_size for f in broker.log_dir.glob("bench-*/*.log"))
         os.environ["PYSPARK_PYTHON"] = sys.executable
-        os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--jars {','.join(spark_kafka_jars())} pyspark-shell")
+        # Spark's Kafka source on the driver's classpath (local mode: the executors' too), so
+        # that spark.jars stays jobs.session()'s, which ships the JVM reader
+        os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--conf spark.driver.extraClassPath="
+                              f"{':'.join(spark_kafka_jars())} pyspark-shell")  # fmt: skip
+        if not jobs.JAR.is_file():
+            raise SystemExit(f"{jobs.JAR}: the JVM reader is not built (make jar)")
         spark = jobs.session(args.master, conf={"spark.sql.shuffle.partitions": "2"})
 
         def frame(source: str):
             if source == "kafka":
                 return (spark.read.format("kafka").option("kafka.bootstrap.servers", broker.bootstrap)
                         .option("subscribe", "bench").load())  # fmt: skip
-            return spark.read.format("kafkacodec").option("subscribe", "bench").load(str(broker.log_dir))
+            return spark.read.format(source).option("subscribe", "bench").load(str(broker.log_dir))
 
-        assert frame("kafka").count() == n == frame("kafkacodec").count()  # and warm both up
+        assert "JVM reader" in frame("kafkacodec")._jdf.queryExecution().executedPlan().toString()
+        assert all(frame(s).count() == n for s in SOURCES)  # and warm them up
         times: dict[tuple[str, str], list[float]] = {}
         for rep in range(args.repeat):
             for query in QUERIES:
-                order = ("kafka", "kafkacodec") if rep % 2 == 0 else ("kafkacodec", "kafka")
-                for source in order:
+                for source in SOURCES[rep % 3:] + SOURCES[:rep % 3]:
                     t0 = time.perf_counter()
                     run_query(spark, query, frame(source), work / f"out-{source}")
                     times.setdefault((query, source), []).append(time.perf_counter() - t0)
@@ -124,12 +132,15 @@ def main(argv=None) -> None:
         rows = []
         print(f"{n:,} records, {log_bytes / 1e6:.0f} MB of .log, {args.partitions} partitions, "
               f"{args.master}, medians of {args.repeat}")  # fmt: skip
-        print(f"{'query':<14}{'Spark kafka source':>20}{'kafkacodec':>14}{'ratio':>8}")
+        print(f"{'query':<14}{'Spark kafka source':>20}{'kafkacodec':>14}{'ratio':>8}"
+              f"{'kafkacodec_python':>20}{'ratio':>8}")  # fmt: skip
         for query in QUERIES:
-            k, o = (statistics.median(times[(query, s)]) for s in ("kafka", "kafkacodec"))
+            k, o, p = (statistics.median(times[(query, s)]) for s in SOURCES)
             rows.append({"query": query, "kafka_records_per_s": n / k, "kafkacodec_records_per_s": n / o,
-                         "ratio": k / o, "kafka_s": times[(query, "kafka")], "kafkacodec_s": times[(query, "kafkacodec")]})  # fmt: skip
-            print(f"{query:<14}{n / k / 1e6:>17.2f}M/s{n / o / 1e6:>11.2f}M/s{k / o:>7.2f}x")
+                         "ratio": k / o, "kafkacodec_python_records_per_s": n / p, "python_ratio": k / p,
+                         **{f"{s}_s": times[(query, s)] for s in SOURCES}})  # fmt: skip
+            print(f"{query:<14}{n / k / 1e6:>17.2f}M/s{n / o / 1e6:>11.2f}M/s{k / o:>7.2f}x"
+                  f"{n / p / 1e6:>17.2f}M/s{k / p:>7.2f}x")  # fmt: skip
         e = statistics.median(export)
         print(f"{'spark export':<14}{'':>20}{n / e / 1e6:>11.2f}M/s")
         result = {"records": n, "log_bytes": log_bytes, "partitions": args.partitions, "master": args.master,

@@ -104,6 +104,10 @@ def read_side_file(path, limit: int = SIDE_FILE_LIMIT) -> bytes | None:
         os.close(fd)
 
 
+#: Attempts at mapping a file that shrinks between its size and its mapping.
+_MAP_TRIES = 5
+
+
 def map_regular(path):
     """(a read-only mmap, or b"" when empty, and the size) of a regular file; (None, 0)
     when it is missing."""
@@ -112,10 +116,15 @@ def map_regular(path):
     except FileNotFoundError:
         return None, 0
     try:
-        size = os.fstat(fd).st_size
-        if size == 0:
-            return b"", 0
-        return mmap.mmap(fd, size, access=mmap.ACCESS_READ), size
+        for _ in range(_MAP_TRIES):
+            size = os.fstat(fd).st_size
+            if size == 0:
+                return b"", 0
+            try:
+                return mmap.mmap(fd, size, access=mmap.ACCESS_READ), size
+            except ValueError:  # shrunk since fstat: a broker trims an index it rolls
+                continue
+        raise LogError(path, "kept shrinking while it was mapped; not read")
     except OSError as err:
         raise _oserror(path, err, "read") from None
     finally:
