@@ -161,3 +161,20 @@ def test_streams_go_to_the_python_reader(spark, logdirs, tmp_path):
     q.awaitTermination(120)
     got = spark.sql("select count(*) from jvm_stream").collect()[0][0]
     assert got == frame(spark, "kafkacodec_python", logdirs).count()
+
+
+def test_a_planner_that_dies_is_started_again(spark, logdirs):
+    """The JVM's Python planner killed between queries (as SIGBUS kills a reader whose
+    mapped file a broker truncates): the next query starts another and gets its answer."""
+    import os
+    import signal
+    import subprocess
+
+    expected = frame(spark, "kafkacodec", logdirs).count()
+    jvm = spark.sparkContext._gateway.proc.pid
+    found = subprocess.run(["pgrep", "-P", str(jvm), "-f", "kafkacodec.pipeline.planner"],
+                           capture_output=True, text=True, check=False).stdout.split()  # fmt: skip
+    assert found, "no planner process under the JVM"
+    for pid in found:
+        os.kill(int(pid), signal.SIGKILL)
+    assert frame(spark, "kafkacodec", logdirs).count() == expected

@@ -67,32 +67,72 @@ final class Planner {
         return "python3";
     }
 
-    /** One request's answer (its "error" thrown, its warnings logged). */
+    /**
+     * One request's answer (its "error" thrown, its warnings logged). A planner that dies
+     * (a signal: Python maps the files it reads, and a file a broker truncates under a
+     * mapping kills its reader with SIGBUS) is started again and asked once more: every
+     * request is one that can be asked again.
+     */
     static synchronized JsonNode ask(String op, Map<String, String> options, ObjectNode more) {
         ObjectNode request = JSON.createObjectNode();
         request.put("op", op);
         ObjectNode opts = request.putObject("options");
         options.forEach(opts::put);
         if (more != null) request.setAll(more);
+        String line;
+        try {
+            line = JSON.writeValueAsString(request);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
         JsonNode answer;
         try {
-            if (shared == null || !shared.process.isAlive()) shared = new Planner(python());
-            shared.in.write(JSON.writeValueAsString(request));
-            shared.in.write('\n');
-            shared.in.flush();
-            String line = shared.out.readLine();
-            if (line == null) {
-                shared = null;
-                throw new IllegalStateException("kafkacodec: the Python planner (" + python() + " -m kafkacodec.pipeline.planner) ended without answering");
-            }
-            answer = JSON.readTree(line);
-        } catch (IOException e) {
-            shared = null;
-            throw new IllegalStateException("kafkacodec: the Python planner failed: " + e.getMessage(), e);
+            answer = once(line);
+        } catch (Died e) {
+            LOG.warn(e.getMessage() + "; starting it again");
+            answer = once(line);
         }
         for (JsonNode w : answer.path("warnings")) LOG.warn(w.asText());
         if (answer.has("error")) throw new IllegalArgumentException(answer.get("error").asText());
         return answer;
+    }
+
+    /** The planner ended without answering. */
+    private static final class Died extends IllegalStateException {
+        Died(String message) { super(message); }
+    }
+
+    private static JsonNode once(String request) {
+        try {
+            if (shared == null || !shared.process.isAlive()) shared = new Planner(python());
+            shared.in.write(request);
+            shared.in.write('\n');
+            shared.in.flush();
+            String line = shared.out.readLine();
+            if (line == null) throw new Died("kafkacodec: the Python planner (" + python()
+                + " -m kafkacodec.pipeline.planner) ended without answering" + shared.how());
+            return JSON.readTree(line);
+        } catch (Died e) {
+            shared = null;
+            throw e;
+        } catch (IOException e) {
+            Planner dead = shared;
+            shared = null;
+            throw new Died("kafkacodec: the Python planner failed: " + e.getMessage() + (dead == null ? "" : dead.how()));
+        }
+    }
+
+    /** How the process ended, when it has. */
+    private String how() {
+        try {
+            if (process.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)) {
+                int code = process.exitValue();
+                return code > 128 ? " (killed by signal " + (code - 128) + ")" : " (exit code " + code + ")";
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return "";
     }
 
     static File tempFile() throws IOException {

@@ -148,7 +148,8 @@ final class SliceReader implements PartitionReader<InternalRow> {
                 row = new GenericInternalRow(pending.next());
                 given++;
                 return true;
-            } catch (RuntimeException e) {  // Irregular, or anything a generated parser throws
+            } catch (RuntimeException | InternalError e) {  // Irregular, anything a generated parser throws, a
+                // mapped file truncated under the reader (InternalError: a fault in an unsafe memory access)
                 python = true;
                 pending = java.util.Collections.emptyIterator();
             }
