@@ -8,6 +8,12 @@ that it is tested without a SparkSession; Spark only calls them. One input parti
 segment, or per split of a segment above split_size; rows cross into Spark as Arrow record
 batches.
 
+With kafkacodec's jar on Spark's classpath (jvm/, jobs.session() puts it there), Spark
+takes the JVM source of the name `kafkacodec` before this one: it plans through planner.py
+(record_slices, the same functions) and decodes on the JVM, handing this reader what it
+does not read itself (streams; slices with damage or moved by a broker). This records
+format is then registered as `kafkacodec_python` alone.
+
 The records format takes Spark's own kafka source's options, with their names and
 meanings (request.py): assign, subscribe, subscribePattern, startingOffsets / endingOffsets
 (earliest, latest, or JSON per partition with -2 and -1), startingTimestamp /

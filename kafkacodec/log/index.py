@@ -19,7 +19,7 @@ from kafkacodec.generated import kafka_txn_index as _xi
 from ..runtime._prim import Generated
 from ..runtime.errors import DecodeError, LogError
 from ..runtime.search import last_at_or_below
-from ..storage import StoragePath, as_path
+from ..storage import StoragePath, as_path, fsio, is_remote
 from ..storage import map_file as map_file
 from ..storage.fsio import unmap
 
@@ -125,8 +125,16 @@ class _Index:
         self.path: Any = _Named(path) if isinstance(path, str) and data is not map_file else as_path(path)
         self.base_offset = base_offset
         self.problems: list[str] = []
+        tail = None
         try:
-            if data is map_file:
+            if data is map_file and not is_remote(self.path):
+                try:
+                    tail = fsio.GrowingTail(self.path)
+                except FileNotFoundError:
+                    self._buf, self.file_size = None, 0
+                else:
+                    self._buf, self.file_size = b"", tail.size
+            elif data is map_file:
                 self._buf, self.file_size = map_file(self.path)
             else:
                 raw = data() if callable(data) else data
@@ -146,30 +154,50 @@ class _Index:
             self.size_problem = (f"Index file {self.path.name} is corrupt, found {self.file_size} "
                                  f"bytes which is neither positive nor a multiple of {self.SIZE}")  # fmt: skip
             self.problems.append(self.size_problem)
-        self._count = self._entries_before_zero_tail(raw)
+        if tail is not None:
+            # A broker trims the preallocated tail of the index it rolls (trimToValidSize):
+            # the entries are found with pread and only they are mapped (fsio.GrowingTail).
+            zero = bytes(self.SIZE)
+            self._count = self._entries_before_zero_tail(raw, lambda i: tail.pread(self.SIZE, i * self.SIZE) == zero)
+            self._buf = tail.map_prefix(self._count * self.SIZE)
+            self._mapped = len(self._buf) // self.SIZE
+        else:
+            self._mapped = raw
+            self._count = self._entries_before_zero_tail(raw, self._is_zero)
         self.preallocated = raw - self._count  # zero-filled entries past the last one
         self.problems += self._sanity(self._count)
 
     # -- entries
-    def _read(self, i: int) -> Any:
+    def _bytes(self, i: int):
+        """(buffer, start) of entry i: the mapped entries, or past them the file read now."""
+        if i < self._mapped:
+            return self._buf, i * self.SIZE
+        tail = fsio.GrowingTail(self.path)
         try:
-            return self.ENTRY.parse(self._buf, i * self.SIZE, (i + 1) * self.SIZE)[0]
+            return tail.pread(self.SIZE, i * self.SIZE), 0
+        finally:
+            tail.close()
+
+    def _read(self, i: int) -> Any:
+        buf, at = self._bytes(i)
+        try:
+            return self.ENTRY.parse(buf, at, at + self.SIZE)[0]
         except DecodeError as err:
             raise err.with_source(str(self.path)) from None
 
     def _is_zero(self, i: int) -> bool:
-        at = i * self.SIZE
-        return self._buf[at : at + self.SIZE] == bytes(self.SIZE)
+        buf, at = self._bytes(i)
+        return buf[at : at + self.SIZE] == bytes(self.SIZE)
 
-    def _entries_before_zero_tail(self, raw: int) -> int:
+    def _entries_before_zero_tail(self, raw: int, is_zero: Callable[[int], bool]) -> int:
         """Entries before the first all-zero one after entry 0 (FORMATS.md 4.1): valid
         entries increase, so "is zero" is monotone from entry 1 and a binary search finds it."""
-        if raw <= 1 or not self._is_zero(raw - 1):
+        if raw <= 1 or not is_zero(raw - 1):
             return raw
         lo, hi = 1, raw - 1  # the first zero entry lies in [lo, hi]
         while lo < hi:
             mid = (lo + hi) // 2
-            if self._is_zero(mid):
+            if is_zero(mid):
                 hi = mid
             else:
                 lo = mid + 1
@@ -362,7 +390,7 @@ class TxnIndex(_Index):
     SIZE = 34
     KIND = "transaction index"
 
-    def _entries_before_zero_tail(self, raw: int) -> int:
+    def _entries_before_zero_tail(self, raw: int, is_zero: Callable[[int], bool]) -> int:
         return raw  # never preallocated
 
     def entry(self, i: int) -> AbortedTxn:

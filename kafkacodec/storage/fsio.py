@@ -28,14 +28,14 @@ import stat
 import struct
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from ..runtime.errors import LogError, RefusedError
 
 __all__ = [
     "SIDE_FILE_LIMIT", "TMP_SUFFIX", "open_regular", "read_side_file", "map_regular",
     "unmap", "write_atomic", "copy_range", "fsync_dir", "LogDirLock", "lock_holder",
-    "take_owner", "size_or_zero", "append_file",
+    "take_owner", "size_or_zero", "append_file", "GrowingTail",
 ]  # fmt: skip
 
 #: The largest side file read (leader-epoch-checkpoint, partition.metadata, broker
@@ -129,6 +129,54 @@ def map_regular(path):
         raise _oserror(path, err, "read") from None
     finally:
         os.close(fd)
+
+
+class GrowingTail:
+    """A regular file read in two parts, for files a broker preallocates and trims when it
+    rolls them (its index files): the bytes [0, prefix) mapped, which no trim reaches, and
+    anything after read with pread, as zeros where the file no longer has them (a trim only
+    cuts the zero-filled tail). A mapping of bytes the file lost is a SIGBUS for its reader,
+    which no Python code can catch. `size` is the size when opened."""
+
+    def __init__(self, path) -> None:
+        self.path = path
+        fd = open_regular(path)
+        try:
+            self.size = os.fstat(fd).st_size
+        except OSError as err:
+            os.close(fd)
+            raise _oserror(path, err, "read") from None
+        self._fd: int | None = fd
+        self.prefix: Any = b""
+
+    def pread(self, n: int, at: int) -> bytes:
+        """The file's bytes [at, at + n) as they are now, zero-padded past its end."""
+        if self._fd is None:
+            raise LogError(self.path, "read after close")
+        try:
+            data = os.pread(self._fd, n, at)
+        except OSError as err:
+            raise _oserror(self.path, err, "read") from None
+        return data.ljust(n, b"\0")
+
+    def map_prefix(self, n: int):
+        """Map the bytes [0, n) (n at most size); the file is closed after."""
+        try:
+            if n > 0:
+                try:
+                    self.prefix = mmap.mmap(self._fd, n, access=mmap.ACCESS_READ)
+                except ValueError:  # shrunk below n since opened: read what is asked
+                    self.prefix = self.pread(n, 0)
+                except OSError as err:
+                    raise _oserror(self.path, err, "read") from None
+            return self.prefix
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 #: How far a walk reads before it lets the kernel drop the pages of the file it has read.

@@ -24,3 +24,35 @@ def test_a_file_that_shrinks_while_it_is_mapped_is_mapped_at_its_new_size(tmp_pa
     monkeypatch.setattr(fsio.os, "fstat", fstat)
     mapped, size = fsio.map_regular(f)
     assert size == 80 and len(mapped) == 80
+
+
+def test_an_index_trimmed_while_it_is_open_is_read_as_it_was(tmp_path):
+    """A broker preallocates the active segment's index files and trims them to their
+    entries when it rolls the segment (OffsetIndex.trimToValidSize). A reader that mapped the
+    preallocated size and touches what the trim cut is killed by SIGBUS: the index maps only
+    its entries and reads past them with pread. Run in a process of its own (a SIGBUS there
+    fails the test, not the run)."""
+    import subprocess
+    import sys
+
+    code = f"""
+import os
+from kafkacodec.log.index import OffsetIndex, TimeIndex, encode_offset_entries, encode_time_entries
+entries = [(100 + 10 * i, 4096 * (i + 1)) for i in range(50)]
+for name, cls, body in (("a.index", OffsetIndex, encode_offset_entries(100, entries)),
+                        ("a.timeindex", TimeIndex, encode_time_entries(100, entries))):
+    path = os.path.join({str(tmp_path)!r}, name)
+    with open(path, "wb") as f:  # preallocated: the entries, then zeros to 10 MB
+        f.write(body)
+        f.truncate(10 << 20)
+    idx = cls(path, 100)
+    before = (len(idx), idx.preallocated, list(idx.dump_entries()), idx.file_sanity())
+    os.truncate(path, len(body))  # the broker rolls the segment
+    after = (len(idx), idx.preallocated, list(idx.dump_entries()), idx.file_sanity())
+    assert before == after and len(idx) == 50, (before[:2], after[:2])
+    idx.close()
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    assert out.stdout.strip() == "ok"
