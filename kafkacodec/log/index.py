@@ -168,7 +168,7 @@ class _Index:
         self.problems += self._sanity(self._count)
 
     # -- entries
-    def _bytes(self, i: int):
+    def _bytes(self, i: int) -> tuple[Any, int]:
         """(buffer, start) of entry i: the mapped entries, or past them the file read now."""
         if i < self._mapped:
             return self._buf, i * self.SIZE

@@ -163,6 +163,8 @@ class GrowingTail:
         """Map the bytes [0, n) (n at most size); the file is closed after."""
         try:
             if n > 0:
+                if self._fd is None:
+                    raise LogError(self.path, "mapped after close")
                 try:
                     self.prefix = mmap.mmap(self._fd, n, access=mmap.ACCESS_READ)
                 except ValueError:  # shrunk below n since opened: read what is asked
