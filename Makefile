@@ -38,6 +38,9 @@ $(JAR): $(STAMP) $(JVM_SOURCES)
 	mkdir -p jvm/target/generated-sources && mv jvm/target/generated-sources/kaitai-out/java jvm/target/generated-sources/kaitai
 	rm -rf jvm/target/generated-sources/kaitai-out
 	mvn -q -B -f jvm/pom.xml package -Dspark.version=$(SPARK_VERSION)
+	@# the official Kaitai Java runtime, for tests/crosslang/test_java.py (jvm/target/classes)
+	mvn -q -B -f jvm/pom.xml dependency:build-classpath -Dspark.version=$(SPARK_VERSION) \
+		-DincludeArtifactIds=kaitai-struct-runtime -Dmdep.outputFile=$(CURDIR)/jvm/target/kaitai-classpath.txt
 	mkdir -p pipeline/jars && cp jvm/target/kafkacodec-spark.jar $(JAR)
 
 jar: $(JAR)

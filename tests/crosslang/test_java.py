@@ -1,11 +1,12 @@
-"""The official Kaitai compiler's Java output of every schema, compiled with javac against
-a test-support runtime (tests/crosslang/java/runtime: the subset of the official Java
-runtime the generated code calls) and run on the JVM: on every shared log and index vector
-and every Kafka-written internal payload it reads the same values as kafkacodec's Python
-codecs, field by field, and refuses what they refuse. CRCs, which no generated parser can
-compute, are checked by the dump with java.util.zip over the range each schema exposes
-(crc_from, crc_to). Compression comes from the test's KafkaCompression (the JDK for gzip,
-its own snappy and lz4 readers, libzstd through JDK 17's foreign-function API)."""
+"""The official Kaitai compiler's Java output of every schema, built by the project's Maven
+build (jvm/, `make jar`: the output in package io.kafkacodec.kaitai, compiled against the
+official runtime io.kaitai:kaitai-struct-runtime from Maven Central) and run on the JVM with
+the compression libraries of Kafka's own release (kafka-clients 4.4.0's lz4-java,
+snappy-java and zstd-jni, from the broker harness) behind the schemas' custom process
+(jvm/.../KafkaCompression): on every shared log and index vector and every Kafka-written
+internal payload it reads the same values as kafkacodec's Python codecs, field by field,
+and refuses what they refuse. CRCs, which no generated parser can compute, are checked by
+the dump with java.util.zip over the range each schema exposes (crc_from, crc_to)."""
 
 from __future__ import annotations
 
@@ -26,13 +27,14 @@ from crosslang import (
     log_jobs,
 )
 
-from kafkacodec.export import export
-
 _ = corpus_fixture  # the `corpus` fixture, session-wide
 
 HERE = Path(__file__).resolve().parent / "java"
-# The test's zstd calls libzstd through JDK 17's incubating foreign-function API.
-FOREIGN = ["--add-modules", "jdk.incubator.foreign", "--enable-native-access=ALL-UNNAMED"]
+ROOT = HERE.parents[2]
+TARGET = ROOT / "jvm" / "target"
+PACKAGE = "io.kafkacodec.kaitai"
+KAFKA = "4.4.0"  # whose compression libraries the generated code calls
+CODEC_JARS = ("lz4-java", "snappy-java", "zstd-jni")
 
 pytestmark = [
     pytest.mark.crosslang,
@@ -43,27 +45,41 @@ pytestmark = [
 ]
 
 
+def codec_jars() -> list[str]:
+    """The lz4-java, snappy-java and zstd-jni jars on Kafka's own classpath."""
+    from kafka_broker import HarnessError, classpath
+
+    try:
+        jars = classpath(KAFKA).split(":")
+    except HarnessError as err:
+        pytest.skip(str(err))
+    found = [j for j in jars if any(Path(j).name.startswith(n + "-") for n in CODEC_JARS)]
+    assert len(found) == len(CODEC_JARS), found
+    return found
+
+
 @pytest.fixture(scope="module")
 def jvm(tmp_path_factory):
-    """The generated Java, the test runtime and the dump program, compiled once."""
+    """The Maven build's classes, the official runtime, Kafka's codecs, and the dump program."""
+    classes = TARGET / "classes"
+    if not (TARGET / "kaitai-classpath.txt").is_file() or not (classes / "io" / "kafkacodec" / "kaitai").is_dir():
+        pytest.skip("the Maven build of the schemas' Java output is not there (make jar)")
     out = tmp_path_factory.mktemp("java")
-    results = export(out, ["java"])
-    assert all(r["ok"] for r in results), [r for r in results if not r["ok"]]
-    classes = out / "classes"
-    sources = [*sorted((HERE / "runtime").rglob("*.java")), *sorted(HERE.glob("*.java")),
-               *sorted((out / "java").glob("*.java"))]  # fmt: skip
-    proc = subprocess.run(["javac", "-nowarn", "-encoding", "UTF-8", *FOREIGN[:2], "-d", str(classes), *map(str, sources)],
+    cp = ":".join([str(classes), (TARGET / "kaitai-classpath.txt").read_text().strip(), *codec_jars()])
+    dump = out / "dump"
+    proc = subprocess.run(["javac", "-nowarn", "-encoding", "UTF-8", "-cp", cp, "-d", str(dump),
+                           str(HERE / "KafkacodecDump.java")],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     (out / "fields.tsv").write_text(fields_table())
-    return out, classes
+    return out, f"{dump}:{cp}"
 
 
 def run(jvm, jobs, name: str) -> list[dict]:
-    out, classes = jvm
+    out, cp = jvm
     proc = subprocess.run(
-        ["java", *FOREIGN, "-cp", str(classes), "KafkacodecDump", str(out / "fields.tsv"),
-         str(jobs_file(jobs, out / f"{name}.jobs"))],
+        ["java", "-cp", cp, "KafkacodecDump", str(out / "fields.tsv"),
+         str(jobs_file(jobs, out / f"{name}.jobs")), PACKAGE],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]

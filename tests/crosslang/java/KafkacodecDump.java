@@ -3,13 +3,15 @@
  * print each as one line of JSON, for tests/crosslang/test_java.py to compare with
  * kafkacodec's Python codecs.
  *
- *   java KafkacodecDump FIELDS JOBS
+ *   java KafkacodecDump FIELDS JOBS PACKAGE
  *
  * FIELDS: one line per generated class, `BinaryClassName<TAB>field,field,...`: the seq
  * fields to print, in order, by their schema names (what the schema stores; instances are
  * computed, and not printed). JOBS: one line per input, `BinaryClassName<TAB>PARAM<TAB>
  * OFFSET<TAB>PATH`: the class to parse the file's bytes from OFFSET with, and its one
- * parameter (`-` for none; the version of a type made from a Kafka message spec).
+ * parameter (`-` for none; the version of a type made from a Kafka message spec). PACKAGE:
+ * the generated classes' package (`export-schemas --java-package`; class names in FIELDS and
+ * JOBS are without it).
  *
  * Output, per job: {"ok": TREE} or {"error": EXCEPTION, "message": ...}. In a tree, a
  * struct is an object of its stored fields (absent ones left out), bytes are {"hex": ...},
@@ -32,9 +34,11 @@ import java.util.Map;
 
 public class KafkacodecDump {
     private final Map<String, String[]> fields = new HashMap<>();
+    private String prefix = "";
 
     public static void main(String[] args) throws Exception {
         KafkacodecDump d = new KafkacodecDump();
+        if (args.length > 2 && !args[2].isEmpty()) d.prefix = args[2] + ".";
         for (String line : Files.readAllLines(Paths.get(args[0]), StandardCharsets.UTF_8)) {
             String[] parts = line.split("\t", -1);
             d.fields.put(parts[0], parts[1].isEmpty() ? new String[0] : parts[1].split(","));
@@ -53,7 +57,7 @@ public class KafkacodecDump {
         try {
             byte[] all = Files.readAllBytes(Paths.get(path));
             byte[] data = java.util.Arrays.copyOfRange(all, offset, all.length);
-            Object obj = parse(Class.forName(className), param, data);
+            Object obj = parse(Class.forName(prefix + className), param, data);
             sb.append("{\"ok\":");
             tree(obj, sb);
             Crc.appendLog(obj, data, sb);
@@ -117,7 +121,7 @@ public class KafkacodecDump {
         } else if (v instanceof Enum) {
             sb.append(v.getClass().getMethod("id").invoke(v));
         } else if (v instanceof KaitaiStruct) {
-            String name = v.getClass().getName();
+            String name = v.getClass().getName().substring(prefix.length());
             if (name.equals("ZigzagVarint") || name.equals("UnsignedVarint")) {
                 sb.append(v.getClass().getMethod("value").invoke(v));
                 return;
@@ -192,7 +196,7 @@ public class KafkacodecDump {
     /** CRCs the schemas cannot check: java.util.zip over the byte ranges they expose. */
     static final class Crc {
         static void appendLog(Object obj, byte[] data, StringBuilder sb) throws Exception {
-            if (!obj.getClass().getName().equals("KafkaLog")) return;
+            if (!obj.getClass().getSimpleName().equals("KafkaLog")) return;
             sb.append(",\"crc\":[");
             List<?> entries = (List<?>) obj.getClass().getMethod("entries").invoke(obj);
             int pos = 0;
