@@ -511,7 +511,7 @@ def _inner_records(
             data, 0, len(data), (wrapper.offset, wrapper.magic, wrapper.timestamp if log_append else None),
             _crc.NATIVE[1] if verify_crc else None, Record, LEGACY_TIMESTAMP_TYPES,
         )  # fmt: skip
-        if recs is not None:
+        if recs:
             return recs
     # the generated parser, which names what is wrong
     try:
@@ -519,7 +519,9 @@ def _inner_records(
     except DecodeError as err:
         raise _located(err, f"decompressed {where}") from None
     if not inner:
-        return []
+        # Kafka refuses it: AbstractLegacyRecordBatch.DeepRecordsIterator, "Found invalid
+        # compressed record set with no inner records" (InvalidRecordException)
+        raise CorruptRecordError("a compressed wrapper holds no inner records", wrapper.position).within(where)
     for msg in inner:
         if msg.compression != _comp.NONE:
             raise CorruptRecordError(

@@ -425,10 +425,10 @@ def _wrapper_run(view, e: np.ndarray, i: int, j: int, max_inflated) -> list[pa.R
 
     for k in range(i, j):
         inner = _inner_messages(view, e[k], max_inflated)
-        if inner is None:
+        if inner is None or not len(inner[1]):  # (a wrapper of nothing: the object path refuses it)
             flush()
             pieces.append(_from_objects([_batch(view, e, k)], max_inflated))
-        elif len(inner[1]):
+        else:
             inners.append((k, *inner))
     flush()
     return pieces
@@ -468,8 +468,8 @@ def _wrappers_at_once(view, run: np.ndarray, max_inflated) -> list[pa.RecordBatc
             or (bit_field(V2, "compression", e["attributes"]) != 0).any()
             or not _all_in(starts[sizes > 0], e["position"])):  # fmt: skip
         return None  # (a set that ends inside a message does not start one of the next)
-    if not len(e):
-        return []
+    if (counts == 0).any():
+        return None  # a wrapper of no inner message, which Kafka refuses: one at a time
     # Magic 1 inner offsets are relative to the last one (which takes the wrapper's offset),
     # unless the wrapper's offset is 0 (FORMATS.md 1.3, AbstractLegacyRecordBatch).
     last = np.zeros(len(run), np.int64)

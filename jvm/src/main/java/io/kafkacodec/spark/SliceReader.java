@@ -334,7 +334,7 @@ final class SliceReader implements PartitionReader<InternalRow> {
                 messages.add(im);
                 ip += 12 + len;
             }
-            if (messages.isEmpty()) return;
+            if (messages.isEmpty()) throw new Irregular("a wrapper of no inner message");  // Kafka refuses it
             long lastInner = messages.get(messages.size() - 1).offset();
             long shift = 0;
             if (magic >= 1 && wrapperOffset != 0) {  // relative inner offsets
