@@ -191,9 +191,10 @@ def _has_control(data) -> bool:
 
 
 # Vectors kafka-python's reader gets wrong (kafkacodec reads them as sarama and Kafka do).
+# (sarama's legacy_emptyLZ4Message_as_msgset, a wrapper of no inner message, is refused by
+# kafka-python, by Kafka and by kafkacodec alike: tests/kafka/test_kafka_judges_corpus.py.)
 KAFKA_PYTHON_GAPS = {
     "legacy_emptyBulkLZ4Message_as_msgset.bin": "struct.error reading a magic 0 lz4 wrapper",
-    "legacy_emptyLZ4Message_as_msgset.bin": "struct.error reading a magic 0 lz4 wrapper",
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 from kafka_broker import HARNESS, HarnessError, classpath
@@ -22,6 +23,7 @@ from kafkacodec.runtime.errors import KafkacodecError
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 
 RELEASES = ("4.0.0", "4.4.0")
+EMPTY_WRAPPER = Path(__file__).resolve().parents[1] / "vectors" / "peers" / "sarama" / "legacy_emptyLZ4Message_as_msgset.bin"
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +35,13 @@ def corpus(tmp_path_factory):
     manifest = write_corpus(out, count=8, internal_count=0, seed=21, internal=False)
     cases = [c for c in manifest["cases"] if c["schema"] == "kafka_log"]
     assert len(cases) > 100
+    # The two places Kafka and kafkacodec were found to differ, always judged (what the
+    # corpus draws depends on Hypothesis): offsets and timestamps past 2^63, and a
+    # compressed wrapper of no inner message (sarama's encode-only empty message)
+    recs = [kc.Record(None, 1 + i, b"k", b"v") for i in range(3)]
+    (out / "past-int64.bin").write_bytes(kc.build_batch(recs, base_offset=(1 << 63) - 2))
+    (out / "empty-wrapper.bin").write_bytes((EMPTY_WRAPPER).read_bytes())
+    cases += [{"file": "past-int64.bin"}, {"file": "empty-wrapper.bin"}]
     return out, cases
 
 
@@ -133,4 +142,5 @@ def test_kafka_reads_the_corpus_as_kafkacodec_does(corpus, version, tmp_path):
         if k["batches"] != mine["batches"]:
             disagree.append((case["file"], "batches before the error", mine["error"], k["error"]))
     assert not disagree, "\n".join(map(repr, disagree[:20])) + f"\n... {len(disagree)} in all"
-    assert wrapped > 0  # the corpus does hold sums past int64, which Kafka wraps
+    assert wrapped >= 1  # past-int64.bin: its last offset, wrapped by Kafka
+    assert "no inner records" in theirs[-1]["error"]["message"]  # Kafka refuses empty-wrapper.bin
