@@ -15,6 +15,11 @@ defines `kafkacodec spark` (cli.py) without pyspark.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
+
+#: The JVM reader of the kafkacodec format (jvm/, built by `make jar`): with it on Spark's
+#: classpath, spark.read.format("kafkacodec") decodes on the JVM (source.py says how).
+JAR = Path(__file__).resolve().parent / "jars" / "kafkacodec-spark.jar"
 
 __all__ = ["RecordsDataSource", "BatchesDataSource", "ProblemsDataSource", "register"]
 

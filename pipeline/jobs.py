@@ -11,17 +11,13 @@ import os
 import sys
 from pathlib import Path
 
-from . import parquet
+from . import JAR, parquet
 from .meter import FetchMeter, measured
 from .options import Options, resolve
 from .read import record_slices, segment_slices
 from .request import Request
 from .scan import PipelineError, check
 from .source import register
-
-#: The JVM reader of the kafkacodec format (jvm/, built by `make jar`): with it on Spark's
-#: classpath, spark.read.format("kafkacodec") decodes on the JVM (source.py says how).
-JAR = Path(__file__).resolve().parent / "jars" / "kafkacodec-spark.jar"
 
 #: What a record's control key says (FORMATS.md): bytes 2-3 are the type.
 ABORT, COMMIT = 0, 1

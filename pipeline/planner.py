@@ -18,8 +18,8 @@ lines, one request and one answer each (a process kept for the JVM's life):
 The JVM reads a slice itself only while it can prove the bytes regular (the planned file,
 CRCs right, the layouts Kafka writes); for anything else it asks for `rows` and skips the
 rows it already gave, so that what Python reads decides (errors and their text included).
-Each answer is {"ok": ...} or {"error": message}, with the warnings and log records the
-request raised ({"warnings": [...]}), which the JVM logs.
+Each answer is the request's result, or {"error": message} when it raised, with the
+warnings and log records the request raised ({"warnings": [...]}), which the JVM logs.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def slice_json(s: SegmentSlice) -> dict:
         "base_offset": s.base_offset, "start": s.start, "end": s.end, "first": s.first,
         "last": s.last, "since": s.since, "aborted": [list(a) for a in s.aborted],
         "identity": list(s.identity) if s.identity is not None else None,
-        "extent": list(s.extent), "deleted": s.deleted, "python": not _local(s),
+        "deleted": s.deleted, "python": not _local(s),
         "pickle": base64.b64encode(pickle.dumps(s)).decode("ascii"),
     }  # fmt: skip
 

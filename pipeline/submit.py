@@ -22,7 +22,7 @@ def main(argv: list[str] | None = None) -> int:
         print(__file__)
         return 0
     if argv == ["--jar"]:
-        from kafkacodec.pipeline.jobs import JAR
+        from kafkacodec.pipeline import JAR
 
         if not JAR.is_file():
             print(f"{JAR}: not built (make jar in a checkout)", file=sys.stderr)

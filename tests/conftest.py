@@ -39,7 +39,7 @@ def _spark_with_its_kafka_source() -> None:
 
     from kafka_broker import HarnessError, spark_kafka_jars
 
-    from kafkacodec.pipeline.jobs import JAR
+    from kafkacodec.pipeline import JAR
 
     try:
         jars = spark_kafka_jars()

@@ -55,5 +55,7 @@ def test_the_wheel_holds_the_modules_of_the_checkout_under_the_same_names(tmp_pa
     assert modules == checkout_modules()
     assert any(n.startswith("kafkacodec/runtime/_speedups") and n.endswith(".so") for n in names)
     assert "kafkacodec/py.typed" in names
-    if (ROOT / "pipeline" / "jars" / "kafkacodec-spark.jar").is_file():  # built (make jar): the Spark format's JVM reader travels with the package
+    from kafkacodec.pipeline import JAR
+
+    if JAR.is_file():  # built (make jar): the Spark format's JVM reader travels with the package
         assert "kafkacodec/pipeline/jars/kafkacodec-spark.jar" in names

@@ -15,10 +15,13 @@
  *
  *   java -cp KAFKA_CLASSPATH:. KafkaJudge FILE...
  */
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.util.HexFormat;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MutableRecordBatch;
@@ -27,93 +30,53 @@ import org.apache.kafka.common.utils.BufferSupplier;
 import org.apache.kafka.common.utils.CloseableIterator;
 
 public class KafkaJudge {
+    static final ObjectMapper JSON = new ObjectMapper();
+    static final HexFormat HEX = HexFormat.of();
+
     public static void main(String[] args) throws Exception {
-        StringBuilder out = new StringBuilder();
-        for (String file : args) {
-            out.setLength(0);
-            judge(Files.readAllBytes(Paths.get(file)), out);
-            System.out.println(out);
-        }
+        for (String file : args) System.out.println(JSON.writeValueAsString(judge(Files.readAllBytes(Paths.get(file)))));
     }
 
-    static void judge(byte[] data, StringBuilder sb) {
-        sb.append("{\"batches\":[");
+    static ObjectNode judge(byte[] data) {
+        ObjectNode out = JSON.createObjectNode();
+        ArrayNode batches = out.putArray("batches");
         int position = 0;
-        boolean first = true;
         BufferSupplier buffers = BufferSupplier.create();
         try {
-            MemoryRecords records = MemoryRecords.readableRecords(ByteBuffer.wrap(data));
-            for (MutableRecordBatch batch : records.batches()) {
+            for (MutableRecordBatch batch : MemoryRecords.readableRecords(ByteBuffer.wrap(data)).batches()) {
                 batch.ensureValid();
-                StringBuilder one = new StringBuilder();
-                one.append("{\"position\":").append(position)
-                   .append(",\"magic\":").append(batch.magic())
-                   .append(",\"compression\":\"").append(batch.compressionType().name).append('"')
-                   .append(",\"control\":").append(batch.isControlBatch())
-                   .append(",\"records\":[");
-                boolean firstRecord = true;
+                ObjectNode one = JSON.createObjectNode();
+                one.put("position", position).put("magic", batch.magic())
+                   .put("compression", batch.compressionType().name).put("control", batch.isControlBatch());
+                ArrayNode records = one.putArray("records");
                 try (CloseableIterator<Record> it = batch.streamingIterator(buffers)) {
                     while (it.hasNext()) {
                         Record r = it.next();
                         r.ensureValid();
-                        if (!firstRecord) one.append(',');
-                        firstRecord = false;
-                        one.append("{\"offset\":").append(r.offset())
-                           .append(",\"timestamp\":").append(r.timestamp())
-                           .append(",\"timestamp_type\":\"").append(batch.timestampType().name).append('"')
-                           .append(",\"key\":").append(hex(r.key()))
-                           .append(",\"value\":").append(hex(r.value()))
-                           .append(",\"headers\":[");
-                        Header[] hs = r.headers();
-                        for (int i = 0; i < hs.length; i++) {
-                            if (i > 0) one.append(',');
-                            one.append('[');
-                            string(hs[i].key(), one);
-                            one.append(',').append(hs[i].value() == null ? "null" : "\"" + hexOf(hs[i].value()) + "\"").append(']');
+                        ObjectNode rec = records.addObject();
+                        rec.put("offset", r.offset()).put("timestamp", r.timestamp())
+                           .put("timestamp_type", batch.timestampType().name)
+                           .put("key", hex(r.key())).put("value", hex(r.value()));
+                        ArrayNode headers = rec.putArray("headers");
+                        for (Header h : r.headers()) {
+                            headers.addArray().add(h.key()).add(h.value() == null ? null : HEX.formatHex(h.value()));
                         }
-                        one.append("]}");
                     }
                 }
-                one.append("]}");
-                if (!first) sb.append(',');
-                first = false;
-                sb.append(one);
+                batches.add(one);
                 position += batch.sizeInBytes();
             }
-            sb.append("]}");
         } catch (Throwable e) {
-            sb.append("],\"error\":{\"class\":");
-            string(e.getClass().getSimpleName(), sb);
-            sb.append(",\"message\":");
-            string(String.valueOf(e.getMessage()), sb);
-            sb.append(",\"position\":").append(position).append("}}");
+            out.putObject("error").put("class", e.getClass().getSimpleName())
+               .put("message", String.valueOf(e.getMessage())).put("position", position);
         }
+        return out;
     }
 
     static String hex(ByteBuffer b) {
-        if (b == null) return "null";
+        if (b == null) return null;
         byte[] bytes = new byte[b.remaining()];
         b.duplicate().get(bytes);
-        return "\"" + hexOf(bytes) + "\"";
-    }
-
-    static String hexOf(byte[] bytes) {
-        StringBuilder sb = new StringBuilder(bytes.length * 2);
-        for (byte x : bytes) sb.append(String.format("%02x", x & 0xff));
-        return sb.toString();
-    }
-
-    static void string(String s, StringBuilder sb) {
-        sb.append('"');
-        for (char c : s.toCharArray()) {
-            switch (c) {
-                case '"': sb.append("\\\""); break;
-                case '\\': sb.append("\\\\"); break;
-                default:
-                    if (c < 0x20 || Character.isSurrogate(c)) sb.append(String.format("\\u%04x", (int) c));
-                    else sb.append(c);
-            }
-        }
-        sb.append('"');
+        return HEX.formatHex(bytes);
     }
 }

@@ -87,9 +87,8 @@ def ours(data: bytes) -> dict:
             position = b.position
             recs = b.records()
             batches.append({
-                "position": b.position, "magic": b.magic, "compression": str(b.compression.name).lower()
-                if hasattr(b.compression, "name") else str(b.compression),
-                "control": bool(getattr(b, "is_control", False)),
+                "position": b.position, "magic": b.magic, "compression": b.compression.name.lower(),
+                "control": b.is_control,
                 "records": [{
                     "offset": r.offset, "timestamp": r.timestamp, "timestamp_type": r.timestamp_type,
                     "key": None if r.key is None else bytes(r.key).hex(),

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("pyspark")
 
 from kafkacodec.log.partition import LogDirs, Partition  # noqa: E402
-from kafkacodec.pipeline.jobs import JAR  # noqa: E402
+from kafkacodec.pipeline import JAR  # noqa: E402
 from kafkacodec.records.columnar import walk_batches  # noqa: E402
 from kafkacodec.runtime.crc import crc32c  # noqa: E402
 from kafkacodec.sample import write_sample_log_dirs  # noqa: E402

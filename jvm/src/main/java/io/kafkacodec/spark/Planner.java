@@ -136,8 +136,6 @@ final class Planner {
     }
 
     static File tempFile() throws IOException {
-        File f = File.createTempFile("kafkacodec-rows-", ".arrow");
-        f.deleteOnExit();
-        return f;
+        return File.createTempFile("kafkacodec-rows-", ".arrow");  // SliceReader deletes it
     }
 }

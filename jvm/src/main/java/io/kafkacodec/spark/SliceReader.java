@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.kafkacodec.kaitai.KafkaControlRecordKey;
 import io.kafkacodec.kaitai.KafkaEndTxnMarker;
 import io.kafkacodec.kaitai.KafkaLegacyMessage;
+import io.kafkacodec.kaitai.KafkaLog;
 import io.kafkacodec.kaitai.KafkaRecord;
 import io.kafkacodec.kaitai.KafkaRecordBatch;
-import io.kafkacodec.kaitai.ZigzagVarint;
 import io.kaitai.struct.ByteBufferKaitaiStream;
 import java.io.File;
 import java.io.FileInputStream;
@@ -72,8 +72,7 @@ final class SliceReader implements PartitionReader<InternalRow> {
     private final UTF8String segmentName;
 
     private MappedByteBuffer data;
-    private int size;
-    private int pos;
+    private ByteBufferKaitaiStream io;
     private Iterator<Object[]> pending = java.util.Collections.emptyIterator();
     private InternalRow row;
     private long given;
@@ -116,8 +115,8 @@ final class SliceReader implements PartitionReader<InternalRow> {
             long length = ch.size();
             long end = slice.end == null ? length : Math.min(slice.end, length);
             if (end - slice.start > Integer.MAX_VALUE || end < slice.start) return false;
-            size = (int) (end - slice.start);
-            data = ch.map(FileChannel.MapMode.READ_ONLY, slice.start, size);
+            data = ch.map(FileChannel.MapMode.READ_ONLY, slice.start, end - slice.start);
+            io = new ByteBufferKaitaiStream(data);
             return true;
         } catch (IOException e) {
             return false;  // gone since planning: Python finds where its offsets are now
@@ -173,107 +172,70 @@ final class SliceReader implements PartitionReader<InternalRow> {
 
     // ---------------------------------------------------------------- the walk (kafka_log)
 
-    /** The rows of the next entry into pending; false at the end of the slice's log. */
+    /**
+     * The rows of the next entry into pending; false at the end of the slice's log. The
+     * entries are the kafka_log schema's (KafkaLog.Entry: Kafka's ByteBufferLogInputStream
+     * rules, a partial entry ending the log), each of exactly the length it states.
+     */
     private boolean nextEntry() {
-        int remain = size - pos;
-        if (remain < 12) return false;
-        int length = data.getInt(pos + 8);
-        if (length < 14) throw new Irregular("length below 14");
-        if (remain < 17) return false;
-        byte magic = data.get(pos + 16);
-        if (magic < 0 || magic > 2) throw new Irregular("magic");
-        if (remain - 12 < length) return false;  // a partial entry ends the log
-        int at = pos;
-        pos += 12 + length;
-        if (magic == 2) v2(at, length);
-        else legacy(at, length, magic);
+        if (io.isEof()) return false;
+        int at = (int) io.pos();
+        KafkaLog.Entry e = new KafkaLog.Entry(io);
+        if (e.partial() != null) return false;
+        if (io.pos() != at + 12L + e.length()) throw new Irregular("an entry's length disagrees with its fields");
+        if (e.body() instanceof KafkaRecordBatch) v2(at, (KafkaRecordBatch) e.body());
+        else legacy(at, (KafkaLegacyMessage) e.body());
         return true;
     }
 
-    private void v2(int at, int length) {
-        if (length < 49) throw new Irregular("v2 batch too short");
-        if (settings.verifyCrc) {
-            CRC32C crc = new CRC32C();
-            crc.update(data.slice(at + 21, length - 9));
-            if ((int) crc.getValue() != data.getInt(at + 17)) throw new Irregular("crc");
-        }
-        long base = data.getLong(at);
-        long lastOffset = base + data.getInt(at + 23);
-        long maxTimestamp = data.getLong(at + 35);
-        if (slice.first != null && lastOffset < slice.first) return;
+    /** The CRC the schema's crc_from and crc_to delimit, from the entry at `at`. */
+    private static void crc(ByteBuffer buf, int at, int from, int to, long stored, java.util.zip.Checksum c) {
+        c.update(buf.slice(at + from, to - from));
+        if (c.getValue() != stored) throw new Irregular("crc");
+    }
+
+    private void v2(int at, KafkaRecordBatch b) {
+        if (settings.verifyCrc) crc(data, at, b.crcFrom(), b.crcTo(), b.crc(), new CRC32C());
+        long base = b.baseOffset();
+        if (slice.first != null && base + b.lastOffsetDelta() < slice.first) return;
         if (slice.last != null && base > slice.last) return;
-        if (slice.since != null && maxTimestamp < slice.since) return;
-        KafkaRecordBatch b = new KafkaRecordBatch(new ByteBufferKaitaiStream(data.slice(at, 12 + length)));
+        if (slice.since != null && b.maxTimestamp() < slice.since) return;
         KafkaRecordBatch.RecordList region = b.recordsRegion();
         if (!region._io().isEof()) throw new Irregular("bytes after the records");
-        int codec = (int) b.compression().id();
-        if (codec > 4) throw new Irregular("codec");
         boolean control = b.isControl();
-        boolean transactional = b.isTransactional();
         if (control && !settings.includeControl) {
             for (KafkaRecord r : region.records()) control(r);  // checked as Python checks them
             return;
         }
+        boolean transactional = b.isTransactional();
         if (transactional && !control && aborted(b.producerId(), base)) return;
         boolean logAppend = b.timestampType() == KafkaRecordBatch.TimestampType.LOG_APPEND_TIME;
-        int tsType = logAppend ? 1 : 0;
+        int codec = (int) b.compression().id();
         List<Object[]> rows = new ArrayList<>(region.records().size());
         for (KafkaRecord r : region.records()) {
             checkLength(r);
             if (control) control(r);
-            long offset = base + r.offsetDelta().value();
-            if (slice.first != null && offset < slice.first) continue;
-            if (slice.last != null && offset > slice.last) continue;
-            long ts = logAppend ? maxTimestamp : b.baseTimestamp() + r.timestampDelta().value();
-            if (slice.since != null && ts < slice.since) continue;
-            Object[] v = new Object[columns.length];
-            for (int i = 0; i < columns.length; i++) {
-                switch (columns[i]) {
-                    case 0: v[i] = r.key(); break;
-                    case 1: v[i] = r.value(); break;
-                    case 2: v[i] = topic; break;
-                    case 3: v[i] = slice.partition; break;
-                    case 4: v[i] = offset; break;
-                    case 5: v[i] = Math.multiplyExact(ts, 1000L); break;
-                    case 6: v[i] = tsType; break;
-                    case 7: v[i] = headers(r); break;
-                    case 8: v[i] = base; break;
-                    case 9: v[i] = (byte) 2; break;
-                    case 10: v[i] = CODECS[codec]; break;
-                    case 11: v[i] = b.producerId(); break;
-                    case 12: v[i] = b.producerEpoch(); break;
-                    case 13: v[i] = b.baseSequence(); break;
-                    case 14: v[i] = transactional; break;
-                    case 15: v[i] = control; break;
-                    case 16: v[i] = b.partitionLeaderEpoch(); break;
-                    case 17: v[i] = segmentName; break;
-                    case 18: v[i] = slice.start + at; break;
-                    default: throw new IllegalStateException();
-                }
-            }
-            rows.add(v);
+            long ts = logAppend ? b.maxTimestamp() : b.baseTimestamp() + r.timestampDelta().value();
+            add(rows, r.key(), r.value(), base + r.offsetDelta().value(), ts, logAppend ? 1 : 0, headers(r), base,
+                (byte) 2, codec, b.producerId(), b.producerEpoch(), b.baseSequence(), transactional, control,
+                b.partitionLeaderEpoch(), at);
         }
         pending = rows.iterator();
     }
 
     /** A record's length field against the bytes after it (DefaultRecord.readFrom). */
     private static void checkLength(KafkaRecord r) {
-        long body = 1 + len(r.timestampDelta()) + len(r.offsetDelta()) + len(r.lenKey())
-            + Math.max(r.lenKey().value(), 0) + len(r.lenValue()) + Math.max(r.lenValue().value(), 0)
-            + len(r.numHeaders());
+        long body = 1 + r.timestampDelta().len() + r.offsetDelta().len() + r.lenKey().len()
+            + Math.max(r.lenKey().value(), 0) + r.lenValue().len() + Math.max(r.lenValue().value(), 0)
+            + r.numHeaders().len();
         for (KafkaRecord.Header h : r.headers()) {
-            body += len(h.lenKey()) + h.lenKey().value() + len(h.lenValue()) + Math.max(h.lenValue().value(), 0);
+            body += h.lenKey().len() + h.lenKey().value() + h.lenValue().len() + Math.max(h.lenValue().value(), 0);
         }
         if (body != r.lenBody().value()) throw new Irregular("record length");
     }
 
-    private static int len(ZigzagVarint v) {
-        return v.len();
-    }
-
     /** A control record's key (and end-transaction marker), read as batches.parse_control. */
     private static void control(KafkaRecord r) {
-        checkLength(r);
         if (r.key() == null) throw new Irregular("control record without a key");
         KafkaControlRecordKey k = new KafkaControlRecordKey(new ByteBufferKaitaiStream(r.key()));
         long type = k.type() == null ? -1 : k.type().id();
@@ -304,84 +266,77 @@ final class SliceReader implements PartitionReader<InternalRow> {
 
     /** One top-level legacy message: a record, or a wrapper of compressed ones, with Kafka's
      * wrapper rules (AbstractLegacyRecordBatch; FORMATS.md 1.3). */
-    private void legacy(int at, int length, byte magic) {
-        if (settings.verifyCrc) legacyCrc(data, at, length);
-        long wrapperOffset = data.getLong(at);
+    private void legacy(int at, KafkaLegacyMessage m) {
+        if (settings.verifyCrc) crc(data, at, m.crcFrom(), m.crcTo(), m.crc(), new CRC32());
+        byte magic = m.magic();
+        long wrapperOffset = m.offset();
         if (slice.first != null && wrapperOffset < slice.first) return;
         if (slice.since != null && magic == 0) return;
-        ByteBufferKaitaiStream io = new ByteBufferKaitaiStream(data.slice(at, 12 + length));
-        KafkaLegacyMessage m = new KafkaLegacyMessage(io);
-        if (!io.isEof()) throw new Irregular("legacy message length");
         int codec = (int) m.compression().id();
-        int tsType = magic == 0 ? -1 : (int) m.logAppendTimeBit();
+        int tsType = magic == 0 ? -1 : m.logAppendTimeBit();
         List<Object[]> rows = new ArrayList<>();
         if (codec == 0) {
-            add(rows, at, m, m.offset(), m.offset(), magic == 0 ? -1 : m.timestamp(), tsType, magic, codec);
-        } else {
-            if (m.value() == null && m._raw_inner() == null) throw new Irregular("wrapper with a null value");
-            ByteBuffer inner = ByteBuffer.wrap(m._raw_inner());
-            List<KafkaLegacyMessage> messages = new ArrayList<>();
-            int ip = 0;
-            int n = inner.limit();
-            while (ip < n) {
-                if (n - ip < 12) throw new Irregular("inner message cut");
-                int len = inner.getInt(ip + 8);
-                if (len < 14 || n - ip - 12 < len) throw new Irregular("inner message cut");
-                legacyCrc(inner, ip, len);
-                ByteBufferKaitaiStream iio = new ByteBufferKaitaiStream(inner.slice(ip, 12 + len));
-                KafkaLegacyMessage im = new KafkaLegacyMessage(iio);
-                if (!iio.isEof() || im.compression().id() != 0) throw new Irregular("inner message");
-                messages.add(im);
-                ip += 12 + len;
-            }
-            if (messages.isEmpty()) throw new Irregular("a wrapper of no inner message");  // Kafka refuses it
-            long lastInner = messages.get(messages.size() - 1).offset();
-            long shift = 0;
-            if (magic >= 1 && wrapperOffset != 0) {  // relative inner offsets
-                if (wrapperOffset < lastInner) throw new Irregular("wrapper offset below its last inner one");
-                shift = Math.subtractExact(wrapperOffset, lastInner);
-            }
-            long first = Math.addExact(messages.get(0).offset(), shift);
-            boolean logAppend = magic >= 1 && tsType == 1;
-            for (KafkaLegacyMessage im : messages) {
-                long ts = logAppend ? m.timestamp() : (im.magic() == 0 ? -1 : im.timestamp());
-                add(rows, at, im, Math.addExact(im.offset(), shift), first, ts, tsType, magic, codec);
-            }
+            add(rows, m.key(), m.value(), wrapperOffset, magic == 0 ? -1 : m.timestamp(), tsType, null, wrapperOffset,
+                magic, codec, -1L, (short) -1, -1, false, false, -1, at);
+            pending = rows.iterator();
+            return;
+        }
+        if (m.inner() == null) throw new Irregular("wrapper with a null value");
+        List<KafkaLegacyMessage> messages = m.inner().entries();
+        if (messages.isEmpty()) throw new Irregular("a wrapper of no inner message");  // Kafka refuses it
+        // Each inner message's CRC over the range its own length names (always checked, as
+        // Kafka does): a length that disagrees with the message's fields fails it, or the sum
+        ByteBuffer inner = ByteBuffer.wrap(m._raw_inner());
+        int ip = 0;
+        for (KafkaLegacyMessage im : messages) {
+            if (im.compression().id() != 0) throw new Irregular("a compressed inner message");
+            crc(inner, ip, im.crcFrom(), im.crcTo(), im.crc(), new CRC32());
+            ip += im.crcTo();
+        }
+        if (ip != inner.limit()) throw new Irregular("inner messages' lengths disagree with the set");
+        long lastInner = messages.get(messages.size() - 1).offset();
+        long shift = 0;
+        if (magic >= 1 && wrapperOffset != 0) {  // relative inner offsets
+            if (wrapperOffset < lastInner) throw new Irregular("wrapper offset below its last inner one");
+            shift = Math.subtractExact(wrapperOffset, lastInner);
+        }
+        long first = Math.addExact(messages.get(0).offset(), shift);
+        boolean logAppend = magic >= 1 && tsType == 1;
+        for (KafkaLegacyMessage im : messages) {
+            long ts = logAppend ? m.timestamp() : (im.magic() == 0 ? -1 : im.timestamp());
+            add(rows, im.key(), im.value(), Math.addExact(im.offset(), shift), ts, tsType, null, first, magic, codec,
+                -1L, (short) -1, -1, false, false, -1, at);
         }
         pending = rows.iterator();
     }
 
-    private static void legacyCrc(ByteBuffer buf, int at, int length) {
-        CRC32 crc = new CRC32();
-        crc.update(buf.slice(at + 16, length - 4));
-        if ((int) crc.getValue() != buf.getInt(at + 12)) throw new Irregular("legacy crc");
-    }
-
-    private void add(List<Object[]> rows, int at, KafkaLegacyMessage m, long offset, long base, long ts,
-                     int tsType, byte magic, int codec) {
+    /** One row in the schema's columns, when it is within the slice's offsets and time. */
+    private void add(List<Object[]> rows, byte[] key, byte[] value, long offset, long ts, int tsType, Object headers,
+                     long base, byte magic, int codec, long producerId, short producerEpoch, int baseSequence,
+                     boolean transactional, boolean control, int leaderEpoch, int at) {
         if (slice.first != null && offset < slice.first) return;
         if (slice.last != null && offset > slice.last) return;
         if (slice.since != null && (tsType == -1 || ts < slice.since)) return;
         Object[] v = new Object[columns.length];
         for (int i = 0; i < columns.length; i++) {
             switch (columns[i]) {
-                case 0: v[i] = m.key(); break;
-                case 1: v[i] = m.value(); break;
+                case 0: v[i] = key; break;
+                case 1: v[i] = value; break;
                 case 2: v[i] = topic; break;
                 case 3: v[i] = slice.partition; break;
                 case 4: v[i] = offset; break;
                 case 5: v[i] = tsType == -1 ? null : (Object) Math.multiplyExact(ts, 1000L); break;
                 case 6: v[i] = tsType; break;
-                case 7: v[i] = null; break;
+                case 7: v[i] = headers; break;
                 case 8: v[i] = base; break;
                 case 9: v[i] = magic; break;
                 case 10: v[i] = CODECS[codec]; break;
-                case 11: v[i] = -1L; break;
-                case 12: v[i] = (short) -1; break;
-                case 13: v[i] = -1; break;
-                case 14: v[i] = false; break;
-                case 15: v[i] = false; break;
-                case 16: v[i] = -1; break;
+                case 11: v[i] = producerId; break;
+                case 12: v[i] = producerEpoch; break;
+                case 13: v[i] = baseSequence; break;
+                case 14: v[i] = transactional; break;
+                case 15: v[i] = control; break;
+                case 16: v[i] = leaderEpoch; break;
                 case 17: v[i] = segmentName; break;
                 case 18: v[i] = slice.start + at; break;
                 default: throw new IllegalStateException();
@@ -450,6 +405,7 @@ final class SliceReader implements PartitionReader<InternalRow> {
     @Override
     public void close() throws IOException {
         data = null;
+        io = null;
         finishPython();
     }
 }
