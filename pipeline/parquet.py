@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import time
 import uuid
 from pathlib import Path
 
@@ -56,8 +57,9 @@ def write_slice(s: SegmentSlice, *, staging: str, opts: Options,
                 batch = pa.RecordBatch.from_arrays(
                     [batch.column(f.name) for f in schema], schema=schema
                 )
-                if writer is None:
-                    path.parent.mkdir(parents=True, exist_ok=True)
+                if writer is None:  # never the staging directory itself: see _discard
+                    path.parent.parent.mkdir(exist_ok=True)
+                    path.parent.mkdir(exist_ok=True)
                     writer = pq.ParquetWriter(path, batch.schema, compression="snappy")
                 writer.write_batch(batch)
                 rows += batch.num_rows
@@ -97,8 +99,27 @@ def export(spark, slices: list[SegmentSlice], out: Path, *, opts: Options, mode:
                 f.unlink()
         _commit(staging, out, append=exists and mode == "append", job=job)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        _discard(staging)
     return sum(rows for _, rows in results)
+
+
+def _discard(staging: Path) -> None:
+    """Remove what is left of a job's staging directory (nothing, once it became out).
+
+    When a job fails, Spark may still be running its other tasks. They never make the
+    staging directory (write_slice makes only the directories under it), and it is renamed
+    away before it is removed, so no task can write into it again by its name; a directory
+    a task made at that very moment is removed on the next pass."""
+    trash = staging.with_name(staging.name + "-failed")
+    try:
+        staging.rename(trash)
+    except FileNotFoundError:
+        return
+    for _ in range(100):
+        shutil.rmtree(trash, ignore_errors=True)
+        if not trash.exists():
+            return
+        time.sleep(0.05)
 
 
 def _check_written(staging: Path, results) -> None:

@@ -475,6 +475,33 @@ def test_export_modes_and_a_failed_job_leave_the_output_whole(spark, logdirs, tm
     assert spark.read.parquet(str(out)).count() == n
 
 
+def test_a_task_of_a_failed_export_never_writes_its_staging_directory_again(logdirs, tmp_path,
+                                                                          monkeypatch):
+    """A failed job's driver removes the staging directory while Spark may still run other
+    tasks: such a task must fail, not make the directory again (and leave it behind)."""
+    from kafkacodec.pipeline import parquet
+    from kafkacodec.pipeline.options import Options, input_paths
+    from kafkacodec.pipeline.read import record_slices
+    from kafkacodec.pipeline.request import Request
+
+    part = next(p for p in LogDirs(logdirs).partitions if p.topic == "clicks")
+    options = {"path": str(part.path)}
+    opts = Options.parse(options)
+    s = record_slices(input_paths(options), opts, Request.parse(options))[0]
+    staging = tmp_path / ".out.kafkacodec-job"
+    staging.mkdir()
+    real = parquet.records
+
+    def records_then_the_driver_gives_up(*a, **k):
+        parquet._discard(staging)  # the driver's cleanup, between the task's start and write
+        yield from real(*a, **k)
+
+    monkeypatch.setattr(parquet, "records", records_then_the_driver_gives_up)
+    with pytest.raises(OSError):
+        parquet.write_slice(s, staging=str(staging), opts=opts)
+    assert not list(tmp_path.iterdir())
+
+
 def test_stats_per_topic_partition(spark, logdirs):
     from kafkacodec.pipeline import jobs
 
