@@ -23,6 +23,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,6 +127,38 @@ def libs(version: str) -> Path:
         except OSError:  # made meanwhile by another worker
             shutil.rmtree(staging)
     return out
+
+
+#: The folder `specs import` reads a spec's topic from -> (the jar that ships it, the
+#: directory inside the jar).
+SPEC_JARS = {
+    "clients": ("kafka-clients", "common/message"),
+    "group-coordinator": ("kafka-group-coordinator", "common/message"),
+    "transaction-coordinator": ("kafka-transaction-coordinator", "common/message"),
+    "share-coordinator": ("kafka-share-coordinator", "common/message"),
+    "metadata": ("kafka-metadata", "common/metadata"),
+    "raft": ("kafka-raft", "common/message"),
+    "storage": ("kafka-storage", "message"),
+}
+
+
+def release_specs(version: str, dest: Path) -> Path:
+    """Every JSON spec of the release's jars, in the folders `specs import` reads."""
+    jars = {Path(j).name: Path(j) for j in classpath(version).split(":")}
+    for folder, (artifact, _inside) in SPEC_JARS.items():
+        with zipfile.ZipFile(jars[f"{artifact}-{version}.jar"]) as z:
+            for name in z.namelist():
+                if name.endswith(".json"):
+                    out = dest / folder / name
+                    out.parent.mkdir(parents=True, exist_ok=True)
+                    out.write_bytes(z.read(name))
+    return dest
+
+
+def raw(spec: Path) -> dict:
+    """A spec file as JSON (Kafka's specs carry // comments)."""
+    return json.loads("\n".join(line for line in spec.read_text().splitlines()
+                                if not re.match(r"\s*//", line)))  # fmt: skip
 
 
 def _free_port() -> int:

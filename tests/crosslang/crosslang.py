@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
-for sub in ("generator", "internal"):  # differential.py, internal_vectors.py
+for sub in ("generator",):  # differential.py
     if str(TESTS / sub) not in sys.path:
         sys.path.insert(0, str(TESTS / sub))
 

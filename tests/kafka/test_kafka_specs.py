@@ -5,49 +5,14 @@ release's jars; the record format's own schemas agree with the specs Kafka ships
 
 from __future__ import annotations
 
-import json
 import re
-import zipfile
-from pathlib import Path
 
 import pytest
 from conftest import KAFKA_SPECS, ROOT, VECTORS_LABEL
 from conftest import kafkacodec_cli as cli
-from kafka_broker import VERSIONS, classpath, libs
+from kafka_broker import SPEC_JARS, VERSIONS, libs, raw, release_specs
 
 pytestmark = pytest.mark.kafka
-
-#: The folder `specs import` reads a spec's topic from -> (the jar that ships it, the
-#: directory inside the jar).
-SPEC_JARS = {
-    "clients": ("kafka-clients", "common/message"),
-    "group-coordinator": ("kafka-group-coordinator", "common/message"),
-    "transaction-coordinator": ("kafka-transaction-coordinator", "common/message"),
-    "share-coordinator": ("kafka-share-coordinator", "common/message"),
-    "metadata": ("kafka-metadata", "common/metadata"),
-    "raft": ("kafka-raft", "common/message"),
-    "storage": ("kafka-storage", "message"),
-}
-
-
-def release_specs(version: str, dest: Path) -> Path:
-    """Every JSON spec of the release's jars, in the folders `specs import` reads."""
-    jars = {Path(j).name: Path(j) for j in classpath(version).split(":")}
-    for folder, (artifact, _inside) in SPEC_JARS.items():
-        with zipfile.ZipFile(jars[f"{artifact}-{version}.jar"]) as z:
-            for name in z.namelist():
-                if name.endswith(".json"):
-                    out = dest / folder / name
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(z.read(name))
-    return dest
-
-
-def raw(spec: Path) -> dict:
-    """A spec file as JSON (Kafka's specs carry // comments)."""
-    return json.loads("\n".join(line for line in spec.read_text().splitlines()
-                                if not re.match(r"\s*//", line)))  # fmt: skip
-
 
 @pytest.fixture(scope="module")
 def specs(tmp_path_factory):
@@ -157,9 +122,6 @@ def test_the_shipped_codecs_read_every_vector_but_those_kafka_changed():
     newest release's) as Kafka wrote them, but for the records whose bytes changed between
     that trunk and the release: exactly those `specs diff` calls breaking for a version the
     vectors hold, or removed."""
-    import sys
-
-    sys.path.insert(0, str(ROOT / "tests" / "internal"))
     from internal_vectors import ROWS, shipped_rows
 
     from kafkacodec.generator.specs import load_specs
