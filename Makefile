@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: jar test test-quick test-kafka drill harness specs demo bench generate check-generated clean
+.PHONY: jar test test-quick test-kafka drill harness specs demo bench peers generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -133,6 +133,11 @@ bench: $(STAMP) $(HARNESS) $(JAR)
 	$(PY) -m bench.internal
 	$(PY) -m bench.remote
 	$(PY) -m bench.rewrite
+
+# The ecosystem's record decoders over the corpus, written up for their maintainers
+# (peers/reports; tests/crosslang/test_peers.py checks that it is current). Needs Go.
+peers: $(STAMP)
+	$(PY) -m peers --out peers/reports
 
 generate: $(STAMP)
 	$(PY) -m kafkacodec generate

@@ -79,7 +79,9 @@ def judge(version: str, build, cases) -> list[dict]:
     res = subprocess.run(["java", "-Xmx512m", "-cp", f"{cp}:{classes}", "InternalJudge"], input=jobs,
                          capture_output=True, text=True, timeout=600)  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
-    out = [json.loads(line) for line in res.stdout.split("\n") if line]  # not splitlines: U+2028 and the like stay raw
+    out = [
+        json.loads(line) for line in res.stdout.split("\n") if line
+    ]  # not splitlines: U+2028 and the like stay raw
     assert len(out) == len(cases)
     return out
 
@@ -150,7 +152,9 @@ def kafka_cannot_write(obj) -> bool:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_kafkas_message_classes_read_print_and_write_every_internal_payload(payloads, version, tmp_path):
+def test_kafkas_message_classes_read_print_and_write_every_internal_payload(
+    payloads, version, tmp_path
+):
     from kafkacodec.internal.kafka_json import to_json
 
     same = unchanged(version, tmp_path)

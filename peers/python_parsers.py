@@ -1,0 +1,85 @@
+"""kafka-python's and aiokafka's record decoders over Kafka log images, as each client's
+fetcher reads a fetched record set: MemoryRecords, every batch's CRC checked (the consumers'
+check_crcs, on by default), control batches told apart. The same JSON lines as the Go
+program (go/cmd/peers):
+
+    python -m peers.python_parsers PARSER FILE...    (or "-": the files on standard input)
+
+An exception of the library's own error classes is its answer ("error"); any other
+exception (IndexError, struct.error, ...) escaped its decoder ("panic", with the traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+
+
+def _records(memory_records, corrupt) -> list[dict]:
+    out = []
+    records = memory_records
+    while (batch := records.next_batch()) is not None:
+        if not batch.validate_crc():  # Fetcher: check_crcs (kafka-python and aiokafka)
+            raise corrupt("a batch's CRC does not match its bytes")
+        control = bool(getattr(batch, "is_control_batch", False))
+        for r in batch:
+            out.append({
+                "offset": r.offset,
+                "timestamp": r.timestamp,
+                "key": None if r.key is None else bytes(r.key).hex(),
+                "value": None if r.value is None else bytes(r.value).hex(),
+                "headers": [[k, None if v is None else bytes(v).hex()] for k, v in r.headers],
+                "control": control,
+            })  # fmt: skip
+    return out
+
+
+def kafka_python(data: bytes) -> list[dict]:
+    from kafka.errors import CorruptRecordError
+    from kafka.record.memory_records import MemoryRecords
+
+    return _records(MemoryRecords(data), CorruptRecordError)
+
+
+def aiokafka(data: bytes) -> list[dict]:
+    from aiokafka.errors import CorruptRecordException
+    from aiokafka.record.memory_records import MemoryRecords
+
+    return _records(MemoryRecords(data), CorruptRecordException)
+
+
+PARSERS = {"kafka-python": kafka_python, "aiokafka": aiokafka}
+
+
+def _own_errors(name: str) -> tuple[type, ...]:
+    if name == "kafka-python":
+        from kafka.errors import KafkaError
+
+        return (KafkaError,)
+    from aiokafka.errors import KafkaError as AioKafkaError
+
+    return (AioKafkaError,)
+
+
+def main(argv: list[str]) -> int:
+    name, files = argv[0], argv[1:]
+    if files == ["-"]:
+        files = [line.strip() for line in sys.stdin if line.strip()]
+    read, own = PARSERS[name], _own_errors(name)
+    for f in files:
+        with open(f, "rb") as fh:
+            data = fh.read()
+        result: dict = {"file": f, "parser": name}
+        try:
+            result["records"] = read(data)
+        except own as err:
+            result["records"], result["error"] = [], f"{type(err).__name__}: {err}"
+        except Exception as err:  # noqa: BLE001 - escaped the decoder: what the report calls a crash
+            result["panic"] = "".join(traceback.format_exception(err))
+        print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
