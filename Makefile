@@ -28,7 +28,7 @@ HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt harness/targ
 # package so that kafkacodec.pipeline.jobs.session() puts it on spark.jars. Built against
 # the PySpark installed (SPARK_VERSION).
 JAR := pipeline/jars/kafkacodec-spark.jar
-JVM_SOURCES := $(shell find jvm/src -type f) $(wildcard schemas/*.ksy schemas/*/*.ksy) jvm/pom.xml
+JVM_SOURCES := $(shell find jvm/src -type f) $(wildcard schemas/*.ksy schemas/*/*.ksy kafkacodec/targets/java/*.java) jvm/pom.xml
 
 $(JAR): $(STAMP) $(JVM_SOURCES)
 	@command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
@@ -133,6 +133,7 @@ bench: $(STAMP) $(HARNESS) $(JAR)
 	$(PY) -m bench.internal
 	$(PY) -m bench.remote
 	$(PY) -m bench.rewrite
+	$(PY) -m bench.languages
 
 # The ecosystem's record decoders over the corpus, written up for their maintainers
 # (peers/reports; tests/crosslang/test_peers.py checks that it is current). Needs Go.

@@ -122,7 +122,7 @@ class _Module:
     def field_type(self, f: FieldIR) -> str:
         elem = self.elem_type(f)
         if f.is_list:
-            return "[]" + elem
+            return "[]" + (elem[1:] if f.kind == "user" else elem)  # user types by value: one array
         if f.cond and f.kind in ("int", "float", "varint", "str"):
             return "*" + elem
         return elem
@@ -209,8 +209,15 @@ class _Module:
             f"\tif pos != len(data) {{\n\t\treturn nil, trailing({_q(where)}, pos, len(data))\n\t}}",
             "\treturn x, nil\n}\n",
             f"func parse{name}(buf []byte, pos, end int{self.params_sig(t)}, verify bool) (*{name}, int, error) {{",
-            f"\tx := &{name}{{{', '.join(f'{camel(p.name)}: {_local(p.name)}' for p in t.params)}}}",
+            f"\tx := &{name}{{}}",
+            f"\tpos, err := x.read(buf, pos, end{args}, verify)",
+            "\tif err != nil {\n\t\treturn nil, pos, err\n\t}",
+            "\treturn x, pos, nil\n}\n",
+            "// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).",
+            f"func (x *{name}) read(buf []byte, pos, end int{self.params_sig(t)}, verify bool) (int, error) {{",
         ]
+        out += [f"\tx.{camel(p.name)} = {_local(p.name)}" for p in t.params]
+        body_from = len(out)
         if t.needs_start:
             out.append("\tstart := pos")
         if t.rest_field:
@@ -240,8 +247,10 @@ class _Module:
         uses_start = t.needs_start and not (t.rest_field or t.crc_field)
         if uses_start:
             out.append("\t_ = start")
-        out.append("\treturn x, pos, nil\n}\n")
-        return "\n".join(out)
+        out.append("\treturn pos, nil\n}\n")
+        body = "\n".join(out[body_from:])
+        body = re.sub(r"return nil, (pos|p|used), ", r"return \1, ", body)
+        return "\n".join(out[:body_from] + [body])
 
     def pos_instance(self, t: TypeIR, inst: InstanceIR) -> str:
         self.uses["binary"] = self.uses["binary"] or inst.width > 1
@@ -481,12 +490,29 @@ class _Module:
             lines.append("pos += n")
         return lines
 
+    def read_into(self, t: TypeIR, f: FieldIR, into: str) -> list[str]:
+        """Read one value of a user-type field into the object at into (a list's element)."""
+        if f.process or f.lazy:
+            raise SchemaError(f.path, "the Go target reads a list of processed values nowhere")
+        args = "".join(f", {self.int_expr(t, a, f.path)}" for a in self._type_args(f.ksy["type"]))
+        if f.size is None and not f.size_eos:
+            return [f"next, err := {into}.read(buf, pos, end{args}, verify)",
+                    "if err != nil {\n\treturn nil, pos, err\n}", "pos = next"]  # fmt: skip
+        return self.size(t, f) + [f"if _, err := {into}.read(buf, pos, pos+n{args}, verify); err != nil {{\n\treturn nil, pos, err\n}}",
+                                  "pos += n"]  # fmt: skip
+
     def repeated(self, t: TypeIR, f: FieldIR) -> list[str]:
         elem = self.elem_type(f)
         go = f"x.{camel(f.name)}"
-        one = (
-            self.read_one(t, f, "item") + self.checks(t, f, "item") + [f"{go} = append({go}, item)"]
-        )
+        if f.kind == "user":
+            elem = elem[1:]
+            one = self.read_into(t, f, "item") + self.checks(t, f, "item")
+            if f.repeat == "expr":
+                one = [f"item := &{go}[i]", *one]
+            else:
+                one = [f"{go} = append({go}, {elem}{{}})", f"item := &{go}[len({go})-1]", *one]
+        else:
+            one = self.read_one(t, f, "item") + self.checks(t, f, "item") + [f"{go} = append({go}, item)"]
         if f.repeat == "expr":
             count = self.int_expr(t, f.ksy["repeat-expr"], f"{f.path}/repeat-expr")
             lines = [f"count := int64({count})",
@@ -500,7 +526,7 @@ class _Module:
                 lines.append(
                     f"if count*{least} > int64(end-pos) {{\n\treturn nil, pos, badCount({_q(f.where)}, pos, {_q(f.name)}, count, end-pos, {least})\n}}"
                 )
-            lines.append(f"{go} = make([]{elem}, 0, count)")
+            lines.append(f"{go} = make([]{elem}, {'' if f.kind == 'user' else '0, '}count)")
             lines.append("for i := int64(0); i < count; i++ {\n_ = i\n" + "\n".join(one) + "\n}")
             return lines
         if f.repeat == "eos":

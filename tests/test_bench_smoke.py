@@ -58,3 +58,20 @@ def test_rewrite_bench_runs():
     for codec in ("none", "lz4"):
         for name in ("rewrite (byte for byte)", "rewrite --check", "rewrite --compression zstd"):
             assert f"{codec:<7}{name:<26}" in text
+
+
+@pytest.mark.crosslang
+@pytest.mark.slow
+def test_languages_bench_runs():
+    """Go against franz-go, Java against Kafka's MemoryRecords, on both segments (the jar of
+    `make jar`, the broker harness's kafka-clients and Go are needed, as `make bench` has)."""
+    import shutil
+
+    if (
+        shutil.which("go") is None
+        or not (ROOT / "jvm" / "target" / "kaitai-classpath.txt").is_file()
+    ):
+        pytest.skip("needs Go and `make jar`")
+    text = run("bench.languages", "--records", "3000", "--repeat", "1")
+    for segment in ("none", "zstd"):
+        assert f"{segment:8} go " in text and f"{segment:8} java " in text

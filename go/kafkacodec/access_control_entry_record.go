@@ -34,7 +34,7 @@ type AccessControlEntryRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*AccessControlEntryRecordAccessControlEntryRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []AccessControlEntryRecordAccessControlEntryRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseAccessControlEntryRecord reads one AccessControlEntryRecord that fills data (with verify, a CRC that does not match is an error).
@@ -50,11 +50,21 @@ func ParseAccessControlEntryRecord(data []byte, version int64, verify bool) (*Ac
 }
 
 func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, verify bool) (*AccessControlEntryRecord, int, error) {
-	x := &AccessControlEntryRecord{Version: version}
+	x := &AccessControlEntryRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *AccessControlEntryRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("access_control_entry_record /seq/0", pos, "id", n64, end-pos)
+			return pos, badSize("access_control_entry_record /seq/0", pos, "id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -63,7 +73,7 @@ func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, veri
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("access_control_entry_record /seq/1", pos, end, 1)
+			return pos, truncated("access_control_entry_record /seq/1", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -72,18 +82,18 @@ func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, veri
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "access_control_entry_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenResourceName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("access_control_entry_record /seq/2", pos, "len_resource_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("access_control_entry_record /seq/2", pos, "len_resource_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenResourceName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("access_control_entry_record /seq/3", pos, "resource_name", n64, end-pos)
+			return pos, badSize("access_control_entry_record /seq/3", pos, "resource_name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -92,7 +102,7 @@ func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, veri
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("access_control_entry_record /seq/4", pos, end, 1)
+			return pos, truncated("access_control_entry_record /seq/4", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -101,18 +111,18 @@ func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, veri
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "access_control_entry_record /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenPrincipal = v
 		if !(v >= 1) {
-			return nil, pos, invalid("access_control_entry_record /seq/5", pos, "len_principal", v, "must satisfy _.value >= 1")
+			return pos, invalid("access_control_entry_record /seq/5", pos, "len_principal", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenPrincipal - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("access_control_entry_record /seq/6", pos, "principal", n64, end-pos)
+			return pos, badSize("access_control_entry_record /seq/6", pos, "principal", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -122,18 +132,18 @@ func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, veri
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "access_control_entry_record /seq/7")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenHost = v
 		if !(v >= 1) {
-			return nil, pos, invalid("access_control_entry_record /seq/7", pos, "len_host", v, "must satisfy _.value >= 1")
+			return pos, invalid("access_control_entry_record /seq/7", pos, "len_host", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenHost - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("access_control_entry_record /seq/8", pos, "host", n64, end-pos)
+			return pos, badSize("access_control_entry_record /seq/8", pos, "host", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -142,7 +152,7 @@ func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, veri
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("access_control_entry_record /seq/9", pos, end, 1)
+			return pos, truncated("access_control_entry_record /seq/9", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -150,7 +160,7 @@ func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, veri
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("access_control_entry_record /seq/10", pos, end, 1)
+			return pos, truncated("access_control_entry_record /seq/10", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -159,7 +169,7 @@ func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, veri
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "access_control_entry_record /seq/11")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -167,23 +177,23 @@ func parseAccessControlEntryRecord(buf []byte, pos, end int, version int64, veri
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("access_control_entry_record /seq/12", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("access_control_entry_record /seq/12", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("access_control_entry_record /seq/12", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("access_control_entry_record /seq/12", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*AccessControlEntryRecordAccessControlEntryRecordTaggedField, 0, count)
+		x.TaggedFields = make([]AccessControlEntryRecordAccessControlEntryRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseAccessControlEntryRecordAccessControlEntryRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // AccessControlEntryRecordAccessControlEntryRecordTaggedField: One tagged field of
@@ -209,11 +219,21 @@ func ParseAccessControlEntryRecordAccessControlEntryRecordTaggedField(data []byt
 }
 
 func parseAccessControlEntryRecordAccessControlEntryRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*AccessControlEntryRecordAccessControlEntryRecordTaggedField, int, error) {
-	x := &AccessControlEntryRecordAccessControlEntryRecordTaggedField{Version: version}
+	x := &AccessControlEntryRecordAccessControlEntryRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *AccessControlEntryRecordAccessControlEntryRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "access_control_entry_record /types/access_control_entry_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -221,7 +241,7 @@ func parseAccessControlEntryRecordAccessControlEntryRecordTaggedField(buf []byte
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "access_control_entry_record /types/access_control_entry_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -229,12 +249,12 @@ func parseAccessControlEntryRecordAccessControlEntryRecordTaggedField(buf []byte
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("access_control_entry_record /types/access_control_entry_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("access_control_entry_record /types/access_control_entry_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

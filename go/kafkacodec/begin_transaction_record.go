@@ -12,7 +12,7 @@ type BeginTransactionRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*BeginTransactionRecordBeginTransactionRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []BeginTransactionRecordBeginTransactionRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseBeginTransactionRecord reads one BeginTransactionRecord that fills data (with verify, a CRC that does not match is an error).
@@ -28,11 +28,21 @@ func ParseBeginTransactionRecord(data []byte, version int64, verify bool) (*Begi
 }
 
 func parseBeginTransactionRecord(buf []byte, pos, end int, version int64, verify bool) (*BeginTransactionRecord, int, error) {
-	x := &BeginTransactionRecord{Version: version}
+	x := &BeginTransactionRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *BeginTransactionRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "begin_transaction_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -40,23 +50,23 @@ func parseBeginTransactionRecord(buf []byte, pos, end int, version int64, verify
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("begin_transaction_record /seq/1", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("begin_transaction_record /seq/1", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("begin_transaction_record /seq/1", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("begin_transaction_record /seq/1", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*BeginTransactionRecordBeginTransactionRecordTaggedField, 0, count)
+		x.TaggedFields = make([]BeginTransactionRecordBeginTransactionRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseBeginTransactionRecordBeginTransactionRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // BeginTransactionRecordBeginTransactionRecordTag0: Tagged field 0: Name.
@@ -84,11 +94,21 @@ func ParseBeginTransactionRecordBeginTransactionRecordTag0(data []byte, version 
 }
 
 func parseBeginTransactionRecordBeginTransactionRecordTag0(buf []byte, pos, end int, version int64, verify bool) (*BeginTransactionRecordBeginTransactionRecordTag0, int, error) {
-	x := &BeginTransactionRecordBeginTransactionRecordTag0{Version: version}
+	x := &BeginTransactionRecordBeginTransactionRecordTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *BeginTransactionRecordBeginTransactionRecordTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "begin_transaction_record /types/begin_transaction_record_tag_0/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
@@ -96,7 +116,7 @@ func parseBeginTransactionRecordBeginTransactionRecordTag0(buf []byte, pos, end 
 	if x.LenName != 0 {
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("begin_transaction_record /types/begin_transaction_record_tag_0/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("begin_transaction_record /types/begin_transaction_record_tag_0/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -109,10 +129,10 @@ func parseBeginTransactionRecordBeginTransactionRecordTag0(buf []byte, pos, end 
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("begin_transaction_record /types/begin_transaction_record_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("begin_transaction_record /types/begin_transaction_record_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // BeginTransactionRecordBeginTransactionRecordTaggedField: One tagged field of
@@ -138,11 +158,21 @@ func ParseBeginTransactionRecordBeginTransactionRecordTaggedField(data []byte, v
 }
 
 func parseBeginTransactionRecordBeginTransactionRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*BeginTransactionRecordBeginTransactionRecordTaggedField, int, error) {
-	x := &BeginTransactionRecordBeginTransactionRecordTaggedField{Version: version}
+	x := &BeginTransactionRecordBeginTransactionRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *BeginTransactionRecordBeginTransactionRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "begin_transaction_record /types/begin_transaction_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -150,7 +180,7 @@ func parseBeginTransactionRecordBeginTransactionRecordTaggedField(buf []byte, po
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "begin_transaction_record /types/begin_transaction_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -158,7 +188,7 @@ func parseBeginTransactionRecordBeginTransactionRecordTaggedField(buf []byte, po
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("begin_transaction_record /types/begin_transaction_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("begin_transaction_record /types/begin_transaction_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -166,7 +196,7 @@ func parseBeginTransactionRecordBeginTransactionRecordTaggedField(buf []byte, po
 		case 0:
 			got, next, err := parseBeginTransactionRecordBeginTransactionRecordTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -176,5 +206,5 @@ func parseBeginTransactionRecordBeginTransactionRecordTaggedField(buf []byte, po
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

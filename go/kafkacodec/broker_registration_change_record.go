@@ -20,7 +20,7 @@ type BrokerRegistrationChangeRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseBrokerRegistrationChangeRecord reads one BrokerRegistrationChangeRecord that fills data (with verify, a CRC that does not match is an error).
@@ -36,10 +36,20 @@ func ParseBrokerRegistrationChangeRecord(data []byte, version int64, verify bool
 }
 
 func parseBrokerRegistrationChangeRecord(buf []byte, pos, end int, version int64, verify bool) (*BrokerRegistrationChangeRecord, int, error) {
-	x := &BrokerRegistrationChangeRecord{Version: version}
+	x := &BrokerRegistrationChangeRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *BrokerRegistrationChangeRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("broker_registration_change_record /seq/0", pos, end, 4)
+			return pos, truncated("broker_registration_change_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -47,7 +57,7 @@ func parseBrokerRegistrationChangeRecord(buf []byte, pos, end int, version int64
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("broker_registration_change_record /seq/1", pos, end, 8)
+			return pos, truncated("broker_registration_change_record /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -56,7 +66,7 @@ func parseBrokerRegistrationChangeRecord(buf []byte, pos, end int, version int64
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "broker_registration_change_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -64,23 +74,23 @@ func parseBrokerRegistrationChangeRecord(buf []byte, pos, end int, version int64
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("broker_registration_change_record /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("broker_registration_change_record /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("broker_registration_change_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("broker_registration_change_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField, 0, count)
+		x.TaggedFields = make([]BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0: Tagged field 0: Fenced.
@@ -106,10 +116,20 @@ func ParseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0(data 
 }
 
 func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0(buf []byte, pos, end int, version int64, verify bool) (*BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0, int, error) {
-	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0{Version: version}
+	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("broker_registration_change_record /types/broker_registration_change_record_tag_0/seq/0", pos, end, 1)
+			return pos, truncated("broker_registration_change_record /types/broker_registration_change_record_tag_0/seq/0", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -121,10 +141,10 @@ func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0(buf [
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1: Tagged field 1:
@@ -154,23 +174,33 @@ func ParseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1(data 
 }
 
 func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1(buf []byte, pos, end int, version int64, verify bool) (*BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1, int, error) {
-	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1{Version: version}
+	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 1) {
-			return nil, pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 1")
+			return pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 1")
 		}
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/1", pos, end, 1)
+			return pos, truncated("broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/1", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -182,10 +212,10 @@ func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1(buf [
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_1/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2: Tagged field 2: LogDirs.
@@ -216,42 +246,52 @@ func ParseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2(data 
 }
 
 func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2(buf []byte, pos, end int, version int64, verify bool) (*BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2, int, error) {
-	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2{Version: version}
+	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 2) {
-			return nil, pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
+			return pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumLogDirs = v
 		if !(v >= 1) {
-			return nil, pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/1", pos, "num_log_dirs", v, "must satisfy _.value >= 1")
+			return pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/1", pos, "num_log_dirs", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumLogDirs - 1))
 		if count < 0 {
-			return nil, pos, badCount("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/2", pos, "log_dirs", count, -1, 0)
+			return pos, badCount("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/2", pos, "log_dirs", count, -1, 0)
 		}
 		x.LogDirs = make([][]byte, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			n64 := int64(16)
 			if n64 < 0 || n64 > int64(end-pos) {
-				return nil, pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/2", pos, "log_dirs", n64, end-pos)
+				return pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/2", pos, "log_dirs", n64, end-pos)
 			}
 			n := int(n64)
 			item := buf[pos : pos+n : pos+n]
@@ -265,10 +305,10 @@ func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2(buf [
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_2/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3: Tagged field 3:
@@ -300,24 +340,34 @@ func ParseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3(data 
 }
 
 func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3(buf []byte, pos, end int, version int64, verify bool) (*BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3, int, error) {
-	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3{Version: version}
+	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 3) {
-			return nil, pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 3")
+			return pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 3")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumCordonedLogDirs = v
@@ -325,14 +375,14 @@ func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3(buf [
 	if x.NumCordonedLogDirs != 0 {
 		count := int64((x.NumCordonedLogDirs - 1))
 		if count < 0 {
-			return nil, pos, badCount("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/2", pos, "cordoned_log_dirs", count, -1, 0)
+			return pos, badCount("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/2", pos, "cordoned_log_dirs", count, -1, 0)
 		}
 		x.CordonedLogDirs = make([][]byte, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			n64 := int64(16)
 			if n64 < 0 || n64 > int64(end-pos) {
-				return nil, pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/2", pos, "cordoned_log_dirs", n64, end-pos)
+				return pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/2", pos, "cordoned_log_dirs", n64, end-pos)
 			}
 			n := int(n64)
 			item := buf[pos : pos+n : pos+n]
@@ -346,10 +396,10 @@ func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3(buf [
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("broker_registration_change_record /types/broker_registration_change_record_tag_3/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField: One tagged field
@@ -375,11 +425,21 @@ func ParseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedFiel
 }
 
 func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField, int, error) {
-	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField{Version: version}
+	x := &BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "broker_registration_change_record /types/broker_registration_change_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -387,7 +447,7 @@ func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedFiel
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "broker_registration_change_record /types/broker_registration_change_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -395,7 +455,7 @@ func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedFiel
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("broker_registration_change_record /types/broker_registration_change_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -403,28 +463,28 @@ func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedFiel
 		case 0:
 			got, next, err := parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 1:
 			got, next, err := parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 2:
 			got, next, err := parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 3:
 			got, next, err := parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -434,5 +494,5 @@ func parseBrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedFiel
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

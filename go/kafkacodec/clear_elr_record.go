@@ -15,7 +15,7 @@ type ClearElrRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ClearElrRecordClearElrRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ClearElrRecordClearElrRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseClearElrRecord reads one ClearElrRecord that fills data (with verify, a CRC that does not match is an error).
@@ -31,22 +31,32 @@ func ParseClearElrRecord(data []byte, version int64, verify bool) (*ClearElrReco
 }
 
 func parseClearElrRecord(buf []byte, pos, end int, version int64, verify bool) (*ClearElrRecord, int, error) {
-	x := &ClearElrRecord{Version: version}
+	x := &ClearElrRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ClearElrRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "clear_elr_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenTopicName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("clear_elr_record /seq/0", pos, "len_topic_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("clear_elr_record /seq/0", pos, "len_topic_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenTopicName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("clear_elr_record /seq/1", pos, "topic_name", n64, end-pos)
+			return pos, badSize("clear_elr_record /seq/1", pos, "topic_name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -56,7 +66,7 @@ func parseClearElrRecord(buf []byte, pos, end int, version int64, verify bool) (
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "clear_elr_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -64,23 +74,23 @@ func parseClearElrRecord(buf []byte, pos, end int, version int64, verify bool) (
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("clear_elr_record /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("clear_elr_record /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("clear_elr_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("clear_elr_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ClearElrRecordClearElrRecordTaggedField, 0, count)
+		x.TaggedFields = make([]ClearElrRecordClearElrRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseClearElrRecordClearElrRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ClearElrRecordClearElrRecordTaggedField: One tagged field of ClearElrRecord: tag, size,
@@ -106,11 +116,21 @@ func ParseClearElrRecordClearElrRecordTaggedField(data []byte, version int64, ve
 }
 
 func parseClearElrRecordClearElrRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ClearElrRecordClearElrRecordTaggedField, int, error) {
-	x := &ClearElrRecordClearElrRecordTaggedField{Version: version}
+	x := &ClearElrRecordClearElrRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ClearElrRecordClearElrRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "clear_elr_record /types/clear_elr_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -118,7 +138,7 @@ func parseClearElrRecordClearElrRecordTaggedField(buf []byte, pos, end int, vers
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "clear_elr_record /types/clear_elr_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -126,12 +146,12 @@ func parseClearElrRecordClearElrRecordTaggedField(buf []byte, pos, end int, vers
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("clear_elr_record /types/clear_elr_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("clear_elr_record /types/clear_elr_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -17,7 +17,7 @@ type ClientQuotaRecord struct {
 	// The count of entity + 1, 0 for null (flexible versions).
 	NumEntity int64 `ksy:"num_entity"`
 	// The quota entity to alter.
-	Entity []*ClientQuotaRecordEntityData `ksy:"entity"`
+	Entity []ClientQuotaRecordEntityData `ksy:"entity"`
 	// The length of key + 1, 0 for null (flexible versions).
 	LenKey int64 `ksy:"len_key"`
 	// The quota configuration key.
@@ -29,7 +29,7 @@ type ClientQuotaRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ClientQuotaRecordClientQuotaRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ClientQuotaRecordClientQuotaRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseClientQuotaRecord reads one ClientQuotaRecord that fills data (with verify, a CRC that does not match is an error).
@@ -45,52 +45,62 @@ func ParseClientQuotaRecord(data []byte, version int64, verify bool) (*ClientQuo
 }
 
 func parseClientQuotaRecord(buf []byte, pos, end int, version int64, verify bool) (*ClientQuotaRecord, int, error) {
-	x := &ClientQuotaRecord{Version: version}
+	x := &ClientQuotaRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ClientQuotaRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumEntity = v
 		if !(v >= 1) {
-			return nil, pos, invalid("client_quota_record /seq/0", pos, "num_entity", v, "must satisfy _.value >= 1")
+			return pos, invalid("client_quota_record /seq/0", pos, "num_entity", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumEntity - 1))
 		if count < 0 {
-			return nil, pos, badCount("client_quota_record /seq/1", pos, "entity", count, -1, 0)
+			return pos, badCount("client_quota_record /seq/1", pos, "entity", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("client_quota_record /seq/1", pos, "entity", count, end-pos, 3)
+			return pos, badCount("client_quota_record /seq/1", pos, "entity", count, end-pos, 3)
 		}
-		x.Entity = make([]*ClientQuotaRecordEntityData, 0, count)
+		x.Entity = make([]ClientQuotaRecordEntityData, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseClientQuotaRecordEntityData(buf, pos, end, x.Version, verify)
+			item := &x.Entity[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Entity = append(x.Entity, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenKey = v
 		if !(v >= 1) {
-			return nil, pos, invalid("client_quota_record /seq/2", pos, "len_key", v, "must satisfy _.value >= 1")
+			return pos, invalid("client_quota_record /seq/2", pos, "len_key", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenKey - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("client_quota_record /seq/3", pos, "key", n64, end-pos)
+			return pos, badSize("client_quota_record /seq/3", pos, "key", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -99,7 +109,7 @@ func parseClientQuotaRecord(buf []byte, pos, end int, version int64, verify bool
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("client_quota_record /seq/4", pos, end, 8)
+			return pos, truncated("client_quota_record /seq/4", pos, end, 8)
 		}
 		v := math.Float64frombits(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -107,7 +117,7 @@ func parseClientQuotaRecord(buf []byte, pos, end int, version int64, verify bool
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("client_quota_record /seq/5", pos, end, 1)
+			return pos, truncated("client_quota_record /seq/5", pos, end, 1)
 		}
 		v := buf[pos]
 		pos += 1
@@ -116,7 +126,7 @@ func parseClientQuotaRecord(buf []byte, pos, end int, version int64, verify bool
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -124,23 +134,23 @@ func parseClientQuotaRecord(buf []byte, pos, end int, version int64, verify bool
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("client_quota_record /seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("client_quota_record /seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("client_quota_record /seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("client_quota_record /seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ClientQuotaRecordClientQuotaRecordTaggedField, 0, count)
+		x.TaggedFields = make([]ClientQuotaRecordClientQuotaRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseClientQuotaRecordClientQuotaRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ClientQuotaRecordEntityDataTaggedField: One tagged field of EntityData: tag, size, value.
@@ -165,11 +175,21 @@ func ParseClientQuotaRecordEntityDataTaggedField(data []byte, version int64, ver
 }
 
 func parseClientQuotaRecordEntityDataTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ClientQuotaRecordEntityDataTaggedField, int, error) {
-	x := &ClientQuotaRecordEntityDataTaggedField{Version: version}
+	x := &ClientQuotaRecordEntityDataTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ClientQuotaRecordEntityDataTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /types/entity_data_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -177,7 +197,7 @@ func parseClientQuotaRecordEntityDataTaggedField(buf []byte, pos, end int, versi
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /types/entity_data_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -185,14 +205,14 @@ func parseClientQuotaRecordEntityDataTaggedField(buf []byte, pos, end int, versi
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("client_quota_record /types/entity_data_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("client_quota_record /types/entity_data_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ClientQuotaRecordEntityData: type `entity_data` of
@@ -210,7 +230,7 @@ type ClientQuotaRecordEntityData struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ClientQuotaRecordEntityDataTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ClientQuotaRecordEntityDataTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseClientQuotaRecordEntityData reads one ClientQuotaRecordEntityData that fills data (with verify, a CRC that does not match is an error).
@@ -226,22 +246,32 @@ func ParseClientQuotaRecordEntityData(data []byte, version int64, verify bool) (
 }
 
 func parseClientQuotaRecordEntityData(buf []byte, pos, end int, version int64, verify bool) (*ClientQuotaRecordEntityData, int, error) {
-	x := &ClientQuotaRecordEntityData{Version: version}
+	x := &ClientQuotaRecordEntityData{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ClientQuotaRecordEntityData) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /types/entity_data/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenEntityType = v
 		if !(v >= 1) {
-			return nil, pos, invalid("client_quota_record /types/entity_data/seq/0", pos, "len_entity_type", v, "must satisfy _.value >= 1")
+			return pos, invalid("client_quota_record /types/entity_data/seq/0", pos, "len_entity_type", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenEntityType - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("client_quota_record /types/entity_data/seq/1", pos, "entity_type", n64, end-pos)
+			return pos, badSize("client_quota_record /types/entity_data/seq/1", pos, "entity_type", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -251,7 +281,7 @@ func parseClientQuotaRecordEntityData(buf []byte, pos, end int, version int64, v
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /types/entity_data/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenEntityName = v
@@ -259,7 +289,7 @@ func parseClientQuotaRecordEntityData(buf []byte, pos, end int, version int64, v
 	if x.LenEntityName != 0 {
 		n64 := int64((x.LenEntityName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("client_quota_record /types/entity_data/seq/3", pos, "entity_name", n64, end-pos)
+			return pos, badSize("client_quota_record /types/entity_data/seq/3", pos, "entity_name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -269,7 +299,7 @@ func parseClientQuotaRecordEntityData(buf []byte, pos, end int, version int64, v
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /types/entity_data/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -277,23 +307,23 @@ func parseClientQuotaRecordEntityData(buf []byte, pos, end int, version int64, v
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("client_quota_record /types/entity_data/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("client_quota_record /types/entity_data/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("client_quota_record /types/entity_data/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("client_quota_record /types/entity_data/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ClientQuotaRecordEntityDataTaggedField, 0, count)
+		x.TaggedFields = make([]ClientQuotaRecordEntityDataTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseClientQuotaRecordEntityDataTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ClientQuotaRecordClientQuotaRecordTaggedField: One tagged field of ClientQuotaRecord: tag,
@@ -319,11 +349,21 @@ func ParseClientQuotaRecordClientQuotaRecordTaggedField(data []byte, version int
 }
 
 func parseClientQuotaRecordClientQuotaRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ClientQuotaRecordClientQuotaRecordTaggedField, int, error) {
-	x := &ClientQuotaRecordClientQuotaRecordTaggedField{Version: version}
+	x := &ClientQuotaRecordClientQuotaRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ClientQuotaRecordClientQuotaRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /types/client_quota_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -331,7 +371,7 @@ func parseClientQuotaRecordClientQuotaRecordTaggedField(buf []byte, pos, end int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "client_quota_record /types/client_quota_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -339,12 +379,12 @@ func parseClientQuotaRecordClientQuotaRecordTaggedField(buf []byte, pos, end int
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("client_quota_record /types/client_quota_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("client_quota_record /types/client_quota_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

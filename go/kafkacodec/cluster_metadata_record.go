@@ -28,37 +28,46 @@ func ParseClusterMetadataRecord(data []byte, verify bool) (*ClusterMetadataRecor
 
 func parseClusterMetadataRecord(buf []byte, pos, end int, verify bool) (*ClusterMetadataRecord, int, error) {
 	x := &ClusterMetadataRecord{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ClusterMetadataRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "cluster_metadata_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.FrameVersion = v
 		if !(v == 1) {
-			return nil, pos, invalid("cluster_metadata_record /seq/0", pos, "frame_version", v, "must satisfy _.value == 1")
+			return pos, invalid("cluster_metadata_record /seq/0", pos, "frame_version", v, "must satisfy _.value == 1")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "cluster_metadata_record /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.ApiKey = v
 		if !(v <= 32767) {
-			return nil, pos, invalid("cluster_metadata_record /seq/1", pos, "api_key", v, "must satisfy _.value <= 32767")
+			return pos, invalid("cluster_metadata_record /seq/1", pos, "api_key", v, "must satisfy _.value <= 32767")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "cluster_metadata_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Version = v
 		if !(v <= 32767) {
-			return nil, pos, invalid("cluster_metadata_record /seq/2", pos, "version", v, "must satisfy _.value <= 32767")
+			return pos, invalid("cluster_metadata_record /seq/2", pos, "version", v, "must satisfy _.value <= 32767")
 		}
 	}
 	{
@@ -67,196 +76,196 @@ func parseClusterMetadataRecord(buf []byte, pos, end int, verify bool) (*Cluster
 		case 0:
 			got, next, err := parseRegisterBrokerRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 1:
 			got, next, err := parseUnregisterBrokerRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 2:
 			got, next, err := parseTopicRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 3:
 			got, next, err := parsePartitionRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 4:
 			got, next, err := parseConfigRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 5:
 			got, next, err := parsePartitionChangeRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 7:
 			got, next, err := parseFenceBrokerRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 8:
 			got, next, err := parseUnfenceBrokerRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 9:
 			got, next, err := parseRemoveTopicRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 10:
 			got, next, err := parseDelegationTokenRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 11:
 			got, next, err := parseUserScramCredentialRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 12:
 			got, next, err := parseFeatureLevelRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 14:
 			got, next, err := parseClientQuotaRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 15:
 			got, next, err := parseProducerIdsRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 17:
 			got, next, err := parseBrokerRegistrationChangeRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 18:
 			got, next, err := parseAccessControlEntryRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 19:
 			got, next, err := parseRemoveAccessControlEntryRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 20:
 			got, next, err := parseNoOpRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 21:
 			got, next, err := parseZkMigrationStateRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 22:
 			got, next, err := parseRemoveUserScramCredentialRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 23:
 			got, next, err := parseBeginTransactionRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 24:
 			got, next, err := parseEndTransactionRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 25:
 			got, next, err := parseAbortTransactionRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 26:
 			got, next, err := parseRemoveDelegationTokenRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 27:
 			got, next, err := parseRegisterControllerRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 28:
 			got, next, err := parseClearElrRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 29:
 			got, next, err := parseUnregisterControllerRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("cluster_metadata_record /seq/3", pos, "api_key.value.as<s4>", on)
+			return pos, noCase("cluster_metadata_record /seq/3", pos, "api_key.value.as<s4>", on)
 		}
 		x.Message = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

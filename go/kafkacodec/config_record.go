@@ -25,7 +25,7 @@ type ConfigRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConfigRecordConfigRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConfigRecordConfigRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConfigRecord reads one ConfigRecord that fills data (with verify, a CRC that does not match is an error).
@@ -41,10 +41,20 @@ func ParseConfigRecord(data []byte, version int64, verify bool) (*ConfigRecord, 
 }
 
 func parseConfigRecord(buf []byte, pos, end int, version int64, verify bool) (*ConfigRecord, int, error) {
-	x := &ConfigRecord{Version: version}
+	x := &ConfigRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConfigRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("config_record /seq/0", pos, end, 1)
+			return pos, truncated("config_record /seq/0", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -53,18 +63,18 @@ func parseConfigRecord(buf []byte, pos, end int, version int64, verify bool) (*C
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "config_record /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenResourceName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("config_record /seq/1", pos, "len_resource_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("config_record /seq/1", pos, "len_resource_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenResourceName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("config_record /seq/2", pos, "resource_name", n64, end-pos)
+			return pos, badSize("config_record /seq/2", pos, "resource_name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -74,18 +84,18 @@ func parseConfigRecord(buf []byte, pos, end int, version int64, verify bool) (*C
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "config_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("config_record /seq/3", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("config_record /seq/3", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("config_record /seq/4", pos, "name", n64, end-pos)
+			return pos, badSize("config_record /seq/4", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -95,7 +105,7 @@ func parseConfigRecord(buf []byte, pos, end int, version int64, verify bool) (*C
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "config_record /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -103,7 +113,7 @@ func parseConfigRecord(buf []byte, pos, end int, version int64, verify bool) (*C
 	if x.LenValue != 0 {
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("config_record /seq/6", pos, "value", n64, end-pos)
+			return pos, badSize("config_record /seq/6", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -113,7 +123,7 @@ func parseConfigRecord(buf []byte, pos, end int, version int64, verify bool) (*C
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "config_record /seq/7")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -121,23 +131,23 @@ func parseConfigRecord(buf []byte, pos, end int, version int64, verify bool) (*C
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("config_record /seq/8", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("config_record /seq/8", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("config_record /seq/8", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("config_record /seq/8", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConfigRecordConfigRecordTaggedField, 0, count)
+		x.TaggedFields = make([]ConfigRecordConfigRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConfigRecordConfigRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConfigRecordConfigRecordTaggedField: One tagged field of ConfigRecord: tag, size, value.
@@ -162,11 +172,21 @@ func ParseConfigRecordConfigRecordTaggedField(data []byte, version int64, verify
 }
 
 func parseConfigRecordConfigRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConfigRecordConfigRecordTaggedField, int, error) {
-	x := &ConfigRecordConfigRecordTaggedField{Version: version}
+	x := &ConfigRecordConfigRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConfigRecordConfigRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "config_record /types/config_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -174,7 +194,7 @@ func parseConfigRecordConfigRecordTaggedField(buf []byte, pos, end int, version 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "config_record /types/config_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -182,12 +202,12 @@ func parseConfigRecordConfigRecordTaggedField(buf []byte, pos, end int, version 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("config_record /types/config_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("config_record /types/config_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

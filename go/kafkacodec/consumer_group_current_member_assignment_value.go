@@ -24,15 +24,15 @@ type ConsumerGroupCurrentMemberAssignmentValue struct {
 	// The count of assigned_partitions + 1, 0 for null (flexible versions).
 	NumAssignedPartitions int64 `ksy:"num_assigned_partitions"`
 	// The partitions assigned to (or owned by) this member.
-	AssignedPartitions []*ConsumerGroupCurrentMemberAssignmentValueTopicPartitions `ksy:"assigned_partitions"`
+	AssignedPartitions []ConsumerGroupCurrentMemberAssignmentValueTopicPartitions `ksy:"assigned_partitions"`
 	// The count of partitions_pending_revocation + 1, 0 for null (flexible versions).
 	NumPartitionsPendingRevocation int64 `ksy:"num_partitions_pending_revocation"`
 	// The partitions that must be revoked by this member.
-	PartitionsPendingRevocation []*ConsumerGroupCurrentMemberAssignmentValueTopicPartitions `ksy:"partitions_pending_revocation"`
+	PartitionsPendingRevocation []ConsumerGroupCurrentMemberAssignmentValueTopicPartitions `ksy:"partitions_pending_revocation"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupCurrentMemberAssignmentValue reads one ConsumerGroupCurrentMemberAssignmentValue that fills data (with verify, a CRC that does not match is an error).
@@ -48,10 +48,20 @@ func ParseConsumerGroupCurrentMemberAssignmentValue(data []byte, version int64, 
 }
 
 func parseConsumerGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupCurrentMemberAssignmentValue, int, error) {
-	x := &ConsumerGroupCurrentMemberAssignmentValue{Version: version}
+	x := &ConsumerGroupCurrentMemberAssignmentValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupCurrentMemberAssignmentValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_group_current_member_assignment_value /seq/0", pos, end, 4)
+			return pos, truncated("consumer_group_current_member_assignment_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -59,7 +69,7 @@ func parseConsumerGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, ve
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_group_current_member_assignment_value /seq/1", pos, end, 4)
+			return pos, truncated("consumer_group_current_member_assignment_value /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -67,7 +77,7 @@ func parseConsumerGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, ve
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("consumer_group_current_member_assignment_value /seq/2", pos, end, 1)
+			return pos, truncated("consumer_group_current_member_assignment_value /seq/2", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -76,67 +86,67 @@ func parseConsumerGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumAssignedPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_current_member_assignment_value /seq/3", pos, "num_assigned_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_current_member_assignment_value /seq/3", pos, "num_assigned_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumAssignedPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /seq/4", pos, "assigned_partitions", count, -1, 0)
+			return pos, badCount("consumer_group_current_member_assignment_value /seq/4", pos, "assigned_partitions", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /seq/4", pos, "assigned_partitions", count, end-pos, 2)
+			return pos, badCount("consumer_group_current_member_assignment_value /seq/4", pos, "assigned_partitions", count, end-pos, 2)
 		}
-		x.AssignedPartitions = make([]*ConsumerGroupCurrentMemberAssignmentValueTopicPartitions, 0, count)
+		x.AssignedPartitions = make([]ConsumerGroupCurrentMemberAssignmentValueTopicPartitions, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupCurrentMemberAssignmentValueTopicPartitions(buf, pos, end, x.Version, verify)
+			item := &x.AssignedPartitions[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.AssignedPartitions = append(x.AssignedPartitions, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitionsPendingRevocation = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_current_member_assignment_value /seq/5", pos, "num_partitions_pending_revocation", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_current_member_assignment_value /seq/5", pos, "num_partitions_pending_revocation", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumPartitionsPendingRevocation - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /seq/6", pos, "partitions_pending_revocation", count, -1, 0)
+			return pos, badCount("consumer_group_current_member_assignment_value /seq/6", pos, "partitions_pending_revocation", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /seq/6", pos, "partitions_pending_revocation", count, end-pos, 2)
+			return pos, badCount("consumer_group_current_member_assignment_value /seq/6", pos, "partitions_pending_revocation", count, end-pos, 2)
 		}
-		x.PartitionsPendingRevocation = make([]*ConsumerGroupCurrentMemberAssignmentValueTopicPartitions, 0, count)
+		x.PartitionsPendingRevocation = make([]ConsumerGroupCurrentMemberAssignmentValueTopicPartitions, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupCurrentMemberAssignmentValueTopicPartitions(buf, pos, end, x.Version, verify)
+			item := &x.PartitionsPendingRevocation[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.PartitionsPendingRevocation = append(x.PartitionsPendingRevocation, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /seq/7")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -144,23 +154,23 @@ func parseConsumerGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, ve
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /seq/8", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_current_member_assignment_value /seq/8", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /seq/8", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_current_member_assignment_value /seq/8", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0: Tagged field 0:
@@ -190,11 +200,21 @@ func ParseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0(data []by
 }
 
 func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0, int, error) {
-	x := &ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0{Version: version}
+	x := &ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumAssignmentEpochs = v
@@ -202,16 +222,16 @@ func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0(buf []byt
 	if x.NumAssignmentEpochs != 0 {
 		count := int64((x.NumAssignmentEpochs - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/1", pos, "assignment_epochs", count, -1, 0)
+			return pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/1", pos, "assignment_epochs", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/1", pos, "assignment_epochs", count, end-pos, 4)
+			return pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/1", pos, "assignment_epochs", count, end-pos, 4)
 		}
 		x.AssignmentEpochs = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/1", pos, end, 4)
+				return pos, truncated("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/1", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -224,10 +244,10 @@ func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0(buf []byt
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField: One tagged field of
@@ -253,11 +273,21 @@ func ParseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(da
 }
 
 func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField, int, error) {
-	x := &ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField{Version: version}
+	x := &ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /types/topic_partitions_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -265,7 +295,7 @@ func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(bu
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /types/topic_partitions_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -273,7 +303,7 @@ func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(bu
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_current_member_assignment_value /types/topic_partitions_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_current_member_assignment_value /types/topic_partitions_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -281,7 +311,7 @@ func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(bu
 		case 0:
 			got, next, err := parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -291,7 +321,7 @@ func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(bu
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupCurrentMemberAssignmentValueTopicPartitions: type `topic_partitions` of
@@ -307,7 +337,7 @@ type ConsumerGroupCurrentMemberAssignmentValueTopicPartitions struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupCurrentMemberAssignmentValueTopicPartitions reads one ConsumerGroupCurrentMemberAssignmentValueTopicPartitions that fills data (with verify, a CRC that does not match is an error).
@@ -323,11 +353,21 @@ func ParseConsumerGroupCurrentMemberAssignmentValueTopicPartitions(data []byte, 
 }
 
 func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitions(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupCurrentMemberAssignmentValueTopicPartitions, int, error) {
-	x := &ConsumerGroupCurrentMemberAssignmentValueTopicPartitions{Version: version}
+	x := &ConsumerGroupCurrentMemberAssignmentValueTopicPartitions{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupCurrentMemberAssignmentValueTopicPartitions) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_current_member_assignment_value /types/topic_partitions/seq/0", pos, "topic_id", n64, end-pos)
+			return pos, badSize("consumer_group_current_member_assignment_value /types/topic_partitions/seq/0", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -337,27 +377,27 @@ func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitions(buf []byte, p
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /types/topic_partitions/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_current_member_assignment_value /types/topic_partitions/seq/1", pos, "num_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_current_member_assignment_value /types/topic_partitions/seq/1", pos, "num_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, "partitions", count, -1, 0)
+			return pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, "partitions", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, "partitions", count, end-pos, 4)
+			return pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, "partitions", count, end-pos, 4)
 		}
 		x.Partitions = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("consumer_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, end, 4)
+				return pos, truncated("consumer_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -367,7 +407,7 @@ func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitions(buf []byte, p
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /types/topic_partitions/seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -375,23 +415,23 @@ func parseConsumerGroupCurrentMemberAssignmentValueTopicPartitions(buf []byte, p
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions/seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions/seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions/seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_current_member_assignment_value /types/topic_partitions/seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField:
@@ -417,11 +457,21 @@ func ParseConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAss
 }
 
 func parseConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField, int, error) {
-	x := &ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField{Version: version}
+	x := &ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /types/consumer_group_current_member_assignment_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -429,7 +479,7 @@ func parseConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAss
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_current_member_assignment_value /types/consumer_group_current_member_assignment_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -437,12 +487,12 @@ func parseConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAss
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_current_member_assignment_value /types/consumer_group_current_member_assignment_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_current_member_assignment_value /types/consumer_group_current_member_assignment_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -32,7 +32,7 @@ type ConsumerGroupMemberMetadataValue struct {
 	// The count of subscribed_topic_names + 1, 0 for null (flexible versions).
 	NumSubscribedTopicNames int64 `ksy:"num_subscribed_topic_names"`
 	// The list of subscribed topic names.
-	SubscribedTopicNames []*ConsumerGroupMemberMetadataValueCompactStrItem `ksy:"subscribed_topic_names"`
+	SubscribedTopicNames []ConsumerGroupMemberMetadataValueCompactStrItem `ksy:"subscribed_topic_names"`
 	// The length of subscribed_topic_regex + 1, 0 for null (flexible versions).
 	LenSubscribedTopicRegex int64 `ksy:"len_subscribed_topic_regex"`
 	// The subscribed topic regular expression.
@@ -46,7 +46,7 @@ type ConsumerGroupMemberMetadataValue struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupMemberMetadataValue reads one ConsumerGroupMemberMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -62,11 +62,21 @@ func ParseConsumerGroupMemberMetadataValue(data []byte, version int64, verify bo
 }
 
 func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMemberMetadataValue, int, error) {
-	x := &ConsumerGroupMemberMetadataValue{Version: version}
+	x := &ConsumerGroupMemberMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMemberMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenInstanceId = v
@@ -74,7 +84,7 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	if x.LenInstanceId != 0 {
 		n64 := int64((x.LenInstanceId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /seq/1", pos, "instance_id", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /seq/1", pos, "instance_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -84,7 +94,7 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenRackId = v
@@ -92,7 +102,7 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	if x.LenRackId != 0 {
 		n64 := int64((x.LenRackId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /seq/3", pos, "rack_id", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /seq/3", pos, "rack_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -102,18 +112,18 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenClientId = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_member_metadata_value /seq/4", pos, "len_client_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_member_metadata_value /seq/4", pos, "len_client_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenClientId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /seq/5", pos, "client_id", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /seq/5", pos, "client_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -123,18 +133,18 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenClientHost = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_member_metadata_value /seq/6", pos, "len_client_host", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_member_metadata_value /seq/6", pos, "len_client_host", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenClientHost - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /seq/7", pos, "client_host", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /seq/7", pos, "client_host", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -144,37 +154,37 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /seq/8")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSubscribedTopicNames = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_member_metadata_value /seq/8", pos, "num_subscribed_topic_names", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_member_metadata_value /seq/8", pos, "num_subscribed_topic_names", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSubscribedTopicNames - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_member_metadata_value /seq/9", pos, "subscribed_topic_names", count, -1, 0)
+			return pos, badCount("consumer_group_member_metadata_value /seq/9", pos, "subscribed_topic_names", count, -1, 0)
 		}
 		if count*1 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_member_metadata_value /seq/9", pos, "subscribed_topic_names", count, end-pos, 1)
+			return pos, badCount("consumer_group_member_metadata_value /seq/9", pos, "subscribed_topic_names", count, end-pos, 1)
 		}
-		x.SubscribedTopicNames = make([]*ConsumerGroupMemberMetadataValueCompactStrItem, 0, count)
+		x.SubscribedTopicNames = make([]ConsumerGroupMemberMetadataValueCompactStrItem, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupMemberMetadataValueCompactStrItem(buf, pos, end, verify)
+			item := &x.SubscribedTopicNames[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.SubscribedTopicNames = append(x.SubscribedTopicNames, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /seq/10")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenSubscribedTopicRegex = v
@@ -182,7 +192,7 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	if x.LenSubscribedTopicRegex != 0 {
 		n64 := int64((x.LenSubscribedTopicRegex - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /seq/11", pos, "subscribed_topic_regex", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /seq/11", pos, "subscribed_topic_regex", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -191,7 +201,7 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_group_member_metadata_value /seq/12", pos, end, 4)
+			return pos, truncated("consumer_group_member_metadata_value /seq/12", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -200,7 +210,7 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /seq/13")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenServerAssignor = v
@@ -208,7 +218,7 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	if x.LenServerAssignor != 0 {
 		n64 := int64((x.LenServerAssignor - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /seq/14", pos, "server_assignor", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /seq/14", pos, "server_assignor", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -218,7 +228,7 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /seq/15")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -226,23 +236,23 @@ func parseConsumerGroupMemberMetadataValue(buf []byte, pos, end int, version int
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_member_metadata_value /seq/16", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_member_metadata_value /seq/16", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_member_metadata_value /seq/16", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_member_metadata_value /seq/16", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupMemberMetadataValueCompactStrItem: One string of an array (compact length).
@@ -265,28 +275,37 @@ func ParseConsumerGroupMemberMetadataValueCompactStrItem(data []byte, verify boo
 
 func parseConsumerGroupMemberMetadataValueCompactStrItem(buf []byte, pos, end int, verify bool) (*ConsumerGroupMemberMetadataValueCompactStrItem, int, error) {
 	x := &ConsumerGroupMemberMetadataValueCompactStrItem{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMemberMetadataValueCompactStrItem) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/compact_str_item/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_member_metadata_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_member_metadata_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupMemberMetadataValueClassicProtocolTaggedField: One tagged field of
@@ -312,11 +331,21 @@ func ParseConsumerGroupMemberMetadataValueClassicProtocolTaggedField(data []byte
 }
 
 func parseConsumerGroupMemberMetadataValueClassicProtocolTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMemberMetadataValueClassicProtocolTaggedField, int, error) {
-	x := &ConsumerGroupMemberMetadataValueClassicProtocolTaggedField{Version: version}
+	x := &ConsumerGroupMemberMetadataValueClassicProtocolTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMemberMetadataValueClassicProtocolTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/classic_protocol_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -324,7 +353,7 @@ func parseConsumerGroupMemberMetadataValueClassicProtocolTaggedField(buf []byte,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/classic_protocol_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -332,14 +361,14 @@ func parseConsumerGroupMemberMetadataValueClassicProtocolTaggedField(buf []byte,
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /types/classic_protocol_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /types/classic_protocol_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupMemberMetadataValueClassicProtocol: type `classic_protocol` of
@@ -357,7 +386,7 @@ type ConsumerGroupMemberMetadataValueClassicProtocol struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupMemberMetadataValueClassicProtocolTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupMemberMetadataValueClassicProtocolTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupMemberMetadataValueClassicProtocol reads one ConsumerGroupMemberMetadataValueClassicProtocol that fills data (with verify, a CRC that does not match is an error).
@@ -373,22 +402,32 @@ func ParseConsumerGroupMemberMetadataValueClassicProtocol(data []byte, version i
 }
 
 func parseConsumerGroupMemberMetadataValueClassicProtocol(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMemberMetadataValueClassicProtocol, int, error) {
-	x := &ConsumerGroupMemberMetadataValueClassicProtocol{Version: version}
+	x := &ConsumerGroupMemberMetadataValueClassicProtocol{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMemberMetadataValueClassicProtocol) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/classic_protocol/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_member_metadata_value /types/classic_protocol/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_member_metadata_value /types/classic_protocol/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /types/classic_protocol/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /types/classic_protocol/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -398,18 +437,18 @@ func parseConsumerGroupMemberMetadataValueClassicProtocol(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/classic_protocol/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenMetadata = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_member_metadata_value /types/classic_protocol/seq/2", pos, "len_metadata", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_member_metadata_value /types/classic_protocol/seq/2", pos, "len_metadata", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenMetadata - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /types/classic_protocol/seq/3", pos, "metadata", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /types/classic_protocol/seq/3", pos, "metadata", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -419,7 +458,7 @@ func parseConsumerGroupMemberMetadataValueClassicProtocol(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/classic_protocol/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -427,23 +466,23 @@ func parseConsumerGroupMemberMetadataValueClassicProtocol(buf []byte, pos, end i
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_member_metadata_value /types/classic_protocol/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_member_metadata_value /types/classic_protocol/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_member_metadata_value /types/classic_protocol/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_member_metadata_value /types/classic_protocol/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupMemberMetadataValueClassicProtocolTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupMemberMetadataValueClassicProtocolTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupMemberMetadataValueClassicProtocolTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField: One tagged field of
@@ -469,11 +508,21 @@ func ParseConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField(data 
 }
 
 func parseConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField, int, error) {
-	x := &ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField{Version: version}
+	x := &ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/classic_member_metadata_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -481,7 +530,7 @@ func parseConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField(buf [
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/classic_member_metadata_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -489,14 +538,14 @@ func parseConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField(buf [
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /types/classic_member_metadata_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /types/classic_member_metadata_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupMemberMetadataValueClassicMemberMetadata: type `classic_member_metadata` of
@@ -508,11 +557,11 @@ type ConsumerGroupMemberMetadataValueClassicMemberMetadata struct {
 	// The count of supported_protocols + 1, 0 for null (flexible versions).
 	NumSupportedProtocols int64 `ksy:"num_supported_protocols"`
 	// The list of protocols that the member supports if the consumer uses the classic protocol.
-	SupportedProtocols []*ConsumerGroupMemberMetadataValueClassicProtocol `ksy:"supported_protocols"`
+	SupportedProtocols []ConsumerGroupMemberMetadataValueClassicProtocol `ksy:"supported_protocols"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupMemberMetadataValueClassicMemberMetadata reads one ConsumerGroupMemberMetadataValueClassicMemberMetadata that fills data (with verify, a CRC that does not match is an error).
@@ -528,10 +577,20 @@ func ParseConsumerGroupMemberMetadataValueClassicMemberMetadata(data []byte, ver
 }
 
 func parseConsumerGroupMemberMetadataValueClassicMemberMetadata(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMemberMetadataValueClassicMemberMetadata, int, error) {
-	x := &ConsumerGroupMemberMetadataValueClassicMemberMetadata{Version: version}
+	x := &ConsumerGroupMemberMetadataValueClassicMemberMetadata{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMemberMetadataValueClassicMemberMetadata) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_group_member_metadata_value /types/classic_member_metadata/seq/0", pos, end, 4)
+			return pos, truncated("consumer_group_member_metadata_value /types/classic_member_metadata/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -540,37 +599,37 @@ func parseConsumerGroupMemberMetadataValueClassicMemberMetadata(buf []byte, pos,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/classic_member_metadata/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSupportedProtocols = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_member_metadata_value /types/classic_member_metadata/seq/1", pos, "num_supported_protocols", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_member_metadata_value /types/classic_member_metadata/seq/1", pos, "num_supported_protocols", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSupportedProtocols - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_member_metadata_value /types/classic_member_metadata/seq/2", pos, "supported_protocols", count, -1, 0)
+			return pos, badCount("consumer_group_member_metadata_value /types/classic_member_metadata/seq/2", pos, "supported_protocols", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_member_metadata_value /types/classic_member_metadata/seq/2", pos, "supported_protocols", count, end-pos, 3)
+			return pos, badCount("consumer_group_member_metadata_value /types/classic_member_metadata/seq/2", pos, "supported_protocols", count, end-pos, 3)
 		}
-		x.SupportedProtocols = make([]*ConsumerGroupMemberMetadataValueClassicProtocol, 0, count)
+		x.SupportedProtocols = make([]ConsumerGroupMemberMetadataValueClassicProtocol, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupMemberMetadataValueClassicProtocol(buf, pos, end, x.Version, verify)
+			item := &x.SupportedProtocols[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.SupportedProtocols = append(x.SupportedProtocols, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/classic_member_metadata/seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -578,23 +637,23 @@ func parseConsumerGroupMemberMetadataValueClassicMemberMetadata(buf []byte, pos,
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_member_metadata_value /types/classic_member_metadata/seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_member_metadata_value /types/classic_member_metadata/seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_member_metadata_value /types/classic_member_metadata/seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_member_metadata_value /types/classic_member_metadata/seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0: Tagged field 0:
@@ -624,11 +683,21 @@ func ParseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0(d
 }
 
 func parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0, int, error) {
-	x := &ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0{Version: version}
+	x := &ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/consumer_group_member_metadata_value_tag_0/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.PresentClassicMemberMetadata = v
@@ -636,7 +705,7 @@ func parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0(b
 	if x.PresentClassicMemberMetadata > 0 {
 		v, next, err := parseConsumerGroupMemberMetadataValueClassicMemberMetadata(buf, pos, end, x.Version, verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.ClassicMemberMetadata = v
@@ -647,10 +716,10 @@ func parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0(b
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("consumer_group_member_metadata_value /types/consumer_group_member_metadata_value_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("consumer_group_member_metadata_value /types/consumer_group_member_metadata_value_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField: One tagged
@@ -676,11 +745,21 @@ func ParseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTagged
 }
 
 func parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField, int, error) {
-	x := &ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField{Version: version}
+	x := &ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/consumer_group_member_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -688,7 +767,7 @@ func parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTagged
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_member_metadata_value /types/consumer_group_member_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -696,7 +775,7 @@ func parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTagged
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_member_metadata_value /types/consumer_group_member_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_member_metadata_value /types/consumer_group_member_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -704,7 +783,7 @@ func parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTagged
 		case 0:
 			got, next, err := parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -714,5 +793,5 @@ func parseConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTagged
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

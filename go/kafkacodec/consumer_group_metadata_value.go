@@ -18,7 +18,7 @@ type ConsumerGroupMetadataValue struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupMetadataValue reads one ConsumerGroupMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -34,10 +34,20 @@ func ParseConsumerGroupMetadataValue(data []byte, version int64, verify bool) (*
 }
 
 func parseConsumerGroupMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMetadataValue, int, error) {
-	x := &ConsumerGroupMetadataValue{Version: version}
+	x := &ConsumerGroupMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_group_metadata_value /seq/0", pos, end, 4)
+			return pos, truncated("consumer_group_metadata_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -46,7 +56,7 @@ func parseConsumerGroupMetadataValue(buf []byte, pos, end int, version int64, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_metadata_value /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -54,23 +64,23 @@ func parseConsumerGroupMetadataValue(buf []byte, pos, end int, version int64, ve
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_metadata_value /seq/2", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_metadata_value /seq/2", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_metadata_value /seq/2", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_metadata_value /seq/2", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupMetadataValueConsumerGroupMetadataValueTag0: Tagged field 0: MetadataHash.
@@ -96,10 +106,20 @@ func ParseConsumerGroupMetadataValueConsumerGroupMetadataValueTag0(data []byte, 
 }
 
 func parseConsumerGroupMetadataValueConsumerGroupMetadataValueTag0(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMetadataValueConsumerGroupMetadataValueTag0, int, error) {
-	x := &ConsumerGroupMetadataValueConsumerGroupMetadataValueTag0{Version: version}
+	x := &ConsumerGroupMetadataValueConsumerGroupMetadataValueTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMetadataValueConsumerGroupMetadataValueTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("consumer_group_metadata_value /types/consumer_group_metadata_value_tag_0/seq/0", pos, end, 8)
+			return pos, truncated("consumer_group_metadata_value /types/consumer_group_metadata_value_tag_0/seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -111,10 +131,10 @@ func parseConsumerGroupMetadataValueConsumerGroupMetadataValueTag0(buf []byte, p
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("consumer_group_metadata_value /types/consumer_group_metadata_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("consumer_group_metadata_value /types/consumer_group_metadata_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField: One tagged field of
@@ -140,11 +160,21 @@ func ParseConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField(data [
 }
 
 func parseConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField, int, error) {
-	x := &ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField{Version: version}
+	x := &ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_metadata_value /types/consumer_group_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -152,7 +182,7 @@ func parseConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField(buf []
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_metadata_value /types/consumer_group_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -160,7 +190,7 @@ func parseConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField(buf []
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_metadata_value /types/consumer_group_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_metadata_value /types/consumer_group_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -168,7 +198,7 @@ func parseConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField(buf []
 		case 0:
 			got, next, err := parseConsumerGroupMetadataValueConsumerGroupMetadataValueTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -178,5 +208,5 @@ func parseConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField(buf []
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

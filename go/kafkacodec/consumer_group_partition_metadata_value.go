@@ -16,11 +16,11 @@ type ConsumerGroupPartitionMetadataValue struct {
 	// The count of topics + 1, 0 for null (flexible versions).
 	NumTopics int64 `ksy:"num_topics"`
 	// The list of topic metadata.
-	Topics []*ConsumerGroupPartitionMetadataValueTopicMetadata `ksy:"topics"`
+	Topics []ConsumerGroupPartitionMetadataValueTopicMetadata `ksy:"topics"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupPartitionMetadataValue reads one ConsumerGroupPartitionMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -36,41 +36,51 @@ func ParseConsumerGroupPartitionMetadataValue(data []byte, version int64, verify
 }
 
 func parseConsumerGroupPartitionMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupPartitionMetadataValue, int, error) {
-	x := &ConsumerGroupPartitionMetadataValue{Version: version}
+	x := &ConsumerGroupPartitionMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupPartitionMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_partition_metadata_value /seq/0", pos, "num_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_partition_metadata_value /seq/0", pos, "num_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /seq/1", pos, "topics", count, -1, 0)
+			return pos, badCount("consumer_group_partition_metadata_value /seq/1", pos, "topics", count, -1, 0)
 		}
 		if count*7 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /seq/1", pos, "topics", count, end-pos, 7)
+			return pos, badCount("consumer_group_partition_metadata_value /seq/1", pos, "topics", count, end-pos, 7)
 		}
-		x.Topics = make([]*ConsumerGroupPartitionMetadataValueTopicMetadata, 0, count)
+		x.Topics = make([]ConsumerGroupPartitionMetadataValueTopicMetadata, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupPartitionMetadataValueTopicMetadata(buf, pos, end, x.Version, verify)
+			item := &x.Topics[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Topics = append(x.Topics, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -78,23 +88,23 @@ func parseConsumerGroupPartitionMetadataValue(buf []byte, pos, end int, version 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_partition_metadata_value /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_partition_metadata_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupPartitionMetadataValueCompactStrItem: One string of an array (compact length).
@@ -117,28 +127,37 @@ func ParseConsumerGroupPartitionMetadataValueCompactStrItem(data []byte, verify 
 
 func parseConsumerGroupPartitionMetadataValueCompactStrItem(buf []byte, pos, end int, verify bool) (*ConsumerGroupPartitionMetadataValueCompactStrItem, int, error) {
 	x := &ConsumerGroupPartitionMetadataValueCompactStrItem{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupPartitionMetadataValueCompactStrItem) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/compact_str_item/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_partition_metadata_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_partition_metadata_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_partition_metadata_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_partition_metadata_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField: One tagged field of
@@ -164,11 +183,21 @@ func ParseConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField(data [
 }
 
 func parseConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField, int, error) {
-	x := &ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField{Version: version}
+	x := &ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/partition_metadata_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -176,7 +205,7 @@ func parseConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField(buf []
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/partition_metadata_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -184,14 +213,14 @@ func parseConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField(buf []
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_partition_metadata_value /types/partition_metadata_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_partition_metadata_value /types/partition_metadata_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupPartitionMetadataValuePartitionMetadata: type `partition_metadata` of
@@ -203,11 +232,11 @@ type ConsumerGroupPartitionMetadataValuePartitionMetadata struct {
 	// The count of racks + 1, 0 for null (flexible versions).
 	NumRacks int64 `ksy:"num_racks"`
 	// The set of racks that the partition is mapped to.
-	Racks []*ConsumerGroupPartitionMetadataValueCompactStrItem `ksy:"racks"`
+	Racks []ConsumerGroupPartitionMetadataValueCompactStrItem `ksy:"racks"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupPartitionMetadataValuePartitionMetadata reads one ConsumerGroupPartitionMetadataValuePartitionMetadata that fills data (with verify, a CRC that does not match is an error).
@@ -223,10 +252,20 @@ func ParseConsumerGroupPartitionMetadataValuePartitionMetadata(data []byte, vers
 }
 
 func parseConsumerGroupPartitionMetadataValuePartitionMetadata(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupPartitionMetadataValuePartitionMetadata, int, error) {
-	x := &ConsumerGroupPartitionMetadataValuePartitionMetadata{Version: version}
+	x := &ConsumerGroupPartitionMetadataValuePartitionMetadata{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupPartitionMetadataValuePartitionMetadata) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_group_partition_metadata_value /types/partition_metadata/seq/0", pos, end, 4)
+			return pos, truncated("consumer_group_partition_metadata_value /types/partition_metadata/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -235,37 +274,37 @@ func parseConsumerGroupPartitionMetadataValuePartitionMetadata(buf []byte, pos, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/partition_metadata/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumRacks = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_partition_metadata_value /types/partition_metadata/seq/1", pos, "num_racks", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_partition_metadata_value /types/partition_metadata/seq/1", pos, "num_racks", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumRacks - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /types/partition_metadata/seq/2", pos, "racks", count, -1, 0)
+			return pos, badCount("consumer_group_partition_metadata_value /types/partition_metadata/seq/2", pos, "racks", count, -1, 0)
 		}
 		if count*1 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /types/partition_metadata/seq/2", pos, "racks", count, end-pos, 1)
+			return pos, badCount("consumer_group_partition_metadata_value /types/partition_metadata/seq/2", pos, "racks", count, end-pos, 1)
 		}
-		x.Racks = make([]*ConsumerGroupPartitionMetadataValueCompactStrItem, 0, count)
+		x.Racks = make([]ConsumerGroupPartitionMetadataValueCompactStrItem, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupPartitionMetadataValueCompactStrItem(buf, pos, end, verify)
+			item := &x.Racks[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Racks = append(x.Racks, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/partition_metadata/seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -273,23 +312,23 @@ func parseConsumerGroupPartitionMetadataValuePartitionMetadata(buf []byte, pos, 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /types/partition_metadata/seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_partition_metadata_value /types/partition_metadata/seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /types/partition_metadata/seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_partition_metadata_value /types/partition_metadata/seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField: One tagged field of
@@ -315,11 +354,21 @@ func ParseConsumerGroupPartitionMetadataValueTopicMetadataTaggedField(data []byt
 }
 
 func parseConsumerGroupPartitionMetadataValueTopicMetadataTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField, int, error) {
-	x := &ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField{Version: version}
+	x := &ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/topic_metadata_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -327,7 +376,7 @@ func parseConsumerGroupPartitionMetadataValueTopicMetadataTaggedField(buf []byte
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/topic_metadata_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -335,14 +384,14 @@ func parseConsumerGroupPartitionMetadataValueTopicMetadataTaggedField(buf []byte
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_partition_metadata_value /types/topic_metadata_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_partition_metadata_value /types/topic_metadata_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupPartitionMetadataValueTopicMetadata: type `topic_metadata` of
@@ -361,11 +410,11 @@ type ConsumerGroupPartitionMetadataValueTopicMetadata struct {
 	NumPartitionMetadata int64 `ksy:"num_partition_metadata"`
 	// Deprecated: this field is not used after 4.0. Partitions mapped to a set of racks. If the
 	// rack information is unavailable for all the partitions, an empty list is stored.
-	PartitionMetadata []*ConsumerGroupPartitionMetadataValuePartitionMetadata `ksy:"partition_metadata"`
+	PartitionMetadata []ConsumerGroupPartitionMetadataValuePartitionMetadata `ksy:"partition_metadata"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupPartitionMetadataValueTopicMetadata reads one ConsumerGroupPartitionMetadataValueTopicMetadata that fills data (with verify, a CRC that does not match is an error).
@@ -381,11 +430,21 @@ func ParseConsumerGroupPartitionMetadataValueTopicMetadata(data []byte, version 
 }
 
 func parseConsumerGroupPartitionMetadataValueTopicMetadata(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupPartitionMetadataValueTopicMetadata, int, error) {
-	x := &ConsumerGroupPartitionMetadataValueTopicMetadata{Version: version}
+	x := &ConsumerGroupPartitionMetadataValueTopicMetadata{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupPartitionMetadataValueTopicMetadata) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_partition_metadata_value /types/topic_metadata/seq/0", pos, "topic_id", n64, end-pos)
+			return pos, badSize("consumer_group_partition_metadata_value /types/topic_metadata/seq/0", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -395,18 +454,18 @@ func parseConsumerGroupPartitionMetadataValueTopicMetadata(buf []byte, pos, end 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/topic_metadata/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenTopicName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_partition_metadata_value /types/topic_metadata/seq/1", pos, "len_topic_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_partition_metadata_value /types/topic_metadata/seq/1", pos, "len_topic_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenTopicName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_partition_metadata_value /types/topic_metadata/seq/2", pos, "topic_name", n64, end-pos)
+			return pos, badSize("consumer_group_partition_metadata_value /types/topic_metadata/seq/2", pos, "topic_name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -415,7 +474,7 @@ func parseConsumerGroupPartitionMetadataValueTopicMetadata(buf []byte, pos, end 
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_group_partition_metadata_value /types/topic_metadata/seq/3", pos, end, 4)
+			return pos, truncated("consumer_group_partition_metadata_value /types/topic_metadata/seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -424,37 +483,37 @@ func parseConsumerGroupPartitionMetadataValueTopicMetadata(buf []byte, pos, end 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/topic_metadata/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitionMetadata = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_partition_metadata_value /types/topic_metadata/seq/4", pos, "num_partition_metadata", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_partition_metadata_value /types/topic_metadata/seq/4", pos, "num_partition_metadata", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumPartitionMetadata - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /types/topic_metadata/seq/5", pos, "partition_metadata", count, -1, 0)
+			return pos, badCount("consumer_group_partition_metadata_value /types/topic_metadata/seq/5", pos, "partition_metadata", count, -1, 0)
 		}
 		if count*6 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /types/topic_metadata/seq/5", pos, "partition_metadata", count, end-pos, 6)
+			return pos, badCount("consumer_group_partition_metadata_value /types/topic_metadata/seq/5", pos, "partition_metadata", count, end-pos, 6)
 		}
-		x.PartitionMetadata = make([]*ConsumerGroupPartitionMetadataValuePartitionMetadata, 0, count)
+		x.PartitionMetadata = make([]ConsumerGroupPartitionMetadataValuePartitionMetadata, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupPartitionMetadataValuePartitionMetadata(buf, pos, end, x.Version, verify)
+			item := &x.PartitionMetadata[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.PartitionMetadata = append(x.PartitionMetadata, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/topic_metadata/seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -462,23 +521,23 @@ func parseConsumerGroupPartitionMetadataValueTopicMetadata(buf []byte, pos, end 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /types/topic_metadata/seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_partition_metadata_value /types/topic_metadata/seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_partition_metadata_value /types/topic_metadata/seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_partition_metadata_value /types/topic_metadata/seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupPartitionMetadataValueTopicMetadataTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField: One
@@ -504,11 +563,21 @@ func ParseConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValue
 }
 
 func parseConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField, int, error) {
-	x := &ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField{Version: version}
+	x := &ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/consumer_group_partition_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -516,7 +585,7 @@ func parseConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValue
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_partition_metadata_value /types/consumer_group_partition_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -524,12 +593,12 @@ func parseConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValue
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_partition_metadata_value /types/consumer_group_partition_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_partition_metadata_value /types/consumer_group_partition_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -36,22 +36,32 @@ func ParseConsumerGroupRegularExpressionKey(data []byte, version int64, verify b
 }
 
 func parseConsumerGroupRegularExpressionKey(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupRegularExpressionKey, int, error) {
-	x := &ConsumerGroupRegularExpressionKey{Version: version}
+	x := &ConsumerGroupRegularExpressionKey{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupRegularExpressionKey) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("consumer_group_regular_expression_key /seq/0", pos, end, 2)
+			return pos, truncated("consumer_group_regular_expression_key /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenGroupId = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_group_regular_expression_key /seq/0", pos, "len_group_id", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_group_regular_expression_key /seq/0", pos, "len_group_id", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenGroupId))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_regular_expression_key /seq/1", pos, "group_id", n64, end-pos)
+			return pos, badSize("consumer_group_regular_expression_key /seq/1", pos, "group_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -60,24 +70,24 @@ func parseConsumerGroupRegularExpressionKey(buf []byte, pos, end int, version in
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("consumer_group_regular_expression_key /seq/2", pos, end, 2)
+			return pos, truncated("consumer_group_regular_expression_key /seq/2", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenRegularExpression = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_group_regular_expression_key /seq/2", pos, "len_regular_expression", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_group_regular_expression_key /seq/2", pos, "len_regular_expression", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenRegularExpression))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_regular_expression_key /seq/3", pos, "regular_expression", n64, end-pos)
+			return pos, badSize("consumer_group_regular_expression_key /seq/3", pos, "regular_expression", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.RegularExpression = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

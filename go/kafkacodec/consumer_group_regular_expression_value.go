@@ -15,14 +15,14 @@ import (
 type ConsumerGroupRegularExpressionValue struct {
 	Version int64 `ksy:"version"`
 	// The count of topics + 1, 0 for null (flexible versions).
-	NumTopics    int64                                                `ksy:"num_topics"`
-	Topics       []*ConsumerGroupRegularExpressionValueCompactStrItem `ksy:"topics"`
-	VersionField int64                                                `ksy:"version_field"`
-	Timestamp    int64                                                `ksy:"timestamp"`
+	NumTopics    int64                                               `ksy:"num_topics"`
+	Topics       []ConsumerGroupRegularExpressionValueCompactStrItem `ksy:"topics"`
+	VersionField int64                                               `ksy:"version_field"`
+	Timestamp    int64                                               `ksy:"timestamp"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupRegularExpressionValue reads one ConsumerGroupRegularExpressionValue that fills data (with verify, a CRC that does not match is an error).
@@ -38,40 +38,50 @@ func ParseConsumerGroupRegularExpressionValue(data []byte, version int64, verify
 }
 
 func parseConsumerGroupRegularExpressionValue(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupRegularExpressionValue, int, error) {
-	x := &ConsumerGroupRegularExpressionValue{Version: version}
+	x := &ConsumerGroupRegularExpressionValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupRegularExpressionValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_regular_expression_value /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_regular_expression_value /seq/0", pos, "num_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_regular_expression_value /seq/0", pos, "num_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_regular_expression_value /seq/1", pos, "topics", count, -1, 0)
+			return pos, badCount("consumer_group_regular_expression_value /seq/1", pos, "topics", count, -1, 0)
 		}
 		if count*1 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_regular_expression_value /seq/1", pos, "topics", count, end-pos, 1)
+			return pos, badCount("consumer_group_regular_expression_value /seq/1", pos, "topics", count, end-pos, 1)
 		}
-		x.Topics = make([]*ConsumerGroupRegularExpressionValueCompactStrItem, 0, count)
+		x.Topics = make([]ConsumerGroupRegularExpressionValueCompactStrItem, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupRegularExpressionValueCompactStrItem(buf, pos, end, verify)
+			item := &x.Topics[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Topics = append(x.Topics, item)
 		}
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("consumer_group_regular_expression_value /seq/2", pos, end, 8)
+			return pos, truncated("consumer_group_regular_expression_value /seq/2", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -79,7 +89,7 @@ func parseConsumerGroupRegularExpressionValue(buf []byte, pos, end int, version 
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("consumer_group_regular_expression_value /seq/3", pos, end, 8)
+			return pos, truncated("consumer_group_regular_expression_value /seq/3", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -88,7 +98,7 @@ func parseConsumerGroupRegularExpressionValue(buf []byte, pos, end int, version 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_regular_expression_value /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -96,23 +106,23 @@ func parseConsumerGroupRegularExpressionValue(buf []byte, pos, end int, version 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_regular_expression_value /seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_regular_expression_value /seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_regular_expression_value /seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_regular_expression_value /seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupRegularExpressionValueCompactStrItem: One string of an array (compact length).
@@ -135,28 +145,37 @@ func ParseConsumerGroupRegularExpressionValueCompactStrItem(data []byte, verify 
 
 func parseConsumerGroupRegularExpressionValueCompactStrItem(buf []byte, pos, end int, verify bool) (*ConsumerGroupRegularExpressionValueCompactStrItem, int, error) {
 	x := &ConsumerGroupRegularExpressionValueCompactStrItem{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupRegularExpressionValueCompactStrItem) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_regular_expression_value /types/compact_str_item/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_regular_expression_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_regular_expression_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_regular_expression_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_regular_expression_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField: One
@@ -182,11 +201,21 @@ func ParseConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValue
 }
 
 func parseConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField, int, error) {
-	x := &ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField{Version: version}
+	x := &ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_regular_expression_value /types/consumer_group_regular_expression_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -194,7 +223,7 @@ func parseConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValue
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_regular_expression_value /types/consumer_group_regular_expression_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -202,12 +231,12 @@ func parseConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValue
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_regular_expression_value /types/consumer_group_regular_expression_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_regular_expression_value /types/consumer_group_regular_expression_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

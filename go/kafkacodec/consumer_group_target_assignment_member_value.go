@@ -16,11 +16,11 @@ type ConsumerGroupTargetAssignmentMemberValue struct {
 	// The count of topic_partitions + 1, 0 for null (flexible versions).
 	NumTopicPartitions int64 `ksy:"num_topic_partitions"`
 	// The assigned partitions.
-	TopicPartitions []*ConsumerGroupTargetAssignmentMemberValueTopicPartition `ksy:"topic_partitions"`
+	TopicPartitions []ConsumerGroupTargetAssignmentMemberValueTopicPartition `ksy:"topic_partitions"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupTargetAssignmentMemberValue reads one ConsumerGroupTargetAssignmentMemberValue that fills data (with verify, a CRC that does not match is an error).
@@ -36,41 +36,51 @@ func ParseConsumerGroupTargetAssignmentMemberValue(data []byte, version int64, v
 }
 
 func parseConsumerGroupTargetAssignmentMemberValue(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupTargetAssignmentMemberValue, int, error) {
-	x := &ConsumerGroupTargetAssignmentMemberValue{Version: version}
+	x := &ConsumerGroupTargetAssignmentMemberValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupTargetAssignmentMemberValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_target_assignment_member_value /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTopicPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_target_assignment_member_value /seq/0", pos, "num_topic_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_target_assignment_member_value /seq/0", pos, "num_topic_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumTopicPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_target_assignment_member_value /seq/1", pos, "topic_partitions", count, -1, 0)
+			return pos, badCount("consumer_group_target_assignment_member_value /seq/1", pos, "topic_partitions", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_target_assignment_member_value /seq/1", pos, "topic_partitions", count, end-pos, 2)
+			return pos, badCount("consumer_group_target_assignment_member_value /seq/1", pos, "topic_partitions", count, end-pos, 2)
 		}
-		x.TopicPartitions = make([]*ConsumerGroupTargetAssignmentMemberValueTopicPartition, 0, count)
+		x.TopicPartitions = make([]ConsumerGroupTargetAssignmentMemberValueTopicPartition, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupTargetAssignmentMemberValueTopicPartition(buf, pos, end, x.Version, verify)
+			item := &x.TopicPartitions[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TopicPartitions = append(x.TopicPartitions, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_target_assignment_member_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -78,23 +88,23 @@ func parseConsumerGroupTargetAssignmentMemberValue(buf []byte, pos, end int, ver
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_target_assignment_member_value /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_target_assignment_member_value /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_target_assignment_member_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_target_assignment_member_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField: One tagged field of
@@ -120,11 +130,21 @@ func ParseConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField(data
 }
 
 func parseConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField, int, error) {
-	x := &ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField{Version: version}
+	x := &ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_target_assignment_member_value /types/topic_partition_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -132,7 +152,7 @@ func parseConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField(buf 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_target_assignment_member_value /types/topic_partition_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -140,14 +160,14 @@ func parseConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField(buf 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_target_assignment_member_value /types/topic_partition_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_target_assignment_member_value /types/topic_partition_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupTargetAssignmentMemberValueTopicPartition: type `topic_partition` of
@@ -163,7 +183,7 @@ type ConsumerGroupTargetAssignmentMemberValueTopicPartition struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseConsumerGroupTargetAssignmentMemberValueTopicPartition reads one ConsumerGroupTargetAssignmentMemberValueTopicPartition that fills data (with verify, a CRC that does not match is an error).
@@ -179,11 +199,21 @@ func ParseConsumerGroupTargetAssignmentMemberValueTopicPartition(data []byte, ve
 }
 
 func parseConsumerGroupTargetAssignmentMemberValueTopicPartition(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupTargetAssignmentMemberValueTopicPartition, int, error) {
-	x := &ConsumerGroupTargetAssignmentMemberValueTopicPartition{Version: version}
+	x := &ConsumerGroupTargetAssignmentMemberValueTopicPartition{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupTargetAssignmentMemberValueTopicPartition) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_target_assignment_member_value /types/topic_partition/seq/0", pos, "topic_id", n64, end-pos)
+			return pos, badSize("consumer_group_target_assignment_member_value /types/topic_partition/seq/0", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -193,27 +223,27 @@ func parseConsumerGroupTargetAssignmentMemberValueTopicPartition(buf []byte, pos
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_target_assignment_member_value /types/topic_partition/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("consumer_group_target_assignment_member_value /types/topic_partition/seq/1", pos, "num_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("consumer_group_target_assignment_member_value /types/topic_partition/seq/1", pos, "num_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_target_assignment_member_value /types/topic_partition/seq/2", pos, "partitions", count, -1, 0)
+			return pos, badCount("consumer_group_target_assignment_member_value /types/topic_partition/seq/2", pos, "partitions", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_target_assignment_member_value /types/topic_partition/seq/2", pos, "partitions", count, end-pos, 4)
+			return pos, badCount("consumer_group_target_assignment_member_value /types/topic_partition/seq/2", pos, "partitions", count, end-pos, 4)
 		}
 		x.Partitions = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("consumer_group_target_assignment_member_value /types/topic_partition/seq/2", pos, end, 4)
+				return pos, truncated("consumer_group_target_assignment_member_value /types/topic_partition/seq/2", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -223,7 +253,7 @@ func parseConsumerGroupTargetAssignmentMemberValueTopicPartition(buf []byte, pos
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_target_assignment_member_value /types/topic_partition/seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -231,23 +261,23 @@ func parseConsumerGroupTargetAssignmentMemberValueTopicPartition(buf []byte, pos
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("consumer_group_target_assignment_member_value /types/topic_partition/seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("consumer_group_target_assignment_member_value /types/topic_partition/seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_group_target_assignment_member_value /types/topic_partition/seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("consumer_group_target_assignment_member_value /types/topic_partition/seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField, 0, count)
+		x.TaggedFields = make([]ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField:
@@ -273,11 +303,21 @@ func ParseConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentM
 }
 
 func parseConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField, int, error) {
-	x := &ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField{Version: version}
+	x := &ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_target_assignment_member_value /types/consumer_group_target_assignment_member_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -285,7 +325,7 @@ func parseConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentM
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "consumer_group_target_assignment_member_value /types/consumer_group_target_assignment_member_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -293,12 +333,12 @@ func parseConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentM
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_group_target_assignment_member_value /types/consumer_group_target_assignment_member_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_group_target_assignment_member_value /types/consumer_group_target_assignment_member_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

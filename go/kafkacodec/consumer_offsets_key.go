@@ -29,9 +29,18 @@ func ParseConsumerOffsetsKey(data []byte, verify bool) (*ConsumerOffsetsKey, err
 
 func parseConsumerOffsetsKey(buf []byte, pos, end int, verify bool) (*ConsumerOffsetsKey, int, error) {
 	x := &ConsumerOffsetsKey{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerOffsetsKey) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("consumer_offsets_key /seq/0", pos, end, 2)
+			return pos, truncated("consumer_offsets_key /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -43,161 +52,161 @@ func parseConsumerOffsetsKey(buf []byte, pos, end int, verify bool) (*ConsumerOf
 		case 0:
 			got, next, err := parseLegacyOffsetCommitKey(buf, pos, end, int64(x.RecordType), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 1:
 			got, next, err := parseOffsetCommitKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 2:
 			got, next, err := parseGroupMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 3:
 			got, next, err := parseConsumerGroupMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 4:
 			got, next, err := parseConsumerGroupPartitionMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 5:
 			got, next, err := parseConsumerGroupMemberMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 6:
 			got, next, err := parseConsumerGroupTargetAssignmentMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 7:
 			got, next, err := parseConsumerGroupTargetAssignmentMemberKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 8:
 			got, next, err := parseConsumerGroupCurrentMemberAssignmentKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 10:
 			got, next, err := parseShareGroupMemberMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 11:
 			got, next, err := parseShareGroupMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 12:
 			got, next, err := parseShareGroupTargetAssignmentMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 13:
 			got, next, err := parseShareGroupTargetAssignmentMemberKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 14:
 			got, next, err := parseShareGroupCurrentMemberAssignmentKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 15:
 			got, next, err := parseShareGroupStatePartitionMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 16:
 			got, next, err := parseConsumerGroupRegularExpressionKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 17:
 			got, next, err := parseStreamsGroupMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 19:
 			got, next, err := parseStreamsGroupMemberMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 20:
 			got, next, err := parseStreamsGroupTargetAssignmentMetadataKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 21:
 			got, next, err := parseStreamsGroupTargetAssignmentMemberKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 22:
 			got, next, err := parseStreamsGroupCurrentMemberAssignmentKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 23:
 			got, next, err := parseStreamsGroupTopologyKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("consumer_offsets_key /seq/1", pos, "record_type", on)
+			return pos, noCase("consumer_offsets_key /seq/1", pos, "record_type", on)
 		}
 		x.Key = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

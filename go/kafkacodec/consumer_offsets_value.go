@@ -30,10 +30,20 @@ func ParseConsumerOffsetsValue(data []byte, recordType int64, verify bool) (*Con
 }
 
 func parseConsumerOffsetsValue(buf []byte, pos, end int, recordType int64, verify bool) (*ConsumerOffsetsValue, int, error) {
-	x := &ConsumerOffsetsValue{RecordType: recordType}
+	x := &ConsumerOffsetsValue{}
+	pos, err := x.read(buf, pos, end, recordType, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerOffsetsValue) read(buf []byte, pos, end int, recordType int64, verify bool) (int, error) {
+	x.RecordType = recordType
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("consumer_offsets_value /seq/0", pos, end, 2)
+			return pos, truncated("consumer_offsets_value /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -45,161 +55,161 @@ func parseConsumerOffsetsValue(buf []byte, pos, end int, recordType int64, verif
 		case 0:
 			got, next, err := parseLegacyOffsetCommitValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 1:
 			got, next, err := parseOffsetCommitValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 2:
 			got, next, err := parseGroupMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 3:
 			got, next, err := parseConsumerGroupMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 4:
 			got, next, err := parseConsumerGroupPartitionMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 5:
 			got, next, err := parseConsumerGroupMemberMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 6:
 			got, next, err := parseConsumerGroupTargetAssignmentMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 7:
 			got, next, err := parseConsumerGroupTargetAssignmentMemberValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 8:
 			got, next, err := parseConsumerGroupCurrentMemberAssignmentValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 10:
 			got, next, err := parseShareGroupMemberMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 11:
 			got, next, err := parseShareGroupMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 12:
 			got, next, err := parseShareGroupTargetAssignmentMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 13:
 			got, next, err := parseShareGroupTargetAssignmentMemberValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 14:
 			got, next, err := parseShareGroupCurrentMemberAssignmentValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 15:
 			got, next, err := parseShareGroupStatePartitionMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 16:
 			got, next, err := parseConsumerGroupRegularExpressionValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 17:
 			got, next, err := parseStreamsGroupMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 19:
 			got, next, err := parseStreamsGroupMemberMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 20:
 			got, next, err := parseStreamsGroupTargetAssignmentMetadataValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 21:
 			got, next, err := parseStreamsGroupTargetAssignmentMemberValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 22:
 			got, next, err := parseStreamsGroupCurrentMemberAssignmentValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 23:
 			got, next, err := parseStreamsGroupTopologyValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("consumer_offsets_value /seq/1", pos, "record_type", on)
+			return pos, noCase("consumer_offsets_value /seq/1", pos, "record_type", on)
 		}
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -16,7 +16,7 @@ type ConsumerProtocolAssignment struct {
 	// The count of assigned_partitions, -1 for null (versions that are not flexible).
 	NumAssignedPartitions int32 `ksy:"num_assigned_partitions"`
 	// The list of topics and partitions assigned to this consumer.
-	AssignedPartitions []*ConsumerProtocolAssignmentTopicPartition `ksy:"assigned_partitions"`
+	AssignedPartitions []ConsumerProtocolAssignmentTopicPartition `ksy:"assigned_partitions"`
 	// The length of user_data, -1 for null (versions that are not flexible).
 	LenUserData int32 `ksy:"len_user_data"`
 	// User data.
@@ -36,59 +36,69 @@ func ParseConsumerProtocolAssignment(data []byte, version int64, verify bool) (*
 }
 
 func parseConsumerProtocolAssignment(buf []byte, pos, end int, version int64, verify bool) (*ConsumerProtocolAssignment, int, error) {
-	x := &ConsumerProtocolAssignment{Version: version}
+	x := &ConsumerProtocolAssignment{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerProtocolAssignment) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_protocol_assignment /seq/0", pos, end, 4)
+			return pos, truncated("consumer_protocol_assignment /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumAssignedPartitions = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_protocol_assignment /seq/0", pos, "num_assigned_partitions", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_protocol_assignment /seq/0", pos, "num_assigned_partitions", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		count := int64(int64(x.NumAssignedPartitions))
 		if count < 0 {
-			return nil, pos, badCount("consumer_protocol_assignment /seq/1", pos, "assigned_partitions", count, -1, 0)
+			return pos, badCount("consumer_protocol_assignment /seq/1", pos, "assigned_partitions", count, -1, 0)
 		}
 		if count*6 > int64(end-pos) {
-			return nil, pos, badCount("consumer_protocol_assignment /seq/1", pos, "assigned_partitions", count, end-pos, 6)
+			return pos, badCount("consumer_protocol_assignment /seq/1", pos, "assigned_partitions", count, end-pos, 6)
 		}
-		x.AssignedPartitions = make([]*ConsumerProtocolAssignmentTopicPartition, 0, count)
+		x.AssignedPartitions = make([]ConsumerProtocolAssignmentTopicPartition, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerProtocolAssignmentTopicPartition(buf, pos, end, x.Version, verify)
+			item := &x.AssignedPartitions[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.AssignedPartitions = append(x.AssignedPartitions, item)
 		}
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_protocol_assignment /seq/2", pos, end, 4)
+			return pos, truncated("consumer_protocol_assignment /seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenUserData = v
 		if !(int64(v) >= -(1)) {
-			return nil, pos, invalid("consumer_protocol_assignment /seq/2", pos, "len_user_data", v, "must satisfy _ >= -1")
+			return pos, invalid("consumer_protocol_assignment /seq/2", pos, "len_user_data", v, "must satisfy _ >= -1")
 		}
 	}
 	if int64(x.LenUserData) >= 0 {
 		n64 := int64(int64(x.LenUserData))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_protocol_assignment /seq/3", pos, "user_data", n64, end-pos)
+			return pos, badSize("consumer_protocol_assignment /seq/3", pos, "user_data", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.UserData = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerProtocolAssignmentTopicPartition: type `topic_partition` of
@@ -118,22 +128,32 @@ func ParseConsumerProtocolAssignmentTopicPartition(data []byte, version int64, v
 }
 
 func parseConsumerProtocolAssignmentTopicPartition(buf []byte, pos, end int, version int64, verify bool) (*ConsumerProtocolAssignmentTopicPartition, int, error) {
-	x := &ConsumerProtocolAssignmentTopicPartition{Version: version}
+	x := &ConsumerProtocolAssignmentTopicPartition{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerProtocolAssignmentTopicPartition) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("consumer_protocol_assignment /types/topic_partition/seq/0", pos, end, 2)
+			return pos, truncated("consumer_protocol_assignment /types/topic_partition/seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenTopic = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_protocol_assignment /types/topic_partition/seq/0", pos, "len_topic", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_protocol_assignment /types/topic_partition/seq/0", pos, "len_topic", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenTopic))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_protocol_assignment /types/topic_partition/seq/1", pos, "topic", n64, end-pos)
+			return pos, badSize("consumer_protocol_assignment /types/topic_partition/seq/1", pos, "topic", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -142,33 +162,33 @@ func parseConsumerProtocolAssignmentTopicPartition(buf []byte, pos, end int, ver
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_protocol_assignment /types/topic_partition/seq/2", pos, end, 4)
+			return pos, truncated("consumer_protocol_assignment /types/topic_partition/seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumPartitions = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_protocol_assignment /types/topic_partition/seq/2", pos, "num_partitions", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_protocol_assignment /types/topic_partition/seq/2", pos, "num_partitions", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		count := int64(int64(x.NumPartitions))
 		if count < 0 {
-			return nil, pos, badCount("consumer_protocol_assignment /types/topic_partition/seq/3", pos, "partitions", count, -1, 0)
+			return pos, badCount("consumer_protocol_assignment /types/topic_partition/seq/3", pos, "partitions", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("consumer_protocol_assignment /types/topic_partition/seq/3", pos, "partitions", count, end-pos, 4)
+			return pos, badCount("consumer_protocol_assignment /types/topic_partition/seq/3", pos, "partitions", count, end-pos, 4)
 		}
 		x.Partitions = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("consumer_protocol_assignment /types/topic_partition/seq/3", pos, end, 4)
+				return pos, truncated("consumer_protocol_assignment /types/topic_partition/seq/3", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
 			x.Partitions = append(x.Partitions, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -29,9 +29,18 @@ func ParseConsumerProtocolAssignmentFramed(data []byte, verify bool) (*ConsumerP
 
 func parseConsumerProtocolAssignmentFramed(buf []byte, pos, end int, verify bool) (*ConsumerProtocolAssignmentFramed, int, error) {
 	x := &ConsumerProtocolAssignmentFramed{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerProtocolAssignmentFramed) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("consumer_protocol_assignment_framed /seq/0", pos, end, 2)
+			return pos, truncated("consumer_protocol_assignment_framed /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -40,10 +49,10 @@ func parseConsumerProtocolAssignmentFramed(buf []byte, pos, end int, verify bool
 	{
 		v, next, err := parseConsumerProtocolAssignment(buf, pos, end, int64(x.Version), verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Message = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -16,7 +16,7 @@ type ConsumerProtocolSubscription struct {
 	// The count of topics, -1 for null (versions that are not flexible).
 	NumTopics int32 `ksy:"num_topics"`
 	// The topics that the member wants to consume.
-	Topics []*ConsumerProtocolSubscriptionClassicStrItem `ksy:"topics"`
+	Topics []ConsumerProtocolSubscriptionClassicStrItem `ksy:"topics"`
 	// The length of user_data, -1 for null (versions that are not flexible).
 	LenUserData int32 `ksy:"len_user_data"`
 	// User data that will be passed back to the consumer.
@@ -24,7 +24,7 @@ type ConsumerProtocolSubscription struct {
 	// The count of owned_partitions, -1 for null (versions that are not flexible).
 	NumOwnedPartitions *int32 `ksy:"num_owned_partitions"`
 	// The partitions that the member owns.
-	OwnedPartitions []*ConsumerProtocolSubscriptionTopicPartition `ksy:"owned_partitions"`
+	OwnedPartitions []ConsumerProtocolSubscriptionTopicPartition `ksy:"owned_partitions"`
 	// The generation id of the member.
 	GenerationId *int32 `ksy:"generation_id"`
 	// The length of rack_id, -1 for null (versions that are not flexible).
@@ -46,52 +46,62 @@ func ParseConsumerProtocolSubscription(data []byte, version int64, verify bool) 
 }
 
 func parseConsumerProtocolSubscription(buf []byte, pos, end int, version int64, verify bool) (*ConsumerProtocolSubscription, int, error) {
-	x := &ConsumerProtocolSubscription{Version: version}
+	x := &ConsumerProtocolSubscription{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerProtocolSubscription) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_protocol_subscription /seq/0", pos, end, 4)
+			return pos, truncated("consumer_protocol_subscription /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumTopics = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_protocol_subscription /seq/0", pos, "num_topics", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_protocol_subscription /seq/0", pos, "num_topics", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		count := int64(int64(x.NumTopics))
 		if count < 0 {
-			return nil, pos, badCount("consumer_protocol_subscription /seq/1", pos, "topics", count, -1, 0)
+			return pos, badCount("consumer_protocol_subscription /seq/1", pos, "topics", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("consumer_protocol_subscription /seq/1", pos, "topics", count, end-pos, 2)
+			return pos, badCount("consumer_protocol_subscription /seq/1", pos, "topics", count, end-pos, 2)
 		}
-		x.Topics = make([]*ConsumerProtocolSubscriptionClassicStrItem, 0, count)
+		x.Topics = make([]ConsumerProtocolSubscriptionClassicStrItem, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerProtocolSubscriptionClassicStrItem(buf, pos, end, verify)
+			item := &x.Topics[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Topics = append(x.Topics, item)
 		}
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_protocol_subscription /seq/2", pos, end, 4)
+			return pos, truncated("consumer_protocol_subscription /seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenUserData = v
 		if !(int64(v) >= -(1)) {
-			return nil, pos, invalid("consumer_protocol_subscription /seq/2", pos, "len_user_data", v, "must satisfy _ >= -1")
+			return pos, invalid("consumer_protocol_subscription /seq/2", pos, "len_user_data", v, "must satisfy _ >= -1")
 		}
 	}
 	if int64(x.LenUserData) >= 0 {
 		n64 := int64(int64(x.LenUserData))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_protocol_subscription /seq/3", pos, "user_data", n64, end-pos)
+			return pos, badSize("consumer_protocol_subscription /seq/3", pos, "user_data", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -100,34 +110,34 @@ func parseConsumerProtocolSubscription(buf []byte, pos, end int, version int64, 
 	}
 	if x.Version >= 1 {
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_protocol_subscription /seq/4", pos, end, 4)
+			return pos, truncated("consumer_protocol_subscription /seq/4", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumOwnedPartitions = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_protocol_subscription /seq/4", pos, "num_owned_partitions", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_protocol_subscription /seq/4", pos, "num_owned_partitions", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 1 {
 		count := int64(int64(deref(x.NumOwnedPartitions)))
 		if count < 0 {
-			return nil, pos, badCount("consumer_protocol_subscription /seq/5", pos, "owned_partitions", count, -1, 0)
+			return pos, badCount("consumer_protocol_subscription /seq/5", pos, "owned_partitions", count, -1, 0)
 		}
-		x.OwnedPartitions = make([]*ConsumerProtocolSubscriptionTopicPartition, 0, count)
+		x.OwnedPartitions = make([]ConsumerProtocolSubscriptionTopicPartition, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseConsumerProtocolSubscriptionTopicPartition(buf, pos, end, x.Version, verify)
+			item := &x.OwnedPartitions[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.OwnedPartitions = append(x.OwnedPartitions, item)
 		}
 	}
 	if x.Version >= 2 {
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_protocol_subscription /seq/6", pos, end, 4)
+			return pos, truncated("consumer_protocol_subscription /seq/6", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -135,26 +145,26 @@ func parseConsumerProtocolSubscription(buf []byte, pos, end int, version int64, 
 	}
 	if x.Version >= 3 {
 		if end-pos < 2 {
-			return nil, pos, truncated("consumer_protocol_subscription /seq/7", pos, end, 2)
+			return pos, truncated("consumer_protocol_subscription /seq/7", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenRackId = &v
 		if !(int64(v) >= -(1)) {
-			return nil, pos, invalid("consumer_protocol_subscription /seq/7", pos, "len_rack_id", v, "must satisfy _ >= -1")
+			return pos, invalid("consumer_protocol_subscription /seq/7", pos, "len_rack_id", v, "must satisfy _ >= -1")
 		}
 	}
 	if (x.Version >= 3) && (int64(deref(x.LenRackId)) >= 0) {
 		n64 := int64(int64(deref(x.LenRackId)))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_protocol_subscription /seq/8", pos, "rack_id", n64, end-pos)
+			return pos, badSize("consumer_protocol_subscription /seq/8", pos, "rack_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.RackId = &v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerProtocolSubscriptionClassicStrItem: One string of an array (classic length).
@@ -177,28 +187,37 @@ func ParseConsumerProtocolSubscriptionClassicStrItem(data []byte, verify bool) (
 
 func parseConsumerProtocolSubscriptionClassicStrItem(buf []byte, pos, end int, verify bool) (*ConsumerProtocolSubscriptionClassicStrItem, int, error) {
 	x := &ConsumerProtocolSubscriptionClassicStrItem{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerProtocolSubscriptionClassicStrItem) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("consumer_protocol_subscription /types/classic_str_item/seq/0", pos, end, 2)
+			return pos, truncated("consumer_protocol_subscription /types/classic_str_item/seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenValue = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_protocol_subscription /types/classic_str_item/seq/0", pos, "len_value", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_protocol_subscription /types/classic_str_item/seq/0", pos, "len_value", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenValue))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_protocol_subscription /types/classic_str_item/seq/1", pos, "value", n64, end-pos)
+			return pos, badSize("consumer_protocol_subscription /types/classic_str_item/seq/1", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ConsumerProtocolSubscriptionTopicPartition: type `topic_partition` of
@@ -228,22 +247,32 @@ func ParseConsumerProtocolSubscriptionTopicPartition(data []byte, version int64,
 }
 
 func parseConsumerProtocolSubscriptionTopicPartition(buf []byte, pos, end int, version int64, verify bool) (*ConsumerProtocolSubscriptionTopicPartition, int, error) {
-	x := &ConsumerProtocolSubscriptionTopicPartition{Version: version}
+	x := &ConsumerProtocolSubscriptionTopicPartition{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ConsumerProtocolSubscriptionTopicPartition) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	if x.Version >= 1 {
 		if end-pos < 2 {
-			return nil, pos, truncated("consumer_protocol_subscription /types/topic_partition/seq/0", pos, end, 2)
+			return pos, truncated("consumer_protocol_subscription /types/topic_partition/seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenTopic = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_protocol_subscription /types/topic_partition/seq/0", pos, "len_topic", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_protocol_subscription /types/topic_partition/seq/0", pos, "len_topic", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 1 {
 		n64 := int64(int64(deref(x.LenTopic)))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("consumer_protocol_subscription /types/topic_partition/seq/1", pos, "topic", n64, end-pos)
+			return pos, badSize("consumer_protocol_subscription /types/topic_partition/seq/1", pos, "topic", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -252,33 +281,33 @@ func parseConsumerProtocolSubscriptionTopicPartition(buf []byte, pos, end int, v
 	}
 	if x.Version >= 1 {
 		if end-pos < 4 {
-			return nil, pos, truncated("consumer_protocol_subscription /types/topic_partition/seq/2", pos, end, 4)
+			return pos, truncated("consumer_protocol_subscription /types/topic_partition/seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumPartitions = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("consumer_protocol_subscription /types/topic_partition/seq/2", pos, "num_partitions", v, "must satisfy _ >= 0")
+			return pos, invalid("consumer_protocol_subscription /types/topic_partition/seq/2", pos, "num_partitions", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 1 {
 		count := int64(int64(deref(x.NumPartitions)))
 		if count < 0 {
-			return nil, pos, badCount("consumer_protocol_subscription /types/topic_partition/seq/3", pos, "partitions", count, -1, 0)
+			return pos, badCount("consumer_protocol_subscription /types/topic_partition/seq/3", pos, "partitions", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("consumer_protocol_subscription /types/topic_partition/seq/3", pos, "partitions", count, end-pos, 4)
+			return pos, badCount("consumer_protocol_subscription /types/topic_partition/seq/3", pos, "partitions", count, end-pos, 4)
 		}
 		x.Partitions = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("consumer_protocol_subscription /types/topic_partition/seq/3", pos, end, 4)
+				return pos, truncated("consumer_protocol_subscription /types/topic_partition/seq/3", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
 			x.Partitions = append(x.Partitions, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }

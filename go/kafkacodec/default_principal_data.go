@@ -22,7 +22,7 @@ type DefaultPrincipalData struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*DefaultPrincipalDataDefaultPrincipalDataTaggedField `ksy:"tagged_fields"`
+	TaggedFields []DefaultPrincipalDataDefaultPrincipalDataTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseDefaultPrincipalData reads one DefaultPrincipalData that fills data (with verify, a CRC that does not match is an error).
@@ -38,22 +38,32 @@ func ParseDefaultPrincipalData(data []byte, version int64, verify bool) (*Defaul
 }
 
 func parseDefaultPrincipalData(buf []byte, pos, end int, version int64, verify bool) (*DefaultPrincipalData, int, error) {
-	x := &DefaultPrincipalData{Version: version}
+	x := &DefaultPrincipalData{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *DefaultPrincipalData) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "default_principal_data /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenType = v
 		if !(v >= 1) {
-			return nil, pos, invalid("default_principal_data /seq/0", pos, "len_type", v, "must satisfy _.value >= 1")
+			return pos, invalid("default_principal_data /seq/0", pos, "len_type", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenType - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("default_principal_data /seq/1", pos, "type", n64, end-pos)
+			return pos, badSize("default_principal_data /seq/1", pos, "type", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -63,18 +73,18 @@ func parseDefaultPrincipalData(buf []byte, pos, end int, version int64, verify b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "default_principal_data /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("default_principal_data /seq/2", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("default_principal_data /seq/2", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("default_principal_data /seq/3", pos, "name", n64, end-pos)
+			return pos, badSize("default_principal_data /seq/3", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -83,7 +93,7 @@ func parseDefaultPrincipalData(buf []byte, pos, end int, version int64, verify b
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("default_principal_data /seq/4", pos, end, 1)
+			return pos, truncated("default_principal_data /seq/4", pos, end, 1)
 		}
 		v := buf[pos]
 		pos += 1
@@ -92,7 +102,7 @@ func parseDefaultPrincipalData(buf []byte, pos, end int, version int64, verify b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "default_principal_data /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -100,23 +110,23 @@ func parseDefaultPrincipalData(buf []byte, pos, end int, version int64, verify b
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("default_principal_data /seq/6", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("default_principal_data /seq/6", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("default_principal_data /seq/6", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("default_principal_data /seq/6", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*DefaultPrincipalDataDefaultPrincipalDataTaggedField, 0, count)
+		x.TaggedFields = make([]DefaultPrincipalDataDefaultPrincipalDataTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseDefaultPrincipalDataDefaultPrincipalDataTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // DefaultPrincipalDataDefaultPrincipalDataTaggedField: One tagged field of
@@ -142,11 +152,21 @@ func ParseDefaultPrincipalDataDefaultPrincipalDataTaggedField(data []byte, versi
 }
 
 func parseDefaultPrincipalDataDefaultPrincipalDataTaggedField(buf []byte, pos, end int, version int64, verify bool) (*DefaultPrincipalDataDefaultPrincipalDataTaggedField, int, error) {
-	x := &DefaultPrincipalDataDefaultPrincipalDataTaggedField{Version: version}
+	x := &DefaultPrincipalDataDefaultPrincipalDataTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *DefaultPrincipalDataDefaultPrincipalDataTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "default_principal_data /types/default_principal_data_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -154,7 +174,7 @@ func parseDefaultPrincipalDataDefaultPrincipalDataTaggedField(buf []byte, pos, e
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "default_principal_data /types/default_principal_data_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -162,12 +182,12 @@ func parseDefaultPrincipalDataDefaultPrincipalDataTaggedField(buf []byte, pos, e
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("default_principal_data /types/default_principal_data_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("default_principal_data /types/default_principal_data_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -24,7 +24,7 @@ type DelegationTokenRecord struct {
 	// The count of renewers + 1, 0 for null (flexible versions).
 	NumRenewers int64 `ksy:"num_renewers"`
 	// The principals which can renew this token.
-	Renewers []*DelegationTokenRecordCompactStrItem `ksy:"renewers"`
+	Renewers []DelegationTokenRecordCompactStrItem `ksy:"renewers"`
 	// The time at which this timestamp was issued.
 	IssueTimestamp int64 `ksy:"issue_timestamp"`
 	// The time at which this token cannot be renewed any more.
@@ -38,7 +38,7 @@ type DelegationTokenRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*DelegationTokenRecordDelegationTokenRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []DelegationTokenRecordDelegationTokenRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseDelegationTokenRecord reads one DelegationTokenRecord that fills data (with verify, a CRC that does not match is an error).
@@ -54,22 +54,32 @@ func ParseDelegationTokenRecord(data []byte, version int64, verify bool) (*Deleg
 }
 
 func parseDelegationTokenRecord(buf []byte, pos, end int, version int64, verify bool) (*DelegationTokenRecord, int, error) {
-	x := &DelegationTokenRecord{Version: version}
+	x := &DelegationTokenRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *DelegationTokenRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "delegation_token_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenOwner = v
 		if !(v >= 1) {
-			return nil, pos, invalid("delegation_token_record /seq/0", pos, "len_owner", v, "must satisfy _.value >= 1")
+			return pos, invalid("delegation_token_record /seq/0", pos, "len_owner", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenOwner - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("delegation_token_record /seq/1", pos, "owner", n64, end-pos)
+			return pos, badSize("delegation_token_record /seq/1", pos, "owner", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -79,18 +89,18 @@ func parseDelegationTokenRecord(buf []byte, pos, end int, version int64, verify 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "delegation_token_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenRequester = v
 		if !(v >= 1) {
-			return nil, pos, invalid("delegation_token_record /seq/2", pos, "len_requester", v, "must satisfy _.value >= 1")
+			return pos, invalid("delegation_token_record /seq/2", pos, "len_requester", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenRequester - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("delegation_token_record /seq/3", pos, "requester", n64, end-pos)
+			return pos, badSize("delegation_token_record /seq/3", pos, "requester", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -100,36 +110,36 @@ func parseDelegationTokenRecord(buf []byte, pos, end int, version int64, verify 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "delegation_token_record /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumRenewers = v
 		if !(v >= 1) {
-			return nil, pos, invalid("delegation_token_record /seq/4", pos, "num_renewers", v, "must satisfy _.value >= 1")
+			return pos, invalid("delegation_token_record /seq/4", pos, "num_renewers", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumRenewers - 1))
 		if count < 0 {
-			return nil, pos, badCount("delegation_token_record /seq/5", pos, "renewers", count, -1, 0)
+			return pos, badCount("delegation_token_record /seq/5", pos, "renewers", count, -1, 0)
 		}
 		if count*1 > int64(end-pos) {
-			return nil, pos, badCount("delegation_token_record /seq/5", pos, "renewers", count, end-pos, 1)
+			return pos, badCount("delegation_token_record /seq/5", pos, "renewers", count, end-pos, 1)
 		}
-		x.Renewers = make([]*DelegationTokenRecordCompactStrItem, 0, count)
+		x.Renewers = make([]DelegationTokenRecordCompactStrItem, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseDelegationTokenRecordCompactStrItem(buf, pos, end, verify)
+			item := &x.Renewers[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Renewers = append(x.Renewers, item)
 		}
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("delegation_token_record /seq/6", pos, end, 8)
+			return pos, truncated("delegation_token_record /seq/6", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -137,7 +147,7 @@ func parseDelegationTokenRecord(buf []byte, pos, end int, version int64, verify 
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("delegation_token_record /seq/7", pos, end, 8)
+			return pos, truncated("delegation_token_record /seq/7", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -145,7 +155,7 @@ func parseDelegationTokenRecord(buf []byte, pos, end int, version int64, verify 
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("delegation_token_record /seq/8", pos, end, 8)
+			return pos, truncated("delegation_token_record /seq/8", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -154,18 +164,18 @@ func parseDelegationTokenRecord(buf []byte, pos, end int, version int64, verify 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "delegation_token_record /seq/9")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenTokenId = v
 		if !(v >= 1) {
-			return nil, pos, invalid("delegation_token_record /seq/9", pos, "len_token_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("delegation_token_record /seq/9", pos, "len_token_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenTokenId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("delegation_token_record /seq/10", pos, "token_id", n64, end-pos)
+			return pos, badSize("delegation_token_record /seq/10", pos, "token_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -175,7 +185,7 @@ func parseDelegationTokenRecord(buf []byte, pos, end int, version int64, verify 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "delegation_token_record /seq/11")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -183,23 +193,23 @@ func parseDelegationTokenRecord(buf []byte, pos, end int, version int64, verify 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("delegation_token_record /seq/12", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("delegation_token_record /seq/12", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("delegation_token_record /seq/12", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("delegation_token_record /seq/12", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*DelegationTokenRecordDelegationTokenRecordTaggedField, 0, count)
+		x.TaggedFields = make([]DelegationTokenRecordDelegationTokenRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseDelegationTokenRecordDelegationTokenRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // DelegationTokenRecordCompactStrItem: One string of an array (compact length).
@@ -222,28 +232,37 @@ func ParseDelegationTokenRecordCompactStrItem(data []byte, verify bool) (*Delega
 
 func parseDelegationTokenRecordCompactStrItem(buf []byte, pos, end int, verify bool) (*DelegationTokenRecordCompactStrItem, int, error) {
 	x := &DelegationTokenRecordCompactStrItem{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *DelegationTokenRecordCompactStrItem) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "delegation_token_record /types/compact_str_item/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= 1) {
-			return nil, pos, invalid("delegation_token_record /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
+			return pos, invalid("delegation_token_record /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("delegation_token_record /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
+			return pos, badSize("delegation_token_record /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // DelegationTokenRecordDelegationTokenRecordTaggedField: One tagged field of
@@ -269,11 +288,21 @@ func ParseDelegationTokenRecordDelegationTokenRecordTaggedField(data []byte, ver
 }
 
 func parseDelegationTokenRecordDelegationTokenRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*DelegationTokenRecordDelegationTokenRecordTaggedField, int, error) {
-	x := &DelegationTokenRecordDelegationTokenRecordTaggedField{Version: version}
+	x := &DelegationTokenRecordDelegationTokenRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *DelegationTokenRecordDelegationTokenRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "delegation_token_record /types/delegation_token_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -281,7 +310,7 @@ func parseDelegationTokenRecordDelegationTokenRecordTaggedField(buf []byte, pos,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "delegation_token_record /types/delegation_token_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -289,12 +318,12 @@ func parseDelegationTokenRecordDelegationTokenRecordTaggedField(buf []byte, pos,
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("delegation_token_record /types/delegation_token_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("delegation_token_record /types/delegation_token_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -12,7 +12,7 @@ type EndTransactionRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*EndTransactionRecordEndTransactionRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []EndTransactionRecordEndTransactionRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseEndTransactionRecord reads one EndTransactionRecord that fills data (with verify, a CRC that does not match is an error).
@@ -28,11 +28,21 @@ func ParseEndTransactionRecord(data []byte, version int64, verify bool) (*EndTra
 }
 
 func parseEndTransactionRecord(buf []byte, pos, end int, version int64, verify bool) (*EndTransactionRecord, int, error) {
-	x := &EndTransactionRecord{Version: version}
+	x := &EndTransactionRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *EndTransactionRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "end_transaction_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -40,23 +50,23 @@ func parseEndTransactionRecord(buf []byte, pos, end int, version int64, verify b
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("end_transaction_record /seq/1", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("end_transaction_record /seq/1", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("end_transaction_record /seq/1", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("end_transaction_record /seq/1", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*EndTransactionRecordEndTransactionRecordTaggedField, 0, count)
+		x.TaggedFields = make([]EndTransactionRecordEndTransactionRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseEndTransactionRecordEndTransactionRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // EndTransactionRecordEndTransactionRecordTaggedField: One tagged field of
@@ -82,11 +92,21 @@ func ParseEndTransactionRecordEndTransactionRecordTaggedField(data []byte, versi
 }
 
 func parseEndTransactionRecordEndTransactionRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*EndTransactionRecordEndTransactionRecordTaggedField, int, error) {
-	x := &EndTransactionRecordEndTransactionRecordTaggedField{Version: version}
+	x := &EndTransactionRecordEndTransactionRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *EndTransactionRecordEndTransactionRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "end_transaction_record /types/end_transaction_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -94,7 +114,7 @@ func parseEndTransactionRecordEndTransactionRecordTaggedField(buf []byte, pos, e
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "end_transaction_record /types/end_transaction_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -102,12 +122,12 @@ func parseEndTransactionRecordEndTransactionRecordTaggedField(buf []byte, pos, e
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("end_transaction_record /types/end_transaction_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("end_transaction_record /types/end_transaction_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -23,7 +23,7 @@ type FeatureLevelRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*FeatureLevelRecordFeatureLevelRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []FeatureLevelRecordFeatureLevelRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseFeatureLevelRecord reads one FeatureLevelRecord that fills data (with verify, a CRC that does not match is an error).
@@ -39,22 +39,32 @@ func ParseFeatureLevelRecord(data []byte, version int64, verify bool) (*FeatureL
 }
 
 func parseFeatureLevelRecord(buf []byte, pos, end int, version int64, verify bool) (*FeatureLevelRecord, int, error) {
-	x := &FeatureLevelRecord{Version: version}
+	x := &FeatureLevelRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *FeatureLevelRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "feature_level_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("feature_level_record /seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("feature_level_record /seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("feature_level_record /seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("feature_level_record /seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -63,7 +73,7 @@ func parseFeatureLevelRecord(buf []byte, pos, end int, version int64, verify boo
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("feature_level_record /seq/2", pos, end, 2)
+			return pos, truncated("feature_level_record /seq/2", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -72,7 +82,7 @@ func parseFeatureLevelRecord(buf []byte, pos, end int, version int64, verify boo
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "feature_level_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -80,23 +90,23 @@ func parseFeatureLevelRecord(buf []byte, pos, end int, version int64, verify boo
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("feature_level_record /seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("feature_level_record /seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("feature_level_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("feature_level_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*FeatureLevelRecordFeatureLevelRecordTaggedField, 0, count)
+		x.TaggedFields = make([]FeatureLevelRecordFeatureLevelRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseFeatureLevelRecordFeatureLevelRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // FeatureLevelRecordFeatureLevelRecordTaggedField: One tagged field of FeatureLevelRecord:
@@ -122,11 +132,21 @@ func ParseFeatureLevelRecordFeatureLevelRecordTaggedField(data []byte, version i
 }
 
 func parseFeatureLevelRecordFeatureLevelRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*FeatureLevelRecordFeatureLevelRecordTaggedField, int, error) {
-	x := &FeatureLevelRecordFeatureLevelRecordTaggedField{Version: version}
+	x := &FeatureLevelRecordFeatureLevelRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *FeatureLevelRecordFeatureLevelRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "feature_level_record /types/feature_level_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -134,7 +154,7 @@ func parseFeatureLevelRecordFeatureLevelRecordTaggedField(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "feature_level_record /types/feature_level_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -142,12 +162,12 @@ func parseFeatureLevelRecordFeatureLevelRecordTaggedField(buf []byte, pos, end i
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("feature_level_record /types/feature_level_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("feature_level_record /types/feature_level_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -20,7 +20,7 @@ type FenceBrokerRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*FenceBrokerRecordFenceBrokerRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []FenceBrokerRecordFenceBrokerRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseFenceBrokerRecord reads one FenceBrokerRecord that fills data (with verify, a CRC that does not match is an error).
@@ -36,10 +36,20 @@ func ParseFenceBrokerRecord(data []byte, version int64, verify bool) (*FenceBrok
 }
 
 func parseFenceBrokerRecord(buf []byte, pos, end int, version int64, verify bool) (*FenceBrokerRecord, int, error) {
-	x := &FenceBrokerRecord{Version: version}
+	x := &FenceBrokerRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *FenceBrokerRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("fence_broker_record /seq/0", pos, end, 4)
+			return pos, truncated("fence_broker_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -47,7 +57,7 @@ func parseFenceBrokerRecord(buf []byte, pos, end int, version int64, verify bool
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("fence_broker_record /seq/1", pos, end, 8)
+			return pos, truncated("fence_broker_record /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -56,7 +66,7 @@ func parseFenceBrokerRecord(buf []byte, pos, end int, version int64, verify bool
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "fence_broker_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -64,23 +74,23 @@ func parseFenceBrokerRecord(buf []byte, pos, end int, version int64, verify bool
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("fence_broker_record /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("fence_broker_record /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("fence_broker_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("fence_broker_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*FenceBrokerRecordFenceBrokerRecordTaggedField, 0, count)
+		x.TaggedFields = make([]FenceBrokerRecordFenceBrokerRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseFenceBrokerRecordFenceBrokerRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // FenceBrokerRecordFenceBrokerRecordTaggedField: One tagged field of FenceBrokerRecord: tag,
@@ -106,11 +116,21 @@ func ParseFenceBrokerRecordFenceBrokerRecordTaggedField(data []byte, version int
 }
 
 func parseFenceBrokerRecordFenceBrokerRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*FenceBrokerRecordFenceBrokerRecordTaggedField, int, error) {
-	x := &FenceBrokerRecordFenceBrokerRecordTaggedField{Version: version}
+	x := &FenceBrokerRecordFenceBrokerRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *FenceBrokerRecordFenceBrokerRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "fence_broker_record /types/fence_broker_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -118,7 +138,7 @@ func parseFenceBrokerRecordFenceBrokerRecordTaggedField(buf []byte, pos, end int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "fence_broker_record /types/fence_broker_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -126,12 +146,12 @@ func parseFenceBrokerRecordFenceBrokerRecordTaggedField(buf []byte, pos, end int
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("fence_broker_record /types/fence_broker_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("fence_broker_record /types/fence_broker_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -40,11 +40,11 @@ type GroupMetadataValue struct {
 	// The count of members + 1, 0 for null (flexible versions).
 	NumMembersCompact *int64 `ksy:"num_members_compact"`
 	// The group members.
-	Members []*GroupMetadataValueMemberMetadata `ksy:"members"`
+	Members []GroupMetadataValueMemberMetadata `ksy:"members"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields *int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*GroupMetadataValueGroupMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []GroupMetadataValueGroupMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseGroupMetadataValue reads one GroupMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -60,33 +60,43 @@ func ParseGroupMetadataValue(data []byte, version int64, verify bool) (*GroupMet
 }
 
 func parseGroupMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*GroupMetadataValue, int, error) {
-	x := &GroupMetadataValue{Version: version}
+	x := &GroupMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *GroupMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	if x.Version <= 3 {
 		if end-pos < 2 {
-			return nil, pos, truncated("group_metadata_value /seq/0", pos, end, 2)
+			return pos, truncated("group_metadata_value /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenProtocolType = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("group_metadata_value /seq/0", pos, "len_protocol_type", v, "must satisfy _ >= 0")
+			return pos, invalid("group_metadata_value /seq/0", pos, "len_protocol_type", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenProtocolTypeCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("group_metadata_value /seq/1", pos, "len_protocol_type_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("group_metadata_value /seq/1", pos, "len_protocol_type_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenProtocolTypeCompact) - 1)), int64(deref(x.LenProtocolType))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /seq/2", pos, "protocol_type", n64, end-pos)
+			return pos, badSize("group_metadata_value /seq/2", pos, "protocol_type", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -95,7 +105,7 @@ func parseGroupMetadataValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("group_metadata_value /seq/3", pos, end, 4)
+			return pos, truncated("group_metadata_value /seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -103,19 +113,19 @@ func parseGroupMetadataValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	if x.Version <= 3 {
 		if end-pos < 2 {
-			return nil, pos, truncated("group_metadata_value /seq/4", pos, end, 2)
+			return pos, truncated("group_metadata_value /seq/4", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenProtocol = &v
 		if !(int64(v) >= -(1)) {
-			return nil, pos, invalid("group_metadata_value /seq/4", pos, "len_protocol", v, "must satisfy _ >= -1")
+			return pos, invalid("group_metadata_value /seq/4", pos, "len_protocol", v, "must satisfy _ >= -1")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenProtocolCompact = &v
@@ -123,7 +133,7 @@ func parseGroupMetadataValue(buf []byte, pos, end int, version int64, verify boo
 	if ifElse((x.Version >= 4), (deref(x.LenProtocolCompact) != 0), (int64(deref(x.LenProtocol)) >= 0)) {
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenProtocolCompact) - 1)), int64(deref(x.LenProtocol))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /seq/6", pos, "protocol", n64, end-pos)
+			return pos, badSize("group_metadata_value /seq/6", pos, "protocol", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -132,19 +142,19 @@ func parseGroupMetadataValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	if x.Version <= 3 {
 		if end-pos < 2 {
-			return nil, pos, truncated("group_metadata_value /seq/7", pos, end, 2)
+			return pos, truncated("group_metadata_value /seq/7", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenLeader = &v
 		if !(int64(v) >= -(1)) {
-			return nil, pos, invalid("group_metadata_value /seq/7", pos, "len_leader", v, "must satisfy _ >= -1")
+			return pos, invalid("group_metadata_value /seq/7", pos, "len_leader", v, "must satisfy _ >= -1")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /seq/8")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenLeaderCompact = &v
@@ -152,7 +162,7 @@ func parseGroupMetadataValue(buf []byte, pos, end int, version int64, verify boo
 	if ifElse((x.Version >= 4), (deref(x.LenLeaderCompact) != 0), (int64(deref(x.LenLeader)) >= 0)) {
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenLeaderCompact) - 1)), int64(deref(x.LenLeader))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /seq/9", pos, "leader", n64, end-pos)
+			return pos, badSize("group_metadata_value /seq/9", pos, "leader", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -161,7 +171,7 @@ func parseGroupMetadataValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	if x.Version >= 2 {
 		if end-pos < 8 {
-			return nil, pos, truncated("group_metadata_value /seq/10", pos, end, 8)
+			return pos, truncated("group_metadata_value /seq/10", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -169,49 +179,49 @@ func parseGroupMetadataValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	if x.Version <= 3 {
 		if end-pos < 4 {
-			return nil, pos, truncated("group_metadata_value /seq/11", pos, end, 4)
+			return pos, truncated("group_metadata_value /seq/11", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumMembers = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("group_metadata_value /seq/11", pos, "num_members", v, "must satisfy _ >= 0")
+			return pos, invalid("group_metadata_value /seq/11", pos, "num_members", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /seq/12")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumMembersCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("group_metadata_value /seq/12", pos, "num_members_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("group_metadata_value /seq/12", pos, "num_members_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64(ifElse((x.Version >= 4), int64((deref(x.NumMembersCompact) - 1)), int64(deref(x.NumMembers))))
 		if count < 0 {
-			return nil, pos, badCount("group_metadata_value /seq/13", pos, "members", count, -1, 0)
+			return pos, badCount("group_metadata_value /seq/13", pos, "members", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("group_metadata_value /seq/13", pos, "members", count, end-pos, 4)
+			return pos, badCount("group_metadata_value /seq/13", pos, "members", count, end-pos, 4)
 		}
-		x.Members = make([]*GroupMetadataValueMemberMetadata, 0, count)
+		x.Members = make([]GroupMetadataValueMemberMetadata, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseGroupMetadataValueMemberMetadata(buf, pos, end, x.Version, verify)
+			item := &x.Members[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Members = append(x.Members, item)
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /seq/14")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = &v
@@ -219,23 +229,23 @@ func parseGroupMetadataValue(buf []byte, pos, end int, version int64, verify boo
 	if x.Version >= 4 {
 		count := int64(deref(x.NumTaggedFields))
 		if count < 0 {
-			return nil, pos, badCount("group_metadata_value /seq/15", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("group_metadata_value /seq/15", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("group_metadata_value /seq/15", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("group_metadata_value /seq/15", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*GroupMetadataValueGroupMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]GroupMetadataValueGroupMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseGroupMetadataValueGroupMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // GroupMetadataValueMemberMetadataTaggedField: One tagged field of MemberMetadata: tag, size,
@@ -261,11 +271,21 @@ func ParseGroupMetadataValueMemberMetadataTaggedField(data []byte, version int64
 }
 
 func parseGroupMetadataValueMemberMetadataTaggedField(buf []byte, pos, end int, version int64, verify bool) (*GroupMetadataValueMemberMetadataTaggedField, int, error) {
-	x := &GroupMetadataValueMemberMetadataTaggedField{Version: version}
+	x := &GroupMetadataValueMemberMetadataTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *GroupMetadataValueMemberMetadataTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -273,7 +293,7 @@ func parseGroupMetadataValueMemberMetadataTaggedField(buf []byte, pos, end int, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -281,14 +301,14 @@ func parseGroupMetadataValueMemberMetadataTaggedField(buf []byte, pos, end int, 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /types/member_metadata_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("group_metadata_value /types/member_metadata_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // GroupMetadataValueMemberMetadata: type `member_metadata` of
@@ -338,7 +358,7 @@ type GroupMetadataValueMemberMetadata struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields *int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*GroupMetadataValueMemberMetadataTaggedField `ksy:"tagged_fields"`
+	TaggedFields []GroupMetadataValueMemberMetadataTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseGroupMetadataValueMemberMetadata reads one GroupMetadataValueMemberMetadata that fills data (with verify, a CRC that does not match is an error).
@@ -354,33 +374,43 @@ func ParseGroupMetadataValueMemberMetadata(data []byte, version int64, verify bo
 }
 
 func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int64, verify bool) (*GroupMetadataValueMemberMetadata, int, error) {
-	x := &GroupMetadataValueMemberMetadata{Version: version}
+	x := &GroupMetadataValueMemberMetadata{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *GroupMetadataValueMemberMetadata) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	if x.Version <= 3 {
 		if end-pos < 2 {
-			return nil, pos, truncated("group_metadata_value /types/member_metadata/seq/0", pos, end, 2)
+			return pos, truncated("group_metadata_value /types/member_metadata/seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenMemberId = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/0", pos, "len_member_id", v, "must satisfy _ >= 0")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/0", pos, "len_member_id", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenMemberIdCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/1", pos, "len_member_id_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/1", pos, "len_member_id_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenMemberIdCompact) - 1)), int64(deref(x.LenMemberId))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /types/member_metadata/seq/2", pos, "member_id", n64, end-pos)
+			return pos, badSize("group_metadata_value /types/member_metadata/seq/2", pos, "member_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -389,19 +419,19 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	}
 	if (x.Version >= 3) && (x.Version == 3) {
 		if end-pos < 2 {
-			return nil, pos, truncated("group_metadata_value /types/member_metadata/seq/3", pos, end, 2)
+			return pos, truncated("group_metadata_value /types/member_metadata/seq/3", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenGroupInstanceId = &v
 		if !(int64(v) >= -(1)) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/3", pos, "len_group_instance_id", v, "must satisfy _ >= -1")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/3", pos, "len_group_instance_id", v, "must satisfy _ >= -1")
 		}
 	}
 	if (x.Version >= 3) && (x.Version >= 4) {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenGroupInstanceIdCompact = &v
@@ -409,7 +439,7 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	if (x.Version >= 3) && ifElse((x.Version >= 4), (deref(x.LenGroupInstanceIdCompact) != 0), (int64(deref(x.LenGroupInstanceId)) >= 0)) {
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenGroupInstanceIdCompact) - 1)), int64(deref(x.LenGroupInstanceId))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /types/member_metadata/seq/5", pos, "group_instance_id", n64, end-pos)
+			return pos, badSize("group_metadata_value /types/member_metadata/seq/5", pos, "group_instance_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -418,30 +448,30 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	}
 	if x.Version <= 3 {
 		if end-pos < 2 {
-			return nil, pos, truncated("group_metadata_value /types/member_metadata/seq/6", pos, end, 2)
+			return pos, truncated("group_metadata_value /types/member_metadata/seq/6", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenClientId = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/6", pos, "len_client_id", v, "must satisfy _ >= 0")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/6", pos, "len_client_id", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata/seq/7")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenClientIdCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/7", pos, "len_client_id_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/7", pos, "len_client_id_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenClientIdCompact) - 1)), int64(deref(x.LenClientId))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /types/member_metadata/seq/8", pos, "client_id", n64, end-pos)
+			return pos, badSize("group_metadata_value /types/member_metadata/seq/8", pos, "client_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -450,30 +480,30 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	}
 	if x.Version <= 3 {
 		if end-pos < 2 {
-			return nil, pos, truncated("group_metadata_value /types/member_metadata/seq/9", pos, end, 2)
+			return pos, truncated("group_metadata_value /types/member_metadata/seq/9", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenClientHost = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/9", pos, "len_client_host", v, "must satisfy _ >= 0")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/9", pos, "len_client_host", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata/seq/10")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenClientHostCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/10", pos, "len_client_host_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/10", pos, "len_client_host_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenClientHostCompact) - 1)), int64(deref(x.LenClientHost))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /types/member_metadata/seq/11", pos, "client_host", n64, end-pos)
+			return pos, badSize("group_metadata_value /types/member_metadata/seq/11", pos, "client_host", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -482,7 +512,7 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	}
 	if x.Version >= 1 {
 		if end-pos < 4 {
-			return nil, pos, truncated("group_metadata_value /types/member_metadata/seq/12", pos, end, 4)
+			return pos, truncated("group_metadata_value /types/member_metadata/seq/12", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -490,7 +520,7 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("group_metadata_value /types/member_metadata/seq/13", pos, end, 4)
+			return pos, truncated("group_metadata_value /types/member_metadata/seq/13", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -498,30 +528,30 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	}
 	if x.Version <= 3 {
 		if end-pos < 4 {
-			return nil, pos, truncated("group_metadata_value /types/member_metadata/seq/14", pos, end, 4)
+			return pos, truncated("group_metadata_value /types/member_metadata/seq/14", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenSubscription = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/14", pos, "len_subscription", v, "must satisfy _ >= 0")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/14", pos, "len_subscription", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata/seq/15")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenSubscriptionCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/15", pos, "len_subscription_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/15", pos, "len_subscription_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenSubscriptionCompact) - 1)), int64(deref(x.LenSubscription))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /types/member_metadata/seq/16", pos, "subscription", n64, end-pos)
+			return pos, badSize("group_metadata_value /types/member_metadata/seq/16", pos, "subscription", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -530,30 +560,30 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	}
 	if x.Version <= 3 {
 		if end-pos < 4 {
-			return nil, pos, truncated("group_metadata_value /types/member_metadata/seq/17", pos, end, 4)
+			return pos, truncated("group_metadata_value /types/member_metadata/seq/17", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenAssignment = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/17", pos, "len_assignment", v, "must satisfy _ >= 0")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/17", pos, "len_assignment", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata/seq/18")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenAssignmentCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("group_metadata_value /types/member_metadata/seq/18", pos, "len_assignment_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("group_metadata_value /types/member_metadata/seq/18", pos, "len_assignment_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenAssignmentCompact) - 1)), int64(deref(x.LenAssignment))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /types/member_metadata/seq/19", pos, "assignment", n64, end-pos)
+			return pos, badSize("group_metadata_value /types/member_metadata/seq/19", pos, "assignment", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -563,7 +593,7 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata/seq/20")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = &v
@@ -571,23 +601,23 @@ func parseGroupMetadataValueMemberMetadata(buf []byte, pos, end int, version int
 	if x.Version >= 4 {
 		count := int64(deref(x.NumTaggedFields))
 		if count < 0 {
-			return nil, pos, badCount("group_metadata_value /types/member_metadata/seq/21", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("group_metadata_value /types/member_metadata/seq/21", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("group_metadata_value /types/member_metadata/seq/21", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("group_metadata_value /types/member_metadata/seq/21", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*GroupMetadataValueMemberMetadataTaggedField, 0, count)
+		x.TaggedFields = make([]GroupMetadataValueMemberMetadataTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseGroupMetadataValueMemberMetadataTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // GroupMetadataValueGroupMetadataValueTaggedField: One tagged field of GroupMetadataValue:
@@ -613,11 +643,21 @@ func ParseGroupMetadataValueGroupMetadataValueTaggedField(data []byte, version i
 }
 
 func parseGroupMetadataValueGroupMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*GroupMetadataValueGroupMetadataValueTaggedField, int, error) {
-	x := &GroupMetadataValueGroupMetadataValueTaggedField{Version: version}
+	x := &GroupMetadataValueGroupMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *GroupMetadataValueGroupMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/group_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -625,7 +665,7 @@ func parseGroupMetadataValueGroupMetadataValueTaggedField(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/group_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -633,12 +673,12 @@ func parseGroupMetadataValueGroupMetadataValueTaggedField(buf []byte, pos, end i
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("group_metadata_value /types/group_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("group_metadata_value /types/group_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -19,7 +19,7 @@ type KRaftVersionRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*KRaftVersionRecordKRaftVersionRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []KRaftVersionRecordKRaftVersionRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseKRaftVersionRecord reads one KRaftVersionRecord that fills data (with verify, a CRC that does not match is an error).
@@ -35,10 +35,20 @@ func ParseKRaftVersionRecord(data []byte, version int64, verify bool) (*KRaftVer
 }
 
 func parseKRaftVersionRecord(buf []byte, pos, end int, version int64, verify bool) (*KRaftVersionRecord, int, error) {
-	x := &KRaftVersionRecord{Version: version}
+	x := &KRaftVersionRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KRaftVersionRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("k_raft_version_record /seq/0", pos, end, 2)
+			return pos, truncated("k_raft_version_record /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -46,7 +56,7 @@ func parseKRaftVersionRecord(buf []byte, pos, end int, version int64, verify boo
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("k_raft_version_record /seq/1", pos, end, 2)
+			return pos, truncated("k_raft_version_record /seq/1", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -55,7 +65,7 @@ func parseKRaftVersionRecord(buf []byte, pos, end int, version int64, verify boo
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "k_raft_version_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -63,23 +73,23 @@ func parseKRaftVersionRecord(buf []byte, pos, end int, version int64, verify boo
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("k_raft_version_record /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("k_raft_version_record /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("k_raft_version_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("k_raft_version_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*KRaftVersionRecordKRaftVersionRecordTaggedField, 0, count)
+		x.TaggedFields = make([]KRaftVersionRecordKRaftVersionRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseKRaftVersionRecordKRaftVersionRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // KRaftVersionRecordKRaftVersionRecordTaggedField: One tagged field of KRaftVersionRecord:
@@ -105,11 +115,21 @@ func ParseKRaftVersionRecordKRaftVersionRecordTaggedField(data []byte, version i
 }
 
 func parseKRaftVersionRecordKRaftVersionRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*KRaftVersionRecordKRaftVersionRecordTaggedField, int, error) {
-	x := &KRaftVersionRecordKRaftVersionRecordTaggedField{Version: version}
+	x := &KRaftVersionRecordKRaftVersionRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KRaftVersionRecordKRaftVersionRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "k_raft_version_record /types/k_raft_version_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -117,7 +137,7 @@ func parseKRaftVersionRecordKRaftVersionRecordTaggedField(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "k_raft_version_record /types/k_raft_version_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -125,12 +145,12 @@ func parseKRaftVersionRecordKRaftVersionRecordTaggedField(buf []byte, pos, end i
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("k_raft_version_record /types/k_raft_version_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("k_raft_version_record /types/k_raft_version_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -44,39 +44,48 @@ func ParseKafka07Message(data []byte, verify bool) (*Kafka07Message, error) {
 
 func parseKafka07Message(buf []byte, pos, end int, verify bool) (*Kafka07Message, int, error) {
 	x := &Kafka07Message{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *Kafka07Message) read(buf []byte, pos, end int, verify bool) (int, error) {
 	start := pos
 	restStart := pos
 	crcStart := pos
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka07_message /seq/0", pos, end, 4)
+			return pos, truncated("kafka07_message /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenMessage = v
 		if int64(v) < 5 {
-			return nil, pos, invalid("kafka07_message /seq/0", pos, "len_message", v, "must be at least 5")
+			return pos, invalid("kafka07_message /seq/0", pos, "len_message", v, "must be at least 5")
 		}
 		if int(v) < 0 || int(v) > end-pos {
-			return nil, pos, badLength("kafka07_message /seq/0", start, "len_message", int64(v), end-pos)
+			return pos, badLength("kafka07_message /seq/0", start, "len_message", int64(v), end-pos)
 		}
 		restStart = pos
 		end = pos + int(v)
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("kafka07_message /seq/1", pos, end, 1)
+			return pos, truncated("kafka07_message /seq/1", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
 		x.Magic = v
 		if !(int64(v) == 0 || int64(v) == 1) {
-			return nil, pos, invalid("kafka07_message /seq/1", pos, "magic", v, "must be one of 0, 1")
+			return pos, invalid("kafka07_message /seq/1", pos, "magic", v, "must be one of 0, 1")
 		}
 	}
 	if int64(x.Magic) == 1 {
 		if end-pos < 1 {
-			return nil, pos, truncated("kafka07_message /seq/2", pos, end, 1)
+			return pos, truncated("kafka07_message /seq/2", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -84,7 +93,7 @@ func parseKafka07Message(buf []byte, pos, end int, verify bool) (*Kafka07Message
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka07_message /seq/3", pos, end, 4)
+			return pos, truncated("kafka07_message /seq/3", pos, end, 4)
 		}
 		v := binary.BigEndian.Uint32(buf[pos:])
 		pos += 4
@@ -94,7 +103,7 @@ func parseKafka07Message(buf []byte, pos, end int, verify bool) (*Kafka07Message
 		crcStart = pos
 		n64 := int64((int64(x.LenMessage) - ifElse((int64(x.Magic) == 1), int64(6), int64(5))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("kafka07_message /seq/4", pos, "payload", n64, end-pos)
+			return pos, badSize("kafka07_message /seq/4", pos, "payload", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -102,15 +111,15 @@ func parseKafka07Message(buf []byte, pos, end int, verify bool) (*Kafka07Message
 		x.Payload = v
 	}
 	if pos != end {
-		return nil, pos, lengthMismatch("kafka07_message /", start, end-restStart, pos-restStart)
+		return pos, lengthMismatch("kafka07_message /", start, end-restStart, pos-restStart)
 	}
 	x.CrcStart, x.CrcEnd = crcStart, pos
 	if verify {
 		if err := checkCRC("crc32", x.Crc, buf[crcStart:pos], start, "kafka07_message /"); err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // CrcFrom: Where the bytes the CRC covers begin, counted from the message's first byte: at

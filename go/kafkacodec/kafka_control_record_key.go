@@ -41,24 +41,33 @@ func ParseKafkaControlRecordKey(data []byte, verify bool) (*KafkaControlRecordKe
 
 func parseKafkaControlRecordKey(buf []byte, pos, end int, verify bool) (*KafkaControlRecordKey, int, error) {
 	x := &KafkaControlRecordKey{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaControlRecordKey) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("kafka_control_record_key /seq/0", pos, end, 2)
+			return pos, truncated("kafka_control_record_key /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.Version = v
 		if int64(v) < 0 {
-			return nil, pos, invalid("kafka_control_record_key /seq/0", pos, "version", v, "must be at least 0")
+			return pos, invalid("kafka_control_record_key /seq/0", pos, "version", v, "must be at least 0")
 		}
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("kafka_control_record_key /seq/1", pos, end, 2)
+			return pos, truncated("kafka_control_record_key /seq/1", pos, end, 2)
 		}
 		v := binary.BigEndian.Uint16(buf[pos:])
 		pos += 2
 		x.Type = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

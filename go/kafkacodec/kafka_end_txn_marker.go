@@ -29,24 +29,33 @@ func ParseKafkaEndTxnMarker(data []byte, verify bool) (*KafkaEndTxnMarker, error
 
 func parseKafkaEndTxnMarker(buf []byte, pos, end int, verify bool) (*KafkaEndTxnMarker, int, error) {
 	x := &KafkaEndTxnMarker{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaEndTxnMarker) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("kafka_end_txn_marker /seq/0", pos, end, 2)
+			return pos, truncated("kafka_end_txn_marker /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.Version = v
 		if int64(v) < 0 {
-			return nil, pos, invalid("kafka_end_txn_marker /seq/0", pos, "version", v, "must be at least 0")
+			return pos, invalid("kafka_end_txn_marker /seq/0", pos, "version", v, "must be at least 0")
 		}
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_end_txn_marker /seq/1", pos, end, 4)
+			return pos, truncated("kafka_end_txn_marker /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.CoordinatorEpoch = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -65,13 +65,22 @@ func ParseKafkaLegacyMessage(data []byte, verify bool) (*KafkaLegacyMessage, err
 
 func parseKafkaLegacyMessage(buf []byte, pos, end int, verify bool) (*KafkaLegacyMessage, int, error) {
 	x := &KafkaLegacyMessage{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaLegacyMessage) read(buf []byte, pos, end int, verify bool) (int, error) {
 	start := pos
 	restStart := pos
 	crcStart := pos
 	var lazyInner []byte // read once the type is whole (and its CRC checked)
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_legacy_message /seq/0", pos, end, 8)
+			return pos, truncated("kafka_legacy_message /seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -79,23 +88,23 @@ func parseKafkaLegacyMessage(buf []byte, pos, end int, verify bool) (*KafkaLegac
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_legacy_message /seq/1", pos, end, 4)
+			return pos, truncated("kafka_legacy_message /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenMessage = v
 		if int64(v) < 14 {
-			return nil, pos, invalid("kafka_legacy_message /seq/1", pos, "len_message", v, "must be at least 14")
+			return pos, invalid("kafka_legacy_message /seq/1", pos, "len_message", v, "must be at least 14")
 		}
 		if int(v) < 0 || int(v) > end-pos {
-			return nil, pos, badLength("kafka_legacy_message /seq/1", start, "len_message", int64(v), end-pos)
+			return pos, badLength("kafka_legacy_message /seq/1", start, "len_message", int64(v), end-pos)
 		}
 		restStart = pos
 		end = pos + int(v)
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_legacy_message /seq/2", pos, end, 4)
+			return pos, truncated("kafka_legacy_message /seq/2", pos, end, 4)
 		}
 		v := binary.BigEndian.Uint32(buf[pos:])
 		pos += 4
@@ -104,18 +113,18 @@ func parseKafkaLegacyMessage(buf []byte, pos, end int, verify bool) (*KafkaLegac
 	{
 		crcStart = pos
 		if end-pos < 1 {
-			return nil, pos, truncated("kafka_legacy_message /seq/3", pos, end, 1)
+			return pos, truncated("kafka_legacy_message /seq/3", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
 		x.Magic = v
 		if !(int64(v) == 0 || int64(v) == 1) {
-			return nil, pos, invalid("kafka_legacy_message /seq/3", pos, "magic", v, "must be one of 0, 1")
+			return pos, invalid("kafka_legacy_message /seq/3", pos, "magic", v, "must be one of 0, 1")
 		}
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("kafka_legacy_message /seq/4", pos, end, 1)
+			return pos, truncated("kafka_legacy_message /seq/4", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -123,7 +132,7 @@ func parseKafkaLegacyMessage(buf []byte, pos, end int, verify bool) (*KafkaLegac
 	}
 	if int64(x.Magic) >= 1 {
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_legacy_message /seq/5", pos, end, 8)
+			return pos, truncated("kafka_legacy_message /seq/5", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -131,19 +140,19 @@ func parseKafkaLegacyMessage(buf []byte, pos, end int, verify bool) (*KafkaLegac
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_legacy_message /seq/6", pos, end, 4)
+			return pos, truncated("kafka_legacy_message /seq/6", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenKey = v
 		if int64(v) < int64(-1) {
-			return nil, pos, invalid("kafka_legacy_message /seq/6", pos, "len_key", v, "must be at least -1")
+			return pos, invalid("kafka_legacy_message /seq/6", pos, "len_key", v, "must be at least -1")
 		}
 	}
 	if int64(x.LenKey) >= 0 {
 		n64 := int64(int64(x.LenKey))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("kafka_legacy_message /seq/7", pos, "key", n64, end-pos)
+			return pos, badSize("kafka_legacy_message /seq/7", pos, "key", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -152,19 +161,19 @@ func parseKafkaLegacyMessage(buf []byte, pos, end int, verify bool) (*KafkaLegac
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_legacy_message /seq/8", pos, end, 4)
+			return pos, truncated("kafka_legacy_message /seq/8", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenValue = v
 		if int64(v) < int64(-1) {
-			return nil, pos, invalid("kafka_legacy_message /seq/8", pos, "len_value", v, "must be at least -1")
+			return pos, invalid("kafka_legacy_message /seq/8", pos, "len_value", v, "must be at least -1")
 		}
 	}
 	if (int64(x.LenValue) >= 0) && (x.Compression() == int64(KafkaLegacyMessageCompressionTypeNone)) {
 		n64 := int64(int64(x.LenValue))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("kafka_legacy_message /seq/9", pos, "value", n64, end-pos)
+			return pos, badSize("kafka_legacy_message /seq/9", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -174,36 +183,36 @@ func parseKafkaLegacyMessage(buf []byte, pos, end int, verify bool) (*KafkaLegac
 	if (int64(x.LenValue) >= 0) && (x.Compression() != int64(KafkaLegacyMessageCompressionTypeNone)) {
 		n64 := int64(int64(x.LenValue))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("kafka_legacy_message /seq/10", pos, "inner", n64, end-pos)
+			return pos, badSize("kafka_legacy_message /seq/10", pos, "inner", n64, end-pos)
 		}
 		n := int(n64)
 		lazyInner = buf[pos : pos+n : pos+n]
 		pos += n
 	}
 	if pos != end {
-		return nil, pos, lengthMismatch("kafka_legacy_message /", start, end-restStart, pos-restStart)
+		return pos, lengthMismatch("kafka_legacy_message /", start, end-restStart, pos-restStart)
 	}
 	x.CrcStart, x.CrcEnd = crcStart, pos
 	if verify {
 		if err := checkCRC("crc32", x.Crc, buf[crcStart:pos], start, "kafka_legacy_message /"); err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 	}
 	if lazyInner != nil {
 		data, err := kafkaCompression(lazyInner, x.Compression(), int64(x.Magic))
 		if err != nil {
-			return nil, pos, corrupt("kafka_legacy_message /seq/10", 0, err)
+			return pos, corrupt("kafka_legacy_message /seq/10", 0, err)
 		}
 		v, used, err := parseKafkaLegacyMessageMessageSet(data, 0, len(data), verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		if used != len(data) {
-			return nil, pos, trailing("kafka_legacy_message /seq/10", used, len(data))
+			return pos, trailing("kafka_legacy_message /seq/10", used, len(data))
 		}
 		x.Inner = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // CrcFrom: Where the bytes the CRC covers begin, counted from the message's first byte: at
@@ -238,7 +247,7 @@ func (x *KafkaLegacyMessage) TimestampType() int64 {
 // KafkaLegacyMessageMessageSet: Entries back to back, as in a wrapper's value or a segment of
 // magic 0 or 1 data.
 type KafkaLegacyMessageMessageSet struct {
-	Entries []*KafkaLegacyMessage `ksy:"entries"`
+	Entries []KafkaLegacyMessage `ksy:"entries"`
 }
 
 // ParseKafkaLegacyMessageMessageSet reads one KafkaLegacyMessageMessageSet that fills data (with verify, a CRC that does not match is an error).
@@ -255,20 +264,30 @@ func ParseKafkaLegacyMessageMessageSet(data []byte, verify bool) (*KafkaLegacyMe
 
 func parseKafkaLegacyMessageMessageSet(buf []byte, pos, end int, verify bool) (*KafkaLegacyMessageMessageSet, int, error) {
 	x := &KafkaLegacyMessageMessageSet{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaLegacyMessageMessageSet) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
-		x.Entries = []*KafkaLegacyMessage{}
+		x.Entries = []KafkaLegacyMessage{}
 		for pos < end {
 			before := pos
-			item, next, err := parseKafkaLegacyMessage(buf, pos, end, verify)
+			x.Entries = append(x.Entries, KafkaLegacyMessage{})
+			item := &x.Entries[len(x.Entries)-1]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Entries = append(x.Entries, item)
 			if pos == before {
-				return nil, pos, noProgress("kafka_legacy_message /types/message_set/seq/0", pos, "entries")
+				return pos, noProgress("kafka_legacy_message /types/message_set/seq/0", pos, "entries")
 			}
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -18,7 +18,7 @@ import (
 // is corrupt; fewer than 17 bytes left ends the log; else a magic byte other than 0, 1 or 2
 // is corrupt; fewer bytes left than the length says ends the log; else the entry is read.
 type KafkaLog struct {
-	Entries []*KafkaLogEntry `ksy:"entries"`
+	Entries []KafkaLogEntry `ksy:"entries"`
 }
 
 // ParseKafkaLog reads one KafkaLog that fills data (with verify, a CRC that does not match is an error).
@@ -35,22 +35,32 @@ func ParseKafkaLog(data []byte, verify bool) (*KafkaLog, error) {
 
 func parseKafkaLog(buf []byte, pos, end int, verify bool) (*KafkaLog, int, error) {
 	x := &KafkaLog{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaLog) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
-		x.Entries = []*KafkaLogEntry{}
+		x.Entries = []KafkaLogEntry{}
 		for pos < end {
 			before := pos
-			item, next, err := parseKafkaLogEntry(buf, pos, end, verify)
+			x.Entries = append(x.Entries, KafkaLogEntry{})
+			item := &x.Entries[len(x.Entries)-1]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Entries = append(x.Entries, item)
 			if pos == before {
-				return nil, pos, noProgress("kafka_log /seq/0", pos, "entries")
+				return pos, noProgress("kafka_log /seq/0", pos, "entries")
 			}
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // KafkaLogEntry: One batch (magic 2) or one top-level message (magic 0 or 1), or the partial
@@ -83,18 +93,27 @@ func ParseKafkaLogEntry(data []byte, verify bool) (*KafkaLogEntry, error) {
 
 func parseKafkaLogEntry(buf []byte, pos, end int, verify bool) (*KafkaLogEntry, int, error) {
 	x := &KafkaLogEntry{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaLogEntry) read(buf []byte, pos, end int, verify bool) (int, error) {
 	if p := int((int64(pos) + 8)); p >= 0 && p+4 <= end {
 		v := int32(binary.BigEndian.Uint32(buf[p:]))
 		x.Length = &v
 		if int64(v) < 14 {
-			return nil, p, invalid("kafka_log /types/entry/instances/length", p, "length", v, "must be at least 14")
+			return p, invalid("kafka_log /types/entry/instances/length", p, "length", v, "must be at least 14")
 		}
 	}
 	if p := int((int64(pos) + 16)); p >= 0 && p+1 <= end {
 		v := int8(buf[p])
 		x.Magic = &v
 		if !(int64(v) == 0 || int64(v) == 1 || int64(v) == 2) {
-			return nil, p, invalid("kafka_log /types/entry/instances/magic", p, "magic", v, "must be one of 0, 1, 2")
+			return p, invalid("kafka_log /types/entry/instances/magic", p, "magic", v, "must be one of 0, 1, 2")
 		}
 	}
 	if ((int64(end) - int64(pos)) < 12) || ((int64(deref(x.Length)) >= 14) && (((int64(end) - int64(pos)) < 17) || ((int64(deref(x.Magic)) >= 0) && (((int64(end) - int64(pos)) - 12) < int64(deref(x.Length)))))) {
@@ -109,28 +128,28 @@ func parseKafkaLogEntry(buf []byte, pos, end int, verify bool) (*KafkaLogEntry, 
 		case 0:
 			got, next, err := parseKafkaLegacyMessage(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 1:
 			got, next, err := parseKafkaLegacyMessage(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 2:
 			got, next, err := parseKafkaRecordBatch(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("kafka_log /types/entry/seq/1", pos, "magic", on)
+			return pos, noCase("kafka_log /types/entry/seq/1", pos, "magic", on)
 		}
 		x.Body = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

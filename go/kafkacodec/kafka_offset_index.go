@@ -12,7 +12,7 @@ import (
 // While a segment is active the file is preallocated and zero-filled past its last entry; an
 // entry equal to (0, 0) after the first one marks that end.
 type KafkaOffsetIndex struct {
-	Entries []*KafkaOffsetIndexEntry `ksy:"entries"`
+	Entries []KafkaOffsetIndexEntry `ksy:"entries"`
 }
 
 // ParseKafkaOffsetIndex reads one KafkaOffsetIndex that fills data (with verify, a CRC that does not match is an error).
@@ -29,22 +29,32 @@ func ParseKafkaOffsetIndex(data []byte, verify bool) (*KafkaOffsetIndex, error) 
 
 func parseKafkaOffsetIndex(buf []byte, pos, end int, verify bool) (*KafkaOffsetIndex, int, error) {
 	x := &KafkaOffsetIndex{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaOffsetIndex) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
-		x.Entries = []*KafkaOffsetIndexEntry{}
+		x.Entries = []KafkaOffsetIndexEntry{}
 		for pos < end {
 			before := pos
-			item, next, err := parseKafkaOffsetIndexEntry(buf, pos, end, verify)
+			x.Entries = append(x.Entries, KafkaOffsetIndexEntry{})
+			item := &x.Entries[len(x.Entries)-1]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Entries = append(x.Entries, item)
 			if pos == before {
-				return nil, pos, noProgress("kafka_offset_index /seq/0", pos, "entries")
+				return pos, noProgress("kafka_offset_index /seq/0", pos, "entries")
 			}
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // KafkaOffsetIndexEntry: type `entry` of schemas/kafka_offset_index.ksy.
@@ -69,9 +79,18 @@ func ParseKafkaOffsetIndexEntry(data []byte, verify bool) (*KafkaOffsetIndexEntr
 
 func parseKafkaOffsetIndexEntry(buf []byte, pos, end int, verify bool) (*KafkaOffsetIndexEntry, int, error) {
 	x := &KafkaOffsetIndexEntry{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaOffsetIndexEntry) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_offset_index /types/entry/seq/0", pos, end, 4)
+			return pos, truncated("kafka_offset_index /types/entry/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -79,11 +98,11 @@ func parseKafkaOffsetIndexEntry(buf []byte, pos, end int, verify bool) (*KafkaOf
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_offset_index /types/entry/seq/1", pos, end, 4)
+			return pos, truncated("kafka_offset_index /types/entry/seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.Position = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

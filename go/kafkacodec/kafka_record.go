@@ -20,10 +20,10 @@ type KafkaRecord struct {
 	LenKey int64  `ksy:"len_key"`
 	Key    []byte `ksy:"key"`
 	// Value length in bytes, -1 for a null value.
-	LenValue   int64                `ksy:"len_value"`
-	Value      []byte               `ksy:"value"`
-	NumHeaders int64                `ksy:"num_headers"`
-	Headers    []*KafkaRecordHeader `ksy:"headers"`
+	LenValue   int64               `ksy:"len_value"`
+	Value      []byte              `ksy:"value"`
+	NumHeaders int64               `ksy:"num_headers"`
+	Headers    []KafkaRecordHeader `ksy:"headers"`
 }
 
 // ParseKafkaRecord reads one KafkaRecord that fills data (with verify, a CRC that does not match is an error).
@@ -40,24 +40,33 @@ func ParseKafkaRecord(data []byte, verify bool) (*KafkaRecord, error) {
 
 func parseKafkaRecord(buf []byte, pos, end int, verify bool) (*KafkaRecord, int, error) {
 	x := &KafkaRecord{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 	start := pos
 	restStart := pos
 	{
 		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenBody = v
 		if int(v) < 0 || int(v) > end-pos {
-			return nil, pos, badLength("kafka_record /seq/0", start, "len_body", int64(v), end-pos)
+			return pos, badLength("kafka_record /seq/0", start, "len_body", int64(v), end-pos)
 		}
 		restStart = pos
 		end = pos + int(v)
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("kafka_record /seq/1", pos, end, 1)
+			return pos, truncated("kafka_record /seq/1", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -66,7 +75,7 @@ func parseKafkaRecord(buf []byte, pos, end int, verify bool) (*KafkaRecord, int,
 	{
 		v, next, err := readVarint(buf, pos, end, 10, "kafka_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.TimestampDelta = v
@@ -74,7 +83,7 @@ func parseKafkaRecord(buf []byte, pos, end int, verify bool) (*KafkaRecord, int,
 	{
 		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.OffsetDelta = v
@@ -82,18 +91,18 @@ func parseKafkaRecord(buf []byte, pos, end int, verify bool) (*KafkaRecord, int,
 	{
 		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenKey = v
 		if !(v >= -(1)) {
-			return nil, pos, invalid("kafka_record /seq/4", pos, "len_key", v, "must satisfy _.value >= -1")
+			return pos, invalid("kafka_record /seq/4", pos, "len_key", v, "must satisfy _.value >= -1")
 		}
 	}
 	if x.LenKey >= 0 {
 		n64 := int64(x.LenKey)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("kafka_record /seq/5", pos, "key", n64, end-pos)
+			return pos, badSize("kafka_record /seq/5", pos, "key", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -103,18 +112,18 @@ func parseKafkaRecord(buf []byte, pos, end int, verify bool) (*KafkaRecord, int,
 	{
 		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= -(1)) {
-			return nil, pos, invalid("kafka_record /seq/6", pos, "len_value", v, "must satisfy _.value >= -1")
+			return pos, invalid("kafka_record /seq/6", pos, "len_value", v, "must satisfy _.value >= -1")
 		}
 	}
 	if x.LenValue >= 0 {
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("kafka_record /seq/7", pos, "value", n64, end-pos)
+			return pos, badSize("kafka_record /seq/7", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -124,37 +133,37 @@ func parseKafkaRecord(buf []byte, pos, end int, verify bool) (*KafkaRecord, int,
 	{
 		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /seq/8")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumHeaders = v
 		if !(v >= 0) {
-			return nil, pos, invalid("kafka_record /seq/8", pos, "num_headers", v, "must satisfy _.value >= 0")
+			return pos, invalid("kafka_record /seq/8", pos, "num_headers", v, "must satisfy _.value >= 0")
 		}
 	}
 	{
 		count := int64(x.NumHeaders)
 		if count < 0 {
-			return nil, pos, badCount("kafka_record /seq/9", pos, "headers", count, -1, 0)
+			return pos, badCount("kafka_record /seq/9", pos, "headers", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("kafka_record /seq/9", pos, "headers", count, end-pos, 2)
+			return pos, badCount("kafka_record /seq/9", pos, "headers", count, end-pos, 2)
 		}
-		x.Headers = make([]*KafkaRecordHeader, 0, count)
+		x.Headers = make([]KafkaRecordHeader, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseKafkaRecordHeader(buf, pos, end, verify)
+			item := &x.Headers[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Headers = append(x.Headers, item)
 		}
 	}
 	if pos != end {
-		return nil, pos, lengthMismatch("kafka_record /", start, end-restStart, pos-restStart)
+		return pos, lengthMismatch("kafka_record /", start, end-restStart, pos-restStart)
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // KafkaRecordHeader: A record header; keys may repeat and keep their order.
@@ -181,21 +190,30 @@ func ParseKafkaRecordHeader(data []byte, verify bool) (*KafkaRecordHeader, error
 
 func parseKafkaRecordHeader(buf []byte, pos, end int, verify bool) (*KafkaRecordHeader, int, error) {
 	x := &KafkaRecordHeader{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaRecordHeader) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /types/header/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenKey = v
 		if !(v >= 0) {
-			return nil, pos, invalid("kafka_record /types/header/seq/0", pos, "len_key", v, "must satisfy _.value >= 0")
+			return pos, invalid("kafka_record /types/header/seq/0", pos, "len_key", v, "must satisfy _.value >= 0")
 		}
 	}
 	{
 		n64 := int64(x.LenKey)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("kafka_record /types/header/seq/1", pos, "key", n64, end-pos)
+			return pos, badSize("kafka_record /types/header/seq/1", pos, "key", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -205,23 +223,23 @@ func parseKafkaRecordHeader(buf []byte, pos, end int, verify bool) (*KafkaRecord
 	{
 		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /types/header/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= -(1)) {
-			return nil, pos, invalid("kafka_record /types/header/seq/2", pos, "len_value", v, "must satisfy _.value >= -1")
+			return pos, invalid("kafka_record /types/header/seq/2", pos, "len_value", v, "must satisfy _.value >= -1")
 		}
 	}
 	if x.LenValue >= 0 {
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("kafka_record /types/header/seq/3", pos, "value", n64, end-pos)
+			return pos, badSize("kafka_record /types/header/seq/3", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -73,13 +73,22 @@ func ParseKafkaRecordBatch(data []byte, verify bool) (*KafkaRecordBatch, error) 
 
 func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordBatch, int, error) {
 	x := &KafkaRecordBatch{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaRecordBatch) read(buf []byte, pos, end int, verify bool) (int, error) {
 	start := pos
 	restStart := pos
 	crcStart := pos
 	var lazyRecordsRegion []byte // read once the type is whole (and its CRC checked)
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_record_batch /seq/0", pos, end, 8)
+			return pos, truncated("kafka_record_batch /seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -87,23 +96,23 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_record_batch /seq/1", pos, end, 4)
+			return pos, truncated("kafka_record_batch /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenBatch = v
 		if int64(v) < 49 {
-			return nil, pos, invalid("kafka_record_batch /seq/1", pos, "len_batch", v, "must be at least 49")
+			return pos, invalid("kafka_record_batch /seq/1", pos, "len_batch", v, "must be at least 49")
 		}
 		if int(v) < 0 || int(v) > end-pos {
-			return nil, pos, badLength("kafka_record_batch /seq/1", start, "len_batch", int64(v), end-pos)
+			return pos, badLength("kafka_record_batch /seq/1", start, "len_batch", int64(v), end-pos)
 		}
 		restStart = pos
 		end = pos + int(v)
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_record_batch /seq/2", pos, end, 4)
+			return pos, truncated("kafka_record_batch /seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -111,18 +120,18 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("kafka_record_batch /seq/3", pos, end, 1)
+			return pos, truncated("kafka_record_batch /seq/3", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
 		x.Magic = v
 		if int64(v) != 2 {
-			return nil, pos, invalid("kafka_record_batch /seq/3", pos, "magic", v, "expected 2")
+			return pos, invalid("kafka_record_batch /seq/3", pos, "magic", v, "expected 2")
 		}
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_record_batch /seq/4", pos, end, 4)
+			return pos, truncated("kafka_record_batch /seq/4", pos, end, 4)
 		}
 		v := binary.BigEndian.Uint32(buf[pos:])
 		pos += 4
@@ -131,7 +140,7 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	{
 		crcStart = pos
 		if end-pos < 2 {
-			return nil, pos, truncated("kafka_record_batch /seq/5", pos, end, 2)
+			return pos, truncated("kafka_record_batch /seq/5", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -139,7 +148,7 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_record_batch /seq/6", pos, end, 4)
+			return pos, truncated("kafka_record_batch /seq/6", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -147,7 +156,7 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_record_batch /seq/7", pos, end, 8)
+			return pos, truncated("kafka_record_batch /seq/7", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -155,7 +164,7 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_record_batch /seq/8", pos, end, 8)
+			return pos, truncated("kafka_record_batch /seq/8", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -163,7 +172,7 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_record_batch /seq/9", pos, end, 8)
+			return pos, truncated("kafka_record_batch /seq/9", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -171,7 +180,7 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("kafka_record_batch /seq/10", pos, end, 2)
+			return pos, truncated("kafka_record_batch /seq/10", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -179,7 +188,7 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_record_batch /seq/11", pos, end, 4)
+			return pos, truncated("kafka_record_batch /seq/11", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -187,48 +196,48 @@ func parseKafkaRecordBatch(buf []byte, pos, end int, verify bool) (*KafkaRecordB
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_record_batch /seq/12", pos, end, 4)
+			return pos, truncated("kafka_record_batch /seq/12", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumRecords = v
 		if int64(v) < 0 {
-			return nil, pos, invalid("kafka_record_batch /seq/12", pos, "num_records", v, "must be at least 0")
+			return pos, invalid("kafka_record_batch /seq/12", pos, "num_records", v, "must be at least 0")
 		}
 	}
 	{
 		n64 := int64((int64(x.LenBatch) - 49))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("kafka_record_batch /seq/13", pos, "records_region", n64, end-pos)
+			return pos, badSize("kafka_record_batch /seq/13", pos, "records_region", n64, end-pos)
 		}
 		n := int(n64)
 		lazyRecordsRegion = buf[pos : pos+n : pos+n]
 		pos += n
 	}
 	if pos != end {
-		return nil, pos, lengthMismatch("kafka_record_batch /", start, end-restStart, pos-restStart)
+		return pos, lengthMismatch("kafka_record_batch /", start, end-restStart, pos-restStart)
 	}
 	x.CrcStart, x.CrcEnd = crcStart, pos
 	if verify {
 		if err := checkCRC("crc32c", x.Crc, buf[crcStart:pos], start, "kafka_record_batch /"); err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 	}
 	if lazyRecordsRegion != nil {
 		data, err := kafkaCompression(lazyRecordsRegion, x.Compression(), 2)
 		if err != nil {
-			return nil, pos, corrupt("kafka_record_batch /seq/13", 0, err)
+			return pos, corrupt("kafka_record_batch /seq/13", 0, err)
 		}
 		v, used, err := parseKafkaRecordBatchRecordList(data, 0, len(data), int64(x.NumRecords), verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		if used != len(data) {
-			return nil, pos, trailing("kafka_record_batch /seq/13", used, len(data))
+			return pos, trailing("kafka_record_batch /seq/13", used, len(data))
 		}
 		x.RecordsRegion = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // CrcFrom: Where the bytes the CRC covers begin, counted from the batch's first byte: at
@@ -276,8 +285,8 @@ func (x *KafkaRecordBatch) LastOffset() int64 {
 
 // KafkaRecordBatchRecordList: The (decompressed) records of a batch.
 type KafkaRecordBatchRecordList struct {
-	NumRecords int64          `ksy:"num_records"`
-	Records    []*KafkaRecord `ksy:"records"`
+	NumRecords int64         `ksy:"num_records"`
+	Records    []KafkaRecord `ksy:"records"`
 }
 
 // ParseKafkaRecordBatchRecordList reads one KafkaRecordBatchRecordList that fills data (with verify, a CRC that does not match is an error).
@@ -293,25 +302,35 @@ func ParseKafkaRecordBatchRecordList(data []byte, numRecords int64, verify bool)
 }
 
 func parseKafkaRecordBatchRecordList(buf []byte, pos, end int, numRecords int64, verify bool) (*KafkaRecordBatchRecordList, int, error) {
-	x := &KafkaRecordBatchRecordList{NumRecords: numRecords}
+	x := &KafkaRecordBatchRecordList{}
+	pos, err := x.read(buf, pos, end, numRecords, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaRecordBatchRecordList) read(buf []byte, pos, end int, numRecords int64, verify bool) (int, error) {
+	x.NumRecords = numRecords
 	{
 		count := int64(x.NumRecords)
 		if count < 0 {
-			return nil, pos, badCount("kafka_record_batch /types/record_list/seq/0", pos, "records", count, -1, 0)
+			return pos, badCount("kafka_record_batch /types/record_list/seq/0", pos, "records", count, -1, 0)
 		}
 		if count*7 > int64(end-pos) {
-			return nil, pos, badCount("kafka_record_batch /types/record_list/seq/0", pos, "records", count, end-pos, 7)
+			return pos, badCount("kafka_record_batch /types/record_list/seq/0", pos, "records", count, end-pos, 7)
 		}
-		x.Records = make([]*KafkaRecord, 0, count)
+		x.Records = make([]KafkaRecord, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseKafkaRecord(buf, pos, end, verify)
+			item := &x.Records[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Records = append(x.Records, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -12,7 +12,7 @@ import (
 // timestamps strictly increase from entry to entry. Preallocated and zero-filled while the
 // segment is active.
 type KafkaTimeIndex struct {
-	Entries []*KafkaTimeIndexEntry `ksy:"entries"`
+	Entries []KafkaTimeIndexEntry `ksy:"entries"`
 }
 
 // ParseKafkaTimeIndex reads one KafkaTimeIndex that fills data (with verify, a CRC that does not match is an error).
@@ -29,22 +29,32 @@ func ParseKafkaTimeIndex(data []byte, verify bool) (*KafkaTimeIndex, error) {
 
 func parseKafkaTimeIndex(buf []byte, pos, end int, verify bool) (*KafkaTimeIndex, int, error) {
 	x := &KafkaTimeIndex{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaTimeIndex) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
-		x.Entries = []*KafkaTimeIndexEntry{}
+		x.Entries = []KafkaTimeIndexEntry{}
 		for pos < end {
 			before := pos
-			item, next, err := parseKafkaTimeIndexEntry(buf, pos, end, verify)
+			x.Entries = append(x.Entries, KafkaTimeIndexEntry{})
+			item := &x.Entries[len(x.Entries)-1]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Entries = append(x.Entries, item)
 			if pos == before {
-				return nil, pos, noProgress("kafka_time_index /seq/0", pos, "entries")
+				return pos, noProgress("kafka_time_index /seq/0", pos, "entries")
 			}
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // KafkaTimeIndexEntry: type `entry` of schemas/kafka_time_index.ksy.
@@ -68,9 +78,18 @@ func ParseKafkaTimeIndexEntry(data []byte, verify bool) (*KafkaTimeIndexEntry, e
 
 func parseKafkaTimeIndexEntry(buf []byte, pos, end int, verify bool) (*KafkaTimeIndexEntry, int, error) {
 	x := &KafkaTimeIndexEntry{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaTimeIndexEntry) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_time_index /types/entry/seq/0", pos, end, 8)
+			return pos, truncated("kafka_time_index /types/entry/seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -78,11 +97,11 @@ func parseKafkaTimeIndexEntry(buf []byte, pos, end int, verify bool) (*KafkaTime
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("kafka_time_index /types/entry/seq/1", pos, end, 4)
+			return pos, truncated("kafka_time_index /types/entry/seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.RelativeOffset = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -9,7 +9,7 @@ import (
 
 // KafkaTxnIndex: One entry per aborted transaction whose marker lies in the segment.
 type KafkaTxnIndex struct {
-	Entries []*KafkaTxnIndexEntry `ksy:"entries"`
+	Entries []KafkaTxnIndexEntry `ksy:"entries"`
 }
 
 // ParseKafkaTxnIndex reads one KafkaTxnIndex that fills data (with verify, a CRC that does not match is an error).
@@ -26,22 +26,32 @@ func ParseKafkaTxnIndex(data []byte, verify bool) (*KafkaTxnIndex, error) {
 
 func parseKafkaTxnIndex(buf []byte, pos, end int, verify bool) (*KafkaTxnIndex, int, error) {
 	x := &KafkaTxnIndex{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaTxnIndex) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
-		x.Entries = []*KafkaTxnIndexEntry{}
+		x.Entries = []KafkaTxnIndexEntry{}
 		for pos < end {
 			before := pos
-			item, next, err := parseKafkaTxnIndexEntry(buf, pos, end, verify)
+			x.Entries = append(x.Entries, KafkaTxnIndexEntry{})
+			item := &x.Entries[len(x.Entries)-1]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Entries = append(x.Entries, item)
 			if pos == before {
-				return nil, pos, noProgress("kafka_txn_index /seq/0", pos, "entries")
+				return pos, noProgress("kafka_txn_index /seq/0", pos, "entries")
 			}
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // KafkaTxnIndexEntry: type `entry` of schemas/kafka_txn_index.ksy.
@@ -67,20 +77,29 @@ func ParseKafkaTxnIndexEntry(data []byte, verify bool) (*KafkaTxnIndexEntry, err
 
 func parseKafkaTxnIndexEntry(buf []byte, pos, end int, verify bool) (*KafkaTxnIndexEntry, int, error) {
 	x := &KafkaTxnIndexEntry{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaTxnIndexEntry) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("kafka_txn_index /types/entry/seq/0", pos, end, 2)
+			return pos, truncated("kafka_txn_index /types/entry/seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.Version = v
 		if int64(v) != 0 {
-			return nil, pos, invalid("kafka_txn_index /types/entry/seq/0", pos, "version", v, "expected 0")
+			return pos, invalid("kafka_txn_index /types/entry/seq/0", pos, "version", v, "expected 0")
 		}
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_txn_index /types/entry/seq/1", pos, end, 8)
+			return pos, truncated("kafka_txn_index /types/entry/seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -88,7 +107,7 @@ func parseKafkaTxnIndexEntry(buf []byte, pos, end int, verify bool) (*KafkaTxnIn
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_txn_index /types/entry/seq/2", pos, end, 8)
+			return pos, truncated("kafka_txn_index /types/entry/seq/2", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -96,7 +115,7 @@ func parseKafkaTxnIndexEntry(buf []byte, pos, end int, verify bool) (*KafkaTxnIn
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_txn_index /types/entry/seq/3", pos, end, 8)
+			return pos, truncated("kafka_txn_index /types/entry/seq/3", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -104,11 +123,11 @@ func parseKafkaTxnIndexEntry(buf []byte, pos, end int, verify bool) (*KafkaTxnIn
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("kafka_txn_index /types/entry/seq/4", pos, end, 8)
+			return pos, truncated("kafka_txn_index /types/entry/seq/4", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
 		x.LastStableOffset = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

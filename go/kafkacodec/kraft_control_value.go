@@ -27,49 +27,60 @@ func ParseKraftControlValue(data []byte, controlType int64, version int64, verif
 }
 
 func parseKraftControlValue(buf []byte, pos, end int, controlType int64, version int64, verify bool) (*KraftControlValue, int, error) {
-	x := &KraftControlValue{ControlType: controlType, Version: version}
+	x := &KraftControlValue{}
+	pos, err := x.read(buf, pos, end, controlType, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KraftControlValue) read(buf []byte, pos, end int, controlType int64, version int64, verify bool) (int, error) {
+	x.ControlType = controlType
+	x.Version = version
 	{
 		var v any
 		switch on := x.ControlType; on {
 		case 2:
 			got, next, err := parseLeaderChangeMessage(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 3:
 			got, next, err := parseSnapshotHeaderRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 4:
 			got, next, err := parseSnapshotFooterRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 5:
 			got, next, err := parseKRaftVersionRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 6:
 			got, next, err := parseVotersRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("kraft_control_value /seq/0", pos, "control_type", on)
+			return pos, noCase("kraft_control_value /seq/0", pos, "control_type", on)
 		}
 		x.Message = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

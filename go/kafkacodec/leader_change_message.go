@@ -19,15 +19,15 @@ type LeaderChangeMessage struct {
 	// The count of voters + 1, 0 for null (flexible versions).
 	NumVoters int64 `ksy:"num_voters"`
 	// The set of voters in the quorum for this epoch.
-	Voters []*LeaderChangeMessageVoter `ksy:"voters"`
+	Voters []LeaderChangeMessageVoter `ksy:"voters"`
 	// The count of granting_voters + 1, 0 for null (flexible versions).
 	NumGrantingVoters int64 `ksy:"num_granting_voters"`
 	// The voters who voted for the leader at the time of election.
-	GrantingVoters []*LeaderChangeMessageVoter `ksy:"granting_voters"`
+	GrantingVoters []LeaderChangeMessageVoter `ksy:"granting_voters"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*LeaderChangeMessageLeaderChangeMessageTaggedField `ksy:"tagged_fields"`
+	TaggedFields []LeaderChangeMessageLeaderChangeMessageTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseLeaderChangeMessage reads one LeaderChangeMessage that fills data (with verify, a CRC that does not match is an error).
@@ -43,10 +43,20 @@ func ParseLeaderChangeMessage(data []byte, version int64, verify bool) (*LeaderC
 }
 
 func parseLeaderChangeMessage(buf []byte, pos, end int, version int64, verify bool) (*LeaderChangeMessage, int, error) {
-	x := &LeaderChangeMessage{Version: version}
+	x := &LeaderChangeMessage{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *LeaderChangeMessage) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("leader_change_message /seq/0", pos, end, 2)
+			return pos, truncated("leader_change_message /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -54,7 +64,7 @@ func parseLeaderChangeMessage(buf []byte, pos, end int, version int64, verify bo
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("leader_change_message /seq/1", pos, end, 4)
+			return pos, truncated("leader_change_message /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -63,67 +73,67 @@ func parseLeaderChangeMessage(buf []byte, pos, end int, version int64, verify bo
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "leader_change_message /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumVoters = v
 		if !(v >= 1) {
-			return nil, pos, invalid("leader_change_message /seq/2", pos, "num_voters", v, "must satisfy _.value >= 1")
+			return pos, invalid("leader_change_message /seq/2", pos, "num_voters", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumVoters - 1))
 		if count < 0 {
-			return nil, pos, badCount("leader_change_message /seq/3", pos, "voters", count, -1, 0)
+			return pos, badCount("leader_change_message /seq/3", pos, "voters", count, -1, 0)
 		}
 		if count*5 > int64(end-pos) {
-			return nil, pos, badCount("leader_change_message /seq/3", pos, "voters", count, end-pos, 5)
+			return pos, badCount("leader_change_message /seq/3", pos, "voters", count, end-pos, 5)
 		}
-		x.Voters = make([]*LeaderChangeMessageVoter, 0, count)
+		x.Voters = make([]LeaderChangeMessageVoter, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseLeaderChangeMessageVoter(buf, pos, end, x.Version, verify)
+			item := &x.Voters[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Voters = append(x.Voters, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "leader_change_message /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumGrantingVoters = v
 		if !(v >= 1) {
-			return nil, pos, invalid("leader_change_message /seq/4", pos, "num_granting_voters", v, "must satisfy _.value >= 1")
+			return pos, invalid("leader_change_message /seq/4", pos, "num_granting_voters", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumGrantingVoters - 1))
 		if count < 0 {
-			return nil, pos, badCount("leader_change_message /seq/5", pos, "granting_voters", count, -1, 0)
+			return pos, badCount("leader_change_message /seq/5", pos, "granting_voters", count, -1, 0)
 		}
 		if count*5 > int64(end-pos) {
-			return nil, pos, badCount("leader_change_message /seq/5", pos, "granting_voters", count, end-pos, 5)
+			return pos, badCount("leader_change_message /seq/5", pos, "granting_voters", count, end-pos, 5)
 		}
-		x.GrantingVoters = make([]*LeaderChangeMessageVoter, 0, count)
+		x.GrantingVoters = make([]LeaderChangeMessageVoter, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseLeaderChangeMessageVoter(buf, pos, end, x.Version, verify)
+			item := &x.GrantingVoters[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.GrantingVoters = append(x.GrantingVoters, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "leader_change_message /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -131,23 +141,23 @@ func parseLeaderChangeMessage(buf []byte, pos, end int, version int64, verify bo
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("leader_change_message /seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("leader_change_message /seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("leader_change_message /seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("leader_change_message /seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*LeaderChangeMessageLeaderChangeMessageTaggedField, 0, count)
+		x.TaggedFields = make([]LeaderChangeMessageLeaderChangeMessageTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseLeaderChangeMessageLeaderChangeMessageTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // LeaderChangeMessageVoterTaggedField: One tagged field of Voter: tag, size, value.
@@ -172,11 +182,21 @@ func ParseLeaderChangeMessageVoterTaggedField(data []byte, version int64, verify
 }
 
 func parseLeaderChangeMessageVoterTaggedField(buf []byte, pos, end int, version int64, verify bool) (*LeaderChangeMessageVoterTaggedField, int, error) {
-	x := &LeaderChangeMessageVoterTaggedField{Version: version}
+	x := &LeaderChangeMessageVoterTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *LeaderChangeMessageVoterTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "leader_change_message /types/voter_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -184,7 +204,7 @@ func parseLeaderChangeMessageVoterTaggedField(buf []byte, pos, end int, version 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "leader_change_message /types/voter_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -192,14 +212,14 @@ func parseLeaderChangeMessageVoterTaggedField(buf []byte, pos, end int, version 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("leader_change_message /types/voter_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("leader_change_message /types/voter_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // LeaderChangeMessageVoter: type `voter` of schemas/internal/leader_change_message.ksy.
@@ -212,7 +232,7 @@ type LeaderChangeMessageVoter struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*LeaderChangeMessageVoterTaggedField `ksy:"tagged_fields"`
+	TaggedFields []LeaderChangeMessageVoterTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseLeaderChangeMessageVoter reads one LeaderChangeMessageVoter that fills data (with verify, a CRC that does not match is an error).
@@ -228,10 +248,20 @@ func ParseLeaderChangeMessageVoter(data []byte, version int64, verify bool) (*Le
 }
 
 func parseLeaderChangeMessageVoter(buf []byte, pos, end int, version int64, verify bool) (*LeaderChangeMessageVoter, int, error) {
-	x := &LeaderChangeMessageVoter{Version: version}
+	x := &LeaderChangeMessageVoter{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *LeaderChangeMessageVoter) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("leader_change_message /types/voter/seq/0", pos, end, 4)
+			return pos, truncated("leader_change_message /types/voter/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -240,7 +270,7 @@ func parseLeaderChangeMessageVoter(buf []byte, pos, end int, version int64, veri
 	if x.Version >= 1 {
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("leader_change_message /types/voter/seq/1", pos, "voter_directory_id", n64, end-pos)
+			return pos, badSize("leader_change_message /types/voter/seq/1", pos, "voter_directory_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -250,7 +280,7 @@ func parseLeaderChangeMessageVoter(buf []byte, pos, end int, version int64, veri
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "leader_change_message /types/voter/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -258,23 +288,23 @@ func parseLeaderChangeMessageVoter(buf []byte, pos, end int, version int64, veri
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("leader_change_message /types/voter/seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("leader_change_message /types/voter/seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("leader_change_message /types/voter/seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("leader_change_message /types/voter/seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*LeaderChangeMessageVoterTaggedField, 0, count)
+		x.TaggedFields = make([]LeaderChangeMessageVoterTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseLeaderChangeMessageVoterTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // LeaderChangeMessageLeaderChangeMessageTaggedField: One tagged field of LeaderChangeMessage:
@@ -300,11 +330,21 @@ func ParseLeaderChangeMessageLeaderChangeMessageTaggedField(data []byte, version
 }
 
 func parseLeaderChangeMessageLeaderChangeMessageTaggedField(buf []byte, pos, end int, version int64, verify bool) (*LeaderChangeMessageLeaderChangeMessageTaggedField, int, error) {
-	x := &LeaderChangeMessageLeaderChangeMessageTaggedField{Version: version}
+	x := &LeaderChangeMessageLeaderChangeMessageTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *LeaderChangeMessageLeaderChangeMessageTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "leader_change_message /types/leader_change_message_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -312,7 +352,7 @@ func parseLeaderChangeMessageLeaderChangeMessageTaggedField(buf []byte, pos, end
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "leader_change_message /types/leader_change_message_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -320,12 +360,12 @@ func parseLeaderChangeMessageLeaderChangeMessageTaggedField(buf []byte, pos, end
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("leader_change_message /types/leader_change_message_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("leader_change_message /types/leader_change_message_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -36,10 +36,20 @@ func ParseLegacyOffsetCommitValue(data []byte, version int64, verify bool) (*Leg
 }
 
 func parseLegacyOffsetCommitValue(buf []byte, pos, end int, version int64, verify bool) (*LegacyOffsetCommitValue, int, error) {
-	x := &LegacyOffsetCommitValue{Version: version}
+	x := &LegacyOffsetCommitValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *LegacyOffsetCommitValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("legacy_offset_commit_value /seq/0", pos, end, 8)
+			return pos, truncated("legacy_offset_commit_value /seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -47,19 +57,19 @@ func parseLegacyOffsetCommitValue(buf []byte, pos, end int, version int64, verif
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("legacy_offset_commit_value /seq/1", pos, end, 2)
+			return pos, truncated("legacy_offset_commit_value /seq/1", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenMetadata = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("legacy_offset_commit_value /seq/1", pos, "len_metadata", v, "must satisfy _ >= 0")
+			return pos, invalid("legacy_offset_commit_value /seq/1", pos, "len_metadata", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenMetadata))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("legacy_offset_commit_value /seq/2", pos, "metadata", n64, end-pos)
+			return pos, badSize("legacy_offset_commit_value /seq/2", pos, "metadata", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -68,11 +78,11 @@ func parseLegacyOffsetCommitValue(buf []byte, pos, end int, version int64, verif
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("legacy_offset_commit_value /seq/3", pos, end, 8)
+			return pos, truncated("legacy_offset_commit_value /seq/3", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
 		x.CommitTimestamp = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -11,7 +11,7 @@ type NoOpRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*NoOpRecordNoOpRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []NoOpRecordNoOpRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseNoOpRecord reads one NoOpRecord that fills data (with verify, a CRC that does not match is an error).
@@ -27,11 +27,21 @@ func ParseNoOpRecord(data []byte, version int64, verify bool) (*NoOpRecord, erro
 }
 
 func parseNoOpRecord(buf []byte, pos, end int, version int64, verify bool) (*NoOpRecord, int, error) {
-	x := &NoOpRecord{Version: version}
+	x := &NoOpRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *NoOpRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "no_op_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -39,23 +49,23 @@ func parseNoOpRecord(buf []byte, pos, end int, version int64, verify bool) (*NoO
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("no_op_record /seq/1", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("no_op_record /seq/1", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("no_op_record /seq/1", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("no_op_record /seq/1", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*NoOpRecordNoOpRecordTaggedField, 0, count)
+		x.TaggedFields = make([]NoOpRecordNoOpRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseNoOpRecordNoOpRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // NoOpRecordNoOpRecordTaggedField: One tagged field of NoOpRecord: tag, size, value.
@@ -80,11 +90,21 @@ func ParseNoOpRecordNoOpRecordTaggedField(data []byte, version int64, verify boo
 }
 
 func parseNoOpRecordNoOpRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*NoOpRecordNoOpRecordTaggedField, int, error) {
-	x := &NoOpRecordNoOpRecordTaggedField{Version: version}
+	x := &NoOpRecordNoOpRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *NoOpRecordNoOpRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "no_op_record /types/no_op_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -92,7 +112,7 @@ func parseNoOpRecordNoOpRecordTaggedField(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "no_op_record /types/no_op_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -100,12 +120,12 @@ func parseNoOpRecordNoOpRecordTaggedField(buf []byte, pos, end int, version int6
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("no_op_record /types/no_op_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("no_op_record /types/no_op_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

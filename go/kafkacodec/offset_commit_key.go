@@ -38,22 +38,32 @@ func ParseOffsetCommitKey(data []byte, version int64, verify bool) (*OffsetCommi
 }
 
 func parseOffsetCommitKey(buf []byte, pos, end int, version int64, verify bool) (*OffsetCommitKey, int, error) {
-	x := &OffsetCommitKey{Version: version}
+	x := &OffsetCommitKey{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *OffsetCommitKey) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("offset_commit_key /seq/0", pos, end, 2)
+			return pos, truncated("offset_commit_key /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenGroup = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("offset_commit_key /seq/0", pos, "len_group", v, "must satisfy _ >= 0")
+			return pos, invalid("offset_commit_key /seq/0", pos, "len_group", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenGroup))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("offset_commit_key /seq/1", pos, "group", n64, end-pos)
+			return pos, badSize("offset_commit_key /seq/1", pos, "group", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -62,19 +72,19 @@ func parseOffsetCommitKey(buf []byte, pos, end int, version int64, verify bool) 
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("offset_commit_key /seq/2", pos, end, 2)
+			return pos, truncated("offset_commit_key /seq/2", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenTopic = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("offset_commit_key /seq/2", pos, "len_topic", v, "must satisfy _ >= 0")
+			return pos, invalid("offset_commit_key /seq/2", pos, "len_topic", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenTopic))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("offset_commit_key /seq/3", pos, "topic", n64, end-pos)
+			return pos, badSize("offset_commit_key /seq/3", pos, "topic", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -83,11 +93,11 @@ func parseOffsetCommitKey(buf []byte, pos, end int, version int64, verify bool) 
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("offset_commit_key /seq/4", pos, end, 4)
+			return pos, truncated("offset_commit_key /seq/4", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.Partition = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -30,7 +30,7 @@ type OffsetCommitValue struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields *int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*OffsetCommitValueOffsetCommitValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []OffsetCommitValueOffsetCommitValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseOffsetCommitValue reads one OffsetCommitValue that fills data (with verify, a CRC that does not match is an error).
@@ -46,10 +46,20 @@ func ParseOffsetCommitValue(data []byte, version int64, verify bool) (*OffsetCom
 }
 
 func parseOffsetCommitValue(buf []byte, pos, end int, version int64, verify bool) (*OffsetCommitValue, int, error) {
-	x := &OffsetCommitValue{Version: version}
+	x := &OffsetCommitValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *OffsetCommitValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("offset_commit_value /seq/0", pos, end, 8)
+			return pos, truncated("offset_commit_value /seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -57,7 +67,7 @@ func parseOffsetCommitValue(buf []byte, pos, end int, version int64, verify bool
 	}
 	if x.Version >= 3 {
 		if end-pos < 4 {
-			return nil, pos, truncated("offset_commit_value /seq/1", pos, end, 4)
+			return pos, truncated("offset_commit_value /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -65,30 +75,30 @@ func parseOffsetCommitValue(buf []byte, pos, end int, version int64, verify bool
 	}
 	if x.Version <= 3 {
 		if end-pos < 2 {
-			return nil, pos, truncated("offset_commit_value /seq/2", pos, end, 2)
+			return pos, truncated("offset_commit_value /seq/2", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenMetadata = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("offset_commit_value /seq/2", pos, "len_metadata", v, "must satisfy _ >= 0")
+			return pos, invalid("offset_commit_value /seq/2", pos, "len_metadata", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "offset_commit_value /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenMetadataCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("offset_commit_value /seq/3", pos, "len_metadata_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("offset_commit_value /seq/3", pos, "len_metadata_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64(ifElse((x.Version >= 4), int64((deref(x.LenMetadataCompact) - 1)), int64(deref(x.LenMetadata))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("offset_commit_value /seq/4", pos, "metadata", n64, end-pos)
+			return pos, badSize("offset_commit_value /seq/4", pos, "metadata", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -97,7 +107,7 @@ func parseOffsetCommitValue(buf []byte, pos, end int, version int64, verify bool
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("offset_commit_value /seq/5", pos, end, 8)
+			return pos, truncated("offset_commit_value /seq/5", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -105,7 +115,7 @@ func parseOffsetCommitValue(buf []byte, pos, end int, version int64, verify bool
 	}
 	if x.Version == 1 {
 		if end-pos < 8 {
-			return nil, pos, truncated("offset_commit_value /seq/6", pos, end, 8)
+			return pos, truncated("offset_commit_value /seq/6", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -114,7 +124,7 @@ func parseOffsetCommitValue(buf []byte, pos, end int, version int64, verify bool
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "offset_commit_value /seq/7")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = &v
@@ -122,23 +132,23 @@ func parseOffsetCommitValue(buf []byte, pos, end int, version int64, verify bool
 	if x.Version >= 4 {
 		count := int64(deref(x.NumTaggedFields))
 		if count < 0 {
-			return nil, pos, badCount("offset_commit_value /seq/8", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("offset_commit_value /seq/8", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("offset_commit_value /seq/8", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("offset_commit_value /seq/8", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*OffsetCommitValueOffsetCommitValueTaggedField, 0, count)
+		x.TaggedFields = make([]OffsetCommitValueOffsetCommitValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseOffsetCommitValueOffsetCommitValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // OffsetCommitValueOffsetCommitValueTag0: Tagged field 0: topicId.
@@ -164,11 +174,21 @@ func ParseOffsetCommitValueOffsetCommitValueTag0(data []byte, version int64, ver
 }
 
 func parseOffsetCommitValueOffsetCommitValueTag0(buf []byte, pos, end int, version int64, verify bool) (*OffsetCommitValueOffsetCommitValueTag0, int, error) {
-	x := &OffsetCommitValueOffsetCommitValueTag0{Version: version}
+	x := &OffsetCommitValueOffsetCommitValueTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *OffsetCommitValueOffsetCommitValueTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("offset_commit_value /types/offset_commit_value_tag_0/seq/0", pos, "topic_id", n64, end-pos)
+			return pos, badSize("offset_commit_value /types/offset_commit_value_tag_0/seq/0", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -181,10 +201,10 @@ func parseOffsetCommitValueOffsetCommitValueTag0(buf []byte, pos, end int, versi
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("offset_commit_value /types/offset_commit_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("offset_commit_value /types/offset_commit_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // OffsetCommitValueOffsetCommitValueTaggedField: One tagged field of OffsetCommitValue: tag,
@@ -210,11 +230,21 @@ func ParseOffsetCommitValueOffsetCommitValueTaggedField(data []byte, version int
 }
 
 func parseOffsetCommitValueOffsetCommitValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*OffsetCommitValueOffsetCommitValueTaggedField, int, error) {
-	x := &OffsetCommitValueOffsetCommitValueTaggedField{Version: version}
+	x := &OffsetCommitValueOffsetCommitValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *OffsetCommitValueOffsetCommitValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "offset_commit_value /types/offset_commit_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -222,7 +252,7 @@ func parseOffsetCommitValueOffsetCommitValueTaggedField(buf []byte, pos, end int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "offset_commit_value /types/offset_commit_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -230,7 +260,7 @@ func parseOffsetCommitValueOffsetCommitValueTaggedField(buf []byte, pos, end int
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("offset_commit_value /types/offset_commit_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("offset_commit_value /types/offset_commit_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -238,7 +268,7 @@ func parseOffsetCommitValueOffsetCommitValueTaggedField(buf []byte, pos, end int
 		case 0:
 			got, next, err := parseOffsetCommitValueOffsetCommitValueTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -248,5 +278,5 @@ func parseOffsetCommitValueOffsetCommitValueTaggedField(buf []byte, pos, end int
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

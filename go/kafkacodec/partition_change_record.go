@@ -20,7 +20,7 @@ type PartitionChangeRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*PartitionChangeRecordPartitionChangeRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []PartitionChangeRecordPartitionChangeRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParsePartitionChangeRecord reads one PartitionChangeRecord that fills data (with verify, a CRC that does not match is an error).
@@ -36,10 +36,20 @@ func ParsePartitionChangeRecord(data []byte, version int64, verify bool) (*Parti
 }
 
 func parsePartitionChangeRecord(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecord, int, error) {
-	x := &PartitionChangeRecord{Version: version}
+	x := &PartitionChangeRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("partition_change_record /seq/0", pos, end, 4)
+			return pos, truncated("partition_change_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -48,7 +58,7 @@ func parsePartitionChangeRecord(buf []byte, pos, end int, version int64, verify 
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("partition_change_record /seq/1", pos, "topic_id", n64, end-pos)
+			return pos, badSize("partition_change_record /seq/1", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -58,7 +68,7 @@ func parsePartitionChangeRecord(buf []byte, pos, end int, version int64, verify 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -66,23 +76,23 @@ func parsePartitionChangeRecord(buf []byte, pos, end int, version int64, verify 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("partition_change_record /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("partition_change_record /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("partition_change_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("partition_change_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*PartitionChangeRecordPartitionChangeRecordTaggedField, 0, count)
+		x.TaggedFields = make([]PartitionChangeRecordPartitionChangeRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parsePartitionChangeRecordPartitionChangeRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTag0: Tagged field 0: Isr.
@@ -110,11 +120,21 @@ func ParsePartitionChangeRecordPartitionChangeRecordTag0(data []byte, version in
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTag0(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTag0, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTag0{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /types/partition_change_record_tag_0/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumIsr = v
@@ -122,16 +142,16 @@ func parsePartitionChangeRecordPartitionChangeRecordTag0(buf []byte, pos, end in
 	if x.NumIsr != 0 {
 		count := int64((x.NumIsr - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_0/seq/1", pos, "isr", count, -1, 0)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_0/seq/1", pos, "isr", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_0/seq/1", pos, "isr", count, end-pos, 4)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_0/seq/1", pos, "isr", count, end-pos, 4)
 		}
 		x.Isr = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_change_record /types/partition_change_record_tag_0/seq/1", pos, end, 4)
+				return pos, truncated("partition_change_record /types/partition_change_record_tag_0/seq/1", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -144,10 +164,10 @@ func parsePartitionChangeRecordPartitionChangeRecordTag0(buf []byte, pos, end in
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTag1: Tagged field 1: Leader.
@@ -173,10 +193,20 @@ func ParsePartitionChangeRecordPartitionChangeRecordTag1(data []byte, version in
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTag1(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTag1, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTag1{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTag1{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTag1) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("partition_change_record /types/partition_change_record_tag_1/seq/0", pos, end, 4)
+			return pos, truncated("partition_change_record /types/partition_change_record_tag_1/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -188,10 +218,10 @@ func parsePartitionChangeRecordPartitionChangeRecordTag1(buf []byte, pos, end in
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_1/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_1/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTag2: Tagged field 2: Replicas.
@@ -219,11 +249,21 @@ func ParsePartitionChangeRecordPartitionChangeRecordTag2(data []byte, version in
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTag2(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTag2, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTag2{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTag2{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTag2) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /types/partition_change_record_tag_2/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumReplicas = v
@@ -231,16 +271,16 @@ func parsePartitionChangeRecordPartitionChangeRecordTag2(buf []byte, pos, end in
 	if x.NumReplicas != 0 {
 		count := int64((x.NumReplicas - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_2/seq/1", pos, "replicas", count, -1, 0)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_2/seq/1", pos, "replicas", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_2/seq/1", pos, "replicas", count, end-pos, 4)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_2/seq/1", pos, "replicas", count, end-pos, 4)
 		}
 		x.Replicas = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_change_record /types/partition_change_record_tag_2/seq/1", pos, end, 4)
+				return pos, truncated("partition_change_record /types/partition_change_record_tag_2/seq/1", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -253,10 +293,10 @@ func parsePartitionChangeRecordPartitionChangeRecordTag2(buf []byte, pos, end in
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_2/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_2/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTag3: Tagged field 3: RemovingReplicas.
@@ -284,11 +324,21 @@ func ParsePartitionChangeRecordPartitionChangeRecordTag3(data []byte, version in
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTag3(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTag3, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTag3{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTag3{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTag3) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /types/partition_change_record_tag_3/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumRemovingReplicas = v
@@ -296,16 +346,16 @@ func parsePartitionChangeRecordPartitionChangeRecordTag3(buf []byte, pos, end in
 	if x.NumRemovingReplicas != 0 {
 		count := int64((x.NumRemovingReplicas - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_3/seq/1", pos, "removing_replicas", count, -1, 0)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_3/seq/1", pos, "removing_replicas", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_3/seq/1", pos, "removing_replicas", count, end-pos, 4)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_3/seq/1", pos, "removing_replicas", count, end-pos, 4)
 		}
 		x.RemovingReplicas = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_change_record /types/partition_change_record_tag_3/seq/1", pos, end, 4)
+				return pos, truncated("partition_change_record /types/partition_change_record_tag_3/seq/1", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -318,10 +368,10 @@ func parsePartitionChangeRecordPartitionChangeRecordTag3(buf []byte, pos, end in
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_3/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_3/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTag4: Tagged field 4: AddingReplicas.
@@ -349,11 +399,21 @@ func ParsePartitionChangeRecordPartitionChangeRecordTag4(data []byte, version in
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTag4(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTag4, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTag4{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTag4{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTag4) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /types/partition_change_record_tag_4/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumAddingReplicas = v
@@ -361,16 +421,16 @@ func parsePartitionChangeRecordPartitionChangeRecordTag4(buf []byte, pos, end in
 	if x.NumAddingReplicas != 0 {
 		count := int64((x.NumAddingReplicas - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_4/seq/1", pos, "adding_replicas", count, -1, 0)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_4/seq/1", pos, "adding_replicas", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_4/seq/1", pos, "adding_replicas", count, end-pos, 4)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_4/seq/1", pos, "adding_replicas", count, end-pos, 4)
 		}
 		x.AddingReplicas = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_change_record /types/partition_change_record_tag_4/seq/1", pos, end, 4)
+				return pos, truncated("partition_change_record /types/partition_change_record_tag_4/seq/1", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -383,10 +443,10 @@ func parsePartitionChangeRecordPartitionChangeRecordTag4(buf []byte, pos, end in
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_4/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_4/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTag5: Tagged field 5: LeaderRecoveryState.
@@ -414,10 +474,20 @@ func ParsePartitionChangeRecordPartitionChangeRecordTag5(data []byte, version in
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTag5(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTag5, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTag5{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTag5{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTag5) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("partition_change_record /types/partition_change_record_tag_5/seq/0", pos, end, 1)
+			return pos, truncated("partition_change_record /types/partition_change_record_tag_5/seq/0", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -429,10 +499,10 @@ func parsePartitionChangeRecordPartitionChangeRecordTag5(buf []byte, pos, end in
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_5/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_5/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTag6: Tagged field 6: EligibleLeaderReplicas.
@@ -463,24 +533,34 @@ func ParsePartitionChangeRecordPartitionChangeRecordTag6(data []byte, version in
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTag6(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTag6, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTag6{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTag6{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTag6) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("partition_change_record /types/partition_change_record_tag_6/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("partition_change_record /types/partition_change_record_tag_6/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 2) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_6/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_6/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /types/partition_change_record_tag_6/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumEligibleLeaderReplicas = v
@@ -488,16 +568,16 @@ func parsePartitionChangeRecordPartitionChangeRecordTag6(buf []byte, pos, end in
 	if x.NumEligibleLeaderReplicas != 0 {
 		count := int64((x.NumEligibleLeaderReplicas - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_6/seq/2", pos, "eligible_leader_replicas", count, -1, 0)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_6/seq/2", pos, "eligible_leader_replicas", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_6/seq/2", pos, "eligible_leader_replicas", count, end-pos, 4)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_6/seq/2", pos, "eligible_leader_replicas", count, end-pos, 4)
 		}
 		x.EligibleLeaderReplicas = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_change_record /types/partition_change_record_tag_6/seq/2", pos, end, 4)
+				return pos, truncated("partition_change_record /types/partition_change_record_tag_6/seq/2", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -510,10 +590,10 @@ func parsePartitionChangeRecordPartitionChangeRecordTag6(buf []byte, pos, end in
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_6/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_6/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTag7: Tagged field 7: LastKnownElr.
@@ -544,24 +624,34 @@ func ParsePartitionChangeRecordPartitionChangeRecordTag7(data []byte, version in
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTag7(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTag7, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTag7{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTag7{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTag7) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("partition_change_record /types/partition_change_record_tag_7/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("partition_change_record /types/partition_change_record_tag_7/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 2) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_7/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_7/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /types/partition_change_record_tag_7/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumLastKnownElr = v
@@ -569,16 +659,16 @@ func parsePartitionChangeRecordPartitionChangeRecordTag7(buf []byte, pos, end in
 	if x.NumLastKnownElr != 0 {
 		count := int64((x.NumLastKnownElr - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_7/seq/2", pos, "last_known_elr", count, -1, 0)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_7/seq/2", pos, "last_known_elr", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_7/seq/2", pos, "last_known_elr", count, end-pos, 4)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_7/seq/2", pos, "last_known_elr", count, end-pos, 4)
 		}
 		x.LastKnownElr = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_change_record /types/partition_change_record_tag_7/seq/2", pos, end, 4)
+				return pos, truncated("partition_change_record /types/partition_change_record_tag_7/seq/2", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -591,10 +681,10 @@ func parsePartitionChangeRecordPartitionChangeRecordTag7(buf []byte, pos, end in
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_7/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_7/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTag8: Tagged field 8: Directories.
@@ -625,24 +715,34 @@ func ParsePartitionChangeRecordPartitionChangeRecordTag8(data []byte, version in
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTag8(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTag8, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTag8{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTag8{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTag8) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("partition_change_record /types/partition_change_record_tag_8/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("partition_change_record /types/partition_change_record_tag_8/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 1) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_8/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 1")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_8/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 1")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /types/partition_change_record_tag_8/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumDirectories = v
@@ -650,14 +750,14 @@ func parsePartitionChangeRecordPartitionChangeRecordTag8(buf []byte, pos, end in
 	if x.NumDirectories != 0 {
 		count := int64((x.NumDirectories - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_change_record /types/partition_change_record_tag_8/seq/2", pos, "directories", count, -1, 0)
+			return pos, badCount("partition_change_record /types/partition_change_record_tag_8/seq/2", pos, "directories", count, -1, 0)
 		}
 		x.Directories = make([][]byte, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			n64 := int64(16)
 			if n64 < 0 || n64 > int64(end-pos) {
-				return nil, pos, badSize("partition_change_record /types/partition_change_record_tag_8/seq/2", pos, "directories", n64, end-pos)
+				return pos, badSize("partition_change_record /types/partition_change_record_tag_8/seq/2", pos, "directories", n64, end-pos)
 			}
 			n := int(n64)
 			item := buf[pos : pos+n : pos+n]
@@ -671,10 +771,10 @@ func parsePartitionChangeRecordPartitionChangeRecordTag8(buf []byte, pos, end in
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_change_record /types/partition_change_record_tag_8/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_change_record /types/partition_change_record_tag_8/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionChangeRecordPartitionChangeRecordTaggedField: One tagged field of
@@ -700,11 +800,21 @@ func ParsePartitionChangeRecordPartitionChangeRecordTaggedField(data []byte, ver
 }
 
 func parsePartitionChangeRecordPartitionChangeRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*PartitionChangeRecordPartitionChangeRecordTaggedField, int, error) {
-	x := &PartitionChangeRecordPartitionChangeRecordTaggedField{Version: version}
+	x := &PartitionChangeRecordPartitionChangeRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionChangeRecordPartitionChangeRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /types/partition_change_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -712,7 +822,7 @@ func parsePartitionChangeRecordPartitionChangeRecordTaggedField(buf []byte, pos,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_change_record /types/partition_change_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -720,7 +830,7 @@ func parsePartitionChangeRecordPartitionChangeRecordTaggedField(buf []byte, pos,
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("partition_change_record /types/partition_change_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("partition_change_record /types/partition_change_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -728,63 +838,63 @@ func parsePartitionChangeRecordPartitionChangeRecordTaggedField(buf []byte, pos,
 		case 0:
 			got, next, err := parsePartitionChangeRecordPartitionChangeRecordTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 1:
 			got, next, err := parsePartitionChangeRecordPartitionChangeRecordTag1(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 2:
 			got, next, err := parsePartitionChangeRecordPartitionChangeRecordTag2(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 3:
 			got, next, err := parsePartitionChangeRecordPartitionChangeRecordTag3(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 4:
 			got, next, err := parsePartitionChangeRecordPartitionChangeRecordTag4(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 5:
 			got, next, err := parsePartitionChangeRecordPartitionChangeRecordTag5(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 6:
 			got, next, err := parsePartitionChangeRecordPartitionChangeRecordTag6(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 7:
 			got, next, err := parsePartitionChangeRecordPartitionChangeRecordTag7(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 8:
 			got, next, err := parsePartitionChangeRecordPartitionChangeRecordTag8(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -794,5 +904,5 @@ func parsePartitionChangeRecordPartitionChangeRecordTaggedField(buf []byte, pos,
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -47,7 +47,7 @@ type PartitionRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*PartitionRecordPartitionRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []PartitionRecordPartitionRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParsePartitionRecord reads one PartitionRecord that fills data (with verify, a CRC that does not match is an error).
@@ -63,10 +63,20 @@ func ParsePartitionRecord(data []byte, version int64, verify bool) (*PartitionRe
 }
 
 func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) (*PartitionRecord, int, error) {
-	x := &PartitionRecord{Version: version}
+	x := &PartitionRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("partition_record /seq/0", pos, end, 4)
+			return pos, truncated("partition_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -75,7 +85,7 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("partition_record /seq/1", pos, "topic_id", n64, end-pos)
+			return pos, badSize("partition_record /seq/1", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -85,27 +95,27 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumReplicas = v
 		if !(v >= 1) {
-			return nil, pos, invalid("partition_record /seq/2", pos, "num_replicas", v, "must satisfy _.value >= 1")
+			return pos, invalid("partition_record /seq/2", pos, "num_replicas", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumReplicas - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_record /seq/3", pos, "replicas", count, -1, 0)
+			return pos, badCount("partition_record /seq/3", pos, "replicas", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_record /seq/3", pos, "replicas", count, end-pos, 4)
+			return pos, badCount("partition_record /seq/3", pos, "replicas", count, end-pos, 4)
 		}
 		x.Replicas = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_record /seq/3", pos, end, 4)
+				return pos, truncated("partition_record /seq/3", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -115,27 +125,27 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumIsr = v
 		if !(v >= 1) {
-			return nil, pos, invalid("partition_record /seq/4", pos, "num_isr", v, "must satisfy _.value >= 1")
+			return pos, invalid("partition_record /seq/4", pos, "num_isr", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumIsr - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_record /seq/5", pos, "isr", count, -1, 0)
+			return pos, badCount("partition_record /seq/5", pos, "isr", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_record /seq/5", pos, "isr", count, end-pos, 4)
+			return pos, badCount("partition_record /seq/5", pos, "isr", count, end-pos, 4)
 		}
 		x.Isr = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_record /seq/5", pos, end, 4)
+				return pos, truncated("partition_record /seq/5", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -145,27 +155,27 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumRemovingReplicas = v
 		if !(v >= 1) {
-			return nil, pos, invalid("partition_record /seq/6", pos, "num_removing_replicas", v, "must satisfy _.value >= 1")
+			return pos, invalid("partition_record /seq/6", pos, "num_removing_replicas", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumRemovingReplicas - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_record /seq/7", pos, "removing_replicas", count, -1, 0)
+			return pos, badCount("partition_record /seq/7", pos, "removing_replicas", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_record /seq/7", pos, "removing_replicas", count, end-pos, 4)
+			return pos, badCount("partition_record /seq/7", pos, "removing_replicas", count, end-pos, 4)
 		}
 		x.RemovingReplicas = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_record /seq/7", pos, end, 4)
+				return pos, truncated("partition_record /seq/7", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -175,27 +185,27 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /seq/8")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumAddingReplicas = v
 		if !(v >= 1) {
-			return nil, pos, invalid("partition_record /seq/8", pos, "num_adding_replicas", v, "must satisfy _.value >= 1")
+			return pos, invalid("partition_record /seq/8", pos, "num_adding_replicas", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumAddingReplicas - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_record /seq/9", pos, "adding_replicas", count, -1, 0)
+			return pos, badCount("partition_record /seq/9", pos, "adding_replicas", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_record /seq/9", pos, "adding_replicas", count, end-pos, 4)
+			return pos, badCount("partition_record /seq/9", pos, "adding_replicas", count, end-pos, 4)
 		}
 		x.AddingReplicas = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_record /seq/9", pos, end, 4)
+				return pos, truncated("partition_record /seq/9", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -204,7 +214,7 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("partition_record /seq/10", pos, end, 4)
+			return pos, truncated("partition_record /seq/10", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -212,7 +222,7 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("partition_record /seq/11", pos, end, 4)
+			return pos, truncated("partition_record /seq/11", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -220,7 +230,7 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("partition_record /seq/12", pos, end, 4)
+			return pos, truncated("partition_record /seq/12", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -229,25 +239,25 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	if x.Version >= 1 {
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /seq/13")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumDirectories = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("partition_record /seq/13", pos, "num_directories", v, "must satisfy _.value >= 1")
+			return pos, invalid("partition_record /seq/13", pos, "num_directories", v, "must satisfy _.value >= 1")
 		}
 	}
 	if x.Version >= 1 {
 		count := int64((deref(x.NumDirectories) - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_record /seq/14", pos, "directories", count, -1, 0)
+			return pos, badCount("partition_record /seq/14", pos, "directories", count, -1, 0)
 		}
 		x.Directories = make([][]byte, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			n64 := int64(16)
 			if n64 < 0 || n64 > int64(end-pos) {
-				return nil, pos, badSize("partition_record /seq/14", pos, "directories", n64, end-pos)
+				return pos, badSize("partition_record /seq/14", pos, "directories", n64, end-pos)
 			}
 			n := int(n64)
 			item := buf[pos : pos+n : pos+n]
@@ -258,7 +268,7 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /seq/15")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -266,23 +276,23 @@ func parsePartitionRecord(buf []byte, pos, end int, version int64, verify bool) 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("partition_record /seq/16", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("partition_record /seq/16", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("partition_record /seq/16", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("partition_record /seq/16", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*PartitionRecordPartitionRecordTaggedField, 0, count)
+		x.TaggedFields = make([]PartitionRecordPartitionRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parsePartitionRecordPartitionRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionRecordPartitionRecordTag0: Tagged field 0: LeaderRecoveryState.
@@ -308,10 +318,20 @@ func ParsePartitionRecordPartitionRecordTag0(data []byte, version int64, verify 
 }
 
 func parsePartitionRecordPartitionRecordTag0(buf []byte, pos, end int, version int64, verify bool) (*PartitionRecordPartitionRecordTag0, int, error) {
-	x := &PartitionRecordPartitionRecordTag0{Version: version}
+	x := &PartitionRecordPartitionRecordTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionRecordPartitionRecordTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("partition_record /types/partition_record_tag_0/seq/0", pos, end, 1)
+			return pos, truncated("partition_record /types/partition_record_tag_0/seq/0", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -323,10 +343,10 @@ func parsePartitionRecordPartitionRecordTag0(buf []byte, pos, end int, version i
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_record /types/partition_record_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_record /types/partition_record_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionRecordPartitionRecordTag1: Tagged field 1: EligibleLeaderReplicas.
@@ -357,24 +377,34 @@ func ParsePartitionRecordPartitionRecordTag1(data []byte, version int64, verify 
 }
 
 func parsePartitionRecordPartitionRecordTag1(buf []byte, pos, end int, version int64, verify bool) (*PartitionRecordPartitionRecordTag1, int, error) {
-	x := &PartitionRecordPartitionRecordTag1{Version: version}
+	x := &PartitionRecordPartitionRecordTag1{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionRecordPartitionRecordTag1) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("partition_record /types/partition_record_tag_1/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("partition_record /types/partition_record_tag_1/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 2) {
-			return nil, pos, invalid("partition_record /types/partition_record_tag_1/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
+			return pos, invalid("partition_record /types/partition_record_tag_1/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /types/partition_record_tag_1/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumEligibleLeaderReplicas = v
@@ -382,16 +412,16 @@ func parsePartitionRecordPartitionRecordTag1(buf []byte, pos, end int, version i
 	if x.NumEligibleLeaderReplicas != 0 {
 		count := int64((x.NumEligibleLeaderReplicas - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_record /types/partition_record_tag_1/seq/2", pos, "eligible_leader_replicas", count, -1, 0)
+			return pos, badCount("partition_record /types/partition_record_tag_1/seq/2", pos, "eligible_leader_replicas", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_record /types/partition_record_tag_1/seq/2", pos, "eligible_leader_replicas", count, end-pos, 4)
+			return pos, badCount("partition_record /types/partition_record_tag_1/seq/2", pos, "eligible_leader_replicas", count, end-pos, 4)
 		}
 		x.EligibleLeaderReplicas = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_record /types/partition_record_tag_1/seq/2", pos, end, 4)
+				return pos, truncated("partition_record /types/partition_record_tag_1/seq/2", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -404,10 +434,10 @@ func parsePartitionRecordPartitionRecordTag1(buf []byte, pos, end int, version i
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_record /types/partition_record_tag_1/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_record /types/partition_record_tag_1/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionRecordPartitionRecordTag2: Tagged field 2: LastKnownElr.
@@ -438,24 +468,34 @@ func ParsePartitionRecordPartitionRecordTag2(data []byte, version int64, verify 
 }
 
 func parsePartitionRecordPartitionRecordTag2(buf []byte, pos, end int, version int64, verify bool) (*PartitionRecordPartitionRecordTag2, int, error) {
-	x := &PartitionRecordPartitionRecordTag2{Version: version}
+	x := &PartitionRecordPartitionRecordTag2{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionRecordPartitionRecordTag2) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("partition_record /types/partition_record_tag_2/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("partition_record /types/partition_record_tag_2/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 2) {
-			return nil, pos, invalid("partition_record /types/partition_record_tag_2/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
+			return pos, invalid("partition_record /types/partition_record_tag_2/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 2")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /types/partition_record_tag_2/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumLastKnownElr = v
@@ -463,16 +503,16 @@ func parsePartitionRecordPartitionRecordTag2(buf []byte, pos, end int, version i
 	if x.NumLastKnownElr != 0 {
 		count := int64((x.NumLastKnownElr - 1))
 		if count < 0 {
-			return nil, pos, badCount("partition_record /types/partition_record_tag_2/seq/2", pos, "last_known_elr", count, -1, 0)
+			return pos, badCount("partition_record /types/partition_record_tag_2/seq/2", pos, "last_known_elr", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("partition_record /types/partition_record_tag_2/seq/2", pos, "last_known_elr", count, end-pos, 4)
+			return pos, badCount("partition_record /types/partition_record_tag_2/seq/2", pos, "last_known_elr", count, end-pos, 4)
 		}
 		x.LastKnownElr = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("partition_record /types/partition_record_tag_2/seq/2", pos, end, 4)
+				return pos, truncated("partition_record /types/partition_record_tag_2/seq/2", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -485,10 +525,10 @@ func parsePartitionRecordPartitionRecordTag2(buf []byte, pos, end int, version i
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("partition_record /types/partition_record_tag_2/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("partition_record /types/partition_record_tag_2/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // PartitionRecordPartitionRecordTaggedField: One tagged field of PartitionRecord: tag, size,
@@ -514,11 +554,21 @@ func ParsePartitionRecordPartitionRecordTaggedField(data []byte, version int64, 
 }
 
 func parsePartitionRecordPartitionRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*PartitionRecordPartitionRecordTaggedField, int, error) {
-	x := &PartitionRecordPartitionRecordTaggedField{Version: version}
+	x := &PartitionRecordPartitionRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *PartitionRecordPartitionRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /types/partition_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -526,7 +576,7 @@ func parsePartitionRecordPartitionRecordTaggedField(buf []byte, pos, end int, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "partition_record /types/partition_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -534,7 +584,7 @@ func parsePartitionRecordPartitionRecordTaggedField(buf []byte, pos, end int, ve
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("partition_record /types/partition_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("partition_record /types/partition_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -542,21 +592,21 @@ func parsePartitionRecordPartitionRecordTaggedField(buf []byte, pos, end int, ve
 		case 0:
 			got, next, err := parsePartitionRecordPartitionRecordTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 1:
 			got, next, err := parsePartitionRecordPartitionRecordTag1(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 2:
 			got, next, err := parsePartitionRecordPartitionRecordTag2(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -566,5 +616,5 @@ func parsePartitionRecordPartitionRecordTaggedField(buf []byte, pos, end int, ve
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

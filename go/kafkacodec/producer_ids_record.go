@@ -23,7 +23,7 @@ type ProducerIdsRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ProducerIdsRecordProducerIdsRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ProducerIdsRecordProducerIdsRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseProducerIdsRecord reads one ProducerIdsRecord that fills data (with verify, a CRC that does not match is an error).
@@ -39,10 +39,20 @@ func ParseProducerIdsRecord(data []byte, version int64, verify bool) (*ProducerI
 }
 
 func parseProducerIdsRecord(buf []byte, pos, end int, version int64, verify bool) (*ProducerIdsRecord, int, error) {
-	x := &ProducerIdsRecord{Version: version}
+	x := &ProducerIdsRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ProducerIdsRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("producer_ids_record /seq/0", pos, end, 4)
+			return pos, truncated("producer_ids_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -50,7 +60,7 @@ func parseProducerIdsRecord(buf []byte, pos, end int, version int64, verify bool
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("producer_ids_record /seq/1", pos, end, 8)
+			return pos, truncated("producer_ids_record /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -58,7 +68,7 @@ func parseProducerIdsRecord(buf []byte, pos, end int, version int64, verify bool
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("producer_ids_record /seq/2", pos, end, 8)
+			return pos, truncated("producer_ids_record /seq/2", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -67,7 +77,7 @@ func parseProducerIdsRecord(buf []byte, pos, end int, version int64, verify bool
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "producer_ids_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -75,23 +85,23 @@ func parseProducerIdsRecord(buf []byte, pos, end int, version int64, verify bool
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("producer_ids_record /seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("producer_ids_record /seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("producer_ids_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("producer_ids_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ProducerIdsRecordProducerIdsRecordTaggedField, 0, count)
+		x.TaggedFields = make([]ProducerIdsRecordProducerIdsRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseProducerIdsRecordProducerIdsRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ProducerIdsRecordProducerIdsRecordTaggedField: One tagged field of ProducerIdsRecord: tag,
@@ -117,11 +127,21 @@ func ParseProducerIdsRecordProducerIdsRecordTaggedField(data []byte, version int
 }
 
 func parseProducerIdsRecordProducerIdsRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ProducerIdsRecordProducerIdsRecordTaggedField, int, error) {
-	x := &ProducerIdsRecordProducerIdsRecordTaggedField{Version: version}
+	x := &ProducerIdsRecordProducerIdsRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ProducerIdsRecordProducerIdsRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "producer_ids_record /types/producer_ids_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -129,7 +149,7 @@ func parseProducerIdsRecordProducerIdsRecordTaggedField(buf []byte, pos, end int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "producer_ids_record /types/producer_ids_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -137,12 +157,12 @@ func parseProducerIdsRecordProducerIdsRecordTaggedField(buf []byte, pos, end int
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("producer_ids_record /types/producer_ids_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("producer_ids_record /types/producer_ids_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

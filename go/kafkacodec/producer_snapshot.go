@@ -17,7 +17,7 @@ type ProducerSnapshot struct {
 	// The count of producer_entries, -1 for null (versions that are not flexible).
 	NumProducerEntries int32 `ksy:"num_producer_entries"`
 	// The entries in the producer table
-	ProducerEntries []*ProducerSnapshotProducerEntry `ksy:"producer_entries"`
+	ProducerEntries []ProducerSnapshotProducerEntry `ksy:"producer_entries"`
 }
 
 // ParseProducerSnapshot reads one ProducerSnapshot that fills data (with verify, a CRC that does not match is an error).
@@ -33,10 +33,20 @@ func ParseProducerSnapshot(data []byte, version int64, verify bool) (*ProducerSn
 }
 
 func parseProducerSnapshot(buf []byte, pos, end int, version int64, verify bool) (*ProducerSnapshot, int, error) {
-	x := &ProducerSnapshot{Version: version}
+	x := &ProducerSnapshot{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ProducerSnapshot) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("producer_snapshot /seq/0", pos, end, 4)
+			return pos, truncated("producer_snapshot /seq/0", pos, end, 4)
 		}
 		v := binary.BigEndian.Uint32(buf[pos:])
 		pos += 4
@@ -44,35 +54,35 @@ func parseProducerSnapshot(buf []byte, pos, end int, version int64, verify bool)
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("producer_snapshot /seq/1", pos, end, 4)
+			return pos, truncated("producer_snapshot /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumProducerEntries = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("producer_snapshot /seq/1", pos, "num_producer_entries", v, "must satisfy _ >= 0")
+			return pos, invalid("producer_snapshot /seq/1", pos, "num_producer_entries", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		count := int64(int64(x.NumProducerEntries))
 		if count < 0 {
-			return nil, pos, badCount("producer_snapshot /seq/2", pos, "producer_entries", count, -1, 0)
+			return pos, badCount("producer_snapshot /seq/2", pos, "producer_entries", count, -1, 0)
 		}
 		if count*46 > int64(end-pos) {
-			return nil, pos, badCount("producer_snapshot /seq/2", pos, "producer_entries", count, end-pos, 46)
+			return pos, badCount("producer_snapshot /seq/2", pos, "producer_entries", count, end-pos, 46)
 		}
-		x.ProducerEntries = make([]*ProducerSnapshotProducerEntry, 0, count)
+		x.ProducerEntries = make([]ProducerSnapshotProducerEntry, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseProducerSnapshotProducerEntry(buf, pos, end, x.Version, verify)
+			item := &x.ProducerEntries[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.ProducerEntries = append(x.ProducerEntries, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ProducerSnapshotProducerEntry: type `producer_entry` of
@@ -110,10 +120,20 @@ func ParseProducerSnapshotProducerEntry(data []byte, version int64, verify bool)
 }
 
 func parseProducerSnapshotProducerEntry(buf []byte, pos, end int, version int64, verify bool) (*ProducerSnapshotProducerEntry, int, error) {
-	x := &ProducerSnapshotProducerEntry{Version: version}
+	x := &ProducerSnapshotProducerEntry{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ProducerSnapshotProducerEntry) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("producer_snapshot /types/producer_entry/seq/0", pos, end, 8)
+			return pos, truncated("producer_snapshot /types/producer_entry/seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -121,7 +141,7 @@ func parseProducerSnapshotProducerEntry(buf []byte, pos, end int, version int64,
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("producer_snapshot /types/producer_entry/seq/1", pos, end, 2)
+			return pos, truncated("producer_snapshot /types/producer_entry/seq/1", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -129,7 +149,7 @@ func parseProducerSnapshotProducerEntry(buf []byte, pos, end int, version int64,
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("producer_snapshot /types/producer_entry/seq/2", pos, end, 4)
+			return pos, truncated("producer_snapshot /types/producer_entry/seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -137,7 +157,7 @@ func parseProducerSnapshotProducerEntry(buf []byte, pos, end int, version int64,
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("producer_snapshot /types/producer_entry/seq/3", pos, end, 8)
+			return pos, truncated("producer_snapshot /types/producer_entry/seq/3", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -145,7 +165,7 @@ func parseProducerSnapshotProducerEntry(buf []byte, pos, end int, version int64,
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("producer_snapshot /types/producer_entry/seq/4", pos, end, 4)
+			return pos, truncated("producer_snapshot /types/producer_entry/seq/4", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -153,7 +173,7 @@ func parseProducerSnapshotProducerEntry(buf []byte, pos, end int, version int64,
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("producer_snapshot /types/producer_entry/seq/5", pos, end, 8)
+			return pos, truncated("producer_snapshot /types/producer_entry/seq/5", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -161,7 +181,7 @@ func parseProducerSnapshotProducerEntry(buf []byte, pos, end int, version int64,
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("producer_snapshot /types/producer_entry/seq/6", pos, end, 4)
+			return pos, truncated("producer_snapshot /types/producer_entry/seq/6", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -169,11 +189,11 @@ func parseProducerSnapshotProducerEntry(buf []byte, pos, end int, version int64,
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("producer_snapshot /types/producer_entry/seq/7", pos, end, 8)
+			return pos, truncated("producer_snapshot /types/producer_entry/seq/7", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
 		x.CurrentTxnFirstOffset = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -29,9 +29,18 @@ func ParseProducerSnapshotFramed(data []byte, verify bool) (*ProducerSnapshotFra
 
 func parseProducerSnapshotFramed(buf []byte, pos, end int, verify bool) (*ProducerSnapshotFramed, int, error) {
 	x := &ProducerSnapshotFramed{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ProducerSnapshotFramed) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("producer_snapshot_framed /seq/0", pos, end, 2)
+			return pos, truncated("producer_snapshot_framed /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -40,10 +49,10 @@ func parseProducerSnapshotFramed(buf []byte, pos, end int, verify bool) (*Produc
 	{
 		v, next, err := parseProducerSnapshot(buf, pos, end, int64(x.Version), verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Message = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

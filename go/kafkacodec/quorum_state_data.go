@@ -29,11 +29,11 @@ type QuorumStateData struct {
 	// The count of current_voters + 1, 0 for null (flexible versions).
 	NumCurrentVoters *int64 `ksy:"num_current_voters"`
 	// The current voters.
-	CurrentVoters []*QuorumStateDataVoter `ksy:"current_voters"`
+	CurrentVoters []QuorumStateDataVoter `ksy:"current_voters"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*QuorumStateDataQuorumStateDataTaggedField `ksy:"tagged_fields"`
+	TaggedFields []QuorumStateDataQuorumStateDataTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseQuorumStateData reads one QuorumStateData that fills data (with verify, a CRC that does not match is an error).
@@ -49,22 +49,32 @@ func ParseQuorumStateData(data []byte, version int64, verify bool) (*QuorumState
 }
 
 func parseQuorumStateData(buf []byte, pos, end int, version int64, verify bool) (*QuorumStateData, int, error) {
-	x := &QuorumStateData{Version: version}
+	x := &QuorumStateData{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *QuorumStateData) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	if x.Version <= 0 {
 		v, next, err := readUvarint(buf, pos, end, 5, "quorum_state_data /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenClusterId = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("quorum_state_data /seq/0", pos, "len_cluster_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("quorum_state_data /seq/0", pos, "len_cluster_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	if x.Version <= 0 {
 		n64 := int64((deref(x.LenClusterId) - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("quorum_state_data /seq/1", pos, "cluster_id", n64, end-pos)
+			return pos, badSize("quorum_state_data /seq/1", pos, "cluster_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -73,7 +83,7 @@ func parseQuorumStateData(buf []byte, pos, end int, version int64, verify bool) 
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("quorum_state_data /seq/2", pos, end, 4)
+			return pos, truncated("quorum_state_data /seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -81,7 +91,7 @@ func parseQuorumStateData(buf []byte, pos, end int, version int64, verify bool) 
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("quorum_state_data /seq/3", pos, end, 4)
+			return pos, truncated("quorum_state_data /seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -89,7 +99,7 @@ func parseQuorumStateData(buf []byte, pos, end int, version int64, verify bool) 
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("quorum_state_data /seq/4", pos, end, 4)
+			return pos, truncated("quorum_state_data /seq/4", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -98,7 +108,7 @@ func parseQuorumStateData(buf []byte, pos, end int, version int64, verify bool) 
 	if x.Version >= 1 {
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("quorum_state_data /seq/5", pos, "voted_directory_id", n64, end-pos)
+			return pos, badSize("quorum_state_data /seq/5", pos, "voted_directory_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -107,7 +117,7 @@ func parseQuorumStateData(buf []byte, pos, end int, version int64, verify bool) 
 	}
 	if x.Version <= 0 {
 		if end-pos < 8 {
-			return nil, pos, truncated("quorum_state_data /seq/6", pos, end, 8)
+			return pos, truncated("quorum_state_data /seq/6", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -116,7 +126,7 @@ func parseQuorumStateData(buf []byte, pos, end int, version int64, verify bool) 
 	if x.Version <= 0 {
 		v, next, err := readUvarint(buf, pos, end, 5, "quorum_state_data /seq/7")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumCurrentVoters = &v
@@ -124,26 +134,26 @@ func parseQuorumStateData(buf []byte, pos, end int, version int64, verify bool) 
 	if (x.Version <= 0) && (deref(x.NumCurrentVoters) != 0) {
 		count := int64((deref(x.NumCurrentVoters) - 1))
 		if count < 0 {
-			return nil, pos, badCount("quorum_state_data /seq/8", pos, "current_voters", count, -1, 0)
+			return pos, badCount("quorum_state_data /seq/8", pos, "current_voters", count, -1, 0)
 		}
 		if count*1 > int64(end-pos) {
-			return nil, pos, badCount("quorum_state_data /seq/8", pos, "current_voters", count, end-pos, 1)
+			return pos, badCount("quorum_state_data /seq/8", pos, "current_voters", count, end-pos, 1)
 		}
-		x.CurrentVoters = make([]*QuorumStateDataVoter, 0, count)
+		x.CurrentVoters = make([]QuorumStateDataVoter, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseQuorumStateDataVoter(buf, pos, end, x.Version, verify)
+			item := &x.CurrentVoters[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.CurrentVoters = append(x.CurrentVoters, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "quorum_state_data /seq/9")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -151,23 +161,23 @@ func parseQuorumStateData(buf []byte, pos, end int, version int64, verify bool) 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("quorum_state_data /seq/10", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("quorum_state_data /seq/10", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("quorum_state_data /seq/10", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("quorum_state_data /seq/10", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*QuorumStateDataQuorumStateDataTaggedField, 0, count)
+		x.TaggedFields = make([]QuorumStateDataQuorumStateDataTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseQuorumStateDataQuorumStateDataTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // QuorumStateDataVoterTaggedField: One tagged field of Voter: tag, size, value.
@@ -192,11 +202,21 @@ func ParseQuorumStateDataVoterTaggedField(data []byte, version int64, verify boo
 }
 
 func parseQuorumStateDataVoterTaggedField(buf []byte, pos, end int, version int64, verify bool) (*QuorumStateDataVoterTaggedField, int, error) {
-	x := &QuorumStateDataVoterTaggedField{Version: version}
+	x := &QuorumStateDataVoterTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *QuorumStateDataVoterTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "quorum_state_data /types/voter_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -204,7 +224,7 @@ func parseQuorumStateDataVoterTaggedField(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "quorum_state_data /types/voter_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -212,14 +232,14 @@ func parseQuorumStateDataVoterTaggedField(buf []byte, pos, end int, version int6
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("quorum_state_data /types/voter_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("quorum_state_data /types/voter_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // QuorumStateDataVoter: type `voter` of schemas/internal/quorum_state_data.ksy.
@@ -230,7 +250,7 @@ type QuorumStateDataVoter struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*QuorumStateDataVoterTaggedField `ksy:"tagged_fields"`
+	TaggedFields []QuorumStateDataVoterTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseQuorumStateDataVoter reads one QuorumStateDataVoter that fills data (with verify, a CRC that does not match is an error).
@@ -246,10 +266,20 @@ func ParseQuorumStateDataVoter(data []byte, version int64, verify bool) (*Quorum
 }
 
 func parseQuorumStateDataVoter(buf []byte, pos, end int, version int64, verify bool) (*QuorumStateDataVoter, int, error) {
-	x := &QuorumStateDataVoter{Version: version}
+	x := &QuorumStateDataVoter{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *QuorumStateDataVoter) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	if x.Version <= 0 {
 		if end-pos < 4 {
-			return nil, pos, truncated("quorum_state_data /types/voter/seq/0", pos, end, 4)
+			return pos, truncated("quorum_state_data /types/voter/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -258,7 +288,7 @@ func parseQuorumStateDataVoter(buf []byte, pos, end int, version int64, verify b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "quorum_state_data /types/voter/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -266,23 +296,23 @@ func parseQuorumStateDataVoter(buf []byte, pos, end int, version int64, verify b
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("quorum_state_data /types/voter/seq/2", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("quorum_state_data /types/voter/seq/2", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("quorum_state_data /types/voter/seq/2", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("quorum_state_data /types/voter/seq/2", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*QuorumStateDataVoterTaggedField, 0, count)
+		x.TaggedFields = make([]QuorumStateDataVoterTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseQuorumStateDataVoterTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // QuorumStateDataQuorumStateDataTaggedField: One tagged field of QuorumStateData: tag, size,
@@ -308,11 +338,21 @@ func ParseQuorumStateDataQuorumStateDataTaggedField(data []byte, version int64, 
 }
 
 func parseQuorumStateDataQuorumStateDataTaggedField(buf []byte, pos, end int, version int64, verify bool) (*QuorumStateDataQuorumStateDataTaggedField, int, error) {
-	x := &QuorumStateDataQuorumStateDataTaggedField{Version: version}
+	x := &QuorumStateDataQuorumStateDataTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *QuorumStateDataQuorumStateDataTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "quorum_state_data /types/quorum_state_data_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -320,7 +360,7 @@ func parseQuorumStateDataQuorumStateDataTaggedField(buf []byte, pos, end int, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "quorum_state_data /types/quorum_state_data_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -328,12 +368,12 @@ func parseQuorumStateDataQuorumStateDataTaggedField(buf []byte, pos, end int, ve
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("quorum_state_data /types/quorum_state_data_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("quorum_state_data /types/quorum_state_data_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

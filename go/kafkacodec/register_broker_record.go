@@ -24,11 +24,11 @@ type RegisterBrokerRecord struct {
 	// The count of end_points + 1, 0 for null (flexible versions).
 	NumEndPoints int64 `ksy:"num_end_points"`
 	// The endpoints that can be used to communicate with this broker.
-	EndPoints []*RegisterBrokerRecordBrokerEndpoint `ksy:"end_points"`
+	EndPoints []RegisterBrokerRecordBrokerEndpoint `ksy:"end_points"`
 	// The count of features + 1, 0 for null (flexible versions).
 	NumFeatures int64 `ksy:"num_features"`
 	// The features on this broker
-	Features []*RegisterBrokerRecordBrokerFeature `ksy:"features"`
+	Features []RegisterBrokerRecordBrokerFeature `ksy:"features"`
 	// The length of rack + 1, 0 for null (flexible versions).
 	LenRack int64 `ksy:"len_rack"`
 	// The broker rack.
@@ -40,7 +40,7 @@ type RegisterBrokerRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RegisterBrokerRecordRegisterBrokerRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RegisterBrokerRecordRegisterBrokerRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRegisterBrokerRecord reads one RegisterBrokerRecord that fills data (with verify, a CRC that does not match is an error).
@@ -56,10 +56,20 @@ func ParseRegisterBrokerRecord(data []byte, version int64, verify bool) (*Regist
 }
 
 func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify bool) (*RegisterBrokerRecord, int, error) {
-	x := &RegisterBrokerRecord{Version: version}
+	x := &RegisterBrokerRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterBrokerRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("register_broker_record /seq/0", pos, end, 4)
+			return pos, truncated("register_broker_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -67,7 +77,7 @@ func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify b
 	}
 	if x.Version >= 2 {
 		if end-pos < 1 {
-			return nil, pos, truncated("register_broker_record /seq/1", pos, end, 1)
+			return pos, truncated("register_broker_record /seq/1", pos, end, 1)
 		}
 		v := buf[pos]
 		pos += 1
@@ -76,7 +86,7 @@ func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify b
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /seq/2", pos, "incarnation_id", n64, end-pos)
+			return pos, badSize("register_broker_record /seq/2", pos, "incarnation_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -85,7 +95,7 @@ func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify b
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("register_broker_record /seq/3", pos, end, 8)
+			return pos, truncated("register_broker_record /seq/3", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -94,67 +104,67 @@ func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumEndPoints = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_broker_record /seq/4", pos, "num_end_points", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_broker_record /seq/4", pos, "num_end_points", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumEndPoints - 1))
 		if count < 0 {
-			return nil, pos, badCount("register_broker_record /seq/5", pos, "end_points", count, -1, 0)
+			return pos, badCount("register_broker_record /seq/5", pos, "end_points", count, -1, 0)
 		}
 		if count*7 > int64(end-pos) {
-			return nil, pos, badCount("register_broker_record /seq/5", pos, "end_points", count, end-pos, 7)
+			return pos, badCount("register_broker_record /seq/5", pos, "end_points", count, end-pos, 7)
 		}
-		x.EndPoints = make([]*RegisterBrokerRecordBrokerEndpoint, 0, count)
+		x.EndPoints = make([]RegisterBrokerRecordBrokerEndpoint, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterBrokerRecordBrokerEndpoint(buf, pos, end, x.Version, verify)
+			item := &x.EndPoints[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.EndPoints = append(x.EndPoints, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumFeatures = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_broker_record /seq/6", pos, "num_features", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_broker_record /seq/6", pos, "num_features", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumFeatures - 1))
 		if count < 0 {
-			return nil, pos, badCount("register_broker_record /seq/7", pos, "features", count, -1, 0)
+			return pos, badCount("register_broker_record /seq/7", pos, "features", count, -1, 0)
 		}
 		if count*6 > int64(end-pos) {
-			return nil, pos, badCount("register_broker_record /seq/7", pos, "features", count, end-pos, 6)
+			return pos, badCount("register_broker_record /seq/7", pos, "features", count, end-pos, 6)
 		}
-		x.Features = make([]*RegisterBrokerRecordBrokerFeature, 0, count)
+		x.Features = make([]RegisterBrokerRecordBrokerFeature, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterBrokerRecordBrokerFeature(buf, pos, end, x.Version, verify)
+			item := &x.Features[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Features = append(x.Features, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /seq/8")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenRack = v
@@ -162,7 +172,7 @@ func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify b
 	if x.LenRack != 0 {
 		n64 := int64((x.LenRack - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /seq/9", pos, "rack", n64, end-pos)
+			return pos, badSize("register_broker_record /seq/9", pos, "rack", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -171,7 +181,7 @@ func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify b
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("register_broker_record /seq/10", pos, end, 1)
+			return pos, truncated("register_broker_record /seq/10", pos, end, 1)
 		}
 		v := buf[pos]
 		pos += 1
@@ -179,7 +189,7 @@ func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify b
 	}
 	if x.Version >= 1 {
 		if end-pos < 1 {
-			return nil, pos, truncated("register_broker_record /seq/11", pos, end, 1)
+			return pos, truncated("register_broker_record /seq/11", pos, end, 1)
 		}
 		v := buf[pos]
 		pos += 1
@@ -188,7 +198,7 @@ func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /seq/12")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -196,23 +206,23 @@ func parseRegisterBrokerRecord(buf []byte, pos, end int, version int64, verify b
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("register_broker_record /seq/13", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("register_broker_record /seq/13", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("register_broker_record /seq/13", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("register_broker_record /seq/13", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RegisterBrokerRecordRegisterBrokerRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RegisterBrokerRecordRegisterBrokerRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterBrokerRecordRegisterBrokerRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterBrokerRecordBrokerEndpointTaggedField: One tagged field of BrokerEndpoint: tag,
@@ -238,11 +248,21 @@ func ParseRegisterBrokerRecordBrokerEndpointTaggedField(data []byte, version int
 }
 
 func parseRegisterBrokerRecordBrokerEndpointTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RegisterBrokerRecordBrokerEndpointTaggedField, int, error) {
-	x := &RegisterBrokerRecordBrokerEndpointTaggedField{Version: version}
+	x := &RegisterBrokerRecordBrokerEndpointTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterBrokerRecordBrokerEndpointTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/broker_endpoint_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -250,7 +270,7 @@ func parseRegisterBrokerRecordBrokerEndpointTaggedField(buf []byte, pos, end int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/broker_endpoint_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -258,14 +278,14 @@ func parseRegisterBrokerRecordBrokerEndpointTaggedField(buf []byte, pos, end int
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /types/broker_endpoint_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("register_broker_record /types/broker_endpoint_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterBrokerRecordBrokerEndpoint: type `broker_endpoint` of
@@ -287,7 +307,7 @@ type RegisterBrokerRecordBrokerEndpoint struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RegisterBrokerRecordBrokerEndpointTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RegisterBrokerRecordBrokerEndpointTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRegisterBrokerRecordBrokerEndpoint reads one RegisterBrokerRecordBrokerEndpoint that fills data (with verify, a CRC that does not match is an error).
@@ -303,22 +323,32 @@ func ParseRegisterBrokerRecordBrokerEndpoint(data []byte, version int64, verify 
 }
 
 func parseRegisterBrokerRecordBrokerEndpoint(buf []byte, pos, end int, version int64, verify bool) (*RegisterBrokerRecordBrokerEndpoint, int, error) {
-	x := &RegisterBrokerRecordBrokerEndpoint{Version: version}
+	x := &RegisterBrokerRecordBrokerEndpoint{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterBrokerRecordBrokerEndpoint) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/broker_endpoint/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_broker_record /types/broker_endpoint/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_broker_record /types/broker_endpoint/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /types/broker_endpoint/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("register_broker_record /types/broker_endpoint/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -328,18 +358,18 @@ func parseRegisterBrokerRecordBrokerEndpoint(buf []byte, pos, end int, version i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/broker_endpoint/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenHost = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_broker_record /types/broker_endpoint/seq/2", pos, "len_host", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_broker_record /types/broker_endpoint/seq/2", pos, "len_host", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenHost - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /types/broker_endpoint/seq/3", pos, "host", n64, end-pos)
+			return pos, badSize("register_broker_record /types/broker_endpoint/seq/3", pos, "host", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -348,7 +378,7 @@ func parseRegisterBrokerRecordBrokerEndpoint(buf []byte, pos, end int, version i
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("register_broker_record /types/broker_endpoint/seq/4", pos, end, 2)
+			return pos, truncated("register_broker_record /types/broker_endpoint/seq/4", pos, end, 2)
 		}
 		v := binary.BigEndian.Uint16(buf[pos:])
 		pos += 2
@@ -356,7 +386,7 @@ func parseRegisterBrokerRecordBrokerEndpoint(buf []byte, pos, end int, version i
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("register_broker_record /types/broker_endpoint/seq/5", pos, end, 2)
+			return pos, truncated("register_broker_record /types/broker_endpoint/seq/5", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -365,7 +395,7 @@ func parseRegisterBrokerRecordBrokerEndpoint(buf []byte, pos, end int, version i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/broker_endpoint/seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -373,23 +403,23 @@ func parseRegisterBrokerRecordBrokerEndpoint(buf []byte, pos, end int, version i
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("register_broker_record /types/broker_endpoint/seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("register_broker_record /types/broker_endpoint/seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("register_broker_record /types/broker_endpoint/seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("register_broker_record /types/broker_endpoint/seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RegisterBrokerRecordBrokerEndpointTaggedField, 0, count)
+		x.TaggedFields = make([]RegisterBrokerRecordBrokerEndpointTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterBrokerRecordBrokerEndpointTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterBrokerRecordBrokerFeatureTaggedField: One tagged field of BrokerFeature: tag, size,
@@ -415,11 +445,21 @@ func ParseRegisterBrokerRecordBrokerFeatureTaggedField(data []byte, version int6
 }
 
 func parseRegisterBrokerRecordBrokerFeatureTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RegisterBrokerRecordBrokerFeatureTaggedField, int, error) {
-	x := &RegisterBrokerRecordBrokerFeatureTaggedField{Version: version}
+	x := &RegisterBrokerRecordBrokerFeatureTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterBrokerRecordBrokerFeatureTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/broker_feature_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -427,7 +467,7 @@ func parseRegisterBrokerRecordBrokerFeatureTaggedField(buf []byte, pos, end int,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/broker_feature_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -435,14 +475,14 @@ func parseRegisterBrokerRecordBrokerFeatureTaggedField(buf []byte, pos, end int,
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /types/broker_feature_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("register_broker_record /types/broker_feature_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterBrokerRecordBrokerFeature: type `broker_feature` of
@@ -460,7 +500,7 @@ type RegisterBrokerRecordBrokerFeature struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RegisterBrokerRecordBrokerFeatureTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RegisterBrokerRecordBrokerFeatureTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRegisterBrokerRecordBrokerFeature reads one RegisterBrokerRecordBrokerFeature that fills data (with verify, a CRC that does not match is an error).
@@ -476,22 +516,32 @@ func ParseRegisterBrokerRecordBrokerFeature(data []byte, version int64, verify b
 }
 
 func parseRegisterBrokerRecordBrokerFeature(buf []byte, pos, end int, version int64, verify bool) (*RegisterBrokerRecordBrokerFeature, int, error) {
-	x := &RegisterBrokerRecordBrokerFeature{Version: version}
+	x := &RegisterBrokerRecordBrokerFeature{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterBrokerRecordBrokerFeature) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/broker_feature/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_broker_record /types/broker_feature/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_broker_record /types/broker_feature/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /types/broker_feature/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("register_broker_record /types/broker_feature/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -500,7 +550,7 @@ func parseRegisterBrokerRecordBrokerFeature(buf []byte, pos, end int, version in
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("register_broker_record /types/broker_feature/seq/2", pos, end, 2)
+			return pos, truncated("register_broker_record /types/broker_feature/seq/2", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -508,7 +558,7 @@ func parseRegisterBrokerRecordBrokerFeature(buf []byte, pos, end int, version in
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("register_broker_record /types/broker_feature/seq/3", pos, end, 2)
+			return pos, truncated("register_broker_record /types/broker_feature/seq/3", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -517,7 +567,7 @@ func parseRegisterBrokerRecordBrokerFeature(buf []byte, pos, end int, version in
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/broker_feature/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -525,23 +575,23 @@ func parseRegisterBrokerRecordBrokerFeature(buf []byte, pos, end int, version in
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("register_broker_record /types/broker_feature/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("register_broker_record /types/broker_feature/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("register_broker_record /types/broker_feature/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("register_broker_record /types/broker_feature/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RegisterBrokerRecordBrokerFeatureTaggedField, 0, count)
+		x.TaggedFields = make([]RegisterBrokerRecordBrokerFeatureTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterBrokerRecordBrokerFeatureTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterBrokerRecordRegisterBrokerRecordTag0: Tagged field 0: LogDirs.
@@ -572,42 +622,52 @@ func ParseRegisterBrokerRecordRegisterBrokerRecordTag0(data []byte, version int6
 }
 
 func parseRegisterBrokerRecordRegisterBrokerRecordTag0(buf []byte, pos, end int, version int64, verify bool) (*RegisterBrokerRecordRegisterBrokerRecordTag0, int, error) {
-	x := &RegisterBrokerRecordRegisterBrokerRecordTag0{Version: version}
+	x := &RegisterBrokerRecordRegisterBrokerRecordTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterBrokerRecordRegisterBrokerRecordTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /types/register_broker_record_tag_0/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("register_broker_record /types/register_broker_record_tag_0/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 3) {
-			return nil, pos, invalid("register_broker_record /types/register_broker_record_tag_0/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 3")
+			return pos, invalid("register_broker_record /types/register_broker_record_tag_0/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 3")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/register_broker_record_tag_0/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumLogDirs = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_broker_record /types/register_broker_record_tag_0/seq/1", pos, "num_log_dirs", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_broker_record /types/register_broker_record_tag_0/seq/1", pos, "num_log_dirs", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumLogDirs - 1))
 		if count < 0 {
-			return nil, pos, badCount("register_broker_record /types/register_broker_record_tag_0/seq/2", pos, "log_dirs", count, -1, 0)
+			return pos, badCount("register_broker_record /types/register_broker_record_tag_0/seq/2", pos, "log_dirs", count, -1, 0)
 		}
 		x.LogDirs = make([][]byte, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			n64 := int64(16)
 			if n64 < 0 || n64 > int64(end-pos) {
-				return nil, pos, badSize("register_broker_record /types/register_broker_record_tag_0/seq/2", pos, "log_dirs", n64, end-pos)
+				return pos, badSize("register_broker_record /types/register_broker_record_tag_0/seq/2", pos, "log_dirs", n64, end-pos)
 			}
 			n := int(n64)
 			item := buf[pos : pos+n : pos+n]
@@ -621,10 +681,10 @@ func parseRegisterBrokerRecordRegisterBrokerRecordTag0(buf []byte, pos, end int,
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("register_broker_record /types/register_broker_record_tag_0/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("register_broker_record /types/register_broker_record_tag_0/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterBrokerRecordRegisterBrokerRecordTag1: Tagged field 1: CordonedLogDirs.
@@ -656,24 +716,34 @@ func ParseRegisterBrokerRecordRegisterBrokerRecordTag1(data []byte, version int6
 }
 
 func parseRegisterBrokerRecordRegisterBrokerRecordTag1(buf []byte, pos, end int, version int64, verify bool) (*RegisterBrokerRecordRegisterBrokerRecordTag1, int, error) {
-	x := &RegisterBrokerRecordRegisterBrokerRecordTag1{Version: version}
+	x := &RegisterBrokerRecordRegisterBrokerRecordTag1{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterBrokerRecordRegisterBrokerRecordTag1) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(0)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /types/register_broker_record_tag_1/seq/0", pos, "tag_in_version", n64, end-pos)
+			return pos, badSize("register_broker_record /types/register_broker_record_tag_1/seq/0", pos, "tag_in_version", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.TagInVersion = v
 		if !(x.Version >= 4) {
-			return nil, pos, invalid("register_broker_record /types/register_broker_record_tag_1/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 4")
+			return pos, invalid("register_broker_record /types/register_broker_record_tag_1/seq/0", pos, "tag_in_version", len(v), "must satisfy version >= 4")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/register_broker_record_tag_1/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumCordonedLogDirs = v
@@ -681,14 +751,14 @@ func parseRegisterBrokerRecordRegisterBrokerRecordTag1(buf []byte, pos, end int,
 	if x.NumCordonedLogDirs != 0 {
 		count := int64((x.NumCordonedLogDirs - 1))
 		if count < 0 {
-			return nil, pos, badCount("register_broker_record /types/register_broker_record_tag_1/seq/2", pos, "cordoned_log_dirs", count, -1, 0)
+			return pos, badCount("register_broker_record /types/register_broker_record_tag_1/seq/2", pos, "cordoned_log_dirs", count, -1, 0)
 		}
 		x.CordonedLogDirs = make([][]byte, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			n64 := int64(16)
 			if n64 < 0 || n64 > int64(end-pos) {
-				return nil, pos, badSize("register_broker_record /types/register_broker_record_tag_1/seq/2", pos, "cordoned_log_dirs", n64, end-pos)
+				return pos, badSize("register_broker_record /types/register_broker_record_tag_1/seq/2", pos, "cordoned_log_dirs", n64, end-pos)
 			}
 			n := int(n64)
 			item := buf[pos : pos+n : pos+n]
@@ -702,10 +772,10 @@ func parseRegisterBrokerRecordRegisterBrokerRecordTag1(buf []byte, pos, end int,
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("register_broker_record /types/register_broker_record_tag_1/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("register_broker_record /types/register_broker_record_tag_1/seq/3", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterBrokerRecordRegisterBrokerRecordTaggedField: One tagged field of
@@ -731,11 +801,21 @@ func ParseRegisterBrokerRecordRegisterBrokerRecordTaggedField(data []byte, versi
 }
 
 func parseRegisterBrokerRecordRegisterBrokerRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RegisterBrokerRecordRegisterBrokerRecordTaggedField, int, error) {
-	x := &RegisterBrokerRecordRegisterBrokerRecordTaggedField{Version: version}
+	x := &RegisterBrokerRecordRegisterBrokerRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterBrokerRecordRegisterBrokerRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/register_broker_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -743,7 +823,7 @@ func parseRegisterBrokerRecordRegisterBrokerRecordTaggedField(buf []byte, pos, e
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_broker_record /types/register_broker_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -751,7 +831,7 @@ func parseRegisterBrokerRecordRegisterBrokerRecordTaggedField(buf []byte, pos, e
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_broker_record /types/register_broker_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("register_broker_record /types/register_broker_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -759,14 +839,14 @@ func parseRegisterBrokerRecordRegisterBrokerRecordTaggedField(buf []byte, pos, e
 		case 0:
 			got, next, err := parseRegisterBrokerRecordRegisterBrokerRecordTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 1:
 			got, next, err := parseRegisterBrokerRecordRegisterBrokerRecordTag1(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -776,5 +856,5 @@ func parseRegisterBrokerRecordRegisterBrokerRecordTaggedField(buf []byte, pos, e
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

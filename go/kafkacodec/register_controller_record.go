@@ -22,15 +22,15 @@ type RegisterControllerRecord struct {
 	// The count of end_points + 1, 0 for null (flexible versions).
 	NumEndPoints int64 `ksy:"num_end_points"`
 	// The endpoints that can be used to communicate with this controller.
-	EndPoints []*RegisterControllerRecordControllerEndpoint `ksy:"end_points"`
+	EndPoints []RegisterControllerRecordControllerEndpoint `ksy:"end_points"`
 	// The count of features + 1, 0 for null (flexible versions).
 	NumFeatures int64 `ksy:"num_features"`
 	// The features on this controller
-	Features []*RegisterControllerRecordControllerFeature `ksy:"features"`
+	Features []RegisterControllerRecordControllerFeature `ksy:"features"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RegisterControllerRecordRegisterControllerRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RegisterControllerRecordRegisterControllerRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRegisterControllerRecord reads one RegisterControllerRecord that fills data (with verify, a CRC that does not match is an error).
@@ -46,10 +46,20 @@ func ParseRegisterControllerRecord(data []byte, version int64, verify bool) (*Re
 }
 
 func parseRegisterControllerRecord(buf []byte, pos, end int, version int64, verify bool) (*RegisterControllerRecord, int, error) {
-	x := &RegisterControllerRecord{Version: version}
+	x := &RegisterControllerRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterControllerRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("register_controller_record /seq/0", pos, end, 4)
+			return pos, truncated("register_controller_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -58,7 +68,7 @@ func parseRegisterControllerRecord(buf []byte, pos, end int, version int64, veri
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_controller_record /seq/1", pos, "incarnation_id", n64, end-pos)
+			return pos, badSize("register_controller_record /seq/1", pos, "incarnation_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -67,7 +77,7 @@ func parseRegisterControllerRecord(buf []byte, pos, end int, version int64, veri
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("register_controller_record /seq/2", pos, end, 1)
+			return pos, truncated("register_controller_record /seq/2", pos, end, 1)
 		}
 		v := buf[pos]
 		pos += 1
@@ -76,67 +86,67 @@ func parseRegisterControllerRecord(buf []byte, pos, end int, version int64, veri
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumEndPoints = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_controller_record /seq/3", pos, "num_end_points", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_controller_record /seq/3", pos, "num_end_points", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumEndPoints - 1))
 		if count < 0 {
-			return nil, pos, badCount("register_controller_record /seq/4", pos, "end_points", count, -1, 0)
+			return pos, badCount("register_controller_record /seq/4", pos, "end_points", count, -1, 0)
 		}
 		if count*7 > int64(end-pos) {
-			return nil, pos, badCount("register_controller_record /seq/4", pos, "end_points", count, end-pos, 7)
+			return pos, badCount("register_controller_record /seq/4", pos, "end_points", count, end-pos, 7)
 		}
-		x.EndPoints = make([]*RegisterControllerRecordControllerEndpoint, 0, count)
+		x.EndPoints = make([]RegisterControllerRecordControllerEndpoint, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterControllerRecordControllerEndpoint(buf, pos, end, x.Version, verify)
+			item := &x.EndPoints[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.EndPoints = append(x.EndPoints, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumFeatures = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_controller_record /seq/5", pos, "num_features", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_controller_record /seq/5", pos, "num_features", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumFeatures - 1))
 		if count < 0 {
-			return nil, pos, badCount("register_controller_record /seq/6", pos, "features", count, -1, 0)
+			return pos, badCount("register_controller_record /seq/6", pos, "features", count, -1, 0)
 		}
 		if count*6 > int64(end-pos) {
-			return nil, pos, badCount("register_controller_record /seq/6", pos, "features", count, end-pos, 6)
+			return pos, badCount("register_controller_record /seq/6", pos, "features", count, end-pos, 6)
 		}
-		x.Features = make([]*RegisterControllerRecordControllerFeature, 0, count)
+		x.Features = make([]RegisterControllerRecordControllerFeature, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterControllerRecordControllerFeature(buf, pos, end, x.Version, verify)
+			item := &x.Features[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Features = append(x.Features, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /seq/7")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -144,23 +154,23 @@ func parseRegisterControllerRecord(buf []byte, pos, end int, version int64, veri
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("register_controller_record /seq/8", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("register_controller_record /seq/8", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("register_controller_record /seq/8", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("register_controller_record /seq/8", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RegisterControllerRecordRegisterControllerRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RegisterControllerRecordRegisterControllerRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterControllerRecordRegisterControllerRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterControllerRecordControllerEndpointTaggedField: One tagged field of
@@ -186,11 +196,21 @@ func ParseRegisterControllerRecordControllerEndpointTaggedField(data []byte, ver
 }
 
 func parseRegisterControllerRecordControllerEndpointTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RegisterControllerRecordControllerEndpointTaggedField, int, error) {
-	x := &RegisterControllerRecordControllerEndpointTaggedField{Version: version}
+	x := &RegisterControllerRecordControllerEndpointTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterControllerRecordControllerEndpointTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/controller_endpoint_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -198,7 +218,7 @@ func parseRegisterControllerRecordControllerEndpointTaggedField(buf []byte, pos,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/controller_endpoint_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -206,14 +226,14 @@ func parseRegisterControllerRecordControllerEndpointTaggedField(buf []byte, pos,
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_controller_record /types/controller_endpoint_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("register_controller_record /types/controller_endpoint_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterControllerRecordControllerEndpoint: type `controller_endpoint` of
@@ -235,7 +255,7 @@ type RegisterControllerRecordControllerEndpoint struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RegisterControllerRecordControllerEndpointTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RegisterControllerRecordControllerEndpointTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRegisterControllerRecordControllerEndpoint reads one RegisterControllerRecordControllerEndpoint that fills data (with verify, a CRC that does not match is an error).
@@ -251,22 +271,32 @@ func ParseRegisterControllerRecordControllerEndpoint(data []byte, version int64,
 }
 
 func parseRegisterControllerRecordControllerEndpoint(buf []byte, pos, end int, version int64, verify bool) (*RegisterControllerRecordControllerEndpoint, int, error) {
-	x := &RegisterControllerRecordControllerEndpoint{Version: version}
+	x := &RegisterControllerRecordControllerEndpoint{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterControllerRecordControllerEndpoint) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/controller_endpoint/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_controller_record /types/controller_endpoint/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_controller_record /types/controller_endpoint/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_controller_record /types/controller_endpoint/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("register_controller_record /types/controller_endpoint/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -276,18 +306,18 @@ func parseRegisterControllerRecordControllerEndpoint(buf []byte, pos, end int, v
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/controller_endpoint/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenHost = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_controller_record /types/controller_endpoint/seq/2", pos, "len_host", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_controller_record /types/controller_endpoint/seq/2", pos, "len_host", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenHost - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_controller_record /types/controller_endpoint/seq/3", pos, "host", n64, end-pos)
+			return pos, badSize("register_controller_record /types/controller_endpoint/seq/3", pos, "host", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -296,7 +326,7 @@ func parseRegisterControllerRecordControllerEndpoint(buf []byte, pos, end int, v
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("register_controller_record /types/controller_endpoint/seq/4", pos, end, 2)
+			return pos, truncated("register_controller_record /types/controller_endpoint/seq/4", pos, end, 2)
 		}
 		v := binary.BigEndian.Uint16(buf[pos:])
 		pos += 2
@@ -304,7 +334,7 @@ func parseRegisterControllerRecordControllerEndpoint(buf []byte, pos, end int, v
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("register_controller_record /types/controller_endpoint/seq/5", pos, end, 2)
+			return pos, truncated("register_controller_record /types/controller_endpoint/seq/5", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -313,7 +343,7 @@ func parseRegisterControllerRecordControllerEndpoint(buf []byte, pos, end int, v
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/controller_endpoint/seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -321,23 +351,23 @@ func parseRegisterControllerRecordControllerEndpoint(buf []byte, pos, end int, v
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("register_controller_record /types/controller_endpoint/seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("register_controller_record /types/controller_endpoint/seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("register_controller_record /types/controller_endpoint/seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("register_controller_record /types/controller_endpoint/seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RegisterControllerRecordControllerEndpointTaggedField, 0, count)
+		x.TaggedFields = make([]RegisterControllerRecordControllerEndpointTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterControllerRecordControllerEndpointTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterControllerRecordControllerFeatureTaggedField: One tagged field of
@@ -363,11 +393,21 @@ func ParseRegisterControllerRecordControllerFeatureTaggedField(data []byte, vers
 }
 
 func parseRegisterControllerRecordControllerFeatureTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RegisterControllerRecordControllerFeatureTaggedField, int, error) {
-	x := &RegisterControllerRecordControllerFeatureTaggedField{Version: version}
+	x := &RegisterControllerRecordControllerFeatureTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterControllerRecordControllerFeatureTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/controller_feature_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -375,7 +415,7 @@ func parseRegisterControllerRecordControllerFeatureTaggedField(buf []byte, pos, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/controller_feature_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -383,14 +423,14 @@ func parseRegisterControllerRecordControllerFeatureTaggedField(buf []byte, pos, 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_controller_record /types/controller_feature_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("register_controller_record /types/controller_feature_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterControllerRecordControllerFeature: type `controller_feature` of
@@ -408,7 +448,7 @@ type RegisterControllerRecordControllerFeature struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RegisterControllerRecordControllerFeatureTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RegisterControllerRecordControllerFeatureTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRegisterControllerRecordControllerFeature reads one RegisterControllerRecordControllerFeature that fills data (with verify, a CRC that does not match is an error).
@@ -424,22 +464,32 @@ func ParseRegisterControllerRecordControllerFeature(data []byte, version int64, 
 }
 
 func parseRegisterControllerRecordControllerFeature(buf []byte, pos, end int, version int64, verify bool) (*RegisterControllerRecordControllerFeature, int, error) {
-	x := &RegisterControllerRecordControllerFeature{Version: version}
+	x := &RegisterControllerRecordControllerFeature{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterControllerRecordControllerFeature) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/controller_feature/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("register_controller_record /types/controller_feature/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("register_controller_record /types/controller_feature/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_controller_record /types/controller_feature/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("register_controller_record /types/controller_feature/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -448,7 +498,7 @@ func parseRegisterControllerRecordControllerFeature(buf []byte, pos, end int, ve
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("register_controller_record /types/controller_feature/seq/2", pos, end, 2)
+			return pos, truncated("register_controller_record /types/controller_feature/seq/2", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -456,7 +506,7 @@ func parseRegisterControllerRecordControllerFeature(buf []byte, pos, end int, ve
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("register_controller_record /types/controller_feature/seq/3", pos, end, 2)
+			return pos, truncated("register_controller_record /types/controller_feature/seq/3", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -465,7 +515,7 @@ func parseRegisterControllerRecordControllerFeature(buf []byte, pos, end int, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/controller_feature/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -473,23 +523,23 @@ func parseRegisterControllerRecordControllerFeature(buf []byte, pos, end int, ve
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("register_controller_record /types/controller_feature/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("register_controller_record /types/controller_feature/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("register_controller_record /types/controller_feature/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("register_controller_record /types/controller_feature/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RegisterControllerRecordControllerFeatureTaggedField, 0, count)
+		x.TaggedFields = make([]RegisterControllerRecordControllerFeatureTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRegisterControllerRecordControllerFeatureTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RegisterControllerRecordRegisterControllerRecordTaggedField: One tagged field of
@@ -515,11 +565,21 @@ func ParseRegisterControllerRecordRegisterControllerRecordTaggedField(data []byt
 }
 
 func parseRegisterControllerRecordRegisterControllerRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RegisterControllerRecordRegisterControllerRecordTaggedField, int, error) {
-	x := &RegisterControllerRecordRegisterControllerRecordTaggedField{Version: version}
+	x := &RegisterControllerRecordRegisterControllerRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RegisterControllerRecordRegisterControllerRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/register_controller_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -527,7 +587,7 @@ func parseRegisterControllerRecordRegisterControllerRecordTaggedField(buf []byte
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "register_controller_record /types/register_controller_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -535,12 +595,12 @@ func parseRegisterControllerRecordRegisterControllerRecordTaggedField(buf []byte
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("register_controller_record /types/register_controller_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("register_controller_record /types/register_controller_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

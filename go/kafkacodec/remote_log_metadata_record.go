@@ -28,37 +28,46 @@ func ParseRemoteLogMetadataRecord(data []byte, verify bool) (*RemoteLogMetadataR
 
 func parseRemoteLogMetadataRecord(buf []byte, pos, end int, verify bool) (*RemoteLogMetadataRecord, int, error) {
 	x := &RemoteLogMetadataRecord{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogMetadataRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_metadata_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.FrameVersion = v
 		if !(v == 1) {
-			return nil, pos, invalid("remote_log_metadata_record /seq/0", pos, "frame_version", v, "must satisfy _.value == 1")
+			return pos, invalid("remote_log_metadata_record /seq/0", pos, "frame_version", v, "must satisfy _.value == 1")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_metadata_record /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.ApiKey = v
 		if !(v <= 32767) {
-			return nil, pos, invalid("remote_log_metadata_record /seq/1", pos, "api_key", v, "must satisfy _.value <= 32767")
+			return pos, invalid("remote_log_metadata_record /seq/1", pos, "api_key", v, "must satisfy _.value <= 32767")
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_metadata_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Version = v
 		if !(v <= 32767) {
-			return nil, pos, invalid("remote_log_metadata_record /seq/2", pos, "version", v, "must satisfy _.value <= 32767")
+			return pos, invalid("remote_log_metadata_record /seq/2", pos, "version", v, "must satisfy _.value <= 32767")
 		}
 	}
 	{
@@ -67,35 +76,35 @@ func parseRemoteLogMetadataRecord(buf []byte, pos, end int, verify bool) (*Remot
 		case 0:
 			got, next, err := parseRemoteLogSegmentMetadataRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 1:
 			got, next, err := parseRemoteLogSegmentMetadataUpdateRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 2:
 			got, next, err := parseRemotePartitionDeleteMetadataRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 3:
 			got, next, err := parseRemoteLogSegmentMetadataSnapshotRecord(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("remote_log_metadata_record /seq/3", pos, "api_key.value.as<s4>", on)
+			return pos, noCase("remote_log_metadata_record /seq/3", pos, "api_key.value.as<s4>", on)
 		}
 		x.Message = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

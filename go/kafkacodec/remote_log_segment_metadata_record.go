@@ -28,7 +28,7 @@ type RemoteLogSegmentMetadataRecord struct {
 	// The count of segment_leader_epochs + 1, 0 for null (flexible versions).
 	NumSegmentLeaderEpochs int64 `ksy:"num_segment_leader_epochs"`
 	// Leader epoch to start-offset mappings for the records with in this segment.
-	SegmentLeaderEpochs []*RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry `ksy:"segment_leader_epochs"`
+	SegmentLeaderEpochs []RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry `ksy:"segment_leader_epochs"`
 	// Segment size in bytes.
 	SegmentSizeInBytes int32 `ksy:"segment_size_in_bytes"`
 	// The length of custom_metadata + 1, 0 for null (flexible versions).
@@ -40,7 +40,7 @@ type RemoteLogSegmentMetadataRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoteLogSegmentMetadataRecord reads one RemoteLogSegmentMetadataRecord that fills data (with verify, a CRC that does not match is an error).
@@ -56,18 +56,28 @@ func ParseRemoteLogSegmentMetadataRecord(data []byte, version int64, verify bool
 }
 
 func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataRecord, int, error) {
-	x := &RemoteLogSegmentMetadataRecord{Version: version}
+	x := &RemoteLogSegmentMetadataRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := parseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry(buf, pos, end, x.Version, verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.RemoteLogSegmentId = v
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /seq/1", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_record /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -75,7 +85,7 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /seq/2", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_record /seq/2", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -83,7 +93,7 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /seq/3", pos, end, 4)
+			return pos, truncated("remote_log_segment_metadata_record /seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -91,7 +101,7 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /seq/4", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_record /seq/4", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -99,7 +109,7 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /seq/5", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_record /seq/5", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -108,36 +118,36 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSegmentLeaderEpochs = v
 		if !(v >= 1) {
-			return nil, pos, invalid("remote_log_segment_metadata_record /seq/6", pos, "num_segment_leader_epochs", v, "must satisfy _.value >= 1")
+			return pos, invalid("remote_log_segment_metadata_record /seq/6", pos, "num_segment_leader_epochs", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSegmentLeaderEpochs - 1))
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_record /seq/7", pos, "segment_leader_epochs", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_record /seq/7", pos, "segment_leader_epochs", count, -1, 0)
 		}
 		if count*13 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_record /seq/7", pos, "segment_leader_epochs", count, end-pos, 13)
+			return pos, badCount("remote_log_segment_metadata_record /seq/7", pos, "segment_leader_epochs", count, end-pos, 13)
 		}
-		x.SegmentLeaderEpochs = make([]*RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry, 0, count)
+		x.SegmentLeaderEpochs = make([]RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry(buf, pos, end, x.Version, verify)
+			item := &x.SegmentLeaderEpochs[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.SegmentLeaderEpochs = append(x.SegmentLeaderEpochs, item)
 		}
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /seq/8", pos, end, 4)
+			return pos, truncated("remote_log_segment_metadata_record /seq/8", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -146,7 +156,7 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /seq/9")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenCustomMetadata = v
@@ -154,7 +164,7 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	if x.LenCustomMetadata != 0 {
 		n64 := int64((x.LenCustomMetadata - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_record /seq/10", pos, "custom_metadata", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_record /seq/10", pos, "custom_metadata", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -163,7 +173,7 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /seq/11", pos, end, 1)
+			return pos, truncated("remote_log_segment_metadata_record /seq/11", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -172,7 +182,7 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /seq/12")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -180,23 +190,23 @@ func parseRemoteLogSegmentMetadataRecord(buf []byte, pos, end int, version int64
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_record /seq/13", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_record /seq/13", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_record /seq/13", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_log_segment_metadata_record /seq/13", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField: One tagged field of
@@ -222,11 +232,21 @@ func ParseRemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField(data []
 }
 
 func parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField, int, error) {
-	x := &RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField{Version: version}
+	x := &RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/topic_id_partition_entry_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -234,7 +254,7 @@ func parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField(buf []b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/topic_id_partition_entry_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -242,14 +262,14 @@ func parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField(buf []b
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_record /types/topic_id_partition_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_record /types/topic_id_partition_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataRecordTopicIdPartitionEntry: type `topic_id_partition_entry` of
@@ -267,7 +287,7 @@ type RemoteLogSegmentMetadataRecordTopicIdPartitionEntry struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoteLogSegmentMetadataRecordTopicIdPartitionEntry reads one RemoteLogSegmentMetadataRecordTopicIdPartitionEntry that fills data (with verify, a CRC that does not match is an error).
@@ -283,22 +303,32 @@ func ParseRemoteLogSegmentMetadataRecordTopicIdPartitionEntry(data []byte, versi
 }
 
 func parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntry(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataRecordTopicIdPartitionEntry, int, error) {
-	x := &RemoteLogSegmentMetadataRecordTopicIdPartitionEntry{Version: version}
+	x := &RemoteLogSegmentMetadataRecordTopicIdPartitionEntry{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataRecordTopicIdPartitionEntry) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -308,7 +338,7 @@ func parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntry(buf []byte, pos, e
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/2", pos, "id", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/2", pos, "id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -317,7 +347,7 @@ func parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntry(buf []byte, pos, e
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/3", pos, end, 4)
+			return pos, truncated("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -326,7 +356,7 @@ func parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntry(buf []byte, pos, e
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -334,23 +364,23 @@ func parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntry(buf []byte, pos, e
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField, 0, count)
+		x.TaggedFields = make([]RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField: One tagged field of
@@ -376,11 +406,21 @@ func ParseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField(data 
 }
 
 func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField, int, error) {
-	x := &RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField{Version: version}
+	x := &RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/remote_log_segment_id_entry_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -388,7 +428,7 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField(buf [
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/remote_log_segment_id_entry_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -396,14 +436,14 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField(buf [
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_record /types/remote_log_segment_id_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_record /types/remote_log_segment_id_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry: type `remote_log_segment_id_entry`
@@ -417,7 +457,7 @@ type RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry reads one RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry that fills data (with verify, a CRC that does not match is an error).
@@ -433,11 +473,21 @@ func ParseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry(data []byte, ver
 }
 
 func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry, int, error) {
-	x := &RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry{Version: version}
+	x := &RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := parseRemoteLogSegmentMetadataRecordTopicIdPartitionEntry(buf, pos, end, x.Version, verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.TopicIdPartition = v
@@ -445,7 +495,7 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry(buf []byte, pos,
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_record /types/remote_log_segment_id_entry/seq/1", pos, "id", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_record /types/remote_log_segment_id_entry/seq/1", pos, "id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -455,7 +505,7 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry(buf []byte, pos,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/remote_log_segment_id_entry/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -463,23 +513,23 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry(buf []byte, pos,
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_log_segment_metadata_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField, 0, count)
+		x.TaggedFields = make([]RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField: One tagged field of
@@ -505,11 +555,21 @@ func ParseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField(data 
 }
 
 func parseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField, int, error) {
-	x := &RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField{Version: version}
+	x := &RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/segment_leader_epoch_entry_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -517,7 +577,7 @@ func parseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField(buf [
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/segment_leader_epoch_entry_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -525,14 +585,14 @@ func parseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField(buf [
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_record /types/segment_leader_epoch_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_record /types/segment_leader_epoch_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry: type `segment_leader_epoch_entry` of
@@ -546,7 +606,7 @@ type RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry reads one RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry that fills data (with verify, a CRC that does not match is an error).
@@ -562,10 +622,20 @@ func ParseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry(data []byte, ver
 }
 
 func parseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry, int, error) {
-	x := &RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry{Version: version}
+	x := &RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/0", pos, end, 4)
+			return pos, truncated("remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -573,7 +643,7 @@ func parseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry(buf []byte, pos,
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/1", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -582,7 +652,7 @@ func parseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry(buf []byte, pos,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -590,23 +660,23 @@ func parseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry(buf []byte, pos,
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField, 0, count)
+		x.TaggedFields = make([]RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0: Tagged field 0:
@@ -633,10 +703,20 @@ func ParseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0(data 
 }
 
 func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0, int, error) {
-	x := &RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0{Version: version}
+	x := &RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("remote_log_segment_metadata_record /types/remote_log_segment_metadata_record_tag_0/seq/0", pos, end, 1)
+			return pos, truncated("remote_log_segment_metadata_record /types/remote_log_segment_metadata_record_tag_0/seq/0", pos, end, 1)
 		}
 		v := buf[pos]
 		pos += 1
@@ -648,10 +728,10 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0(buf [
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("remote_log_segment_metadata_record /types/remote_log_segment_metadata_record_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("remote_log_segment_metadata_record /types/remote_log_segment_metadata_record_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField: One tagged field
@@ -677,11 +757,21 @@ func ParseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedFiel
 }
 
 func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField, int, error) {
-	x := &RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField{Version: version}
+	x := &RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/remote_log_segment_metadata_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -689,7 +779,7 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedFiel
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_record /types/remote_log_segment_metadata_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -697,7 +787,7 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedFiel
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_record /types/remote_log_segment_metadata_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_record /types/remote_log_segment_metadata_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -705,7 +795,7 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedFiel
 		case 0:
 			got, next, err := parseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -715,5 +805,5 @@ func parseRemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedFiel
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -28,7 +28,7 @@ type RemoteLogSegmentMetadataSnapshotRecord struct {
 	// The count of segment_leader_epochs + 1, 0 for null (flexible versions).
 	NumSegmentLeaderEpochs int64 `ksy:"num_segment_leader_epochs"`
 	// Leader epochs of this segment.
-	SegmentLeaderEpochs []*RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry `ksy:"segment_leader_epochs"`
+	SegmentLeaderEpochs []RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry `ksy:"segment_leader_epochs"`
 	// Segment size in bytes
 	SegmentSizeInBytes int32 `ksy:"segment_size_in_bytes"`
 	// The length of custom_metadata + 1, 0 for null (flexible versions).
@@ -40,7 +40,7 @@ type RemoteLogSegmentMetadataSnapshotRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoteLogSegmentMetadataSnapshotRecord reads one RemoteLogSegmentMetadataSnapshotRecord that fills data (with verify, a CRC that does not match is an error).
@@ -56,11 +56,21 @@ func ParseRemoteLogSegmentMetadataSnapshotRecord(data []byte, version int64, ver
 }
 
 func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataSnapshotRecord, int, error) {
-	x := &RemoteLogSegmentMetadataSnapshotRecord{Version: version}
+	x := &RemoteLogSegmentMetadataSnapshotRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataSnapshotRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_snapshot_record /seq/0", pos, "segment_id", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_snapshot_record /seq/0", pos, "segment_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -69,7 +79,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /seq/1", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -77,7 +87,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /seq/2", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /seq/2", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -85,7 +95,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /seq/3", pos, end, 4)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -93,7 +103,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /seq/4", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /seq/4", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -101,7 +111,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /seq/5", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /seq/5", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -110,36 +120,36 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_snapshot_record /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSegmentLeaderEpochs = v
 		if !(v >= 1) {
-			return nil, pos, invalid("remote_log_segment_metadata_snapshot_record /seq/6", pos, "num_segment_leader_epochs", v, "must satisfy _.value >= 1")
+			return pos, invalid("remote_log_segment_metadata_snapshot_record /seq/6", pos, "num_segment_leader_epochs", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSegmentLeaderEpochs - 1))
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_snapshot_record /seq/7", pos, "segment_leader_epochs", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_snapshot_record /seq/7", pos, "segment_leader_epochs", count, -1, 0)
 		}
 		if count*13 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_snapshot_record /seq/7", pos, "segment_leader_epochs", count, end-pos, 13)
+			return pos, badCount("remote_log_segment_metadata_snapshot_record /seq/7", pos, "segment_leader_epochs", count, end-pos, 13)
 		}
-		x.SegmentLeaderEpochs = make([]*RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry, 0, count)
+		x.SegmentLeaderEpochs = make([]RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry(buf, pos, end, x.Version, verify)
+			item := &x.SegmentLeaderEpochs[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.SegmentLeaderEpochs = append(x.SegmentLeaderEpochs, item)
 		}
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /seq/8", pos, end, 4)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /seq/8", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -148,7 +158,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_snapshot_record /seq/9")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenCustomMetadata = v
@@ -156,7 +166,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	if x.LenCustomMetadata != 0 {
 		n64 := int64((x.LenCustomMetadata - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_snapshot_record /seq/10", pos, "custom_metadata", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_snapshot_record /seq/10", pos, "custom_metadata", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -165,7 +175,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /seq/11", pos, end, 1)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /seq/11", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -174,7 +184,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_snapshot_record /seq/12")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -182,23 +192,23 @@ func parseRemoteLogSegmentMetadataSnapshotRecord(buf []byte, pos, end int, versi
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_snapshot_record /seq/13", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_snapshot_record /seq/13", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_snapshot_record /seq/13", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_log_segment_metadata_snapshot_record /seq/13", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField: One tagged field
@@ -224,11 +234,21 @@ func ParseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedFie
 }
 
 func parseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField, int, error) {
-	x := &RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField{Version: version}
+	x := &RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -236,7 +256,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedFie
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -244,14 +264,14 @@ func parseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedFie
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry: type
@@ -266,7 +286,7 @@ type RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry reads one RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry that fills data (with verify, a CRC that does not match is an error).
@@ -282,10 +302,20 @@ func ParseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry(data []b
 }
 
 func parseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry, int, error) {
-	x := &RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry{Version: version}
+	x := &RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/0", pos, end, 4)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -293,7 +323,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry(buf []by
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/1", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -302,7 +332,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry(buf []by
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -310,23 +340,23 @@ func parseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry(buf []by
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField, 0, count)
+		x.TaggedFields = make([]RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTag0: Tagged
@@ -353,10 +383,20 @@ func ParseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshot
 }
 
 func parseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTag0(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTag0, int, error) {
-	x := &RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTag0{Version: version}
+	x := &RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("remote_log_segment_metadata_snapshot_record /types/remote_log_segment_metadata_snapshot_record_tag_0/seq/0", pos, end, 1)
+			return pos, truncated("remote_log_segment_metadata_snapshot_record /types/remote_log_segment_metadata_snapshot_record_tag_0/seq/0", pos, end, 1)
 		}
 		v := buf[pos]
 		pos += 1
@@ -368,10 +408,10 @@ func parseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshot
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("remote_log_segment_metadata_snapshot_record /types/remote_log_segment_metadata_snapshot_record_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("remote_log_segment_metadata_snapshot_record /types/remote_log_segment_metadata_snapshot_record_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField:
@@ -397,11 +437,21 @@ func ParseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshot
 }
 
 func parseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField, int, error) {
-	x := &RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField{Version: version}
+	x := &RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_snapshot_record /types/remote_log_segment_metadata_snapshot_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -409,7 +459,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshot
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_snapshot_record /types/remote_log_segment_metadata_snapshot_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -417,7 +467,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshot
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_snapshot_record /types/remote_log_segment_metadata_snapshot_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_snapshot_record /types/remote_log_segment_metadata_snapshot_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -425,7 +475,7 @@ func parseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshot
 		case 0:
 			got, next, err := parseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -435,5 +485,5 @@ func parseRemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshot
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

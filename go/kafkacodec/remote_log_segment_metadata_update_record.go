@@ -28,7 +28,7 @@ type RemoteLogSegmentMetadataUpdateRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoteLogSegmentMetadataUpdateRecord reads one RemoteLogSegmentMetadataUpdateRecord that fills data (with verify, a CRC that does not match is an error).
@@ -44,18 +44,28 @@ func ParseRemoteLogSegmentMetadataUpdateRecord(data []byte, version int64, verif
 }
 
 func parseRemoteLogSegmentMetadataUpdateRecord(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataUpdateRecord, int, error) {
-	x := &RemoteLogSegmentMetadataUpdateRecord{Version: version}
+	x := &RemoteLogSegmentMetadataUpdateRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataUpdateRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry(buf, pos, end, x.Version, verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.RemoteLogSegmentId = v
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_log_segment_metadata_update_record /seq/1", pos, end, 4)
+			return pos, truncated("remote_log_segment_metadata_update_record /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -63,7 +73,7 @@ func parseRemoteLogSegmentMetadataUpdateRecord(buf []byte, pos, end int, version
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_log_segment_metadata_update_record /seq/2", pos, end, 8)
+			return pos, truncated("remote_log_segment_metadata_update_record /seq/2", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -72,7 +82,7 @@ func parseRemoteLogSegmentMetadataUpdateRecord(buf []byte, pos, end int, version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenCustomMetadata = v
@@ -80,7 +90,7 @@ func parseRemoteLogSegmentMetadataUpdateRecord(buf []byte, pos, end int, version
 	if x.LenCustomMetadata != 0 {
 		n64 := int64((x.LenCustomMetadata - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_update_record /seq/4", pos, "custom_metadata", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_update_record /seq/4", pos, "custom_metadata", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -89,7 +99,7 @@ func parseRemoteLogSegmentMetadataUpdateRecord(buf []byte, pos, end int, version
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("remote_log_segment_metadata_update_record /seq/5", pos, end, 1)
+			return pos, truncated("remote_log_segment_metadata_update_record /seq/5", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -98,7 +108,7 @@ func parseRemoteLogSegmentMetadataUpdateRecord(buf []byte, pos, end int, version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -106,23 +116,23 @@ func parseRemoteLogSegmentMetadataUpdateRecord(buf []byte, pos, end int, version
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_update_record /seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_update_record /seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_update_record /seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_log_segment_metadata_update_record /seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField: One tagged field of
@@ -148,11 +158,21 @@ func ParseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField(d
 }
 
 func parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField, int, error) {
-	x := &RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField{Version: version}
+	x := &RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /types/topic_id_partition_entry_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -160,7 +180,7 @@ func parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField(b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /types/topic_id_partition_entry_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -168,14 +188,14 @@ func parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField(b
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_update_record /types/topic_id_partition_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_update_record /types/topic_id_partition_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry: type `topic_id_partition_entry`
@@ -193,7 +213,7 @@ type RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry reads one RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry that fills data (with verify, a CRC that does not match is an error).
@@ -209,22 +229,32 @@ func ParseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry(data []byte,
 }
 
 func parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry, int, error) {
-	x := &RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry{Version: version}
+	x := &RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -234,7 +264,7 @@ func parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry(buf []byte, 
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/2", pos, "id", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/2", pos, "id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -243,7 +273,7 @@ func parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry(buf []byte, 
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/3", pos, end, 4)
+			return pos, truncated("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -252,7 +282,7 @@ func parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry(buf []byte, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -260,23 +290,23 @@ func parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry(buf []byte, 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField, 0, count)
+		x.TaggedFields = make([]RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField: One tagged field of
@@ -302,11 +332,21 @@ func ParseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField
 }
 
 func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField, int, error) {
-	x := &RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField{Version: version}
+	x := &RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -314,7 +354,7 @@ func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -322,14 +362,14 @@ func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry: type
@@ -344,7 +384,7 @@ type RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry reads one RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry that fills data (with verify, a CRC that does not match is an error).
@@ -360,11 +400,21 @@ func ParseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry(data []byt
 }
 
 func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry, int, error) {
-	x := &RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry{Version: version}
+	x := &RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := parseRemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry(buf, pos, end, x.Version, verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.TopicIdPartition = v
@@ -372,7 +422,7 @@ func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry(buf []byte
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry/seq/1", pos, "id", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry/seq/1", pos, "id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -382,7 +432,7 @@ func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry(buf []byte
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -390,23 +440,23 @@ func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry(buf []byte
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField, 0, count)
+		x.TaggedFields = make([]RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField: One
@@ -432,11 +482,21 @@ func ParseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateReco
 }
 
 func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField, int, error) {
-	x := &RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField{Version: version}
+	x := &RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /types/remote_log_segment_metadata_update_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -444,7 +504,7 @@ func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateReco
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_log_segment_metadata_update_record /types/remote_log_segment_metadata_update_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -452,12 +512,12 @@ func parseRemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateReco
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_log_segment_metadata_update_record /types/remote_log_segment_metadata_update_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_log_segment_metadata_update_record /types/remote_log_segment_metadata_update_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

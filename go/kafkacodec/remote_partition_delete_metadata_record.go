@@ -27,7 +27,7 @@ type RemotePartitionDeleteMetadataRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemotePartitionDeleteMetadataRecord reads one RemotePartitionDeleteMetadataRecord that fills data (with verify, a CRC that does not match is an error).
@@ -43,18 +43,28 @@ func ParseRemotePartitionDeleteMetadataRecord(data []byte, version int64, verify
 }
 
 func parseRemotePartitionDeleteMetadataRecord(buf []byte, pos, end int, version int64, verify bool) (*RemotePartitionDeleteMetadataRecord, int, error) {
-	x := &RemotePartitionDeleteMetadataRecord{Version: version}
+	x := &RemotePartitionDeleteMetadataRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemotePartitionDeleteMetadataRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntry(buf, pos, end, x.Version, verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.TopicIdPartition = v
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_partition_delete_metadata_record /seq/1", pos, end, 4)
+			return pos, truncated("remote_partition_delete_metadata_record /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -62,7 +72,7 @@ func parseRemotePartitionDeleteMetadataRecord(buf []byte, pos, end int, version 
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("remote_partition_delete_metadata_record /seq/2", pos, end, 8)
+			return pos, truncated("remote_partition_delete_metadata_record /seq/2", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -70,7 +80,7 @@ func parseRemotePartitionDeleteMetadataRecord(buf []byte, pos, end int, version 
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("remote_partition_delete_metadata_record /seq/3", pos, end, 1)
+			return pos, truncated("remote_partition_delete_metadata_record /seq/3", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -79,7 +89,7 @@ func parseRemotePartitionDeleteMetadataRecord(buf []byte, pos, end int, version 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_partition_delete_metadata_record /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -87,23 +97,23 @@ func parseRemotePartitionDeleteMetadataRecord(buf []byte, pos, end int, version 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_partition_delete_metadata_record /seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_partition_delete_metadata_record /seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_partition_delete_metadata_record /seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_partition_delete_metadata_record /seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField: One tagged field of
@@ -129,11 +139,21 @@ func ParseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField(da
 }
 
 func parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField, int, error) {
-	x := &RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField{Version: version}
+	x := &RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_partition_delete_metadata_record /types/topic_id_partition_entry_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -141,7 +161,7 @@ func parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField(bu
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_partition_delete_metadata_record /types/topic_id_partition_entry_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -149,14 +169,14 @@ func parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField(bu
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_partition_delete_metadata_record /types/topic_id_partition_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_partition_delete_metadata_record /types/topic_id_partition_entry_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry: type `topic_id_partition_entry`
@@ -174,7 +194,7 @@ type RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntry reads one RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry that fills data (with verify, a CRC that does not match is an error).
@@ -190,22 +210,32 @@ func ParseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntry(data []byte, 
 }
 
 func parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntry(buf []byte, pos, end int, version int64, verify bool) (*RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry, int, error) {
-	x := &RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry{Version: version}
+	x := &RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -215,7 +245,7 @@ func parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntry(buf []byte, p
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/2", pos, "id", n64, end-pos)
+			return pos, badSize("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/2", pos, "id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -224,7 +254,7 @@ func parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntry(buf []byte, p
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/3", pos, end, 4)
+			return pos, truncated("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -233,7 +263,7 @@ func parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntry(buf []byte, p
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -241,23 +271,23 @@ func parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntry(buf []byte, p
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField, 0, count)
+		x.TaggedFields = make([]RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField: One
@@ -283,11 +313,21 @@ func ParseRemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecord
 }
 
 func parseRemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField, int, error) {
-	x := &RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField{Version: version}
+	x := &RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_partition_delete_metadata_record /types/remote_partition_delete_metadata_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -295,7 +335,7 @@ func parseRemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecord
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remote_partition_delete_metadata_record /types/remote_partition_delete_metadata_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -303,12 +343,12 @@ func parseRemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecord
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remote_partition_delete_metadata_record /types/remote_partition_delete_metadata_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remote_partition_delete_metadata_record /types/remote_partition_delete_metadata_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -14,7 +14,7 @@ type RemoveAccessControlEntryRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoveAccessControlEntryRecord reads one RemoveAccessControlEntryRecord that fills data (with verify, a CRC that does not match is an error).
@@ -30,11 +30,21 @@ func ParseRemoveAccessControlEntryRecord(data []byte, version int64, verify bool
 }
 
 func parseRemoveAccessControlEntryRecord(buf []byte, pos, end int, version int64, verify bool) (*RemoveAccessControlEntryRecord, int, error) {
-	x := &RemoveAccessControlEntryRecord{Version: version}
+	x := &RemoveAccessControlEntryRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoveAccessControlEntryRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remove_access_control_entry_record /seq/0", pos, "id", n64, end-pos)
+			return pos, badSize("remove_access_control_entry_record /seq/0", pos, "id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -44,7 +54,7 @@ func parseRemoveAccessControlEntryRecord(buf []byte, pos, end int, version int64
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_access_control_entry_record /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -52,23 +62,23 @@ func parseRemoveAccessControlEntryRecord(buf []byte, pos, end int, version int64
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remove_access_control_entry_record /seq/2", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remove_access_control_entry_record /seq/2", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remove_access_control_entry_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remove_access_control_entry_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField: One tagged field
@@ -94,11 +104,21 @@ func ParseRemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedFiel
 }
 
 func parseRemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField, int, error) {
-	x := &RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField{Version: version}
+	x := &RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_access_control_entry_record /types/remove_access_control_entry_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -106,7 +126,7 @@ func parseRemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedFiel
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_access_control_entry_record /types/remove_access_control_entry_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -114,12 +134,12 @@ func parseRemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedFiel
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remove_access_control_entry_record /types/remove_access_control_entry_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remove_access_control_entry_record /types/remove_access_control_entry_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

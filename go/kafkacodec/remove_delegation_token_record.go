@@ -16,7 +16,7 @@ type RemoveDelegationTokenRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoveDelegationTokenRecord reads one RemoveDelegationTokenRecord that fills data (with verify, a CRC that does not match is an error).
@@ -32,22 +32,32 @@ func ParseRemoveDelegationTokenRecord(data []byte, version int64, verify bool) (
 }
 
 func parseRemoveDelegationTokenRecord(buf []byte, pos, end int, version int64, verify bool) (*RemoveDelegationTokenRecord, int, error) {
-	x := &RemoveDelegationTokenRecord{Version: version}
+	x := &RemoveDelegationTokenRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoveDelegationTokenRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_delegation_token_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenTokenId = v
 		if !(v >= 1) {
-			return nil, pos, invalid("remove_delegation_token_record /seq/0", pos, "len_token_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("remove_delegation_token_record /seq/0", pos, "len_token_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenTokenId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remove_delegation_token_record /seq/1", pos, "token_id", n64, end-pos)
+			return pos, badSize("remove_delegation_token_record /seq/1", pos, "token_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -57,7 +67,7 @@ func parseRemoveDelegationTokenRecord(buf []byte, pos, end int, version int64, v
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_delegation_token_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -65,23 +75,23 @@ func parseRemoveDelegationTokenRecord(buf []byte, pos, end int, version int64, v
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remove_delegation_token_record /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remove_delegation_token_record /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remove_delegation_token_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remove_delegation_token_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField: One tagged field of
@@ -107,11 +117,21 @@ func ParseRemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField(data
 }
 
 func parseRemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField, int, error) {
-	x := &RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField{Version: version}
+	x := &RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_delegation_token_record /types/remove_delegation_token_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -119,7 +139,7 @@ func parseRemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField(buf 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_delegation_token_record /types/remove_delegation_token_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -127,12 +147,12 @@ func parseRemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField(buf 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remove_delegation_token_record /types/remove_delegation_token_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remove_delegation_token_record /types/remove_delegation_token_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

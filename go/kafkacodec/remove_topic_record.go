@@ -14,7 +14,7 @@ type RemoveTopicRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoveTopicRecordRemoveTopicRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoveTopicRecordRemoveTopicRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoveTopicRecord reads one RemoveTopicRecord that fills data (with verify, a CRC that does not match is an error).
@@ -30,11 +30,21 @@ func ParseRemoveTopicRecord(data []byte, version int64, verify bool) (*RemoveTop
 }
 
 func parseRemoveTopicRecord(buf []byte, pos, end int, version int64, verify bool) (*RemoveTopicRecord, int, error) {
-	x := &RemoveTopicRecord{Version: version}
+	x := &RemoveTopicRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoveTopicRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remove_topic_record /seq/0", pos, "topic_id", n64, end-pos)
+			return pos, badSize("remove_topic_record /seq/0", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -44,7 +54,7 @@ func parseRemoveTopicRecord(buf []byte, pos, end int, version int64, verify bool
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_topic_record /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -52,23 +62,23 @@ func parseRemoveTopicRecord(buf []byte, pos, end int, version int64, verify bool
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remove_topic_record /seq/2", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remove_topic_record /seq/2", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remove_topic_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remove_topic_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoveTopicRecordRemoveTopicRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RemoveTopicRecordRemoveTopicRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoveTopicRecordRemoveTopicRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoveTopicRecordRemoveTopicRecordTaggedField: One tagged field of RemoveTopicRecord: tag,
@@ -94,11 +104,21 @@ func ParseRemoveTopicRecordRemoveTopicRecordTaggedField(data []byte, version int
 }
 
 func parseRemoveTopicRecordRemoveTopicRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoveTopicRecordRemoveTopicRecordTaggedField, int, error) {
-	x := &RemoveTopicRecordRemoveTopicRecordTaggedField{Version: version}
+	x := &RemoveTopicRecordRemoveTopicRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoveTopicRecordRemoveTopicRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_topic_record /types/remove_topic_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -106,7 +126,7 @@ func parseRemoveTopicRecordRemoveTopicRecordTaggedField(buf []byte, pos, end int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_topic_record /types/remove_topic_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -114,12 +134,12 @@ func parseRemoveTopicRecordRemoveTopicRecordTaggedField(buf []byte, pos, end int
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remove_topic_record /types/remove_topic_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remove_topic_record /types/remove_topic_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

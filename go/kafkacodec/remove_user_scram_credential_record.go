@@ -18,7 +18,7 @@ type RemoveUserScramCredentialRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseRemoveUserScramCredentialRecord reads one RemoveUserScramCredentialRecord that fills data (with verify, a CRC that does not match is an error).
@@ -34,22 +34,32 @@ func ParseRemoveUserScramCredentialRecord(data []byte, version int64, verify boo
 }
 
 func parseRemoveUserScramCredentialRecord(buf []byte, pos, end int, version int64, verify bool) (*RemoveUserScramCredentialRecord, int, error) {
-	x := &RemoveUserScramCredentialRecord{Version: version}
+	x := &RemoveUserScramCredentialRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoveUserScramCredentialRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_user_scram_credential_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("remove_user_scram_credential_record /seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("remove_user_scram_credential_record /seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remove_user_scram_credential_record /seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("remove_user_scram_credential_record /seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -58,7 +68,7 @@ func parseRemoveUserScramCredentialRecord(buf []byte, pos, end int, version int6
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("remove_user_scram_credential_record /seq/2", pos, end, 1)
+			return pos, truncated("remove_user_scram_credential_record /seq/2", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -67,7 +77,7 @@ func parseRemoveUserScramCredentialRecord(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_user_scram_credential_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -75,23 +85,23 @@ func parseRemoveUserScramCredentialRecord(buf []byte, pos, end int, version int6
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("remove_user_scram_credential_record /seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("remove_user_scram_credential_record /seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("remove_user_scram_credential_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("remove_user_scram_credential_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField, 0, count)
+		x.TaggedFields = make([]RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseRemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField: One tagged field
@@ -117,11 +127,21 @@ func ParseRemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedFi
 }
 
 func parseRemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField, int, error) {
-	x := &RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField{Version: version}
+	x := &RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_user_scram_credential_record /types/remove_user_scram_credential_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -129,7 +149,7 @@ func parseRemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedFi
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "remove_user_scram_credential_record /types/remove_user_scram_credential_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -137,12 +157,12 @@ func parseRemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedFi
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("remove_user_scram_credential_record /types/remove_user_scram_credential_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("remove_user_scram_credential_record /types/remove_user_scram_credential_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

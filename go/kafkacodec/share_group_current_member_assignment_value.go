@@ -24,11 +24,11 @@ type ShareGroupCurrentMemberAssignmentValue struct {
 	// The count of assigned_partitions + 1, 0 for null (flexible versions).
 	NumAssignedPartitions int64 `ksy:"num_assigned_partitions"`
 	// The partitions assigned to (or owned by) this member.
-	AssignedPartitions []*ShareGroupCurrentMemberAssignmentValueTopicPartitions `ksy:"assigned_partitions"`
+	AssignedPartitions []ShareGroupCurrentMemberAssignmentValueTopicPartitions `ksy:"assigned_partitions"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupCurrentMemberAssignmentValue reads one ShareGroupCurrentMemberAssignmentValue that fills data (with verify, a CRC that does not match is an error).
@@ -44,10 +44,20 @@ func ParseShareGroupCurrentMemberAssignmentValue(data []byte, version int64, ver
 }
 
 func parseShareGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupCurrentMemberAssignmentValue, int, error) {
-	x := &ShareGroupCurrentMemberAssignmentValue{Version: version}
+	x := &ShareGroupCurrentMemberAssignmentValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupCurrentMemberAssignmentValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_group_current_member_assignment_value /seq/0", pos, end, 4)
+			return pos, truncated("share_group_current_member_assignment_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -55,7 +65,7 @@ func parseShareGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, versi
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_group_current_member_assignment_value /seq/1", pos, end, 4)
+			return pos, truncated("share_group_current_member_assignment_value /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -63,7 +73,7 @@ func parseShareGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, versi
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("share_group_current_member_assignment_value /seq/2", pos, end, 1)
+			return pos, truncated("share_group_current_member_assignment_value /seq/2", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -72,37 +82,37 @@ func parseShareGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, versi
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_current_member_assignment_value /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumAssignedPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_current_member_assignment_value /seq/3", pos, "num_assigned_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_current_member_assignment_value /seq/3", pos, "num_assigned_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumAssignedPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_group_current_member_assignment_value /seq/4", pos, "assigned_partitions", count, -1, 0)
+			return pos, badCount("share_group_current_member_assignment_value /seq/4", pos, "assigned_partitions", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_current_member_assignment_value /seq/4", pos, "assigned_partitions", count, end-pos, 2)
+			return pos, badCount("share_group_current_member_assignment_value /seq/4", pos, "assigned_partitions", count, end-pos, 2)
 		}
-		x.AssignedPartitions = make([]*ShareGroupCurrentMemberAssignmentValueTopicPartitions, 0, count)
+		x.AssignedPartitions = make([]ShareGroupCurrentMemberAssignmentValueTopicPartitions, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupCurrentMemberAssignmentValueTopicPartitions(buf, pos, end, x.Version, verify)
+			item := &x.AssignedPartitions[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.AssignedPartitions = append(x.AssignedPartitions, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_current_member_assignment_value /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -110,23 +120,23 @@ func parseShareGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, versi
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_current_member_assignment_value /seq/6", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_current_member_assignment_value /seq/6", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_current_member_assignment_value /seq/6", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_current_member_assignment_value /seq/6", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField: One tagged field of
@@ -152,11 +162,21 @@ func ParseShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(data 
 }
 
 func parseShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField, int, error) {
-	x := &ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField{Version: version}
+	x := &ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_current_member_assignment_value /types/topic_partitions_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -164,7 +184,7 @@ func parseShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(buf [
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_current_member_assignment_value /types/topic_partitions_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -172,14 +192,14 @@ func parseShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(buf [
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_current_member_assignment_value /types/topic_partitions_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_current_member_assignment_value /types/topic_partitions_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupCurrentMemberAssignmentValueTopicPartitions: type `topic_partitions` of
@@ -195,7 +215,7 @@ type ShareGroupCurrentMemberAssignmentValueTopicPartitions struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupCurrentMemberAssignmentValueTopicPartitions reads one ShareGroupCurrentMemberAssignmentValueTopicPartitions that fills data (with verify, a CRC that does not match is an error).
@@ -211,11 +231,21 @@ func ParseShareGroupCurrentMemberAssignmentValueTopicPartitions(data []byte, ver
 }
 
 func parseShareGroupCurrentMemberAssignmentValueTopicPartitions(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupCurrentMemberAssignmentValueTopicPartitions, int, error) {
-	x := &ShareGroupCurrentMemberAssignmentValueTopicPartitions{Version: version}
+	x := &ShareGroupCurrentMemberAssignmentValueTopicPartitions{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupCurrentMemberAssignmentValueTopicPartitions) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_current_member_assignment_value /types/topic_partitions/seq/0", pos, "topic_id", n64, end-pos)
+			return pos, badSize("share_group_current_member_assignment_value /types/topic_partitions/seq/0", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -225,27 +255,27 @@ func parseShareGroupCurrentMemberAssignmentValueTopicPartitions(buf []byte, pos,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_current_member_assignment_value /types/topic_partitions/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_current_member_assignment_value /types/topic_partitions/seq/1", pos, "num_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_current_member_assignment_value /types/topic_partitions/seq/1", pos, "num_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, "partitions", count, -1, 0)
+			return pos, badCount("share_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, "partitions", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("share_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, "partitions", count, end-pos, 4)
+			return pos, badCount("share_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, "partitions", count, end-pos, 4)
 		}
 		x.Partitions = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("share_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, end, 4)
+				return pos, truncated("share_group_current_member_assignment_value /types/topic_partitions/seq/2", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -255,7 +285,7 @@ func parseShareGroupCurrentMemberAssignmentValueTopicPartitions(buf []byte, pos,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_current_member_assignment_value /types/topic_partitions/seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -263,23 +293,23 @@ func parseShareGroupCurrentMemberAssignmentValueTopicPartitions(buf []byte, pos,
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_current_member_assignment_value /types/topic_partitions/seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_current_member_assignment_value /types/topic_partitions/seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_current_member_assignment_value /types/topic_partitions/seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_current_member_assignment_value /types/topic_partitions/seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField:
@@ -305,11 +335,21 @@ func ParseShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmen
 }
 
 func parseShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField, int, error) {
-	x := &ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField{Version: version}
+	x := &ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_current_member_assignment_value /types/share_group_current_member_assignment_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -317,7 +357,7 @@ func parseShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmen
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_current_member_assignment_value /types/share_group_current_member_assignment_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -325,12 +365,12 @@ func parseShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmen
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_current_member_assignment_value /types/share_group_current_member_assignment_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_current_member_assignment_value /types/share_group_current_member_assignment_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -24,11 +24,11 @@ type ShareGroupMemberMetadataValue struct {
 	// The count of subscribed_topic_names + 1, 0 for null (flexible versions).
 	NumSubscribedTopicNames int64 `ksy:"num_subscribed_topic_names"`
 	// The list of subscribed topic names.
-	SubscribedTopicNames []*ShareGroupMemberMetadataValueCompactStrItem `ksy:"subscribed_topic_names"`
+	SubscribedTopicNames []ShareGroupMemberMetadataValueCompactStrItem `ksy:"subscribed_topic_names"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupMemberMetadataValue reads one ShareGroupMemberMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -44,11 +44,21 @@ func ParseShareGroupMemberMetadataValue(data []byte, version int64, verify bool)
 }
 
 func parseShareGroupMemberMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupMemberMetadataValue, int, error) {
-	x := &ShareGroupMemberMetadataValue{Version: version}
+	x := &ShareGroupMemberMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupMemberMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_member_metadata_value /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenRackId = v
@@ -56,7 +66,7 @@ func parseShareGroupMemberMetadataValue(buf []byte, pos, end int, version int64,
 	if x.LenRackId != 0 {
 		n64 := int64((x.LenRackId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_member_metadata_value /seq/1", pos, "rack_id", n64, end-pos)
+			return pos, badSize("share_group_member_metadata_value /seq/1", pos, "rack_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -66,18 +76,18 @@ func parseShareGroupMemberMetadataValue(buf []byte, pos, end int, version int64,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_member_metadata_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenClientId = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_member_metadata_value /seq/2", pos, "len_client_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_member_metadata_value /seq/2", pos, "len_client_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenClientId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_member_metadata_value /seq/3", pos, "client_id", n64, end-pos)
+			return pos, badSize("share_group_member_metadata_value /seq/3", pos, "client_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -87,18 +97,18 @@ func parseShareGroupMemberMetadataValue(buf []byte, pos, end int, version int64,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_member_metadata_value /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenClientHost = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_member_metadata_value /seq/4", pos, "len_client_host", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_member_metadata_value /seq/4", pos, "len_client_host", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenClientHost - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_member_metadata_value /seq/5", pos, "client_host", n64, end-pos)
+			return pos, badSize("share_group_member_metadata_value /seq/5", pos, "client_host", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -108,37 +118,37 @@ func parseShareGroupMemberMetadataValue(buf []byte, pos, end int, version int64,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_member_metadata_value /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSubscribedTopicNames = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_member_metadata_value /seq/6", pos, "num_subscribed_topic_names", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_member_metadata_value /seq/6", pos, "num_subscribed_topic_names", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSubscribedTopicNames - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_group_member_metadata_value /seq/7", pos, "subscribed_topic_names", count, -1, 0)
+			return pos, badCount("share_group_member_metadata_value /seq/7", pos, "subscribed_topic_names", count, -1, 0)
 		}
 		if count*1 > int64(end-pos) {
-			return nil, pos, badCount("share_group_member_metadata_value /seq/7", pos, "subscribed_topic_names", count, end-pos, 1)
+			return pos, badCount("share_group_member_metadata_value /seq/7", pos, "subscribed_topic_names", count, end-pos, 1)
 		}
-		x.SubscribedTopicNames = make([]*ShareGroupMemberMetadataValueCompactStrItem, 0, count)
+		x.SubscribedTopicNames = make([]ShareGroupMemberMetadataValueCompactStrItem, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupMemberMetadataValueCompactStrItem(buf, pos, end, verify)
+			item := &x.SubscribedTopicNames[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.SubscribedTopicNames = append(x.SubscribedTopicNames, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_member_metadata_value /seq/8")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -146,23 +156,23 @@ func parseShareGroupMemberMetadataValue(buf []byte, pos, end int, version int64,
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_member_metadata_value /seq/9", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_member_metadata_value /seq/9", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_member_metadata_value /seq/9", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_member_metadata_value /seq/9", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupMemberMetadataValueCompactStrItem: One string of an array (compact length).
@@ -185,28 +195,37 @@ func ParseShareGroupMemberMetadataValueCompactStrItem(data []byte, verify bool) 
 
 func parseShareGroupMemberMetadataValueCompactStrItem(buf []byte, pos, end int, verify bool) (*ShareGroupMemberMetadataValueCompactStrItem, int, error) {
 	x := &ShareGroupMemberMetadataValueCompactStrItem{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupMemberMetadataValueCompactStrItem) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_member_metadata_value /types/compact_str_item/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_member_metadata_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_member_metadata_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_member_metadata_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_member_metadata_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField: One tagged field of
@@ -232,11 +251,21 @@ func ParseShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField(
 }
 
 func parseShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField, int, error) {
-	x := &ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField{Version: version}
+	x := &ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_member_metadata_value /types/share_group_member_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -244,7 +273,7 @@ func parseShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField(
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_member_metadata_value /types/share_group_member_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -252,12 +281,12 @@ func parseShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField(
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_member_metadata_value /types/share_group_member_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_member_metadata_value /types/share_group_member_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -20,7 +20,7 @@ type ShareGroupMetadataValue struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupMetadataValueShareGroupMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupMetadataValueShareGroupMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupMetadataValue reads one ShareGroupMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -36,10 +36,20 @@ func ParseShareGroupMetadataValue(data []byte, version int64, verify bool) (*Sha
 }
 
 func parseShareGroupMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupMetadataValue, int, error) {
-	x := &ShareGroupMetadataValue{Version: version}
+	x := &ShareGroupMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_group_metadata_value /seq/0", pos, end, 4)
+			return pos, truncated("share_group_metadata_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -47,7 +57,7 @@ func parseShareGroupMetadataValue(buf []byte, pos, end int, version int64, verif
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_group_metadata_value /seq/1", pos, end, 8)
+			return pos, truncated("share_group_metadata_value /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -56,7 +66,7 @@ func parseShareGroupMetadataValue(buf []byte, pos, end int, version int64, verif
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_metadata_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -64,23 +74,23 @@ func parseShareGroupMetadataValue(buf []byte, pos, end int, version int64, verif
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_metadata_value /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_metadata_value /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_metadata_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_metadata_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupMetadataValueShareGroupMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupMetadataValueShareGroupMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupMetadataValueShareGroupMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupMetadataValueShareGroupMetadataValueTaggedField: One tagged field of
@@ -106,11 +116,21 @@ func ParseShareGroupMetadataValueShareGroupMetadataValueTaggedField(data []byte,
 }
 
 func parseShareGroupMetadataValueShareGroupMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupMetadataValueShareGroupMetadataValueTaggedField, int, error) {
-	x := &ShareGroupMetadataValueShareGroupMetadataValueTaggedField{Version: version}
+	x := &ShareGroupMetadataValueShareGroupMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupMetadataValueShareGroupMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_metadata_value /types/share_group_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -118,7 +138,7 @@ func parseShareGroupMetadataValueShareGroupMetadataValueTaggedField(buf []byte, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_metadata_value /types/share_group_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -126,12 +146,12 @@ func parseShareGroupMetadataValueShareGroupMetadataValueTaggedField(buf []byte, 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_metadata_value /types/share_group_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_metadata_value /types/share_group_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -29,9 +29,18 @@ func ParseShareGroupStateKey(data []byte, verify bool) (*ShareGroupStateKey, err
 
 func parseShareGroupStateKey(buf []byte, pos, end int, verify bool) (*ShareGroupStateKey, int, error) {
 	x := &ShareGroupStateKey{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupStateKey) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("share_group_state_key /seq/0", pos, end, 2)
+			return pos, truncated("share_group_state_key /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -43,21 +52,21 @@ func parseShareGroupStateKey(buf []byte, pos, end int, verify bool) (*ShareGroup
 		case 0:
 			got, next, err := parseShareSnapshotKey(buf, pos, end, int64(x.RecordType), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 1:
 			got, next, err := parseShareUpdateKey(buf, pos, end, 0, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("share_group_state_key /seq/1", pos, "record_type", on)
+			return pos, noCase("share_group_state_key /seq/1", pos, "record_type", on)
 		}
 		x.Key = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -17,19 +17,19 @@ type ShareGroupStatePartitionMetadataValue struct {
 	// The count of initializing_topics + 1, 0 for null (flexible versions).
 	NumInitializingTopics int64 `ksy:"num_initializing_topics"`
 	// The topic-partitions whose share-group state is being initialized.
-	InitializingTopics []*ShareGroupStatePartitionMetadataValueTopicPartitionsInfo `ksy:"initializing_topics"`
+	InitializingTopics []ShareGroupStatePartitionMetadataValueTopicPartitionsInfo `ksy:"initializing_topics"`
 	// The count of initialized_topics + 1, 0 for null (flexible versions).
 	NumInitializedTopics int64 `ksy:"num_initialized_topics"`
 	// The topics with initialized share-group state.
-	InitializedTopics []*ShareGroupStatePartitionMetadataValueTopicPartitionsInfo `ksy:"initialized_topics"`
+	InitializedTopics []ShareGroupStatePartitionMetadataValueTopicPartitionsInfo `ksy:"initialized_topics"`
 	// The count of deleting_topics + 1, 0 for null (flexible versions).
 	NumDeletingTopics int64 `ksy:"num_deleting_topics"`
 	// The topics whose share-group state is being deleted.
-	DeletingTopics []*ShareGroupStatePartitionMetadataValueTopicInfo `ksy:"deleting_topics"`
+	DeletingTopics []ShareGroupStatePartitionMetadataValueTopicInfo `ksy:"deleting_topics"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupStatePartitionMetadataValue reads one ShareGroupStatePartitionMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -45,101 +45,111 @@ func ParseShareGroupStatePartitionMetadataValue(data []byte, version int64, veri
 }
 
 func parseShareGroupStatePartitionMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupStatePartitionMetadataValue, int, error) {
-	x := &ShareGroupStatePartitionMetadataValue{Version: version}
+	x := &ShareGroupStatePartitionMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupStatePartitionMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumInitializingTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_state_partition_metadata_value /seq/0", pos, "num_initializing_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_state_partition_metadata_value /seq/0", pos, "num_initializing_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumInitializingTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /seq/1", pos, "initializing_topics", count, -1, 0)
+			return pos, badCount("share_group_state_partition_metadata_value /seq/1", pos, "initializing_topics", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /seq/1", pos, "initializing_topics", count, end-pos, 3)
+			return pos, badCount("share_group_state_partition_metadata_value /seq/1", pos, "initializing_topics", count, end-pos, 3)
 		}
-		x.InitializingTopics = make([]*ShareGroupStatePartitionMetadataValueTopicPartitionsInfo, 0, count)
+		x.InitializingTopics = make([]ShareGroupStatePartitionMetadataValueTopicPartitionsInfo, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupStatePartitionMetadataValueTopicPartitionsInfo(buf, pos, end, x.Version, verify)
+			item := &x.InitializingTopics[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.InitializingTopics = append(x.InitializingTopics, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumInitializedTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_state_partition_metadata_value /seq/2", pos, "num_initialized_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_state_partition_metadata_value /seq/2", pos, "num_initialized_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumInitializedTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /seq/3", pos, "initialized_topics", count, -1, 0)
+			return pos, badCount("share_group_state_partition_metadata_value /seq/3", pos, "initialized_topics", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /seq/3", pos, "initialized_topics", count, end-pos, 3)
+			return pos, badCount("share_group_state_partition_metadata_value /seq/3", pos, "initialized_topics", count, end-pos, 3)
 		}
-		x.InitializedTopics = make([]*ShareGroupStatePartitionMetadataValueTopicPartitionsInfo, 0, count)
+		x.InitializedTopics = make([]ShareGroupStatePartitionMetadataValueTopicPartitionsInfo, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupStatePartitionMetadataValueTopicPartitionsInfo(buf, pos, end, x.Version, verify)
+			item := &x.InitializedTopics[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.InitializedTopics = append(x.InitializedTopics, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumDeletingTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_state_partition_metadata_value /seq/4", pos, "num_deleting_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_state_partition_metadata_value /seq/4", pos, "num_deleting_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumDeletingTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /seq/5", pos, "deleting_topics", count, -1, 0)
+			return pos, badCount("share_group_state_partition_metadata_value /seq/5", pos, "deleting_topics", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /seq/5", pos, "deleting_topics", count, end-pos, 2)
+			return pos, badCount("share_group_state_partition_metadata_value /seq/5", pos, "deleting_topics", count, end-pos, 2)
 		}
-		x.DeletingTopics = make([]*ShareGroupStatePartitionMetadataValueTopicInfo, 0, count)
+		x.DeletingTopics = make([]ShareGroupStatePartitionMetadataValueTopicInfo, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupStatePartitionMetadataValueTopicInfo(buf, pos, end, x.Version, verify)
+			item := &x.DeletingTopics[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.DeletingTopics = append(x.DeletingTopics, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -147,23 +157,23 @@ func parseShareGroupStatePartitionMetadataValue(buf []byte, pos, end int, versio
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_state_partition_metadata_value /seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_state_partition_metadata_value /seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField: One tagged field of
@@ -189,11 +199,21 @@ func ParseShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField(da
 }
 
 func parseShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField, int, error) {
-	x := &ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField{Version: version}
+	x := &ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/topic_partitions_info_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -201,7 +221,7 @@ func parseShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField(bu
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/topic_partitions_info_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -209,14 +229,14 @@ func parseShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField(bu
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_state_partition_metadata_value /types/topic_partitions_info_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_state_partition_metadata_value /types/topic_partitions_info_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupStatePartitionMetadataValueTopicPartitionsInfo: type `topic_partitions_info` of
@@ -236,7 +256,7 @@ type ShareGroupStatePartitionMetadataValueTopicPartitionsInfo struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupStatePartitionMetadataValueTopicPartitionsInfo reads one ShareGroupStatePartitionMetadataValueTopicPartitionsInfo that fills data (with verify, a CRC that does not match is an error).
@@ -252,11 +272,21 @@ func ParseShareGroupStatePartitionMetadataValueTopicPartitionsInfo(data []byte, 
 }
 
 func parseShareGroupStatePartitionMetadataValueTopicPartitionsInfo(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupStatePartitionMetadataValueTopicPartitionsInfo, int, error) {
-	x := &ShareGroupStatePartitionMetadataValueTopicPartitionsInfo{Version: version}
+	x := &ShareGroupStatePartitionMetadataValueTopicPartitionsInfo{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupStatePartitionMetadataValueTopicPartitionsInfo) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/0", pos, "topic_id", n64, end-pos)
+			return pos, badSize("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/0", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -266,18 +296,18 @@ func parseShareGroupStatePartitionMetadataValueTopicPartitionsInfo(buf []byte, p
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/topic_partitions_info/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenTopicName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/1", pos, "len_topic_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/1", pos, "len_topic_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenTopicName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/2", pos, "topic_name", n64, end-pos)
+			return pos, badSize("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/2", pos, "topic_name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -287,27 +317,27 @@ func parseShareGroupStatePartitionMetadataValueTopicPartitionsInfo(buf []byte, p
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/topic_partitions_info/seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/3", pos, "num_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/3", pos, "num_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/4", pos, "partitions", count, -1, 0)
+			return pos, badCount("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/4", pos, "partitions", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/4", pos, "partitions", count, end-pos, 4)
+			return pos, badCount("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/4", pos, "partitions", count, end-pos, 4)
 		}
 		x.Partitions = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/4", pos, end, 4)
+				return pos, truncated("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/4", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -317,7 +347,7 @@ func parseShareGroupStatePartitionMetadataValueTopicPartitionsInfo(buf []byte, p
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/topic_partitions_info/seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -325,23 +355,23 @@ func parseShareGroupStatePartitionMetadataValueTopicPartitionsInfo(buf []byte, p
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/6", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/6", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/6", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_state_partition_metadata_value /types/topic_partitions_info/seq/6", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupStatePartitionMetadataValueTopicInfoTaggedField: One tagged field of TopicInfo:
@@ -367,11 +397,21 @@ func ParseShareGroupStatePartitionMetadataValueTopicInfoTaggedField(data []byte,
 }
 
 func parseShareGroupStatePartitionMetadataValueTopicInfoTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupStatePartitionMetadataValueTopicInfoTaggedField, int, error) {
-	x := &ShareGroupStatePartitionMetadataValueTopicInfoTaggedField{Version: version}
+	x := &ShareGroupStatePartitionMetadataValueTopicInfoTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupStatePartitionMetadataValueTopicInfoTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/topic_info_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -379,7 +419,7 @@ func parseShareGroupStatePartitionMetadataValueTopicInfoTaggedField(buf []byte, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/topic_info_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -387,14 +427,14 @@ func parseShareGroupStatePartitionMetadataValueTopicInfoTaggedField(buf []byte, 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_state_partition_metadata_value /types/topic_info_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_state_partition_metadata_value /types/topic_info_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupStatePartitionMetadataValueTopicInfo: type `topic_info` of
@@ -410,7 +450,7 @@ type ShareGroupStatePartitionMetadataValueTopicInfo struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupStatePartitionMetadataValueTopicInfoTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupStatePartitionMetadataValueTopicInfoTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupStatePartitionMetadataValueTopicInfo reads one ShareGroupStatePartitionMetadataValueTopicInfo that fills data (with verify, a CRC that does not match is an error).
@@ -426,11 +466,21 @@ func ParseShareGroupStatePartitionMetadataValueTopicInfo(data []byte, version in
 }
 
 func parseShareGroupStatePartitionMetadataValueTopicInfo(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupStatePartitionMetadataValueTopicInfo, int, error) {
-	x := &ShareGroupStatePartitionMetadataValueTopicInfo{Version: version}
+	x := &ShareGroupStatePartitionMetadataValueTopicInfo{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupStatePartitionMetadataValueTopicInfo) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_state_partition_metadata_value /types/topic_info/seq/0", pos, "topic_id", n64, end-pos)
+			return pos, badSize("share_group_state_partition_metadata_value /types/topic_info/seq/0", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -440,18 +490,18 @@ func parseShareGroupStatePartitionMetadataValueTopicInfo(buf []byte, pos, end in
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/topic_info/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenTopicName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_state_partition_metadata_value /types/topic_info/seq/1", pos, "len_topic_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_state_partition_metadata_value /types/topic_info/seq/1", pos, "len_topic_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenTopicName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_state_partition_metadata_value /types/topic_info/seq/2", pos, "topic_name", n64, end-pos)
+			return pos, badSize("share_group_state_partition_metadata_value /types/topic_info/seq/2", pos, "topic_name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -461,7 +511,7 @@ func parseShareGroupStatePartitionMetadataValueTopicInfo(buf []byte, pos, end in
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/topic_info/seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -469,23 +519,23 @@ func parseShareGroupStatePartitionMetadataValueTopicInfo(buf []byte, pos, end in
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /types/topic_info/seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_state_partition_metadata_value /types/topic_info/seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_state_partition_metadata_value /types/topic_info/seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_state_partition_metadata_value /types/topic_info/seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupStatePartitionMetadataValueTopicInfoTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupStatePartitionMetadataValueTopicInfoTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupStatePartitionMetadataValueTopicInfoTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField: One
@@ -511,11 +561,21 @@ func ParseShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataV
 }
 
 func parseShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField, int, error) {
-	x := &ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField{Version: version}
+	x := &ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/share_group_state_partition_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -523,7 +583,7 @@ func parseShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataV
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_state_partition_metadata_value /types/share_group_state_partition_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -531,12 +591,12 @@ func parseShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataV
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_state_partition_metadata_value /types/share_group_state_partition_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_state_partition_metadata_value /types/share_group_state_partition_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -30,10 +30,20 @@ func ParseShareGroupStateValue(data []byte, recordType int64, verify bool) (*Sha
 }
 
 func parseShareGroupStateValue(buf []byte, pos, end int, recordType int64, verify bool) (*ShareGroupStateValue, int, error) {
-	x := &ShareGroupStateValue{RecordType: recordType}
+	x := &ShareGroupStateValue{}
+	pos, err := x.read(buf, pos, end, recordType, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupStateValue) read(buf []byte, pos, end int, recordType int64, verify bool) (int, error) {
+	x.RecordType = recordType
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("share_group_state_value /seq/0", pos, end, 2)
+			return pos, truncated("share_group_state_value /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -45,21 +55,21 @@ func parseShareGroupStateValue(buf []byte, pos, end int, recordType int64, verif
 		case 0:
 			got, next, err := parseShareSnapshotValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		case 1:
 			got, next, err := parseShareUpdateValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("share_group_state_value /seq/1", pos, "record_type", on)
+			return pos, noCase("share_group_state_value /seq/1", pos, "record_type", on)
 		}
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

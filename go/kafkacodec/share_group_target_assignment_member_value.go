@@ -17,11 +17,11 @@ type ShareGroupTargetAssignmentMemberValue struct {
 	// The count of topic_partitions + 1, 0 for null (flexible versions).
 	NumTopicPartitions int64 `ksy:"num_topic_partitions"`
 	// The assigned partitions.
-	TopicPartitions []*ShareGroupTargetAssignmentMemberValueTopicPartition `ksy:"topic_partitions"`
+	TopicPartitions []ShareGroupTargetAssignmentMemberValueTopicPartition `ksy:"topic_partitions"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupTargetAssignmentMemberValue reads one ShareGroupTargetAssignmentMemberValue that fills data (with verify, a CRC that does not match is an error).
@@ -37,41 +37,51 @@ func ParseShareGroupTargetAssignmentMemberValue(data []byte, version int64, veri
 }
 
 func parseShareGroupTargetAssignmentMemberValue(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupTargetAssignmentMemberValue, int, error) {
-	x := &ShareGroupTargetAssignmentMemberValue{Version: version}
+	x := &ShareGroupTargetAssignmentMemberValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupTargetAssignmentMemberValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_member_value /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTopicPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_target_assignment_member_value /seq/0", pos, "num_topic_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_target_assignment_member_value /seq/0", pos, "num_topic_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumTopicPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_group_target_assignment_member_value /seq/1", pos, "topic_partitions", count, -1, 0)
+			return pos, badCount("share_group_target_assignment_member_value /seq/1", pos, "topic_partitions", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_target_assignment_member_value /seq/1", pos, "topic_partitions", count, end-pos, 2)
+			return pos, badCount("share_group_target_assignment_member_value /seq/1", pos, "topic_partitions", count, end-pos, 2)
 		}
-		x.TopicPartitions = make([]*ShareGroupTargetAssignmentMemberValueTopicPartition, 0, count)
+		x.TopicPartitions = make([]ShareGroupTargetAssignmentMemberValueTopicPartition, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupTargetAssignmentMemberValueTopicPartition(buf, pos, end, x.Version, verify)
+			item := &x.TopicPartitions[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TopicPartitions = append(x.TopicPartitions, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_member_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -79,23 +89,23 @@ func parseShareGroupTargetAssignmentMemberValue(buf []byte, pos, end int, versio
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_target_assignment_member_value /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_target_assignment_member_value /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_target_assignment_member_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_target_assignment_member_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField: One tagged field of
@@ -121,11 +131,21 @@ func ParseShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField(data []
 }
 
 func parseShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField, int, error) {
-	x := &ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField{Version: version}
+	x := &ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_member_value /types/topic_partition_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -133,7 +153,7 @@ func parseShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField(buf []b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_member_value /types/topic_partition_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -141,14 +161,14 @@ func parseShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField(buf []b
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_target_assignment_member_value /types/topic_partition_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_target_assignment_member_value /types/topic_partition_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupTargetAssignmentMemberValueTopicPartition: type `topic_partition` of
@@ -164,7 +184,7 @@ type ShareGroupTargetAssignmentMemberValueTopicPartition struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupTargetAssignmentMemberValueTopicPartition reads one ShareGroupTargetAssignmentMemberValueTopicPartition that fills data (with verify, a CRC that does not match is an error).
@@ -180,11 +200,21 @@ func ParseShareGroupTargetAssignmentMemberValueTopicPartition(data []byte, versi
 }
 
 func parseShareGroupTargetAssignmentMemberValueTopicPartition(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupTargetAssignmentMemberValueTopicPartition, int, error) {
-	x := &ShareGroupTargetAssignmentMemberValueTopicPartition{Version: version}
+	x := &ShareGroupTargetAssignmentMemberValueTopicPartition{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupTargetAssignmentMemberValueTopicPartition) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_target_assignment_member_value /types/topic_partition/seq/0", pos, "topic_id", n64, end-pos)
+			return pos, badSize("share_group_target_assignment_member_value /types/topic_partition/seq/0", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -194,27 +224,27 @@ func parseShareGroupTargetAssignmentMemberValueTopicPartition(buf []byte, pos, e
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_member_value /types/topic_partition/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_group_target_assignment_member_value /types/topic_partition/seq/1", pos, "num_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_group_target_assignment_member_value /types/topic_partition/seq/1", pos, "num_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_group_target_assignment_member_value /types/topic_partition/seq/2", pos, "partitions", count, -1, 0)
+			return pos, badCount("share_group_target_assignment_member_value /types/topic_partition/seq/2", pos, "partitions", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("share_group_target_assignment_member_value /types/topic_partition/seq/2", pos, "partitions", count, end-pos, 4)
+			return pos, badCount("share_group_target_assignment_member_value /types/topic_partition/seq/2", pos, "partitions", count, end-pos, 4)
 		}
 		x.Partitions = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("share_group_target_assignment_member_value /types/topic_partition/seq/2", pos, end, 4)
+				return pos, truncated("share_group_target_assignment_member_value /types/topic_partition/seq/2", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -224,7 +254,7 @@ func parseShareGroupTargetAssignmentMemberValueTopicPartition(buf []byte, pos, e
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_member_value /types/topic_partition/seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -232,23 +262,23 @@ func parseShareGroupTargetAssignmentMemberValueTopicPartition(buf []byte, pos, e
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_target_assignment_member_value /types/topic_partition/seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_target_assignment_member_value /types/topic_partition/seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_target_assignment_member_value /types/topic_partition/seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_target_assignment_member_value /types/topic_partition/seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField: One
@@ -274,11 +304,21 @@ func ParseShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberV
 }
 
 func parseShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField, int, error) {
-	x := &ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField{Version: version}
+	x := &ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_member_value /types/share_group_target_assignment_member_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -286,7 +326,7 @@ func parseShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberV
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_member_value /types/share_group_target_assignment_member_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -294,12 +334,12 @@ func parseShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberV
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_target_assignment_member_value /types/share_group_target_assignment_member_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_target_assignment_member_value /types/share_group_target_assignment_member_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

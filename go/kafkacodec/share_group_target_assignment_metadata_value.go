@@ -19,7 +19,7 @@ type ShareGroupTargetAssignmentMetadataValue struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareGroupTargetAssignmentMetadataValue reads one ShareGroupTargetAssignmentMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -35,10 +35,20 @@ func ParseShareGroupTargetAssignmentMetadataValue(data []byte, version int64, ve
 }
 
 func parseShareGroupTargetAssignmentMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupTargetAssignmentMetadataValue, int, error) {
-	x := &ShareGroupTargetAssignmentMetadataValue{Version: version}
+	x := &ShareGroupTargetAssignmentMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupTargetAssignmentMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_group_target_assignment_metadata_value /seq/0", pos, end, 4)
+			return pos, truncated("share_group_target_assignment_metadata_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -47,7 +57,7 @@ func parseShareGroupTargetAssignmentMetadataValue(buf []byte, pos, end int, vers
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_metadata_value /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -55,23 +65,23 @@ func parseShareGroupTargetAssignmentMetadataValue(buf []byte, pos, end int, vers
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_group_target_assignment_metadata_value /seq/2", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_group_target_assignment_metadata_value /seq/2", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_group_target_assignment_metadata_value /seq/2", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_group_target_assignment_metadata_value /seq/2", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTag0: Tagged
@@ -98,10 +108,20 @@ func ParseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetad
 }
 
 func parseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTag0(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTag0, int, error) {
-	x := &ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTag0{Version: version}
+	x := &ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_group_target_assignment_metadata_value /types/share_group_target_assignment_metadata_value_tag_0/seq/0", pos, end, 8)
+			return pos, truncated("share_group_target_assignment_metadata_value /types/share_group_target_assignment_metadata_value_tag_0/seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -113,10 +133,10 @@ func parseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetad
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("share_group_target_assignment_metadata_value /types/share_group_target_assignment_metadata_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("share_group_target_assignment_metadata_value /types/share_group_target_assignment_metadata_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField:
@@ -142,11 +162,21 @@ func ParseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetad
 }
 
 func parseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField, int, error) {
-	x := &ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField{Version: version}
+	x := &ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_metadata_value /types/share_group_target_assignment_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -154,7 +184,7 @@ func parseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetad
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_group_target_assignment_metadata_value /types/share_group_target_assignment_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -162,7 +192,7 @@ func parseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetad
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_group_target_assignment_metadata_value /types/share_group_target_assignment_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_group_target_assignment_metadata_value /types/share_group_target_assignment_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -170,7 +200,7 @@ func parseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetad
 		case 0:
 			got, next, err := parseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -180,5 +210,5 @@ func parseShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetad
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

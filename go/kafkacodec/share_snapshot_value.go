@@ -28,11 +28,11 @@ type ShareSnapshotValue struct {
 	// The count of state_batches + 1, 0 for null (flexible versions).
 	NumStateBatches int64 `ksy:"num_state_batches"`
 	// The state batches.
-	StateBatches []*ShareSnapshotValueStateBatch `ksy:"state_batches"`
+	StateBatches []ShareSnapshotValueStateBatch `ksy:"state_batches"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareSnapshotValueShareSnapshotValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareSnapshotValueShareSnapshotValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareSnapshotValue reads one ShareSnapshotValue that fills data (with verify, a CRC that does not match is an error).
@@ -48,10 +48,20 @@ func ParseShareSnapshotValue(data []byte, version int64, verify bool) (*ShareSna
 }
 
 func parseShareSnapshotValue(buf []byte, pos, end int, version int64, verify bool) (*ShareSnapshotValue, int, error) {
-	x := &ShareSnapshotValue{Version: version}
+	x := &ShareSnapshotValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareSnapshotValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_snapshot_value /seq/0", pos, end, 4)
+			return pos, truncated("share_snapshot_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -59,7 +69,7 @@ func parseShareSnapshotValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_snapshot_value /seq/1", pos, end, 4)
+			return pos, truncated("share_snapshot_value /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -67,7 +77,7 @@ func parseShareSnapshotValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_snapshot_value /seq/2", pos, end, 4)
+			return pos, truncated("share_snapshot_value /seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -75,7 +85,7 @@ func parseShareSnapshotValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_snapshot_value /seq/3", pos, end, 8)
+			return pos, truncated("share_snapshot_value /seq/3", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -83,7 +93,7 @@ func parseShareSnapshotValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_snapshot_value /seq/4", pos, end, 8)
+			return pos, truncated("share_snapshot_value /seq/4", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -91,7 +101,7 @@ func parseShareSnapshotValue(buf []byte, pos, end int, version int64, verify boo
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_snapshot_value /seq/5", pos, end, 8)
+			return pos, truncated("share_snapshot_value /seq/5", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -100,37 +110,37 @@ func parseShareSnapshotValue(buf []byte, pos, end int, version int64, verify boo
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_snapshot_value /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumStateBatches = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_snapshot_value /seq/6", pos, "num_state_batches", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_snapshot_value /seq/6", pos, "num_state_batches", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumStateBatches - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_snapshot_value /seq/7", pos, "state_batches", count, -1, 0)
+			return pos, badCount("share_snapshot_value /seq/7", pos, "state_batches", count, -1, 0)
 		}
 		if count*20 > int64(end-pos) {
-			return nil, pos, badCount("share_snapshot_value /seq/7", pos, "state_batches", count, end-pos, 20)
+			return pos, badCount("share_snapshot_value /seq/7", pos, "state_batches", count, end-pos, 20)
 		}
-		x.StateBatches = make([]*ShareSnapshotValueStateBatch, 0, count)
+		x.StateBatches = make([]ShareSnapshotValueStateBatch, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareSnapshotValueStateBatch(buf, pos, end, x.Version, verify)
+			item := &x.StateBatches[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.StateBatches = append(x.StateBatches, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_snapshot_value /seq/8")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -138,23 +148,23 @@ func parseShareSnapshotValue(buf []byte, pos, end int, version int64, verify boo
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_snapshot_value /seq/9", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_snapshot_value /seq/9", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_snapshot_value /seq/9", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_snapshot_value /seq/9", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareSnapshotValueShareSnapshotValueTaggedField, 0, count)
+		x.TaggedFields = make([]ShareSnapshotValueShareSnapshotValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareSnapshotValueShareSnapshotValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareSnapshotValueStateBatchTaggedField: One tagged field of StateBatch: tag, size, value.
@@ -179,11 +189,21 @@ func ParseShareSnapshotValueStateBatchTaggedField(data []byte, version int64, ve
 }
 
 func parseShareSnapshotValueStateBatchTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareSnapshotValueStateBatchTaggedField, int, error) {
-	x := &ShareSnapshotValueStateBatchTaggedField{Version: version}
+	x := &ShareSnapshotValueStateBatchTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareSnapshotValueStateBatchTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_snapshot_value /types/state_batch_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -191,7 +211,7 @@ func parseShareSnapshotValueStateBatchTaggedField(buf []byte, pos, end int, vers
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_snapshot_value /types/state_batch_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -199,14 +219,14 @@ func parseShareSnapshotValueStateBatchTaggedField(buf []byte, pos, end int, vers
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_snapshot_value /types/state_batch_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_snapshot_value /types/state_batch_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareSnapshotValueStateBatch: type `state_batch` of
@@ -224,7 +244,7 @@ type ShareSnapshotValueStateBatch struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareSnapshotValueStateBatchTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareSnapshotValueStateBatchTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareSnapshotValueStateBatch reads one ShareSnapshotValueStateBatch that fills data (with verify, a CRC that does not match is an error).
@@ -240,10 +260,20 @@ func ParseShareSnapshotValueStateBatch(data []byte, version int64, verify bool) 
 }
 
 func parseShareSnapshotValueStateBatch(buf []byte, pos, end int, version int64, verify bool) (*ShareSnapshotValueStateBatch, int, error) {
-	x := &ShareSnapshotValueStateBatch{Version: version}
+	x := &ShareSnapshotValueStateBatch{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareSnapshotValueStateBatch) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_snapshot_value /types/state_batch/seq/0", pos, end, 8)
+			return pos, truncated("share_snapshot_value /types/state_batch/seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -251,7 +281,7 @@ func parseShareSnapshotValueStateBatch(buf []byte, pos, end int, version int64, 
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_snapshot_value /types/state_batch/seq/1", pos, end, 8)
+			return pos, truncated("share_snapshot_value /types/state_batch/seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -259,7 +289,7 @@ func parseShareSnapshotValueStateBatch(buf []byte, pos, end int, version int64, 
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("share_snapshot_value /types/state_batch/seq/2", pos, end, 1)
+			return pos, truncated("share_snapshot_value /types/state_batch/seq/2", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -267,7 +297,7 @@ func parseShareSnapshotValueStateBatch(buf []byte, pos, end int, version int64, 
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("share_snapshot_value /types/state_batch/seq/3", pos, end, 2)
+			return pos, truncated("share_snapshot_value /types/state_batch/seq/3", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -276,7 +306,7 @@ func parseShareSnapshotValueStateBatch(buf []byte, pos, end int, version int64, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_snapshot_value /types/state_batch/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -284,23 +314,23 @@ func parseShareSnapshotValueStateBatch(buf []byte, pos, end int, version int64, 
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_snapshot_value /types/state_batch/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_snapshot_value /types/state_batch/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_snapshot_value /types/state_batch/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_snapshot_value /types/state_batch/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareSnapshotValueStateBatchTaggedField, 0, count)
+		x.TaggedFields = make([]ShareSnapshotValueStateBatchTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareSnapshotValueStateBatchTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareSnapshotValueShareSnapshotValueTag0: Tagged field 0: DeliveryCompleteCount.
@@ -327,10 +357,20 @@ func ParseShareSnapshotValueShareSnapshotValueTag0(data []byte, version int64, v
 }
 
 func parseShareSnapshotValueShareSnapshotValueTag0(buf []byte, pos, end int, version int64, verify bool) (*ShareSnapshotValueShareSnapshotValueTag0, int, error) {
-	x := &ShareSnapshotValueShareSnapshotValueTag0{Version: version}
+	x := &ShareSnapshotValueShareSnapshotValueTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareSnapshotValueShareSnapshotValueTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_snapshot_value /types/share_snapshot_value_tag_0/seq/0", pos, end, 4)
+			return pos, truncated("share_snapshot_value /types/share_snapshot_value_tag_0/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -342,10 +382,10 @@ func parseShareSnapshotValueShareSnapshotValueTag0(buf []byte, pos, end int, ver
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("share_snapshot_value /types/share_snapshot_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("share_snapshot_value /types/share_snapshot_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareSnapshotValueShareSnapshotValueTaggedField: One tagged field of ShareSnapshotValue:
@@ -371,11 +411,21 @@ func ParseShareSnapshotValueShareSnapshotValueTaggedField(data []byte, version i
 }
 
 func parseShareSnapshotValueShareSnapshotValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareSnapshotValueShareSnapshotValueTaggedField, int, error) {
-	x := &ShareSnapshotValueShareSnapshotValueTaggedField{Version: version}
+	x := &ShareSnapshotValueShareSnapshotValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareSnapshotValueShareSnapshotValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_snapshot_value /types/share_snapshot_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -383,7 +433,7 @@ func parseShareSnapshotValueShareSnapshotValueTaggedField(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_snapshot_value /types/share_snapshot_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -391,7 +441,7 @@ func parseShareSnapshotValueShareSnapshotValueTaggedField(buf []byte, pos, end i
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_snapshot_value /types/share_snapshot_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_snapshot_value /types/share_snapshot_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -399,7 +449,7 @@ func parseShareSnapshotValueShareSnapshotValueTaggedField(buf []byte, pos, end i
 		case 0:
 			got, next, err := parseShareSnapshotValueShareSnapshotValueTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -409,5 +459,5 @@ func parseShareSnapshotValueShareSnapshotValueTaggedField(buf []byte, pos, end i
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -36,22 +36,32 @@ func ParseShareUpdateKey(data []byte, version int64, verify bool) (*ShareUpdateK
 }
 
 func parseShareUpdateKey(buf []byte, pos, end int, version int64, verify bool) (*ShareUpdateKey, int, error) {
-	x := &ShareUpdateKey{Version: version}
+	x := &ShareUpdateKey{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareUpdateKey) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("share_update_key /seq/0", pos, end, 2)
+			return pos, truncated("share_update_key /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenGroupId = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("share_update_key /seq/0", pos, "len_group_id", v, "must satisfy _ >= 0")
+			return pos, invalid("share_update_key /seq/0", pos, "len_group_id", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenGroupId))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_update_key /seq/1", pos, "group_id", n64, end-pos)
+			return pos, badSize("share_update_key /seq/1", pos, "group_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -61,7 +71,7 @@ func parseShareUpdateKey(buf []byte, pos, end int, version int64, verify bool) (
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_update_key /seq/2", pos, "topic_id", n64, end-pos)
+			return pos, badSize("share_update_key /seq/2", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -70,11 +80,11 @@ func parseShareUpdateKey(buf []byte, pos, end int, version int64, verify bool) (
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_update_key /seq/3", pos, end, 4)
+			return pos, truncated("share_update_key /seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.Partition = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -22,11 +22,11 @@ type ShareUpdateValue struct {
 	// The count of state_batches + 1, 0 for null (flexible versions).
 	NumStateBatches int64 `ksy:"num_state_batches"`
 	// The state batches that have been updated.
-	StateBatches []*ShareUpdateValueStateBatch `ksy:"state_batches"`
+	StateBatches []ShareUpdateValueStateBatch `ksy:"state_batches"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareUpdateValueShareUpdateValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareUpdateValueShareUpdateValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareUpdateValue reads one ShareUpdateValue that fills data (with verify, a CRC that does not match is an error).
@@ -42,10 +42,20 @@ func ParseShareUpdateValue(data []byte, version int64, verify bool) (*ShareUpdat
 }
 
 func parseShareUpdateValue(buf []byte, pos, end int, version int64, verify bool) (*ShareUpdateValue, int, error) {
-	x := &ShareUpdateValue{Version: version}
+	x := &ShareUpdateValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareUpdateValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_update_value /seq/0", pos, end, 4)
+			return pos, truncated("share_update_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -53,7 +63,7 @@ func parseShareUpdateValue(buf []byte, pos, end int, version int64, verify bool)
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_update_value /seq/1", pos, end, 4)
+			return pos, truncated("share_update_value /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -61,7 +71,7 @@ func parseShareUpdateValue(buf []byte, pos, end int, version int64, verify bool)
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_update_value /seq/2", pos, end, 8)
+			return pos, truncated("share_update_value /seq/2", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -70,37 +80,37 @@ func parseShareUpdateValue(buf []byte, pos, end int, version int64, verify bool)
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_update_value /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumStateBatches = v
 		if !(v >= 1) {
-			return nil, pos, invalid("share_update_value /seq/3", pos, "num_state_batches", v, "must satisfy _.value >= 1")
+			return pos, invalid("share_update_value /seq/3", pos, "num_state_batches", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumStateBatches - 1))
 		if count < 0 {
-			return nil, pos, badCount("share_update_value /seq/4", pos, "state_batches", count, -1, 0)
+			return pos, badCount("share_update_value /seq/4", pos, "state_batches", count, -1, 0)
 		}
 		if count*20 > int64(end-pos) {
-			return nil, pos, badCount("share_update_value /seq/4", pos, "state_batches", count, end-pos, 20)
+			return pos, badCount("share_update_value /seq/4", pos, "state_batches", count, end-pos, 20)
 		}
-		x.StateBatches = make([]*ShareUpdateValueStateBatch, 0, count)
+		x.StateBatches = make([]ShareUpdateValueStateBatch, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareUpdateValueStateBatch(buf, pos, end, x.Version, verify)
+			item := &x.StateBatches[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.StateBatches = append(x.StateBatches, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_update_value /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -108,23 +118,23 @@ func parseShareUpdateValue(buf []byte, pos, end int, version int64, verify bool)
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_update_value /seq/6", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_update_value /seq/6", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_update_value /seq/6", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_update_value /seq/6", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareUpdateValueShareUpdateValueTaggedField, 0, count)
+		x.TaggedFields = make([]ShareUpdateValueShareUpdateValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareUpdateValueShareUpdateValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareUpdateValueStateBatchTaggedField: One tagged field of StateBatch: tag, size, value.
@@ -149,11 +159,21 @@ func ParseShareUpdateValueStateBatchTaggedField(data []byte, version int64, veri
 }
 
 func parseShareUpdateValueStateBatchTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareUpdateValueStateBatchTaggedField, int, error) {
-	x := &ShareUpdateValueStateBatchTaggedField{Version: version}
+	x := &ShareUpdateValueStateBatchTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareUpdateValueStateBatchTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_update_value /types/state_batch_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -161,7 +181,7 @@ func parseShareUpdateValueStateBatchTaggedField(buf []byte, pos, end int, versio
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_update_value /types/state_batch_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -169,14 +189,14 @@ func parseShareUpdateValueStateBatchTaggedField(buf []byte, pos, end int, versio
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_update_value /types/state_batch_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_update_value /types/state_batch_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareUpdateValueStateBatch: type `state_batch` of schemas/internal/share_update_value.ksy.
@@ -193,7 +213,7 @@ type ShareUpdateValueStateBatch struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ShareUpdateValueStateBatchTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ShareUpdateValueStateBatchTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseShareUpdateValueStateBatch reads one ShareUpdateValueStateBatch that fills data (with verify, a CRC that does not match is an error).
@@ -209,10 +229,20 @@ func ParseShareUpdateValueStateBatch(data []byte, version int64, verify bool) (*
 }
 
 func parseShareUpdateValueStateBatch(buf []byte, pos, end int, version int64, verify bool) (*ShareUpdateValueStateBatch, int, error) {
-	x := &ShareUpdateValueStateBatch{Version: version}
+	x := &ShareUpdateValueStateBatch{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareUpdateValueStateBatch) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_update_value /types/state_batch/seq/0", pos, end, 8)
+			return pos, truncated("share_update_value /types/state_batch/seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -220,7 +250,7 @@ func parseShareUpdateValueStateBatch(buf []byte, pos, end int, version int64, ve
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("share_update_value /types/state_batch/seq/1", pos, end, 8)
+			return pos, truncated("share_update_value /types/state_batch/seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -228,7 +258,7 @@ func parseShareUpdateValueStateBatch(buf []byte, pos, end int, version int64, ve
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("share_update_value /types/state_batch/seq/2", pos, end, 1)
+			return pos, truncated("share_update_value /types/state_batch/seq/2", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -236,7 +266,7 @@ func parseShareUpdateValueStateBatch(buf []byte, pos, end int, version int64, ve
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("share_update_value /types/state_batch/seq/3", pos, end, 2)
+			return pos, truncated("share_update_value /types/state_batch/seq/3", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -245,7 +275,7 @@ func parseShareUpdateValueStateBatch(buf []byte, pos, end int, version int64, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_update_value /types/state_batch/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -253,23 +283,23 @@ func parseShareUpdateValueStateBatch(buf []byte, pos, end int, version int64, ve
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("share_update_value /types/state_batch/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("share_update_value /types/state_batch/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("share_update_value /types/state_batch/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("share_update_value /types/state_batch/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ShareUpdateValueStateBatchTaggedField, 0, count)
+		x.TaggedFields = make([]ShareUpdateValueStateBatchTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseShareUpdateValueStateBatchTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareUpdateValueShareUpdateValueTag0: Tagged field 0: DeliveryCompleteCount.
@@ -296,10 +326,20 @@ func ParseShareUpdateValueShareUpdateValueTag0(data []byte, version int64, verif
 }
 
 func parseShareUpdateValueShareUpdateValueTag0(buf []byte, pos, end int, version int64, verify bool) (*ShareUpdateValueShareUpdateValueTag0, int, error) {
-	x := &ShareUpdateValueShareUpdateValueTag0{Version: version}
+	x := &ShareUpdateValueShareUpdateValueTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareUpdateValueShareUpdateValueTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("share_update_value /types/share_update_value_tag_0/seq/0", pos, end, 4)
+			return pos, truncated("share_update_value /types/share_update_value_tag_0/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -311,10 +351,10 @@ func parseShareUpdateValueShareUpdateValueTag0(buf []byte, pos, end int, version
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("share_update_value /types/share_update_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("share_update_value /types/share_update_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ShareUpdateValueShareUpdateValueTaggedField: One tagged field of ShareUpdateValue: tag,
@@ -340,11 +380,21 @@ func ParseShareUpdateValueShareUpdateValueTaggedField(data []byte, version int64
 }
 
 func parseShareUpdateValueShareUpdateValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ShareUpdateValueShareUpdateValueTaggedField, int, error) {
-	x := &ShareUpdateValueShareUpdateValueTaggedField{Version: version}
+	x := &ShareUpdateValueShareUpdateValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ShareUpdateValueShareUpdateValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_update_value /types/share_update_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -352,7 +402,7 @@ func parseShareUpdateValueShareUpdateValueTaggedField(buf []byte, pos, end int, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "share_update_value /types/share_update_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -360,7 +410,7 @@ func parseShareUpdateValueShareUpdateValueTaggedField(buf []byte, pos, end int, 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("share_update_value /types/share_update_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("share_update_value /types/share_update_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -368,7 +418,7 @@ func parseShareUpdateValueShareUpdateValueTaggedField(buf []byte, pos, end int, 
 		case 0:
 			got, next, err := parseShareUpdateValueShareUpdateValueTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -378,5 +428,5 @@ func parseShareUpdateValueShareUpdateValueTaggedField(buf []byte, pos, end int, 
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

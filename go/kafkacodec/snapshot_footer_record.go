@@ -18,7 +18,7 @@ type SnapshotFooterRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*SnapshotFooterRecordSnapshotFooterRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []SnapshotFooterRecordSnapshotFooterRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseSnapshotFooterRecord reads one SnapshotFooterRecord that fills data (with verify, a CRC that does not match is an error).
@@ -34,10 +34,20 @@ func ParseSnapshotFooterRecord(data []byte, version int64, verify bool) (*Snapsh
 }
 
 func parseSnapshotFooterRecord(buf []byte, pos, end int, version int64, verify bool) (*SnapshotFooterRecord, int, error) {
-	x := &SnapshotFooterRecord{Version: version}
+	x := &SnapshotFooterRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *SnapshotFooterRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("snapshot_footer_record /seq/0", pos, end, 2)
+			return pos, truncated("snapshot_footer_record /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -46,7 +56,7 @@ func parseSnapshotFooterRecord(buf []byte, pos, end int, version int64, verify b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "snapshot_footer_record /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -54,23 +64,23 @@ func parseSnapshotFooterRecord(buf []byte, pos, end int, version int64, verify b
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("snapshot_footer_record /seq/2", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("snapshot_footer_record /seq/2", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("snapshot_footer_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("snapshot_footer_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*SnapshotFooterRecordSnapshotFooterRecordTaggedField, 0, count)
+		x.TaggedFields = make([]SnapshotFooterRecordSnapshotFooterRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseSnapshotFooterRecordSnapshotFooterRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // SnapshotFooterRecordSnapshotFooterRecordTaggedField: One tagged field of
@@ -96,11 +106,21 @@ func ParseSnapshotFooterRecordSnapshotFooterRecordTaggedField(data []byte, versi
 }
 
 func parseSnapshotFooterRecordSnapshotFooterRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*SnapshotFooterRecordSnapshotFooterRecordTaggedField, int, error) {
-	x := &SnapshotFooterRecordSnapshotFooterRecordTaggedField{Version: version}
+	x := &SnapshotFooterRecordSnapshotFooterRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *SnapshotFooterRecordSnapshotFooterRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "snapshot_footer_record /types/snapshot_footer_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -108,7 +128,7 @@ func parseSnapshotFooterRecordSnapshotFooterRecordTaggedField(buf []byte, pos, e
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "snapshot_footer_record /types/snapshot_footer_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -116,12 +136,12 @@ func parseSnapshotFooterRecordSnapshotFooterRecordTaggedField(buf []byte, pos, e
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("snapshot_footer_record /types/snapshot_footer_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("snapshot_footer_record /types/snapshot_footer_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -20,7 +20,7 @@ type SnapshotHeaderRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*SnapshotHeaderRecordSnapshotHeaderRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []SnapshotHeaderRecordSnapshotHeaderRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseSnapshotHeaderRecord reads one SnapshotHeaderRecord that fills data (with verify, a CRC that does not match is an error).
@@ -36,10 +36,20 @@ func ParseSnapshotHeaderRecord(data []byte, version int64, verify bool) (*Snapsh
 }
 
 func parseSnapshotHeaderRecord(buf []byte, pos, end int, version int64, verify bool) (*SnapshotHeaderRecord, int, error) {
-	x := &SnapshotHeaderRecord{Version: version}
+	x := &SnapshotHeaderRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *SnapshotHeaderRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("snapshot_header_record /seq/0", pos, end, 2)
+			return pos, truncated("snapshot_header_record /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -47,7 +57,7 @@ func parseSnapshotHeaderRecord(buf []byte, pos, end int, version int64, verify b
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("snapshot_header_record /seq/1", pos, end, 8)
+			return pos, truncated("snapshot_header_record /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -56,7 +66,7 @@ func parseSnapshotHeaderRecord(buf []byte, pos, end int, version int64, verify b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "snapshot_header_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -64,23 +74,23 @@ func parseSnapshotHeaderRecord(buf []byte, pos, end int, version int64, verify b
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("snapshot_header_record /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("snapshot_header_record /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("snapshot_header_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("snapshot_header_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*SnapshotHeaderRecordSnapshotHeaderRecordTaggedField, 0, count)
+		x.TaggedFields = make([]SnapshotHeaderRecordSnapshotHeaderRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseSnapshotHeaderRecordSnapshotHeaderRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // SnapshotHeaderRecordSnapshotHeaderRecordTaggedField: One tagged field of
@@ -106,11 +116,21 @@ func ParseSnapshotHeaderRecordSnapshotHeaderRecordTaggedField(data []byte, versi
 }
 
 func parseSnapshotHeaderRecordSnapshotHeaderRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*SnapshotHeaderRecordSnapshotHeaderRecordTaggedField, int, error) {
-	x := &SnapshotHeaderRecordSnapshotHeaderRecordTaggedField{Version: version}
+	x := &SnapshotHeaderRecordSnapshotHeaderRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *SnapshotHeaderRecordSnapshotHeaderRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "snapshot_header_record /types/snapshot_header_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -118,7 +138,7 @@ func parseSnapshotHeaderRecordSnapshotHeaderRecordTaggedField(buf []byte, pos, e
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "snapshot_header_record /types/snapshot_header_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -126,12 +146,12 @@ func parseSnapshotHeaderRecordSnapshotHeaderRecordTaggedField(buf []byte, pos, e
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("snapshot_header_record /types/snapshot_header_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("snapshot_header_record /types/snapshot_header_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -24,31 +24,31 @@ type StreamsGroupCurrentMemberAssignmentValue struct {
 	// The count of active_tasks + 1, 0 for null (flexible versions).
 	NumActiveTasks int64 `ksy:"num_active_tasks"`
 	// Currently assigned active tasks for this streams client.
-	ActiveTasks []*StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"active_tasks"`
+	ActiveTasks []StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"active_tasks"`
 	// The count of standby_tasks + 1, 0 for null (flexible versions).
 	NumStandbyTasks int64 `ksy:"num_standby_tasks"`
 	// Currently assigned standby tasks for this streams client.
-	StandbyTasks []*StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"standby_tasks"`
+	StandbyTasks []StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"standby_tasks"`
 	// The count of warmup_tasks + 1, 0 for null (flexible versions).
 	NumWarmupTasks int64 `ksy:"num_warmup_tasks"`
 	// Currently assigned warm-up tasks for this streams client.
-	WarmupTasks []*StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"warmup_tasks"`
+	WarmupTasks []StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"warmup_tasks"`
 	// The count of active_tasks_pending_revocation + 1, 0 for null (flexible versions).
 	NumActiveTasksPendingRevocation int64 `ksy:"num_active_tasks_pending_revocation"`
 	// The active tasks that must be revoked by this member.
-	ActiveTasksPendingRevocation []*StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"active_tasks_pending_revocation"`
+	ActiveTasksPendingRevocation []StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"active_tasks_pending_revocation"`
 	// The count of standby_tasks_pending_revocation + 1, 0 for null (flexible versions).
 	NumStandbyTasksPendingRevocation int64 `ksy:"num_standby_tasks_pending_revocation"`
 	// The standby tasks that must be revoked by this member.
-	StandbyTasksPendingRevocation []*StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"standby_tasks_pending_revocation"`
+	StandbyTasksPendingRevocation []StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"standby_tasks_pending_revocation"`
 	// The count of warmup_tasks_pending_revocation + 1, 0 for null (flexible versions).
 	NumWarmupTasksPendingRevocation int64 `ksy:"num_warmup_tasks_pending_revocation"`
 	// The warmup tasks that must be revoked by this member.
-	WarmupTasksPendingRevocation []*StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"warmup_tasks_pending_revocation"`
+	WarmupTasksPendingRevocation []StreamsGroupCurrentMemberAssignmentValueTaskIds `ksy:"warmup_tasks_pending_revocation"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupCurrentMemberAssignmentValue reads one StreamsGroupCurrentMemberAssignmentValue that fills data (with verify, a CRC that does not match is an error).
@@ -64,10 +64,20 @@ func ParseStreamsGroupCurrentMemberAssignmentValue(data []byte, version int64, v
 }
 
 func parseStreamsGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupCurrentMemberAssignmentValue, int, error) {
-	x := &StreamsGroupCurrentMemberAssignmentValue{Version: version}
+	x := &StreamsGroupCurrentMemberAssignmentValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupCurrentMemberAssignmentValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_current_member_assignment_value /seq/0", pos, end, 4)
+			return pos, truncated("streams_group_current_member_assignment_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -75,7 +85,7 @@ func parseStreamsGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, ver
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_current_member_assignment_value /seq/1", pos, end, 4)
+			return pos, truncated("streams_group_current_member_assignment_value /seq/1", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -83,7 +93,7 @@ func parseStreamsGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, ver
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("streams_group_current_member_assignment_value /seq/2", pos, end, 1)
+			return pos, truncated("streams_group_current_member_assignment_value /seq/2", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -92,187 +102,187 @@ func parseStreamsGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, ver
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumActiveTasks = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_current_member_assignment_value /seq/3", pos, "num_active_tasks", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_current_member_assignment_value /seq/3", pos, "num_active_tasks", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumActiveTasks - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/4", pos, "active_tasks", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/4", pos, "active_tasks", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/4", pos, "active_tasks", count, end-pos, 3)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/4", pos, "active_tasks", count, end-pos, 3)
 		}
-		x.ActiveTasks = make([]*StreamsGroupCurrentMemberAssignmentValueTaskIds, 0, count)
+		x.ActiveTasks = make([]StreamsGroupCurrentMemberAssignmentValueTaskIds, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf, pos, end, x.Version, verify)
+			item := &x.ActiveTasks[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.ActiveTasks = append(x.ActiveTasks, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumStandbyTasks = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_current_member_assignment_value /seq/5", pos, "num_standby_tasks", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_current_member_assignment_value /seq/5", pos, "num_standby_tasks", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumStandbyTasks - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/6", pos, "standby_tasks", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/6", pos, "standby_tasks", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/6", pos, "standby_tasks", count, end-pos, 3)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/6", pos, "standby_tasks", count, end-pos, 3)
 		}
-		x.StandbyTasks = make([]*StreamsGroupCurrentMemberAssignmentValueTaskIds, 0, count)
+		x.StandbyTasks = make([]StreamsGroupCurrentMemberAssignmentValueTaskIds, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf, pos, end, x.Version, verify)
+			item := &x.StandbyTasks[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.StandbyTasks = append(x.StandbyTasks, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /seq/7")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumWarmupTasks = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_current_member_assignment_value /seq/7", pos, "num_warmup_tasks", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_current_member_assignment_value /seq/7", pos, "num_warmup_tasks", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumWarmupTasks - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/8", pos, "warmup_tasks", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/8", pos, "warmup_tasks", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/8", pos, "warmup_tasks", count, end-pos, 3)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/8", pos, "warmup_tasks", count, end-pos, 3)
 		}
-		x.WarmupTasks = make([]*StreamsGroupCurrentMemberAssignmentValueTaskIds, 0, count)
+		x.WarmupTasks = make([]StreamsGroupCurrentMemberAssignmentValueTaskIds, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf, pos, end, x.Version, verify)
+			item := &x.WarmupTasks[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.WarmupTasks = append(x.WarmupTasks, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /seq/9")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumActiveTasksPendingRevocation = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_current_member_assignment_value /seq/9", pos, "num_active_tasks_pending_revocation", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_current_member_assignment_value /seq/9", pos, "num_active_tasks_pending_revocation", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumActiveTasksPendingRevocation - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/10", pos, "active_tasks_pending_revocation", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/10", pos, "active_tasks_pending_revocation", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/10", pos, "active_tasks_pending_revocation", count, end-pos, 3)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/10", pos, "active_tasks_pending_revocation", count, end-pos, 3)
 		}
-		x.ActiveTasksPendingRevocation = make([]*StreamsGroupCurrentMemberAssignmentValueTaskIds, 0, count)
+		x.ActiveTasksPendingRevocation = make([]StreamsGroupCurrentMemberAssignmentValueTaskIds, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf, pos, end, x.Version, verify)
+			item := &x.ActiveTasksPendingRevocation[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.ActiveTasksPendingRevocation = append(x.ActiveTasksPendingRevocation, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /seq/11")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumStandbyTasksPendingRevocation = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_current_member_assignment_value /seq/11", pos, "num_standby_tasks_pending_revocation", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_current_member_assignment_value /seq/11", pos, "num_standby_tasks_pending_revocation", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumStandbyTasksPendingRevocation - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/12", pos, "standby_tasks_pending_revocation", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/12", pos, "standby_tasks_pending_revocation", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/12", pos, "standby_tasks_pending_revocation", count, end-pos, 3)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/12", pos, "standby_tasks_pending_revocation", count, end-pos, 3)
 		}
-		x.StandbyTasksPendingRevocation = make([]*StreamsGroupCurrentMemberAssignmentValueTaskIds, 0, count)
+		x.StandbyTasksPendingRevocation = make([]StreamsGroupCurrentMemberAssignmentValueTaskIds, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf, pos, end, x.Version, verify)
+			item := &x.StandbyTasksPendingRevocation[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.StandbyTasksPendingRevocation = append(x.StandbyTasksPendingRevocation, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /seq/13")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumWarmupTasksPendingRevocation = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_current_member_assignment_value /seq/13", pos, "num_warmup_tasks_pending_revocation", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_current_member_assignment_value /seq/13", pos, "num_warmup_tasks_pending_revocation", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumWarmupTasksPendingRevocation - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/14", pos, "warmup_tasks_pending_revocation", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/14", pos, "warmup_tasks_pending_revocation", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/14", pos, "warmup_tasks_pending_revocation", count, end-pos, 3)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/14", pos, "warmup_tasks_pending_revocation", count, end-pos, 3)
 		}
-		x.WarmupTasksPendingRevocation = make([]*StreamsGroupCurrentMemberAssignmentValueTaskIds, 0, count)
+		x.WarmupTasksPendingRevocation = make([]StreamsGroupCurrentMemberAssignmentValueTaskIds, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf, pos, end, x.Version, verify)
+			item := &x.WarmupTasksPendingRevocation[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.WarmupTasksPendingRevocation = append(x.WarmupTasksPendingRevocation, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /seq/15")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -280,23 +290,23 @@ func parseStreamsGroupCurrentMemberAssignmentValue(buf []byte, pos, end int, ver
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/16", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/16", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /seq/16", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_current_member_assignment_value /seq/16", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupCurrentMemberAssignmentValueTaskIdsTag0: Tagged field 0: AssignmentEpochs.
@@ -325,11 +335,21 @@ func ParseStreamsGroupCurrentMemberAssignmentValueTaskIdsTag0(data []byte, versi
 }
 
 func parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTag0(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupCurrentMemberAssignmentValueTaskIdsTag0, int, error) {
-	x := &StreamsGroupCurrentMemberAssignmentValueTaskIdsTag0{Version: version}
+	x := &StreamsGroupCurrentMemberAssignmentValueTaskIdsTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupCurrentMemberAssignmentValueTaskIdsTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumAssignmentEpochs = v
@@ -337,16 +357,16 @@ func parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTag0(buf []byte, pos, e
 	if x.NumAssignmentEpochs != 0 {
 		count := int64((x.NumAssignmentEpochs - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/1", pos, "assignment_epochs", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/1", pos, "assignment_epochs", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/1", pos, "assignment_epochs", count, end-pos, 4)
+			return pos, badCount("streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/1", pos, "assignment_epochs", count, end-pos, 4)
 		}
 		x.AssignmentEpochs = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/1", pos, end, 4)
+				return pos, truncated("streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/1", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -359,10 +379,10 @@ func parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTag0(buf []byte, pos, e
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField: One tagged field of TaskIds:
@@ -388,11 +408,21 @@ func ParseStreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField(data []byte
 }
 
 func parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField, int, error) {
-	x := &StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField{Version: version}
+	x := &StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /types/task_ids_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -400,7 +430,7 @@ func parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField(buf []byte,
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /types/task_ids_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -408,7 +438,7 @@ func parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField(buf []byte,
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_current_member_assignment_value /types/task_ids_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_current_member_assignment_value /types/task_ids_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -416,7 +446,7 @@ func parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField(buf []byte,
 		case 0:
 			got, next, err := parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -426,7 +456,7 @@ func parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField(buf []byte,
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupCurrentMemberAssignmentValueTaskIds: type `task_ids` of
@@ -444,7 +474,7 @@ type StreamsGroupCurrentMemberAssignmentValueTaskIds struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupCurrentMemberAssignmentValueTaskIds reads one StreamsGroupCurrentMemberAssignmentValueTaskIds that fills data (with verify, a CRC that does not match is an error).
@@ -460,22 +490,32 @@ func ParseStreamsGroupCurrentMemberAssignmentValueTaskIds(data []byte, version i
 }
 
 func parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupCurrentMemberAssignmentValueTaskIds, int, error) {
-	x := &StreamsGroupCurrentMemberAssignmentValueTaskIds{Version: version}
+	x := &StreamsGroupCurrentMemberAssignmentValueTaskIds{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupCurrentMemberAssignmentValueTaskIds) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /types/task_ids/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenSubtopologyId = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_current_member_assignment_value /types/task_ids/seq/0", pos, "len_subtopology_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_current_member_assignment_value /types/task_ids/seq/0", pos, "len_subtopology_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenSubtopologyId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_current_member_assignment_value /types/task_ids/seq/1", pos, "subtopology_id", n64, end-pos)
+			return pos, badSize("streams_group_current_member_assignment_value /types/task_ids/seq/1", pos, "subtopology_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -485,27 +525,27 @@ func parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /types/task_ids/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_current_member_assignment_value /types/task_ids/seq/2", pos, "num_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_current_member_assignment_value /types/task_ids/seq/2", pos, "num_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /types/task_ids/seq/3", pos, "partitions", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /types/task_ids/seq/3", pos, "partitions", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /types/task_ids/seq/3", pos, "partitions", count, end-pos, 4)
+			return pos, badCount("streams_group_current_member_assignment_value /types/task_ids/seq/3", pos, "partitions", count, end-pos, 4)
 		}
 		x.Partitions = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("streams_group_current_member_assignment_value /types/task_ids/seq/3", pos, end, 4)
+				return pos, truncated("streams_group_current_member_assignment_value /types/task_ids/seq/3", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -515,7 +555,7 @@ func parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /types/task_ids/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -523,23 +563,23 @@ func parseStreamsGroupCurrentMemberAssignmentValueTaskIds(buf []byte, pos, end i
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /types/task_ids/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_current_member_assignment_value /types/task_ids/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_current_member_assignment_value /types/task_ids/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_current_member_assignment_value /types/task_ids/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField:
@@ -565,11 +605,21 @@ func ParseStreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssig
 }
 
 func parseStreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField, int, error) {
-	x := &StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField{Version: version}
+	x := &StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /types/streams_group_current_member_assignment_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -577,7 +627,7 @@ func parseStreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssig
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_current_member_assignment_value /types/streams_group_current_member_assignment_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -585,12 +635,12 @@ func parseStreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssig
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_current_member_assignment_value /types/streams_group_current_member_assignment_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_current_member_assignment_value /types/streams_group_current_member_assignment_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

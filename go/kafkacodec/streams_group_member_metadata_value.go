@@ -44,11 +44,11 @@ type StreamsGroupMemberMetadataValue struct {
 	// The count of client_tags + 1, 0 for null (flexible versions).
 	NumClientTags int64 `ksy:"num_client_tags"`
 	// Used for rack-aware assignment algorithm.
-	ClientTags []*StreamsGroupMemberMetadataValueKeyValue `ksy:"client_tags"`
+	ClientTags []StreamsGroupMemberMetadataValueKeyValue `ksy:"client_tags"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupMemberMetadataValue reads one StreamsGroupMemberMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -64,11 +64,21 @@ func ParseStreamsGroupMemberMetadataValue(data []byte, version int64, verify boo
 }
 
 func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMemberMetadataValue, int, error) {
-	x := &StreamsGroupMemberMetadataValue{Version: version}
+	x := &StreamsGroupMemberMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMemberMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenInstanceId = v
@@ -76,7 +86,7 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	if x.LenInstanceId != 0 {
 		n64 := int64((x.LenInstanceId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /seq/1", pos, "instance_id", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /seq/1", pos, "instance_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -86,7 +96,7 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenRackId = v
@@ -94,7 +104,7 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	if x.LenRackId != 0 {
 		n64 := int64((x.LenRackId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /seq/3", pos, "rack_id", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /seq/3", pos, "rack_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -104,18 +114,18 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenClientId = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_member_metadata_value /seq/4", pos, "len_client_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_member_metadata_value /seq/4", pos, "len_client_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenClientId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /seq/5", pos, "client_id", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /seq/5", pos, "client_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -125,18 +135,18 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenClientHost = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_member_metadata_value /seq/6", pos, "len_client_host", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_member_metadata_value /seq/6", pos, "len_client_host", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenClientHost - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /seq/7", pos, "client_host", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /seq/7", pos, "client_host", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -145,7 +155,7 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_member_metadata_value /seq/8", pos, end, 4)
+			return pos, truncated("streams_group_member_metadata_value /seq/8", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -153,7 +163,7 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_member_metadata_value /seq/9", pos, end, 4)
+			return pos, truncated("streams_group_member_metadata_value /seq/9", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -162,18 +172,18 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /seq/10")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenProcessId = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_member_metadata_value /seq/10", pos, "len_process_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_member_metadata_value /seq/10", pos, "len_process_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenProcessId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /seq/11", pos, "process_id", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /seq/11", pos, "process_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -182,7 +192,7 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("streams_group_member_metadata_value /seq/12", pos, end, 1)
+			return pos, truncated("streams_group_member_metadata_value /seq/12", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -191,7 +201,7 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	if int64(x.PresentUserEndpoint) >= 0 {
 		v, next, err := parseStreamsGroupMemberMetadataValueEndpoint(buf, pos, end, x.Version, verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.UserEndpoint = v
@@ -199,37 +209,37 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /seq/14")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumClientTags = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_member_metadata_value /seq/14", pos, "num_client_tags", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_member_metadata_value /seq/14", pos, "num_client_tags", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumClientTags - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_member_metadata_value /seq/15", pos, "client_tags", count, -1, 0)
+			return pos, badCount("streams_group_member_metadata_value /seq/15", pos, "client_tags", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_member_metadata_value /seq/15", pos, "client_tags", count, end-pos, 3)
+			return pos, badCount("streams_group_member_metadata_value /seq/15", pos, "client_tags", count, end-pos, 3)
 		}
-		x.ClientTags = make([]*StreamsGroupMemberMetadataValueKeyValue, 0, count)
+		x.ClientTags = make([]StreamsGroupMemberMetadataValueKeyValue, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupMemberMetadataValueKeyValue(buf, pos, end, x.Version, verify)
+			item := &x.ClientTags[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.ClientTags = append(x.ClientTags, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /seq/16")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -237,23 +247,23 @@ func parseStreamsGroupMemberMetadataValue(buf []byte, pos, end int, version int6
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_member_metadata_value /seq/17", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_member_metadata_value /seq/17", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_member_metadata_value /seq/17", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_member_metadata_value /seq/17", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMemberMetadataValueEndpointTaggedField: One tagged field of Endpoint: tag,
@@ -279,11 +289,21 @@ func ParseStreamsGroupMemberMetadataValueEndpointTaggedField(data []byte, versio
 }
 
 func parseStreamsGroupMemberMetadataValueEndpointTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMemberMetadataValueEndpointTaggedField, int, error) {
-	x := &StreamsGroupMemberMetadataValueEndpointTaggedField{Version: version}
+	x := &StreamsGroupMemberMetadataValueEndpointTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMemberMetadataValueEndpointTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/endpoint_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -291,7 +311,7 @@ func parseStreamsGroupMemberMetadataValueEndpointTaggedField(buf []byte, pos, en
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/endpoint_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -299,14 +319,14 @@ func parseStreamsGroupMemberMetadataValueEndpointTaggedField(buf []byte, pos, en
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /types/endpoint_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /types/endpoint_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMemberMetadataValueEndpoint: type `endpoint` of
@@ -322,7 +342,7 @@ type StreamsGroupMemberMetadataValueEndpoint struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupMemberMetadataValueEndpointTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupMemberMetadataValueEndpointTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupMemberMetadataValueEndpoint reads one StreamsGroupMemberMetadataValueEndpoint that fills data (with verify, a CRC that does not match is an error).
@@ -338,22 +358,32 @@ func ParseStreamsGroupMemberMetadataValueEndpoint(data []byte, version int64, ve
 }
 
 func parseStreamsGroupMemberMetadataValueEndpoint(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMemberMetadataValueEndpoint, int, error) {
-	x := &StreamsGroupMemberMetadataValueEndpoint{Version: version}
+	x := &StreamsGroupMemberMetadataValueEndpoint{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMemberMetadataValueEndpoint) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/endpoint/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenHost = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_member_metadata_value /types/endpoint/seq/0", pos, "len_host", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_member_metadata_value /types/endpoint/seq/0", pos, "len_host", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenHost - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /types/endpoint/seq/1", pos, "host", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /types/endpoint/seq/1", pos, "host", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -362,7 +392,7 @@ func parseStreamsGroupMemberMetadataValueEndpoint(buf []byte, pos, end int, vers
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("streams_group_member_metadata_value /types/endpoint/seq/2", pos, end, 2)
+			return pos, truncated("streams_group_member_metadata_value /types/endpoint/seq/2", pos, end, 2)
 		}
 		v := binary.BigEndian.Uint16(buf[pos:])
 		pos += 2
@@ -371,7 +401,7 @@ func parseStreamsGroupMemberMetadataValueEndpoint(buf []byte, pos, end int, vers
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/endpoint/seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -379,23 +409,23 @@ func parseStreamsGroupMemberMetadataValueEndpoint(buf []byte, pos, end int, vers
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_member_metadata_value /types/endpoint/seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_member_metadata_value /types/endpoint/seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_member_metadata_value /types/endpoint/seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_member_metadata_value /types/endpoint/seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupMemberMetadataValueEndpointTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupMemberMetadataValueEndpointTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupMemberMetadataValueEndpointTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMemberMetadataValueKeyValueTaggedField: One tagged field of KeyValue: tag,
@@ -421,11 +451,21 @@ func ParseStreamsGroupMemberMetadataValueKeyValueTaggedField(data []byte, versio
 }
 
 func parseStreamsGroupMemberMetadataValueKeyValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMemberMetadataValueKeyValueTaggedField, int, error) {
-	x := &StreamsGroupMemberMetadataValueKeyValueTaggedField{Version: version}
+	x := &StreamsGroupMemberMetadataValueKeyValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMemberMetadataValueKeyValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/key_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -433,7 +473,7 @@ func parseStreamsGroupMemberMetadataValueKeyValueTaggedField(buf []byte, pos, en
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/key_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -441,14 +481,14 @@ func parseStreamsGroupMemberMetadataValueKeyValueTaggedField(buf []byte, pos, en
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /types/key_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /types/key_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMemberMetadataValueKeyValue: type `key_value` of
@@ -466,7 +506,7 @@ type StreamsGroupMemberMetadataValueKeyValue struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupMemberMetadataValueKeyValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupMemberMetadataValueKeyValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupMemberMetadataValueKeyValue reads one StreamsGroupMemberMetadataValueKeyValue that fills data (with verify, a CRC that does not match is an error).
@@ -482,22 +522,32 @@ func ParseStreamsGroupMemberMetadataValueKeyValue(data []byte, version int64, ve
 }
 
 func parseStreamsGroupMemberMetadataValueKeyValue(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMemberMetadataValueKeyValue, int, error) {
-	x := &StreamsGroupMemberMetadataValueKeyValue{Version: version}
+	x := &StreamsGroupMemberMetadataValueKeyValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMemberMetadataValueKeyValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/key_value/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenKey = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_member_metadata_value /types/key_value/seq/0", pos, "len_key", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_member_metadata_value /types/key_value/seq/0", pos, "len_key", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenKey - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /types/key_value/seq/1", pos, "key", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /types/key_value/seq/1", pos, "key", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -507,18 +557,18 @@ func parseStreamsGroupMemberMetadataValueKeyValue(buf []byte, pos, end int, vers
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/key_value/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_member_metadata_value /types/key_value/seq/2", pos, "len_value", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_member_metadata_value /types/key_value/seq/2", pos, "len_value", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /types/key_value/seq/3", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /types/key_value/seq/3", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -528,7 +578,7 @@ func parseStreamsGroupMemberMetadataValueKeyValue(buf []byte, pos, end int, vers
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/key_value/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -536,23 +586,23 @@ func parseStreamsGroupMemberMetadataValueKeyValue(buf []byte, pos, end int, vers
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_member_metadata_value /types/key_value/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_member_metadata_value /types/key_value/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_member_metadata_value /types/key_value/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_member_metadata_value /types/key_value/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupMemberMetadataValueKeyValueTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupMemberMetadataValueKeyValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupMemberMetadataValueKeyValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField: One tagged field
@@ -578,11 +628,21 @@ func ParseStreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedFi
 }
 
 func parseStreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField, int, error) {
-	x := &StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField{Version: version}
+	x := &StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/streams_group_member_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -590,7 +650,7 @@ func parseStreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedFi
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_member_metadata_value /types/streams_group_member_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -598,12 +658,12 @@ func parseStreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedFi
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_member_metadata_value /types/streams_group_member_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_member_metadata_value /types/streams_group_member_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

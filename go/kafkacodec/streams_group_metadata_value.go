@@ -20,7 +20,7 @@ type StreamsGroupMetadataValue struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupMetadataValue reads one StreamsGroupMetadataValue that fills data (with verify, a CRC that does not match is an error).
@@ -36,10 +36,20 @@ func ParseStreamsGroupMetadataValue(data []byte, version int64, verify bool) (*S
 }
 
 func parseStreamsGroupMetadataValue(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMetadataValue, int, error) {
-	x := &StreamsGroupMetadataValue{Version: version}
+	x := &StreamsGroupMetadataValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMetadataValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_metadata_value /seq/0", pos, end, 4)
+			return pos, truncated("streams_group_metadata_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -47,7 +57,7 @@ func parseStreamsGroupMetadataValue(buf []byte, pos, end int, version int64, ver
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("streams_group_metadata_value /seq/1", pos, end, 8)
+			return pos, truncated("streams_group_metadata_value /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -56,7 +66,7 @@ func parseStreamsGroupMetadataValue(buf []byte, pos, end int, version int64, ver
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_metadata_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -64,23 +74,23 @@ func parseStreamsGroupMetadataValue(buf []byte, pos, end int, version int64, ver
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_metadata_value /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_metadata_value /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_metadata_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_metadata_value /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMetadataValueStreamsGroupMetadataValueTag0: Tagged field 0:
@@ -108,10 +118,20 @@ func ParseStreamsGroupMetadataValueStreamsGroupMetadataValueTag0(data []byte, ve
 }
 
 func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag0(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMetadataValueStreamsGroupMetadataValueTag0, int, error) {
-	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTag0{Version: version}
+	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMetadataValueStreamsGroupMetadataValueTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_metadata_value /types/streams_group_metadata_value_tag_0/seq/0", pos, end, 4)
+			return pos, truncated("streams_group_metadata_value /types/streams_group_metadata_value_tag_0/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -123,10 +143,10 @@ func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag0(buf []byte, pos
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("streams_group_metadata_value /types/streams_group_metadata_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("streams_group_metadata_value /types/streams_group_metadata_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMetadataValueLastAssignmentConfigTaggedField: One tagged field of
@@ -152,11 +172,21 @@ func ParseStreamsGroupMetadataValueLastAssignmentConfigTaggedField(data []byte, 
 }
 
 func parseStreamsGroupMetadataValueLastAssignmentConfigTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMetadataValueLastAssignmentConfigTaggedField, int, error) {
-	x := &StreamsGroupMetadataValueLastAssignmentConfigTaggedField{Version: version}
+	x := &StreamsGroupMetadataValueLastAssignmentConfigTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMetadataValueLastAssignmentConfigTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_metadata_value /types/last_assignment_config_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -164,7 +194,7 @@ func parseStreamsGroupMetadataValueLastAssignmentConfigTaggedField(buf []byte, p
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_metadata_value /types/last_assignment_config_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -172,14 +202,14 @@ func parseStreamsGroupMetadataValueLastAssignmentConfigTaggedField(buf []byte, p
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_metadata_value /types/last_assignment_config_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_metadata_value /types/last_assignment_config_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMetadataValueLastAssignmentConfig: type `last_assignment_config` of
@@ -197,7 +227,7 @@ type StreamsGroupMetadataValueLastAssignmentConfig struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupMetadataValueLastAssignmentConfigTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupMetadataValueLastAssignmentConfigTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupMetadataValueLastAssignmentConfig reads one StreamsGroupMetadataValueLastAssignmentConfig that fills data (with verify, a CRC that does not match is an error).
@@ -213,22 +243,32 @@ func ParseStreamsGroupMetadataValueLastAssignmentConfig(data []byte, version int
 }
 
 func parseStreamsGroupMetadataValueLastAssignmentConfig(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMetadataValueLastAssignmentConfig, int, error) {
-	x := &StreamsGroupMetadataValueLastAssignmentConfig{Version: version}
+	x := &StreamsGroupMetadataValueLastAssignmentConfig{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMetadataValueLastAssignmentConfig) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_metadata_value /types/last_assignment_config/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenKey = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_metadata_value /types/last_assignment_config/seq/0", pos, "len_key", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_metadata_value /types/last_assignment_config/seq/0", pos, "len_key", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenKey - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_metadata_value /types/last_assignment_config/seq/1", pos, "key", n64, end-pos)
+			return pos, badSize("streams_group_metadata_value /types/last_assignment_config/seq/1", pos, "key", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -238,18 +278,18 @@ func parseStreamsGroupMetadataValueLastAssignmentConfig(buf []byte, pos, end int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_metadata_value /types/last_assignment_config/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_metadata_value /types/last_assignment_config/seq/2", pos, "len_value", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_metadata_value /types/last_assignment_config/seq/2", pos, "len_value", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_metadata_value /types/last_assignment_config/seq/3", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_metadata_value /types/last_assignment_config/seq/3", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -259,7 +299,7 @@ func parseStreamsGroupMetadataValueLastAssignmentConfig(buf []byte, pos, end int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_metadata_value /types/last_assignment_config/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -267,23 +307,23 @@ func parseStreamsGroupMetadataValueLastAssignmentConfig(buf []byte, pos, end int
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_metadata_value /types/last_assignment_config/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_metadata_value /types/last_assignment_config/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_metadata_value /types/last_assignment_config/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_metadata_value /types/last_assignment_config/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupMetadataValueLastAssignmentConfigTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupMetadataValueLastAssignmentConfigTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupMetadataValueLastAssignmentConfigTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMetadataValueStreamsGroupMetadataValueTag1: Tagged field 1:
@@ -293,7 +333,7 @@ type StreamsGroupMetadataValueStreamsGroupMetadataValueTag1 struct {
 	// The count of last_assignment_configs + 1, 0 for null (flexible versions).
 	NumLastAssignmentConfigs int64 `ksy:"num_last_assignment_configs"`
 	// The last used configuration parameters as key-value pairs.
-	LastAssignmentConfigs []*StreamsGroupMetadataValueLastAssignmentConfig `ksy:"last_assignment_configs"`
+	LastAssignmentConfigs []StreamsGroupMetadataValueLastAssignmentConfig `ksy:"last_assignment_configs"`
 	// Bytes of the tagged field after its value: none (a size that says more than the value takes
 	// is corrupt; Kafka would read on from the wrong byte).
 	Unread []byte `ksy:"unread"`
@@ -312,11 +352,21 @@ func ParseStreamsGroupMetadataValueStreamsGroupMetadataValueTag1(data []byte, ve
 }
 
 func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag1(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMetadataValueStreamsGroupMetadataValueTag1, int, error) {
-	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTag1{Version: version}
+	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTag1{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMetadataValueStreamsGroupMetadataValueTag1) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_metadata_value /types/streams_group_metadata_value_tag_1/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumLastAssignmentConfigs = v
@@ -324,20 +374,20 @@ func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag1(buf []byte, pos
 	if x.NumLastAssignmentConfigs != 0 {
 		count := int64((x.NumLastAssignmentConfigs - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_metadata_value /types/streams_group_metadata_value_tag_1/seq/1", pos, "last_assignment_configs", count, -1, 0)
+			return pos, badCount("streams_group_metadata_value /types/streams_group_metadata_value_tag_1/seq/1", pos, "last_assignment_configs", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_metadata_value /types/streams_group_metadata_value_tag_1/seq/1", pos, "last_assignment_configs", count, end-pos, 3)
+			return pos, badCount("streams_group_metadata_value /types/streams_group_metadata_value_tag_1/seq/1", pos, "last_assignment_configs", count, end-pos, 3)
 		}
-		x.LastAssignmentConfigs = make([]*StreamsGroupMetadataValueLastAssignmentConfig, 0, count)
+		x.LastAssignmentConfigs = make([]StreamsGroupMetadataValueLastAssignmentConfig, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupMetadataValueLastAssignmentConfig(buf, pos, end, x.Version, verify)
+			item := &x.LastAssignmentConfigs[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.LastAssignmentConfigs = append(x.LastAssignmentConfigs, item)
 		}
 	}
 	{
@@ -346,10 +396,10 @@ func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag1(buf []byte, pos
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("streams_group_metadata_value /types/streams_group_metadata_value_tag_1/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("streams_group_metadata_value /types/streams_group_metadata_value_tag_1/seq/2", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMetadataValueStreamsGroupMetadataValueTag2: Tagged field 2:
@@ -377,10 +427,20 @@ func ParseStreamsGroupMetadataValueStreamsGroupMetadataValueTag2(data []byte, ve
 }
 
 func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag2(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMetadataValueStreamsGroupMetadataValueTag2, int, error) {
-	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTag2{Version: version}
+	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTag2{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMetadataValueStreamsGroupMetadataValueTag2) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_metadata_value /types/streams_group_metadata_value_tag_2/seq/0", pos, end, 4)
+			return pos, truncated("streams_group_metadata_value /types/streams_group_metadata_value_tag_2/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -392,10 +452,10 @@ func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag2(buf []byte, pos
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("streams_group_metadata_value /types/streams_group_metadata_value_tag_2/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("streams_group_metadata_value /types/streams_group_metadata_value_tag_2/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMetadataValueStreamsGroupMetadataValueTag3: Tagged field 3:
@@ -425,10 +485,20 @@ func ParseStreamsGroupMetadataValueStreamsGroupMetadataValueTag3(data []byte, ve
 }
 
 func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag3(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMetadataValueStreamsGroupMetadataValueTag3, int, error) {
-	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTag3{Version: version}
+	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTag3{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMetadataValueStreamsGroupMetadataValueTag3) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_metadata_value /types/streams_group_metadata_value_tag_3/seq/0", pos, end, 4)
+			return pos, truncated("streams_group_metadata_value /types/streams_group_metadata_value_tag_3/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -440,10 +510,10 @@ func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag3(buf []byte, pos
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("streams_group_metadata_value /types/streams_group_metadata_value_tag_3/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("streams_group_metadata_value /types/streams_group_metadata_value_tag_3/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField: One tagged field of
@@ -469,11 +539,21 @@ func ParseStreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField(data []b
 }
 
 func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField, int, error) {
-	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField{Version: version}
+	x := &StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_metadata_value /types/streams_group_metadata_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -481,7 +561,7 @@ func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField(buf []by
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_metadata_value /types/streams_group_metadata_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -489,7 +569,7 @@ func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField(buf []by
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_metadata_value /types/streams_group_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_metadata_value /types/streams_group_metadata_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -497,28 +577,28 @@ func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField(buf []by
 		case 0:
 			got, next, err := parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 1:
 			got, next, err := parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag1(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 2:
 			got, next, err := parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag2(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 3:
 			got, next, err := parseStreamsGroupMetadataValueStreamsGroupMetadataValueTag3(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -528,5 +608,5 @@ func parseStreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField(buf []by
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -36,22 +36,32 @@ func ParseStreamsGroupTargetAssignmentMemberKey(data []byte, version int64, veri
 }
 
 func parseStreamsGroupTargetAssignmentMemberKey(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTargetAssignmentMemberKey, int, error) {
-	x := &StreamsGroupTargetAssignmentMemberKey{Version: version}
+	x := &StreamsGroupTargetAssignmentMemberKey{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTargetAssignmentMemberKey) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("streams_group_target_assignment_member_key /seq/0", pos, end, 2)
+			return pos, truncated("streams_group_target_assignment_member_key /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenGroupId = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("streams_group_target_assignment_member_key /seq/0", pos, "len_group_id", v, "must satisfy _ >= 0")
+			return pos, invalid("streams_group_target_assignment_member_key /seq/0", pos, "len_group_id", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenGroupId))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_target_assignment_member_key /seq/1", pos, "group_id", n64, end-pos)
+			return pos, badSize("streams_group_target_assignment_member_key /seq/1", pos, "group_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -60,24 +70,24 @@ func parseStreamsGroupTargetAssignmentMemberKey(buf []byte, pos, end int, versio
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("streams_group_target_assignment_member_key /seq/2", pos, end, 2)
+			return pos, truncated("streams_group_target_assignment_member_key /seq/2", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenMemberId = v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("streams_group_target_assignment_member_key /seq/2", pos, "len_member_id", v, "must satisfy _ >= 0")
+			return pos, invalid("streams_group_target_assignment_member_key /seq/2", pos, "len_member_id", v, "must satisfy _ >= 0")
 		}
 	}
 	{
 		n64 := int64(int64(x.LenMemberId))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_target_assignment_member_key /seq/3", pos, "member_id", n64, end-pos)
+			return pos, badSize("streams_group_target_assignment_member_key /seq/3", pos, "member_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.MemberId = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -17,19 +17,19 @@ type StreamsGroupTargetAssignmentMemberValue struct {
 	// The count of active_tasks + 1, 0 for null (flexible versions).
 	NumActiveTasks int64 `ksy:"num_active_tasks"`
 	// Currently assigned active tasks for this streams client.
-	ActiveTasks []*StreamsGroupTargetAssignmentMemberValueTaskIds `ksy:"active_tasks"`
+	ActiveTasks []StreamsGroupTargetAssignmentMemberValueTaskIds `ksy:"active_tasks"`
 	// The count of standby_tasks + 1, 0 for null (flexible versions).
 	NumStandbyTasks int64 `ksy:"num_standby_tasks"`
 	// Currently assigned standby tasks for this streams client.
-	StandbyTasks []*StreamsGroupTargetAssignmentMemberValueTaskIds `ksy:"standby_tasks"`
+	StandbyTasks []StreamsGroupTargetAssignmentMemberValueTaskIds `ksy:"standby_tasks"`
 	// The count of warmup_tasks + 1, 0 for null (flexible versions).
 	NumWarmupTasks int64 `ksy:"num_warmup_tasks"`
 	// Currently assigned warm-up tasks for this streams client.
-	WarmupTasks []*StreamsGroupTargetAssignmentMemberValueTaskIds `ksy:"warmup_tasks"`
+	WarmupTasks []StreamsGroupTargetAssignmentMemberValueTaskIds `ksy:"warmup_tasks"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupTargetAssignmentMemberValue reads one StreamsGroupTargetAssignmentMemberValue that fills data (with verify, a CRC that does not match is an error).
@@ -45,101 +45,111 @@ func ParseStreamsGroupTargetAssignmentMemberValue(data []byte, version int64, ve
 }
 
 func parseStreamsGroupTargetAssignmentMemberValue(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTargetAssignmentMemberValue, int, error) {
-	x := &StreamsGroupTargetAssignmentMemberValue{Version: version}
+	x := &StreamsGroupTargetAssignmentMemberValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTargetAssignmentMemberValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumActiveTasks = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_target_assignment_member_value /seq/0", pos, "num_active_tasks", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_target_assignment_member_value /seq/0", pos, "num_active_tasks", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumActiveTasks - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /seq/1", pos, "active_tasks", count, -1, 0)
+			return pos, badCount("streams_group_target_assignment_member_value /seq/1", pos, "active_tasks", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /seq/1", pos, "active_tasks", count, end-pos, 3)
+			return pos, badCount("streams_group_target_assignment_member_value /seq/1", pos, "active_tasks", count, end-pos, 3)
 		}
-		x.ActiveTasks = make([]*StreamsGroupTargetAssignmentMemberValueTaskIds, 0, count)
+		x.ActiveTasks = make([]StreamsGroupTargetAssignmentMemberValueTaskIds, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTargetAssignmentMemberValueTaskIds(buf, pos, end, x.Version, verify)
+			item := &x.ActiveTasks[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.ActiveTasks = append(x.ActiveTasks, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumStandbyTasks = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_target_assignment_member_value /seq/2", pos, "num_standby_tasks", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_target_assignment_member_value /seq/2", pos, "num_standby_tasks", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumStandbyTasks - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /seq/3", pos, "standby_tasks", count, -1, 0)
+			return pos, badCount("streams_group_target_assignment_member_value /seq/3", pos, "standby_tasks", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /seq/3", pos, "standby_tasks", count, end-pos, 3)
+			return pos, badCount("streams_group_target_assignment_member_value /seq/3", pos, "standby_tasks", count, end-pos, 3)
 		}
-		x.StandbyTasks = make([]*StreamsGroupTargetAssignmentMemberValueTaskIds, 0, count)
+		x.StandbyTasks = make([]StreamsGroupTargetAssignmentMemberValueTaskIds, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTargetAssignmentMemberValueTaskIds(buf, pos, end, x.Version, verify)
+			item := &x.StandbyTasks[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.StandbyTasks = append(x.StandbyTasks, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumWarmupTasks = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_target_assignment_member_value /seq/4", pos, "num_warmup_tasks", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_target_assignment_member_value /seq/4", pos, "num_warmup_tasks", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumWarmupTasks - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /seq/5", pos, "warmup_tasks", count, -1, 0)
+			return pos, badCount("streams_group_target_assignment_member_value /seq/5", pos, "warmup_tasks", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /seq/5", pos, "warmup_tasks", count, end-pos, 3)
+			return pos, badCount("streams_group_target_assignment_member_value /seq/5", pos, "warmup_tasks", count, end-pos, 3)
 		}
-		x.WarmupTasks = make([]*StreamsGroupTargetAssignmentMemberValueTaskIds, 0, count)
+		x.WarmupTasks = make([]StreamsGroupTargetAssignmentMemberValueTaskIds, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTargetAssignmentMemberValueTaskIds(buf, pos, end, x.Version, verify)
+			item := &x.WarmupTasks[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.WarmupTasks = append(x.WarmupTasks, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -147,23 +157,23 @@ func parseStreamsGroupTargetAssignmentMemberValue(buf []byte, pos, end int, vers
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_target_assignment_member_value /seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_target_assignment_member_value /seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField: One tagged field of TaskIds:
@@ -189,11 +199,21 @@ func ParseStreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField(data []byte,
 }
 
 func parseStreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField, int, error) {
-	x := &StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField{Version: version}
+	x := &StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /types/task_ids_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -201,7 +221,7 @@ func parseStreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField(buf []byte, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /types/task_ids_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -209,14 +229,14 @@ func parseStreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField(buf []byte, 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_target_assignment_member_value /types/task_ids_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_target_assignment_member_value /types/task_ids_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTargetAssignmentMemberValueTaskIds: type `task_ids` of
@@ -234,7 +254,7 @@ type StreamsGroupTargetAssignmentMemberValueTaskIds struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupTargetAssignmentMemberValueTaskIds reads one StreamsGroupTargetAssignmentMemberValueTaskIds that fills data (with verify, a CRC that does not match is an error).
@@ -250,22 +270,32 @@ func ParseStreamsGroupTargetAssignmentMemberValueTaskIds(data []byte, version in
 }
 
 func parseStreamsGroupTargetAssignmentMemberValueTaskIds(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTargetAssignmentMemberValueTaskIds, int, error) {
-	x := &StreamsGroupTargetAssignmentMemberValueTaskIds{Version: version}
+	x := &StreamsGroupTargetAssignmentMemberValueTaskIds{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTargetAssignmentMemberValueTaskIds) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /types/task_ids/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenSubtopologyId = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_target_assignment_member_value /types/task_ids/seq/0", pos, "len_subtopology_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_target_assignment_member_value /types/task_ids/seq/0", pos, "len_subtopology_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenSubtopologyId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_target_assignment_member_value /types/task_ids/seq/1", pos, "subtopology_id", n64, end-pos)
+			return pos, badSize("streams_group_target_assignment_member_value /types/task_ids/seq/1", pos, "subtopology_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -275,27 +305,27 @@ func parseStreamsGroupTargetAssignmentMemberValueTaskIds(buf []byte, pos, end in
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /types/task_ids/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitions = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_target_assignment_member_value /types/task_ids/seq/2", pos, "num_partitions", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_target_assignment_member_value /types/task_ids/seq/2", pos, "num_partitions", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumPartitions - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /types/task_ids/seq/3", pos, "partitions", count, -1, 0)
+			return pos, badCount("streams_group_target_assignment_member_value /types/task_ids/seq/3", pos, "partitions", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /types/task_ids/seq/3", pos, "partitions", count, end-pos, 4)
+			return pos, badCount("streams_group_target_assignment_member_value /types/task_ids/seq/3", pos, "partitions", count, end-pos, 4)
 		}
 		x.Partitions = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("streams_group_target_assignment_member_value /types/task_ids/seq/3", pos, end, 4)
+				return pos, truncated("streams_group_target_assignment_member_value /types/task_ids/seq/3", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -305,7 +335,7 @@ func parseStreamsGroupTargetAssignmentMemberValueTaskIds(buf []byte, pos, end in
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /types/task_ids/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -313,23 +343,23 @@ func parseStreamsGroupTargetAssignmentMemberValueTaskIds(buf []byte, pos, end in
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /types/task_ids/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_target_assignment_member_value /types/task_ids/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_target_assignment_member_value /types/task_ids/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_target_assignment_member_value /types/task_ids/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField:
@@ -355,11 +385,21 @@ func ParseStreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMem
 }
 
 func parseStreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField, int, error) {
-	x := &StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField{Version: version}
+	x := &StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /types/streams_group_target_assignment_member_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -367,7 +407,7 @@ func parseStreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMem
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_target_assignment_member_value /types/streams_group_target_assignment_member_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -375,12 +415,12 @@ func parseStreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMem
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_target_assignment_member_value /types/streams_group_target_assignment_member_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_target_assignment_member_value /types/streams_group_target_assignment_member_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -18,11 +18,11 @@ type StreamsGroupTopologyValue struct {
 	// The count of subtopologies + 1, 0 for null (flexible versions).
 	NumSubtopologies int64 `ksy:"num_subtopologies"`
 	// The sub-topologies of the streams application.
-	Subtopologies []*StreamsGroupTopologyValueSubtopology `ksy:"subtopologies"`
+	Subtopologies []StreamsGroupTopologyValueSubtopology `ksy:"subtopologies"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupTopologyValue reads one StreamsGroupTopologyValue that fills data (with verify, a CRC that does not match is an error).
@@ -38,10 +38,20 @@ func ParseStreamsGroupTopologyValue(data []byte, version int64, verify bool) (*S
 }
 
 func parseStreamsGroupTopologyValue(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValue, int, error) {
-	x := &StreamsGroupTopologyValue{Version: version}
+	x := &StreamsGroupTopologyValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_topology_value /seq/0", pos, end, 4)
+			return pos, truncated("streams_group_topology_value /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -50,37 +60,37 @@ func parseStreamsGroupTopologyValue(buf []byte, pos, end int, version int64, ver
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSubtopologies = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /seq/1", pos, "num_subtopologies", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /seq/1", pos, "num_subtopologies", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSubtopologies - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /seq/2", pos, "subtopologies", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /seq/2", pos, "subtopologies", count, -1, 0)
 		}
 		if count*8 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /seq/2", pos, "subtopologies", count, end-pos, 8)
+			return pos, badCount("streams_group_topology_value /seq/2", pos, "subtopologies", count, end-pos, 8)
 		}
-		x.Subtopologies = make([]*StreamsGroupTopologyValueSubtopology, 0, count)
+		x.Subtopologies = make([]StreamsGroupTopologyValueSubtopology, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueSubtopology(buf, pos, end, x.Version, verify)
+			item := &x.Subtopologies[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Subtopologies = append(x.Subtopologies, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -88,23 +98,23 @@ func parseStreamsGroupTopologyValue(buf []byte, pos, end int, version int64, ver
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_topology_value /seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueCompactStrItem: One string of an array (compact length).
@@ -127,28 +137,37 @@ func ParseStreamsGroupTopologyValueCompactStrItem(data []byte, verify bool) (*St
 
 func parseStreamsGroupTopologyValueCompactStrItem(buf []byte, pos, end int, verify bool) (*StreamsGroupTopologyValueCompactStrItem, int, error) {
 	x := &StreamsGroupTopologyValueCompactStrItem{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueCompactStrItem) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/compact_str_item/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/compact_str_item/seq/0", pos, "len_value", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/compact_str_item/seq/1", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueTopicConfigTaggedField: One tagged field of TopicConfig: tag,
@@ -174,11 +193,21 @@ func ParseStreamsGroupTopologyValueTopicConfigTaggedField(data []byte, version i
 }
 
 func parseStreamsGroupTopologyValueTopicConfigTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValueTopicConfigTaggedField, int, error) {
-	x := &StreamsGroupTopologyValueTopicConfigTaggedField{Version: version}
+	x := &StreamsGroupTopologyValueTopicConfigTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueTopicConfigTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_config_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -186,7 +215,7 @@ func parseStreamsGroupTopologyValueTopicConfigTaggedField(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_config_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -194,14 +223,14 @@ func parseStreamsGroupTopologyValueTopicConfigTaggedField(buf []byte, pos, end i
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/topic_config_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/topic_config_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueTopicConfig: type `topic_config` of
@@ -219,7 +248,7 @@ type StreamsGroupTopologyValueTopicConfig struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupTopologyValueTopicConfigTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupTopologyValueTopicConfigTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupTopologyValueTopicConfig reads one StreamsGroupTopologyValueTopicConfig that fills data (with verify, a CRC that does not match is an error).
@@ -235,22 +264,32 @@ func ParseStreamsGroupTopologyValueTopicConfig(data []byte, version int64, verif
 }
 
 func parseStreamsGroupTopologyValueTopicConfig(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValueTopicConfig, int, error) {
-	x := &StreamsGroupTopologyValueTopicConfig{Version: version}
+	x := &StreamsGroupTopologyValueTopicConfig{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueTopicConfig) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_config/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenKey = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/topic_config/seq/0", pos, "len_key", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/topic_config/seq/0", pos, "len_key", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenKey - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/topic_config/seq/1", pos, "key", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/topic_config/seq/1", pos, "key", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -260,18 +299,18 @@ func parseStreamsGroupTopologyValueTopicConfig(buf []byte, pos, end int, version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_config/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/topic_config/seq/2", pos, "len_value", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/topic_config/seq/2", pos, "len_value", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenValue - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/topic_config/seq/3", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/topic_config/seq/3", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -281,7 +320,7 @@ func parseStreamsGroupTopologyValueTopicConfig(buf []byte, pos, end int, version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_config/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -289,23 +328,23 @@ func parseStreamsGroupTopologyValueTopicConfig(buf []byte, pos, end int, version
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/topic_config/seq/5", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/topic_config/seq/5", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/topic_config/seq/5", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_topology_value /types/topic_config/seq/5", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupTopologyValueTopicConfigTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupTopologyValueTopicConfigTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueTopicConfigTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueTopicInfoTaggedField: One tagged field of TopicInfo: tag, size,
@@ -331,11 +370,21 @@ func ParseStreamsGroupTopologyValueTopicInfoTaggedField(data []byte, version int
 }
 
 func parseStreamsGroupTopologyValueTopicInfoTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValueTopicInfoTaggedField, int, error) {
-	x := &StreamsGroupTopologyValueTopicInfoTaggedField{Version: version}
+	x := &StreamsGroupTopologyValueTopicInfoTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueTopicInfoTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_info_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -343,7 +392,7 @@ func parseStreamsGroupTopologyValueTopicInfoTaggedField(buf []byte, pos, end int
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_info_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -351,14 +400,14 @@ func parseStreamsGroupTopologyValueTopicInfoTaggedField(buf []byte, pos, end int
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/topic_info_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/topic_info_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueTopicInfo: type `topic_info` of
@@ -378,11 +427,11 @@ type StreamsGroupTopologyValueTopicInfo struct {
 	// The count of topic_configs + 1, 0 for null (flexible versions).
 	NumTopicConfigs int64 `ksy:"num_topic_configs"`
 	// Topic-level configurations as key-value pairs.
-	TopicConfigs []*StreamsGroupTopologyValueTopicConfig `ksy:"topic_configs"`
+	TopicConfigs []StreamsGroupTopologyValueTopicConfig `ksy:"topic_configs"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupTopologyValueTopicInfoTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupTopologyValueTopicInfoTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupTopologyValueTopicInfo reads one StreamsGroupTopologyValueTopicInfo that fills data (with verify, a CRC that does not match is an error).
@@ -398,22 +447,32 @@ func ParseStreamsGroupTopologyValueTopicInfo(data []byte, version int64, verify 
 }
 
 func parseStreamsGroupTopologyValueTopicInfo(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValueTopicInfo, int, error) {
-	x := &StreamsGroupTopologyValueTopicInfo{Version: version}
+	x := &StreamsGroupTopologyValueTopicInfo{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueTopicInfo) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_info/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/topic_info/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/topic_info/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/topic_info/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/topic_info/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -422,7 +481,7 @@ func parseStreamsGroupTopologyValueTopicInfo(buf []byte, pos, end int, version i
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("streams_group_topology_value /types/topic_info/seq/2", pos, end, 4)
+			return pos, truncated("streams_group_topology_value /types/topic_info/seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -430,7 +489,7 @@ func parseStreamsGroupTopologyValueTopicInfo(buf []byte, pos, end int, version i
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("streams_group_topology_value /types/topic_info/seq/3", pos, end, 2)
+			return pos, truncated("streams_group_topology_value /types/topic_info/seq/3", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -439,37 +498,37 @@ func parseStreamsGroupTopologyValueTopicInfo(buf []byte, pos, end int, version i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_info/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTopicConfigs = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/topic_info/seq/4", pos, "num_topic_configs", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/topic_info/seq/4", pos, "num_topic_configs", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumTopicConfigs - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/topic_info/seq/5", pos, "topic_configs", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/topic_info/seq/5", pos, "topic_configs", count, -1, 0)
 		}
 		if count*3 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/topic_info/seq/5", pos, "topic_configs", count, end-pos, 3)
+			return pos, badCount("streams_group_topology_value /types/topic_info/seq/5", pos, "topic_configs", count, end-pos, 3)
 		}
-		x.TopicConfigs = make([]*StreamsGroupTopologyValueTopicConfig, 0, count)
+		x.TopicConfigs = make([]StreamsGroupTopologyValueTopicConfig, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueTopicConfig(buf, pos, end, x.Version, verify)
+			item := &x.TopicConfigs[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TopicConfigs = append(x.TopicConfigs, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/topic_info/seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -477,23 +536,23 @@ func parseStreamsGroupTopologyValueTopicInfo(buf []byte, pos, end int, version i
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/topic_info/seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/topic_info/seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/topic_info/seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_topology_value /types/topic_info/seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupTopologyValueTopicInfoTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupTopologyValueTopicInfoTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueTopicInfoTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueCopartitionGroupTaggedField: One tagged field of CopartitionGroup:
@@ -519,11 +578,21 @@ func ParseStreamsGroupTopologyValueCopartitionGroupTaggedField(data []byte, vers
 }
 
 func parseStreamsGroupTopologyValueCopartitionGroupTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValueCopartitionGroupTaggedField, int, error) {
-	x := &StreamsGroupTopologyValueCopartitionGroupTaggedField{Version: version}
+	x := &StreamsGroupTopologyValueCopartitionGroupTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueCopartitionGroupTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/copartition_group_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -531,7 +600,7 @@ func parseStreamsGroupTopologyValueCopartitionGroupTaggedField(buf []byte, pos, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/copartition_group_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -539,14 +608,14 @@ func parseStreamsGroupTopologyValueCopartitionGroupTaggedField(buf []byte, pos, 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/copartition_group_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/copartition_group_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueCopartitionGroup: type `copartition_group` of
@@ -570,7 +639,7 @@ type StreamsGroupTopologyValueCopartitionGroup struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupTopologyValueCopartitionGroupTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupTopologyValueCopartitionGroupTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupTopologyValueCopartitionGroup reads one StreamsGroupTopologyValueCopartitionGroup that fills data (with verify, a CRC that does not match is an error).
@@ -586,31 +655,41 @@ func ParseStreamsGroupTopologyValueCopartitionGroup(data []byte, version int64, 
 }
 
 func parseStreamsGroupTopologyValueCopartitionGroup(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValueCopartitionGroup, int, error) {
-	x := &StreamsGroupTopologyValueCopartitionGroup{Version: version}
+	x := &StreamsGroupTopologyValueCopartitionGroup{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueCopartitionGroup) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/copartition_group/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSourceTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/copartition_group/seq/0", pos, "num_source_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/copartition_group/seq/0", pos, "num_source_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSourceTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/copartition_group/seq/1", pos, "source_topics", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/copartition_group/seq/1", pos, "source_topics", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/copartition_group/seq/1", pos, "source_topics", count, end-pos, 2)
+			return pos, badCount("streams_group_topology_value /types/copartition_group/seq/1", pos, "source_topics", count, end-pos, 2)
 		}
 		x.SourceTopics = make([]int16, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 2 {
-				return nil, pos, truncated("streams_group_topology_value /types/copartition_group/seq/1", pos, end, 2)
+				return pos, truncated("streams_group_topology_value /types/copartition_group/seq/1", pos, end, 2)
 			}
 			item := int16(binary.BigEndian.Uint16(buf[pos:]))
 			pos += 2
@@ -620,27 +699,27 @@ func parseStreamsGroupTopologyValueCopartitionGroup(buf []byte, pos, end int, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/copartition_group/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSourceTopicRegex = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/copartition_group/seq/2", pos, "num_source_topic_regex", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/copartition_group/seq/2", pos, "num_source_topic_regex", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSourceTopicRegex - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/copartition_group/seq/3", pos, "source_topic_regex", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/copartition_group/seq/3", pos, "source_topic_regex", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/copartition_group/seq/3", pos, "source_topic_regex", count, end-pos, 2)
+			return pos, badCount("streams_group_topology_value /types/copartition_group/seq/3", pos, "source_topic_regex", count, end-pos, 2)
 		}
 		x.SourceTopicRegex = make([]int16, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 2 {
-				return nil, pos, truncated("streams_group_topology_value /types/copartition_group/seq/3", pos, end, 2)
+				return pos, truncated("streams_group_topology_value /types/copartition_group/seq/3", pos, end, 2)
 			}
 			item := int16(binary.BigEndian.Uint16(buf[pos:]))
 			pos += 2
@@ -650,27 +729,27 @@ func parseStreamsGroupTopologyValueCopartitionGroup(buf []byte, pos, end int, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/copartition_group/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumRepartitionSourceTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/copartition_group/seq/4", pos, "num_repartition_source_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/copartition_group/seq/4", pos, "num_repartition_source_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumRepartitionSourceTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/copartition_group/seq/5", pos, "repartition_source_topics", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/copartition_group/seq/5", pos, "repartition_source_topics", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/copartition_group/seq/5", pos, "repartition_source_topics", count, end-pos, 2)
+			return pos, badCount("streams_group_topology_value /types/copartition_group/seq/5", pos, "repartition_source_topics", count, end-pos, 2)
 		}
 		x.RepartitionSourceTopics = make([]int16, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 2 {
-				return nil, pos, truncated("streams_group_topology_value /types/copartition_group/seq/5", pos, end, 2)
+				return pos, truncated("streams_group_topology_value /types/copartition_group/seq/5", pos, end, 2)
 			}
 			item := int16(binary.BigEndian.Uint16(buf[pos:]))
 			pos += 2
@@ -680,7 +759,7 @@ func parseStreamsGroupTopologyValueCopartitionGroup(buf []byte, pos, end int, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/copartition_group/seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -688,23 +767,23 @@ func parseStreamsGroupTopologyValueCopartitionGroup(buf []byte, pos, end int, ve
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/copartition_group/seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/copartition_group/seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/copartition_group/seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_topology_value /types/copartition_group/seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupTopologyValueCopartitionGroupTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupTopologyValueCopartitionGroupTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueCopartitionGroupTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueSubtopologyTaggedField: One tagged field of Subtopology: tag,
@@ -730,11 +809,21 @@ func ParseStreamsGroupTopologyValueSubtopologyTaggedField(data []byte, version i
 }
 
 func parseStreamsGroupTopologyValueSubtopologyTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValueSubtopologyTaggedField, int, error) {
-	x := &StreamsGroupTopologyValueSubtopologyTaggedField{Version: version}
+	x := &StreamsGroupTopologyValueSubtopologyTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueSubtopologyTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -742,7 +831,7 @@ func parseStreamsGroupTopologyValueSubtopologyTaggedField(buf []byte, pos, end i
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -750,14 +839,14 @@ func parseStreamsGroupTopologyValueSubtopologyTaggedField(buf []byte, pos, end i
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/subtopology_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/subtopology_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueSubtopology: type `subtopology` of
@@ -771,31 +860,31 @@ type StreamsGroupTopologyValueSubtopology struct {
 	// The count of source_topics + 1, 0 for null (flexible versions).
 	NumSourceTopics int64 `ksy:"num_source_topics"`
 	// The topics the topology reads from.
-	SourceTopics []*StreamsGroupTopologyValueCompactStrItem `ksy:"source_topics"`
+	SourceTopics []StreamsGroupTopologyValueCompactStrItem `ksy:"source_topics"`
 	// The count of source_topic_regex + 1, 0 for null (flexible versions).
 	NumSourceTopicRegex int64 `ksy:"num_source_topic_regex"`
 	// Regular expressions identifying topics the subtopology reads from.
-	SourceTopicRegex []*StreamsGroupTopologyValueCompactStrItem `ksy:"source_topic_regex"`
+	SourceTopicRegex []StreamsGroupTopologyValueCompactStrItem `ksy:"source_topic_regex"`
 	// The count of state_changelog_topics + 1, 0 for null (flexible versions).
 	NumStateChangelogTopics int64 `ksy:"num_state_changelog_topics"`
 	// The set of state changelog topics associated with this subtopology.
-	StateChangelogTopics []*StreamsGroupTopologyValueTopicInfo `ksy:"state_changelog_topics"`
+	StateChangelogTopics []StreamsGroupTopologyValueTopicInfo `ksy:"state_changelog_topics"`
 	// The count of repartition_sink_topics + 1, 0 for null (flexible versions).
 	NumRepartitionSinkTopics int64 `ksy:"num_repartition_sink_topics"`
 	// The repartition topics the subtopology writes to.
-	RepartitionSinkTopics []*StreamsGroupTopologyValueCompactStrItem `ksy:"repartition_sink_topics"`
+	RepartitionSinkTopics []StreamsGroupTopologyValueCompactStrItem `ksy:"repartition_sink_topics"`
 	// The count of repartition_source_topics + 1, 0 for null (flexible versions).
 	NumRepartitionSourceTopics int64 `ksy:"num_repartition_source_topics"`
 	// The set of source topics that are internally created repartition topics.
-	RepartitionSourceTopics []*StreamsGroupTopologyValueTopicInfo `ksy:"repartition_source_topics"`
+	RepartitionSourceTopics []StreamsGroupTopologyValueTopicInfo `ksy:"repartition_source_topics"`
 	// The count of copartition_groups + 1, 0 for null (flexible versions).
 	NumCopartitionGroups int64 `ksy:"num_copartition_groups"`
 	// A subset of source topics that must be copartitioned.
-	CopartitionGroups []*StreamsGroupTopologyValueCopartitionGroup `ksy:"copartition_groups"`
+	CopartitionGroups []StreamsGroupTopologyValueCopartitionGroup `ksy:"copartition_groups"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*StreamsGroupTopologyValueSubtopologyTaggedField `ksy:"tagged_fields"`
+	TaggedFields []StreamsGroupTopologyValueSubtopologyTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseStreamsGroupTopologyValueSubtopology reads one StreamsGroupTopologyValueSubtopology that fills data (with verify, a CRC that does not match is an error).
@@ -811,22 +900,32 @@ func ParseStreamsGroupTopologyValueSubtopology(data []byte, version int64, verif
 }
 
 func parseStreamsGroupTopologyValueSubtopology(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValueSubtopology, int, error) {
-	x := &StreamsGroupTopologyValueSubtopology{Version: version}
+	x := &StreamsGroupTopologyValueSubtopology{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueSubtopology) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenSubtopologyId = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/subtopology/seq/0", pos, "len_subtopology_id", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/subtopology/seq/0", pos, "len_subtopology_id", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenSubtopologyId - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/subtopology/seq/1", pos, "subtopology_id", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/subtopology/seq/1", pos, "subtopology_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -836,187 +935,187 @@ func parseStreamsGroupTopologyValueSubtopology(buf []byte, pos, end int, version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSourceTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/subtopology/seq/2", pos, "num_source_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/subtopology/seq/2", pos, "num_source_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSourceTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/3", pos, "source_topics", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/3", pos, "source_topics", count, -1, 0)
 		}
 		if count*1 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/3", pos, "source_topics", count, end-pos, 1)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/3", pos, "source_topics", count, end-pos, 1)
 		}
-		x.SourceTopics = make([]*StreamsGroupTopologyValueCompactStrItem, 0, count)
+		x.SourceTopics = make([]StreamsGroupTopologyValueCompactStrItem, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueCompactStrItem(buf, pos, end, verify)
+			item := &x.SourceTopics[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.SourceTopics = append(x.SourceTopics, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumSourceTopicRegex = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/subtopology/seq/4", pos, "num_source_topic_regex", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/subtopology/seq/4", pos, "num_source_topic_regex", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumSourceTopicRegex - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/5", pos, "source_topic_regex", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/5", pos, "source_topic_regex", count, -1, 0)
 		}
 		if count*1 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/5", pos, "source_topic_regex", count, end-pos, 1)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/5", pos, "source_topic_regex", count, end-pos, 1)
 		}
-		x.SourceTopicRegex = make([]*StreamsGroupTopologyValueCompactStrItem, 0, count)
+		x.SourceTopicRegex = make([]StreamsGroupTopologyValueCompactStrItem, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueCompactStrItem(buf, pos, end, verify)
+			item := &x.SourceTopicRegex[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.SourceTopicRegex = append(x.SourceTopicRegex, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology/seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumStateChangelogTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/subtopology/seq/6", pos, "num_state_changelog_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/subtopology/seq/6", pos, "num_state_changelog_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumStateChangelogTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/7", pos, "state_changelog_topics", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/7", pos, "state_changelog_topics", count, -1, 0)
 		}
 		if count*9 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/7", pos, "state_changelog_topics", count, end-pos, 9)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/7", pos, "state_changelog_topics", count, end-pos, 9)
 		}
-		x.StateChangelogTopics = make([]*StreamsGroupTopologyValueTopicInfo, 0, count)
+		x.StateChangelogTopics = make([]StreamsGroupTopologyValueTopicInfo, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueTopicInfo(buf, pos, end, x.Version, verify)
+			item := &x.StateChangelogTopics[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.StateChangelogTopics = append(x.StateChangelogTopics, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology/seq/8")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumRepartitionSinkTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/subtopology/seq/8", pos, "num_repartition_sink_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/subtopology/seq/8", pos, "num_repartition_sink_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumRepartitionSinkTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/9", pos, "repartition_sink_topics", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/9", pos, "repartition_sink_topics", count, -1, 0)
 		}
 		if count*1 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/9", pos, "repartition_sink_topics", count, end-pos, 1)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/9", pos, "repartition_sink_topics", count, end-pos, 1)
 		}
-		x.RepartitionSinkTopics = make([]*StreamsGroupTopologyValueCompactStrItem, 0, count)
+		x.RepartitionSinkTopics = make([]StreamsGroupTopologyValueCompactStrItem, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueCompactStrItem(buf, pos, end, verify)
+			item := &x.RepartitionSinkTopics[i]
+			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.RepartitionSinkTopics = append(x.RepartitionSinkTopics, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology/seq/10")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumRepartitionSourceTopics = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/subtopology/seq/10", pos, "num_repartition_source_topics", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/subtopology/seq/10", pos, "num_repartition_source_topics", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumRepartitionSourceTopics - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/11", pos, "repartition_source_topics", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/11", pos, "repartition_source_topics", count, -1, 0)
 		}
 		if count*9 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/11", pos, "repartition_source_topics", count, end-pos, 9)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/11", pos, "repartition_source_topics", count, end-pos, 9)
 		}
-		x.RepartitionSourceTopics = make([]*StreamsGroupTopologyValueTopicInfo, 0, count)
+		x.RepartitionSourceTopics = make([]StreamsGroupTopologyValueTopicInfo, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueTopicInfo(buf, pos, end, x.Version, verify)
+			item := &x.RepartitionSourceTopics[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.RepartitionSourceTopics = append(x.RepartitionSourceTopics, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology/seq/12")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumCopartitionGroups = v
 		if !(v >= 1) {
-			return nil, pos, invalid("streams_group_topology_value /types/subtopology/seq/12", pos, "num_copartition_groups", v, "must satisfy _.value >= 1")
+			return pos, invalid("streams_group_topology_value /types/subtopology/seq/12", pos, "num_copartition_groups", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumCopartitionGroups - 1))
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/13", pos, "copartition_groups", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/13", pos, "copartition_groups", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/13", pos, "copartition_groups", count, end-pos, 4)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/13", pos, "copartition_groups", count, end-pos, 4)
 		}
-		x.CopartitionGroups = make([]*StreamsGroupTopologyValueCopartitionGroup, 0, count)
+		x.CopartitionGroups = make([]StreamsGroupTopologyValueCopartitionGroup, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueCopartitionGroup(buf, pos, end, x.Version, verify)
+			item := &x.CopartitionGroups[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.CopartitionGroups = append(x.CopartitionGroups, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/subtopology/seq/14")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -1024,23 +1123,23 @@ func parseStreamsGroupTopologyValueSubtopology(buf []byte, pos, end int, version
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/15", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/15", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("streams_group_topology_value /types/subtopology/seq/15", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("streams_group_topology_value /types/subtopology/seq/15", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*StreamsGroupTopologyValueSubtopologyTaggedField, 0, count)
+		x.TaggedFields = make([]StreamsGroupTopologyValueSubtopologyTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseStreamsGroupTopologyValueSubtopologyTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField: One tagged field of
@@ -1066,11 +1165,21 @@ func ParseStreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField(data []b
 }
 
 func parseStreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField, int, error) {
-	x := &StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField{Version: version}
+	x := &StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/streams_group_topology_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -1078,7 +1187,7 @@ func parseStreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField(buf []by
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "streams_group_topology_value /types/streams_group_topology_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -1086,12 +1195,12 @@ func parseStreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField(buf []by
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("streams_group_topology_value /types/streams_group_topology_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("streams_group_topology_value /types/streams_group_topology_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

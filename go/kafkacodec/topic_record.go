@@ -17,7 +17,7 @@ type TopicRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*TopicRecordTopicRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []TopicRecordTopicRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseTopicRecord reads one TopicRecord that fills data (with verify, a CRC that does not match is an error).
@@ -33,22 +33,32 @@ func ParseTopicRecord(data []byte, version int64, verify bool) (*TopicRecord, er
 }
 
 func parseTopicRecord(buf []byte, pos, end int, version int64, verify bool) (*TopicRecord, int, error) {
-	x := &TopicRecord{Version: version}
+	x := &TopicRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TopicRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "topic_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("topic_record /seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("topic_record /seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("topic_record /seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("topic_record /seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -58,7 +68,7 @@ func parseTopicRecord(buf []byte, pos, end int, version int64, verify bool) (*To
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("topic_record /seq/2", pos, "topic_id", n64, end-pos)
+			return pos, badSize("topic_record /seq/2", pos, "topic_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -68,7 +78,7 @@ func parseTopicRecord(buf []byte, pos, end int, version int64, verify bool) (*To
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "topic_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -76,23 +86,23 @@ func parseTopicRecord(buf []byte, pos, end int, version int64, verify bool) (*To
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("topic_record /seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("topic_record /seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("topic_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("topic_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*TopicRecordTopicRecordTaggedField, 0, count)
+		x.TaggedFields = make([]TopicRecordTopicRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseTopicRecordTopicRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // TopicRecordTopicRecordTaggedField: One tagged field of TopicRecord: tag, size, value.
@@ -117,11 +127,21 @@ func ParseTopicRecordTopicRecordTaggedField(data []byte, version int64, verify b
 }
 
 func parseTopicRecordTopicRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*TopicRecordTopicRecordTaggedField, int, error) {
-	x := &TopicRecordTopicRecordTaggedField{Version: version}
+	x := &TopicRecordTopicRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TopicRecordTopicRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "topic_record /types/topic_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -129,7 +149,7 @@ func parseTopicRecordTopicRecordTaggedField(buf []byte, pos, end int, version in
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "topic_record /types/topic_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -137,12 +157,12 @@ func parseTopicRecordTopicRecordTaggedField(buf []byte, pos, end int, version in
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("topic_record /types/topic_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("topic_record /types/topic_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

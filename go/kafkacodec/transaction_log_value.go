@@ -26,7 +26,7 @@ type TransactionLogValue struct {
 	// The count of transaction_partitions + 1, 0 for null (flexible versions).
 	NumTransactionPartitionsCompact *int64 `ksy:"num_transaction_partitions_compact"`
 	// Partitions involved in the transaction.
-	TransactionPartitions []*TransactionLogValuePartitionsSchema `ksy:"transaction_partitions"`
+	TransactionPartitions []TransactionLogValuePartitionsSchema `ksy:"transaction_partitions"`
 	// Time the transaction was last updated.
 	TransactionLastUpdateTimestampMs int64 `ksy:"transaction_last_update_timestamp_ms"`
 	// Time the transaction was started.
@@ -34,7 +34,7 @@ type TransactionLogValue struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields *int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*TransactionLogValueTransactionLogValueTaggedField `ksy:"tagged_fields"`
+	TaggedFields []TransactionLogValueTransactionLogValueTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseTransactionLogValue reads one TransactionLogValue that fills data (with verify, a CRC that does not match is an error).
@@ -50,10 +50,20 @@ func ParseTransactionLogValue(data []byte, version int64, verify bool) (*Transac
 }
 
 func parseTransactionLogValue(buf []byte, pos, end int, version int64, verify bool) (*TransactionLogValue, int, error) {
-	x := &TransactionLogValue{Version: version}
+	x := &TransactionLogValue{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionLogValue) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("transaction_log_value /seq/0", pos, end, 8)
+			return pos, truncated("transaction_log_value /seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -61,7 +71,7 @@ func parseTransactionLogValue(buf []byte, pos, end int, version int64, verify bo
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("transaction_log_value /seq/1", pos, end, 2)
+			return pos, truncated("transaction_log_value /seq/1", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -69,7 +79,7 @@ func parseTransactionLogValue(buf []byte, pos, end int, version int64, verify bo
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("transaction_log_value /seq/2", pos, end, 4)
+			return pos, truncated("transaction_log_value /seq/2", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -77,7 +87,7 @@ func parseTransactionLogValue(buf []byte, pos, end int, version int64, verify bo
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("transaction_log_value /seq/3", pos, end, 1)
+			return pos, truncated("transaction_log_value /seq/3", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -85,19 +95,19 @@ func parseTransactionLogValue(buf []byte, pos, end int, version int64, verify bo
 	}
 	if x.Version <= 0 {
 		if end-pos < 4 {
-			return nil, pos, truncated("transaction_log_value /seq/4", pos, end, 4)
+			return pos, truncated("transaction_log_value /seq/4", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumTransactionPartitions = &v
 		if !(int64(v) >= -(1)) {
-			return nil, pos, invalid("transaction_log_value /seq/4", pos, "num_transaction_partitions", v, "must satisfy _ >= -1")
+			return pos, invalid("transaction_log_value /seq/4", pos, "num_transaction_partitions", v, "must satisfy _ >= -1")
 		}
 	}
 	if x.Version >= 1 {
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTransactionPartitionsCompact = &v
@@ -105,22 +115,22 @@ func parseTransactionLogValue(buf []byte, pos, end int, version int64, verify bo
 	if ifElse((x.Version >= 1), (deref(x.NumTransactionPartitionsCompact) != 0), (int64(deref(x.NumTransactionPartitions)) >= 0)) {
 		count := int64(ifElse((x.Version >= 1), int64((deref(x.NumTransactionPartitionsCompact) - 1)), int64(deref(x.NumTransactionPartitions))))
 		if count < 0 {
-			return nil, pos, badCount("transaction_log_value /seq/6", pos, "transaction_partitions", count, -1, 0)
+			return pos, badCount("transaction_log_value /seq/6", pos, "transaction_partitions", count, -1, 0)
 		}
-		x.TransactionPartitions = make([]*TransactionLogValuePartitionsSchema, 0, count)
+		x.TransactionPartitions = make([]TransactionLogValuePartitionsSchema, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseTransactionLogValuePartitionsSchema(buf, pos, end, x.Version, verify)
+			item := &x.TransactionPartitions[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TransactionPartitions = append(x.TransactionPartitions, item)
 		}
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("transaction_log_value /seq/7", pos, end, 8)
+			return pos, truncated("transaction_log_value /seq/7", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -128,7 +138,7 @@ func parseTransactionLogValue(buf []byte, pos, end int, version int64, verify bo
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("transaction_log_value /seq/8", pos, end, 8)
+			return pos, truncated("transaction_log_value /seq/8", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -137,7 +147,7 @@ func parseTransactionLogValue(buf []byte, pos, end int, version int64, verify bo
 	if x.Version >= 1 {
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /seq/9")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = &v
@@ -145,23 +155,23 @@ func parseTransactionLogValue(buf []byte, pos, end int, version int64, verify bo
 	if x.Version >= 1 {
 		count := int64(deref(x.NumTaggedFields))
 		if count < 0 {
-			return nil, pos, badCount("transaction_log_value /seq/10", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("transaction_log_value /seq/10", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("transaction_log_value /seq/10", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("transaction_log_value /seq/10", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*TransactionLogValueTransactionLogValueTaggedField, 0, count)
+		x.TaggedFields = make([]TransactionLogValueTransactionLogValueTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseTransactionLogValueTransactionLogValueTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // TransactionLogValuePartitionsSchemaTaggedField: One tagged field of PartitionsSchema: tag,
@@ -187,11 +197,21 @@ func ParseTransactionLogValuePartitionsSchemaTaggedField(data []byte, version in
 }
 
 func parseTransactionLogValuePartitionsSchemaTaggedField(buf []byte, pos, end int, version int64, verify bool) (*TransactionLogValuePartitionsSchemaTaggedField, int, error) {
-	x := &TransactionLogValuePartitionsSchemaTaggedField{Version: version}
+	x := &TransactionLogValuePartitionsSchemaTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionLogValuePartitionsSchemaTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /types/partitions_schema_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -199,7 +219,7 @@ func parseTransactionLogValuePartitionsSchemaTaggedField(buf []byte, pos, end in
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /types/partitions_schema_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -207,14 +227,14 @@ func parseTransactionLogValuePartitionsSchemaTaggedField(buf []byte, pos, end in
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("transaction_log_value /types/partitions_schema_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("transaction_log_value /types/partitions_schema_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // TransactionLogValuePartitionsSchema: type `partitions_schema` of
@@ -236,7 +256,7 @@ type TransactionLogValuePartitionsSchema struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields *int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*TransactionLogValuePartitionsSchemaTaggedField `ksy:"tagged_fields"`
+	TaggedFields []TransactionLogValuePartitionsSchemaTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseTransactionLogValuePartitionsSchema reads one TransactionLogValuePartitionsSchema that fills data (with verify, a CRC that does not match is an error).
@@ -252,33 +272,43 @@ func ParseTransactionLogValuePartitionsSchema(data []byte, version int64, verify
 }
 
 func parseTransactionLogValuePartitionsSchema(buf []byte, pos, end int, version int64, verify bool) (*TransactionLogValuePartitionsSchema, int, error) {
-	x := &TransactionLogValuePartitionsSchema{Version: version}
+	x := &TransactionLogValuePartitionsSchema{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionLogValuePartitionsSchema) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	if x.Version <= 0 {
 		if end-pos < 2 {
-			return nil, pos, truncated("transaction_log_value /types/partitions_schema/seq/0", pos, end, 2)
+			return pos, truncated("transaction_log_value /types/partitions_schema/seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenTopic = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("transaction_log_value /types/partitions_schema/seq/0", pos, "len_topic", v, "must satisfy _ >= 0")
+			return pos, invalid("transaction_log_value /types/partitions_schema/seq/0", pos, "len_topic", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 1 {
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /types/partitions_schema/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenTopicCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("transaction_log_value /types/partitions_schema/seq/1", pos, "len_topic_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("transaction_log_value /types/partitions_schema/seq/1", pos, "len_topic_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64(ifElse((x.Version >= 1), int64((deref(x.LenTopicCompact) - 1)), int64(deref(x.LenTopic))))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("transaction_log_value /types/partitions_schema/seq/2", pos, "topic", n64, end-pos)
+			return pos, badSize("transaction_log_value /types/partitions_schema/seq/2", pos, "topic", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -287,39 +317,39 @@ func parseTransactionLogValuePartitionsSchema(buf []byte, pos, end int, version 
 	}
 	if x.Version <= 0 {
 		if end-pos < 4 {
-			return nil, pos, truncated("transaction_log_value /types/partitions_schema/seq/3", pos, end, 4)
+			return pos, truncated("transaction_log_value /types/partitions_schema/seq/3", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumPartitionIds = &v
 		if !(int64(v) >= 0) {
-			return nil, pos, invalid("transaction_log_value /types/partitions_schema/seq/3", pos, "num_partition_ids", v, "must satisfy _ >= 0")
+			return pos, invalid("transaction_log_value /types/partitions_schema/seq/3", pos, "num_partition_ids", v, "must satisfy _ >= 0")
 		}
 	}
 	if x.Version >= 1 {
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /types/partitions_schema/seq/4")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumPartitionIdsCompact = &v
 		if !(v >= 1) {
-			return nil, pos, invalid("transaction_log_value /types/partitions_schema/seq/4", pos, "num_partition_ids_compact", v, "must satisfy _.value >= 1")
+			return pos, invalid("transaction_log_value /types/partitions_schema/seq/4", pos, "num_partition_ids_compact", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64(ifElse((x.Version >= 1), int64((deref(x.NumPartitionIdsCompact) - 1)), int64(deref(x.NumPartitionIds))))
 		if count < 0 {
-			return nil, pos, badCount("transaction_log_value /types/partitions_schema/seq/5", pos, "partition_ids", count, -1, 0)
+			return pos, badCount("transaction_log_value /types/partitions_schema/seq/5", pos, "partition_ids", count, -1, 0)
 		}
 		if count*4 > int64(end-pos) {
-			return nil, pos, badCount("transaction_log_value /types/partitions_schema/seq/5", pos, "partition_ids", count, end-pos, 4)
+			return pos, badCount("transaction_log_value /types/partitions_schema/seq/5", pos, "partition_ids", count, end-pos, 4)
 		}
 		x.PartitionIds = make([]int32, 0, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
 			if end-pos < 4 {
-				return nil, pos, truncated("transaction_log_value /types/partitions_schema/seq/5", pos, end, 4)
+				return pos, truncated("transaction_log_value /types/partitions_schema/seq/5", pos, end, 4)
 			}
 			item := int32(binary.BigEndian.Uint32(buf[pos:]))
 			pos += 4
@@ -329,7 +359,7 @@ func parseTransactionLogValuePartitionsSchema(buf []byte, pos, end int, version 
 	if x.Version >= 1 {
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /types/partitions_schema/seq/6")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = &v
@@ -337,23 +367,23 @@ func parseTransactionLogValuePartitionsSchema(buf []byte, pos, end int, version 
 	if x.Version >= 1 {
 		count := int64(deref(x.NumTaggedFields))
 		if count < 0 {
-			return nil, pos, badCount("transaction_log_value /types/partitions_schema/seq/7", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("transaction_log_value /types/partitions_schema/seq/7", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("transaction_log_value /types/partitions_schema/seq/7", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("transaction_log_value /types/partitions_schema/seq/7", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*TransactionLogValuePartitionsSchemaTaggedField, 0, count)
+		x.TaggedFields = make([]TransactionLogValuePartitionsSchemaTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseTransactionLogValuePartitionsSchemaTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // TransactionLogValueTransactionLogValueTag0: Tagged field 0: PreviousProducerId.
@@ -379,10 +409,20 @@ func ParseTransactionLogValueTransactionLogValueTag0(data []byte, version int64,
 }
 
 func parseTransactionLogValueTransactionLogValueTag0(buf []byte, pos, end int, version int64, verify bool) (*TransactionLogValueTransactionLogValueTag0, int, error) {
-	x := &TransactionLogValueTransactionLogValueTag0{Version: version}
+	x := &TransactionLogValueTransactionLogValueTag0{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionLogValueTransactionLogValueTag0) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("transaction_log_value /types/transaction_log_value_tag_0/seq/0", pos, end, 8)
+			return pos, truncated("transaction_log_value /types/transaction_log_value_tag_0/seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -394,10 +434,10 @@ func parseTransactionLogValueTransactionLogValueTag0(buf []byte, pos, end int, v
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("transaction_log_value /types/transaction_log_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("transaction_log_value /types/transaction_log_value_tag_0/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // TransactionLogValueTransactionLogValueTag1: Tagged field 1: NextProducerId.
@@ -423,10 +463,20 @@ func ParseTransactionLogValueTransactionLogValueTag1(data []byte, version int64,
 }
 
 func parseTransactionLogValueTransactionLogValueTag1(buf []byte, pos, end int, version int64, verify bool) (*TransactionLogValueTransactionLogValueTag1, int, error) {
-	x := &TransactionLogValueTransactionLogValueTag1{Version: version}
+	x := &TransactionLogValueTransactionLogValueTag1{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionLogValueTransactionLogValueTag1) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("transaction_log_value /types/transaction_log_value_tag_1/seq/0", pos, end, 8)
+			return pos, truncated("transaction_log_value /types/transaction_log_value_tag_1/seq/0", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -438,10 +488,10 @@ func parseTransactionLogValueTransactionLogValueTag1(buf []byte, pos, end int, v
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("transaction_log_value /types/transaction_log_value_tag_1/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("transaction_log_value /types/transaction_log_value_tag_1/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // TransactionLogValueTransactionLogValueTag2: Tagged field 2: ClientTransactionVersion.
@@ -467,10 +517,20 @@ func ParseTransactionLogValueTransactionLogValueTag2(data []byte, version int64,
 }
 
 func parseTransactionLogValueTransactionLogValueTag2(buf []byte, pos, end int, version int64, verify bool) (*TransactionLogValueTransactionLogValueTag2, int, error) {
-	x := &TransactionLogValueTransactionLogValueTag2{Version: version}
+	x := &TransactionLogValueTransactionLogValueTag2{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionLogValueTransactionLogValueTag2) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("transaction_log_value /types/transaction_log_value_tag_2/seq/0", pos, end, 2)
+			return pos, truncated("transaction_log_value /types/transaction_log_value_tag_2/seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -482,10 +542,10 @@ func parseTransactionLogValueTransactionLogValueTag2(buf []byte, pos, end int, v
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("transaction_log_value /types/transaction_log_value_tag_2/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("transaction_log_value /types/transaction_log_value_tag_2/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // TransactionLogValueTransactionLogValueTag3: Tagged field 3: NextProducerEpoch.
@@ -511,10 +571,20 @@ func ParseTransactionLogValueTransactionLogValueTag3(data []byte, version int64,
 }
 
 func parseTransactionLogValueTransactionLogValueTag3(buf []byte, pos, end int, version int64, verify bool) (*TransactionLogValueTransactionLogValueTag3, int, error) {
-	x := &TransactionLogValueTransactionLogValueTag3{Version: version}
+	x := &TransactionLogValueTransactionLogValueTag3{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionLogValueTransactionLogValueTag3) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("transaction_log_value /types/transaction_log_value_tag_3/seq/0", pos, end, 2)
+			return pos, truncated("transaction_log_value /types/transaction_log_value_tag_3/seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -526,10 +596,10 @@ func parseTransactionLogValueTransactionLogValueTag3(buf []byte, pos, end int, v
 		pos += n
 		x.Unread = v
 		if !(int64(len(v)) == 0) {
-			return nil, pos, invalid("transaction_log_value /types/transaction_log_value_tag_3/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
+			return pos, invalid("transaction_log_value /types/transaction_log_value_tag_3/seq/1", pos, "unread", len(v), "must satisfy _.size == 0")
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // TransactionLogValueTransactionLogValueTaggedField: One tagged field of TransactionLogValue:
@@ -555,11 +625,21 @@ func ParseTransactionLogValueTransactionLogValueTaggedField(data []byte, version
 }
 
 func parseTransactionLogValueTransactionLogValueTaggedField(buf []byte, pos, end int, version int64, verify bool) (*TransactionLogValueTransactionLogValueTaggedField, int, error) {
-	x := &TransactionLogValueTransactionLogValueTaggedField{Version: version}
+	x := &TransactionLogValueTransactionLogValueTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionLogValueTransactionLogValueTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /types/transaction_log_value_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -567,7 +647,7 @@ func parseTransactionLogValueTransactionLogValueTaggedField(buf []byte, pos, end
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /types/transaction_log_value_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -575,7 +655,7 @@ func parseTransactionLogValueTransactionLogValueTaggedField(buf []byte, pos, end
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("transaction_log_value /types/transaction_log_value_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("transaction_log_value /types/transaction_log_value_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		var v any
@@ -583,28 +663,28 @@ func parseTransactionLogValueTransactionLogValueTaggedField(buf []byte, pos, end
 		case 0:
 			got, next, err := parseTransactionLogValueTransactionLogValueTag0(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 1:
 			got, next, err := parseTransactionLogValueTransactionLogValueTag1(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 2:
 			got, next, err := parseTransactionLogValueTransactionLogValueTag2(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
 		case 3:
 			got, next, err := parseTransactionLogValueTransactionLogValueTag3(buf, pos, pos+n, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			_ = next
@@ -614,5 +694,5 @@ func parseTransactionLogValueTransactionLogValueTaggedField(buf []byte, pos, end
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -29,9 +29,18 @@ func ParseTransactionStateKey(data []byte, verify bool) (*TransactionStateKey, e
 
 func parseTransactionStateKey(buf []byte, pos, end int, verify bool) (*TransactionStateKey, int, error) {
 	x := &TransactionStateKey{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionStateKey) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("transaction_state_key /seq/0", pos, end, 2)
+			return pos, truncated("transaction_state_key /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -43,14 +52,14 @@ func parseTransactionStateKey(buf []byte, pos, end int, verify bool) (*Transacti
 		case 0:
 			got, next, err := parseTransactionLogKey(buf, pos, end, int64(x.RecordType), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("transaction_state_key /seq/1", pos, "record_type", on)
+			return pos, noCase("transaction_state_key /seq/1", pos, "record_type", on)
 		}
 		x.Key = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

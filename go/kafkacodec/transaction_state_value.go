@@ -30,10 +30,20 @@ func ParseTransactionStateValue(data []byte, recordType int64, verify bool) (*Tr
 }
 
 func parseTransactionStateValue(buf []byte, pos, end int, recordType int64, verify bool) (*TransactionStateValue, int, error) {
-	x := &TransactionStateValue{RecordType: recordType}
+	x := &TransactionStateValue{}
+	pos, err := x.read(buf, pos, end, recordType, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *TransactionStateValue) read(buf []byte, pos, end int, recordType int64, verify bool) (int, error) {
+	x.RecordType = recordType
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("transaction_state_value /seq/0", pos, end, 2)
+			return pos, truncated("transaction_state_value /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -45,14 +55,14 @@ func parseTransactionStateValue(buf []byte, pos, end int, recordType int64, veri
 		case 0:
 			got, next, err := parseTransactionLogValue(buf, pos, end, int64(x.Version), verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			v = got
 			pos = next
 		default:
-			return nil, pos, noCase("transaction_state_value /seq/1", pos, "record_type", on)
+			return pos, noCase("transaction_state_value /seq/1", pos, "record_type", on)
 		}
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -20,7 +20,7 @@ type UnfenceBrokerRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*UnfenceBrokerRecordUnfenceBrokerRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []UnfenceBrokerRecordUnfenceBrokerRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseUnfenceBrokerRecord reads one UnfenceBrokerRecord that fills data (with verify, a CRC that does not match is an error).
@@ -36,10 +36,20 @@ func ParseUnfenceBrokerRecord(data []byte, version int64, verify bool) (*Unfence
 }
 
 func parseUnfenceBrokerRecord(buf []byte, pos, end int, version int64, verify bool) (*UnfenceBrokerRecord, int, error) {
-	x := &UnfenceBrokerRecord{Version: version}
+	x := &UnfenceBrokerRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *UnfenceBrokerRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("unfence_broker_record /seq/0", pos, end, 4)
+			return pos, truncated("unfence_broker_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -47,7 +57,7 @@ func parseUnfenceBrokerRecord(buf []byte, pos, end int, version int64, verify bo
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("unfence_broker_record /seq/1", pos, end, 8)
+			return pos, truncated("unfence_broker_record /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -56,7 +66,7 @@ func parseUnfenceBrokerRecord(buf []byte, pos, end int, version int64, verify bo
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "unfence_broker_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -64,23 +74,23 @@ func parseUnfenceBrokerRecord(buf []byte, pos, end int, version int64, verify bo
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("unfence_broker_record /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("unfence_broker_record /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("unfence_broker_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("unfence_broker_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*UnfenceBrokerRecordUnfenceBrokerRecordTaggedField, 0, count)
+		x.TaggedFields = make([]UnfenceBrokerRecordUnfenceBrokerRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseUnfenceBrokerRecordUnfenceBrokerRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // UnfenceBrokerRecordUnfenceBrokerRecordTaggedField: One tagged field of UnfenceBrokerRecord:
@@ -106,11 +116,21 @@ func ParseUnfenceBrokerRecordUnfenceBrokerRecordTaggedField(data []byte, version
 }
 
 func parseUnfenceBrokerRecordUnfenceBrokerRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*UnfenceBrokerRecordUnfenceBrokerRecordTaggedField, int, error) {
-	x := &UnfenceBrokerRecordUnfenceBrokerRecordTaggedField{Version: version}
+	x := &UnfenceBrokerRecordUnfenceBrokerRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *UnfenceBrokerRecordUnfenceBrokerRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "unfence_broker_record /types/unfence_broker_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -118,7 +138,7 @@ func parseUnfenceBrokerRecordUnfenceBrokerRecordTaggedField(buf []byte, pos, end
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "unfence_broker_record /types/unfence_broker_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -126,12 +146,12 @@ func parseUnfenceBrokerRecordUnfenceBrokerRecordTaggedField(buf []byte, pos, end
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("unfence_broker_record /types/unfence_broker_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("unfence_broker_record /types/unfence_broker_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -20,7 +20,7 @@ type UnregisterBrokerRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*UnregisterBrokerRecordUnregisterBrokerRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []UnregisterBrokerRecordUnregisterBrokerRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseUnregisterBrokerRecord reads one UnregisterBrokerRecord that fills data (with verify, a CRC that does not match is an error).
@@ -36,10 +36,20 @@ func ParseUnregisterBrokerRecord(data []byte, version int64, verify bool) (*Unre
 }
 
 func parseUnregisterBrokerRecord(buf []byte, pos, end int, version int64, verify bool) (*UnregisterBrokerRecord, int, error) {
-	x := &UnregisterBrokerRecord{Version: version}
+	x := &UnregisterBrokerRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *UnregisterBrokerRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("unregister_broker_record /seq/0", pos, end, 4)
+			return pos, truncated("unregister_broker_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -47,7 +57,7 @@ func parseUnregisterBrokerRecord(buf []byte, pos, end int, version int64, verify
 	}
 	{
 		if end-pos < 8 {
-			return nil, pos, truncated("unregister_broker_record /seq/1", pos, end, 8)
+			return pos, truncated("unregister_broker_record /seq/1", pos, end, 8)
 		}
 		v := int64(binary.BigEndian.Uint64(buf[pos:]))
 		pos += 8
@@ -56,7 +66,7 @@ func parseUnregisterBrokerRecord(buf []byte, pos, end int, version int64, verify
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "unregister_broker_record /seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -64,23 +74,23 @@ func parseUnregisterBrokerRecord(buf []byte, pos, end int, version int64, verify
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("unregister_broker_record /seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("unregister_broker_record /seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("unregister_broker_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("unregister_broker_record /seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*UnregisterBrokerRecordUnregisterBrokerRecordTaggedField, 0, count)
+		x.TaggedFields = make([]UnregisterBrokerRecordUnregisterBrokerRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseUnregisterBrokerRecordUnregisterBrokerRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // UnregisterBrokerRecordUnregisterBrokerRecordTaggedField: One tagged field of
@@ -106,11 +116,21 @@ func ParseUnregisterBrokerRecordUnregisterBrokerRecordTaggedField(data []byte, v
 }
 
 func parseUnregisterBrokerRecordUnregisterBrokerRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*UnregisterBrokerRecordUnregisterBrokerRecordTaggedField, int, error) {
-	x := &UnregisterBrokerRecordUnregisterBrokerRecordTaggedField{Version: version}
+	x := &UnregisterBrokerRecordUnregisterBrokerRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *UnregisterBrokerRecordUnregisterBrokerRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "unregister_broker_record /types/unregister_broker_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -118,7 +138,7 @@ func parseUnregisterBrokerRecordUnregisterBrokerRecordTaggedField(buf []byte, po
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "unregister_broker_record /types/unregister_broker_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -126,12 +146,12 @@ func parseUnregisterBrokerRecordUnregisterBrokerRecordTaggedField(buf []byte, po
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("unregister_broker_record /types/unregister_broker_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("unregister_broker_record /types/unregister_broker_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -18,7 +18,7 @@ type UnregisterControllerRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*UnregisterControllerRecordUnregisterControllerRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []UnregisterControllerRecordUnregisterControllerRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseUnregisterControllerRecord reads one UnregisterControllerRecord that fills data (with verify, a CRC that does not match is an error).
@@ -34,10 +34,20 @@ func ParseUnregisterControllerRecord(data []byte, version int64, verify bool) (*
 }
 
 func parseUnregisterControllerRecord(buf []byte, pos, end int, version int64, verify bool) (*UnregisterControllerRecord, int, error) {
-	x := &UnregisterControllerRecord{Version: version}
+	x := &UnregisterControllerRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *UnregisterControllerRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("unregister_controller_record /seq/0", pos, end, 4)
+			return pos, truncated("unregister_controller_record /seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -46,7 +56,7 @@ func parseUnregisterControllerRecord(buf []byte, pos, end int, version int64, ve
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "unregister_controller_record /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -54,23 +64,23 @@ func parseUnregisterControllerRecord(buf []byte, pos, end int, version int64, ve
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("unregister_controller_record /seq/2", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("unregister_controller_record /seq/2", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("unregister_controller_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("unregister_controller_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*UnregisterControllerRecordUnregisterControllerRecordTaggedField, 0, count)
+		x.TaggedFields = make([]UnregisterControllerRecordUnregisterControllerRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseUnregisterControllerRecordUnregisterControllerRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // UnregisterControllerRecordUnregisterControllerRecordTaggedField: One tagged field of
@@ -96,11 +106,21 @@ func ParseUnregisterControllerRecordUnregisterControllerRecordTaggedField(data [
 }
 
 func parseUnregisterControllerRecordUnregisterControllerRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*UnregisterControllerRecordUnregisterControllerRecordTaggedField, int, error) {
-	x := &UnregisterControllerRecordUnregisterControllerRecordTaggedField{Version: version}
+	x := &UnregisterControllerRecordUnregisterControllerRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *UnregisterControllerRecordUnregisterControllerRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "unregister_controller_record /types/unregister_controller_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -108,7 +128,7 @@ func parseUnregisterControllerRecordUnregisterControllerRecordTaggedField(buf []
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "unregister_controller_record /types/unregister_controller_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -116,12 +136,12 @@ func parseUnregisterControllerRecordUnregisterControllerRecordTaggedField(buf []
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("unregister_controller_record /types/unregister_controller_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("unregister_controller_record /types/unregister_controller_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

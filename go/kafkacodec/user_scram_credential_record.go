@@ -36,7 +36,7 @@ type UserScramCredentialRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*UserScramCredentialRecordUserScramCredentialRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []UserScramCredentialRecordUserScramCredentialRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseUserScramCredentialRecord reads one UserScramCredentialRecord that fills data (with verify, a CRC that does not match is an error).
@@ -52,22 +52,32 @@ func ParseUserScramCredentialRecord(data []byte, version int64, verify bool) (*U
 }
 
 func parseUserScramCredentialRecord(buf []byte, pos, end int, version int64, verify bool) (*UserScramCredentialRecord, int, error) {
-	x := &UserScramCredentialRecord{Version: version}
+	x := &UserScramCredentialRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *UserScramCredentialRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "user_scram_credential_record /seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("user_scram_credential_record /seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("user_scram_credential_record /seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("user_scram_credential_record /seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("user_scram_credential_record /seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -76,7 +86,7 @@ func parseUserScramCredentialRecord(buf []byte, pos, end int, version int64, ver
 	}
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("user_scram_credential_record /seq/2", pos, end, 1)
+			return pos, truncated("user_scram_credential_record /seq/2", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -85,18 +95,18 @@ func parseUserScramCredentialRecord(buf []byte, pos, end int, version int64, ver
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "user_scram_credential_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenSalt = v
 		if !(v >= 1) {
-			return nil, pos, invalid("user_scram_credential_record /seq/3", pos, "len_salt", v, "must satisfy _.value >= 1")
+			return pos, invalid("user_scram_credential_record /seq/3", pos, "len_salt", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenSalt - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("user_scram_credential_record /seq/4", pos, "salt", n64, end-pos)
+			return pos, badSize("user_scram_credential_record /seq/4", pos, "salt", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -106,18 +116,18 @@ func parseUserScramCredentialRecord(buf []byte, pos, end int, version int64, ver
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "user_scram_credential_record /seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenStoredKey = v
 		if !(v >= 1) {
-			return nil, pos, invalid("user_scram_credential_record /seq/5", pos, "len_stored_key", v, "must satisfy _.value >= 1")
+			return pos, invalid("user_scram_credential_record /seq/5", pos, "len_stored_key", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenStoredKey - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("user_scram_credential_record /seq/6", pos, "stored_key", n64, end-pos)
+			return pos, badSize("user_scram_credential_record /seq/6", pos, "stored_key", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -127,18 +137,18 @@ func parseUserScramCredentialRecord(buf []byte, pos, end int, version int64, ver
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "user_scram_credential_record /seq/7")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenServerKey = v
 		if !(v >= 1) {
-			return nil, pos, invalid("user_scram_credential_record /seq/7", pos, "len_server_key", v, "must satisfy _.value >= 1")
+			return pos, invalid("user_scram_credential_record /seq/7", pos, "len_server_key", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenServerKey - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("user_scram_credential_record /seq/8", pos, "server_key", n64, end-pos)
+			return pos, badSize("user_scram_credential_record /seq/8", pos, "server_key", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -147,7 +157,7 @@ func parseUserScramCredentialRecord(buf []byte, pos, end int, version int64, ver
 	}
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("user_scram_credential_record /seq/9", pos, end, 4)
+			return pos, truncated("user_scram_credential_record /seq/9", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -156,7 +166,7 @@ func parseUserScramCredentialRecord(buf []byte, pos, end int, version int64, ver
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "user_scram_credential_record /seq/10")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -164,23 +174,23 @@ func parseUserScramCredentialRecord(buf []byte, pos, end int, version int64, ver
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("user_scram_credential_record /seq/11", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("user_scram_credential_record /seq/11", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("user_scram_credential_record /seq/11", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("user_scram_credential_record /seq/11", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*UserScramCredentialRecordUserScramCredentialRecordTaggedField, 0, count)
+		x.TaggedFields = make([]UserScramCredentialRecordUserScramCredentialRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseUserScramCredentialRecordUserScramCredentialRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // UserScramCredentialRecordUserScramCredentialRecordTaggedField: One tagged field of
@@ -206,11 +216,21 @@ func ParseUserScramCredentialRecordUserScramCredentialRecordTaggedField(data []b
 }
 
 func parseUserScramCredentialRecordUserScramCredentialRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*UserScramCredentialRecordUserScramCredentialRecordTaggedField, int, error) {
-	x := &UserScramCredentialRecordUserScramCredentialRecordTaggedField{Version: version}
+	x := &UserScramCredentialRecordUserScramCredentialRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *UserScramCredentialRecordUserScramCredentialRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "user_scram_credential_record /types/user_scram_credential_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -218,7 +238,7 @@ func parseUserScramCredentialRecordUserScramCredentialRecordTaggedField(buf []by
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "user_scram_credential_record /types/user_scram_credential_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -226,12 +246,12 @@ func parseUserScramCredentialRecordUserScramCredentialRecordTaggedField(buf []by
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("user_scram_credential_record /types/user_scram_credential_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("user_scram_credential_record /types/user_scram_credential_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

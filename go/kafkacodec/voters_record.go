@@ -17,11 +17,11 @@ type VotersRecord struct {
 	// The count of voters + 1, 0 for null (flexible versions).
 	NumVoters int64 `ksy:"num_voters"`
 	// The set of voters in the quorum for this epoch.
-	Voters []*VotersRecordVoter `ksy:"voters"`
+	Voters []VotersRecordVoter `ksy:"voters"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*VotersRecordVotersRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []VotersRecordVotersRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseVotersRecord reads one VotersRecord that fills data (with verify, a CRC that does not match is an error).
@@ -37,10 +37,20 @@ func ParseVotersRecord(data []byte, version int64, verify bool) (*VotersRecord, 
 }
 
 func parseVotersRecord(buf []byte, pos, end int, version int64, verify bool) (*VotersRecord, int, error) {
-	x := &VotersRecord{Version: version}
+	x := &VotersRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *VotersRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("voters_record /seq/0", pos, end, 2)
+			return pos, truncated("voters_record /seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -49,37 +59,37 @@ func parseVotersRecord(buf []byte, pos, end int, version int64, verify bool) (*V
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumVoters = v
 		if !(v >= 1) {
-			return nil, pos, invalid("voters_record /seq/1", pos, "num_voters", v, "must satisfy _.value >= 1")
+			return pos, invalid("voters_record /seq/1", pos, "num_voters", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumVoters - 1))
 		if count < 0 {
-			return nil, pos, badCount("voters_record /seq/2", pos, "voters", count, -1, 0)
+			return pos, badCount("voters_record /seq/2", pos, "voters", count, -1, 0)
 		}
 		if count*11 > int64(end-pos) {
-			return nil, pos, badCount("voters_record /seq/2", pos, "voters", count, end-pos, 11)
+			return pos, badCount("voters_record /seq/2", pos, "voters", count, end-pos, 11)
 		}
-		x.Voters = make([]*VotersRecordVoter, 0, count)
+		x.Voters = make([]VotersRecordVoter, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseVotersRecordVoter(buf, pos, end, x.Version, verify)
+			item := &x.Voters[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Voters = append(x.Voters, item)
 		}
 	}
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /seq/3")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -87,23 +97,23 @@ func parseVotersRecord(buf []byte, pos, end int, version int64, verify bool) (*V
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("voters_record /seq/4", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("voters_record /seq/4", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("voters_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("voters_record /seq/4", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*VotersRecordVotersRecordTaggedField, 0, count)
+		x.TaggedFields = make([]VotersRecordVotersRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseVotersRecordVotersRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // VotersRecordEndpointTaggedField: One tagged field of Endpoint: tag, size, value.
@@ -128,11 +138,21 @@ func ParseVotersRecordEndpointTaggedField(data []byte, version int64, verify boo
 }
 
 func parseVotersRecordEndpointTaggedField(buf []byte, pos, end int, version int64, verify bool) (*VotersRecordEndpointTaggedField, int, error) {
-	x := &VotersRecordEndpointTaggedField{Version: version}
+	x := &VotersRecordEndpointTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *VotersRecordEndpointTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/endpoint_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -140,7 +160,7 @@ func parseVotersRecordEndpointTaggedField(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/endpoint_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -148,14 +168,14 @@ func parseVotersRecordEndpointTaggedField(buf []byte, pos, end int, version int6
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("voters_record /types/endpoint_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("voters_record /types/endpoint_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // VotersRecordEndpoint: type `endpoint` of schemas/internal/voters_record.ksy.
@@ -174,7 +194,7 @@ type VotersRecordEndpoint struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*VotersRecordEndpointTaggedField `ksy:"tagged_fields"`
+	TaggedFields []VotersRecordEndpointTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseVotersRecordEndpoint reads one VotersRecordEndpoint that fills data (with verify, a CRC that does not match is an error).
@@ -190,22 +210,32 @@ func ParseVotersRecordEndpoint(data []byte, version int64, verify bool) (*Voters
 }
 
 func parseVotersRecordEndpoint(buf []byte, pos, end int, version int64, verify bool) (*VotersRecordEndpoint, int, error) {
-	x := &VotersRecordEndpoint{Version: version}
+	x := &VotersRecordEndpoint{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *VotersRecordEndpoint) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/endpoint/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenName = v
 		if !(v >= 1) {
-			return nil, pos, invalid("voters_record /types/endpoint/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
+			return pos, invalid("voters_record /types/endpoint/seq/0", pos, "len_name", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenName - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("voters_record /types/endpoint/seq/1", pos, "name", n64, end-pos)
+			return pos, badSize("voters_record /types/endpoint/seq/1", pos, "name", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -215,18 +245,18 @@ func parseVotersRecordEndpoint(buf []byte, pos, end int, version int64, verify b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/endpoint/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenHost = v
 		if !(v >= 1) {
-			return nil, pos, invalid("voters_record /types/endpoint/seq/2", pos, "len_host", v, "must satisfy _.value >= 1")
+			return pos, invalid("voters_record /types/endpoint/seq/2", pos, "len_host", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		n64 := int64((x.LenHost - 1))
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("voters_record /types/endpoint/seq/3", pos, "host", n64, end-pos)
+			return pos, badSize("voters_record /types/endpoint/seq/3", pos, "host", n64, end-pos)
 		}
 		n := int(n64)
 		v := string(buf[pos : pos+n : pos+n])
@@ -235,7 +265,7 @@ func parseVotersRecordEndpoint(buf []byte, pos, end int, version int64, verify b
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("voters_record /types/endpoint/seq/4", pos, end, 2)
+			return pos, truncated("voters_record /types/endpoint/seq/4", pos, end, 2)
 		}
 		v := binary.BigEndian.Uint16(buf[pos:])
 		pos += 2
@@ -244,7 +274,7 @@ func parseVotersRecordEndpoint(buf []byte, pos, end int, version int64, verify b
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/endpoint/seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -252,23 +282,23 @@ func parseVotersRecordEndpoint(buf []byte, pos, end int, version int64, verify b
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("voters_record /types/endpoint/seq/6", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("voters_record /types/endpoint/seq/6", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("voters_record /types/endpoint/seq/6", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("voters_record /types/endpoint/seq/6", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*VotersRecordEndpointTaggedField, 0, count)
+		x.TaggedFields = make([]VotersRecordEndpointTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseVotersRecordEndpointTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // VotersRecordKRaftVersionFeatureTaggedField: One tagged field of KRaftVersionFeature: tag,
@@ -294,11 +324,21 @@ func ParseVotersRecordKRaftVersionFeatureTaggedField(data []byte, version int64,
 }
 
 func parseVotersRecordKRaftVersionFeatureTaggedField(buf []byte, pos, end int, version int64, verify bool) (*VotersRecordKRaftVersionFeatureTaggedField, int, error) {
-	x := &VotersRecordKRaftVersionFeatureTaggedField{Version: version}
+	x := &VotersRecordKRaftVersionFeatureTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *VotersRecordKRaftVersionFeatureTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/k_raft_version_feature_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -306,7 +346,7 @@ func parseVotersRecordKRaftVersionFeatureTaggedField(buf []byte, pos, end int, v
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/k_raft_version_feature_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -314,14 +354,14 @@ func parseVotersRecordKRaftVersionFeatureTaggedField(buf []byte, pos, end int, v
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("voters_record /types/k_raft_version_feature_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("voters_record /types/k_raft_version_feature_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // VotersRecordKRaftVersionFeature: type `k_raft_version_feature` of
@@ -335,7 +375,7 @@ type VotersRecordKRaftVersionFeature struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*VotersRecordKRaftVersionFeatureTaggedField `ksy:"tagged_fields"`
+	TaggedFields []VotersRecordKRaftVersionFeatureTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseVotersRecordKRaftVersionFeature reads one VotersRecordKRaftVersionFeature that fills data (with verify, a CRC that does not match is an error).
@@ -351,10 +391,20 @@ func ParseVotersRecordKRaftVersionFeature(data []byte, version int64, verify boo
 }
 
 func parseVotersRecordKRaftVersionFeature(buf []byte, pos, end int, version int64, verify bool) (*VotersRecordKRaftVersionFeature, int, error) {
-	x := &VotersRecordKRaftVersionFeature{Version: version}
+	x := &VotersRecordKRaftVersionFeature{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *VotersRecordKRaftVersionFeature) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("voters_record /types/k_raft_version_feature/seq/0", pos, end, 2)
+			return pos, truncated("voters_record /types/k_raft_version_feature/seq/0", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -362,7 +412,7 @@ func parseVotersRecordKRaftVersionFeature(buf []byte, pos, end int, version int6
 	}
 	{
 		if end-pos < 2 {
-			return nil, pos, truncated("voters_record /types/k_raft_version_feature/seq/1", pos, end, 2)
+			return pos, truncated("voters_record /types/k_raft_version_feature/seq/1", pos, end, 2)
 		}
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
@@ -371,7 +421,7 @@ func parseVotersRecordKRaftVersionFeature(buf []byte, pos, end int, version int6
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/k_raft_version_feature/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -379,23 +429,23 @@ func parseVotersRecordKRaftVersionFeature(buf []byte, pos, end int, version int6
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("voters_record /types/k_raft_version_feature/seq/3", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("voters_record /types/k_raft_version_feature/seq/3", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("voters_record /types/k_raft_version_feature/seq/3", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("voters_record /types/k_raft_version_feature/seq/3", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*VotersRecordKRaftVersionFeatureTaggedField, 0, count)
+		x.TaggedFields = make([]VotersRecordKRaftVersionFeatureTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseVotersRecordKRaftVersionFeatureTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // VotersRecordVoterTaggedField: One tagged field of Voter: tag, size, value.
@@ -420,11 +470,21 @@ func ParseVotersRecordVoterTaggedField(data []byte, version int64, verify bool) 
 }
 
 func parseVotersRecordVoterTaggedField(buf []byte, pos, end int, version int64, verify bool) (*VotersRecordVoterTaggedField, int, error) {
-	x := &VotersRecordVoterTaggedField{Version: version}
+	x := &VotersRecordVoterTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *VotersRecordVoterTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/voter_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -432,7 +492,7 @@ func parseVotersRecordVoterTaggedField(buf []byte, pos, end int, version int64, 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/voter_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -440,14 +500,14 @@ func parseVotersRecordVoterTaggedField(buf []byte, pos, end int, version int64, 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("voters_record /types/voter_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("voters_record /types/voter_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // VotersRecordVoter: type `voter` of schemas/internal/voters_record.ksy.
@@ -460,13 +520,13 @@ type VotersRecordVoter struct {
 	// The count of endpoints + 1, 0 for null (flexible versions).
 	NumEndpoints int64 `ksy:"num_endpoints"`
 	// The endpoint that can be used to communicate with the voter.
-	Endpoints []*VotersRecordEndpoint `ksy:"endpoints"`
+	Endpoints []VotersRecordEndpoint `ksy:"endpoints"`
 	// The range of versions of the protocol that the replica supports.
 	KRaftVersionFeature *VotersRecordKRaftVersionFeature `ksy:"k_raft_version_feature"`
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*VotersRecordVoterTaggedField `ksy:"tagged_fields"`
+	TaggedFields []VotersRecordVoterTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseVotersRecordVoter reads one VotersRecordVoter that fills data (with verify, a CRC that does not match is an error).
@@ -482,10 +542,20 @@ func ParseVotersRecordVoter(data []byte, version int64, verify bool) (*VotersRec
 }
 
 func parseVotersRecordVoter(buf []byte, pos, end int, version int64, verify bool) (*VotersRecordVoter, int, error) {
-	x := &VotersRecordVoter{Version: version}
+	x := &VotersRecordVoter{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *VotersRecordVoter) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 4 {
-			return nil, pos, truncated("voters_record /types/voter/seq/0", pos, end, 4)
+			return pos, truncated("voters_record /types/voter/seq/0", pos, end, 4)
 		}
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
@@ -494,7 +564,7 @@ func parseVotersRecordVoter(buf []byte, pos, end int, version int64, verify bool
 	{
 		n64 := int64(16)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("voters_record /types/voter/seq/1", pos, "voter_directory_id", n64, end-pos)
+			return pos, badSize("voters_record /types/voter/seq/1", pos, "voter_directory_id", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -504,37 +574,37 @@ func parseVotersRecordVoter(buf []byte, pos, end int, version int64, verify bool
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/voter/seq/2")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumEndpoints = v
 		if !(v >= 1) {
-			return nil, pos, invalid("voters_record /types/voter/seq/2", pos, "num_endpoints", v, "must satisfy _.value >= 1")
+			return pos, invalid("voters_record /types/voter/seq/2", pos, "num_endpoints", v, "must satisfy _.value >= 1")
 		}
 	}
 	{
 		count := int64((x.NumEndpoints - 1))
 		if count < 0 {
-			return nil, pos, badCount("voters_record /types/voter/seq/3", pos, "endpoints", count, -1, 0)
+			return pos, badCount("voters_record /types/voter/seq/3", pos, "endpoints", count, -1, 0)
 		}
 		if count*5 > int64(end-pos) {
-			return nil, pos, badCount("voters_record /types/voter/seq/3", pos, "endpoints", count, end-pos, 5)
+			return pos, badCount("voters_record /types/voter/seq/3", pos, "endpoints", count, end-pos, 5)
 		}
-		x.Endpoints = make([]*VotersRecordEndpoint, 0, count)
+		x.Endpoints = make([]VotersRecordEndpoint, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseVotersRecordEndpoint(buf, pos, end, x.Version, verify)
+			item := &x.Endpoints[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.Endpoints = append(x.Endpoints, item)
 		}
 	}
 	{
 		v, next, err := parseVotersRecordKRaftVersionFeature(buf, pos, end, x.Version, verify)
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.KRaftVersionFeature = v
@@ -542,7 +612,7 @@ func parseVotersRecordVoter(buf []byte, pos, end int, version int64, verify bool
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/voter/seq/5")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -550,23 +620,23 @@ func parseVotersRecordVoter(buf []byte, pos, end int, version int64, verify bool
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("voters_record /types/voter/seq/6", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("voters_record /types/voter/seq/6", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("voters_record /types/voter/seq/6", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("voters_record /types/voter/seq/6", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*VotersRecordVoterTaggedField, 0, count)
+		x.TaggedFields = make([]VotersRecordVoterTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseVotersRecordVoterTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // VotersRecordVotersRecordTaggedField: One tagged field of VotersRecord: tag, size, value.
@@ -591,11 +661,21 @@ func ParseVotersRecordVotersRecordTaggedField(data []byte, version int64, verify
 }
 
 func parseVotersRecordVotersRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*VotersRecordVotersRecordTaggedField, int, error) {
-	x := &VotersRecordVotersRecordTaggedField{Version: version}
+	x := &VotersRecordVotersRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *VotersRecordVotersRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/voters_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -603,7 +683,7 @@ func parseVotersRecordVotersRecordTaggedField(buf []byte, pos, end int, version 
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "voters_record /types/voters_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -611,12 +691,12 @@ func parseVotersRecordVotersRecordTaggedField(buf []byte, pos, end int, version 
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("voters_record /types/voters_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("voters_record /types/voters_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }

@@ -14,7 +14,7 @@ type ZkMigrationStateRecord struct {
 	// Tagged fields that follow (flexible versions).
 	NumTaggedFields int64 `ksy:"num_tagged_fields"`
 	// Tagged fields, known and unknown, in the order they were written.
-	TaggedFields []*ZkMigrationStateRecordZkMigrationStateRecordTaggedField `ksy:"tagged_fields"`
+	TaggedFields []ZkMigrationStateRecordZkMigrationStateRecordTaggedField `ksy:"tagged_fields"`
 }
 
 // ParseZkMigrationStateRecord reads one ZkMigrationStateRecord that fills data (with verify, a CRC that does not match is an error).
@@ -30,10 +30,20 @@ func ParseZkMigrationStateRecord(data []byte, version int64, verify bool) (*ZkMi
 }
 
 func parseZkMigrationStateRecord(buf []byte, pos, end int, version int64, verify bool) (*ZkMigrationStateRecord, int, error) {
-	x := &ZkMigrationStateRecord{Version: version}
+	x := &ZkMigrationStateRecord{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ZkMigrationStateRecord) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		if end-pos < 1 {
-			return nil, pos, truncated("zk_migration_state_record /seq/0", pos, end, 1)
+			return pos, truncated("zk_migration_state_record /seq/0", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
@@ -42,7 +52,7 @@ func parseZkMigrationStateRecord(buf []byte, pos, end int, version int64, verify
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "zk_migration_state_record /seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.NumTaggedFields = v
@@ -50,23 +60,23 @@ func parseZkMigrationStateRecord(buf []byte, pos, end int, version int64, verify
 	{
 		count := int64(x.NumTaggedFields)
 		if count < 0 {
-			return nil, pos, badCount("zk_migration_state_record /seq/2", pos, "tagged_fields", count, -1, 0)
+			return pos, badCount("zk_migration_state_record /seq/2", pos, "tagged_fields", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return nil, pos, badCount("zk_migration_state_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
+			return pos, badCount("zk_migration_state_record /seq/2", pos, "tagged_fields", count, end-pos, 2)
 		}
-		x.TaggedFields = make([]*ZkMigrationStateRecordZkMigrationStateRecordTaggedField, 0, count)
+		x.TaggedFields = make([]ZkMigrationStateRecordZkMigrationStateRecordTaggedField, count)
 		for i := int64(0); i < count; i++ {
 			_ = i
-			item, next, err := parseZkMigrationStateRecordZkMigrationStateRecordTaggedField(buf, pos, end, x.Version, verify)
+			item := &x.TaggedFields[i]
+			next, err := item.read(buf, pos, end, x.Version, verify)
 			if err != nil {
-				return nil, pos, err
+				return pos, err
 			}
 			pos = next
-			x.TaggedFields = append(x.TaggedFields, item)
 		}
 	}
-	return x, pos, nil
+	return pos, nil
 }
 
 // ZkMigrationStateRecordZkMigrationStateRecordTaggedField: One tagged field of
@@ -92,11 +102,21 @@ func ParseZkMigrationStateRecordZkMigrationStateRecordTaggedField(data []byte, v
 }
 
 func parseZkMigrationStateRecordZkMigrationStateRecordTaggedField(buf []byte, pos, end int, version int64, verify bool) (*ZkMigrationStateRecordZkMigrationStateRecordTaggedField, int, error) {
-	x := &ZkMigrationStateRecordZkMigrationStateRecordTaggedField{Version: version}
+	x := &ZkMigrationStateRecordZkMigrationStateRecordTaggedField{}
+	pos, err := x.read(buf, pos, end, version, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *ZkMigrationStateRecordZkMigrationStateRecordTaggedField) read(buf []byte, pos, end int, version int64, verify bool) (int, error) {
+	x.Version = version
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "zk_migration_state_record /types/zk_migration_state_record_tagged_field/seq/0")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.Tag = v
@@ -104,7 +124,7 @@ func parseZkMigrationStateRecordZkMigrationStateRecordTaggedField(buf []byte, po
 	{
 		v, next, err := readUvarint(buf, pos, end, 5, "zk_migration_state_record /types/zk_migration_state_record_tagged_field/seq/1")
 		if err != nil {
-			return nil, pos, err
+			return pos, err
 		}
 		pos = next
 		x.LenValue = v
@@ -112,12 +132,12 @@ func parseZkMigrationStateRecordZkMigrationStateRecordTaggedField(buf []byte, po
 	{
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return nil, pos, badSize("zk_migration_state_record /types/zk_migration_state_record_tagged_field/seq/2", pos, "value", n64, end-pos)
+			return pos, badSize("zk_migration_state_record /types/zk_migration_state_record_tagged_field/seq/2", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
 		pos += n
 		x.Value = v
 	}
-	return x, pos, nil
+	return pos, nil
 }
