@@ -134,6 +134,7 @@ bench: $(STAMP) $(HARNESS) $(JAR)
 	$(PY) -m bench.remote
 	$(PY) -m bench.rewrite
 	$(PY) -m bench.languages
+	$(PY) -m bench.inflate
 
 # The ecosystem's record decoders over the corpus, written up for their maintainers
 # (peers/reports; tests/crosslang/test_peers.py checks that it is current). Needs Go.

@@ -33,9 +33,8 @@ SEED = 7
 
 
 def write_corpus(out: Path) -> Path:
-    """The README's corpus, written by the command line (`kafkacodec corpus OUT --seed 7`)
-    in a process of its own: what Hypothesis draws in a process that has imported other
-    parts of kafkacodec first can differ."""
+    """The README's corpus, written by the command line the README shows
+    (`kafkacodec corpus OUT --seed 7`)."""
     subprocess.run([sys.executable, "-c", "import sys; from kafkacodec.cli import main; sys.exit(main())", "corpus", str(out), "--seed", str(SEED)],
                    check=True, stdout=subprocess.DEVNULL)  # fmt: skip
     return out

@@ -31,6 +31,7 @@ import ctypes
 import ctypes.util
 import struct
 import threading
+import types
 import zlib
 from typing import NamedTuple
 
@@ -45,6 +46,16 @@ from .errors import (
     EncodeError,
     UnsupportedCodecError,
 )
+
+_inflate: types.ModuleType
+try:  # gzip is read with Intel ISA-L's inflate (python-isal), written with zlib's deflate
+    from isal import isal_zlib as _inflate
+except ImportError:  # pragma: no cover - a platform python-isal has no wheel for
+    _inflate = zlib
+#: The same bytes as zlib's inflate, 1.2x to 2x as fast here (bench.inflate); writing stays zlib's,
+#: whose deflate output is Kafka's byte for byte.
+INFLATER = "isal" if _inflate is not zlib else "zlib"
+_INFLATE_ERRORS = tuple({zlib.error, getattr(_inflate, "error", zlib.error)})
 
 __all__ = [
     "NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD", "CODEC_NAMES", "CODEC_IDS", "codec_name",
@@ -139,7 +150,7 @@ def _gunzip(data, limit: int) -> bytes:
         )
     out = bytearray()
     while True:
-        d = zlib.decompressobj(wbits=31)
+        d = _inflate.decompressobj(wbits=31)
         tail = rest
         while not d.eof:
             chunk = d.decompress(tail, _INFLATE_STEP)
@@ -361,7 +372,8 @@ _LZ4_RAW = 0x80000000  # a block size's top bit: the block is stored uncompresse
 #: The frame header (magic, descriptor, checksum byte) for magic 0 (KAFKA-3160's checksum
 #: over the magic too) and for magic 1 and 2.
 _LZ4_HEADERS = {
-    broken: _LZ4_MAGIC + _LZ4_DESCRIPTOR
+    broken: _LZ4_MAGIC
+    + _LZ4_DESCRIPTOR
     + bytes(((xxh32((_LZ4_MAGIC if broken else b"") + _LZ4_DESCRIPTOR) >> 8) & 0xFF,))
     for broken in (True, False)
 }
@@ -374,12 +386,15 @@ def _lz4(data, magic: int, level: int) -> bytes:
     blocks are cramjam's LZ4_compress_default: python-lz4's block API gives other bytes."""
     data = memoryview(bytes(data))
     if level == LEVELS[LZ4].default:
+
         def block(chunk):
             return cramjam.lz4.compress_block(chunk, store_size=False)
     else:  # cramjam's block API has no HC mode (it ignores mode): python-lz4's LZ4_compress_HC
+
         def block(chunk):
             return lz4.block.compress(chunk, mode="high_compression", compression=level,
                                       store_size=False)  # fmt: skip
+
     out = bytearray(_LZ4_HEADERS[magic == 0])
     for i in range(0, len(data), _LZ4_BLOCK):
         chunk = data[i : i + _LZ4_BLOCK]
@@ -489,7 +504,8 @@ def _zstd(data, level: int) -> bytes:
     cctx = _ZSTD_WRITERS.get(level)
     if cctx is None:
         cctx = _ZSTD_WRITERS[level] = zstandard.ZstdCompressor(
-            level=level, write_content_size=False, write_checksum=False)
+            level=level, write_content_size=False, write_checksum=False
+        )
     c = cctx.compressobj()
     return (c.compress(data) + c.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
             + c.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH))  # fmt: skip
@@ -512,7 +528,7 @@ def decompress(codec: int, data, magic: int = 2, max_size: int | None = None):
         if codec == LZ4:
             return _unlz4(data, limit, magic)
         return _unzstd(data, limit)
-    except zlib.error as err:
+    except _INFLATE_ERRORS as err:
         raise CompressionError(f"gzip data does not decompress: {err}") from None
 
 

@@ -75,3 +75,9 @@ def test_languages_bench_runs():
     text = run("bench.languages", "--records", "3000", "--repeat", "1")
     for segment in ("none", "zstd"):
         assert f"{segment:8} go " in text and f"{segment:8} java " in text
+
+
+def test_inflate_bench_runs():
+    text = run("bench.inflate", "--mb", "0.2", "--repeat", "1")
+    for corpus in ("v0 gzip", "v1 gzip", "v2 gzip"):
+        assert text.count(corpus) == 1 and "x" in text
