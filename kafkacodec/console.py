@@ -94,6 +94,8 @@ def error_status(err: BaseException) -> int:
 
 def safe(text: str) -> str:
     """Control characters escaped, so that a file name or a key cannot drive the terminal."""
+    if text.isprintable():  # the usual case, checked in C: nothing to escape
+        return text
     return "".join(ch if ch.isprintable() or ch == " " else ascii(ch)[1:-1] for ch in text)
 
 

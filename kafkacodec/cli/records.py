@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from ..console import DONE, PROBLEMS, out, output_closed, safe
+from ..dump import encode_bytes
 from ..runtime.errors import KafkacodecError
 from ..units import integer, timestamp_target
 from .common import held, open_kafka07, open_partition, storage_arguments, target
@@ -24,6 +26,12 @@ def define(p: argparse.ArgumentParser) -> None:
                    help="start at the offset ListOffsets gives for T (see lookup --timestamp)")  # fmt: skip
     p.add_argument("--limit", type=integer(1), default=None, metavar="K",
                    help="print at most K records (default: all)")  # fmt: skip
+    p.add_argument("--json", action="store_true",
+                   help="one JSON object per record: offset, timestamp, timestamp_type, key, value, "
+                   "headers ([key, value] pairs), and control (type, version, coordinator_epoch) "
+                   "for a control record, as `dump --deep --json` names them")  # fmt: skip
+    p.add_argument("--bytes", choices=("hex", "base64", "utf8"), default="hex",
+                   help="how --json prints keys, values and header values (default hex, as dump)")  # fmt: skip
     p.add_argument(
         "--read-committed", action="store_true",
         help="as a read_committed consumer: aborted transactions and markers dropped, nothing "
@@ -52,6 +60,18 @@ def _record_line(r) -> str:
     extra = f" control={r.control.type_name}" if r.control is not None else ""
     return safe(f"offset {r.offset} {r.timestamp_type} {r.timestamp} key={_show(r.key)} "
                  f"value={_show(r.value)}{' headers=[' + headers + ']' if headers else ''}{extra}")  # fmt: skip
+
+
+def _record_json(r, how: str) -> str:
+    """A record as `dump --deep --json` prints it (DESIGN.md, "Command line"), with its
+    timestamp type: JSON escapes every control character, so nothing reaches a terminal raw."""
+    rec = {"offset": r.offset, "timestamp": r.timestamp, "timestamp_type": r.timestamp_type,
+           "key": encode_bytes(r.key, how), "value": encode_bytes(r.value, how),
+           "headers": [[k, encode_bytes(v, how)] for k, v in r.headers]}  # fmt: skip
+    if r.control is not None:
+        rec["control"] = {"type": r.control.type_name, "version": r.control.version,
+                          "coordinator_epoch": r.control.coordinator_epoch}  # fmt: skip
+    return json.dumps(rec)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,11 +118,12 @@ def run(args: argparse.Namespace) -> int:
         txns = AbortFilter(p) if args.read_committed else None
         rows = p.read(start, committed_only=args.read_committed, on_damage=on_damage, txns=txns)
     n = 0
+    how = args.bytes
     try:
         for _seg, _batch, r in rows:
             if (args.limit is not None and n >= args.limit) or output_closed():
                 break
-            out(_record_line(r))
+            out(_record_json(r, how) if args.json else _record_line(r))
             n += 1
     finally:
         if p is not None:

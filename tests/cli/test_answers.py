@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import EXE, metadata_value
 from conftest import kafkacodec_cli as kc
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kafkacodec as kafka
 from kafkacodec.log import Partition
@@ -408,3 +410,15 @@ def test_main_keeps_no_handler_behind(logdirs, capsys):
 def test_the_readme_documents_the_exit_codes():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert "**0** done" in readme and "**1** problems found" in readme and "**2** could not check" in readme
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text())
+def test_safe_escapes_exactly_the_characters_that_are_not_printable(text):
+    """console.safe's fast path (the whole text printable) and its escaping agree with the
+    rule: each character that is neither printable nor a space becomes its escape."""
+    from kafkacodec.console import safe
+
+    want = "".join(c if c.isprintable() or c == " " else ascii(c)[1:-1] for c in text)
+    assert safe(text) == want
+    assert safe(text).isprintable() or safe(text) == ""

@@ -362,3 +362,51 @@ def test_recover_drops_epochs_past_the_new_log_end(tmp_path):
         (0, 0), (1, 5), (2, 10)
     ]  # fmt: skip
     assert "clean" in kc("recover", d).stdout
+
+
+@pytest.mark.parametrize("how", ["hex", "base64", "utf8"])
+def test_records_json_is_every_record_as_the_library_reads_it(tmp_path, how):
+    """`records --json`: one object per record, named as `dump --deep --json` names them,
+    the bytes in --bytes' encoding (decoded back here), control records with their type."""
+    import base64
+
+    from kafkacodec.log import Partition, PartitionWriter
+
+    d = tmp_path / "orders-0"
+    recs = [kc_mod.Record(None, 1_700_000_000_000, None, b"\x00\x1b[31m\xff", [("h", None), ("\x1b", b"x")]),
+            kc_mod.Record(None, 1_700_000_000_001, b"k", None, []),
+            kc_mod.Record(None, 1_700_000_000_002, "ключ".encode(), b"", [("h", b"\x80")])]  # fmt: skip
+    with PartitionWriter(d, fsync=False) as w:
+        w.append(
+            kc_mod.build_batch(
+                recs, base_offset=0, producer_id=7, producer_epoch=0, is_transactional=True
+            )
+        )
+        w.append(kc_mod.build_control_batch(True, offset=3, timestamp=1_700_000_000_009, producer_id=7,
+                                            producer_epoch=0, coordinator_epoch=4))  # fmt: skip
+    lines = kc("records", d, "--json", "--bytes", how).stdout.splitlines()
+    assert all(line.isprintable() for line in lines)  # no escape sequence reaches a terminal
+    got = [json.loads(line) for line in lines]
+
+    def back(v):
+        if v is None:
+            return None
+        return {"hex": bytes.fromhex, "base64": base64.b64decode, "utf8": str.encode}[how](v)
+
+    want = [r for _s, _b, r in Partition(d).read()]
+    assert len(got) == len(want) == 4
+    for g, r in zip(got, want):
+        assert (g["offset"], g["timestamp"], g["timestamp_type"]) == (
+            r.offset,
+            r.timestamp,
+            r.timestamp_type,
+        )
+        if (
+            how != "utf8"
+            or r.value is None
+            or bytes(r.value).decode("utf-8", "replace").encode() == bytes(r.value)
+        ):
+            assert back(g["value"]) == (None if r.value is None else bytes(r.value))
+        assert [h[0] for h in g["headers"]] == [k for k, _ in r.headers]
+        assert ("control" in g) == (r.control is not None)
+    assert got[3]["control"] == {"type": "COMMIT", "version": 0, "coordinator_epoch": 4}
