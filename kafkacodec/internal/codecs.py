@@ -9,6 +9,7 @@ validVersions first, so a reader never guesses at a version it does not know.
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib
 import importlib.util
@@ -41,6 +42,7 @@ class UnknownRecordTypeError(CorruptRecordError):
     """A record type (or apiKey, or control type) no spec of this codec has."""
 
 
+@functools.lru_cache(maxsize=1024)  # a spec has a few ranges; asked once per field per record
 def version_bounds(text: str) -> tuple[int, int | None]:
     """A spec's version range as (lo, hi): "0-4" -> (0, 4), "2" -> (2, 2), "1+" -> (1,
     None). ("none" is the caller's to handle.)"""
@@ -50,6 +52,7 @@ def version_bounds(text: str) -> tuple[int, int | None]:
     return int(lo), int(hi or lo)
 
 
+@functools.lru_cache(maxsize=8192)  # (range, version) from data: bounded
 def in_versions(text: str, version: int) -> bool:
     """Whether a spec's version range ("0+", "1-3", "2", "none") holds version."""
     if text == "none":

@@ -10,13 +10,14 @@ why, in Kafka's words where Kafka has them: "Error at offset 7, skipping. ...").
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 from kafkacodec.runtime.errors import KafkacodecError
 
 from .codecs import DEFAULT, Codecs, UnknownRecordTypeError
-from .kafka_json import field_value, to_json, uuid_text
+from .kafka_json import default_of, present, tagged_values, to_json, uuid_text
 
 __all__ = [
     "PARSERS", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
@@ -60,13 +61,30 @@ _BY_NAME: dict[type, dict[str, dict]] = {}
 
 def get(obj, name: str):
     """A field of a decoded struct by its Kafka name (tagged fields included); None when
-    the field is not in the struct's version."""
-    cls = type(obj)
+    the field is not in the struct's version. (field_value's answer, planned once per class,
+    version and name: `groups` asks it for every field of every record.)"""
+    how = _plan(type(obj), getattr(obj, "version", 0), name)
+    if how is None:
+        return None
+    if how[0] is None:
+        return getattr(obj, how[1])
+    t = tagged_values(obj).get(how[0])
+    return default_of(how[2]) if t is None else getattr(t, how[1])
+
+
+@functools.lru_cache(maxsize=4096)  # versions come from data: bounded
+def _plan(cls, version: int, name: str):
+    """How get reads a field at a version: None (absent), (None, attribute), or (tag,
+    attribute, field spec) for a tagged field (its default when the tag is absent)."""
     fields = _BY_NAME.get(cls)
     if fields is None:
         fields = _BY_NAME[cls] = {f["name"]: f for f in cls.MESSAGE["fields"]}
-    present, value = field_value(obj, fields[name], getattr(obj, "version", 0))
-    return value if present else None
+    f = fields[name]
+    if not present(f["versions"], version, None):
+        return None
+    if "tag" in f and present(f.get("taggedVersions", "none"), version, None):
+        return f["tag"], f["id"], f
+    return None, f["id"]
 
 
 # -- __consumer_offsets (OffsetsMessageParser) and __share_group_state

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import base64
 import decimal
+import functools
 import math
 from typing import Any
 
@@ -106,6 +107,7 @@ def tagged_values(obj) -> dict[int, Any]:
     return out
 
 
+@functools.lru_cache(maxsize=8192)  # asked for every field of every record; versions come from data: bounded
 def present(text: str, version: int, valid: str | None) -> bool:
     """Whether a field with versions `text` is there at a version, as Kafka's generated code
     decides (VersionConditional): only the bounds of the field's range that lie inside the
