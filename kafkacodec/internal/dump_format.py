@@ -10,7 +10,6 @@ why, in Kafka's words where Kafka has them: "Error at offset 7, skipping. ...").
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -63,7 +62,12 @@ def get(obj, name: str):
     """A field of a decoded struct by its Kafka name (tagged fields included); None when
     the field is not in the struct's version. (field_value's answer, planned once per class,
     version and name: `groups` asks it for every field of every record.)"""
-    how = _plan(type(obj), getattr(obj, "version", 0), name)
+    key = (type(obj), getattr(obj, "version", 0), name)
+    how = _PLANS.get(key, _UNPLANNED)
+    if how is _UNPLANNED:
+        how = _plan(*key)
+        if len(_PLANS) < 100_000:  # versions come from data: keep the cache bounded
+            _PLANS[key] = how
     if how is None:
         return None
     if how[0] is None:
@@ -72,8 +76,11 @@ def get(obj, name: str):
     return default_of(how[2]) if t is None else getattr(t, how[1])
 
 
-@functools.lru_cache(maxsize=4096)  # versions come from data: bounded
-def _plan(cls, version: int, name: str):
+_PLANS: dict[tuple[type, int, str], Any] = {}
+_UNPLANNED = object()
+
+
+def _plan(cls: Any, version: int, name: str):
     """How get reads a field at a version: None (absent), (None, attribute), or (tag,
     attribute, field spec) for a tagged field (its default when the tag is absent)."""
     fields = _BY_NAME.get(cls)
