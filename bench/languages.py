@@ -34,7 +34,7 @@ from bench import save
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the broker harness's classpath
 
-from kafka_broker import VERSIONS, classpath  # noqa: E402
+from kafka_broker import VERSIONS, classpath, for_release  # noqa: E402
 
 CODECS = ("none", "zstd")
 
@@ -69,21 +69,9 @@ def java(build: Path, seg: Path, repeat: int) -> dict:
     kaitai = target / "kaitai-classpath.txt"
     if not kaitai.is_file():
         raise SystemExit("the Java parsers are not built: make jar")
-    source = (ROOT / "bench" / "java" / "LanguagesBench.java").read_text()
-    clients = next(j for j in cp.split(":") if "/kafka-clients-" in j)
-    import zipfile
-
-    if (
-        "org/apache/kafka/common/record/internal/MemoryRecords.class"
-        in zipfile.ZipFile(clients).namelist()
-    ):
-        source = source.replace(
-            "org.apache.kafka.common.record.", "org.apache.kafka.common.record.internal."
-        )
-        source = source.replace(
-            "org.apache.kafka.common.utils.", "org.apache.kafka.common.utils.internals."
-        )
-    (build / "LanguagesBench.java").write_text(source)
+    (build / "LanguagesBench.java").write_text(
+        for_release((ROOT / "bench" / "java" / "LanguagesBench.java").read_text(), cp)
+    )
     full = ":".join([str(target / "classes"), kaitai.read_text().strip(), cp])
     subprocess.run(
         ["javac", "-nowarn", "-d", str(build), "-cp", full, str(build / "LanguagesBench.java")],

@@ -30,7 +30,7 @@ import subprocess
 
 from .errors import GenerateError, SchemaError
 from .expr import _BINARY, Node, parse_expr
-from .ir import INT_TYPES, FieldIR, InstanceIR, ModuleIR, SchemaSet, TypeIR, _as_list, camel
+from .ir import FieldIR, InstanceIR, ModuleIR, SchemaSet, TypeIR, _as_list, camel
 
 __all__ = ["render_go", "PACKAGE"]
 
@@ -46,7 +46,7 @@ _READ = {
     "f": "math.Float32frombits(binary.BigEndian.Uint32(buf[{p}:]))",
     "d": "math.Float64frombits(binary.BigEndian.Uint64(buf[{p}:]))",
 }  # fmt: skip
-_GO_OPS = {"and": "&&", "or": "||", "/": "/", "%": "%"}
+_GO_OPS = {"and": "&&", "or": "||"}
 
 
 def _q(text: str) -> str:
@@ -64,11 +64,8 @@ class _Module:
         self.local = {t.class_name for t in mod.types}
         self.enum_values = {}
         for name, e in self.names.enums.items():
-            for value, label in e.members:
-                self.enum_values[(name, label.lower())] = (
-                    self._enum_const(e.class_name, label),
-                    value,
-                )
+            for _value, label in e.members:
+                self.enum_values[(name, label.lower())] = self._enum_const(e.class_name, label)
         self.uses = {"binary": False, "math": False}
 
     # -- names
@@ -244,9 +241,6 @@ class _Module:
             )
         for f in t.lazy_fields:
             out.append(self.lazy_decode(t, f))
-        uses_start = t.needs_start and not (t.rest_field or t.crc_field)
-        if uses_start:
-            out.append("\t_ = start")
         out.append("\treturn pos, nil\n}\n")
         body = "\n".join(out[body_from:])
         body = re.sub(r"return nil, (pos|p|used), ", r"return \1, ", body)
@@ -305,13 +299,9 @@ class _Module:
         elif f.repeat:
             lines += self.repeated(t, f)
         else:
-            target = f"x.{camel(f.name)}"
-            if f.cond and f.kind in ("int", "float", "varint", "str"):
-                lines += self.read_one(t, f, "v")
-                lines.append(f"{target} = &v")
-            else:
-                lines += self.read_one(t, f, "v")
-                lines.append(f"{target} = v")
+            pointer = f.cond and f.kind in ("int", "float", "varint", "str")  # field_type's *T
+            lines += self.read_one(t, f, "v")
+            lines.append(f"x.{camel(f.name)} = {'&v' if pointer else 'v'}")
             lines += self.checks(t, f, "v")
         if f.length_of_rest:
             v = "int(v)"
@@ -331,28 +321,7 @@ class _Module:
         """A lazy field decoded after the rest of its type, as the Python parsers decode it
         on first use (read_<field>): its process, then the whole of it as its type."""
         raw = f"lazy{camel(f.name)}"
-        lines = []
-        data = raw
-        if f.process:
-            codec_args = [
-                self.int_expr(t, a, f"{f.path}/process") for a in self._type_args(f.ksy["process"])
-            ]
-            lines.append(f"data, err := kafkaCompression({raw}, {', '.join(codec_args)})")
-            lines.append(f"if err != nil {{\n\treturn nil, pos, corrupt({_q(f.where)}, 0, err)\n}}")
-            data = "data"
-        if f.kind == "user":
-            call = self.user_call(
-                t, f.user_class or "", self._type_args(f.ksy["type"]), "0", f"len({data})", f.path
-            )
-            call = call.replace("(buf, ", f"({data}, ", 1)
-            lines.append(f"v, used, err := {call}")
-            lines.append("if err != nil {\n\treturn nil, pos, err\n}")
-            lines.append(
-                f"if used != len({data}) {{\n\treturn nil, pos, trailing({_q(f.where)}, used, len({data}))\n}}"
-            )
-        else:
-            lines.append(f"v := {data}")
-        lines.append(f"x.{camel(f.name)} = v")
+        lines = [*self.decode_whole(t, f, raw, "0"), f"x.{camel(f.name)} = v"]
         return _indent(f"if {raw} != nil {{\n" + "\n".join(lines) + "\n}", "\t")
 
     def checks(self, t: TypeIR, f: FieldIR, var: str) -> list[str]:
@@ -382,9 +351,32 @@ class _Module:
                 f"if n64 < 0 || n64 > int64(end-pos) {{\n\treturn nil, pos, badSize({_q(f.where)}, pos, {_q(f.name)}, n64, end-pos)\n}}",
                 "n := int(n64)"]  # fmt: skip
 
-    def user_call(self, t: TypeIR, cls: str, args_text: list, lo: str, hi: str, where: str) -> str:
+    def user_call(self, t: TypeIR, cls: str, args_text: list, lo: str, hi: str, where: str,
+                  source: str = "buf") -> str:  # fmt: skip
         args = "".join(f", {self.int_expr(t, a, where)}" for a in args_text)
-        return f"parse{self.go_class(cls)}(buf, {lo}, {hi}{args}, verify)"
+        return f"parse{self.go_class(cls)}({source}, {lo}, {hi}{args}, verify)"
+
+    def decode_whole(
+        self, t: TypeIR, f: FieldIR, raw: str, at: str, target: str = "v"
+    ) -> list[str]:
+        """A sized field's bytes (raw) as the field holds them, into target: through its process,
+        then, for a user type, parsed to the last byte (Python's parse_all: a processed or lazy
+        field). at: the position a codec's error names."""
+        lines, data = [], raw
+        if f.process:
+            codec = ", ".join(
+                self.int_expr(t, a, f"{f.path}/process") for a in self._type_args(f.ksy["process"])
+            )
+            lines += [f"data, err := kafkaCompression({raw}, {codec})",
+                      f"if err != nil {{\n\treturn nil, pos, corrupt({_q(f.where)}, {at}, err)\n}}"]  # fmt: skip
+            data = "data"
+        if f.kind != "user":
+            return lines + [f"{target} := {'string(' + data + ')' if f.kind == 'str' else data}"]
+        call = self.user_call(
+            t, f.user_class or "", self._type_args(f.ksy["type"]), "0", f"len({data})", f.path, data
+        )
+        return lines + [f"{target}, used, err := {call}", "if err != nil {\n\treturn nil, pos, err\n}",
+                        f"if used != len({data}) {{\n\treturn nil, pos, trailing({_q(f.where)}, used, len({data}))\n}}"]  # fmt: skip
 
     def _type_args(self, ref) -> list:
         """The argument expressions of a type reference `name(a, b)` (as text or nodes)."""
@@ -422,39 +414,19 @@ class _Module:
                 f"if err != nil {{\n\t{err}\n}}",
                 "pos = next",
             ]
-        lines = self.size(t, f)
         raw = "buf[pos : pos+n : pos+n]"
-        if f.process:
-            codec_args = [
-                self.int_expr(t, a, f"{f.path}/process") for a in self._type_args(f.ksy["process"])
-            ]
-            lines.append(f"data, err := kafkaCompression({raw}, {', '.join(codec_args)})")
-            lines.append(
-                f"if err != nil {{\n\treturn nil, pos, corrupt({_q(f.where)}, pos, err)\n}}"
-            )
-            raw = "data"
-        if f.kind == "bytes":
-            lines.append(f"{target} := {raw}")
-        elif f.kind == "str":
-            lines.append(f"{target} := string({raw})")
-        else:  # a user type inside the size: in full when processed or lazy (parse_all), else the front
-            whole = f.process or f.lazy
-            lo, hi = ("0", "len(data)") if f.process else ("pos", "pos + n")
-            source = "data" if f.process else "buf"
-            call = self.user_call(
-                t, f.user_class or "", self._type_args(f.ksy["type"]), lo, hi, f.path
-            )
-            call = call.replace("(buf, ", f"({source}, ", 1)
-            lines.append(f"{target}, used, err := {call}")
-            lines.append(f"if err != nil {{\n\t{err}\n}}")
-            if whole:
-                lines.append(
-                    f"if used != {hi} {{\n\treturn nil, pos, trailing({_q(f.where)}, used, {hi})\n}}"
-                )
-            else:
-                lines.append("_ = used")
-        lines.append("pos += n")
-        return lines
+        if f.process or f.kind != "user":
+            return [*self.size(t, f), *self.decode_whole(t, f, raw, "pos", target), "pos += n"]
+        # a user type inside its size: read from its front (Kaitai's substream; the rest is skipped)
+        call = self.user_call(
+            t, f.user_class or "", self._type_args(f.ksy["type"]), "pos", "pos + n", f.path
+        )
+        return [
+            *self.size(t, f),
+            f"{target}, _, err := {call}",
+            f"if err != nil {{\n\t{err}\n}}",
+            "pos += n",
+        ]
 
     def switch(self, t: TypeIR, f: FieldIR, target: str) -> list[str]:
         typ = f.ksy["type"]
@@ -512,7 +484,11 @@ class _Module:
             else:
                 one = [f"{go} = append({go}, {elem}{{}})", f"item := &{go}[len({go})-1]", *one]
         else:
-            one = self.read_one(t, f, "item") + self.checks(t, f, "item") + [f"{go} = append({go}, item)"]
+            one = (
+                self.read_one(t, f, "item")
+                + self.checks(t, f, "item")
+                + [f"{go} = append({go}, item)"]
+            )
         if f.repeat == "expr":
             count = self.int_expr(t, f.ksy["repeat-expr"], f"{f.path}/repeat-expr")
             lines = [f"count := int64({count})",
@@ -574,11 +550,7 @@ class _Translator:
     def fail(self, msg: str):
         raise SchemaError(self.where, f"the Go target: {msg}")
 
-    def emit(self, n) -> tuple[str, str]:
-        if isinstance(n, _Unparsed):
-            n = n.node
-        if isinstance(n, (str, int)) and not isinstance(n, Node):
-            n = parse_expr(n, self.where)
+    def emit(self, n: Node) -> tuple[str, str]:
         k = n.kind
         if k == "num":
             if not -(1 << 63) <= n.value < (1 << 63):
@@ -594,7 +566,7 @@ class _Translator:
             key = (n.value[0], n.value[1])
             if key not in self.m.enum_values:
                 self.fail(f"unknown enum member {key[0]}::{key[1]}")
-            return f"int64({self.m.enum_values[key][0]})", "int"
+            return f"int64({self.m.enum_values[key]})", "int"
         if k == "unary":
             src, kind = self.emit(n.args[0])
             if n.value == "not":
@@ -722,7 +694,7 @@ def gofmt(sources: dict[str, str]) -> dict[str, str]:
     for name, src in sources.items():
         proc = subprocess.run([tool], input=src, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
-                raise GenerateError(f"gofmt refuses the Go output for {name}: {proc.stderr[:2000]}")
+            raise GenerateError(f"gofmt refuses the Go output for {name}: {proc.stderr[:2000]}")
         out[name] = proc.stdout
     return out
 
@@ -760,7 +732,3 @@ def render_go(schemas: SchemaSet) -> dict[str, str]:
     sources = {f"{m.mod.id}.go": m.render() for m in modules}
     sources["parsers.go"] = _registry(modules)
     return gofmt(sources)
-
-
-# The ints a Kaitai type names, for the reader of this module.
-_ = INT_TYPES

@@ -19,8 +19,6 @@ GENERATED_DIR = Path(__import__("kafkacodec.generated", fromlist=["x"]).__path__
 LINE_LENGTH = 100
 
 
-
-
 BLANK = "~"  # a line holding only this is a blank line the templates want kept
 
 
@@ -133,15 +131,15 @@ def _go_wanted(schema_dir: Path, out_dir: Path) -> bool:
             and (GO_DIR.parent / "go.mod").is_file())  # fmt: skip
 
 
-def _go_existing() -> dict[str, str]:
-    return {p.name: p.read_text(encoding="utf-8") for p in sorted(GO_DIR.glob("*.go"))
-            if p.read_text(encoding="utf-8").startswith(GO_MARK)}  # fmt: skip
-
-
-def _go_files(schema_dir: Path) -> dict[str, str]:
+def _go_changes(schema_dir: Path) -> dict[str, str | None]:
+    """The Go package's files that differ from what the schemas give: {name: new text, or
+    None for a generated file no schema writes any more}."""
     from .golang import render_go
 
-    return render_go(SchemaSet(Path(schema_dir)))
+    old = {p.name: p.read_text(encoding="utf-8") for p in sorted(GO_DIR.glob("*.go"))}
+    old = {name: text for name, text in old.items() if text.startswith(GO_MARK)}
+    new = render_go(SchemaSet(Path(schema_dir)))
+    return {n: new.get(n) for n in sorted(set(new) | set(old)) if new.get(n) != old.get(n)}
 
 
 def _existing(out_dir: Path) -> dict[str, str]:
@@ -166,15 +164,12 @@ def generate(schema_dir: Path = SCHEMA_DIR, out_dir: Path = GENERATED_DIR) -> li
             (out_dir / name).unlink()
             changed.append(name)
     if _go_wanted(schema_dir, out_dir):
-        go, old_go = _go_files(schema_dir), _go_existing()
-        for name, text in go.items():
-            if old_go.get(name) != text:
-                (GO_DIR / name).write_text(text, encoding="utf-8")
-                changed.append(f"../go/kafkacodec/{name}")
-        for name in old_go:
-            if name not in go:
+        for name, text in _go_changes(schema_dir).items():
+            if text is None:
                 (GO_DIR / name).unlink()
-                changed.append(f"../go/kafkacodec/{name}")
+            else:
+                (GO_DIR / name).write_text(text, encoding="utf-8")
+            changed.append(f"../go/kafkacodec/{name}")
     return changed
 
 
@@ -185,12 +180,7 @@ def check(schema_dir: Path = SCHEMA_DIR, out_dir: Path = GENERATED_DIR) -> list[
     stale = [name for name, text in files.items() if old.get(name) != text]
     stale += [name for name in old if name not in files]
     if _go_wanted(schema_dir, out_dir):
-        go, old_go = _go_files(schema_dir), _go_existing()
-        stale += [
-            f"../go/kafkacodec/{n}"
-            for n in sorted(set(go) | set(old_go))
-            if go.get(n) != old_go.get(n)
-        ]
+        stale += [f"../go/kafkacodec/{n}" for n in _go_changes(schema_dir)]
     return sorted(stale)
 
 

@@ -20,7 +20,7 @@ from .storage import read_whole
 from .storage.fsio import PageDropper
 
 __all__ = [
-    "Findings", "dump_text", "dump_index", "index_sanity", "dump_json", "index_json",
+    "Findings", "record_dict", "dump_text", "dump_index", "index_sanity", "dump_json", "index_json",
     "batch_dict", "encode_bytes",
 ]  # fmt: skip
 
@@ -339,6 +339,20 @@ def _maybe_json(text: str | None):
         return text
 
 
+def record_dict(r, how: str = "hex") -> dict:
+    """A record as the JSON contract names it (DESIGN.md, "Command line"): offset,
+    timestamp, key, value, headers, and control for a control record; bytes in how."""
+    rec = {
+        "offset": r.offset, "timestamp": r.timestamp, "key": encode_bytes(r.key, how),
+        "value": encode_bytes(r.value, how),
+        "headers": [[k, encode_bytes(v, how)] for k, v in r.headers],
+    }  # fmt: skip
+    if r.control is not None:
+        rec["control"] = {"type": r.control.type_name, "version": r.control.version,
+                          "coordinator_epoch": r.control.coordinator_epoch}  # fmt: skip
+    return rec
+
+
 def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
                findings: Findings | None = None, source: str = "",
                kafka: tuple[int, int] = NEWEST, codecs=None) -> dict:  # fmt: skip
@@ -355,14 +369,8 @@ def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
     if deep:
         recs = []
         for r in b.records(verify_crc=False):
-            rec = {
-                "offset": r.offset, "timestamp": r.timestamp, "key": encode_bytes(r.key, how),
-                "value": encode_bytes(r.value, how),
-                "headers": [[k, encode_bytes(v, how)] for k, v in r.headers],
-            }  # fmt: skip
+            rec = record_dict(r, how)
             if r.control is not None:
-                rec["control"] = {"type": r.control.type_name, "version": r.control.version,
-                                  "coordinator_epoch": r.control.coordinator_epoch}  # fmt: skip
                 if r.control.type not in (0, 1):
                     text = _control(r, findings, source, kafka, codecs)
                     label, _, body = text.partition(" ")

@@ -161,6 +161,16 @@ def raw(spec: Path) -> dict:
                                 if not re.match(r"\s*//", line)))  # fmt: skip
 
 
+def for_release(source: str, cp: str) -> str:
+    """Java source written against kafka-clients' record classes, for the release on cp:
+    4.4 moved them (and the utils they use) to internal packages."""
+    clients = next(j for j in cp.split(":") if "/kafka-clients-" in j)
+    if "org/apache/kafka/common/record/internal/MemoryRecords.class" not in zipfile.ZipFile(clients).namelist():
+        return source
+    source = source.replace("org.apache.kafka.common.record.", "org.apache.kafka.common.record.internal.")
+    return source.replace("org.apache.kafka.common.utils.", "org.apache.kafka.common.utils.internals.")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -10,7 +10,6 @@
 package kafkacodec
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -220,5 +219,3 @@ func floorDiv(a, b int64) int64 {
 }
 
 func floorMod(a, b int64) int64 { return a - floorDiv(a, b)*b }
-
-var _ = binary.BigEndian

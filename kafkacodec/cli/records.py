@@ -7,7 +7,7 @@ import json
 import sys
 
 from ..console import DONE, PROBLEMS, out, output_closed, safe
-from ..dump import encode_bytes
+from ..dump import record_dict
 from ..runtime.errors import KafkacodecError
 from ..units import integer, timestamp_target
 from .common import held, open_kafka07, open_partition, storage_arguments, target
@@ -63,15 +63,9 @@ def _record_line(r) -> str:
 
 
 def _record_json(r, how: str) -> str:
-    """A record as `dump --deep --json` prints it (DESIGN.md, "Command line"), with its
-    timestamp type: JSON escapes every control character, so nothing reaches a terminal raw."""
-    rec = {"offset": r.offset, "timestamp": r.timestamp, "timestamp_type": r.timestamp_type,
-           "key": encode_bytes(r.key, how), "value": encode_bytes(r.value, how),
-           "headers": [[k, encode_bytes(v, how)] for k, v in r.headers]}  # fmt: skip
-    if r.control is not None:
-        rec["control"] = {"type": r.control.type_name, "version": r.control.version,
-                          "coordinator_epoch": r.control.coordinator_epoch}  # fmt: skip
-    return json.dumps(rec)
+    """A record as `dump --deep --json` prints it, with its timestamp type (JSON escapes
+    every control character: nothing reaches a terminal raw)."""
+    return json.dumps({**record_dict(r, how), "timestamp_type": r.timestamp_type})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,7 +16,7 @@ from typing import Any
 from kafkacodec.runtime.errors import KafkacodecError
 
 from .codecs import DEFAULT, Codecs, UnknownRecordTypeError
-from .kafka_json import default_of, present, tagged_values, to_json, uuid_text
+from .kafka_json import field_value, to_json, uuid_text
 
 __all__ = [
     "PARSERS", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
@@ -60,38 +60,13 @@ _BY_NAME: dict[type, dict[str, dict]] = {}
 
 def get(obj, name: str):
     """A field of a decoded struct by its Kafka name (tagged fields included); None when
-    the field is not in the struct's version. (field_value's answer, planned once per class,
-    version and name: `groups` asks it for every field of every record.)"""
-    key = (type(obj), getattr(obj, "version", 0), name)
-    how = _PLANS.get(key, _UNPLANNED)
-    if how is _UNPLANNED:
-        how = _plan(*key)
-        if len(_PLANS) < 100_000:  # versions come from data: keep the cache bounded
-            _PLANS[key] = how
-    if how is None:
-        return None
-    if how[0] is None:
-        return getattr(obj, how[1])
-    t = tagged_values(obj).get(how[0])
-    return default_of(how[2]) if t is None else getattr(t, how[1])
-
-
-_PLANS: dict[tuple[type, int, str], Any] = {}
-_UNPLANNED = object()
-
-
-def _plan(cls: Any, version: int, name: str):
-    """How get reads a field at a version: None (absent), (None, attribute), or (tag,
-    attribute, field spec) for a tagged field (its default when the tag is absent)."""
+    the field is not in the struct's version."""
+    cls = type(obj)
     fields = _BY_NAME.get(cls)
     if fields is None:
         fields = _BY_NAME[cls] = {f["name"]: f for f in cls.MESSAGE["fields"]}
-    f = fields[name]
-    if not present(f["versions"], version, None):
-        return None
-    if "tag" in f and present(f.get("taggedVersions", "none"), version, None):
-        return f["tag"], f["id"], f
-    return None, f["id"]
+    present, value = field_value(obj, fields[name], getattr(obj, "version", 0))
+    return value if present else None
 
 
 # -- __consumer_offsets (OffsetsMessageParser) and __share_group_state

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from kafka_broker import HARNESS, HarnessError, classpath
+from kafka_broker import HARNESS, HarnessError, classpath, for_release
 
 import kafkacodec as kc
 from kafkacodec.runtime.errors import KafkacodecError
@@ -52,11 +52,7 @@ def judge(version: str, build, files: list) -> list[dict]:
         pytest.skip(str(err))
     classes = build / f"judge-{version}"
     classes.mkdir(parents=True, exist_ok=True)
-    source = (HARNESS / "src" / "KafkaJudge.java").read_text()
-    if _moved(cp):  # 4.4 moved the record classes to internal packages
-        source = source.replace("org.apache.kafka.common.record.", "org.apache.kafka.common.record.internal.")
-        source = source.replace("org.apache.kafka.common.utils.", "org.apache.kafka.common.utils.internals.")
-    (build / "KafkaJudge.java").write_text(source)
+    (build / "KafkaJudge.java").write_text(for_release((HARNESS / "src" / "KafkaJudge.java").read_text(), cp))
     res = subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", cp, str(build / "KafkaJudge.java")],
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert res.returncode == 0, res.stderr[-3000:]
@@ -68,13 +64,6 @@ def judge(version: str, build, files: list) -> list[dict]:
         out += [json.loads(line) for line in res.stdout.splitlines()]
     assert len(out) == len(files)
     return out
-
-
-def _moved(cp: str) -> bool:
-    import zipfile
-
-    clients = next(j for j in cp.split(":") if "/kafka-clients-" in j)
-    return "org/apache/kafka/common/record/internal/MemoryRecords.class" in zipfile.ZipFile(clients).namelist()
 
 
 def ours(data: bytes) -> dict:
