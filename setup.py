@@ -4,6 +4,7 @@ The extension is optional: when it cannot be built (no compiler), the install st
 succeeds and kafkacodec uses the generated pure-Python parsers for everything.
 """
 
+import glob
 import os
 
 from setuptools import Extension, setup
@@ -15,16 +16,19 @@ ISAL = os.path.exists("/usr/include/isa-l/crc.h") and not os.environ.get("KAFKAC
 
 setup(
     ext_modules=[
+        # the records layer's loops (decode, walk, columns, encode, text), one file per
+        # concern; the runtime's primitives are headers (runtime/native/primitives.h)
         Extension(
-            "kafkacodec.runtime._speedups",
-            sources=["runtime/_speedups.c"],
+            "kafkacodec.records._native",
+            sources=sorted(glob.glob("kafkacodec/records/_native_*.c")),
             # kafka_layout.h: the schemas' byte layout, written by the generator
-            include_dirs=["generated"],
-            depends=["generated/kafka_layout.h"],
+            include_dirs=["kafkacodec/records", "runtime", "generated"],
+            depends=["generated/kafka_layout.h", "kafkacodec/records/_native.h", "runtime/primitives.h"],
             libraries=["isal"] if ISAL else ["z"],  # Debian's libisal-dev, else zlib1g-dev
             define_macros=[("KAFKACODEC_ISAL", "1")] if ISAL else [],
             optional=True,
-            extra_compile_args=["-O2", "-std=c11"],
+            # only PyInit is seen from outside the module's files
+            extra_compile_args=["-O2", "-std=c11", "-fvisibility=hidden"],
         ),
         # the interpreter of generated parse programs (generator/programs.py)
         Extension(

@@ -180,7 +180,7 @@ def pure(fn):
     """fn with the native loops switched off: the generated Python code alone (and
     Record.__init__ in Python)."""
     from kafkacodec.records import batches, builders, columnar
-    from kafkacodec.runtime._speedups import native_record_init
+    from kafkacodec.records._native import native_record_init
 
     switches = [(batches, "_native_records"), (batches, "_native_legacy"),
                 (batches, "_native_walk"), (builders, "_native_records"),

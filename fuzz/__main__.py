@@ -8,7 +8,7 @@ given: keep it between long runs). A crash leaves its input in fuzz/crashes/HARN
 turn it into a regression test by moving it to tests/fuzz_regressions/HARNESS/.
 Exits 0 when the run ends clean; the last line says how many inputs ran.
 
---sanitized runs the native extensions (runtime/_speedups.c, runtime/_programs.c) built
+--sanitized runs the native extensions (kafkacodec/records/_native_*.c, runtime/_programs.c) built
 by clang with AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer's coverage
 (fuzzer-no-link), under atheris's ASan runtime (LD_PRELOAD) with Python's allocator off
 (PYTHONMALLOC=malloc: a reference count gone wrong is a use after free ASan sees): the
@@ -42,7 +42,8 @@ SEEDS = {
     "encode": ("*.bin",),  # any bytes spell records
 }
 SANITIZED = ROOT / "build" / "sanitized"
-NATIVE = ("_speedups", "_programs")
+#: The native extensions, by their import names.
+NATIVE = ("kafkacodec.records._native", "kafkacodec.runtime._programs")
 #: What the sanitizers do on a finding: stop, with a report (CPython's own allocations at
 #: exit are not leaks to report).
 SANITIZER_ENV = {
@@ -80,18 +81,16 @@ def build_sanitized() -> Path:
 def load_sanitized(build: Path) -> None:
     """Put the sanitized extensions in place of the installed ones before anything imports
     them; refuse to run without them (a run that silently used the plain ones proves nothing)."""
-    import kafkacodec.runtime
-
-    for name in NATIVE:
-        full = f"kafkacodec.runtime.{name}"
-        found = sorted((build / "kafkacodec" / "runtime").glob(f"{name}.*.so"))
+    for full in NATIVE:
+        package, _, name = full.rpartition(".")
+        found = sorted(build.joinpath(*package.split(".")).glob(f"{name}.*.so"))
         if not found:
             raise SystemExit(f"no sanitized build of {full} in {build}")
         spec = importlib.util.spec_from_file_location(full, found[0])
         module = importlib.util.module_from_spec(spec)
         sys.modules[full] = module
         spec.loader.exec_module(module)
-        setattr(kafkacodec.runtime, name, module)
+        setattr(importlib.import_module(package), name, module)
 
 
 def internal_seeds(into: Path, start: int) -> int:

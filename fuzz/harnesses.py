@@ -96,7 +96,9 @@ def _drawn_records(data: bytes) -> list[kc.Record]:
         pos += 0 if key is None else lk
         value = None if lv == 255 else data[pos : pos + lv]
         pos += 0 if value is None else lv
-        headers = [(data[pos : pos + 2].decode("latin-1"), data[pos + 2 : pos + 4]) for _ in range(nh)]
+        headers = [
+            (data[pos : pos + 2].decode("latin-1"), data[pos + 2 : pos + 4]) for _ in range(nh)
+        ]
         ts = int.from_bytes(data[pos : pos + 6] or b"\0", "big") - 2**40
         out.append(kc.Record(None, ts, key, value, headers))
     return out
@@ -105,7 +107,7 @@ def _drawn_records(data: bytes) -> list[kc.Record]:
 def encode(data: bytes) -> None:
     """The builders, native and not, from records the bytes spell: every batch and message
     set decodes back to what was given (v2 with headers; legacy without, magic 0 without
-    timestamps)."""
+    timestamps), and the records print as the Python formatters print them."""
     recs = _drawn_records(data)
     if not recs:
         return
@@ -115,6 +117,7 @@ def encode(data: bytes) -> None:
     want = [(data[-1] + i, r.timestamp, r.key, r.value, r.headers) for i, r in enumerate(recs)]
     if [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in got] != want:
         raise AssertionError(f"v2 {codec}: records do not decode back")
+    _lines_agree(got)
     for magic in (0, 1):
         legacy = [(None, abs(r.timestamp), r.key, r.value, []) for r in recs]
         raw = kc.build_message_set(legacy, magic=magic, base_offset=7,
@@ -122,6 +125,37 @@ def encode(data: bytes) -> None:
         got = [(r.offset, r.key, r.value) for b in kc.iter_batches(raw) for r in b.records()]
         if got != [(7 + i, r[2], r[3]) for i, r in enumerate(legacy)]:
             raise AssertionError(f"magic {magic} {codec}: messages do not decode back")
+
+
+def _lines_agree(recs: list[kc.Record]) -> None:
+    """The native text formatters (records' lines, dump's) print what the Python ones do."""
+    from kafkacodec import dump as dumplog
+    from kafkacodec.cli import records as cli_records
+    from kafkacodec.records import lines
+
+    for mode in lines.MODES:
+        one = (
+            cli_records._record_line
+            if mode == "text"
+            else (lambda r, m=mode: cli_records._record_json(r, m))
+        )
+        if lines.record_lines(recs, mode, one) != "".join(one(r) + "\n" for r in recs):
+            raise AssertionError(f"records' {mode} lines differ")
+    got = lines.dump_lines(recs, True, None)
+    if got is not None:
+        batch = type(
+            "B",
+            (),
+            {
+                "magic": 2,
+                "is_control": False,
+                "records": staticmethod(lambda verify_crc=True: recs),
+            },
+        )
+        last: list = [None, []]
+        want = "".join(line + "\n" for line in dumplog._record_lines(batch, True, last))
+        if got != (want, last[0], last[1]):
+            raise AssertionError("dump's record lines differ")
 
 
 def _index(cls, suffix: str, data: bytes, probes) -> None:

@@ -1,5 +1,5 @@
 """The C target: generated/kafka_layout.h, the byte layout the schemas declare, for C code
-that reads Kafka data (runtime/_speedups.c includes it, so that a schema change reaches C).
+that reads Kafka data (kafkacodec/records/_native_*.c includes it, so that a schema change reaches C).
 
 For each type that starts with fixed-width fields (a struct run of the IR's plan): each
 field's offset (_AT) and size (_SIZE), the run's size (_FIXED_SIZE), the schema's numeric

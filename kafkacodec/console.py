@@ -37,7 +37,7 @@ from .runtime.errors import (
     StorageError,
 )
 
-__all__ = ["out", "safe", "run_command", "output_closed", "notes_on_stderr", "Progress", "DONE", "CLEAN",
+__all__ = ["out", "out_lines", "safe", "run_command", "output_closed", "notes_on_stderr", "Progress", "DONE", "CLEAN",
            "PROBLEMS", "UNCHECKED", "error_status"]  # fmt: skip
 
 #: The exit codes of every command (see the module's docstring). CLEAN is DONE.
@@ -54,6 +54,17 @@ def out(line: str) -> None:
         return
     try:
         sys.stdout.write(line + "\n")
+    except BrokenPipeError:
+        _close_stdout()
+
+
+def out_lines(text: str) -> None:
+    """Lines of a command's output, each already ending with a newline (nothing once the
+    reader has gone)."""
+    if _closed:
+        return
+    try:
+        sys.stdout.write(text)
     except BrokenPipeError:
         _close_stdout()
 

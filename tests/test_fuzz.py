@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.fuzz, pytest.mark.slow]
 SECONDS = int(os.environ.get("KAFKACODEC_FUZZ_SECONDS", "30"))
 
 
-#: The harnesses that reach the native extensions (runtime/_speedups.c, _programs.c).
+#: The harnesses that reach the native extensions (kafkacodec/records/_native_*.c, runtime/_programs.c).
 NATIVE_HARNESSES = ("batches", "records", "internal", "encode")
 
 

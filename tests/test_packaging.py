@@ -53,7 +53,7 @@ def test_the_wheel_holds_the_modules_of_the_checkout_under_the_same_names(tmp_pa
             parts = name[: -len(".py")].split("/")
             modules.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     assert modules == checkout_modules()
-    assert any(n.startswith("kafkacodec/runtime/_speedups") and n.endswith(".so") for n in names)
+    assert any(n.startswith("kafkacodec/records/_native.") and n.endswith(".so") for n in names)
     assert "kafkacodec/py.typed" in names
     from kafkacodec.pipeline import JAR
 

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..console import out, output_closed
+from ..console import out, out_lines, output_closed
 from ..internal.dump_format import NEWEST
 from ..runtime.errors import NotASegmentError
 from ..units import integer
@@ -114,10 +114,10 @@ def run(args: argparse.Namespace) -> int:
             elif suffix == "state":
                 _state(args, path, name)
             else:
-                for line in _log(args, path, suffix, findings, progress, name):
+                for lines in _log(args, path, suffix, findings, progress, name):
                     if output_closed():
                         break
-                    out(line)
+                    out_lines(lines)
     for line in findings.lines():
         print(line, file=sys.stderr)
     if args.verify_index_only and findings.index_problems:
@@ -208,7 +208,8 @@ def _index(args: argparse.Namespace, path: Path, suffix: str, findings, name: st
 
 
 def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress, name: str):
-    """The lines of one log file (a segment, or a Kafka 0.7 .kafka file)."""
+    """The lines of one log file (a segment, or a Kafka 0.7 .kafka file), in pieces of whole
+    lines, each line ending with a newline."""
     from .. import dump as dumplog
     from ..log.kafka07 import Kafka07File
     from ..log.segment import parse_segment_name, sniff
@@ -221,10 +222,11 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress, 
         with Kafka07File(path) as f:
             if args.json:
                 rows = dumplog.dump07_json(f, deep=deep, how=args.bytes, progress=progress)
-                yield from map(json.dumps, rows)
+                yield from (json.dumps(row) + "\n" for row in rows)
             else:
-                yield from dumplog.dump07_text(f, deep=deep, print_data=args.print_data_log,
-                                               progress=progress, name=name)  # fmt: skip
+                lines = dumplog.dump07_text(f, deep=deep, print_data=args.print_data_log,
+                                            progress=progress, name=name)  # fmt: skip
+                yield from (line + "\n" for line in lines)
         return
     data = read_file(path, args.max_bytes, args)
     with damaged_if_named(parse_segment_name(path.name) is not None):
@@ -233,9 +235,10 @@ def _log(args: argparse.Namespace, path: Path, suffix: str, findings, progress, 
         rows = dumplog.dump_json(path, data, deep=deep, how=args.bytes, max_bytes=args.max_bytes,
                                  progress=progress, decoder=decoder, findings=findings,
                                  kafka=args.kafka_version, codecs=codecs_of(args))  # fmt: skip
-        yield from map(json.dumps, rows)
+        yield from (json.dumps(row) + "\n" for row in rows)
     else:
         yield from dumplog.dump_text(path, data, deep=deep, print_data=args.print_data_log,
                                      max_bytes=args.max_bytes, findings=findings,
                                      progress=progress, decoder=decoder, name=name,
-                                     kafka=args.kafka_version, codecs=codecs_of(args))  # fmt: skip
+                                     kafka=args.kafka_version, codecs=codecs_of(args),
+                                     blocks=True)  # fmt: skip

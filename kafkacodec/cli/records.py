@@ -6,8 +6,9 @@ import argparse
 import json
 import sys
 
-from ..console import DONE, PROBLEMS, out, output_closed, safe
+from ..console import DONE, PROBLEMS, out_lines, output_closed, safe
 from ..dump import record_dict
+from ..records.lines import record_lines
 from ..runtime.errors import KafkacodecError
 from ..units import integer, timestamp_target
 from .common import held, open_kafka07, open_partition, storage_arguments, target
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             raise KafkacodecError(
                 f"{k07.path}: a Kafka 0.7 partition: its messages have no timestamps"
             )
-        rows = ((None, None, r) for _f, _m, r in k07.read(args.from_offset, on_damage=on_damage))
+        rows = ((None, None, [r]) for _f, _m, r in k07.read(args.from_offset, on_damage=on_damage))
     else:
         p = open_partition(path, args)
         start = args.from_offset
@@ -110,15 +111,21 @@ def run(args: argparse.Namespace) -> int:
                 print(f"kafkacodec records: {safe(str(p.path))}: {safe(p.missing_text(gap))}; "
                       "they are left out", file=sys.stderr)  # fmt: skip
         txns = AbortFilter(p) if args.read_committed else None
-        rows = p.read(start, committed_only=args.read_committed, on_damage=on_damage, txns=txns)
+        rows = p.read_batches(start, committed_only=args.read_committed, on_damage=on_damage,
+                              txns=txns)  # fmt: skip
     n = 0
     how = args.bytes
+    mode, one = (how, lambda r: _record_json(r, how)) if args.json else ("text", _record_line)
     try:
-        for _seg, _batch, r in rows:
-            if (args.limit is not None and n >= args.limit) or output_closed():
+        for _seg, _batch, recs in rows:
+            if args.limit is not None:
+                if n >= args.limit:
+                    break
+                recs = recs[: args.limit - n]
+            if output_closed():
                 break
-            out(_record_json(r, how) if args.json else _record_line(r))
-            n += 1
+            out_lines(record_lines(recs, mode, one))
+            n += len(recs)
     finally:
         if p is not None:
             p.close()

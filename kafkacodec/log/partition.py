@@ -10,6 +10,7 @@ record with the largest timestamp.
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
@@ -37,6 +38,8 @@ from .check import BadRegion, records_or_damage, scan
 from .index import AbortedTxn, TimestampOffset
 from .recovery import TxnTracker
 from .segment import Batch, LogOffsetPosition, Segment, TimestampAndOffset, parse_segment_name
+
+_OFFSET = operator.attrgetter("offset")
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -546,6 +549,17 @@ class Partition:
         dropped, control records left out, and nothing from the last stable offset on
         (AbortFilter.stable_end: the first offset of a transaction with no marker yet); txns
         is the AbortFilter to use (one the caller keeps, to say where the read stopped)."""
+        for seg, batch, records in self.read_batches(from_offset, verify_crc=verify_crc,
+                                                     committed_only=committed_only,
+                                                     on_damage=on_damage, txns=txns):  # fmt: skip
+            for r in records:
+                yield seg, batch, r
+
+    def read_batches(self, from_offset: int | None = None, *, verify_crc: bool = True,
+                     committed_only: bool = False, on_damage: Callable[[str], object] | None = None,
+                     txns: AbortFilter | None = None) -> Iterator[tuple[Segment, Batch, list[Record]]]:  # fmt: skip
+        """What read() gives, a batch at a time: (segment, batch, its records that read()
+        yields, in order), never with an empty list."""
         if not self.segments:
             return
         if from_offset is None:
@@ -566,13 +580,28 @@ class Partition:
                 if aborted is not None and aborted.drops(batch):
                     continue
                 past = upper is not None and batch.last_offset >= upper
-                for r in records_or_damage(batch, on_damage):
+                records = records_or_damage(batch, on_damage)
+                # the usual batch: every record is read (one pass in C over the offsets, which
+                # even a damaged batch may hold in any order)
+                if (records and not past and not (committed_only and batch.is_control)
+                        and min(map(_OFFSET, records)) >= from_offset
+                        and (stable is None or max(map(_OFFSET, records)) < stable)):  # fmt: skip
+                    yield seg, batch, records
+                    continue
+                kept = []
+                stop = False
+                for r in records:
                     if past and r.offset >= upper:
                         break
                     if stable is not None and r.offset >= stable:
-                        return
+                        stop = True
+                        break
                     if r.offset >= from_offset and not (committed_only and r.control is not None):
-                        yield seg, batch, r
+                        kept.append(r)
+                if kept:
+                    yield seg, batch, kept
+                if stop:
+                    return
                 if past:
                     break
             if seg.remote:  # its spool's space goes (once nothing views it)

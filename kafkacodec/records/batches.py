@@ -28,14 +28,14 @@ from ..runtime.errors import (
     UnknownMagicError,
 )
 
-try:  # the optional native loops (runtime/_speedups.c); the generated parser is the reference
-    from ..runtime._speedups import Walker as _Walker
-    from ..runtime._speedups import decode_legacy as _native_legacy
-    from ..runtime._speedups import decode_v2_records as _native_records
-    from ..runtime._speedups import keep_freed as _keep_freed
-    from ..runtime._speedups import lazy_fields as _lazy_fields
-    from ..runtime._speedups import native_legacy_records as _native_legacy_records
-    from ..runtime._speedups import native_record_init as _native_record_init
+try:  # the optional native loops (kafkacodec/records/_native_*.c); the generated parser is the reference
+    from ._native import Walker as _Walker
+    from ._native import decode_legacy as _native_legacy
+    from ._native import decode_v2_records as _native_records
+    from ._native import keep_freed as _keep_freed
+    from ._native import lazy_fields as _lazy_fields
+    from ._native import native_legacy_records as _native_legacy_records
+    from ._native import native_record_init as _native_record_init
 except ImportError:  # pragma: no cover - exercised when no compiler was available
     _native_records = _native_legacy = _lazy_fields = _native_legacy_records = None
     _native_record_init = _keep_freed = None
@@ -604,7 +604,7 @@ class BatchIterator(_Walker or _PyWalker):  # type: ignore[misc]
     """Iterates the batches of a buffer; after it ends, `position` is where it stopped and
     `remaining` how many bytes were left there (a partial entry at the end, or 0).
 
-    The native walk (runtime/_speedups.c, Walker) checks each entry as the generated parsers
+    The native walk (kafkacodec/records/_native_walk.c, Walker) checks each entry as the generated parsers
     do, its CRC too, and yields batches whose fields are read from their bytes on first
     access; any entry it does not take whole (damaged, partial, an unknown magic) comes
     here, to _slow_next, where the generated parser reads it or raises the precise error."""

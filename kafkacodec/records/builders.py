@@ -20,10 +20,10 @@ from ..runtime._prim import Generated
 from ..runtime.errors import EncodeError
 from .batches import Record
 
-try:  # the optional native loops (runtime/_speedups.c); the generated builders are the reference
-    from ..runtime._speedups import encode_legacy as _native_legacy
-    from ..runtime._speedups import encode_v2_batch as _native_batch
-    from ..runtime._speedups import encode_v2_records as _native_records
+try:  # the optional native loops (kafkacodec/records/_native_*.c); the generated builders are the reference
+    from ._native import encode_legacy as _native_legacy
+    from ._native import encode_v2_batch as _native_batch
+    from ._native import encode_v2_records as _native_records
 except ImportError:  # pragma: no cover - exercised when no compiler was available
     _native_records = _native_legacy = _native_batch = None
 

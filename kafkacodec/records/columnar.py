@@ -4,12 +4,12 @@ batch or per record.
 Two layers, each with a generated reference and an optional native accelerator:
 
 - The batch walk (`walk_batches`, `scan_batches`) reads only the headers of the batches
-  (and legacy messages) into one NumPy structured array (ENTRY). `_speedups.scan_batches`
+  (and legacy messages) into one NumPy structured array (ENTRY). `_native.scan_batches`
   walks them in C; whatever it stops at (a partial or damaged entry) goes through the
   Python BatchIterator, which reads it or raises the precise error.
 - The records (`decode_columns`) of a run of v2 batches are decoded by the generated
   `KafkaRecord.parse_columns` (from schemas/kafka_record.ksy, `-kafkacodec-columns`) into
-  Arrow-shaped buffers; `_speedups.decode_v2_columns` fills the same buffers in C. NumPy
+  Arrow-shaped buffers; `_native.decode_v2_columns` fills the same buffers in C. NumPy
   then adds the batch-level values: absolute offsets, timestamps (LogAppendTime), the
   batch metadata of every record.
 
@@ -41,8 +41,8 @@ from .batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD, BatchIterator, bit_fiel
 V2 = KafkaRecordBatch  # whose BITS name the attribute bits (bit_field)
 
 try:
-    from ..runtime._speedups import decode_v2_columns as _native_columns
-    from ..runtime._speedups import scan_batches as _native_scan
+    from ._native import decode_v2_columns as _native_columns
+    from ._native import scan_batches as _native_scan
 except ImportError:  # pragma: no cover - a build without a C compiler
     _native_columns = _native_scan = None
 
@@ -80,7 +80,7 @@ BATCH_SCHEMA = pa.schema([
 TIMESTAMP_TYPE_CODES = {"NoTimestampType": -1, "CreateTime": 0, "LogAppendTime": 1}
 
 #: A batch header as the walk stores it: the v2 header fields, and its position. The C
-#: struct of runtime/_speedups.c has this layout (a test compares them). Legacy messages
+#: struct of kafkacodec/records/_native_*.c has this layout (a test compares them). Legacy messages
 #: fill it as Kafka's legacy batches answer: base_offset = their offset, num_records -1 for
 #: a compressed wrapper, timestamps -1 for magic 0, no producer.
 ENTRY = np.dtype([

@@ -43,8 +43,8 @@ from ..runtime.errors import CorruptRecordError, DecodeError, EncodeError
 from .batches import LegacyBatch, Record, RecordBatch
 from .builders import build_batch, build_message_set
 
-try:  # the optional native loop (runtime/_speedups.c); the generated parser and builder are the reference
-    from ..runtime._speedups import reencode_v2_records as _native_reencode
+try:  # the optional native loop (kafkacodec/records/_native_*.c); the generated parser and builder are the reference
+    from ._native import reencode_v2_records as _native_reencode
 except ImportError:  # pragma: no cover - exercised when no compiler was available
     _native_reencode = None
 

@@ -287,7 +287,7 @@ def _layout() -> dict[str, int]:
 
 
 def test_the_c_layout_header_says_what_kafkas_classes_say():
-    """generated/kafka_layout.h (what runtime/_speedups.c reads batches with) against the
+    """generated/kafka_layout.h (what kafkacodec/records/_native_*.c reads batches with) against the
     constants of Kafka's DefaultRecordBatch and LegacyRecord (offsets from the batch or
     message start, after the 12-byte offset and length of LegacyRecord's LOG_OVERHEAD)."""
     got = _layout()

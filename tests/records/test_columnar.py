@@ -135,7 +135,7 @@ def python_columns(regions):
 
 
 def layout(spec, prefix=""):
-    """The schema's column layout in the words of _speedups.COLUMNS_LAYOUT."""
+    """The schema's column layout in the words of _native.COLUMNS_LAYOUT."""
     out = []
     for name, kind, other, nullable in spec:
         word = f"{prefix}{name}:{kind}"
@@ -151,13 +151,13 @@ def layout(spec, prefix=""):
 
 @native
 def test_native_layout_is_the_schemas():
-    from kafkacodec.runtime import _speedups
+    from kafkacodec.records import _native
 
-    assert _speedups.COLUMNS_LAYOUT.split() == layout(KafkaRecord.COLUMNS)
+    assert _native.COLUMNS_LAYOUT.split() == layout(KafkaRecord.COLUMNS)
     fields = [(name, columnar.ENTRY.fields[name][0].str[1:], columnar.ENTRY.fields[name][1])
               for name in columnar.ENTRY.names]  # fmt: skip
-    assert list(_speedups.BATCH_FIELDS) == fields
-    assert _speedups.BATCH_ENTRY_SIZE == columnar.ENTRY.itemsize
+    assert list(_native.BATCH_FIELDS) == fields
+    assert _native.BATCH_ENTRY_SIZE == columnar.ENTRY.itemsize
 
 
 def regions_of(data):

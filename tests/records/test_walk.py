@@ -1,4 +1,4 @@
-"""The native walk behind iter_batches (runtime/_speedups.c: Walker, LazyField) and the
+"""The native walk behind iter_batches (kafkacodec/records/_native_walk.c: Walker, LazyField) and the
 native records loops (decode_v2_records, decode_legacy) against the reference: the
 generated parsers alone.
 
@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kafkacodec as kc
+from kafkacodec.records import _native
 from kafkacodec.records import batches as B
-from kafkacodec.runtime import _speedups
 
 DERIVED = ("last_offset", "count", "size", "timestamp_type", "max_timestamp", "is_valid",
            "compression", "is_control", "is_transactional", "last_sequence", "base_offset",
@@ -77,7 +77,7 @@ def assert_same_walk(data, **kw):
 
 def test_the_native_walk_is_built():
     # CI has a compiler; a silent fallback there would hide a broken extension.
-    assert B._native_walk and isinstance(kc.iter_batches(b""), _speedups.Walker)
+    assert B._native_walk and isinstance(kc.iter_batches(b""), _native.Walker)
 
 
 def vector_files():
@@ -211,7 +211,7 @@ def test_lazy_fields_refuse_a_class_with_a_field_they_cannot_read():
         FIELDS = (*B.RecordBatch.FIELDS, "extra")
 
     with pytest.raises(TypeError, match="Wider.extra has no lazy reading"):
-        _speedups.lazy_fields(Wider, "v2")
+        _native.lazy_fields(Wider, "v2")
 
 
 def test_the_walk_needs_its_start_inside_the_data():
@@ -290,7 +290,7 @@ def test_without_the_extension_the_walk_is_the_same():
     import sys
 
     paths = [str(p.values[0]) for p in vector_files()]
-    block = "import sys; sys.modules['kafkacodec.runtime._speedups'] = None\n"
+    block = "import sys; sys.modules['kafkacodec.records._native'] = None\n"
     runs = []
     for prefix in (block, ""):
         proc = subprocess.run([sys.executable, "-c", prefix + SUMMARY, *paths],

@@ -1,4 +1,4 @@
-"""The native records loop (runtime/_speedups.c) against the generated parser.
+"""The native records loop (kafkacodec/records/_native_decode.c) against the generated parser.
 
 The generated parser is the reference: on every input the native loop must return the
 same records, or None (give up) so that the generated parser decides. It must never
@@ -38,10 +38,10 @@ def test_legacy_crcs_use_isa_l_where_it_is_installed():
     # about 6x slower on every legacy message.
     from pathlib import Path
 
-    from kafkacodec.runtime import _speedups
+    from kafkacodec.records import _native
 
     want = "isa-l" if Path("/usr/include/isa-l/crc.h").exists() else "zlib"
-    assert _speedups.CRC32 == want
+    assert _native.CRC32 == want
 
 
 @settings(max_examples=300)
@@ -52,7 +52,7 @@ def test_legacy_crcs_are_zlibs(payload, shift):
     message whose CRC is zlib's and stops at one off by a bit."""
     import zlib
 
-    from kafkacodec.runtime import _speedups
+    from kafkacodec.records import _native
     from kafkacodec.runtime.crc import crc32c
 
     # magic 1, attributes, timestamp, null key, the payload as value
@@ -61,7 +61,7 @@ def test_legacy_crcs_are_zlibs(payload, shift):
     for crc, whole in ((zlib.crc32(body), True), (zlib.crc32(body) ^ 1, False)):
         msg = (7).to_bytes(8, "big") + (4 + len(body)).to_bytes(4, "big") + crc.to_bytes(4, "big")
         data = bytes(shift) + msg + body
-        _entries, stop = _speedups.scan_batches(data, shift, len(data), crc32c, zlib.crc32)
+        _entries, stop = _native.scan_batches(data, shift, len(data), crc32c, zlib.crc32)
         assert stop == (len(data) if whole else shift)
 
 
@@ -522,7 +522,7 @@ def test_record_init_reads_the_python_signature():
             def __init__(self, offset=None, timestamp=-1):
                 pass
 
-        from kafkacodec.runtime._speedups import native_record_init
+        from kafkacodec.records._native import native_record_init
 
         native_record_init(Other)
 
@@ -537,7 +537,7 @@ def test_calling_record_is_calling_its_init():
     args, kwargs = (7, 9, b"k"), {"headers": (("h", b"v"),), "sequence": 4}
     want = [getattr(B.Record(*args, **kwargs), f) for f in FIELDS]
     assert [getattr(Sub(*args, **kwargs), f) for f in FIELDS] == want
-    from kafkacodec.runtime._speedups import native_record_init
+    from kafkacodec.records._native import native_record_init
 
     try:
         B.Record.__init__ = B.record_init_reference

@@ -1,4 +1,4 @@
-"""keep_freed (runtime/_speedups.c): the freelists of Record and the batch classes.
+"""keep_freed (kafkacodec/records/_native_record.c): the freelists of Record and the batch classes.
 
 A class whose freed objects are kept must behave exactly as without: what an object held is
 released when it goes, reference cycles through it are collected, its class is held once
@@ -11,8 +11,8 @@ import weakref
 
 import pytest
 
+from kafkacodec.records import _native
 from kafkacodec.records import batches as B
-from kafkacodec.runtime import _speedups
 
 
 class Held:
@@ -30,8 +30,8 @@ class Extended(Kept):
     __slots__ = ("d", "__dict__", "__weakref__")
 
 
-_speedups.keep_freed(Kept)
-_speedups.keep_freed(Kept)  # twice is once
+_native.keep_freed(Kept)
+_native.keep_freed(Kept)  # twice is once
 
 
 @pytest.mark.parametrize("cls", [Kept, Extended, B.Record])
@@ -133,9 +133,9 @@ def test_only_classes_of_slots_alone_keep_freed_objects():
 
     for cls in (WithDict, WithWeakref, WithDel, OnList, int):
         with pytest.raises(TypeError, match="__slots__ alone"):
-            _speedups.keep_freed(cls)
+            _native.keep_freed(cls)
     with pytest.raises(TypeError, match="a class is needed"):
-        _speedups.keep_freed(1)
+        _native.keep_freed(1)
 
 
 def _allocations(cls, n=50):
@@ -168,5 +168,5 @@ def test_a_subclass_is_its_own():
     for cls in (B.Record, B.RecordBatch, B.LegacyBatch):
         sub = type("Sub", (cls,), {})  # a __dict__: CPython's allocation and subtype_dealloc
         with pytest.raises(TypeError, match="__slots__ alone"):
-            _speedups.keep_freed(sub)
+            _native.keep_freed(sub)
         assert _allocations(sub) >= 50

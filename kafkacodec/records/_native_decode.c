@@ -1,0 +1,212 @@
+/* The records of a v2 batch's records region as Record objects (decode_v2_records),
+ * each record framed as the generated parser frames it (scan_record). */
+#include "_native.h"
+
+int
+scan_record(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t total, RecordView *r)
+{
+    int64_t len_body;
+    Py_ssize_t p = *pos;
+    if (read_varint(buf, &p, total, 5, &len_body) < 0 || len_body < 0 || len_body > total - p)
+        return -1;
+    const Py_ssize_t end = p + (Py_ssize_t)len_body;
+    if (p >= end)
+        return -1;
+    r->attributes = (int8_t)buf[p++];
+    if (read_varint(buf, &p, end, 10, &r->ts_delta) < 0
+        || read_varint(buf, &p, end, 5, &r->offset_delta) < 0
+        || read_varint(buf, &p, end, 5, &r->len_key) < 0 || r->len_key < -1
+        || r->len_key > end - p)
+        return -1;
+    r->key_at = p;
+    if (r->len_key > 0)
+        p += (Py_ssize_t)r->len_key;
+    if (read_varint(buf, &p, end, 5, &r->len_value) < 0 || r->len_value < -1
+        || r->len_value > end - p)
+        return -1;
+    r->value_at = p;
+    if (r->len_value > 0)
+        p += (Py_ssize_t)r->len_value;
+    if (read_varint(buf, &p, end, 5, &r->num_headers) < 0 || r->num_headers < 0
+        || r->num_headers * 2 > end - p)
+        return -1;
+    r->headers_at = p;
+    for (int64_t h = 0; h < r->num_headers; h++) {
+        int64_t len_hkey = 0, len_hvalue = 0;
+        if (read_varint(buf, &p, end, 5, &len_hkey) < 0 || len_hkey < 0 || len_hkey > end - p)
+            return -1;
+        p += (Py_ssize_t)len_hkey;
+        if (read_varint(buf, &p, end, 5, &len_hvalue) < 0 || len_hvalue < -1
+            || len_hvalue > end - p)
+            return -1;
+        if (len_hvalue > 0)
+            p += (Py_ssize_t)len_hvalue;
+    }
+    if (p != end)
+        return -1;
+    *pos = p;
+    return 0;
+}
+
+PyDoc_STRVAR(decode_v2_records_doc,
+"decode_v2_records(data, count, base_offset, base_timestamp, log_append_time,\n"
+"                  base_sequence, timestamp_type, record_type) -> list | None\n\n"
+"The records of a v2 batch's (decompressed) records region as record_type objects with\n"
+"absolute offsets, timestamps (log_append_time when it is not None) and sequences; None\n"
+"when the region is not exactly what the generated parser accepts.");
+
+/* Header keys repeat from record to record: the first few of a record are kept (ASCII
+ * ones), and the next record whose key at that place has the same bytes shares the str. */
+#define HKEY_CACHE 4
+
+/* What every record of a batch shares, for decode_v2_records. */
+typedef struct {
+    long long base_offset, base_timestamp, base_sequence;
+    PyObject *log_append_time, *timestamp_type;
+    PyTypeObject *record_type;
+    Py_ssize_t offsets[N_FIELDS];
+    PyObject *hkeys[HKEY_CACHE];
+} BatchCtx;
+
+/* The str of a header key (UTF-8, surrogateescape, as the generated parser decodes it),
+ * shared with the last record's key at the same place when the bytes are the same. */
+static PyObject *
+header_key_str(BatchCtx *b, int64_t h, const uint8_t *at, Py_ssize_t len)
+{
+    PyObject **kept = h < HKEY_CACHE ? &b->hkeys[h] : NULL;
+    if (kept != NULL && *kept != NULL && PyUnicode_GET_LENGTH(*kept) == len
+        && memcmp(PyUnicode_DATA(*kept), at, (size_t)len) == 0)
+        return Py_NewRef(*kept);
+    PyObject *key = PyUnicode_DecodeUTF8((const char *)at, len, "surrogateescape");
+    if (key != NULL && kept != NULL && PyUnicode_IS_ASCII(key))
+        Py_XSETREF(*kept, Py_NewRef(key));
+    return key;
+}
+
+/* A record's headers as a list of (str, bytes | None); NULL with an exception set. */
+static PyObject *
+make_headers(BatchCtx *b, const uint8_t *buf, const RecordView *r)
+{
+    PyObject *headers = PyList_New((Py_ssize_t)r->num_headers);
+    if (headers == NULL)
+        return NULL;
+    Py_ssize_t hpos = r->headers_at;
+    for (int64_t h = 0; h < r->num_headers; h++) {
+        Py_ssize_t hkey_at, hvalue_at;
+        int64_t len_hkey = 0, len_hvalue = 0;
+        next_header(buf, &hpos, &hkey_at, &len_hkey, &hvalue_at, &len_hvalue);
+        PyObject *hkey = header_key_str(b, h, buf + hkey_at, (Py_ssize_t)len_hkey);
+        PyObject *hvalue = hkey ? take_bytes(buf, hvalue_at, len_hvalue) : NULL;
+        PyObject *pair = hvalue ? PyTuple_New(2) : NULL;
+        if (pair == NULL) {
+            Py_XDECREF(hkey);
+            Py_XDECREF(hvalue);
+            Py_DECREF(headers);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(pair, 0, hkey);
+        PyTuple_SET_ITEM(pair, 1, hvalue);
+        PyList_SET_ITEM(headers, (Py_ssize_t)h, pair);
+    }
+    return headers;
+}
+
+/* The Record object of a scanned record into *out: 1, 0 when the loop gives up (an offset
+ * or timestamp that overflows: the parser answers), -1 with an exception set. */
+static int
+make_record(BatchCtx *b, const uint8_t *buf, const RecordView *r, PyObject **out)
+{
+    const Py_ssize_t *offsets = b->offsets;
+    /* Python's integers do not wrap; on the (corrupt) overflow the parser answers. */
+    long long offset, ts;
+    if (__builtin_add_overflow(b->base_offset, (long long)r->offset_delta, &offset)
+        || __builtin_add_overflow(b->base_timestamp, (long long)r->ts_delta, &ts))
+        return 0;
+    PyObject *headers = make_headers(b, buf, r);
+    if (headers == NULL)
+        return -1;
+    PyObject *rec = b->record_type->tp_alloc(b->record_type, 0);
+    if (rec == NULL) {
+        Py_DECREF(headers);
+        return -1;
+    }
+    /* Fill every slot first (tp_alloc zeroes them), so a failure below frees cleanly. */
+    SET(rec, F_HEADERS, headers);
+    PyObject *timestamp = b->log_append_time != Py_None ? Py_NewRef(b->log_append_time)
+                                                        : PyLong_FromLongLong(ts);
+    const long long sequence = b->base_sequence == -1
+        ? -1 : (long long)(((uint64_t)b->base_sequence + (uint64_t)r->offset_delta) & 0x7FFFFFFF);
+    PyObject *values[] = {
+        [F_OFFSET] = PyLong_FromLongLong(offset),
+        [F_TIMESTAMP] = timestamp,
+        [F_TIMESTAMP_TYPE] = Py_NewRef(b->timestamp_type),
+        [F_KEY] = take_bytes(buf, r->key_at, r->len_key),
+        [F_VALUE] = take_bytes(buf, r->value_at, r->len_value),
+        [F_SEQUENCE] = PyLong_FromLongLong(sequence),
+        [F_CONTROL] = Py_NewRef(Py_None),
+        [F_ATTRIBUTES] = PyLong_FromLong(r->attributes),
+    };
+    if (fill_record(rec, offsets, values, F_HEADERS) < 0)
+        return -1;
+    *out = rec;
+    return 1;
+}
+
+static PyObject *
+decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count;
+    BatchCtx b;
+    memset(b.hkeys, 0, sizeof b.hkeys);
+    if (!PyArg_ParseTuple(args, "y*nLLOLUO!:decode_v2_records", &view, &count, &b.base_offset,
+                          &b.base_timestamp, &b.log_append_time, &b.base_sequence,
+                          &b.timestamp_type, &PyType_Type, &b.record_type))
+        return NULL;
+    PyObject *out = NULL;
+    const uint8_t *buf = (const uint8_t *)view.buf;
+    const Py_ssize_t total = view.len;
+    Py_ssize_t pos = 0;
+    if (slot_offsets(b.record_type, b.offsets) < 0)
+        goto error;
+    /* Every record takes at least 7 bytes; a count that cannot fit is the parser's to report. */
+    if (count < 0 || count > total / 7)
+        goto give_up;
+    out = PyList_New(0);
+    if (out == NULL)
+        goto error;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        RecordView r;
+        PyObject *rec = NULL;
+        if (scan_record(buf, &pos, total, &r) < 0)
+            goto give_up;
+        const int made = make_record(&b, buf, &r, &rec);
+        if (made == 0)
+            goto give_up;
+        if (made < 0)
+            goto error;
+        const int appended = PyList_Append(out, rec);
+        Py_DECREF(rec);
+        if (appended < 0)
+            goto error;
+    }
+    if (pos != total)
+        goto give_up;
+    goto done;
+give_up:
+    Py_XDECREF(out);
+    out = Py_NewRef(Py_None);
+    goto done;
+error:
+    Py_CLEAR(out);
+done:
+    for (int k = 0; k < HKEY_CACHE; k++)
+        Py_XDECREF(b.hkeys[k]);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+PyMethodDef DECODE_METHODS[] = {
+    {"decode_v2_records", decode_v2_records, METH_VARARGS, decode_v2_records_doc},
+    {NULL, NULL, 0, NULL},
+};
