@@ -17,7 +17,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..generated.kafka_record_batch import KafkaRecordBatch
-from ..records import columnar
 from ..records.batches import Record, bit_field
 from ..runtime.errors import (
     DecodeError,
@@ -658,6 +657,8 @@ def open_transactions(p: Partition, start: int = 0, end: int | None = None) -> d
     in [start, end) (end None: to the log end), producer id -> first offset, as
     ProducerStateManager's ongoing transactions: from the batch headers alone (the columnar
     header walk, no record decoded). A walk stopped by damage counts the batches before it."""
+    from ..records import columnar  # numpy and pyarrow: imported when used (a command's start)
+
     ongoing: dict[int, int] = {}
     first = p.segment_for(start) or (p.segments[0] if p.segments else None)
     if first is None:

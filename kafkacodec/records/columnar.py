@@ -92,7 +92,9 @@ ENTRY = np.dtype([
 ], align=True)  # fmt: skip
 
 _RUN_BYTES = 1 << 20  # ~1 MB of batches per native call: the working set stays in cache
-_CODECS = pa.array([_comp.codec_name(i) for i in range(8)], pa.string())
+#: The codecs' names, by code (a list here: pyarrow imports pandas on its first pa.array of
+#: Python values, 0.2 s that every command would pay at import; the array is made on use).
+_CODEC_NAMES = [_comp.codec_name(i) for i in range(8)]
 
 
 # ------------------------------------------------------------------------------ walk
@@ -202,12 +204,12 @@ def _codec_names(codes) -> pa.Array:
     case, is written at once: its name repeated, at evenly spaced offsets."""
     codes = np.asarray(codes, np.int8)
     n = len(codes)
-    if n and codes.min() == codes.max() and 0 <= codes[0] < len(_CODECS):
-        name = _CODECS[int(codes[0])].as_py().encode()
+    if n and codes.min() == codes.max() and 0 <= codes[0] < len(_CODEC_NAMES):
+        name = _CODEC_NAMES[int(codes[0])].encode()
         offsets = np.arange(0, (n + 1) * len(name), len(name), dtype=np.int32)
         return pa.Array.from_buffers(pa.string(), n,
                                      [None, pa.py_buffer(offsets), pa.py_buffer(name * n)])  # fmt: skip
-    return _CODECS.take(pa.array(codes, pa.int8()))
+    return pa.array(_CODEC_NAMES, pa.string()).take(pa.array(codes, pa.int8()))
 
 
 def _bools(values: np.ndarray) -> pa.Array:
