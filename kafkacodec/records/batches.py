@@ -30,6 +30,7 @@ from ..runtime.errors import (
 
 try:  # the optional native loops (kafkacodec/records/_native_*.c); the generated parser is the reference
     from ._native import Walker as _Walker
+    from ._native import check_v2_records as _native_check
     from ._native import decode_legacy as _native_legacy
     from ._native import decode_v2_records as _native_records
     from ._native import keep_freed as _keep_freed
@@ -38,6 +39,7 @@ try:  # the optional native loops (kafkacodec/records/_native_*.c); the generate
     from ._native import native_record_init as _native_record_init
 except ImportError:  # pragma: no cover - exercised when no compiler was available
     _native_records = _native_legacy = _lazy_fields = _native_legacy_records = None
+    _native_check = None
     _native_record_init = _keep_freed = None
     _Walker = None
 
@@ -220,6 +222,22 @@ class RecordBatch(KafkaRecordBatch):
         self._records = recs
         return recs
 
+    def record_count(self, *, max_inflated: int | None = None) -> int:
+        """How many records the batch holds, each judged as records() judges it (the same
+        DecodeError when one is not right), without making them when nothing else is asked
+        (verify's count): a native check of every record's framing, where it applies."""
+        if self._records is None and _native_check is not None and not self.is_control:
+            codec = self.attributes & 7
+            try:
+                raw = self.records_region_raw
+                data = raw if codec == _comp.NONE else _comp.decompress(codec, raw, 2, max_inflated)
+            except DecodeError:
+                pass  # records() raises it, located
+            else:
+                if _native_check(data, self.num_records):
+                    return self.num_records
+        return len(self.records(max_inflated=max_inflated))
+
     def iter_records(self, *, max_inflated: int | None = None) -> Iterator[Record]:
         """The records one at a time, as Kafka's batch iterator reads them for a search
         (LogSegment.findOffsetByTimestamp): one that stops at its answer never reads past
@@ -395,6 +413,11 @@ class LegacyBatch(KafkaLegacyMessage):
     @property
     def is_valid(self) -> bool:
         return self.crc_matches(self._buf)
+
+    def record_count(self, *, max_inflated: int | None = None) -> int:
+        """How many records the message holds (itself, or a wrapper's inner messages), each
+        judged as records() judges it."""
+        return len(self.records(max_inflated=max_inflated))
 
     def records(self, *, verify_crc: bool = True, max_inflated: int | None = None) -> list[Record]:
         """The message itself, or a wrapper's inner messages with absolute offsets.

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kafkacodec as kc
+from kafkacodec.records import _native
 from kafkacodec.records import batches as B
 from kafkacodec.runtime import compression as C
 from kafkacodec.runtime.varint import encode_varint
@@ -84,12 +85,16 @@ def native(batch, data):
 
 
 def compare(batch, data):
-    """Native and reference agree, or native gives up where the reference raises."""
+    """Native and reference agree, or native gives up where the reference raises; and the
+    native framing check (verify's count) accepts exactly what the reference accepts."""
+    checked = _native.check_v2_records(data, batch.num_records)
     try:
         want = reference(batch, data)
     except kc.DecodeError:
         assert native(batch, data) is None
+        assert checked is False, "the framing check passed records the generated parser refuses"
         return None
+    assert checked is True, "the framing check refused records the generated parser accepts"
     got = native(batch, data)
     assert got is not None, "native loop refused records the generated parser accepts"
     assert as_tuples(got) == as_tuples(want)
@@ -171,6 +176,21 @@ def test_edge_varints_agree(tail):
     data = encode_varint(len(body)) + body
     (batch,) = kc.iter_batches(kc.build_batch([kc.Record(None, 0, None, None)]))
     compare(batch, data)
+
+
+@pytest.mark.parametrize("change", ["byte after", "one record less", "one record more", "cut"])
+def test_a_region_that_is_not_its_count_of_records_is_refused_by_both(change):
+    recs = [kc.Record(None, 0, b"k%d" % i, b"v" * i, [("h", b"x")]) for i in range(3)]
+    (batch,) = kc.iter_batches(kc.build_batch(recs))
+    data = region(batch)
+    count = batch.num_records
+    data, count = {"byte after": (data + b"\x00", count), "one record less": (data, count - 1),
+                   "one record more": (data, count + 1), "cut": (data[:-1], count)}[change]  # fmt: skip
+    assert _native.check_v2_records(data, count) is False
+    assert B._native_records(data, count, 0, 0, None, -1, "CreateTime", B.Record) is None
+    batch.num_records = count
+    with pytest.raises(kc.DecodeError):
+        reference(batch, data)
 
 
 def test_overflowing_offset_defers_to_parser():
