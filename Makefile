@@ -127,6 +127,8 @@ demo: $(STAMP) $(JAR)
 	$(PY) -m kafkacodec.demo
 
 bench: $(STAMP) $(HARNESS) $(JAR)
+	@# kcat (Debian's), an anchor of bench.commands: `records` beside it on the same partition
+	@command -v kcat >/dev/null || (apt-get update -q && apt-get install -y -q kcat)
 	$(PY) -m bench
 	$(PY) -m bench.spark_kafka
 	$(PY) -m bench.memory
@@ -135,6 +137,7 @@ bench: $(STAMP) $(HARNESS) $(JAR)
 	$(PY) -m bench.rewrite
 	$(PY) -m bench.languages
 	$(PY) -m bench.inflate
+	$(PY) -m bench.commands
 
 # The ecosystem's record decoders over the corpus, written up for their maintainers
 # (peers/reports; tests/crosslang/test_peers.py checks that it is current). Needs Go.

@@ -81,3 +81,21 @@ def test_inflate_bench_runs():
     text = run("bench.inflate", "--mb", "0.2", "--repeat", "1")
     for corpus in ("v0 gzip", "v1 gzip", "v2 gzip"):
         assert text.count(corpus) == 1 and "x" in text
+
+
+def test_commands_bench_runs(tmp_path):
+    out = tmp_path / "commands"
+    text = run("bench.commands", "--records", "3000", "--offsets", "500", "--repeat", "1",
+               "--no-kafka", "--out", str(out))  # fmt: skip
+    assert "records none" in text and "groups" in text
+    assert (tmp_path / "commands.json").is_file()
+
+
+@pytest.mark.kafka
+@pytest.mark.slow
+def test_commands_bench_runs_beside_kafkas_tools(tmp_path):
+    out = tmp_path / "commands"
+    text = run("bench.commands", "--records", "3000", "--offsets", "500", "--repeat", "1",
+               "--out", str(out))  # fmt: skip
+    assert "same output: True" in text and "same output: False" not in text
+    assert "kafka-console-consumer" in text

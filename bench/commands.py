@@ -1,0 +1,320 @@
+"""The commands an operator runs over a whole log, side by side with their anchors, in one
+run over the same files (issue 40's table):
+
+- the machine's limits: `cat` of the files (disk and page cache), CRC-32C over every byte
+  (the crc32c package, as `verify` computes it), and the codec libraries alone over every
+  batch's records region (what decompression costs, nothing else);
+- `kafkacodec records` (text and --json) next to kcat (Debian's) and Kafka's
+  kafka-console-consumer reading the same partition from a real broker (the broker
+  harness of the Kafka tests, the partition's files transplanted into it);
+- `kafkacodec dump` (--deep-iteration, --print-data-log, --offsets-decoder) next to Kafka's
+  DumpLogSegments over the same segment, and checked to print the same text;
+- `kafkacodec groups` and `dump --offsets-decoder` over a __consumer_offsets partition;
+- `kafkacodec verify` and `rewrite --check` next to their limit (CRC-32C plus
+  decompression of the same bytes).
+
+Every command runs as a user runs it: a process of its own, its output to a file (so its
+lines are counted: a command that printed less is not faster), its wall time the median of
+--repeat runs, and its peak anonymous memory (RssAnon, sampled; a mapped segment's file
+pages are not counted, as issue 40 asks). One core: each command is one process.
+
+    python -m bench.commands [--records N] [--repeat K] [--no-broker]
+
+Writes bench/results/commands.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench import save
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))  # the broker harness of the Kafka tests
+
+KAFKA = "4.4.0"  # the release whose tools are the anchors
+CLI = [sys.executable, "-m", "kafkacodec"]
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+class Run:
+    """One process run to its end: wall seconds, peak RssAnon (MB), output lines."""
+
+    def __init__(self, cmd: list[str], out: Path, *, env: dict | None = None, ok=(0,)) -> None:
+        with open(out, "wb") as sink:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.PIPE, env=env)
+            peak = [0]
+            done = threading.Event()
+            sampler = threading.Thread(target=_sample, args=(proc.pid, peak, done), daemon=True)
+            sampler.start()
+            _, err = proc.communicate()
+            self.seconds = time.perf_counter() - t0
+            done.set()
+            sampler.join()
+        if proc.returncode not in ok:
+            raise SystemExit(
+                f"{' '.join(map(str, cmd))} exited {proc.returncode}:\n{err.decode()[-2000:]}"
+            )
+        self.anon_mb = peak[0] / 1024
+        with open(out, "rb") as f:
+            self.lines = sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+
+
+def _sample(pid: int, peak: list[int], done: threading.Event) -> None:
+    """The peak RssAnon (kB) of pid and its children, every 20 ms."""
+    while not done.is_set():
+        total = 0
+        for p in [pid, *_children(pid)]:
+            try:
+                for line in open(f"/proc/{p}/status"):
+                    if line.startswith("RssAnon:"):
+                        total += int(line.split()[1])
+            except OSError:
+                pass
+        peak[0] = max(peak[0], total)
+        done.wait(0.02)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except OSError:
+        return []
+
+
+def median_run(cmd, out: Path, repeat: int, **kw) -> dict:
+    runs = [Run(cmd, out, **kw) for _ in range(repeat)]
+    seconds = statistics.median(r.seconds for r in runs)
+    return {"seconds": round(seconds, 3), "lines": runs[0].lines,
+            "anon_mb": round(max(r.anon_mb for r in runs), 1)}  # fmt: skip
+
+
+def rate(entry: dict, n: int, unit: str = "records_per_s") -> dict:
+    entry[unit] = round(n / entry["seconds"])
+    return entry
+
+
+def sample(out: Path, records: int, codec: str, topic: str) -> Path:
+    subprocess.run([*CLI, "sample", str(out), "--records", str(records), "--partitions", "1",
+                    "--codecs", codec, "--topic", topic, "--batch-records", "200", "--quiet"],
+                   check=True, stdout=subprocess.DEVNULL)  # fmt: skip
+    return out / f"{topic}-0"
+
+
+def offsets_partition(out: Path, n: int) -> Path:
+    """A __consumer_offsets partition of n commits (bench.internal's corpus), in batches of
+    100 as a group coordinator appends them."""
+    import kafkacodec as kc
+    from bench.internal import corpus
+    from kafkacodec.log import PartitionWriter
+
+    part = out / "__consumer_offsets-0"
+    pairs = corpus(n)
+    with PartitionWriter(part, segment_bytes=1 << 31, fsync=False) as w:
+        for i in range(0, n, 100):
+            recs = [kc.Record(None, 1_700_000_000_000 + i, k, v) for k, v in pairs[i : i + 100]]
+            w.append(kc.build_batch(recs, base_offset=i))
+    return part
+
+
+def limits(part: Path, repeat: int) -> dict:
+    """cat of the files, CRC-32C over every byte, and the codec alone over every region."""
+    import kafkacodec as kc
+    from kafkacodec.runtime import compression as C
+    from kafkacodec.runtime.crc import crc32c
+
+    log = next(part.glob("*.log"))
+    data = log.read_bytes()
+    cat = median_run(["cat", *map(str, sorted(part.iterdir()))], Path(os.devnull), repeat)
+    t = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        crc32c(data)
+        t.append(time.perf_counter() - t0)
+    regions = [
+        (b.attributes & 7, bytes(b.records_region_raw))
+        for b in kc.iter_batches(data, verify_crc=False)
+    ]
+    d = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for codec, raw in regions:
+            if codec:
+                C.decompress(codec, raw, 2)
+        d.append(time.perf_counter() - t0)
+    return {"bytes": len(data), "cat_s": cat["seconds"], "crc32c_s": round(statistics.median(t), 4),
+            "decompress_s": round(statistics.median(d), 4)}  # fmt: skip
+
+
+def normalize_dump(path: Path) -> str:
+    """The sha256 of a dump with the `Dumping <path>` line naming the file alone (Kafka
+    names it by the path it was given, kafkacodec by its name)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        first = f.readline()
+        h.update(re.sub(rb"^Dumping \S*/", b"Dumping ", first))
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def dumps(segment: Path, work: Path, repeat: int, flags: list[list[str]]) -> dict:
+    from kafka_broker import classpath, dump_main
+
+    cp = classpath(KAFKA)
+    main = dump_main(KAFKA)
+    out = {}
+    for fl in flags:
+        name = " ".join(fl)
+        ours_file, kafka_file = work / "ours.txt", work / "kafka.txt"
+        ours = median_run(
+            [*CLI, "dump", "--kafka-version", KAFKA[:3], *fl, str(segment)], ours_file, repeat
+        )
+        kafka = median_run(
+            ["java", "-Xmx2g", "-cp", cp, main, "--files", str(segment), *fl], kafka_file, repeat
+        )
+        same = normalize_dump(ours_file) == normalize_dump(kafka_file)
+        out[name] = {"kafkacodec": rate(ours, ours["lines"], "lines_per_s"),
+                     "DumpLogSegments": rate(kafka, kafka["lines"], "lines_per_s"),
+                     "same_output": same, "ratio": round(kafka["seconds"] / ours["seconds"], 2)}  # fmt: skip
+        print(
+            f"  dump {name}: {ours['seconds']}s vs DumpLogSegments {kafka['seconds']}s "
+            f"({out[name]['ratio']}x, same output: {same})",
+            flush=True,
+        )
+    return out
+
+
+def consumers(part: Path, n: int, work: Path, repeat: int) -> dict:
+    """kcat and kafka-console-consumer reading the partition from a broker it was
+    transplanted into, beside `kafkacodec records` on its files."""
+    from kafka_broker import Broker, classpath, client_classes
+
+    out: dict = {}
+    root = work / "broker"
+    build = work / "client"
+    broker = Broker(KAFKA, root)
+    try:
+        broker.start()
+        broker.create_topic(client_classes(KAFKA, build), "bench", 1)
+        broker.stop()
+        broker.transplant("bench-0", part)
+        broker.start()
+        fmt = "offset %o %T key=%k value=%s headers=%h\n"
+        if shutil.which("kcat") is None:
+            out["kcat"] = {
+                "missing": "kcat is not installed (Debian: apt-get install kcat; make bench does)"
+            }
+        else:
+            out["kcat"] = rate(median_run(["kcat", "-C", "-b", broker.bootstrap, "-t", "bench", "-p", "0",
+                                           "-o", "beginning", "-e", "-q", "-f", fmt],
+                                          work / "kcat.txt", repeat), n)  # fmt: skip
+        console = ["java", "-Xmx1g", "-cp", classpath(KAFKA), "org.apache.kafka.tools.consumer.ConsoleConsumer",
+                   "--bootstrap-server", broker.bootstrap, "--topic", "bench", "--from-beginning",
+                   "--max-messages", str(n), "--timeout-ms", "30000",
+                   "--property", "print.offset=true", "--property", "print.timestamp=true",
+                   "--property", "print.key=true", "--property", "print.headers=true"]  # fmt: skip
+        out["kafka-console-consumer"] = rate(median_run(console, work / "console.txt", repeat), n)
+    finally:
+        broker.kill()
+    for name, entry in out.items():  # (the console consumer may log a line to stdout too)
+        if "lines" in entry and not n <= entry["lines"] <= n + 10:
+            raise SystemExit(f"{name} printed {entry['lines']} lines for {n} records")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--records", type=int, default=2_000_000, help="records of the uncompressed partition"
+    )
+    ap.add_argument(
+        "--offsets", type=int, default=300_000, help="records of the __consumer_offsets partition"
+    )
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--no-broker", action="store_true", help="leave out kcat and kafka-console-consumer"
+    )
+    ap.add_argument("--no-kafka", action="store_true", help="leave out every Kafka tool (no JVM)")
+    ap.add_argument("--out", default="commands", help="the results' name in bench/results")
+    args = ap.parse_args(argv)
+    n, rep = args.records, args.repeat
+    result: dict = {"records_uncompressed": n, "offsets_records": args.offsets, "repeat": rep, "kafka": KAFKA,
+                    "python": sys.version.split()[0], "cpu": os.cpu_count()}  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="kafkacodec-bench-") as tmp:
+        work = Path(tmp)
+        print(f"writing {n} records per codec ...", flush=True)
+        parts = {
+            c: sample(work / f"logs-{c}", n if c == "none" else n // 2, c, "bench") for c in CODECS
+        }
+        offsets = offsets_partition(work / "logs-offsets", args.offsets)
+        result["limits"] = {c: limits(p, rep) for c, p in parts.items()}
+        for c, lim in result["limits"].items():
+            print(f"  limits {c}: {lim}", flush=True)
+
+        counts = {c: n if c == "none" else n // 2 for c in CODECS}
+        recs: dict = {}
+        for c, p in parts.items():
+            recs[c] = {
+                "text": rate(median_run([*CLI, "records", str(p)], work / "r.txt", rep), counts[c]),
+                "json": rate(
+                    median_run([*CLI, "records", "--json", str(p)], work / "r.json", rep), counts[c]
+                ),
+            }
+            for mode, e in recs[c].items():
+                if e["lines"] != counts[c]:
+                    raise SystemExit(f"records {mode} printed {e['lines']} lines for {counts[c]}")
+            print(f"  records {c}: {recs[c]}", flush=True)
+        result["records"] = recs
+
+        checks: dict = {}
+        for c, p in parts.items():
+            checks[c] = {
+                "verify": median_run([*CLI, "verify", "--quiet", str(p)], work / "v.txt", rep),
+                "rewrite_check": median_run(
+                    [*CLI, "rewrite", "--check", "--jobs", "1", str(p)], work / "w.txt", rep
+                ),  # fmt: skip
+            }
+            lim = result["limits"][c]
+            floor = lim["crc32c_s"] + lim["decompress_s"]
+            for e in checks[c].values():
+                e["mb_per_s"] = round(lim["bytes"] / 1e6 / e["seconds"], 1)
+                e["limit_ratio"] = round(e["seconds"] / floor, 2) if floor else None
+            print(f"  verify/rewrite --check {c}: {checks[c]}", flush=True)
+        result["checks"] = checks
+
+        internal = {
+            "groups": rate(
+                median_run([*CLI, "groups", str(offsets)], work / "g.txt", rep), args.offsets
+            ),
+        }
+        result["internal"] = internal
+        if not args.no_kafka:
+            seg = next(parts["none"].glob("*.log"))
+            result["dump"] = dumps(seg, work, rep, [["--deep-iteration"], ["--print-data-log"]])
+            result["dump"].update(
+                dumps(next(offsets.glob("*.log")), work, rep, [["--offsets-decoder"]])
+            )
+            if not args.no_broker:
+                result["consumers"] = consumers(parts["none"], n, work, rep)
+                print(f"  consumers: {result['consumers']}", flush=True)
+        print(f"  groups: {internal}", flush=True)
+    path = save(args.out, result)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
