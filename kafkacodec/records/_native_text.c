@@ -72,6 +72,31 @@ emit_utf8(Out *o, Py_UCS4 c)
 
 static const char HEX[] = "0123456789abcdef";
 
+/* Each character of the str s through each(): 0, or -1 with an exception. */
+static int
+emit_each(Out *o, PyObject *s, int (*each)(Out *, Py_UCS4))
+{
+    const int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (Py_ssize_t i = 0, n = PyUnicode_GET_LENGTH(s); i < n; i++)
+        if (each(o, PyUnicode_READ(kind, data, i)) < 0)
+            return -1;
+    return 0;
+}
+
+/* The n bytes at p decoded as UTF-8 with "replace" (Python's decoder: its U+FFFD for each
+ * invalid sequence), each character through each(). */
+static int
+emit_replaced(Out *o, const char *p, Py_ssize_t n, int (*each)(Out *, Py_UCS4))
+{
+    PyObject *s = PyUnicode_DecodeUTF8(p, n, "replace");
+    if (s == NULL)
+        return -1;
+    const int done = emit_each(o, s, each);
+    Py_DECREF(s);
+    return done;
+}
+
 /* Whether every byte of p is printable ASCII (space to tilde): such text is the same
  * whatever the formatter, and is copied as it is. */
 static inline int
@@ -115,12 +140,7 @@ emit_safe_str(Out *o, PyObject *s)
 {
     if (PyUnicode_IS_ASCII(s) && plain_ascii(PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s)))
         return emit(o, PyUnicode_DATA(s), PyUnicode_GET_LENGTH(s));
-    const int kind = PyUnicode_KIND(s);
-    const void *data = PyUnicode_DATA(s);
-    for (Py_ssize_t i = 0, n = PyUnicode_GET_LENGTH(s); i < n; i++)
-        if (emit_safe_char(o, PyUnicode_READ(kind, data, i)) < 0)
-            return -1;
-    return 0;
+    return emit_each(o, s, emit_safe_char);
 }
 
 static int
@@ -190,13 +210,8 @@ emit_json_char(Out *o, Py_UCS4 c)
 static int
 emit_json_str(Out *o, PyObject *s)
 {
-    if (EMIT_LIT(o, "\"") < 0)
+    if (EMIT_LIT(o, "\"") < 0 || emit_each(o, s, emit_json_char) < 0)
         return -1;
-    const int kind = PyUnicode_KIND(s);
-    const void *data = PyUnicode_DATA(s);
-    for (Py_ssize_t i = 0, n = PyUnicode_GET_LENGTH(s); i < n; i++)
-        if (emit_json_char(o, PyUnicode_READ(kind, data, i)) < 0)
-            return -1;
     return EMIT_LIT(o, "\"");
 }
 
@@ -239,18 +254,8 @@ emit_json_bytes(Out *o, PyObject *v, int mode)
         for (Py_ssize_t i = 0; i < n; i++)
             if (emit_json_char(o, p[i]) < 0)
                 return -1;
-    } else {
-        PyObject *s = PyUnicode_DecodeUTF8((const char *)p, n, "replace");
-        if (s == NULL)
-            return -1;
-        const int kind = PyUnicode_KIND(s);
-        const void *data = PyUnicode_DATA(s);
-        int failed = 0;
-        for (Py_ssize_t i = 0, len = PyUnicode_GET_LENGTH(s); i < len && !failed; i++)
-            failed = emit_json_char(o, PyUnicode_READ(kind, data, i)) < 0;
-        Py_DECREF(s);
-        if (failed)
-            return -1;
+    } else if (emit_replaced(o, (const char *)p, n, emit_json_char) < 0) {
+        return -1;
     }
     return EMIT_LIT(o, "\"");
 }
@@ -399,18 +404,7 @@ emit_dump_text(Out *o, PyObject *v)
     Py_ssize_t i = 0;
     while (i < n && (uint8_t)p[i] < 0x80)
         i++;
-    if (i == n)
-        return emit(o, p, n);
-    PyObject *s = PyUnicode_DecodeUTF8(p, n, "replace");
-    if (s == NULL)
-        return -1;
-    const int kind = PyUnicode_KIND(s);
-    const void *data = PyUnicode_DATA(s);
-    int failed = 0;
-    for (Py_ssize_t k = 0, len = PyUnicode_GET_LENGTH(s); k < len && !failed; k++)
-        failed = emit_utf8(o, PyUnicode_READ(kind, data, k)) < 0;
-    Py_DECREF(s);
-    return failed ? -1 : 0;
+    return i == n ? emit(o, p, n) : emit_replaced(o, p, n, emit_utf8);
 }
 
 PyDoc_STRVAR(dump_lines_doc,
