@@ -8,6 +8,18 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+def rss_anon_kb(pid: int | str = "self") -> int:
+    """A process's anonymous resident memory in kB (heap, not the file pages an mmap walk
+    touches); 0 for one that is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def save(name: str, data) -> Path:
     """A benchmark's figures as bench/results/NAME.json (what the README's tables quote)."""
     RESULTS.mkdir(exist_ok=True)

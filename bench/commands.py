@@ -38,7 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench import save
+from bench import rss_anon_kb, save
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))  # the broker harness of the Kafka tests
@@ -75,15 +75,7 @@ class Run:
 def _sample(pid: int, peak: list[int], done: threading.Event) -> None:
     """The peak RssAnon (kB) of pid and its children, every 20 ms."""
     while not done.is_set():
-        total = 0
-        for p in [pid, *_children(pid)]:
-            try:
-                for line in open(f"/proc/{p}/status"):
-                    if line.startswith("RssAnon:"):
-                        total += int(line.split()[1])
-            except OSError:
-                pass
-        peak[0] = max(peak[0], total)
+        peak[0] = max(peak[0], sum(rss_anon_kb(p) for p in [pid, *_children(pid)]))
         done.wait(0.02)
 
 

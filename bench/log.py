@@ -13,18 +13,10 @@ import time
 from pathlib import Path
 
 import kafkacodec as kc
-from bench import save
+from bench import rss_anon_kb, save
 from kafkacodec.log import Partition, PartitionWriter, Segment
 
 VALUE = b"v" * 100
-
-
-def rss_anon_kb() -> int:
-    """Anonymous resident memory (heap, not the file pages an mmap walk touches)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1])
-    return 0
 
 
 def build_partition(path: Path, segments: int, batches_per_segment: int = 40) -> int:

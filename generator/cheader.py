@@ -1,9 +1,10 @@
 """The C target: generated/kafka_layout.h, the byte layout the schemas declare, for C code
 that reads Kafka data (kafkacodec/records/_native_*.c includes it, so that a schema change reaches C).
 
-For each type that starts with fixed-width fields (a struct run of the IR's plan): each
-field's offset (_AT) and size (_SIZE), the run's size (_FIXED_SIZE), the schema's numeric
-bounds (_MIN, _MAX, _EQ), where a CRC's coverage starts (_CRC_FROM), where the bytes a
+For every type, the fewest bytes a value takes (_MIN_SIZE, the IR's min_size). For each type
+that starts with fixed-width fields (a struct run of the IR's plan): each field's offset
+(_AT) and size (_SIZE), the run's size (_FIXED_SIZE), the schema's numeric bounds (_MIN,
+_MAX, _EQ), where a CRC's coverage starts (_CRC_FROM), where the bytes a
 length field counts start (_REST_AT), and for each instance that is a bit field of one of
 those fields (InstanceIR.bits), its mask and shift (_MASK, _SHIFT). And every enum's values.
 """
@@ -30,12 +31,14 @@ def _bounds(prefix: str, f: FieldIR) -> list[tuple[str, str, str]]:
 
 
 def _type_constants(mod: ModuleIR, t: TypeIR) -> list[tuple[str, str, str]]:
-    if not t.steps or t.steps[0].kind != "run":
-        return []
-    run = t.steps[0]
     prefix = _prefix(mod, t)
+    # the fewest bytes any value of the type takes (the parsers' MIN_SIZE): a count that
+    # needs more than the bytes present is refused before anything is read
+    out = [(f"{prefix}_MIN_SIZE", str(t.min_size), "the fewest bytes a value takes")]
+    if not t.steps or t.steps[0].kind != "run":
+        return out
+    run = t.steps[0]
     at = dict(zip((f.name for f in run.fields), run.offsets))
-    out = []
     for f, offset in zip(run.fields, run.offsets):
         name = f"{prefix}_{f.name.upper()}"
         out.append((f"{name}_AT", str(offset), f.ksy_type))

@@ -50,12 +50,7 @@ _closed = False
 
 def out(line: str) -> None:
     """One line of a command's output, on stdout (nothing once the reader has gone)."""
-    if _closed:
-        return
-    try:
-        sys.stdout.write(line + "\n")
-    except BrokenPipeError:
-        _close_stdout()
+    out_lines(line + "\n")
 
 
 def out_lines(text: str) -> None:

@@ -2,6 +2,14 @@
  * each record framed as the generated parser frames it (scan_record). */
 #include "_native.h"
 
+/* Whether count records can be in total bytes (each takes at least KAFKA_RECORD_MIN_SIZE);
+ * a count that cannot fit is the parser's to report. */
+static inline int
+count_fits(Py_ssize_t count, Py_ssize_t total)
+{
+    return count >= 0 && count <= total / KAFKA_RECORD_MIN_SIZE;
+}
+
 int
 scan_record(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t total, RecordView *r)
 {
@@ -169,8 +177,7 @@ decode_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t pos = 0;
     if (slot_offsets(b.record_type, b.offsets) < 0)
         goto error;
-    /* Every record takes at least 7 bytes; a count that cannot fit is the parser's to report. */
-    if (count < 0 || count > total / 7)
+    if (!count_fits(count, total))
         goto give_up;
     out = PyList_New(0);
     if (out == NULL)
@@ -223,8 +230,7 @@ check_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
     const uint8_t *buf = (const uint8_t *)view.buf;
     const Py_ssize_t total = view.len;
     Py_ssize_t pos = 0;
-    /* every record takes at least 7 bytes, as decode_v2_records counts them */
-    int ok = count >= 0 && count <= total / 7;
+    int ok = count_fits(count, total);
     for (Py_ssize_t i = 0; ok && i < count; i++) {
         RecordView r;
         ok = scan_record(buf, &pos, total, &r) == 0;

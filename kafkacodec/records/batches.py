@@ -208,7 +208,7 @@ class RecordBatch(KafkaRecordBatch):
         codec = attributes & 7
         try:
             raw = self.records_region_raw
-            data = raw if codec == _comp.NONE else _comp.decompress(codec, raw, 2, max_inflated)
+            data = self._region(raw, max_inflated)
         except DecodeError as err:
             raise _located(err, self._where(), 0, getattr(self, "source", None)) from None
         try:
@@ -227,16 +227,19 @@ class RecordBatch(KafkaRecordBatch):
         DecodeError when one is not right), without making them when nothing else is asked
         (verify's count): a native check of every record's framing, where it applies."""
         if self._records is None and _native_check is not None and not self.is_control:
-            codec = self.attributes & 7
             try:
-                raw = self.records_region_raw
-                data = raw if codec == _comp.NONE else _comp.decompress(codec, raw, 2, max_inflated)
+                data = self._region(self.records_region_raw, max_inflated)
             except DecodeError:
                 pass  # records() raises it, located
             else:
                 if _native_check(data, self.num_records):
                     return self.num_records
         return len(self.records(max_inflated=max_inflated))
+
+    def _region(self, raw: BytesLike, max_inflated: int | None) -> BytesLike:
+        """The records region, decompressed (raw: its bytes as stored)."""
+        codec = self.attributes & 7
+        return raw if codec == _comp.NONE else _comp.decompress(codec, raw, 2, max_inflated)
 
     def iter_records(self, *, max_inflated: int | None = None) -> Iterator[Record]:
         """The records one at a time, as Kafka's batch iterator reads them for a search
@@ -251,10 +254,8 @@ class RecordBatch(KafkaRecordBatch):
             yield from recs
             return
         attributes = self.attributes
-        codec = attributes & 7
-        raw = self.records_region_raw
         try:
-            data = raw if codec == _comp.NONE else _comp.decompress(codec, raw, 2, max_inflated)
+            data = self._region(self.records_region_raw, max_inflated)
         except DecodeError:
             raise failed from None
         ts_type = TIMESTAMP_TYPES[bit_field(KafkaRecordBatch, "timestamp_type", attributes)]
