@@ -17,13 +17,14 @@ ISAL = os.path.exists("/usr/include/isa-l/crc.h") and not os.environ.get("KAFKAC
 setup(
     ext_modules=[
         # the records layer's loops (decode, walk, columns, encode, text), one file per
-        # concern; the runtime's primitives are headers (runtime/native/primitives.h)
+        # concern; the runtime's primitives are headers (runtime/primitives.h, pyobjects.h)
         Extension(
             "kafkacodec.records._native",
             sources=sorted(glob.glob("kafkacodec/records/_native_*.c")),
             # kafka_layout.h: the schemas' byte layout, written by the generator
             include_dirs=["kafkacodec/records", "runtime", "generated"],
-            depends=["generated/kafka_layout.h", "kafkacodec/records/_native.h", "runtime/primitives.h"],
+            depends=["generated/kafka_layout.h", "kafkacodec/records/_native.h",
+                     "runtime/primitives.h", "runtime/pyobjects.h"],
             libraries=["isal"] if ISAL else ["z"],  # Debian's libisal-dev, else zlib1g-dev
             define_macros=[("KAFKACODEC_ISAL", "1")] if ISAL else [],
             optional=True,
@@ -34,8 +35,20 @@ setup(
         Extension(
             "kafkacodec.runtime._programs",
             sources=["runtime/_programs.c"],
+            include_dirs=["runtime"],
+            depends=["runtime/pyobjects.h"],
             optional=True,
             extra_compile_args=["-O2", "-std=gnu11"],
+        ),
+        # the internal topics' loops: Kafka's JSON of their structs (kafka_json.py's plans,
+        # walked in C) and the fold of a coordinator topic's newest record per key
+        Extension(
+            "kafkacodec.internal._native",
+            sources=sorted(glob.glob("kafkacodec/internal/_native_*.c")),
+            include_dirs=["kafkacodec/internal", "runtime"],
+            depends=["kafkacodec/internal/_native.h", "runtime/pyobjects.h"],
+            optional=True,
+            extra_compile_args=["-O2", "-std=c11", "-fvisibility=hidden"],
         ),
     ]
 )

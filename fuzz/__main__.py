@@ -8,7 +8,8 @@ given: keep it between long runs). A crash leaves its input in fuzz/crashes/HARN
 turn it into a regression test by moving it to tests/fuzz_regressions/HARNESS/.
 Exits 0 when the run ends clean; the last line says how many inputs ran.
 
---sanitized runs the native extensions (kafkacodec/records/_native_*.c, runtime/_programs.c) built
+--sanitized runs the native extensions (kafkacodec/records/_native_*.c, runtime/_programs.c,
+kafkacodec/internal/_native_*.c) built
 by clang with AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer's coverage
 (fuzzer-no-link), under atheris's ASan runtime (LD_PRELOAD) with Python's allocator off
 (PYTHONMALLOC=malloc: a reference count gone wrong is a use after free ASan sees): the
@@ -43,7 +44,11 @@ SEEDS = {
 }
 SANITIZED = ROOT / "build" / "sanitized"
 #: The native extensions, by their import names.
-NATIVE = ("kafkacodec.records._native", "kafkacodec.runtime._programs")
+NATIVE = (
+    "kafkacodec.records._native",
+    "kafkacodec.runtime._programs",
+    "kafkacodec.internal._native",
+)
 #: What the sanitizers do on a finding: stop, with a report (CPython's own allocations at
 #: exit are not leaks to report).
 SANITIZER_ENV = {
@@ -66,7 +71,9 @@ def build_sanitized() -> Path:
     """The native extensions built by clang with ASan, UBSan and libFuzzer's coverage into
     build/sanitized (setup.py's own sources and flags, these added)."""
     if shutil.which("clang") is None:
-        raise SystemExit("--sanitized needs clang (Debian: apt-get install clang; make test installs it)")
+        raise SystemExit(
+            "--sanitized needs clang (Debian: apt-get install clang; make test installs it)"
+        )
     flags = ("-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined "
              "-fno-omit-frame-pointer -g -O1")  # fmt: skip
     env = dict(os.environ, CC="clang", LDSHARED="clang -shared", CFLAGS=flags, LDFLAGS=flags)
@@ -170,7 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         # peak of the process that started this one across fork and exec: started by a
         # large process (a test worker past 1 GB), every run stopped at once as "out of
         # memory". A child of this small process starts from its own peak.
-        return subprocess.call([sys.executable, "-m", "fuzz", *given], env={**os.environ, FRESH: "1"})
+        return subprocess.call(
+            [sys.executable, "-m", "fuzz", *given], env={**os.environ, FRESH: "1"}
+        )
 
     import atheris
 
@@ -187,7 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     # The columnar module stays out of Python instrumentation: atheris's comparison tracing
     # keeps about 1 KB per input of numpy comparisons, enough to reach the RSS limit in a
     # quarter of an hour (its native loops are instrumented in the sanitized build).
-    with atheris.instrument_imports(include=["kafkacodec"], exclude=["kafkacodec.records.columnar"]):
+    with atheris.instrument_imports(
+        include=["kafkacodec"], exclude=["kafkacodec.records.columnar"]
+    ):
         from fuzz.harnesses import HARNESSES
     if args.harness not in HARNESSES:
         parser.error(f"unknown harness {args.harness!r} (known: {', '.join(HARNESSES)})")

@@ -230,7 +230,7 @@ def internal(data: bytes) -> None:
     and byte 3 says how long, the rest is the value."""
     from kafkacodec.internal import DEFAULT
     from kafkacodec.internal import dump_format as df
-    from kafkacodec.internal.kafka_json import to_json
+    from kafkacodec.internal.kafka_json import NativeJson, to_json
     from kafkacodec.internal.state_files import producer_snapshot
 
     if not data:
@@ -255,6 +255,14 @@ def internal(data: bytes) -> None:
         ):
             if not isinstance(item, (tuple, KafkacodecError)):
                 raise AssertionError(f"coordinator_pairs gave {item!r}")
+        # a batch's records through the native decoder and JSON writer, as one at a time
+        decoder = df.Decoder({"consumer_offsets": "offsets", "share_group_state": "share-group-state",
+                              "transaction_state": "transaction-log"}[kind])  # fmt: skip
+        recs = [kc.Record(0, 0, bytes(key), bytes(value)), kc.Record(1, 0, bytes(key), None)]
+        with _refused():
+            many = decoder.many(recs)
+            if many != [decoder(r.key, r.value, r.offset) for r in recs]:
+                raise AssertionError(f"a decoder's batch is not its calls: {many!r}")
     elif kind in ("cluster_metadata", "remote_log_metadata"):
         with _refused():
             messages.append(DEFAULT.metadata_record(f"__{kind}", rest))
@@ -279,7 +287,10 @@ def internal(data: bytes) -> None:
             producer_snapshot(Path("fuzz.snapshot"), rest)
     for m in messages:
         with _refused():
-            to_json(m.obj, m.version)
+            text = to_json(m.obj, m.version)
+            native = NativeJson().write(m.obj, m.version)
+            if native is not None and native != text:
+                raise AssertionError(f"the native JSON writer gave {native!r}, not {text!r}")
         with _refused():
             m.obj.build()
 

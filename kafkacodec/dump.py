@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import operator
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,6 +75,9 @@ def _batch_line(b) -> str:
     )
 
 
+_FAILED = operator.itemgetter(2)  # a decoder's (key, payload, failed)
+
+
 def _size(v) -> int:
     return -1 if v is None else len(v)
 
@@ -84,16 +88,24 @@ def _record_lines(b, print_data: bool, last: list, decoder=None,
                   native: bool = False) -> Iterator[str]:  # fmt: skip
     """Kafka's record lines. `last` is [previous record offset, gaps found]: it carries
     across batches so that gaps are reported as kafka-dump-log reports them. decoder: one
-    of kafkacodec.internal.dump_format.PARSERS, for keys and values of an internal topic;
+    of kafkacodec.internal.dump_format.PARSERS (or a Decoder, which decodes a v2 batch's
+    records at once), for keys and values of an internal topic;
     codecs: those KRaft control records are read with (default: the shipped ones).
     native: every line ends with a newline, and a v2 batch's lines may come as one block
     from the native formatter (records.lines.dump_lines); else one line at a time, without."""
     nl = "\n" if native else ""
+    decoded = None  # the decoder's (key, payload, failed) for each record, found once
     if b.magic >= 2:
         records = b.records(verify_crc=False)
-        if native and decoder is None:  # the native formatter, where it applies
-            done = dump_lines(records, print_data and not b.is_control, last[0])
-            if done is not None:
+        data = print_data and not b.is_control
+        if data and decoder is not None and hasattr(decoder, "many"):  # a batch at a time
+            decoded = decoder.many(records)
+            if findings is not None and any(map(_FAILED, decoded)):
+                findings.decode_errors += [(source, r.offset, key or payload) for r, (key, payload, failed)
+                                           in zip(records, decoded) if failed]  # fmt: skip
+        if native and (decoder is None or decoded is not None or not data):
+            done = dump_lines(records, data, last[0], decoded or None)
+            if done is not None:  # the native formatter, where it applies
                 text, last[0], gaps = done
                 last[1].extend(gaps)
                 yield text
@@ -101,7 +113,7 @@ def _record_lines(b, print_data: bool, last: list, decoder=None,
         entries = [(r, None, None) for r in records]
     else:
         entries = _legacy_inner(b)
-    for r, crc, valid in entries:
+    for i, (r, crc, valid) in enumerate(entries):
         if last[0] is not None and r.offset != last[0] + 1:
             last[1].append((last[0], r.offset))
         last[0] = r.offset
@@ -118,7 +130,9 @@ def _record_lines(b, print_data: bool, last: list, decoder=None,
         elif r.control is not None:
             line += " " + _control(r, findings, source, kafka, codecs)
         if print_data and not b.is_control:  # Kafka prints only what is present
-            if decoder is not None:
+            if decoded is not None:
+                key, payload, _failed = decoded[i]
+            elif decoder is not None:
                 key, payload, failed = decoder(r.key, r.value, r.offset)
                 if failed and findings is not None:
                     findings.decode_errors.append((source, r.offset, key or payload))

@@ -15,11 +15,7 @@
  * Objects are made as the classes' __init__ would make them: allocated by the class and
  * every slot of FIELDS set (None where the field is absent).
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
-#include <stdint.h>
-#include <string.h>
+#include "pyobjects.h"
 
 enum { K_INT = 1, K_FLOAT = 2, K_UVARINT = 3, K_BYTES = 4, K_REST = 5, K_STR = 6, K_USER = 7, K_SWITCH = 8 };
 enum {
@@ -147,18 +143,8 @@ static int member_offsets(Program *p, PyObject *fields) {
     p->offsets = PyMem_Calloc(p->nslots ? p->nslots : 1, sizeof(Py_ssize_t));
     if (!p->offsets) { PyErr_NoMemory(); return -1; }
     for (Py_ssize_t i = 0; i < p->nslots; i++) {
-        PyObject *name = PyTuple_GET_ITEM(fields, i);
-        PyObject *descr = PyObject_GetAttr((PyObject *)p->cls, name);
-        if (descr == NULL) return -1;
-        if (Py_TYPE(descr) != &PyMemberDescr_Type) {
-            Py_DECREF(descr);
-            PyErr_Format(PyExc_TypeError, "%R is not a slot", name);
-            return -1;
-        }
-        PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
-        if (def->type != T_OBJECT_EX) { Py_DECREF(descr); PyErr_SetString(PyExc_TypeError, "a slot of another kind"); return -1; }
-        p->offsets[i] = def->offset;
-        Py_DECREF(descr);
+        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(fields, i));
+        if (name == NULL || (p->offsets[i] = member_offset(p->cls, name)) < 0) return -1;
     }
     return 0;
 }

@@ -6,7 +6,6 @@ the codecs generated from Kafka's message specs, as kafka-dump-log's decoder fla
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import sys
 from pathlib import Path
@@ -156,7 +155,7 @@ def _files(args: argparse.Namespace) -> list[tuple[Path, str, str]]:
 def _decoder(args: argparse.Namespace, path: Path):
     """The internal-topic parser for a file's records: the flag's, else (when printing
     data) that of the topic its directory names; None for plain text."""
-    from ..internal.dump_format import BY_RELEASE, PARSERS, TOPIC_DECODERS
+    from ..internal.dump_format import TOPIC_DECODERS, Decoder
     from ..internal.topics import topic_of
 
     name = args.decoder
@@ -169,9 +168,7 @@ def _decoder(args: argparse.Namespace, path: Path):
         if topic is None or not args.print_data_log:
             return None
         name = TOPIC_DECODERS[topic.name]
-    if name in BY_RELEASE:  # its text depends on the release
-        return functools.partial(PARSERS[name], codecs=codecs_of(args), kafka=args.kafka_version)
-    return functools.partial(PARSERS[name], codecs=codecs_of(args))
+    return Decoder(name, codecs_of(args), args.kafka_version)
 
 
 def _state(args: argparse.Namespace, path: Path, name: str) -> None:

@@ -252,6 +252,8 @@ class Codecs:
 
     def coordinator_key(self, topic: str, data) -> Message:
         """A record key of a coordinator topic: int16 record type, then the key struct."""
+        if data is None:
+            raise CorruptRecordError(f"a {topic} record has no key", 0)
         if len(data) < 2:
             raise CorruptRecordError(f"a {topic} key needs 2 bytes, found {len(data)}", 0)
         record_type = ((data[0] << 8) | data[1]) - ((data[0] & 0x80) << 9)
@@ -283,7 +285,7 @@ class Codecs:
 
     def coordinator_pairs(self, topic: str, pairs: list) -> list:
         """Many records of a coordinator topic at once: for each (key, value) pair (bytes;
-        value None for a tombstone), (record_type, key object, value version, value object
+        value None for a tombstone; a key None is an error), (record_type, key object, value version, value object
         or None), or the DecodeError that pair raises (in place: the others still decode).
         The native interpreter reads the whole list in one call; what it cannot read goes
         through coordinator_key and coordinator_value."""
@@ -301,7 +303,7 @@ class Codecs:
                     gc.enable()
         if out is None:
             out = [None] * len(pairs)
-        for i, got in enumerate(out):
+        for i, got in enumerate(out) if None in out else ():
             if got is None:
                 key, value = pairs[i]
                 try:
@@ -315,19 +317,26 @@ class Codecs:
                     out[i] = err
         return out
 
+    def coordinator_structs(self, topic: str, kind: str) -> dict[int, _Entry]:
+        """The key ("key") or value ("value") struct of each record type of a coordinator
+        topic that this set of codecs has, by record type."""
+        out = {}
+        for rt, r in self._coordinator(topic, kind)["by_type"].items():
+            if r[kind] is None:
+                continue
+            try:
+                out[rt] = self._entries.get((topic, kind, rt)) or self._entry(topic, kind, rt)
+            except UnknownRecordTypeError:
+                continue
+        return out
+
     def _pair_tables(self, topic: str) -> tuple[dict, dict] | None:
         cached = self._framing.get((topic, "pairs"))
         if cached is None:
             keys: dict[int, tuple] = {}
             values: dict[int, tuple] = {}
             for kind, table in (("key", keys), ("value", values)):
-                for rt, r in self._coordinator(topic, kind)["by_type"].items():
-                    if r[kind] is None:
-                        continue
-                    try:
-                        e = self._entries.get((topic, kind, rt)) or self._entry(topic, kind, rt)
-                    except UnknownRecordTypeError:
-                        continue
+                for rt, e in self.coordinator_structs(topic, kind).items():
                     info = self.info(e.cls)
                     if info.program is not None:
                         table[rt] = (info.program, e.key_version) if kind == "key" else info

@@ -10,16 +10,17 @@ why, in Kafka's words where Kafka has them: "Error at offset 7, skipping. ...").
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kafkacodec.runtime.errors import KafkacodecError
 
 from .codecs import DEFAULT, Codecs, UnknownRecordTypeError
-from .kafka_json import field_value, to_json, uuid_text
+from .kafka_json import NativeJson, field_value, to_json, uuid_text
 
 __all__ = [
-    "PARSERS", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
+    "PARSERS", "Decoder", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
     "cluster_metadata_parser", "remote_log_metadata_parser", "control_text", "get",
     "TRANSACTION_STATES", "scala_hash_set_order", "NEWEST", "release", "BY_RELEASE",
     "TRANSACTION_JSON_SINCE", "LEADER_CHANGE_SINCE", "SNAPSHOT_LINE_TRIMMED_SINCE",
@@ -88,20 +89,28 @@ def _consumer_protocol(codecs: Codecs, spec: str) -> Callable:
     return replace
 
 
+#: The GroupMetadataValue member fields OffsetsMessageParser prints decoded, and the spec of
+#: each, for a group whose protocolType is "consumer".
+_CONSUMER_PROTOCOL_FIELDS = {
+    ("MemberMetadata", "subscription"): "ConsumerProtocolSubscription",
+    ("MemberMetadata", "assignment"): "ConsumerProtocolAssignment",
+}
+
+
 def _consumer_protocols(codecs: Codecs, v) -> dict:
     """A consumer group's members' subscription and assignment decoded (OffsetsMessageParser)."""
     if v.spec != "GroupMetadataValue" or get(v.obj, "protocolType") != "consumer":
         return {}
-    return {
-        ("MemberMetadata", "subscription"): _consumer_protocol(codecs, "ConsumerProtocolSubscription"),
-        ("MemberMetadata", "assignment"): _consumer_protocol(codecs, "ConsumerProtocolAssignment"),
-    }  # fmt: skip
+    return {where: _consumer_protocol(codecs, spec) for where, spec in _CONSUMER_PROTOCOL_FIELDS.items()}
+
+
+#: The field 4.1's TransactionLogMessageParser prints by its TransactionState name.
+_TRANSACTION_STATUS = ("TransactionLogValue", "transactionStatus")
 
 
 def _transaction_state_names(codecs: Codecs, v) -> dict:
     """A transaction's state by its TransactionState name (4.1's TransactionLogMessageParser)."""
-    return {("TransactionLogValue", "transactionStatus"):
-            lambda status: f'"{TRANSACTION_STATES.get(status, status)}"'}  # fmt: skip
+    return {_TRANSACTION_STATUS: lambda status: f'"{TRANSACTION_STATES.get(status, status)}"'}
 
 
 def _coordinator_parser(topic: str, value_word: str,
@@ -355,6 +364,79 @@ TOPIC_DECODERS = {
     "__remote_log_metadata": "remote-log-metadata",
     "__share_group_state": "share-group-state",
 }
+
+# -- a decoder bound to its codecs and release, for one record or a batch's records
+
+#: The native writer's plans for the coordinator decoders' JSON (kafka_json.NativeJson), each
+#: made from the same facts as the Python writer's replacements above.
+_OFFSETS_JSON = NativeJson(python=frozenset(_CONSUMER_PROTOCOL_FIELDS))
+_TRANSACTION_JSON = NativeJson(
+    names={_TRANSACTION_STATUS: {k: f'"{name}"' for k, name in TRANSACTION_STATES.items()}}
+)
+_PLAIN_JSON = NativeJson()
+#: The highest value version the native tables cover (versions come from data; a higher
+#: one is written by the Python writer).
+_NATIVE_VERSIONS = 256
+
+
+class Decoder:
+    """One of kafka-dump-log's decoders (PARSERS), bound to a set of codecs and a release.
+    Called with (key, value, offset), it decodes one record; many(records) gives the same
+    texts for a batch's records at once, the coordinator topics' through the native
+    decoder and JSON writer (Codecs.coordinator_pairs, kafka_json.NativeJson), with every
+    record they do not take decoded by the call."""
+
+    def __init__(self, name: str, codecs: Codecs = DEFAULT, kafka: tuple[int, int] = NEWEST):
+        if name not in PARSERS:
+            raise ValueError(f"no decoder {name!r} (one of {', '.join(PARSERS)})")
+        self.name, self.codecs, self.kafka = name, codecs, kafka
+        parser: Callable = PARSERS[name]
+        self._one = (functools.partial(parser, codecs=codecs, kafka=kafka) if name in BY_RELEASE
+                     else functools.partial(parser, codecs=codecs))  # fmt: skip
+        # (topic, the value's version word, plans) where the texts are coordinator JSON
+        self._coordinator: tuple[str, str, NativeJson] | None = None
+        if name == "offsets":
+            self._coordinator = ("__consumer_offsets", "version", _OFFSETS_JSON)
+        elif name == "share-group-state":
+            word = "version" if kafka >= SHARE_STATE_VERSION_SINCE else "type"
+            self._coordinator = ("__share_group_state", word, _PLAIN_JSON)
+        elif name == "transaction-log" and kafka >= TRANSACTION_JSON_SINCE:
+            self._coordinator = ("__transaction_state", "version", _TRANSACTION_JSON)
+        self._tables: tuple[dict, dict] | None = None
+
+    def __call__(self, key, value, offset: int) -> Parsed:
+        return self._one(key, value, offset)
+
+    def many(self, records: Sequence) -> list[Parsed]:
+        """(key, payload, failed) for each record (objects with key, value and offset)."""
+        if self._coordinator is None or not NativeJson.available():
+            return [self._one(r.key, r.value, r.offset) for r in records]
+        topic, word, _plans = self._coordinator
+        items = self.codecs.coordinator_pairs(topic, [(r.key, r.value) for r in records])
+        got: list = NativeJson.coordinator_texts(items, *self._plan_tables(), word)
+        if None in got:
+            for i, text in enumerate(got):
+                if text is None:
+                    r = records[i]
+                    got[i] = self._one(r.key, r.value, r.offset)
+        return got
+
+    def _plan_tables(self) -> tuple[dict, dict]:
+        """The native plans of each record type's key ({type: plan}) and value ({type:
+        (plan for each version from 0)})."""
+        if self._tables is None:
+            topic, _word, plans = self._coordinator  # type: ignore[misc]
+            keys = {rt: plans.plan(e.cls, e.key_version)
+                    for rt, e in self.codecs.coordinator_structs(topic, "key").items()}  # fmt: skip
+            values = {}
+            for rt, e in self.codecs.coordinator_structs(topic, "value").items():
+                info = self.codecs.info(e.cls)
+                top = min(info.hi, _NATIVE_VERSIONS - 1)
+                values[rt] = tuple(plans.plan(e.cls, v) if v >= info.lo else None
+                                   for v in range(top + 1))  # fmt: skip
+            self._tables = (keys, values)
+        return self._tables
+
 
 # -- KRaft control records
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from kafkacodec.log.partition import LogDirs, Partition, log_dirs_for
-from kafkacodec.runtime.errors import DecodeError
 
 from .codecs import DEFAULT, Codecs
 from .dump_format import get
@@ -59,79 +58,111 @@ def read_commit(key_obj, value_obj, log_offset: int):
     """(group, topic, partition) and the Commit (None: a tombstone) of a decoded
     OffsetCommit record (Codecs.coordinator_pairs' key and value objects)."""
     ident = (get(key_obj, "group"), get(key_obj, "topic"), get(key_obj, "partition"))
-    if value_obj is None:
-        return ident, None
+    return ident, None if value_obj is None else _commit(ident, value_obj, log_offset)
+
+
+def _commit(ident: tuple, value_obj, log_offset: int) -> Commit:
     epoch = get(value_obj, "leaderEpoch")
-    return ident, Commit(
-        *ident, offset=get(value_obj, "offset"),
+    group, topic, partition = ident
+    return Commit(
+        group, topic, partition, offset=get(value_obj, "offset"),
         leader_epoch=None if epoch is None or epoch < 0 else epoch,
         metadata=get(value_obj, "metadata"), commit_timestamp=get(value_obj, "commitTimestamp"),
         expire_timestamp=get(value_obj, "expireTimestamp"), log_offset=log_offset,
     )  # fmt: skip
 
 
-def fold_partition(p: Partition, out: GroupOffsets, codecs: Codecs = DEFAULT) -> None:
-    """Fold one __consumer_offsets partition into out: each batch's records decoded in one
-    call (Codecs.coordinator_pairs), then applied in log order."""
-    pending: dict[int, list] = {}
+#: The newest OffsetCommit value of each (group, topic, partition): (its offset in
+#: __consumer_offsets, value version, value object); in a transaction's staging, None for a
+#: tombstone.
+Latest = dict[tuple, Any]
+
+
+def _fold_latest(items: list, records: list, types: frozenset, attrs: tuple, target: Latest,
+                 delete: bool) -> list[int]:  # fmt: skip
+    """Fold a batch's decoded records into target (the reference of the native fold,
+    kafkacodec/internal/_native_fold.c): in log order, a record replaces the one with the
+    same key and a tombstone removes it (delete) or is staged as None. Returns the indices
+    of the items that are errors."""
+    errors = []
+    for i, item in enumerate(items):
+        if not isinstance(item, tuple):
+            errors.append(i)
+            continue
+        record_type, key_obj, version, value_obj = item
+        if record_type not in types:
+            continue
+        key = tuple(getattr(key_obj, a) for a in attrs)
+        if value_obj is None and delete:
+            target.pop(key, None)
+        elif value_obj is None:
+            target[key] = None
+        else:
+            target[key] = (records[i].offset, version, value_obj)
+    return errors
+
+
+try:  # the optional native fold; _fold_latest is the reference
+    from ._native import fold_latest
+except ImportError:  # pragma: no cover - no compiler at install time
+    fold_latest = _fold_latest
+
+
+def _key_attrs(codecs: Codecs) -> tuple:
+    """The OffsetCommitKey attributes of (group, topic, partition), from its spec."""
+    structs = codecs.coordinator_structs(OFFSETS_TOPIC, "key")
+    fields = {f["name"]: f["id"] for f in structs[OFFSET_COMMIT_TYPES[-1]].cls.MESSAGE["fields"]}
+    return tuple(fields[name] for name in ("group", "topic", "partition"))
+
+
+def fold_partition(p: Partition, out: GroupOffsets, latest: Latest, codecs: Codecs = DEFAULT) -> None:
+    """Fold one __consumer_offsets partition into latest, a batch at a time: its records
+    decoded in one call (Codecs.coordinator_pairs) and folded in log order (fold_latest); a
+    transactional batch's records staged for their producer until its COMMIT marker applies
+    them or its ABORT marker drops them."""
+    pending: dict[int, Latest] = {}  # by producer id
+    staged: dict[int, int] = {}  # OffsetCommit records staged, by producer id
     damage: list[str] = []
-    batch: Any = None  # the batch the records in `records` belong to
-    records: list = []
-
-    def flush() -> None:
-        if not records:
-            return
-        pairs = [(bytes(r.key), None if r.value is None else bytes(r.value)) for r in records]
-        for r, got in zip(records, codecs.coordinator_pairs(OFFSETS_TOPIC, pairs)):
-            if isinstance(got, DecodeError):
-                out.problems.append(f"{p.path.name} offset {r.offset}: {got}")
-                continue
-            record_type, key_obj, _version, value_obj = got
-            if record_type not in OFFSET_COMMIT_TYPES:
-                continue
-            found = read_commit(key_obj, value_obj, r.offset)
-            if batch.is_transactional:
-                pending.setdefault(batch.producer_id, []).append(found)
-            else:
-                _apply(out, *found)
-        records.clear()
-
-    for _seg, b, r in p.read(verify_crc=True, on_damage=damage.append):
-        if b is not batch:
-            flush()
-            batch = b
-        if r.control is not None:
-            if r.control.type in (0, 1):  # ABORT, COMMIT
-                staged = pending.pop(b.producer_id, [])
-                if r.control.type == 1:
-                    for ident, commit in staged:
-                        _apply(out, ident, commit)
+    types, attrs = frozenset(OFFSET_COMMIT_TYPES), _key_attrs(codecs)
+    for _seg, b, records in p.read_batches(verify_crc=True, on_damage=damage.append):
+        if b.is_control:
+            for r in records:
+                if r.control is not None and r.control.type in (0, 1):  # ABORT, COMMIT
+                    staged.pop(b.producer_id, None)
+                    done = pending.pop(b.producer_id, {})
+                    if r.control.type == 1:
+                        for key, entry in done.items():
+                            if entry is None:
+                                latest.pop(key, None)
+                            else:
+                                latest[key] = entry
             continue
-        out.records += 1
-        if r.key is None:
-            out.problems.append(f"{p.path.name} offset {r.offset}: a record with no key")
-            continue
-        records.append(r)
-    flush()
-    out.pending += sum(len(v) for v in pending.values())
+        out.records += len(records)
+        items = codecs.coordinator_pairs(OFFSETS_TOPIC, [(r.key, r.value) for r in records])
+        if b.is_transactional:
+            target = pending.setdefault(b.producer_id, {})
+            commits = sum(1 for it in items if type(it) is tuple and it[0] in types)
+            staged[b.producer_id] = staged.get(b.producer_id, 0) + commits
+        else:
+            target = latest
+        for i in fold_latest(items, records, types, attrs, target, not b.is_transactional):
+            r = records[i]
+            why = "a record with no key" if r.key is None else str(items[i])
+            out.problems.append(f"{p.path.name} offset {r.offset}: {why}")
+    out.pending += sum(staged.values())
     out.problems += [f"{p.path.name}: {d}" for d in damage]
     out.partitions += 1
 
 
-def _apply(out: GroupOffsets, ident, commit: Commit | None) -> None:
-    if commit is None:
-        out.commits.pop(ident, None)
-    else:
-        out.commits[ident] = commit
-
-
 def fold_offsets(log_dirs: list[LogDirs], codecs: Codecs = DEFAULT) -> GroupOffsets:
     out = GroupOffsets()
+    latest: Latest = {}
     for d in log_dirs:
         out.problems += d.problems
         for p in d.partitions:
             if p.topic == OFFSETS_TOPIC and p.state is None:
-                fold_partition(p, out, codecs)
+                fold_partition(p, out, latest, codecs)
+    out.commits = {key: _commit(key, value_obj, offset) for key, (offset, _v, value_obj) in latest.items()}
     return out
 
 

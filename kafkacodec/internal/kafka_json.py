@@ -14,6 +14,10 @@ Jackson):
 
 The writer reads what the spec says of each field from the generated classes' MESSAGE
 (`-kafkacodec-message` in the schemas), so it serves any set of generated codecs.
+
+to_json is the reference. NativeJson compiles the same plans for the native writer
+(kafkacodec/internal/_native_json.c), which writes many records' structs at a time and
+hands back to Python (None) whatever a plan does not cover: a test compares both.
 """
 
 from __future__ import annotations
@@ -28,9 +32,14 @@ from kafkacodec.runtime.errors import CorruptRecordError
 
 from .codecs import in_versions, version_bounds
 
+try:  # the optional native writer; to_json is the reference
+    from . import _native
+except ImportError:  # pragma: no cover - no compiler at install time
+    _native = None
+
 __all__ = [
     "to_json", "java_double", "json_string", "field_value", "tagged_values", "TextError", "present",
-    "uuid_text",
+    "uuid_text", "NativeJson",
 ]  # fmt: skip
 
 _INT_TYPES = frozenset({"int8", "int16", "uint16", "int32", "uint32", "int64"})
@@ -276,3 +285,95 @@ def to_json(obj, version: int, replace: Replace | None = None, valid: str | None
             text = _value(value, f["type"], version, where, replace or {}, valid)
         parts.append(f'"{name}":{text}')
     return "{" + ",".join(parts) + "}"
+
+
+# -- the native writer's plans
+
+#: The native writer's kinds of value (kafkacodec/internal/_native_json.c).
+_J_INT, _J_BOOL, _J_STR, _J_BYTES, _J_UUID, _J_STRUCT, _J_NAMES, _J_ARRAY = range(1, 9)
+_J_KINDS = {"bool": _J_BOOL, "string": _J_STR, "bytes": _J_BYTES, "uuid": _J_UUID}
+
+
+def _kind(typ: str) -> int | None:
+    """The native writer's kind for a spec type (None: float64, which Python writes)."""
+    if typ in _INT_TYPES:
+        return _J_INT
+    if typ == "float64":
+        return None
+    return _J_KINDS.get(typ, _J_STRUCT)
+
+
+class NativeJson:
+    """Plans for the native writer, which gives to_json's text for many structs at a time.
+
+    names: {(struct, JSON name): {int: JSON text}}, a field printed by its name (to_json's
+    replace with a lookup, as 4.1's TransactionLogMessageParser prints a state); python:
+    the (struct, JSON name) fields that only a Python function prints (to_json's replace):
+    a struct that has one is always written by to_json. Plans are made once per (class,
+    version, validVersions)."""
+
+    def __init__(self, names: dict[tuple[str, str], dict[int, str]] | None = None,
+                 python: frozenset[tuple[str, str]] = frozenset()) -> None:  # fmt: skip
+        self.names = names or {}
+        self.python = python
+        self._plans: dict[tuple, Any] = {}
+
+    @staticmethod
+    def available() -> bool:
+        return _native is not None
+
+    def plan(self, cls, version: int, valid: str | None = None) -> Any:
+        """The native plan of a class at a version (None: to_json must write it)."""
+        if _native is None:
+            return None
+        if valid is None:
+            valid = cls.MESSAGE.get("validVersions")
+        key = (cls, version, valid)
+        if key not in self._plans:
+            made = self._make(cls, version, valid)
+            if len(self._plans) < 100_000:  # versions come from data: keep the cache bounded
+                self._plans[key] = made
+            return made
+        return self._plans[key]
+
+    def _make(self, cls, version: int, valid: str | None) -> Any:
+        message = getattr(cls, "MESSAGE", None)
+        if message is None or "fields" not in message:
+            return None
+        entries = []
+        for name, _where, f, is_tagged in _plan(cls, version, valid):
+            if is_tagged:  # printed only when set: the writer hands structs with tags to Python
+                continue
+            where = (message["struct"], name)
+            if where in self.python:
+                return None
+            typ, element = f["type"], None
+            if where in self.names:
+                kind: int | None = _J_NAMES
+            elif typ.startswith("[]"):
+                kind, element = _J_ARRAY, _kind(typ[2:])
+                if element is None:
+                    return None
+            else:
+                kind = _kind(typ)
+            if kind is None:
+                return None
+            entries.append((f'"{name}":', f["id"], kind, element or 0, self.names.get(where)))
+        tagged = "tagged_fields" if "tagged_fields" in getattr(cls, "FIELDS", ()) else None
+        try:
+            return _native.plan(cls, tuple(entries), tagged,
+                                functools.partial(self.plan, version=version, valid=valid))  # fmt: skip
+        except TypeError:  # a field that is not a slot of its class: Python writes it
+            return None
+
+    @staticmethod
+    def coordinator_texts(items: list, keys: dict, values: dict, word: str) -> list:
+        """kafka-dump-log's (key, payload, False) texts for Codecs.coordinator_pairs' items
+        (None where Python must write one): keys {record type: plan}, values {record type: (plan
+        for each version from 0)}, word: what names the value's version ("version")."""
+        return _native.coordinator_texts(items, keys, values, word)
+
+    def write(self, obj, version: int, valid: str | None = None) -> str | None:
+        """obj as to_json writes it (with this object's names), or None where to_json must."""
+        plan = self.plan(type(obj), version, valid)
+        return None if plan is None else _native.write(obj, plan)

@@ -18,14 +18,15 @@
  * the bytes actually present, and the outputs grow as records are found.
  *
  * This header: what the files share. The primitives (varints, big-endian loads, CRC-32)
- * are the runtime's (runtime/primitives.h); the byte layout of the formats is the
+ * are the runtime's (runtime/primitives.h), and so are the slot offsets and the growing
+ * buffer (runtime/pyobjects.h); the byte layout of the formats is the
  * schemas' (generated/kafka_layout.h), never restated here.
  */
 #ifndef KAFKACODEC_RECORDS_NATIVE_H
 #define KAFKACODEC_RECORDS_NATIVE_H
 
 #include "primitives.h"
-#include <structmember.h>
+#include "pyobjects.h"
 #include <stddef.h>
 
 #include "kafka_layout.h"
@@ -48,8 +49,6 @@ extern const char *const FIELD_NAMES[N_FIELDS];
  * -1 with TypeError when type has not every slot. */
 int slot_offsets(PyTypeObject *type, Py_ssize_t offsets[N_FIELDS]);
 
-/* The object slot at byte offset off of obj (a member descriptor's offset). */
-#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 #define SET(obj, field, value) (SLOT(obj, offsets[field]) = (value))
 #define GET(obj, field) SLOT(obj, offsets[field])
 
@@ -95,15 +94,7 @@ next_header(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t *key_at, int64_t *le
         *pos += (Py_ssize_t)*len_value;
 }
 
-/* ------------------------------------------------------ a growing buffer (_native_encode.c) */
-
-typedef struct {
-    char *data;
-    Py_ssize_t len, cap;
-} Out;
-
-/* Room for more bytes in o (PyMem, doubling): 0, or -1 with MemoryError. */
-int out_reserve(Out *o, Py_ssize_t more);
+/* ------------------------------------------- writing into a growing buffer (runtime's Out) */
 
 /* Append the low n bytes of v (1 <= n <= 8), big-endian; the caller reserved the room. */
 static inline void
@@ -178,10 +169,6 @@ typedef struct {
 
 /* The layout of the legacy message at p (avail bytes there): 0, or -1 with ValueError. */
 int legacy_layout(const uint8_t *p, Py_ssize_t avail, LegacyLayout *l);
-
-/* The byte offset of the object slot `name` of type (a member descriptor on its MRO that is
- * not a LazyField), or -1 with an exception. */
-Py_ssize_t member_offset(PyTypeObject *type, const char *name);
 
 /* --------------------------------------------------------------- the module (_native_module.c) */
 

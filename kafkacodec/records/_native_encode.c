@@ -6,24 +6,6 @@
 /* ------------------------------------------------------------------------ encoding */
 
 int
-out_reserve(Out *o, Py_ssize_t more)
-{
-    if (o->len + more <= o->cap)
-        return 0;
-    Py_ssize_t cap = o->cap ? o->cap : 4096;
-    while (cap < o->len + more)
-        cap *= 2;
-    char *p = PyMem_Realloc(o->data, (size_t)cap);
-    if (p == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    o->data = p;
-    o->cap = cap;
-    return 0;
-}
-
-int
 int_field(PyObject *v, int width, long long *out)
 {
     int overflow = 0;

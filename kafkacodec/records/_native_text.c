@@ -14,34 +14,6 @@
 #include "_native.h"
 #include <limits.h>
 
-/* Append n bytes at p, growing o: 0, or -1 with MemoryError. */
-static inline int
-emit(Out *o, const char *p, Py_ssize_t n)
-{
-    if (o->cap - o->len < n && out_reserve(o, n) < 0)
-        return -1;
-    memcpy(o->data + o->len, p, (size_t)n);
-    o->len += n;
-    return 0;
-}
-
-#define EMIT_LIT(o, s) emit((o), (s), (Py_ssize_t)(sizeof(s) - 1))
-
-static int
-emit_int(Out *o, long long v)
-{
-    char tmp[24];
-    int n = 0;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        tmp[sizeof tmp - 1 - n++] = '-';
-    return emit(o, tmp + sizeof tmp - n, n);
-}
-
 /* The code point c in UTF-8 (c is never a surrogate here: the callers escape those). */
 static int
 emit_utf8(Out *o, Py_UCS4 c)
@@ -217,8 +189,6 @@ emit_json_str(Out *o, PyObject *s)
 
 enum { TEXT, JSON_HEX, JSON_BASE64, JSON_UTF8 };
 
-static const char B64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /* Bytes as dump.encode_bytes gives them for how, as a JSON value. */
 static int
 emit_json_bytes(Out *o, PyObject *v, int mode)
@@ -233,23 +203,8 @@ emit_json_bytes(Out *o, PyObject *v, int mode)
         if (emit_hex(o, p, n) < 0)
             return -1;
     } else if (mode == JSON_BASE64) {
-        const Py_ssize_t need = (n + 2) / 3 * 4;
-        if (o->cap - o->len < need && out_reserve(o, need) < 0)
+        if (emit_base64(o, p, n, 0, 1) < 0)
             return -1;
-        char *d = o->data + o->len;
-        Py_ssize_t i = 0;
-        for (; i + 3 <= n; i += 3, d += 4) {
-            const uint32_t t = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-            d[0] = B64[t >> 18], d[1] = B64[(t >> 12) & 63], d[2] = B64[(t >> 6) & 63], d[3] = B64[t & 63];
-        }
-        if (n - i == 1) {
-            const uint32_t t = (uint32_t)p[i] << 16;
-            d[0] = B64[t >> 18], d[1] = B64[(t >> 12) & 63], d[2] = '=', d[3] = '=';
-        } else if (n - i == 2) {
-            const uint32_t t = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-            d[0] = B64[t >> 18], d[1] = B64[(t >> 12) & 63], d[2] = B64[(t >> 6) & 63], d[3] = '=';
-        }
-        o->len += need;
     } else if (plain_ascii(p, n)) {
         for (Py_ssize_t i = 0; i < n; i++)
             if (emit_json_char(o, p[i]) < 0)
@@ -346,15 +301,6 @@ json_line(Out *o, const Fields *f, int mode)
         ? -1 : EMIT_LIT(o, "}\n");
 }
 
-/* The buffer as a str (it holds UTF-8 only), freed either way. */
-static PyObject *
-finish(Out *o)
-{
-    PyObject *s = PyUnicode_DecodeUTF8(o->data ? o->data : "", o->len, "strict");
-    PyMem_Free(o->data);
-    return s;
-}
-
 PyDoc_STRVAR(record_lines_doc,
 "record_lines(records, record_type, mode) -> str | None\n\n"
 "The lines `kafkacodec records` prints for records (a list of record_type objects), each\n"
@@ -390,7 +336,7 @@ record_lines(PyObject *Py_UNUSED(module), PyObject *args)
             return NULL;
         }
     }
-    return finish(&o);
+    return out_str(&o);
 }
 
 /* ------------------------------------------------------------ kafka-dump-log's lines */
@@ -408,22 +354,43 @@ emit_dump_text(Out *o, PyObject *v)
 }
 
 PyDoc_STRVAR(dump_lines_doc,
-"dump_lines(records, record_type, print_data, previous) -> (str, last, gaps) | None\n\n"
-"kafka-dump-log's lines for the records of a v2 batch (dump._record_lines, no decoder),\n"
-"each ending with a newline, with payloads when print_data. previous: the offset of the\n"
-"record before them (None for none); last: the last record's offset; gaps: the (offset,\n"
-"next offset) pairs that are not consecutive. None when a record is one the Python\n"
-"formatter must print (a control record, a header key that is not ASCII, ...).");
+"dump_lines(records, record_type, print_data, previous, texts=None) -> (str, last, gaps) | None\n\n"
+"kafka-dump-log's lines for the records of a v2 batch (dump._record_lines), each ending\n"
+"with a newline, with payloads when print_data: the key and value as text, or when texts\n"
+"is given (a decoder's), the first two items of texts[i], (key, payload, ...) for record i,\n"
+"each a str or None (not printed). previous: the offset of the record before them (None for none); last: the last\n"
+"record's offset; gaps: the (offset, next offset) pairs that are not consecutive. None when\n"
+"a record is one the Python formatter must print (a control record, a header key that is\n"
+"not ASCII, ...).");
+
+/* A decoder's text: 0 written (or None: nothing), 1 give up, -1 an exception. */
+static int
+emit_decoded(Out *o, const char *label, Py_ssize_t label_len, PyObject *text)
+{
+    if (text == Py_None)
+        return 0;
+    if (!PyUnicode_CheckExact(text))
+        return 1;
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(text, &n);
+    if (p == NULL) { /* not UTF-8: Python writes it as it can */
+        PyErr_Clear();
+        return 1;
+    }
+    return emit(o, label, label_len) < 0 || emit(o, p, n) < 0 ? -1 : 0;
+}
 
 static PyObject *
 dump_lines(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *records, *previous;
+    PyObject *records, *previous, *texts = Py_None;
     PyTypeObject *record_type;
     int print_data;
-    if (!PyArg_ParseTuple(args, "O!O!pO:dump_lines", &PyList_Type, &records, &PyType_Type,
-                          &record_type, &print_data, &previous))
+    if (!PyArg_ParseTuple(args, "O!O!pO|O:dump_lines", &PyList_Type, &records, &PyType_Type,
+                          &record_type, &print_data, &previous, &texts))
         return NULL;
+    if (texts != Py_None && (!PyList_CheckExact(texts) || PyList_GET_SIZE(texts) != PyList_GET_SIZE(records)))
+        return PyErr_Format(PyExc_ValueError, "dump_lines: texts is a list with one item per record");
     Py_ssize_t offsets[N_FIELDS];
     if (slot_offsets(record_type, offsets) < 0)
         return NULL;
@@ -473,16 +440,29 @@ dump_lines(PyObject *Py_UNUSED(module), PyObject *args)
         }
         if (EMIT_LIT(&o, "]") < 0)
             goto error;
-        if (print_data && f.key != Py_None
-            && (EMIT_LIT(&o, " key: ") < 0 || emit_dump_text(&o, f.key) < 0))
-            goto error;
-        if (print_data && f.value != Py_None
-            && (EMIT_LIT(&o, " payload: ") < 0 || emit_dump_text(&o, f.value) < 0))
-            goto error;
+        if (print_data && texts != Py_None) {
+            PyObject *pair = PyList_GET_ITEM(texts, i);
+            if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) < 2)
+                goto give_up;
+            int done = emit_decoded(&o, " key: ", 6, PyTuple_GET_ITEM(pair, 0));
+            if (done == 0)
+                done = emit_decoded(&o, " payload: ", 10, PyTuple_GET_ITEM(pair, 1));
+            if (done > 0)
+                goto give_up;
+            if (done < 0)
+                goto error;
+        } else {
+            if (print_data && f.key != Py_None
+                && (EMIT_LIT(&o, " key: ") < 0 || emit_dump_text(&o, f.key) < 0))
+                goto error;
+            if (print_data && f.value != Py_None
+                && (EMIT_LIT(&o, " payload: ") < 0 || emit_dump_text(&o, f.value) < 0))
+                goto error;
+        }
         if (EMIT_LIT(&o, "\n") < 0)
             goto error;
     }
-    PyObject *text = finish(&o);
+    PyObject *text = out_str(&o);
     if (text == NULL) {
         Py_DECREF(gaps);
         return NULL;

@@ -285,35 +285,6 @@ typedef struct {
 } LazyField;
 
 
-Py_ssize_t
-member_offset(PyTypeObject *type, const char *name)
-{
-    PyObject *key = PyUnicode_InternFromString(name);
-    if (key == NULL)
-        return -1;
-    PyObject *mro = type->tp_mro;
-    for (Py_ssize_t i = 0; mro != NULL && i < PyTuple_GET_SIZE(mro); i++) {
-        PyObject *dict = ((PyTypeObject *)PyTuple_GET_ITEM(mro, i))->tp_dict;
-        PyObject *d = dict ? PyDict_GetItemWithError(dict, key) : NULL;
-        if (d != NULL && PyObject_TypeCheck(d, &PyMemberDescr_Type)) {
-            PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
-            Py_DECREF(key);
-            if (m->type != T_OBJECT_EX) {
-                PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot", type->tp_name, name);
-                return -1;
-            }
-            return m->offset;
-        }
-        if (PyErr_Occurred()) {
-            Py_DECREF(key);
-            return -1;
-        }
-    }
-    Py_DECREF(key);
-    PyErr_Format(PyExc_TypeError, "%s has no slot named %s", type->tp_name, name);
-    return -1;
-}
-
 /* The bytes an object's fields are read from: its _buf (a memoryview, not released) and
  * position, with the entry's length field inside the buffer. 0, or -1 with an exception. */
 static int

@@ -37,16 +37,19 @@ def record_lines(records: Sequence[Record], mode: str, one: Callable[[Record], s
     return "".join([one(r) + "\n" for r in records])
 
 
-def dump_lines(records: Sequence[Record], print_data: bool,
-               previous: int | None) -> tuple[str, int | None, list[tuple[int, int]]] | None:  # fmt: skip
-    """kafka-dump-log's lines for the records of a v2 batch with no decoder, each ending with
-    a newline: (text, the last record's offset, the (offset, next offset) pairs that are not
-    consecutive, counting from previous). None when the native formatter does not apply
-    (not built; a control record, a header key that is not ASCII, ...): the caller formats
-    those records itself."""
+def dump_lines(records: Sequence[Record], print_data: bool, previous: int | None,
+               texts: list[tuple] | None = None,
+               ) -> tuple[str, int | None, list[tuple[int, int]]] | None:  # fmt: skip
+    """kafka-dump-log's lines for the records of a v2 batch, each ending with a newline:
+    (text, the last record's offset, the (offset, next offset) pairs that are not
+    consecutive, counting from previous). With print_data, each record's key and payload
+    as text, or texts[i]'s first two items (a decoder's key and payload texts, None where it
+    prints none).
+    None when the native formatter does not apply (not built; a control record, a header
+    key that is not ASCII, ...): the caller formats those records itself."""
     if _native_dump is None:
         return None
-    return _native_dump(_as_list(records), Record, print_data, previous)
+    return _native_dump(_as_list(records), Record, print_data, previous, texts)
 
 
 def _as_list(records: Sequence[Record]) -> list[Record]:

@@ -1,0 +1,498 @@
+/*
+ * The decoded structs of Kafka's internal topics as the JSON
+ * of Kafka's generated <Spec>JsonConverter.write, many records at a time. The Python
+ * writer (kafkacodec/internal/kafka_json.py) is the reference and decides everything: it
+ * compiles each (class, version, validVersions) into a plan (which fields are present, their
+ * JSON names and kinds), and this file only walks the plan over the objects' slots. For
+ * anything a plan does not say how to write (a non-empty tagged field, a float64, a field
+ * printed by a Python function, a string that is not UTF-8, an int past 64 bits, a value of
+ * an unexpected type) it gives up and returns None: the caller writes that record in
+ * Python, which gives the same text or raises kafkacodec's error. A test compares both on
+ * every internal-topic vector and on generated structs of every spec.
+ *
+ *   plan(cls, entries, tagged_slot, resolve) -> a plan (a capsule)
+ *       entries: (prefix, slot, kind, element kind, names) for each field printed, in order;
+ *       prefix: the field's `"name":` text; names: {int: JSON text} for NAMES;
+ *       tagged_slot: the class's tagged_fields slot or None; resolve(cls) -> the plan of a
+ *       nested struct's class at the same version (None: give up).
+ *   write(obj, plan) -> str | None
+ *   coordinator_texts(items, key_plans, value_plans, value_word) -> [(key, payload, False) | None]
+ *       items: Codecs.coordinator_pairs' output; key_plans {record type: plan | None};
+ *       value_plans {record type: (plan | None for each version from 0)}; the texts
+ *       dump_format's coordinator parsers print.
+ */
+#include "_native.h"
+
+enum { J_INT = 1, J_BOOL = 2, J_STR = 3, J_BYTES = 4, J_UUID = 5, J_STRUCT = 6, J_NAMES = 7,
+       J_ARRAY = 8 };
+#define MAX_DEPTH 32
+
+static const char *CAPSULE = "kafkacodec.internal._native.Plan";
+
+struct Plan;
+
+typedef struct {
+    char *prefix;
+    Py_ssize_t prefix_len, offset;
+    int kind, element;
+    PyObject *names;                 /* J_NAMES: {int: str} */
+    PyTypeObject *child_type;        /* the nested struct class last seen, and its plan */
+    PyObject *child;
+} Entry;
+
+typedef struct Plan {
+    PyTypeObject *cls;
+    Py_ssize_t tagged_offset; /* -1: none */
+    Py_ssize_t n;
+    Entry *entries;
+    PyObject *resolve;
+} Plan;
+
+static void
+free_plan(Plan *p)
+{
+    if (p == NULL)
+        return;
+    for (Py_ssize_t i = 0; i < p->n && p->entries; i++) {
+        PyMem_Free(p->entries[i].prefix);
+        Py_XDECREF(p->entries[i].names);
+        Py_XDECREF(p->entries[i].child_type);
+        Py_XDECREF(p->entries[i].child);
+    }
+    PyMem_Free(p->entries);
+    Py_XDECREF(p->cls);
+    Py_XDECREF(p->resolve);
+    PyMem_Free(p);
+}
+
+static void
+capsule_free(PyObject *capsule)
+{
+    free_plan((Plan *)PyCapsule_GetPointer(capsule, CAPSULE));
+}
+
+static Plan *
+plan_of(PyObject *capsule)
+{
+    return (Plan *)PyCapsule_GetPointer(capsule, CAPSULE);
+}
+
+PyDoc_STRVAR(plan_doc,
+"plan(cls, entries, tagged_slot, resolve) -> a plan for write() (see the module's doc)");
+
+static PyObject *
+make_plan(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyTypeObject *cls;
+    PyObject *entries, *tagged, *resolve;
+    if (!PyArg_ParseTuple(args, "O!O!OO:plan", &PyType_Type, &cls, &PyTuple_Type, &entries,
+                          &tagged, &resolve))
+        return NULL;
+    Plan *p = PyMem_Calloc(1, sizeof(Plan));
+    if (p == NULL)
+        return PyErr_NoMemory();
+    p->cls = (PyTypeObject *)Py_NewRef(cls);
+    p->resolve = Py_NewRef(resolve);
+    p->tagged_offset = -1;
+    if (tagged != Py_None) {
+        const char *name = PyUnicode_AsUTF8(tagged);
+        if (name == NULL || (p->tagged_offset = member_offset(cls, name)) < 0)
+            goto fail;
+    }
+    p->n = PyTuple_GET_SIZE(entries);
+    p->entries = PyMem_Calloc(p->n ? p->n : 1, sizeof(Entry));
+    if (p->entries == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        Entry *e = &p->entries[i];
+        PyObject *prefix, *slot, *names;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(entries, i), "UUiiO:an entry", &prefix, &slot,
+                              &e->kind, &e->element, &names))
+            goto fail;
+        Py_ssize_t n;
+        const char *text = PyUnicode_AsUTF8AndSize(prefix, &n);
+        const char *slot_name = PyUnicode_AsUTF8(slot);
+        if (text == NULL || slot_name == NULL || (e->offset = member_offset(cls, slot_name)) < 0)
+            goto fail;
+        if ((e->prefix = PyMem_Malloc((size_t)n + 1)) == NULL) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        memcpy(e->prefix, text, (size_t)n);
+        e->prefix_len = n;
+        if (e->kind < J_INT || e->kind > J_ARRAY
+            || (e->kind == J_ARRAY && (e->element < J_INT || e->element > J_STRUCT))) {
+            PyErr_SetString(PyExc_ValueError, "an entry of an unknown kind");
+            goto fail;
+        }
+        if (e->kind == J_NAMES) {
+            if (!PyDict_Check(names)) {
+                PyErr_SetString(PyExc_TypeError, "NAMES needs a dict");
+                goto fail;
+            }
+            e->names = Py_NewRef(names);
+        }
+    }
+    PyObject *capsule = PyCapsule_New(p, CAPSULE, capsule_free);
+    if (capsule == NULL)
+        free_plan(p);
+    return capsule;
+fail:
+    free_plan(p);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------- writing */
+
+/* write_*: 0 written, 1 give up (the caller writes it in Python), -1 an exception. */
+
+/* A str as Jackson writes it: ", \, \n, \t, \b, \f, \r escaped, other characters below
+ * 0x20 as \u00XX, everything else as its UTF-8. A str that is not valid UTF-8 (surrogate
+ * escapes of bytes that were not UTF-8) is given up: the Python writer refuses it. */
+static int
+write_str(Out *o, PyObject *s)
+{
+    if (!PyUnicode_CheckExact(s))
+        return 1;
+    Py_ssize_t n;
+    const char *p;
+    if (PyUnicode_IS_ASCII(s)) {
+        p = (const char *)PyUnicode_DATA(s);
+        n = PyUnicode_GET_LENGTH(s);
+    } else if ((p = PyUnicode_AsUTF8AndSize(s, &n)) == NULL) {
+        PyErr_Clear();
+        return 1;
+    }
+    if (o->cap - o->len < n + 2 && out_reserve(o, n + 2) < 0)
+        return -1;
+    o->data[o->len++] = '"';
+    Py_ssize_t run = 0; /* characters copied as they are, written at once */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const unsigned char c = (unsigned char)p[i];
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        if (emit(o, p + run, i - run) < 0)
+            return -1;
+        run = i + 1;
+        char esc[6] = {'\\', 0, '0', '0', 0, 0};
+        int len = 2;
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\t': esc[1] = 't'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\r': esc[1] = 'r'; break;
+        default:
+            esc[1] = 'u';
+            esc[4] = "0123456789ABCDEF"[c >> 4];
+            esc[5] = "0123456789ABCDEF"[c & 15];
+            len = 6;
+        }
+        if (emit(o, esc, len) < 0)
+            return -1;
+    }
+    if (emit(o, p + run, n - run) < 0)
+        return -1;
+    return EMIT_LIT(o, "\"");
+}
+
+static int write_struct(Out *o, PyObject *obj, Plan *p, int depth);
+
+/* The plan of a nested struct's class (kept in the entry for the next one). */
+static Plan *
+child_plan(Entry *e, Plan *parent, PyObject *obj, int *give_up)
+{
+    if ((PyObject *)Py_TYPE(obj) != (PyObject *)e->child_type) {
+        PyObject *got = PyObject_CallOneArg(parent->resolve, (PyObject *)Py_TYPE(obj));
+        if (got == NULL)
+            return NULL;
+        if (got == Py_None) {
+            Py_DECREF(got);
+            *give_up = 1;
+            return NULL;
+        }
+        if (plan_of(got) == NULL) {
+            Py_DECREF(got);
+            return NULL;
+        }
+        Py_XSETREF(e->child_type, (PyTypeObject *)Py_NewRef(Py_TYPE(obj)));
+        Py_XSETREF(e->child, got);
+    }
+    return plan_of(e->child);
+}
+
+/* One value of kind (not an array) */
+static int
+write_value(Out *o, PyObject *v, int kind, Entry *e, Plan *p, int depth)
+{
+    if (v == Py_None)
+        return EMIT_LIT(o, "null");
+    switch (kind) {
+    case J_INT: {
+        int overflow = 0;
+        if (!PyLong_CheckExact(v))
+            return 1;
+        const long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow)
+            return 1;
+        if (x == -1 && PyErr_Occurred())
+            return -1;
+        return emit_int(o, x);
+    }
+    case J_BOOL:
+        if (v == Py_True || v == Py_False)
+            return v == Py_True ? EMIT_LIT(o, "true") : EMIT_LIT(o, "false");
+        if (!PyLong_CheckExact(v))
+            return 1;
+        switch (PyObject_IsTrue(v)) {
+        case 0: return EMIT_LIT(o, "false");
+        case 1: return EMIT_LIT(o, "true");
+        default: return -1;
+        }
+    case J_STR:
+        return write_str(o, v);
+    case J_BYTES:
+    case J_UUID:
+        if (!PyBytes_CheckExact(v))
+            return 1;
+        if (EMIT_LIT(o, "\"") < 0
+            || emit_base64(o, (const uint8_t *)PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v),
+                           kind == J_UUID, kind == J_BYTES) < 0)
+            return -1;
+        return EMIT_LIT(o, "\"");
+    case J_NAMES: {
+        PyObject *text = PyDict_GetItemWithError(e->names, v);
+        if (text == NULL)
+            return PyErr_Occurred() ? -1 : 1;
+        Py_ssize_t n;
+        const char *t = PyUnicode_AsUTF8AndSize(text, &n);
+        return t == NULL ? -1 : emit(o, t, n);
+    }
+    case J_STRUCT: {
+        int give_up = 0;
+        Plan *c = child_plan(e, p, v, &give_up);
+        if (c == NULL)
+            return give_up ? 1 : -1;
+        return write_struct(o, v, c, depth + 1);
+    }
+    }
+    return 1;
+}
+
+
+static int
+write_array(Out *o, PyObject *list, Entry *e, Plan *p, int depth)
+{
+    if (list == Py_None)
+        return EMIT_LIT(o, "null");
+    if (!PyList_CheckExact(list))
+        return 1;
+    if (EMIT_LIT(o, "[") < 0)
+        return -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *item = PyList_GET_ITEM(list, i);
+        int done;
+        if (i && EMIT_LIT(o, ",") < 0)
+            return -1;
+        if (e->element == J_STR || e->element == J_BYTES) {
+            PyObject *inner = PyObject_GetAttr(item, VALUE_NAME);
+            if (inner == NULL) {
+                PyErr_Clear();
+                return 1;
+            }
+            done = write_value(o, inner, e->element, e, p, depth);
+            Py_DECREF(inner);
+        } else {
+            done = write_value(o, item, e->element, e, p, depth);
+        }
+        if (done)
+            return done;
+    }
+    return EMIT_LIT(o, "]");
+}
+
+static int
+write_struct(Out *o, PyObject *obj, Plan *p, int depth)
+{
+    if (depth > MAX_DEPTH || Py_TYPE(obj) != p->cls)
+        return 1;
+    if (p->tagged_offset >= 0) { /* tagged fields: Python decides which to print */
+        PyObject *t = SLOT(obj, p->tagged_offset);
+        if (t != NULL && t != Py_None && (!PyList_CheckExact(t) || PyList_GET_SIZE(t)))
+            return 1;
+    }
+    if (EMIT_LIT(o, "{") < 0)
+        return -1;
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        Entry *e = &p->entries[i];
+        PyObject *v = SLOT(obj, e->offset);
+        if (v == NULL)
+            return 1;
+        if ((i && EMIT_LIT(o, ",") < 0) || emit(o, e->prefix, e->prefix_len) < 0)
+            return -1;
+        const int done = e->kind == J_ARRAY ? write_array(o, v, e, p, depth)
+                                            : write_value(o, v, e->kind, e, p, depth);
+        if (done)
+            return done;
+    }
+    return EMIT_LIT(o, "}");
+}
+
+PyDoc_STRVAR(write_doc,
+"write(obj, plan) -> str | None: obj as Kafka's JSON, None when Python must write it");
+
+static PyObject *
+write_json(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *obj, *capsule;
+    if (!PyArg_ParseTuple(args, "OO:write", &obj, &capsule))
+        return NULL;
+    Plan *p = plan_of(capsule);
+    if (p == NULL)
+        return NULL;
+    Out o = {NULL, 0, 0};
+    const int done = write_struct(&o, obj, p, 0);
+    if (done) {
+        PyMem_Free(o.data);
+        if (done < 0)
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    return out_str(&o);
+}
+
+/* ------------------------------------------------------ the coordinator topics' texts */
+
+/* The plan for a record type (and version) in the tables, or NULL (not an error) when
+ * there is none. */
+static Plan *
+key_plan(PyObject *table, PyObject *rt)
+{
+    PyObject *got = PyDict_GetItemWithError(table, rt);
+    return got == NULL || got == Py_None ? NULL : plan_of(got);
+}
+
+static Plan *
+value_plan(PyObject *table, PyObject *rt, PyObject *version)
+{
+    PyObject *by_version = PyDict_GetItemWithError(table, rt);
+    if (by_version == NULL || !PyTuple_Check(by_version))
+        return NULL;
+    const Py_ssize_t v = PyLong_AsSsize_t(version);
+    if (v < 0 || v >= PyTuple_GET_SIZE(by_version)) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *got = PyTuple_GET_ITEM(by_version, v);
+    return got == Py_None ? NULL : plan_of(got);
+}
+
+/* One item's (key, payload): 0 and *out set, 1 give up, -1 an exception. */
+static int
+coordinator_item(PyObject *item, PyObject *keys, PyObject *values, PyObject *word,
+                 PyObject **out)
+{
+    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4)
+        return 1;
+    PyObject *rt = PyTuple_GET_ITEM(item, 0), *kobj = PyTuple_GET_ITEM(item, 1);
+    PyObject *version = PyTuple_GET_ITEM(item, 2), *vobj = PyTuple_GET_ITEM(item, 3);
+    if (!PyLong_CheckExact(rt) || !PyLong_CheckExact(version))
+        return 1;
+    Plan *kp = key_plan(keys, rt);
+    if (kp == NULL)
+        return PyErr_Occurred() ? -1 : 1;
+    /* Jackson's ObjectNode: {"type":"<record type>","data":{...}} (numbers as text) */
+    Out o = {NULL, 0, 0};
+    int done;
+    const long long type = PyLong_AsLongLong(rt);
+    if ((type == -1 && PyErr_Occurred()) || EMIT_LIT(&o, "{\"type\":\"") < 0
+        || emit_int(&o, type) < 0 || EMIT_LIT(&o, "\",\"data\":") < 0)
+        goto error;
+    if ((done = write_struct(&o, kobj, kp, 0)) != 0)
+        goto give_up;
+    if (EMIT_LIT(&o, "}") < 0)
+        goto error;
+    PyObject *key = out_str(&o);
+    if (key == NULL)
+        return -1;
+    PyObject *payload;
+    if (vobj == Py_None) {
+        payload = PyUnicode_FromString("<DELETE>");
+    } else {
+        Plan *vp = value_plan(values, rt, version);
+        if (vp == NULL) {
+            Py_DECREF(key);
+            return PyErr_Occurred() ? -1 : 1;
+        }
+        Py_ssize_t wn;
+        const char *w = PyUnicode_AsUTF8AndSize(word, &wn);
+        const long long v = PyLong_AsLongLong(version);
+        if (w == NULL || (v == -1 && PyErr_Occurred()) || EMIT_LIT(&o, "{\"") < 0
+            || emit(&o, w, wn) < 0 || EMIT_LIT(&o, "\":\"") < 0 || emit_int(&o, v) < 0
+            || EMIT_LIT(&o, "\",\"data\":") < 0) {
+            Py_DECREF(key);
+            goto error;
+        }
+        if ((done = write_struct(&o, vobj, vp, 0)) != 0 || EMIT_LIT(&o, "}") < 0) {
+            Py_DECREF(key);
+            if (done > 0)
+                goto give_up;
+            goto error;
+        }
+        payload = out_str(&o);
+    }
+    if (payload == NULL) {
+        Py_DECREF(key);
+        return -1;
+    }
+    *out = PyTuple_Pack(3, key, payload, Py_False);
+    Py_DECREF(key);
+    Py_DECREF(payload);
+    return *out == NULL ? -1 : 0;
+give_up:
+    PyMem_Free(o.data);
+    return done;
+error:
+    PyMem_Free(o.data);
+    return -1;
+}
+
+PyDoc_STRVAR(coordinator_texts_doc,
+"coordinator_texts(items, key_plans, value_plans, value_word) -> [(key, payload, False) | None]\n\n"
+"The key and payload texts of kafka-dump-log's coordinator decoders for each item of\n"
+"Codecs.coordinator_pairs' output, as dump_format's parsers return them (not failed);\n"
+"None where Python must write it.");
+
+static PyObject *
+coordinator_texts(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *items, *keys, *values, *word;
+    if (!PyArg_ParseTuple(args, "O!O!O!U:coordinator_texts", &PyList_Type, &items, &PyDict_Type,
+                          &keys, &PyDict_Type, &values, &word))
+        return NULL;
+    const Py_ssize_t n = PyList_GET_SIZE(items);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *got = NULL;
+        const int done = coordinator_item(PyList_GET_ITEM(items, i), keys, values, word, &got);
+        if (done < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, done ? Py_NewRef(Py_None) : got);
+    }
+    return out;
+}
+
+PyMethodDef JSON_METHODS[] = {
+    {"plan", make_plan, METH_VARARGS, plan_doc},
+    {"write", write_json, METH_VARARGS, write_doc},
+    {"coordinator_texts", coordinator_texts, METH_VARARGS, coordinator_texts_doc},
+    {NULL, NULL, 0, NULL},
+};

@@ -1,0 +1,210 @@
+"""The internal topics' native loops (kafkacodec/internal/_native_*.c) against their Python
+references: the JSON writer against kafka_json.to_json (and Kafka's own JSON of the
+vectors), a Decoder's batch against its record-at-a-time call, and the fold of the newest
+record per key against groups._fold_latest. On every input the native path gives the same
+text or value, or gives up (None) so that Python does that record."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from internal_vectors import CODECS, ROWS, TOPIC, decode, row_id
+
+from kafkacodec.internal import DEFAULT, groups
+from kafkacodec.internal import kafka_json as K
+from kafkacodec.internal.codecs import in_versions
+from kafkacodec.internal.dump_format import PARSERS, Decoder
+from kafkacodec.records.batches import Record
+from kafkacodec.runtime.errors import DecodeError
+
+pytestmark = pytest.mark.skipif(K._native is None, reason="no native writer built")
+
+
+def test_the_native_loops_are_built():
+    # CI has a compiler; a silent fallback there would hide a broken extension.
+    assert K._native is not None and groups.fold_latest is not groups._fold_latest
+
+
+PLAIN = K.NativeJson()
+
+
+@pytest.mark.parametrize("r", ROWS, ids=row_id)
+def test_the_writer_gives_to_json_on_every_vector(r):
+    m = decode(CODECS, r)
+    want = K.to_json(m.obj, m.version)
+    got = PLAIN.write(m.obj, m.version)
+    assert got is None or got == want
+    if r["kind"] != "control":  # Kafka's own JSON of it (control records: their Version)
+        assert want == r["json"]
+    if got is None:  # only what the plans leave to Python: tagged fields set, a float64
+        assert _has_tags_or_floats(m.obj), f"{r['spec']} given up without a reason"
+
+
+def _has_tags_or_floats(obj) -> bool:
+    if isinstance(obj, float):
+        return True
+    if isinstance(obj, list):
+        return any(_has_tags_or_floats(x) for x in obj)
+    fields = getattr(type(obj), "FIELDS", None)
+    if fields is None:
+        return False
+    if getattr(obj, "tagged_fields", None):
+        return True
+    return any(_has_tags_or_floats(getattr(obj, f, None)) for f in fields)
+
+
+def test_most_vectors_are_written_natively():
+    """The writer is not a fallback in disguise: it writes every vector that has no tagged
+    field set and no float64."""
+    written = sum(PLAIN.write(m.obj, m.version) is not None
+                  for m in (decode(CODECS, r) for r in ROWS))  # fmt: skip
+    plain = sum(not _has_tags_or_floats(decode(CODECS, r).obj) for r in ROWS)
+    assert written == plain > len(ROWS) // 2
+
+
+def _spec_cases() -> list:
+    out = []
+    for spec in DEFAULT.specs():
+        sid = DEFAULT.schema_of(spec)
+        valid = DEFAULT.top(sid).MESSAGE["validVersions"]
+        lo, _, hi = valid.partition("-")
+        out += [pytest.param(sid, v, id=f"{spec}-v{v}") for v in range(int(lo), int(hi or lo) + 1)
+                if in_versions(valid, v)]  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("schema_id, version", _spec_cases())
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_the_writer_gives_to_json_on_generated_structs(schema_id, version, data):
+    """Every spec at every version, with values drawn by the generated strategies: strings
+    of every kind (escapes, non-ASCII, not UTF-8), nulls, extremes, nested arrays."""
+    strategies = importlib.import_module(f"kafkacodec.generated.strategies.{schema_id}")
+    cls = DEFAULT.top(schema_id)
+    obj = cls.parse_all(data.draw(getattr(strategies, schema_id)(version)).build(), version)
+    try:
+        want = K.to_json(obj, version)
+    except K.TextError:
+        assert PLAIN.write(obj, version) is None  # refused by Python: never written here
+        return
+    got = PLAIN.write(obj, version)
+    assert got is None or got == want
+    json.loads(want)
+
+
+@given(st.text(), st.binary(), st.integers(-(2**63), 2**63 - 1))
+@settings(max_examples=300, deadline=None)
+def test_strings_bytes_and_ints_as_jackson_writes_them(text, blob, number):
+    """Jackson's escapes (control characters as \\u00XX, the short forms, quote and
+    backslash), non-ASCII as is, bytes as padded base64, 64-bit ints, on drawn values."""
+    cls = DEFAULT.top(DEFAULT.schema_of("ConsumerProtocolSubscription"))
+    obj = cls.parse_all(cls.parse_all(_subscription(text, blob), 0).build(), 0)
+    obj.topics[0].value = text
+    want_error = any("\udc80" <= c <= "\udcff" for c in text)
+    got = PLAIN.write(obj, 0)
+    if want_error:
+        assert got is None
+        with pytest.raises(K.TextError):
+            K.to_json(obj, 0)
+    else:
+        assert got == K.to_json(obj, 0)
+    key = DEFAULT.coordinator_key("__consumer_offsets", _commit_key("g", "t", number & 0x7FFFFFFF))
+    assert PLAIN.write(key.obj, key.version) == K.to_json(key.obj, key.version)
+
+
+def _subscription(topic: str, user_data: bytes) -> bytes:
+    t = topic.encode("utf-8", "surrogateescape")
+    return (len([t]).to_bytes(4, "big") + len(t).to_bytes(2, "big") + t
+            + len(user_data).to_bytes(4, "big") + user_data)  # fmt: skip
+
+
+def _commit_key(group: str, topic: str, partition: int, record_type: int = 1) -> bytes:
+    g, t = group.encode(), topic.encode()
+    return (record_type.to_bytes(2, "big") + len(g).to_bytes(2, "big") + g
+            + len(t).to_bytes(2, "big") + t + partition.to_bytes(4, "big"))  # fmt: skip
+
+
+# -- a Decoder's batch against its call
+
+
+def _coordinator_records(module: str) -> list[Record]:
+    """Records of a coordinator topic from the vectors: each key with each value of its
+    type, tombstones, a record with no key, damaged values, an unknown record type."""
+    keys = {r["recordType"]: bytes.fromhex(r["hex"]) for r in ROWS
+            if r["module"] == module and r["kind"] == "key"}  # fmt: skip
+    pairs = [(keys[r["recordType"]], bytes.fromhex(r["hex"])) for r in ROWS
+             if r["module"] == module and r["kind"] == "value" and r["recordType"] in keys]  # fmt: skip
+    pairs += [(k, None) for k in keys.values()]
+    pairs += [(None, pairs[0][1]), (pairs[0][0], pairs[0][1][:-3]), (b"\x00\x63\x00\x00", b"\x00\x00")]
+    return [Record(i, 1_700_000_000_000, k, v) for i, (k, v) in enumerate(pairs)]
+
+
+@pytest.mark.parametrize("name", sorted(PARSERS))
+@pytest.mark.parametrize("kafka", [(4, 0), (4, 4)])
+def test_a_decoders_batch_is_its_calls(name, kafka):
+    module = {"offsets": "group-coordinator", "share-group-state": "share-coordinator",
+              "transaction-log": "transaction-coordinator"}.get(name, "group-coordinator")  # fmt: skip
+    records = _coordinator_records(module)
+    d = Decoder(name, CODECS, kafka)
+    assert d.many(records) == [d(r.key, r.value, r.offset) for r in records]
+
+
+def test_consumer_group_members_are_decoded_as_kafka_does():
+    """OffsetsMessageParser's decoded subscription and assignment: a struct with one is
+    never written natively (its plan is None), so Python's replacement prints it."""
+    d = Decoder("offsets", CODECS)
+    records = _coordinator_records("group-coordinator")
+    many = d.many(records)
+    texts = [m[1] for m in many if m[1] and '"protocolType":"consumer"' in m[1]]
+    members = [t for t in texts if '"members":[{' in t]
+    assert members and all('"subscription":{' in t for t in members)
+
+
+def test_transaction_states_by_name():
+    d = Decoder("transaction-log", CODECS, (4, 4))
+    texts = [m[1] for m in d.many(_coordinator_records("transaction-coordinator")) if m[1]]
+    states = [t for t in texts if '"transactionStatus":' in t]
+    assert states and all('"transactionStatus":"' in t for t in states)
+
+
+# -- the fold of the newest record per key
+
+
+def _items(draw_keys: list[tuple[str, str, int, int]]) -> tuple[list, list[Record]]:
+    records, pairs = [], []
+    for i, (group, topic, partition, what) in enumerate(draw_keys):
+        key = _commit_key(group, topic, partition, record_type=1)
+        value = None if what == 0 else (b"\x00\x03" + i.to_bytes(8, "big") + b"\x00\x00\x00\x07"
+                                         + b"\x00\x00" + i.to_bytes(8, "big"))  # fmt: skip
+        if what == 2:
+            value = value[:-1]  # damaged
+        if what == 3:
+            key = b"\x00\x02" + key[2:]  # group metadata: another record type
+        records.append(Record(100 + i, 0, key, value))
+        pairs.append((key, value))
+    return DEFAULT.coordinator_pairs("__consumer_offsets", pairs), records
+
+
+@given(st.lists(st.tuples(st.sampled_from(["g1", "g2"]), st.sampled_from(["t", "u"]),
+                          st.integers(0, 2), st.integers(0, 3)), max_size=40),
+       st.booleans())  # fmt: skip
+@settings(max_examples=300, deadline=None)
+def test_the_fold_is_the_reference_fold(keys, delete):
+    items, records = _items(keys)
+    attrs, types = groups._key_attrs(DEFAULT), frozenset(groups.OFFSET_COMMIT_TYPES)
+    start = {("g1", "t", 0): (1, 3, None), ("g2", "u", 2): None}
+    native, python = dict(start), dict(start)
+    errors = groups.fold_latest(items, records, types, attrs, native, delete)
+    assert errors == groups._fold_latest(items, records, types, attrs, python, delete)
+    assert native == python and list(native) == list(python)
+    assert all(isinstance(items[i], DecodeError) for i in errors)
+
+
+def test_the_fold_takes_the_topics_key_attributes_from_the_spec():
+    attrs = groups._key_attrs(DEFAULT)
+    key = DEFAULT.coordinator_key(TOPIC["group-coordinator"], _commit_key("g", "t", 3)).obj
+    assert tuple(getattr(key, a) for a in attrs) == ("g", "t", 3)
