@@ -121,6 +121,106 @@ def offsets_partition(out: Path, n: int) -> Path:
     return part
 
 
+def internal_partition(out: Path, name: str, pairs: list[tuple], batch: int = 100) -> Path:
+    """A partition directory of (key, value) records, in batches of `batch` as a
+    coordinator or a controller appends them."""
+    import kafkacodec as kc
+    from kafkacodec.log import PartitionWriter
+
+    part = out / name
+    with PartitionWriter(part, segment_bytes=1 << 31, fsync=False) as w:
+        for i in range(0, len(pairs), batch):
+            recs = [kc.Record(None, 1_700_000_000_000 + i, k, v) for k, v in pairs[i : i + batch]]
+            w.append(kc.build_batch(recs, base_offset=i))
+    return part
+
+
+def _build(cls, version: int, **fields) -> bytes:
+    """A struct of a generated class at a version, with its version prefix."""
+    return version.to_bytes(2, "big") + cls(version=version, **fields).build()
+
+
+def transaction_pairs(n: int) -> list[tuple[bytes, bytes]]:
+    """n __transaction_state records as a transaction coordinator writes them over many
+    transactions: each id going Ongoing (with its partitions), PrepareCommit, CompleteCommit,
+    at value versions 0 and 1 (flexible, with a tagged field)."""
+    import importlib
+    import random
+
+    from kafkacodec.internal import DEFAULT
+
+    key_cls = DEFAULT.coordinator_structs("__transaction_state", "key")[0].cls
+    value_cls = DEFAULT.coordinator_structs("__transaction_state", "value")[0].cls
+    m = importlib.import_module(value_cls.__module__)
+    rnd = random.Random(7)
+    out = []
+    for i in range(n):
+        tid = f"txn-{i // 3 % 5000}"
+        version = i % 2
+        tagged = [m.TransactionLogValueTaggedField(version=version, tag=2,
+                                                   value=m.TransactionLogValueTag2(version=version, client_transaction_version=2, unread=b""))
+                  ] if version else []  # fmt: skip
+        parts = [m.PartitionsSchema(version=version, topic=f"orders-{t}",
+                                    partition_ids=sorted(rnd.sample(range(32), 3)),
+                                    tagged_fields=[] if version else None)
+                 for t in range(2)] if i % 3 == 0 else []  # fmt: skip
+        value = _build(value_cls, version, producer_id=1000 + i // 3 % 5000, producer_epoch=i // 15000,
+                       transaction_timeout_ms=60000, transaction_status=(1, 2, 4)[i % 3],
+                       transaction_partitions=parts, transaction_last_update_timestamp_ms=1_700_000_000_000 + i,
+                       transaction_start_timestamp_ms=1_700_000_000_000 + i - i % 3,
+                       tagged_fields=tagged if version else None)  # fmt: skip
+        out.append((_build(key_cls, 0, transactional_id=tid), value))
+    return out
+
+
+def metadata_values(n: int) -> list[tuple[None, bytes]]:
+    """n __cluster_metadata records as a KRaft controller writes them: brokers registered,
+    topics of 20 partitions each, then partition changes (leader and ISR, tagged fields)
+    and the controller's periodic NoOpRecords."""
+    import importlib
+
+    from kafkacodec.internal import DEFAULT
+
+    def cls(spec):
+        return DEFAULT.top(DEFAULT.schema_of(spec))
+
+    def value(spec: str, version: int, **fields) -> bytes:
+        c = cls(spec)
+        return bytes([1, c.MESSAGE["apiKey"], version]) + c(version=version, **fields).build()
+
+    reg = importlib.import_module(cls("RegisterBrokerRecord").__module__)
+    change = importlib.import_module(cls("PartitionChangeRecord").__module__)
+    out: list[bytes] = []
+    for b in range(3):
+        endpoint = reg.BrokerEndpoint(version=0, name="PLAINTEXT", host=f"broker-{b}", port=9092,
+                                      security_protocol=0, tagged_fields=[])  # fmt: skip
+        out.append(value("RegisterBrokerRecord", 0, broker_id=b, incarnation_id=bytes([b]) * 16,
+                         broker_epoch=10 + b, end_points=[endpoint], features=[], rack=None, fenced=0,
+                         tagged_fields=[]))  # fmt: skip
+    topics = max(1, n // 400)
+    ids = [i.to_bytes(16, "big") for i in range(1, topics + 1)]
+    for t, tid in enumerate(ids):
+        out.append(value("TopicRecord", 0, name=f"orders-{t}", topic_id=tid, tagged_fields=[]))
+        for p in range(20):
+            replicas = [(p + k) % 3 for k in range(3)]
+            out.append(value("PartitionRecord", 0, partition_id=p, topic_id=tid, replicas=replicas,
+                             isr=replicas, removing_replicas=[], adding_replicas=[], leader=replicas[0],
+                             leader_epoch=0, partition_epoch=0, tagged_fields=[]))  # fmt: skip
+    i = 0
+    while len(out) < n:
+        if i % 10 == 9:
+            out.append(value("NoOpRecord", 0, tagged_fields=[]))
+        else:
+            leader = change.PartitionChangeRecordTaggedField(
+                version=0, tag=1, value=change.PartitionChangeRecordTag1(version=0, leader=i % 3, unread=b""))
+            isr = change.PartitionChangeRecordTaggedField(
+                version=0, tag=0, value=change.PartitionChangeRecordTag0(version=0, isr=[i % 3, (i + 1) % 3], unread=b""))
+            out.append(value("PartitionChangeRecord", 0, partition_id=i % 20, topic_id=ids[i % topics],
+                             tagged_fields=[isr, leader]))  # fmt: skip
+        i += 1
+    return [(None, v) for v in out[:n]]
+
+
 def limits(part: Path, repeat: int) -> dict:
     """cat of the files, CRC-32C over every byte, and the codec alone over every region."""
     import kafkacodec as kc

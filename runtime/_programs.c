@@ -510,14 +510,14 @@ done:
     return result;
 }
 
-/* One struct after a 2-byte prefix, filling the whole buffer: a new object, or NULL
- * with *give_up (or an exception). */
-static PyObject *whole(const Program *p, const uint8_t *buf, Py_ssize_t len, int64_t version, int *give_up) {
+/* One struct from start (after its framing) filling the rest of the buffer: a new object,
+ * or NULL with *give_up (or an exception). */
+static PyObject *whole(const Program *p, const uint8_t *buf, Py_ssize_t start, Py_ssize_t len, int64_t version, int *give_up) {
     int64_t params[1] = {version};
     PyObject *objs[1] = {NULL};
-    Py_ssize_t after = 2;
+    Py_ssize_t after = start;
     if (p->nparams != 1) { *give_up = 1; return NULL; }
-    PyObject *obj = run(p, buf, 2, len, params, objs, &after, 0, give_up);
+    PyObject *obj = run(p, buf, start, len, params, objs, &after, 0, give_up);
     if (obj != NULL && after != len) { Py_DECREF(obj); *give_up = 1; return NULL; }
     return obj;
 }
@@ -550,7 +550,7 @@ static PyObject *coordinator_pairs(PyObject *self, PyObject *args) {
         if (kent == NULL) { if (PyErr_Occurred()) goto error; goto none; }
         Program *kp = program_of(PyTuple_GET_ITEM(kent, 0));
         if (kp == NULL) goto error;
-        kobj = whole(kp, kb, PyBytes_GET_SIZE(k), PyLong_AsLongLong(PyTuple_GET_ITEM(kent, 1)), &give_up);
+        kobj = whole(kp, kb, 2, PyBytes_GET_SIZE(k), PyLong_AsLongLong(PyTuple_GET_ITEM(kent, 1)), &give_up);
         if (kobj == NULL) { if (give_up && !PyErr_Occurred()) goto none; goto error; }
         int64_t version = -1;
         if (v != Py_None) {
@@ -561,7 +561,7 @@ static PyObject *coordinator_pairs(PyObject *self, PyObject *args) {
             Program *vp = program_of(PyTuple_GET_ITEM(vent, 0));
             if (vp == NULL) goto error;
             if (version < PyLong_AsLongLong(PyTuple_GET_ITEM(vent, 1)) || version > PyLong_AsLongLong(PyTuple_GET_ITEM(vent, 2))) goto none;
-            vobj = whole(vp, vb, PyBytes_GET_SIZE(v), version, &give_up);
+            vobj = whole(vp, vb, 2, PyBytes_GET_SIZE(v), version, &give_up);
             if (vobj == NULL) { if (give_up && !PyErr_Occurred()) goto none; goto error; }
         } else {
             vobj = Py_NewRef(Py_None);
@@ -588,7 +588,54 @@ static PyObject *coordinator_pairs(PyObject *self, PyObject *args) {
     return out;
 }
 
+/* metadata_values(values, programs) -> a list, one item per value: (apiKey, version,
+ * object), or None where the interpreter cannot read it (the caller reads it with the
+ * Python path). A value is a framed metadata record whose frame version (1), apiKey and
+ * version are one byte each (the usual framing; anything else is the caller's);
+ * programs: {apiKey: (program, lowest version, highest version)}. */
+static PyObject *metadata_values(PyObject *self, PyObject *args) {
+    PyObject *values, *programs;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &values, &PyDict_Type, &programs)) return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *v = PyList_GET_ITEM(values, i), *item = NULL, *obj = NULL, *api = NULL, *ent;
+        int give_up = 0;
+        if (!PyBytes_Check(v) || PyBytes_GET_SIZE(v) <= 3) goto none;
+        const uint8_t *b = (const uint8_t *)PyBytes_AS_STRING(v);
+        if (b[0] != 1 || b[1] >= 0x80 || b[2] >= 0x80) goto none;
+        api = PyLong_FromLong(b[1]);
+        if (api == NULL) goto error;
+        ent = PyDict_GetItemWithError(programs, api);
+        if (ent == NULL) { if (PyErr_Occurred()) goto error; goto none; }
+        if (!PyTuple_Check(ent) || PyTuple_GET_SIZE(ent) != 3) { PyErr_SetString(PyExc_TypeError, "programs: (program, lo, hi)"); goto error; }
+        Program *p = program_of(PyTuple_GET_ITEM(ent, 0));
+        if (p == NULL) goto error;
+        if (b[2] < PyLong_AsLongLong(PyTuple_GET_ITEM(ent, 1)) || b[2] > PyLong_AsLongLong(PyTuple_GET_ITEM(ent, 2))) goto none;
+        obj = whole(p, b, 3, PyBytes_GET_SIZE(v), b[2], &give_up);
+        if (obj == NULL) { if (give_up && !PyErr_Occurred()) goto none; goto error; }
+        PyObject *ver = PyLong_FromLong(b[2]);
+        if (ver == NULL || (item = PyTuple_New(3)) == NULL) { Py_XDECREF(ver); goto error; }
+        PyTuple_SET_ITEM(item, 0, api); PyTuple_SET_ITEM(item, 1, ver); PyTuple_SET_ITEM(item, 2, obj);
+        if (!tracked(obj)) PyObject_GC_UnTrack(item);
+        PyList_SET_ITEM(out, i, item);
+        continue;
+    none:
+        Py_XDECREF(api);
+        PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
+        continue;
+    error:
+        Py_XDECREF(api); Py_XDECREF(obj);
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"metadata_values", metadata_values, METH_VARARGS,
+     "metadata_values(values, programs) -> [(api_key, version, object) or None]"},
     {"coordinator_pairs", coordinator_pairs, METH_VARARGS,
      "coordinator_pairs(pairs, keys, values) -> [(record_type, key, value_version, value) or None]"},
     {"compile", compile_program, METH_VARARGS,

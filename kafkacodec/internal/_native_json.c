@@ -11,12 +11,16 @@
  * every internal-topic vector and on generated structs of every spec.
  *
  *   plan(cls, entries, tagged_slot, resolve) -> a plan (a capsule)
- *       entries: (prefix, slot, kind, element kind, names) for each field printed, in order;
- *       prefix: the field's `"name":` text; names: {int: JSON text} for NAMES;
+ *       entries: (prefix, slot, kind, element kind, names[, tag, default mode, default])
+ *       for each field printed, in order; prefix: the field's `"name":` text; names:
+ *       {int: JSON text} for NAMES. A tagged field (tag >= 0) is the attribute `slot` of
+ *       the value of its tag in tagged_fields, printed only when its tag is there and its
+ *       value is not its default (the default modes below, FieldSpec's non-default check);
  *       tagged_slot: the class's tagged_fields slot or None; resolve(cls) -> the plan of a
  *       nested struct's class at the same version (None: give up).
  *   write(obj, plan) -> str | None
  *   coordinator_texts(items, key_plans, value_plans, value_word) -> [(key, payload, False) | None]
+ *   metadata_texts(items, plans, names) -> [(None, payload, False) | None]
  *       items: Codecs.coordinator_pairs' output; key_plans {record type: plan | None};
  *       value_plans {record type: (plan | None for each version from 0)}; the texts
  *       dump_format's coordinator parsers print.
@@ -25,6 +29,9 @@
 
 enum { J_INT = 1, J_BOOL = 2, J_STR = 3, J_BYTES = 4, J_UUID = 5, J_STRUCT = 6, J_NAMES = 7,
        J_ARRAY = 8 };
+/* When a tagged field's value is its default (kafka_json._is_default): equal to it (and not
+ * None), None, an empty list, the same truth, or a struct (given up: Python compares it). */
+enum { D_EQ = 1, D_NONE = 2, D_EMPTY = 3, D_BOOL = 4, D_STRUCT = 5 };
 #define MAX_DEPTH 32
 
 static const char *CAPSULE = "kafkacodec.internal._native.Plan";
@@ -36,6 +43,8 @@ typedef struct {
     Py_ssize_t prefix_len, offset;
     int kind, element;
     PyObject *names;                 /* J_NAMES: {int: str} */
+    int tag, default_mode;           /* tag -1: not a tagged field */
+    PyObject *attr, *default_value;  /* a tagged field: its attribute in its tag's value */
     PyTypeObject *child_type;        /* the nested struct class last seen, and its plan */
     PyObject *child;
 } Entry;
@@ -56,6 +65,8 @@ free_plan(Plan *p)
     for (Py_ssize_t i = 0; i < p->n && p->entries; i++) {
         PyMem_Free(p->entries[i].prefix);
         Py_XDECREF(p->entries[i].names);
+        Py_XDECREF(p->entries[i].attr);
+        Py_XDECREF(p->entries[i].default_value);
         Py_XDECREF(p->entries[i].child_type);
         Py_XDECREF(p->entries[i].child);
     }
@@ -107,15 +118,27 @@ make_plan(PyObject *Py_UNUSED(module), PyObject *args)
     }
     for (Py_ssize_t i = 0; i < p->n; i++) {
         Entry *e = &p->entries[i];
-        PyObject *prefix, *slot, *names;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(entries, i), "UUiiO:an entry", &prefix, &slot,
-                              &e->kind, &e->element, &names))
+        PyObject *prefix, *slot, *names, *dflt = Py_None;
+        e->tag = -1;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(entries, i), "UUiiO|iiO:an entry", &prefix, &slot,
+                              &e->kind, &e->element, &names, &e->tag, &e->default_mode, &dflt))
             goto fail;
         Py_ssize_t n;
         const char *text = PyUnicode_AsUTF8AndSize(prefix, &n);
         const char *slot_name = PyUnicode_AsUTF8(slot);
-        if (text == NULL || slot_name == NULL || (e->offset = member_offset(cls, slot_name)) < 0)
+        if (text == NULL || slot_name == NULL)
             goto fail;
+        if (e->tag >= 0) { /* read from its tag's value, whose class the plan does not know */
+            if (p->tagged_offset < 0 || e->default_mode < D_EQ || e->default_mode > D_STRUCT) {
+                PyErr_SetString(PyExc_ValueError, "a tagged entry needs tagged_slot and a default mode");
+                goto fail;
+            }
+            e->attr = Py_NewRef(slot);
+            PyUnicode_InternInPlace(&e->attr);
+            e->default_value = Py_NewRef(dflt);
+        } else if ((e->offset = member_offset(cls, slot_name)) < 0) {
+            goto fail;
+        }
         if ((e->prefix = PyMem_Malloc((size_t)n + 1)) == NULL) {
             PyErr_NoMemory();
             goto fail;
@@ -315,27 +338,111 @@ write_array(Out *o, PyObject *list, Entry *e, Plan *p, int depth)
     return EMIT_LIT(o, "]");
 }
 
+/* The value of a tagged field of obj: a new reference, NULL with *absent set when its tag
+ * is not there (or holds bytes: a tag this version does not know, which Python leaves out
+ * too), NULL with an exception, or NULL with *give_up. The last item of a tag wins. */
+static PyObject *
+tagged_value(PyObject *obj, const Plan *p, const Entry *e, int *absent, int *give_up)
+{
+    PyObject *list = SLOT(obj, p->tagged_offset), *found = NULL;
+    *absent = 1;
+    if (list == NULL || list == Py_None)
+        return NULL;
+    if (!PyList_CheckExact(list)) {
+        *give_up = 1;
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *item = PyList_GET_ITEM(list, i);
+        PyObject *tag = PyObject_GetAttr(item, TAG_NAME);
+        if (tag == NULL)
+            return NULL;
+        const long t = PyLong_Check(tag) ? PyLong_AsLong(tag) : -2;
+        Py_DECREF(tag);
+        if (t == -1 && PyErr_Occurred())
+            return NULL;
+        if (t != e->tag)
+            continue;
+        PyObject *value = PyObject_GetAttr(item, VALUE_NAME);
+        if (value == NULL)
+            return NULL;
+        if (PyBytes_Check(value) || PyByteArray_Check(value) || PyMemoryView_Check(value)) {
+            Py_DECREF(value);
+            continue;
+        }
+        Py_XSETREF(found, value);
+    }
+    if (found == NULL)
+        return NULL;
+    *absent = 0;
+    PyObject *v = PyObject_GetAttr(found, e->attr);
+    Py_DECREF(found);
+    return v;
+}
+
+/* 1 when v is the tagged field's default (not printed), 0 when not, -1 an exception, 2 give up. */
+static int
+is_default(PyObject *v, const Entry *e)
+{
+    switch (e->default_mode) {
+    case D_NONE:
+        return v == Py_None;
+    case D_EQ:
+        return v == Py_None ? 0 : PyObject_RichCompareBool(v, e->default_value, Py_EQ);
+    case D_EMPTY:
+        if (v == Py_None)
+            return 0;
+        return PyList_CheckExact(v) ? PyList_GET_SIZE(v) == 0 : 2;
+    case D_BOOL: {
+        if (v == Py_None)
+            return 0;
+        const int a = PyObject_IsTrue(v), b = PyObject_IsTrue(e->default_value);
+        return a < 0 || b < 0 ? -1 : a == b;
+    }
+    }
+    return 2;
+}
+
 static int
 write_struct(Out *o, PyObject *obj, Plan *p, int depth)
 {
     if (depth > MAX_DEPTH || Py_TYPE(obj) != p->cls)
         return 1;
-    if (p->tagged_offset >= 0) { /* tagged fields: Python decides which to print */
-        PyObject *t = SLOT(obj, p->tagged_offset);
-        if (t != NULL && t != Py_None && (!PyList_CheckExact(t) || PyList_GET_SIZE(t)))
-            return 1;
-    }
     if (EMIT_LIT(o, "{") < 0)
         return -1;
+    Py_ssize_t printed = 0;
     for (Py_ssize_t i = 0; i < p->n; i++) {
         Entry *e = &p->entries[i];
-        PyObject *v = SLOT(obj, e->offset);
-        if (v == NULL)
+        PyObject *v;
+        int done;
+        if (e->tag >= 0) {
+            int absent = 0, give_up = 0;
+            if ((v = tagged_value(obj, p, e, &absent, &give_up)) == NULL) {
+                if (PyErr_Occurred())
+                    return -1;
+                if (give_up)
+                    return 1;
+                continue; /* its tag is not there: its default, not printed */
+            }
+            const int d = is_default(v, e);
+            if (d) {
+                Py_DECREF(v);
+                if (d == 1)
+                    continue;
+                return d < 0 ? -1 : 1;
+            }
+        } else if ((v = SLOT(obj, e->offset)) == NULL) {
             return 1;
-        if ((i && EMIT_LIT(o, ",") < 0) || emit(o, e->prefix, e->prefix_len) < 0)
+        } else {
+            Py_INCREF(v);
+        }
+        if ((printed++ && EMIT_LIT(o, ",") < 0) || emit(o, e->prefix, e->prefix_len) < 0) {
+            Py_DECREF(v);
             return -1;
-        const int done = e->kind == J_ARRAY ? write_array(o, v, e, p, depth)
-                                            : write_value(o, v, e->kind, e, p, depth);
+        }
+        done = e->kind == J_ARRAY ? write_array(o, v, e, p, depth)
+                                  : write_value(o, v, e->kind, e, p, depth);
+        Py_DECREF(v);
         if (done)
             return done;
     }
@@ -467,20 +574,18 @@ PyDoc_STRVAR(coordinator_texts_doc,
 "Codecs.coordinator_pairs' output, as dump_format's parsers return them (not failed);\n"
 "None where Python must write it.");
 
+/* one(item, tables, &text) for each item: a list of the texts, None where one gave up. */
 static PyObject *
-coordinator_texts(PyObject *Py_UNUSED(module), PyObject *args)
+texts_of(PyObject *items, int (*one)(PyObject *, PyObject *const *, PyObject **),
+         PyObject *const *tables)
 {
-    PyObject *items, *keys, *values, *word;
-    if (!PyArg_ParseTuple(args, "O!O!O!U:coordinator_texts", &PyList_Type, &items, &PyDict_Type,
-                          &keys, &PyDict_Type, &values, &word))
-        return NULL;
     const Py_ssize_t n = PyList_GET_SIZE(items);
     PyObject *out = PyList_New(n);
     if (out == NULL)
         return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *got = NULL;
-        const int done = coordinator_item(PyList_GET_ITEM(items, i), keys, values, word, &got);
+        const int done = one(PyList_GET_ITEM(items, i), tables, &got);
         if (done < 0) {
             Py_DECREF(out);
             return NULL;
@@ -490,7 +595,77 @@ coordinator_texts(PyObject *Py_UNUSED(module), PyObject *args)
     return out;
 }
 
+static int
+coordinator_one(PyObject *item, PyObject *const *tables, PyObject **out)
+{
+    return coordinator_item(item, tables[0], tables[1], tables[2], out);
+}
+
+static PyObject *
+coordinator_texts(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *items, *tables[3];
+    if (!PyArg_ParseTuple(args, "O!O!O!U:coordinator_texts", &PyList_Type, &items, &PyDict_Type,
+                          &tables[0], &PyDict_Type, &tables[1], &tables[2]))
+        return NULL;
+    return texts_of(items, coordinator_one, tables);
+}
+
+/* ------------------------------------------------------------ the metadata topic's texts */
+
+PyDoc_STRVAR(metadata_texts_doc,
+"metadata_texts(items, plans, names) -> [(None, payload, False) | None]\n\n"
+"ClusterMetadataLogMessageParser's payload, {\"type\":NAME,\"version\":V,\"data\":{...}}, for each\n"
+"item of Codecs.metadata_items' output (api_key, version, object): plans {apiKey: (plan |\n"
+"None for each version from 0)}, names {apiKey: MetadataRecordType name}. None where Python\n"
+"must write it.");
+
+/* One item's payload: 0 and *out set, 1 give up, -1 an exception. tables: plans, names. */
+static int
+metadata_one(PyObject *item, PyObject *const *tables, PyObject **out)
+{
+    PyObject *name;
+    Plan *p;
+    Py_ssize_t len;
+    const char *text;
+    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 3
+        || (p = value_plan(tables[0], PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 1))) == NULL
+        || (name = PyDict_GetItemWithError(tables[1], PyTuple_GET_ITEM(item, 0))) == NULL
+        || (text = PyUnicode_AsUTF8AndSize(name, &len)) == NULL)
+        return PyErr_Occurred() ? -1 : 1;
+    Out o = {NULL, 0, 0};
+    const long long version = PyLong_AsLongLong(PyTuple_GET_ITEM(item, 1));
+    int done = -1;
+    if (!(version == -1 && PyErr_Occurred()) && EMIT_LIT(&o, "{\"type\":\"") == 0
+        && emit(&o, text, len) == 0 && EMIT_LIT(&o, "\",\"version\":") == 0
+        && emit_int(&o, version) == 0 && EMIT_LIT(&o, ",\"data\":") == 0)
+        done = write_struct(&o, PyTuple_GET_ITEM(item, 2), p, 0);
+    if (done == 0 && EMIT_LIT(&o, "}") < 0)
+        done = -1;
+    if (done) {
+        PyMem_Free(o.data);
+        return done;
+    }
+    PyObject *payload = out_str(&o);
+    if (payload == NULL)
+        return -1;
+    *out = PyTuple_Pack(3, Py_None, payload, Py_False);
+    Py_DECREF(payload);
+    return *out == NULL ? -1 : 0;
+}
+
+static PyObject *
+metadata_texts(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *items, *tables[2];
+    if (!PyArg_ParseTuple(args, "O!O!O!:metadata_texts", &PyList_Type, &items, &PyDict_Type,
+                          &tables[0], &PyDict_Type, &tables[1]))
+        return NULL;
+    return texts_of(items, metadata_one, tables);
+}
+
 PyMethodDef JSON_METHODS[] = {
+    {"metadata_texts", metadata_texts, METH_VARARGS, metadata_texts_doc},
     {"plan", make_plan, METH_VARARGS, plan_doc},
     {"write", write_json, METH_VARARGS, write_doc},
     {"coordinator_texts", coordinator_texts, METH_VARARGS, coordinator_texts_doc},

@@ -17,6 +17,7 @@ them (TopicsDelta, ClusterDelta, FeaturesDelta, ConfigurationsDelta):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,7 @@ from kafkacodec.runtime.errors import (
 from kafkacodec.storage import StoragePath, as_path, read_whole
 
 from .codecs import DEFAULT, Codecs
-from .dump_format import get
+from .dump_format import get, get_many
 from .kafka_json import uuid_text
 
 __all__ = ["ClusterState", "fold_cluster", "METADATA_DIR", "CONFIG_RESOURCE_TYPES", "TopicConfig",
@@ -114,75 +115,111 @@ class ClusterState:
         }  # fmt: skip
 
 
-def _apply(state: ClusterState, spec: str, o) -> None:
-    if spec == "TopicRecord":
-        state.topics.setdefault(uuid_text(get(o, "TopicId")), {"partitions": {}})["name"] = get(
-            o, "Name"
+def _topic(state: ClusterState, o) -> None:
+    state.topics.setdefault(_topic_id(bytes(get(o, "TopicId"))), {"partitions": {}})["name"] = get(o, "Name")
+
+
+def _remove_topic(state: ClusterState, o) -> None:
+    state.topics.pop(_topic_id(bytes(get(o, "TopicId"))), None)
+
+
+def _partition(state: ClusterState, o) -> None:
+    t = state.topics.setdefault(_topic_id(bytes(get(o, "TopicId"))), {"name": None, "partitions": {}})
+    t["partitions"][get(o, "PartitionId")] = {
+        "leader": get(o, "Leader"), "leader_epoch": get(o, "LeaderEpoch"),
+        "partition_epoch": get(o, "PartitionEpoch"), "replicas": list(get(o, "Replicas")),
+        "isr": list(get(o, "Isr")), "adding_replicas": list(get(o, "AddingReplicas") or []),
+        "removing_replicas": list(get(o, "RemovingReplicas") or []),
+    }  # fmt: skip
+
+
+#: A PartitionChangeRecord's fields, in the order _partition_change reads them.
+_CHANGE = ("TopicId", "PartitionId", "Isr", "Replicas", "AddingReplicas", "RemovingReplicas", "Leader")
+_CHANGE_KEYS = ("isr", "replicas", "adding_replicas", "removing_replicas")
+
+
+def _partition_change(state: ClusterState, o) -> None:
+    tid, pid, *lists, leader = get_many(o, _CHANGE)
+    tid = bytes(tid)
+    topic = state.topics.get(_topic_id(tid))
+    p = topic["partitions"].get(pid) if topic else None
+    if p is None:
+        state.problems.append(
+            f"a PartitionChangeRecord for {_topic_id(tid)}-{pid}, which no PartitionRecord created"
         )
-    elif spec == "RemoveTopicRecord":
-        state.topics.pop(uuid_text(get(o, "TopicId")), None)
-    elif spec == "PartitionRecord":
-        t = state.topics.setdefault(uuid_text(get(o, "TopicId")), {"name": None, "partitions": {}})
-        t["partitions"][get(o, "PartitionId")] = {
-            "leader": get(o, "Leader"), "leader_epoch": get(o, "LeaderEpoch"),
-            "partition_epoch": get(o, "PartitionEpoch"), "replicas": list(get(o, "Replicas")),
-            "isr": list(get(o, "Isr")), "adding_replicas": list(get(o, "AddingReplicas") or []),
-            "removing_replicas": list(get(o, "RemovingReplicas") or []),
-        }  # fmt: skip
-    elif spec == "PartitionChangeRecord":
-        topic = state.topics.get(uuid_text(get(o, "TopicId")))
-        p = topic["partitions"].get(get(o, "PartitionId")) if topic else None
-        if p is None:
-            state.problems.append(
-                f"a PartitionChangeRecord for {uuid_text(get(o, 'TopicId'))}-{get(o, 'PartitionId')}, "
-                "which no PartitionRecord created"
-            )
-            return
-        for name, key in (("Isr", "isr"), ("Replicas", "replicas"),
-                          ("AddingReplicas", "adding_replicas"), ("RemovingReplicas", "removing_replicas")):  # fmt: skip
-            value = get(o, name)
-            if value is not None:
-                p[key] = list(value)
-        leader = get(o, "Leader")
-        if leader != -2:  # NO_LEADER_CHANGE
-            p["leader"] = leader
-            p["leader_epoch"] += 1
-        p["partition_epoch"] += 1
-    elif spec == "RegisterBrokerRecord":
-        state.brokers[get(o, "BrokerId")] = {
-            "epoch": get(o, "BrokerEpoch"), "rack": get(o, "Rack"),
-            "fenced": bool(get(o, "Fenced")), "in_controlled_shutdown": bool(get(o, "InControlledShutdown")),
-            "endpoints": [f"{get(e, 'Name')}://{get(e, 'Host')}:{get(e, 'Port')}" for e in get(o, "EndPoints")],
-        }  # fmt: skip
-    elif spec == "UnregisterBrokerRecord":
-        state.brokers.pop(get(o, "BrokerId"), None)
-    elif spec in ("FenceBrokerRecord", "UnfenceBrokerRecord"):
+        return
+    for key, value in zip(_CHANGE_KEYS, lists):
+        if value is not None:
+            p[key] = list(value)
+    if leader != -2:  # NO_LEADER_CHANGE
+        p["leader"] = leader
+        p["leader_epoch"] += 1
+    p["partition_epoch"] += 1
+
+
+@functools.lru_cache(maxsize=1 << 16)  # the same topics over and over; bounded
+def _topic_id(raw: bytes) -> str:
+    return uuid_text(raw)
+
+
+def _register_broker(state: ClusterState, o) -> None:
+    state.brokers[get(o, "BrokerId")] = {
+        "epoch": get(o, "BrokerEpoch"), "rack": get(o, "Rack"),
+        "fenced": bool(get(o, "Fenced")), "in_controlled_shutdown": bool(get(o, "InControlledShutdown")),
+        "endpoints": [f"{get(e, 'Name')}://{get(e, 'Host')}:{get(e, 'Port')}" for e in get(o, "EndPoints")],
+    }  # fmt: skip
+
+
+def _unregister_broker(state: ClusterState, o) -> None:
+    state.brokers.pop(get(o, "BrokerId"), None)
+
+
+def _fence(fenced: bool) -> Callable[[ClusterState, object], None]:
+    def apply(state: ClusterState, o) -> None:
         b = state.brokers.get(get(o, "Id"))
         if b is not None:
-            b["fenced"] = spec == "FenceBrokerRecord"
-    elif spec == "BrokerRegistrationChangeRecord":
-        b = state.brokers.get(get(o, "BrokerId"))
-        if b is not None:
-            fenced = get(o, "Fenced")
-            if fenced in (1, -1):
-                b["fenced"] = fenced == 1
-            shutdown = get(o, "InControlledShutdown")
-            if shutdown == 1:
-                b["in_controlled_shutdown"] = True
-    elif spec == "FeatureLevelRecord":
-        if get(o, "FeatureLevel") == 0:
-            state.features.pop(get(o, "Name"), None)
-        else:
-            state.features[get(o, "Name")] = get(o, "FeatureLevel")
-    elif spec == "ConfigRecord":
-        rtype = CONFIG_RESOURCE_TYPES.get(get(o, "ResourceType"), str(get(o, "ResourceType")))
-        configs = state.configs.setdefault((rtype, get(o, "ResourceName")), {})
-        if get(o, "Value") is None:
-            configs.pop(get(o, "Name"), None)
-            if not configs:  # its last config deleted: the resource has none (ConfigurationsImage)
-                del state.configs[(rtype, get(o, "ResourceName"))]
-        else:
-            configs[get(o, "Name")] = get(o, "Value")
+            b["fenced"] = fenced
+
+    return apply
+
+
+def _broker_change(state: ClusterState, o) -> None:
+    b = state.brokers.get(get(o, "BrokerId"))
+    if b is not None:
+        fenced = get(o, "Fenced")
+        if fenced in (1, -1):
+            b["fenced"] = fenced == 1
+        shutdown = get(o, "InControlledShutdown")
+        if shutdown == 1:
+            b["in_controlled_shutdown"] = True
+
+
+def _feature_level(state: ClusterState, o) -> None:
+    if get(o, "FeatureLevel") == 0:
+        state.features.pop(get(o, "Name"), None)
+    else:
+        state.features[get(o, "Name")] = get(o, "FeatureLevel")
+
+
+def _config(state: ClusterState, o) -> None:
+    rtype = CONFIG_RESOURCE_TYPES.get(get(o, "ResourceType"), str(get(o, "ResourceType")))
+    configs = state.configs.setdefault((rtype, get(o, "ResourceName")), {})
+    if get(o, "Value") is None:
+        configs.pop(get(o, "Name"), None)
+        if not configs:  # its last config deleted: the resource has none (ConfigurationsImage)
+            del state.configs[(rtype, get(o, "ResourceName"))]
+    else:
+        configs[get(o, "Name")] = get(o, "Value")
+
+
+#: What each spec's record does to the state (the others, NoOpRecord among them, nothing).
+_APPLY: dict[str, Callable[[ClusterState, object], None]] = {
+    "TopicRecord": _topic, "RemoveTopicRecord": _remove_topic, "PartitionRecord": _partition,
+    "PartitionChangeRecord": _partition_change, "RegisterBrokerRecord": _register_broker,
+    "UnregisterBrokerRecord": _unregister_broker, "FenceBrokerRecord": _fence(True),
+    "UnfenceBrokerRecord": _fence(False), "BrokerRegistrationChangeRecord": _broker_change,
+    "FeatureLevelRecord": _feature_level, "ConfigRecord": _config,
+}  # fmt: skip
 
 
 def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, codecs: Codecs,
@@ -190,24 +227,29 @@ def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, 
     """Apply the metadata records of a file of batches (a segment or a snapshot), from
     start_offset on."""
     it = BatchIterator(data, verify_crc=True, source=str(path))
+    apply = {api_key: _APPLY[spec] for api_key, (spec, _cls) in codecs.metadata_specs("__cluster_metadata").items()
+             if spec in _APPLY}  # fmt: skip
     try:
         for batch in it:
             if batch.last_offset < start_offset or batch.is_control:
                 continue
-            for r in batch.records():
-                if r.offset < start_offset or r.value is None:
+            records = [r for r in batch.records() if r.offset >= start_offset and r.value is not None]
+            if not records:
+                continue
+            state.records += len(records)
+            if snapshot:
+                state.snapshot_records += len(records)
+            else:
+                state.last_offset = records[-1].offset
+            # a batch's records decoded at once, applied in order by their apiKey's rule
+            values = [bytes(r.value) for r in records]
+            for r, item in zip(records, codecs.metadata_items("__cluster_metadata", values)):
+                if isinstance(item, DecodeError):
+                    state.problems.append(f"{path.name} offset {r.offset}: {item}")
                     continue
-                state.records += 1
-                if snapshot:
-                    state.snapshot_records += 1
-                else:
-                    state.last_offset = r.offset
-                try:
-                    m = codecs.metadata_record("__cluster_metadata", bytes(r.value))
-                except DecodeError as err:
-                    state.problems.append(f"{path.name} offset {r.offset}: {err}")
-                    continue
-                _apply(state, m.spec, m.obj)
+                how = apply.get(item[0])
+                if how is not None:
+                    how(state, item[2])
     except DecodeError as err:
         state.problems.append(f"{path.name}: {err} (the rest of the file is not read)")
 

@@ -90,6 +90,19 @@ class _Info(NamedTuple):
     hi: int
 
 
+def _collector_paused(call, *args):
+    """call(*args) with the cyclic collector paused: a bulk read makes many objects, all
+    live in its list, that each of the collector's runs would walk for nothing (json and
+    pickle loaders pause it the same way)."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return call(*args)
+    finally:
+        if paused:
+            gc.enable()
+
+
 class Codecs:
     """The generated codecs of one set of specs."""
 
@@ -292,15 +305,7 @@ class Codecs:
         out = None
         tables = self._pair_tables(topic) if _programs is not None else None
         if tables is not None:
-            # The collector would walk every object made so far at each of its runs (all
-            # are live, in the list): paused for the one call, as json and pickle loaders do.
-            paused = gc.isenabled()
-            gc.disable()
-            try:
-                out = _programs.coordinator_pairs(pairs, *tables)
-            finally:
-                if paused:
-                    gc.enable()
+            out = _collector_paused(_programs.coordinator_pairs, pairs, *tables)
         if out is None:
             out = [None] * len(pairs)
         for i, got in enumerate(out) if None in out else ():
@@ -356,27 +361,71 @@ class Codecs:
     def metadata_record(self, topic: str, data) -> Message:
         """A framed metadata record: unsigned varint frame version (1), apiKey and version,
         then the struct (Kafka's AbstractApiMessageSerde)."""
-        fid = METADATA_TOPICS[topic].framing
-        key = (topic, "apiKeys")
-        if key not in self._framing:
-            table = self.framing(fid)
-            self._framing[key] = {r["apiKey"]: r["spec"] for r in table.get("records", [])}
-        specs = self._framing[key]
+        if data is None:
+            raise CorruptRecordError(f"a {topic} record has no value", 0)
+        specs = self.metadata_specs(topic)
         end = len(data)
-        frame, pos = read_uvarint(data, 0, end, 5, f"{topic} frame version")
-        if frame != 1:
-            raise CorruptRecordError(f"unknown frame version {frame} (Kafka writes 1)", 0)
-        api_key, pos = read_uvarint(data, pos, end, 5, f"{topic} apiKey")
-        version_at = pos
-        version, pos = read_uvarint(data, pos, end, 5, f"{topic} version")
-        spec = specs.get(api_key)
-        if spec is None:
+        if end > 3 and data[0] == 1 and data[1] < 0x80 and data[2] < 0x80:  # one byte each
+            api_key, version_at, version, pos = data[1], 2, data[2], 3
+        else:
+            frame, pos = read_uvarint(data, 0, end, 5, f"{topic} frame version")
+            if frame != 1:
+                raise CorruptRecordError(f"unknown frame version {frame} (Kafka writes 1)", 0)
+            api_key, pos = read_uvarint(data, pos, end, 5, f"{topic} apiKey")
+            version_at = pos
+            version, pos = read_uvarint(data, pos, end, 5, f"{topic} version")
+        found = specs.get(api_key)
+        if found is None:
             raise UnknownRecordTypeError(f"Unknown metadata record type {api_key}", version_at)
+        spec, cls = found
         if version > 0x7FFF:
             raise UnknownVersionError(f"{spec} version {version} is out of range", version_at)
-        cls = self.message_class(spec)
         obj = self.parse_struct(cls, data, pos, end, version)
         return Message(spec, version, obj, api_key=api_key)
+
+    def metadata_items(self, topic: str, values: list) -> list:
+        """Many framed metadata records at once: for each value (bytes) its (apiKey,
+        version, object), or the DecodeError metadata_record raises for it (in place: the
+        others still decode). The native interpreter reads the whole list in one call; what
+        it cannot read goes through metadata_record."""
+        out = None
+        if _programs is not None:
+            out = _collector_paused(_programs.metadata_values, values, self._metadata_programs(topic))
+        if out is None:
+            out = [None] * len(values)
+        for i, got in enumerate(out) if None in out else ():
+            if got is None:
+                try:
+                    m = self.metadata_record(topic, values[i])
+                    out[i] = (m.api_key, m.version, m.obj)
+                except DecodeError as err:
+                    out[i] = err
+        return out
+
+    def _metadata_programs(self, topic: str) -> dict[int, tuple[Any, int, int]]:
+        """A metadata topic's (native program, lowest and highest version) by apiKey, for
+        the specs the interpreter reads."""
+        key = (topic, "programs")
+        found = self._framing.get(key)
+        if found is None:
+            found = {}
+            for api_key, (_spec, cls) in self.metadata_specs(topic).items():
+                info = self.info(cls) if cls is not None else None
+                if info is not None and info.program is not None:
+                    found[api_key] = (info.program, info.lo, info.hi)
+            self._framing[key] = found
+        return found
+
+    def metadata_specs(self, topic: str) -> dict[int, tuple[str, Any]]:
+        """A metadata topic's (spec, class) by apiKey, found once (class None: this set of
+        codecs has no such spec)."""
+        key = (topic, "apiKeys")
+        found = self._framing.get(key)
+        if found is None:
+            table = self.framing(METADATA_TOPICS[topic].framing)
+            found = self._framing[key] = {r["apiKey"]: (r["spec"], self.message_class(r["spec"]))
+                                          for r in table.get("records", [])}  # fmt: skip
+        return found
 
     def control_record(self, control_type: int, data, version: int = 0) -> Message:
         """A KRaft control record value of a control type, read at version (Kafka's
@@ -405,11 +454,15 @@ class Codecs:
 
     def metadata_type_name(self, topic: str, api_key: int) -> str:
         """Kafka's MetadataRecordType name of an apiKey (TOPIC_RECORD)."""
-        table = self.framing(METADATA_TOPICS[topic].framing)
-        for r in table.get("records", []):
-            if r["apiKey"] == api_key:
-                return r["typeName"]
-        raise UnknownRecordTypeError(f"Unknown metadata record type {api_key}", 0)
+        key = (topic, "typeNames")
+        names = self._framing.get(key)
+        if names is None:
+            table = self.framing(METADATA_TOPICS[topic].framing)
+            names = self._framing[key] = {r["apiKey"]: r["typeName"] for r in table.get("records", [])}
+        name = names.get(api_key)
+        if name is None:
+            raise UnknownRecordTypeError(f"Unknown metadata record type {api_key}", 0)
+        return name
 
     def struct(self, spec: str, data, version: int) -> Message:
         """A spec's struct alone, at a version the caller knows."""

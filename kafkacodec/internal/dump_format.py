@@ -16,11 +16,11 @@ from typing import Any
 
 from kafkacodec.runtime.errors import KafkacodecError
 
-from .codecs import DEFAULT, Codecs, UnknownRecordTypeError
-from .kafka_json import NativeJson, field_value, to_json, uuid_text
+from .codecs import DEFAULT, Codecs, UnknownRecordTypeError, in_versions
+from .kafka_json import NativeJson, default_of, to_json, uuid_text
 
 __all__ = [
-    "PARSERS", "Decoder", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
+    "PARSERS", "Decoder", "get_many", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
     "cluster_metadata_parser", "remote_log_metadata_parser", "control_text", "get",
     "TRANSACTION_STATES", "scala_hash_set_order", "NEWEST", "release", "BY_RELEASE",
     "TRANSACTION_JSON_SINCE", "LEADER_CHANGE_SINCE", "SNAPSHOT_LINE_TRIMMED_SINCE",
@@ -55,19 +55,79 @@ def release(text: str) -> tuple[int, int]:
     return int(parts[0]), int(parts[1])
 
 
-#: Each class's fields by Kafka name.
-_BY_NAME: dict[type, dict[str, dict]] = {}
+#: The native writer's plans for structs printed as to_json prints them, with nothing replaced.
+_PLAIN_JSON = NativeJson()
+
+
+def _json(obj, version: int) -> str:
+    """to_json(obj, version), by the native writer where it applies."""
+    text = _PLAIN_JSON.write(obj, version)
+    return to_json(obj, version) if text is None else text
+
+
+#: How each field of a (class, version) is read, by Kafka name: (attribute,) for a stored
+#: field, (attribute, tag, default) for a tagged one, () for one not in the version.
+_ACCESS: dict[tuple[type, int], dict[str, tuple]] = {}
 
 
 def get(obj, name: str):
-    """A field of a decoded struct by its Kafka name (tagged fields included); None when
-    the field is not in the struct's version."""
+    """A field of a decoded struct by its Kafka name (tagged fields included: the value of
+    its tag, else its default); None when the field is not in the struct's version (as
+    kafka_json.field_value reads it)."""
     cls = type(obj)
-    fields = _BY_NAME.get(cls)
-    if fields is None:
-        fields = _BY_NAME[cls] = {f["name"]: f for f in cls.MESSAGE["fields"]}
-    present, value = field_value(obj, fields[name], getattr(obj, "version", 0))
-    return value if present else None
+    key = (cls, getattr(obj, "version", 0))
+    table = _ACCESS.get(key)
+    if table is None:
+        table = _access(*key)
+    how = table[name]
+    if len(how) == 1:
+        return getattr(obj, how[0])
+    if not how:
+        return None
+    value = [] if type(how[2]) is list else how[2]  # (a list of its own to each caller)
+    for t in getattr(obj, "tagged_fields", None) or ():  # the last of a tag wins
+        if t.tag == how[1] and not isinstance(t.value, (bytes, bytearray, memoryview)):
+            value = getattr(t.value, how[0])
+    return value
+
+
+def get_many(obj, names: tuple[str, ...]) -> list:
+    """Fields of a decoded struct by their Kafka names, as get reads each (its tagged
+    fields looked at once)."""
+    cls = type(obj)
+    key = (cls, getattr(obj, "version", 0))
+    table = _ACCESS.get(key)
+    if table is None:
+        table = _access(*key)
+    tags = None
+    out = []
+    for name in names:
+        how = table[name]
+        if len(how) == 1:
+            out.append(getattr(obj, how[0]))
+        elif not how:
+            out.append(None)
+        else:
+            if tags is None:
+                tags = {t.tag: t.value for t in getattr(obj, "tagged_fields", None) or ()
+                        if not isinstance(t.value, (bytes, bytearray, memoryview))}  # fmt: skip
+            t = tags.get(how[1])
+            out.append(([] if type(how[2]) is list else how[2]) if t is None else getattr(t, how[0]))
+    return out
+
+
+def _access(cls, version: int) -> dict[str, tuple]:
+    table: dict[str, tuple] = {}
+    for f in cls.MESSAGE["fields"]:
+        if not in_versions(f["versions"], version):
+            table[f["name"]] = ()
+        elif "tag" in f and in_versions(f.get("taggedVersions", "none"), version):
+            table[f["name"]] = (f["id"], f["tag"], default_of(f))
+        else:
+            table[f["name"]] = (f["id"],)
+    if len(_ACCESS) < 100_000:  # versions come from data: keep the cache bounded
+        _ACCESS[(cls, version)] = table
+    return table
 
 
 # -- __consumer_offsets (OffsetsMessageParser) and __share_group_state
@@ -250,7 +310,7 @@ def cluster_metadata_parser(key, value, offset: int, codecs: Codecs = DEFAULT) -
             raise KafkacodecError("the record has no value")
         m = codecs.metadata_record("__cluster_metadata", bytes(value))
         name = codecs.metadata_type_name("__cluster_metadata", m.api_key)
-        out = f'{{"type":"{name}","version":{m.version},"data":{to_json(m.obj, m.version)}}}'
+        out = f'{{"type":"{name}","version":{m.version},"data":{_json(m.obj, m.version)}}}'
     except KafkacodecError as err:
         return None, f"Error at {offset}, skipping. {err}", True
     return None, out, False  # no keys for metadata records
@@ -373,7 +433,6 @@ _OFFSETS_JSON = NativeJson(python=frozenset(_CONSUMER_PROTOCOL_FIELDS))
 _TRANSACTION_JSON = NativeJson(
     names={_TRANSACTION_STATUS: {k: f'"{name}"' for k, name in TRANSACTION_STATES.items()}}
 )
-_PLAIN_JSON = NativeJson()
 #: The highest value version the native tables cover (versions come from data; a higher
 #: one is written by the Python writer).
 _NATIVE_VERSIONS = 256
@@ -403,23 +462,53 @@ class Decoder:
         elif name == "transaction-log" and kafka >= TRANSACTION_JSON_SINCE:
             self._coordinator = ("__transaction_state", "version", _TRANSACTION_JSON)
         self._tables: tuple[dict, dict] | None = None
+        self._metadata = name == "cluster-metadata" and NativeJson.available()
 
     def __call__(self, key, value, offset: int) -> Parsed:
         return self._one(key, value, offset)
 
     def many(self, records: Sequence) -> list[Parsed]:
         """(key, payload, failed) for each record (objects with key, value and offset)."""
+        if self._metadata:
+            return self._metadata_many(records)
         if self._coordinator is None or not NativeJson.available():
             return [self._one(r.key, r.value, r.offset) for r in records]
         topic, word, _plans = self._coordinator
         items = self.codecs.coordinator_pairs(topic, [(r.key, r.value) for r in records])
-        got: list = NativeJson.coordinator_texts(items, *self._plan_tables(), word)
+        return self._rest(NativeJson.coordinator_texts(items, *self._plan_tables(), word), records)
+
+    def _rest(self, got: list, records: Sequence) -> list[Parsed]:
+        """got, with the records the native writer left (None) decoded one at a time."""
         if None in got:
             for i, text in enumerate(got):
                 if text is None:
                     r = records[i]
                     got[i] = self._one(r.key, r.value, r.offset)
         return got
+
+    def _metadata_many(self, records: Sequence) -> list[Parsed]:
+        """ClusterMetadataLogMessageParser's text for a batch's records (what
+        cluster_metadata_parser gives each), decoded at once (Codecs.metadata_items) and
+        written by the native writer where it applies."""
+        items = self.codecs.metadata_items("__cluster_metadata", [r.value for r in records])
+        return self._rest(NativeJson.metadata_texts(items, *self._metadata_tables()), records)
+
+    def _metadata_tables(self) -> tuple[dict, dict]:
+        """The native plans of each apiKey's struct ({apiKey: (plan for each version from
+        0)}) and its MetadataRecordType name."""
+        if self._tables is None:
+            topic = "__cluster_metadata"
+            plans, names = {}, {}
+            for api_key, (_spec, cls) in self.codecs.metadata_specs(topic).items():
+                if cls is None:
+                    continue
+                info = self.codecs.info(cls)
+                top = min(info.hi, _NATIVE_VERSIONS - 1)
+                plans[api_key] = tuple(_PLAIN_JSON.plan(cls, v) if v >= info.lo else None
+                                       for v in range(top + 1))  # fmt: skip
+                names[api_key] = self.codecs.metadata_type_name(topic, api_key)
+            self._tables = (plans, names)
+        return self._tables
 
     def _plan_tables(self) -> tuple[dict, dict]:
         """The native plans of each record type's key ({type: plan}) and value ({type:

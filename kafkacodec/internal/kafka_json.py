@@ -292,6 +292,8 @@ def to_json(obj, version: int, replace: Replace | None = None, valid: str | None
 #: The native writer's kinds of value (kafkacodec/internal/_native_json.c).
 _J_INT, _J_BOOL, _J_STR, _J_BYTES, _J_UUID, _J_STRUCT, _J_NAMES, _J_ARRAY = range(1, 9)
 _J_KINDS = {"bool": _J_BOOL, "string": _J_STR, "bytes": _J_BYTES, "uuid": _J_UUID}
+#: How a tagged field's default is told: equal, None, empty, the same truth, a struct.
+_D_EQ, _D_NONE, _D_EMPTY, _D_BOOL, _D_STRUCT = range(1, 6)
 
 
 def _kind(typ: str) -> int | None:
@@ -303,6 +305,21 @@ def _kind(typ: str) -> int | None:
     return _J_KINDS.get(typ, _J_STRUCT)
 
 
+def _default_mode(f: dict) -> tuple[int, Any]:
+    """How the native writer tells a tagged field's default (_is_default's cases): the mode
+    and the value to compare with."""
+    d = default_of(f)
+    if d is _EMPTY_STRUCT:
+        return _D_STRUCT, None
+    if d is None:
+        return _D_NONE, None
+    if f["type"].startswith("[]"):
+        return _D_EMPTY, None
+    if f["type"] == "bool":
+        return _D_BOOL, d
+    return _D_EQ, d
+
+
 class NativeJson:
     """Plans for the native writer, which gives to_json's text for many structs at a time.
 
@@ -310,7 +327,8 @@ class NativeJson:
     replace with a lookup, as 4.1's TransactionLogMessageParser prints a state); python:
     the (struct, JSON name) fields that only a Python function prints (to_json's replace):
     a struct that has one is always written by to_json. Plans are made once per (class,
-    version, validVersions)."""
+    version, validVersions). A tagged field is printed as to_json prints it: when its tag
+    is there and its value is not its default (a struct-valued one set: to_json writes it)."""
 
     def __init__(self, names: dict[tuple[str, str], dict[int, str]] | None = None,
                  python: frozenset[tuple[str, str]] = frozenset()) -> None:  # fmt: skip
@@ -340,10 +358,8 @@ class NativeJson:
         message = getattr(cls, "MESSAGE", None)
         if message is None or "fields" not in message:
             return None
-        entries = []
+        entries: list[tuple] = []
         for name, _where, f, is_tagged in _plan(cls, version, valid):
-            if is_tagged:  # printed only when set: the writer hands structs with tags to Python
-                continue
             where = (message["struct"], name)
             if where in self.python:
                 return None
@@ -358,7 +374,10 @@ class NativeJson:
                 kind = _kind(typ)
             if kind is None:
                 return None
-            entries.append((f'"{name}":', f["id"], kind, element or 0, self.names.get(where)))
+            entry: tuple = (f'"{name}":', f["id"], kind, element or 0, self.names.get(where))
+            if is_tagged:  # printed when its tag is there with a value that is not its default
+                entry += (f["tag"], *_default_mode(f))
+            entries.append(entry)
         tagged = "tagged_fields" if "tagged_fields" in getattr(cls, "FIELDS", ()) else None
         try:
             return _native.plan(cls, tuple(entries), tagged,
@@ -372,6 +391,13 @@ class NativeJson:
         (None where Python must write one): keys {record type: plan}, values {record type: (plan
         for each version from 0)}, word: what names the value's version ("version")."""
         return _native.coordinator_texts(items, keys, values, word)
+
+    @staticmethod
+    def metadata_texts(items: list, plans: dict, names: dict) -> list:
+        """kafka-dump-log's (None, payload, False) for Codecs.metadata_items' items (None
+        where Python must write one): plans {apiKey: (plan for each version from 0)},
+        names {apiKey: MetadataRecordType name}."""
+        return _native.metadata_texts(items, plans, names)
 
     def write(self, obj, version: int, valid: str | None = None) -> str | None:
         """obj as to_json writes it (with this object's names), or None where to_json must."""
