@@ -9,14 +9,19 @@ run over the same files (issue 40's table):
   harness of the Kafka tests, the partition's files transplanted into it);
 - `kafkacodec dump` (--deep-iteration, --print-data-log, --offsets-decoder) next to Kafka's
   DumpLogSegments over the same segment, and checked to print the same text;
-- `kafkacodec groups` and `dump --offsets-decoder` over a __consumer_offsets partition;
+- `kafkacodec groups` and `dump --offsets-decoder` over a __consumer_offsets partition (and
+  kafka-consumer-groups --describe --all-groups asking a broker that loaded it), `dump
+  --transaction-log-decoder` over a __transaction_state partition, `kafkacodec metadata` and
+  `dump --cluster-metadata-decoder` over a __cluster_metadata partition;
 - `kafkacodec verify` and `rewrite --check` next to their limit (CRC-32C plus
   decompression of the same bytes).
 
-Every command runs as a user runs it: a process of its own, its output to a file (so its
-lines are counted: a command that printed less is not faster), its wall time the median of
---repeat runs, and its peak anonymous memory (RssAnon, sampled; a mapped segment's file
-pages are not counted, as issue 40 asks). One core: each command is one process.
+Every command runs as a user runs it: a process of its own, with its bytecode compiled as
+an install compiles it (the bench compiles it first, whatever PYTHONDONTWRITEBYTECODE
+says), its output to a file (so its lines are counted: a command that printed less is not
+faster), its wall time the median of --repeat runs, and its peak anonymous memory
+(RssAnon, sampled; a mapped segment's file pages are not counted, as issue 40 asks). One
+core: each command is one process.
 
     python -m bench.commands [--records N] [--repeat K] [--no-broker]
 
@@ -26,6 +31,7 @@ Writes bench/results/commands.json.
 from __future__ import annotations
 
 import argparse
+import compileall
 import hashlib
 import os
 import re
@@ -327,6 +333,49 @@ def consumers(part: Path, n: int, work: Path, repeat: int) -> dict:
     return out
 
 
+def consumer_groups(offsets: Path, work: Path, repeat: int) -> dict:
+    """kafka-consumer-groups --describe --all-groups asking a broker that loaded the
+    __consumer_offsets partition (transplanted as its only partition, the topics its
+    commits name created), beside `kafkacodec groups` on the files: the time of each, and
+    whether both report the same committed offsets (group, topic, partition, offset)."""
+    from kafka_broker import Broker, classpath, client_classes
+
+    from bench.internal import GROUPS, TOPICS
+
+    root, build = work / "groups-broker", work / "groups-client"
+    broker = Broker(KAFKA, root, offsets_topic_num_partitions=1)
+    tool = ["java", "-Xmx1g", "-cp", classpath(KAFKA),
+            "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"]  # fmt: skip
+    try:
+        broker.start()
+        for topic in TOPICS:
+            broker.create_topic(client_classes(KAFKA, build), topic, 32)
+        # a group lookup makes the coordinator create __consumer_offsets (one partition)
+        subprocess.run([*tool, "--bootstrap-server", broker.bootstrap, "--describe", "--group", GROUPS[0]],
+                       capture_output=True, timeout=300)  # fmt: skip
+        for _ in range(120):
+            if (broker.log_dir / "__consumer_offsets-0").is_dir():
+                break
+            time.sleep(0.5)
+        broker.stop()
+        broker.transplant("__consumer_offsets-0", offsets)
+        broker.start()
+        kafka_out, ours_out = work / "kcg.txt", work / "groups.txt"
+        kafka = median_run([*tool, "--bootstrap-server", broker.bootstrap, "--describe", "--all-groups"],
+                           kafka_out, repeat)  # fmt: skip
+    finally:
+        broker.kill()
+    ours = median_run([*CLI, "groups", str(offsets)], ours_out, repeat)
+
+    def rows(path: Path) -> set[tuple[str, ...]]:
+        return {tuple(cells[:4]) for cells in (line.split() for line in path.read_text().splitlines())
+                if len(cells) >= 6 and cells[0] != "GROUP"}  # fmt: skip
+
+    same = rows(kafka_out) == rows(ours_out)
+    return {"kafka-consumer-groups": kafka, "kafkacodec": ours, "same_offsets": same,
+            "ratio": round(kafka["seconds"] / ours["seconds"], 2)}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -335,6 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--offsets", type=int, default=300_000, help="records of the __consumer_offsets partition"
     )
+    ap.add_argument(
+        "--internal", type=int, default=300_000,
+        help="records of the __transaction_state and __cluster_metadata partitions",
+    )  # fmt: skip
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument(
         "--no-broker", action="store_true", help="leave out kcat and kafka-console-consumer"
@@ -343,7 +396,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="commands", help="the results' name in bench/results")
     args = ap.parse_args(argv)
     n, rep = args.records, args.repeat
-    result: dict = {"records_uncompressed": n, "offsets_records": args.offsets, "repeat": rep, "kafka": KAFKA,
+    # as installed: pip compiles the bytecode at install, so no run here pays for it
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    compileall.compile_dir(ROOT / "kafkacodec", quiet=1)
+    result: dict = {"records_uncompressed": n, "offsets_records": args.offsets,
+                    "internal_records": args.internal, "repeat": rep, "kafka": KAFKA,
                     "python": sys.version.split()[0], "cpu": os.cpu_count()}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="kafkacodec-bench-") as tmp:
         work = Path(tmp)
@@ -387,22 +444,31 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  verify/rewrite --check {c}: {checks[c]}", flush=True)
         result["checks"] = checks
 
+        m = args.internal
+        txns = internal_partition(work / "logs-txn", "__transaction_state-0", transaction_pairs(m))
+        meta = internal_partition(work / "logs-meta", "__cluster_metadata-0", metadata_values(m))
         internal = {
-            "groups": rate(
-                median_run([*CLI, "groups", str(offsets)], work / "g.txt", rep), args.offsets
-            ),
-        }
+            "groups": rate(median_run([*CLI, "groups", str(offsets)], work / "g.txt", rep), args.offsets),
+            "metadata": rate(median_run([*CLI, "metadata", str(meta)], work / "m.txt", rep), m),
+        }  # fmt: skip
+        for flag, part, count in (("--offsets-decoder", offsets, args.offsets),
+                                  ("--transaction-log-decoder", txns, m),
+                                  ("--cluster-metadata-decoder", meta, m)):  # fmt: skip
+            cmd = [*CLI, "dump", "--kafka-version", KAFKA[:3], flag, str(next(part.glob("*.log")))]
+            internal[f"dump {flag}"] = rate(median_run(cmd, work / "d.txt", rep), count)
         result["internal"] = internal
+        print(f"  internal topics: {internal}", flush=True)
         if not args.no_kafka:
             seg = next(parts["none"].glob("*.log"))
             result["dump"] = dumps(seg, work, rep, [["--deep-iteration"], ["--print-data-log"]])
-            result["dump"].update(
-                dumps(next(offsets.glob("*.log")), work, rep, [["--offsets-decoder"]])
-            )
+            for flag, part in (("--offsets-decoder", offsets), ("--transaction-log-decoder", txns),
+                               ("--cluster-metadata-decoder", meta)):  # fmt: skip
+                result["dump"].update(dumps(next(part.glob("*.log")), work, rep, [[flag]]))
             if not args.no_broker:
                 result["consumers"] = consumers(parts["none"], n, work, rep)
                 print(f"  consumers: {result['consumers']}", flush=True)
-        print(f"  groups: {internal}", flush=True)
+                result["groups_tool"] = consumer_groups(offsets, work, rep)
+                print(f"  kafka-consumer-groups: {result['groups_tool']}", flush=True)
     path = save(args.out, result)
     print(f"wrote {path}")
     return 0

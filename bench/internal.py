@@ -36,13 +36,17 @@ ROOT = Path(__file__).resolve().parents[1]
 TOPIC = "__consumer_offsets"
 
 
+#: The corpus's consumer groups and the topics they commit offsets of (32 partitions each).
+GROUPS = [f"group-{i}" for i in range(50)]
+TOPICS = [f"orders-{i}" for i in range(20)]
+
+
 def corpus(n: int) -> list[tuple[bytes, bytes]]:
     """n (key, value) pairs as a broker writes them: OffsetCommitKey version 1 (group,
     topic, partition) and OffsetCommitValue version 3 or 4 (offset, leader epoch, metadata,
     commit timestamp), with seeded group and topic names."""
     rnd = random.Random(20)
-    groups = [f"group-{i}" for i in range(50)]
-    topics = [f"orders-{i}" for i in range(20)]
+    groups, topics = GROUPS, TOPICS
 
     def s16(text: str) -> bytes:
         raw = text.encode()

@@ -109,6 +109,9 @@ class Entry(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Every value is these fixed-width fields and nothing else, unchecked: many values
+    #: are read at once with STRUCT.iter_unpack, as parse reads one.
+    STRUCT = _S0
 
     def __init__(
         self,

@@ -489,6 +489,21 @@ class TypeIR:
         return names
 
     @property
+    def whole_struct(self) -> str:
+        """The struct of a type that is one run of fixed-width numbers and nothing else (no
+        check on any of them, no params, instances, CRC or length): many values of it are
+        read at once by that struct as its parser reads one. "" for any other type."""
+        if (self.params or self.instances or self.crc_field or self.rest_field
+                or len(self.steps) != 1 or self.steps[0].kind != "run"):  # fmt: skip
+            return ""
+        run = self.steps[0]
+        if [f.name for f in run.fields] != [f.name for f in self.fields]:
+            return ""
+        if any(f.bounds or f.derived or f.is_list or not f.fixed for f in run.fields):
+            return ""
+        return run.struct_name
+
+    @property
     def rest_varint(self) -> bool:
         """Its length-of-rest field is a varint (written after the rest)."""
         return self.rest_field is not None and self.rest_field.rest_varint

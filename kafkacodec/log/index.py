@@ -203,6 +203,20 @@ class _Index:
                 lo = mid + 1
         return lo
 
+    def fields(self) -> list[tuple]:
+        """Every entry's stored fields as a tuple (the generated entry's FIELDS, raw: an
+        offset relative to the base), read at once where the entry is one struct
+        (ENTRY.STRUCT); what iterating the index gives, in bulk."""
+        whole = getattr(self.ENTRY, "STRUCT", None)
+        if whole is not None and self._count <= self._mapped:
+            try:
+                with memoryview(self._buf) as view, view[: self._count * self.SIZE] as part:
+                    return list(whole.iter_unpack(part))
+            except TypeError:  # a buffer that is not one (a remote file's reader): one at a time
+                pass
+        entries = (self._read(i) for i in range(self._count))
+        return [tuple(getattr(e, f) for f in self.ENTRY.FIELDS) for e in entries]
+
     def __len__(self) -> int:
         return self._count
 
@@ -280,21 +294,24 @@ class OffsetIndex(_Index):
         problems = Problems()
         problems.extend(self.problems)
         prev = None
-        for i, e in enumerate(self):
-            if e.offset < self.base_offset:
+        base = self.base_offset
+        for i, (relative, position) in enumerate(self.fields()):
+            offset = base + relative
+            if offset < base:
+                problems.append(f"entry {i}: offset {offset} is below the base offset {base}")
+            if prev is not None and (offset <= prev[0] or position <= prev[1]):
+                problems.append(f"entry {i}: ({offset}, {position}) does not increase after {prev}")
+            if log_size is not None and position >= log_size:
                 problems.append(
-                    f"entry {i}: offset {e.offset} is below the base offset {self.base_offset}"
+                    f"entry {i}: position {position} is past the end of the log ({log_size} bytes)"
                 )
-            if prev is not None and (e.offset <= prev.offset or e.position <= prev.position):
-                problems.append(
-                    f"entry {i}: ({e.offset}, {e.position}) does not increase after {tuple(prev)}"
-                )
-            if log_size is not None and e.position >= log_size:
-                problems.append(
-                    f"entry {i}: position {e.position} is past the end of the log ({log_size} bytes)"
-                )
-            prev = e
+            prev = (offset, position)
         return problems
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """Every entry as (offset, position), read at once."""
+        base = self.base_offset
+        return [(base + relative, position) for relative, position in self.fields()]
 
     def lookup(self, target: int) -> OffsetPosition:
         """Kafka's OffsetIndex.lookup: the entry with the largest offset <= target, else
@@ -357,17 +374,22 @@ class TimeIndex(_Index):
         problems = Problems()
         problems.extend(self.problems)
         prev = None
-        for i, e in enumerate(self):
-            if prev is not None and (e.timestamp <= prev.timestamp or e.offset < prev.offset):
+        for i, (timestamp, offset) in enumerate(self.pairs()):
+            if prev is not None and (timestamp <= prev[0] or offset < prev[1]):
                 problems.append(
-                    f"entry {i}: ({e.timestamp}, {e.offset}) does not increase after {tuple(prev)}"
+                    f"entry {i}: ({timestamp}, {offset}) does not increase after {prev}"
                 )
-            if log_end_offset is not None and e.offset >= log_end_offset:
+            if log_end_offset is not None and offset >= log_end_offset:
                 problems.append(
-                    f"entry {i}: offset {e.offset} is past the log end offset {log_end_offset}"
+                    f"entry {i}: offset {offset} is past the log end offset {log_end_offset}"
                 )
-            prev = e
+            prev = (timestamp, offset)
         return problems
+
+    def pairs(self) -> list[tuple[int, int]]:
+        """Every entry as (timestamp, offset), read at once."""
+        base = self.base_offset
+        return [(timestamp, base + relative) for timestamp, relative in self.fields()]
 
     def lookup(self, timestamp: int) -> TimestampOffset:
         """Kafka's TimeIndex.lookup: the entry with the largest timestamp <= timestamp,

@@ -435,36 +435,36 @@ class Segment:
         by_position = {w[0]: i for i, w in enumerate(walk)}
         lasts = [w[2] for w in walk]  # increasing: bisect finds a batch by offset
         if oi is not None and oi.usable:
-            for n, e in enumerate(oi):
-                if live and (e.position >= size or e.offset > read_to):
+            for n, (offset, position) in enumerate(oi.pairs()):
+                if live and (position >= size or offset > read_to):
                     break
-                k = by_position.get(e.position)
-                j = bisect.bisect_left(lasts, e.offset)
+                k = by_position.get(position)
+                j = bisect.bisect_left(lasts, offset)
                 if k is None:
                     found[oi.path].append(
-                        f"{oi.path}: entry {n}: position {e.position} is not a batch boundary"
+                        f"{oi.path}: entry {n}: position {position} is not a batch boundary"
                     )
-                elif j == len(lasts) or lasts[j] != e.offset or j < k:
+                elif j == len(lasts) or lasts[j] != offset or j < k:
                     found[oi.path].append(
-                        f"{oi.path}: entry {n}: offset {e.offset} is not the last offset of a batch "
-                        f"at or after position {e.position}"
+                        f"{oi.path}: entry {n}: offset {offset} is not the last offset of a batch "
+                        f"at or after position {position}"
                     )
         if ti is not None and ti.usable:
             running, upto = [], -1
             for w in walk:
                 upto = max(upto, w[3])
                 running.append(upto)
-            for n, e in enumerate(ti):
-                if live and e.offset > read_to:
+            for n, (timestamp, offset) in enumerate(ti.pairs()):
+                if live and offset > read_to:
                     break
-                j = bisect.bisect_left(lasts, e.offset)
-                if j == len(walk) or walk[j][1] > e.offset:
+                j = bisect.bisect_left(lasts, offset)
+                if j == len(walk) or walk[j][1] > offset:
                     found[ti.path].append(
-                        f"{ti.path}: entry {n}: offset {e.offset} is in no batch of the log"
+                        f"{ti.path}: entry {n}: offset {offset} is in no batch of the log"
                     )
-                elif running[j] != e.timestamp or walk[j][3] != e.timestamp:
+                elif running[j] != timestamp or walk[j][3] != timestamp:
                     found[ti.path].append(
-                        f"{ti.path}: entry {n}: timestamp {e.timestamp} is not the largest timestamp "
+                        f"{ti.path}: entry {n}: timestamp {timestamp} is not the largest timestamp "
                         f"up to its batch at position {walk[j][0]} ({running[j]})"
                     )
         for lines in found.values():

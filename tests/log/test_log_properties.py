@@ -286,3 +286,19 @@ def test_a_log_dirs_named_like_a_partition_is_a_log_dirs(tmp_path):
     assert isinstance(open_log(root / "orders-0"), Partition)
     (tmp_path / "t-3").mkdir()  # an empty partition directory stays one
     assert isinstance(open_log(tmp_path / "t-3"), Partition)
+
+
+@given(st.binary(max_size=400), st.integers(0, 1 << 40))
+@settings(max_examples=150, deadline=None)
+def test_an_index_read_at_once_is_its_entries_one_at_a_time(raw, base):
+    """fields() and pairs() (the generated entry's STRUCT over the whole file) give what
+    each entry's parse gives, for any bytes: whole entries, a torn tail, a zero-filled end."""
+    from kafkacodec.log.index import OffsetIndex, TimeIndex
+
+    for cls in (OffsetIndex, TimeIndex):
+        for data in (raw, raw + bytes(3 * cls.SIZE)):
+            idx = cls("x" + cls.__name__, base, data=data)
+            one = [tuple(getattr(idx._read(i), f) for f in cls.ENTRY.FIELDS) for i in range(len(idx))]
+            assert idx.fields() == one
+            assert idx.pairs() == [tuple(e) for e in idx]
+    assert OffsetIndex.ENTRY.STRUCT.size == OffsetIndex.SIZE and TimeIndex.ENTRY.STRUCT.size == TimeIndex.SIZE
