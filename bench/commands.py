@@ -14,7 +14,7 @@ run over the same files (issue 40's table):
   --transaction-log-decoder` over a __transaction_state partition, `kafkacodec metadata` and
   `dump --cluster-metadata-decoder` over a __cluster_metadata partition;
 - `kafkacodec verify` and `rewrite --check` next to their limit (CRC-32C plus
-  decompression of the same bytes).
+  decompression of the same bytes), and with --jobs 1 and 2 (verify over every partition).
 
 Every command runs as a user runs it: a process of its own, with its bytecode compiled as
 an install compiles it (the bench compiles it first, whatever PYTHONDONTWRITEBYTECODE
@@ -443,6 +443,14 @@ def main(argv: list[str] | None = None) -> int:
                 e["limit_ratio"] = round(e["seconds"] / floor, 2) if floor else None
             print(f"  verify/rewrite --check {c}: {checks[c]}", flush=True)
         result["checks"] = checks
+        # --jobs: verify of every partition above at once, and rewrite --check of one
+        everything = [str(p) for p in parts.values()]
+        result["jobs"] = {
+            f"{cmd} --jobs {j}": median_run([*CLI, *cmd.split(), "--jobs", str(j), *paths], work / "j.txt", rep)
+            for cmd, paths in (("verify --quiet", everything), ("rewrite --check", [str(parts["none"])]))
+            for j in (1, 2)
+        }  # fmt: skip
+        print(f"  --jobs: {result['jobs']}", flush=True)
 
         m = args.internal
         txns = internal_partition(work / "logs-txn", "__transaction_state-0", transaction_pairs(m))

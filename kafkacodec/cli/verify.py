@@ -4,6 +4,7 @@ checker the Spark verify job runs too). Exit codes: CLEAN, PROBLEMS, UNCHECKED (
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -26,12 +27,16 @@ def define(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--max-problems", type=integer(0), default=1000, metavar="N",
                    help="list at most N problems (the rest are counted); default 1000")  # fmt: skip
+    p.add_argument("--jobs", type=integer(1), default=1, metavar="N",
+                   help="worker processes checking local segments side by side (default 1: "
+                   "none); the report is the same for any N")  # fmt: skip
     storage_arguments(p, tiered=True)
 
 
 def run(args: argparse.Namespace) -> int:
     from ..console import Progress
     from ..log.index import Problems
+    from ..log.workers import in_order
     from ..storage import size_of
 
     problems, notes, unchecked = Problems(args.max_problems), [], []
@@ -44,11 +49,15 @@ def run(args: argparse.Namespace) -> int:
         except KafkacodecError as err:
             unchecked.append(str(err))
     regions = []
-    total = sum(size_of(path) for path, _check, _kind in targets)
+    total = sum(size_of(path) for path, _check, _kind, _task in targets)
     with Progress(total, "verify", quiet=args.quiet) as progress:
-        for path, check, kind in targets:
+        # each segment checked here, or by a worker process (log.workers.in_order: the
+        # results are taken in the targets' order, so the report is the same for any N)
+        done = in_order(targets, lambda t: t[3] if args.jobs > 1 else None, _checked, _checked, args.jobs)
+        for (path, check, kind, _task), result in done:
             progress.describe(path.name)
-            _verify_one(check, kind, totals, problems, notes, unchecked, regions)
+            _verify_one(_checked(check) if result is None else result, kind, totals, problems, notes,
+                        unchecked, regions)  # fmt: skip
             progress(size_of(path))
     checked = totals["segments"] + totals["indexes"] > 0
     status = UNCHECKED if unchecked or not checked else PROBLEMS if problems else CLEAN
@@ -166,15 +175,29 @@ def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
 
 
 def _segment_target(seg, live: bool, indexes: bool):
+    """(file, its check, kind, the check as a worker process's task: a local segment's)."""
+    from ..storage import is_remote
+
+    task = None if is_remote(seg.path) else functools.partial(_check_segment, seg, live, indexes)
+    return seg.path, functools.partial(_check_segment, seg, live, indexes), "segments", task
+
+
+def _check_segment(seg, live: bool, indexes: bool):
     from ..log.check import check_segment
 
-    def check():
-        try:
-            return check_segment(seg, live=live, indexes=indexes)
-        finally:
-            seg.close()
+    try:
+        return check_segment(seg, live=live, indexes=indexes)
+    finally:
+        seg.close()
 
-    return seg.path, check, "segments"
+
+def _checked(check):
+    """check()'s result, or the KafkacodecError it raised (so that one unreadable segment
+    does not stop the others, in this process or in a worker)."""
+    try:
+        return check()
+    except KafkacodecError as err:
+        return err
 
 
 def _index_target(seg, suffix: str, path: Path, live: bool):
@@ -186,7 +209,7 @@ def _index_target(seg, suffix: str, path: Path, live: bool):
         finally:
             seg.close()
 
-    return path, check, "indexes"
+    return path, check, "indexes", None
 
 
 def _kafka07_target(path: Path):
@@ -196,14 +219,12 @@ def _kafka07_target(path: Path):
         with Kafka07File(path) as f:
             return check_file(f)
 
-    return path, check, "segments"
+    return path, check, "segments", None
 
 
-def _verify_one(check, kind: str, totals, problems, notes, unchecked, regions) -> None:
-    try:
-        c = check()
-    except KafkacodecError as err:
-        unchecked.append(str(err))
+def _verify_one(c, kind: str, totals, problems, notes, unchecked, regions) -> None:
+    if isinstance(c, KafkacodecError):
+        unchecked.append(str(c))
         return
     totals[kind] += 1
     totals["bytes"] += c.size

@@ -28,13 +28,10 @@ runs one partition per task with the pieces below (staged, check_destination, ..
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import shutil
 import time
-from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +47,7 @@ from .index import IndexBuilder, encode_offset_entries, encode_time_entries
 from .partition import EPOCH_CHECKPOINT, LogDirs, Partition, open_log, read_epoch_checkpoint
 from .recovery import DEFAULT_INDEX_INTERVAL
 from .segment import Segment, parse_segment_name, segment_name
+from .workers import in_order
 
 __all__ = [
     "RewriteSummary", "Difference", "rewrite", "STAGE_SUFFIX", "DIFFERENCES_LISTED", "UNIT_BYTES",
@@ -333,32 +331,11 @@ def _partition_steps(part: Partition, out_dir: Path | None, options: dict,
     yield _Step("partition-end", out_dir, part=part)
 
 
-def _ordered(steps: Iterable[_Step], jobs: int) -> Generator[tuple[_Step, _Done | None], None, None]:
+def _ordered(steps: Iterable[_Step], jobs: int) -> Iterator[tuple[_Step, _Done | None]]:
     """The steps with their units' results, in order: run here (jobs 1), or by `jobs`
     worker processes at most 2 * jobs units ahead of the one being written (the parent's
     memory holds that many units' bytes at most)."""
-    if jobs <= 1:
-        for step in steps:
-            yield step, None if step.unit is None else _run_unit(step.unit)
-        return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    pool = ProcessPoolExecutor(jobs, mp_context=context)
-    window: deque[tuple[_Step, Future | None]] = deque()
-    running = 0
-    try:
-        for step in steps:
-            window.append((step, None if step.unit is None else pool.submit(_work, step.unit)))
-            running += step.unit is not None
-            while running > 2 * jobs or (window and window[0][1] is None):
-                head, future = window.popleft()
-                running -= future is not None
-                yield head, None if future is None else future.result()
-        while window:
-            head, future = window.popleft()
-            yield head, None if future is None else future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    return in_order(steps, lambda step: step.unit, _run_unit, _work, jobs)
 
 
 class _SegmentWriter:

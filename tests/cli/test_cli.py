@@ -9,6 +9,7 @@ from conftest import EXE, KAFKA_JAVA
 from conftest import kafkacodec_cli as kc
 
 import kafkacodec as kc_mod
+from kafkacodec.log import PartitionWriter
 
 SEG_DIR = KAFKA_JAVA / "segments" / "segment_interval4096"
 
@@ -140,6 +141,30 @@ def test_verify_finds_damage_and_records_prints(tmp_path):
     )
     recs = kc("records", d, "--from-offset", 1010, "--limit", 2).stdout.splitlines()
     assert len(recs) == 2 and recs[0].startswith("offset 1010 CreateTime")
+
+
+def test_verify_reports_the_same_with_worker_processes(tmp_path):
+    """--jobs: the same report, problems in the same order, exit code and counts, with a
+    damaged segment, an unreadable one (a directory in its place) and clean ones."""
+    logs = tmp_path / "logs"
+    for name, source in (("orders-0", "recover_flipped_byte_in_batch_67.log"),
+                         ("orders-1", None), ("orders-2", "recover_flipped_byte_in_batch_67.log")):  # fmt: skip
+        d = logs / name
+        d.mkdir(parents=True)
+        if source:
+            shutil.copy(SEG_DIR / "recovery" / source, d / "00000000000000001000.log")
+        else:  # a clean partition of two segments
+            with PartitionWriter(d, segment_bytes=4000, fsync=False) as w:
+                for i in range(0, 120, 10):
+                    w.append(kc_mod.build_batch([kc_mod.Record(None, 1_700_000_000_000, b"k", b"v" * 200)] * 10,
+                                                base_offset=i))  # fmt: skip
+    (logs / "orders-3").mkdir()
+    (logs / "orders-3" / "00000000000000000000.log").mkdir()  # not a file: cannot be checked
+    one = kc("verify", "--json", "--jobs", 1, logs, ok=False)
+    three = kc("verify", "--json", "--jobs", 3, logs, ok=False)
+    assert (one.returncode, one.stdout, one.stderr) == (three.returncode, three.stdout, three.stderr)
+    doc = json.loads(one.stdout)
+    assert one.returncode in (1, 2) and doc["problems_total"] >= 2 and doc["segments"] >= 4
 
 
 @pytest.mark.parametrize("args,needle", [
