@@ -294,13 +294,19 @@ static int eval(const Expr *e, const Frame *f, int64_t cur, int64_t cur_len, int
 }
 
 /* Strings. Kafka's internal records repeat a few names over and over (a group, its topics,
- * a transactional id), so short ASCII strings come from a small cache: one str object per
- * name instead of one per record. A str is immutable, so sharing it is invisible; the cache
- * holds at most STR_CACHE strings of at most STR_CACHE_MAX bytes. Anything else is decoded
- * as the generated parser decodes it (UTF-8, surrogateescape). */
-#define STR_CACHE 512
+ * a transactional id), so short ASCII strings come from a cache: one str object per name
+ * instead of one per record, so that its hash is computed once and a dict finds it by
+ * identity. A str is immutable, so sharing it is invisible. The cache is two-way set
+ * associative (the newer of a set's two strings first), STR_CACHE strings of at most
+ * STR_CACHE_MAX bytes: a few thousand names stay in it without two of them taking turns.
+ * Anything else is decoded as the generated parser decodes it (UTF-8, surrogateescape). */
+#define STR_CACHE 4096
 #define STR_CACHE_MAX 64
 static PyObject *str_cache[STR_CACHE];
+
+static inline int same_str(PyObject *s, const uint8_t *p, Py_ssize_t n) {
+    return s != NULL && PyUnicode_GET_LENGTH(s) == n && memcmp(PyUnicode_DATA(s), p, (size_t)n) == 0;
+}
 
 static PyObject *decode_str(const uint8_t *s, Py_ssize_t n) {
     if (n == 0 || n > STR_CACHE_MAX)
@@ -309,13 +315,20 @@ static PyObject *decode_str(const uint8_t *s, Py_ssize_t n) {
     uint8_t high = 0;
     for (Py_ssize_t i = 0; i < n; i++) { h = (h ^ s[i]) * 16777619u; high |= s[i]; }
     if (high & 0x80) return PyUnicode_DecodeUTF8((const char *)s, n, "surrogateescape");
-    PyObject **slot = &str_cache[h % STR_CACHE];
-    PyObject *hit = *slot;
-    if (hit != NULL && PyUnicode_GET_LENGTH(hit) == n && memcmp(PyUnicode_DATA(hit), s, (size_t)n) == 0)
+    PyObject **set = &str_cache[(h % (STR_CACHE / 2)) * 2];
+    if (same_str(set[0], s, n))
+        return Py_NewRef(set[0]);
+    if (same_str(set[1], s, n)) { /* the newer now */
+        PyObject *hit = set[1];
+        set[1] = set[0];
+        set[0] = hit;
         return Py_NewRef(hit);
+    }
     PyObject *str = PyUnicode_DecodeASCII((const char *)s, n, NULL);
     if (str == NULL) return NULL;
-    Py_XSETREF(*slot, Py_NewRef(str));
+    Py_XDECREF(set[1]);
+    set[1] = set[0];
+    set[0] = Py_NewRef(str);
     return str;
 }
 

@@ -17,8 +17,8 @@
 #include "pyobjects.h"
 
 /* "value" (a []string or []bytes item's, a tagged field's) and "tag", interned at import;
- * ("offset",) (a record's). */
-extern PyObject *VALUE_NAME, *TAG_NAME, *OFFSET_ATTRS;
+ * ("offset", "value") (a record's). */
+extern PyObject *VALUE_NAME, *TAG_NAME, *RECORD_ATTRS;
 
 /* Each file's functions, added to the module one table after another. */
 extern PyMethodDef JSON_METHODS[], FOLD_METHODS[];

@@ -1,7 +1,7 @@
 /* The module: each file's functions (_native.h) and the names they share. */
 #include "_native.h"
 
-PyObject *VALUE_NAME, *TAG_NAME, *OFFSET_ATTRS;
+PyObject *VALUE_NAME, *TAG_NAME, *RECORD_ATTRS;
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_native",
@@ -14,7 +14,7 @@ PyInit__native(void)
 {
     if ((VALUE_NAME = PyUnicode_InternFromString("value")) == NULL
         || (TAG_NAME = PyUnicode_InternFromString("tag")) == NULL
-        || (OFFSET_ATTRS = Py_BuildValue("(s)", "offset")) == NULL)
+        || (RECORD_ATTRS = Py_BuildValue("(ss)", "offset", "value")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)

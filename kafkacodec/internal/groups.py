@@ -9,7 +9,8 @@ pending until its producer's COMMIT marker, and an ABORT marker drops it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import struct
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,10 +73,12 @@ def _commit(ident: tuple, value_obj, log_offset: int) -> Commit:
     )  # fmt: skip
 
 
-#: The newest OffsetCommit value of each (group, topic, partition): (its offset in
-#: __consumer_offsets, value version, value object); in a transaction's staging, None for a
-#: tombstone.
-Latest = dict[tuple, Any]
+#: The newest OffsetCommit record of each (group, topic, partition), nested by each:
+#: latest[group][topic][partition] = its record type (int16), its offset in
+#: __consumer_offsets (int64) and its value's bytes, as one bytes object (_native_fold.c says
+#: why); in a transaction's staging, None for a tombstone.
+Latest = dict[Any, Any]
+_NEWEST = struct.Struct(">hq")
 
 
 def _fold_latest(items: list, records: list, types: frozenset, attrs: tuple, target: Latest,
@@ -89,17 +92,42 @@ def _fold_latest(items: list, records: list, types: frozenset, attrs: tuple, tar
         if not isinstance(item, tuple):
             errors.append(i)
             continue
-        record_type, key_obj, version, value_obj = item
+        record_type, key_obj, _version, value_obj = item
         if record_type not in types:
             continue
-        key = tuple(getattr(key_obj, a) for a in attrs)
+        level = target
+        for a in attrs[:-1]:
+            level = level.setdefault(getattr(key_obj, a), {})
+        last = getattr(key_obj, attrs[-1])
         if value_obj is None and delete:
-            target.pop(key, None)
+            level.pop(last, None)
         elif value_obj is None:
-            target[key] = None
+            level[last] = None
         else:
-            target[key] = (records[i].offset, version, value_obj)
+            level[last] = _NEWEST.pack(record_type, records[i].offset) + records[i].value
     return errors
+
+
+def _leaves(nested: dict, depth: int, prefix: tuple = ()) -> Iterator[tuple[tuple, Any]]:
+    """(key, value) of each leaf of `depth` levels of nested dicts, in insertion order."""
+    for k, v in nested.items():
+        if depth == 1:
+            yield (*prefix, k), v
+        else:
+            yield from _leaves(v, depth - 1, (*prefix, k))
+
+
+def _apply_staged(latest: Latest, staged: Latest, depth: int) -> None:
+    """A committed transaction's staged records applied to latest, as fold_latest applies
+    records: a value replaces, a tombstone (None) removes."""
+    for key, entry in _leaves(staged, depth):
+        level = latest
+        for k in key[:-1]:
+            level = level.setdefault(k, {})
+        if entry is None:
+            level.pop(key[-1], None)
+        else:
+            level[key[-1]] = entry
 
 
 try:  # the optional native fold; _fold_latest is the reference
@@ -131,11 +159,7 @@ def fold_partition(p: Partition, out: GroupOffsets, latest: Latest, codecs: Code
                     staged.pop(b.producer_id, None)
                     done = pending.pop(b.producer_id, {})
                     if r.control.type == 1:
-                        for key, entry in done.items():
-                            if entry is None:
-                                latest.pop(key, None)
-                            else:
-                                latest[key] = entry
+                        _apply_staged(latest, done, len(attrs))
             continue
         out.records += len(records)
         items = codecs.coordinator_pairs(OFFSETS_TOPIC, [(r.key, r.value) for r in records])
@@ -162,7 +186,10 @@ def fold_offsets(log_dirs: list[LogDirs], codecs: Codecs = DEFAULT) -> GroupOffs
         for p in d.partitions:
             if p.topic == OFFSETS_TOPIC and p.state is None:
                 fold_partition(p, out, latest, codecs)
-    out.commits = {key: _commit(key, value_obj, offset) for key, (offset, _v, value_obj) in latest.items()}
+    for key, newest in _leaves(latest, len(_key_attrs(codecs))):  # decoded again: they were checked
+        record_type, offset = _NEWEST.unpack_from(newest)
+        value = codecs.coordinator_value(OFFSETS_TOPIC, record_type, newest[_NEWEST.size :])
+        out.commits[key] = _commit(key, value.obj, offset)
     return out
 
 
