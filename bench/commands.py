@@ -227,6 +227,68 @@ def metadata_values(n: int) -> list[tuple[None, bytes]]:
     return [(None, v) for v in out[:n]]
 
 
+def share_state_pairs(n: int) -> list[tuple[bytes, bytes]]:
+    """n __share_group_state records as a share coordinator writes them: for each share
+    partition a ShareSnapshotValue now and then, ShareUpdateValues between, each with a few
+    acknowledged batches."""
+    import importlib
+
+    from kafkacodec.internal import DEFAULT
+
+    keys = DEFAULT.coordinator_structs("__share_group_state", "key")
+    values = DEFAULT.coordinator_structs("__share_group_state", "value")
+    snap = importlib.import_module(values[0].cls.__module__)
+    upd = importlib.import_module(values[1].cls.__module__)
+    out = []
+    for i in range(n):
+        rt = 0 if i % 10 == 0 else 1  # ShareSnapshot, else ShareUpdate
+        mod = snap if rt == 0 else upd
+        batches = [mod.StateBatch(version=0, first_offset=i * 10 + b, last_offset=i * 10 + b + 4,
+                                  delivery_state=b % 3, delivery_count=1 + b % 2, tagged_fields=[])
+                   for b in range(3)]  # fmt: skip
+        key = (rt.to_bytes(2, "big") + keys[rt].cls(version=0, group_id=f"share-{i % 40}",
+               topic_id=(1 + i % 16).to_bytes(16, "big"), partition=i % 12).build())  # fmt: skip
+        fields = dict(snapshot_epoch=i // 1000, leader_epoch=3, start_offset=i * 10, state_batches=batches,
+                      tagged_fields=[])  # fmt: skip
+        if rt == 0:
+            fields.update(state_epoch=1, create_timestamp=1_700_000_000_000, write_timestamp=1_700_000_000_000 + i)
+        out.append((key, _build(values[rt].cls, 0, **fields)))
+    return out
+
+
+def remote_metadata_values(n: int) -> list[tuple[None, bytes]]:
+    """n __remote_log_metadata records as a broker's topic-based RLMM writes them: each
+    segment copied (RemoteLogSegmentMetadataRecord, COPY_SEGMENT_STARTED) then finished
+    (RemoteLogSegmentMetadataUpdateRecord, COPY_SEGMENT_FINISHED)."""
+    import importlib
+
+    from kafkacodec.internal import DEFAULT
+
+    add = DEFAULT.top(DEFAULT.schema_of("RemoteLogSegmentMetadataRecord"))
+    upd = DEFAULT.top(DEFAULT.schema_of("RemoteLogSegmentMetadataUpdateRecord"))
+    ma, mu = importlib.import_module(add.__module__), importlib.import_module(upd.__module__)
+    out = []
+    for i in range(n):
+        mod, cls = (ma, add) if i % 2 == 0 else (mu, upd)
+        seg = i // 2
+        tp = mod.TopicIdPartitionEntry(version=0, name=f"orders-{seg % 8}", id=(1 + seg % 8).to_bytes(16, "big"),
+                                       partition=seg % 6, tagged_fields=[])  # fmt: skip
+        sid = mod.RemoteLogSegmentIdEntry(version=0, topic_id_partition=tp, id=seg.to_bytes(16, "big"),
+                                          tagged_fields=[])  # fmt: skip
+        if cls is add:
+            epochs = [ma.SegmentLeaderEpochEntry(version=0, leader_epoch=e, offset=seg * 1000 + e * 100,
+                                                 tagged_fields=[]) for e in range(2)]  # fmt: skip
+            obj = cls(version=0, remote_log_segment_id=sid, start_offset=seg * 1000, end_offset=seg * 1000 + 999,
+                      broker_id=1, max_timestamp_ms=1_700_000_000_000 + seg, event_timestamp_ms=1_700_000_000_000,
+                      segment_leader_epochs=epochs, segment_size_in_bytes=1 << 20, custom_metadata=None,
+                      remote_log_segment_state=0, tagged_fields=[])  # fmt: skip
+        else:
+            obj = cls(version=0, remote_log_segment_id=sid, broker_id=1, event_timestamp_ms=1_700_000_000_000 + 1,
+                      custom_metadata=None, remote_log_segment_state=1, tagged_fields=[])  # fmt: skip
+        out.append((None, bytes([1, cls.MESSAGE["apiKey"], 0]) + obj.build()))
+    return out
+
+
 def limits(part: Path, repeat: int) -> dict:
     """cat of the files, CRC-32C over every byte, and the codec alone over every region."""
     import kafkacodec as kc
@@ -257,12 +319,14 @@ def limits(part: Path, repeat: int) -> dict:
 
 
 def normalize_dump(path: Path) -> str:
-    """The sha256 of a dump with the `Dumping <path>` line naming the file alone (Kafka
-    names it by the path it was given, kafkacodec by its name)."""
+    """The sha256 of a dump with the `Dumping <path>` line (and an index's sanity-check line)
+    naming the file alone (Kafka names it by the path it was given, kafkacodec by its name)."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         first = f.readline()
         h.update(re.sub(rb"^Dumping \S*/", b"Dumping ", first))
+        second = f.readline()
+        h.update(re.sub(rb"^/\S*/(\S+ (passed|failed) sanity check)", rb"\1", second))
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
@@ -386,7 +450,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--internal", type=int, default=300_000,
-        help="records of the __transaction_state and __cluster_metadata partitions",
+        help="records of the __transaction_state, __cluster_metadata, __share_group_state and "
+        "__remote_log_metadata partitions",
     )  # fmt: skip
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument(
@@ -455,13 +520,16 @@ def main(argv: list[str] | None = None) -> int:
         m = args.internal
         txns = internal_partition(work / "logs-txn", "__transaction_state-0", transaction_pairs(m))
         meta = internal_partition(work / "logs-meta", "__cluster_metadata-0", metadata_values(m))
+        share = internal_partition(work / "logs-share", "__share_group_state-0", share_state_pairs(m))
+        remote = internal_partition(work / "logs-remote", "__remote_log_metadata-0", remote_metadata_values(m))
         internal = {
             "groups": rate(median_run([*CLI, "groups", str(offsets)], work / "g.txt", rep), args.offsets),
             "metadata": rate(median_run([*CLI, "metadata", str(meta)], work / "m.txt", rep), m),
         }  # fmt: skip
-        for flag, part, count in (("--offsets-decoder", offsets, args.offsets),
-                                  ("--transaction-log-decoder", txns, m),
-                                  ("--cluster-metadata-decoder", meta, m)):  # fmt: skip
+        decoders = (("--offsets-decoder", offsets, args.offsets), ("--transaction-log-decoder", txns, m),
+                    ("--cluster-metadata-decoder", meta, m), ("--share-group-state-decoder", share, m),
+                    ("--remote-log-metadata-decoder", remote, m))  # fmt: skip
+        for flag, part, count in decoders:
             cmd = [*CLI, "dump", "--kafka-version", KAFKA[:3], flag, str(next(part.glob("*.log")))]
             internal[f"dump {flag}"] = rate(median_run(cmd, work / "d.txt", rep), count)
         result["internal"] = internal
@@ -469,8 +537,13 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_kafka:
             seg = next(parts["none"].glob("*.log"))
             result["dump"] = dumps(seg, work, rep, [["--deep-iteration"], ["--print-data-log"]])
-            for flag, part in (("--offsets-decoder", offsets), ("--transaction-log-decoder", txns),
-                               ("--cluster-metadata-decoder", meta)):  # fmt: skip
+            for index, flags in ((".index", [[], ["--verify-index-only"], ["--index-sanity-check"]]),
+                                 (".timeindex", [["--index-sanity-check"]])):  # fmt: skip
+                # (the time index dumped whole took DumpLogSegments 520 s here: left out)
+                for fl in flags:
+                    got = dumps(seg.with_suffix(index), work, rep, [fl])
+                    result["dump"].update({f"{index} {k}".strip(): v for k, v in got.items()})
+            for flag, part, _count in decoders:
                 result["dump"].update(dumps(next(part.glob("*.log")), work, rep, [[flag]]))
             if not args.no_broker:
                 result["consumers"] = consumers(parts["none"], n, work, rep)

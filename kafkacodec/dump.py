@@ -300,10 +300,13 @@ def dump_index(path: Path, kind: str, *, verify_only: bool = False,
         if not len(idx) and not idx.preallocated:
             yield f"{path.name} is empty."
             return
+        boundaries = _boundaries(data, source) if data is not None else {}
         for e in idx.dump_entries():
             if data is not None:
-                b = _first_batch(data, e.position, source) if e.position < len(data) else None
-                found = -1 if b is None else b.last_offset
+                found = boundaries.get(e.position)
+                if found is None:  # not where a walk from the start finds a batch: read there
+                    b = _first_batch(data, e.position, source) if e.position < len(data) else None
+                    found = -1 if b is None else b.last_offset
                 if found != e.offset:
                     findings.offset_mismatches.setdefault(name, []).append((e.offset, found))
             if not verify_only:
@@ -333,17 +336,32 @@ def dump_index(path: Path, kind: str, *, verify_only: bool = False,
     offsets.close()
 
 
-def index_sanity(path: Path, kind: str) -> tuple[str, list[str]]:
+def _boundaries(data, source: str) -> dict[int, int]:
+    """The last offset of each batch a walk from the start of the log finds, by position,
+    up to the first bytes that are no batch: what _first_batch reads at those positions,
+    found in one walk."""
+    out = {}
+    try:
+        for b in BatchIterator(data, verify_crc=False, source=source):
+            out[b.position] = b.last_offset
+    except DecodeError:
+        pass  # past this, each entry's batch is read where it points
+    return out
+
+
+def index_sanity(path: Path, kind: str, name: str | None = None) -> tuple[str, list[str]]:
     """Kafka's --index-sanity-check of an offset or time index, the check a broker runs at
     startup to decide whether to rebuild an index, as DumpLogSegments runs it (every whole
     entry of the file counted: Index.file_sanity): (the line kafka-dump-log prints, the
-    problems found). A transaction index has none: kafka-dump-log dumps its entries."""
+    problems found), the file named `name` (default: its name), as the `Dumping` line
+    names it. A transaction index has none: kafka-dump-log dumps its entries."""
     idx = _open_index(path, kind)
     problems = idx.file_sanity()
+    name = name or path.name
     if kind == ".index" and not len(idx) and not idx.preallocated and not problems:
-        return f"{path.name} is empty.", []  # (Kafka says so even of a torn 7-byte file)
+        return f"{name} is empty.", []  # (Kafka says so even of a torn 7-byte file)
     verdict = "failed" if problems else "passed"
-    return f"{path.name} {verdict} sanity check.", problems
+    return f"{name} {verdict} sanity check.", problems
 
 
 def index_json(path: Path, kind: str) -> Iterator[dict]:

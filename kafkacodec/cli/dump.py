@@ -188,7 +188,7 @@ def _index(args: argparse.Namespace, path: Path, suffix: str, findings, name: st
     from .. import dump as dumplog
 
     if args.index_sanity_check and suffix != ".txnindex":  # Kafka dumps a .txnindex as it is
-        line, problems = dumplog.index_sanity(path, suffix)
+        line, problems = dumplog.index_sanity(path, suffix, name)
         out(f"Dumping {name}")
         out(line)
         for prob in problems:

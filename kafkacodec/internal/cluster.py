@@ -17,7 +17,6 @@ them (TopicsDelta, ClusterDelta, FeaturesDelta, ConfigurationsDelta):
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,9 +156,7 @@ def _partition_change(state: ClusterState, o) -> None:
     p["partition_epoch"] += 1
 
 
-@functools.lru_cache(maxsize=1 << 16)  # the same topics over and over; bounded
-def _topic_id(raw: bytes) -> str:
-    return uuid_text(raw)
+_topic_id = uuid_text  # (cached there: the same topics over and over)
 
 
 def _register_broker(state: ClusterState, o) -> None:

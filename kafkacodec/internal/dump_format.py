@@ -11,6 +11,7 @@ why, in Kafka's words where Kafka has them: "Error at offset 7, skipping. ...").
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -65,21 +66,24 @@ def _json(obj, version: int) -> str:
     return to_json(obj, version) if text is None else text
 
 
-#: How each field of a (class, version) is read, by Kafka name: (attribute,) for a stored
+#: How each field of a class at a version is read, by Kafka name: (attribute,) for a stored
 #: field, (attribute, tag, default) for a tagged one, () for one not in the version.
-_ACCESS: dict[tuple[type, int], dict[str, tuple]] = {}
+_ACCESS: dict[type, dict[int, dict[str, tuple]]] = {}
+
+
+def _table(obj) -> dict[str, tuple]:
+    cls = type(obj)
+    version = getattr(obj, "version", 0)
+    by_version = _ACCESS.get(cls)
+    table = None if by_version is None else by_version.get(version)
+    return _access(cls, version) if table is None else table
 
 
 def get(obj, name: str):
     """A field of a decoded struct by its Kafka name (tagged fields included: the value of
     its tag, else its default); None when the field is not in the struct's version (as
     kafka_json.field_value reads it)."""
-    cls = type(obj)
-    key = (cls, getattr(obj, "version", 0))
-    table = _ACCESS.get(key)
-    if table is None:
-        table = _access(*key)
-    how = table[name]
+    how = _table(obj)[name]
     if len(how) == 1:
         return getattr(obj, how[0])
     if not how:
@@ -91,29 +95,46 @@ def get(obj, name: str):
     return value
 
 
-def get_many(obj, names: tuple[str, ...]) -> list:
-    """Fields of a decoded struct by their Kafka names, as get reads each (its tagged
-    fields looked at once)."""
+def get_many(obj, names: tuple[str, ...]) -> Sequence:
+    """Fields of a decoded struct by their Kafka names, as get reads each: one reader per
+    class, version and names, made once (operator.attrgetter when every one is a stored
+    field of the version; else its tagged fields looked at once)."""
     cls = type(obj)
-    key = (cls, getattr(obj, "version", 0))
-    table = _ACCESS.get(key)
-    if table is None:
-        table = _access(*key)
-    tags = None
-    out = []
-    for name in names:
-        how = table[name]
-        if len(how) == 1:
-            out.append(getattr(obj, how[0]))
-        elif not how:
-            out.append(None)
-        else:
-            if tags is None:
-                tags = {t.tag: t.value for t in getattr(obj, "tagged_fields", None) or ()
-                        if not isinstance(t.value, (bytes, bytearray, memoryview))}  # fmt: skip
-            t = tags.get(how[1])
-            out.append(([] if type(how[2]) is list else how[2]) if t is None else getattr(t, how[0]))
-    return out
+    key = (cls, getattr(obj, "version", 0), names)
+    reader = _READERS.get(key)
+    if reader is None:
+        reader = _reader(*key)
+    return reader(obj)
+
+
+#: get_many's readers, by (class, version, names).
+_READERS: dict[tuple, Callable[[Any], Sequence]] = {}
+
+
+def _reader(cls, version: int, names: tuple[str, ...]) -> Callable[[Any], Sequence]:
+    hows = [_access(cls, version)[name] for name in names]
+    if all(len(how) == 1 for how in hows):
+        ids = [how[0] for how in hows]
+        reader = operator.attrgetter(*ids) if len(ids) > 1 else (lambda obj: (getattr(obj, ids[0]),))
+    else:
+
+        def reader(obj) -> list:
+            tags = {t.tag: t.value for t in getattr(obj, "tagged_fields", None) or ()
+                    if not isinstance(t.value, (bytes, bytearray, memoryview))}  # fmt: skip
+            out = []
+            for how in hows:
+                if len(how) == 1:
+                    out.append(getattr(obj, how[0]))
+                elif not how:
+                    out.append(None)
+                else:
+                    t = tags.get(how[1])
+                    out.append(([] if type(how[2]) is list else how[2]) if t is None else getattr(t, how[0]))
+            return out
+
+    if len(_READERS) < 100_000:  # versions come from data: keep the cache bounded
+        _READERS[(cls, version, names)] = reader
+    return reader
 
 
 def _access(cls, version: int) -> dict[str, tuple]:
@@ -125,8 +146,9 @@ def _access(cls, version: int) -> dict[str, tuple]:
             table[f["name"]] = (f["id"], f["tag"], default_of(f))
         else:
             table[f["name"]] = (f["id"],)
-    if len(_ACCESS) < 100_000:  # versions come from data: keep the cache bounded
-        _ACCESS[(cls, version)] = table
+    by_version = _ACCESS.setdefault(cls, {})
+    if len(by_version) < 1000:  # versions come from data: keep the cache bounded
+        by_version[version] = table
     return table
 
 
@@ -325,14 +347,13 @@ _PARTITION_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED"
 
 
 def _topic_id_partition(tp) -> str:  # TopicIdPartition.toString
-    return f"{uuid_text(get(tp, 'Id'))}:{get(tp, 'Name')}-{get(tp, 'Partition')}"
+    topic_id, name, partition = get_many(tp, ("Id", "Name", "Partition"))
+    return f"{uuid_text(topic_id)}:{name}-{partition}"
 
 
 def _segment_id(sid) -> str:  # RemoteLogSegmentId.toString
-    return (
-        f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(get(sid, 'TopicIdPartition'))}, "
-        f"id={uuid_text(get(sid, 'Id'))}}}"
-    )
+    tp, segment = get_many(sid, ("TopicIdPartition", "Id"))
+    return f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(tp)}, id={uuid_text(segment)}}}"
 
 
 def _custom(value) -> str:
@@ -342,7 +363,8 @@ def _custom(value) -> str:
 def _epochs(entries) -> str:  # a TreeMap<Integer, Long>
     m = {}
     for e in entries:
-        m[get(e, "LeaderEpoch")] = get(e, "Offset")
+        epoch, offset = get_many(e, ("LeaderEpoch", "Offset"))
+        m[epoch] = offset
     if not m:
         raise KafkacodecError("segmentLeaderEpochs can not be empty")
     return "{" + ", ".join(f"{k}={m[k]}" for k in sorted(m)) + "}"
@@ -354,36 +376,43 @@ def _state(table: dict, value: int, what: str) -> str:
     return table[value]
 
 
-def _remote_text(m) -> str:
-    o = m.obj
-    if m.spec == "RemoteLogSegmentMetadataRecord":
+#: The fields RemoteLogSegmentMetadata.toString and RemoteLogSegmentMetadataUpdate.toString
+#: print, in the order _remote_text reads them.
+_SEGMENT_FIELDS = ("RemoteLogSegmentId", "StartOffset", "EndOffset", "BrokerId", "MaxTimestampMs",
+                   "EventTimestampMs", "SegmentLeaderEpochs", "SegmentSizeInBytes", "CustomMetadata",
+                   "RemoteLogSegmentState")  # fmt: skip
+_UPDATE_FIELDS = ("RemoteLogSegmentId", "CustomMetadata", "RemoteLogSegmentState", "EventTimestampMs", "BrokerId")
+
+
+def _remote_text(spec: str, o) -> str:
+    """RemoteLogMetadata.toString of a decoded __remote_log_metadata record of a spec."""
+    if spec == "RemoteLogSegmentMetadataRecord":
+        sid, start, end, broker, max_ts, event_ts, epochs, size, custom, state = get_many(o, _SEGMENT_FIELDS)
         text = (
-            f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(get(o, 'RemoteLogSegmentId'))}, "
-            f"startOffset={get(o, 'StartOffset')}, endOffset={get(o, 'EndOffset')}, "
-            f"brokerId={get(o, 'BrokerId')}, maxTimestampMs={get(o, 'MaxTimestampMs')}, "
-            f"eventTimestampMs={get(o, 'EventTimestampMs')}, "
-            f"segmentLeaderEpochs={_epochs(get(o, 'SegmentLeaderEpochs'))}, "
-            f"segmentSizeInBytes={get(o, 'SegmentSizeInBytes')}, "
-            f"customMetadata={_custom(get(o, 'CustomMetadata'))}, "
-            f"state={_state(_SEGMENT_STATES, get(o, 'RemoteLogSegmentState'), 'RemoteLogSegmentState')}"
+            f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(sid)}, "
+            f"startOffset={start}, endOffset={end}, brokerId={broker}, maxTimestampMs={max_ts}, "
+            f"eventTimestampMs={event_ts}, segmentLeaderEpochs={_epochs(epochs)}, "
+            f"segmentSizeInBytes={size}, customMetadata={_custom(custom)}, "
+            f"state={_state(_SEGMENT_STATES, state, 'RemoteLogSegmentState')}"
         )
-        if any(f["name"] == "TxnIndexEmpty" for f in type(o).MESSAGE["fields"]):
+        if "TxnIndexEmpty" in _table(o):  # a field of the spec (Kafka 3.9 on)
             text += f", txnIdxEmpty={'true' if get(o, 'TxnIndexEmpty') else 'false'}"
         return text + "}"
-    if m.spec == "RemoteLogSegmentMetadataUpdateRecord":
+    if spec == "RemoteLogSegmentMetadataUpdateRecord":
+        sid, custom, state, event_ts, broker = get_many(o, _UPDATE_FIELDS)
         return (
-            f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(get(o, 'RemoteLogSegmentId'))}, "
-            f"customMetadata={_custom(get(o, 'CustomMetadata'))}, "
-            f"state={_state(_SEGMENT_STATES, get(o, 'RemoteLogSegmentState'), 'RemoteLogSegmentState')}, "
-            f"eventTimestampMs={get(o, 'EventTimestampMs')}, brokerId={get(o, 'BrokerId')}}}"
+            f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(sid)}, "
+            f"customMetadata={_custom(custom)}, "
+            f"state={_state(_SEGMENT_STATES, state, 'RemoteLogSegmentState')}, "
+            f"eventTimestampMs={event_ts}, brokerId={broker}}}"
         )
-    if m.spec == "RemotePartitionDeleteMetadataRecord":
+    if spec == "RemotePartitionDeleteMetadataRecord":
         return (
             f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(get(o, 'TopicIdPartition'))}, "
             f"state={_state(_PARTITION_STATES, get(o, 'RemotePartitionDeleteState'), 'RemotePartitionDeleteState')}, "
             f"eventTimestampMs={get(o, 'EventTimestampMs')}, brokerId={get(o, 'BrokerId')}}}"
         )
-    if m.spec == "RemoteLogSegmentMetadataSnapshotRecord":
+    if spec == "RemoteLogSegmentMetadataSnapshotRecord":
         return (
             f"RemoteLogSegmentMetadataSnapshot{{segmentId={uuid_text(get(o, 'SegmentId'))}, "
             f"startOffset={get(o, 'StartOffset')}, endOffset={get(o, 'EndOffset')}, "
@@ -393,14 +422,15 @@ def _remote_text(m) -> str:
             f"customMetadata={_custom(get(o, 'CustomMetadata'))}, "
             f"state={_state(_SEGMENT_STATES, get(o, 'RemoteLogSegmentState'), 'RemoteLogSegmentState')}}}"
         )
-    raise UnknownRecordTypeError(f"no text for {m.spec}", 0)
+    raise UnknownRecordTypeError(f"no text for {spec}", 0)
 
 
 def remote_log_metadata_parser(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
     try:
         if value is None:
             raise KafkacodecError("the record has no value")
-        out = _remote_text(codecs.metadata_record("__remote_log_metadata", bytes(value)))
+        m = codecs.metadata_record("__remote_log_metadata", bytes(value))
+        out = _remote_text(m.spec, m.obj)
     except KafkacodecError as err:
         return None, f"Error at offset {offset}, skipping. {err}", True
     return None, out, False
@@ -463,6 +493,7 @@ class Decoder:
             self._coordinator = ("__transaction_state", "version", _TRANSACTION_JSON)
         self._tables: tuple[dict, dict] | None = None
         self._metadata = name == "cluster-metadata" and NativeJson.available()
+        self._remote = name == "remote-log-metadata"
 
     def __call__(self, key, value, offset: int) -> Parsed:
         return self._one(key, value, offset)
@@ -471,6 +502,8 @@ class Decoder:
         """(key, payload, failed) for each record (objects with key, value and offset)."""
         if self._metadata:
             return self._metadata_many(records)
+        if self._remote:
+            return self._remote_many(records)
         if self._coordinator is None or not NativeJson.available():
             return [self._one(r.key, r.value, r.offset) for r in records]
         topic, word, _plans = self._coordinator
@@ -492,6 +525,20 @@ class Decoder:
         written by the native writer where it applies."""
         items = self.codecs.metadata_items("__cluster_metadata", [r.value for r in records])
         return self._rest(NativeJson.metadata_texts(items, *self._metadata_tables()), records)
+
+    def _remote_many(self, records: Sequence) -> list[Parsed]:
+        """RemoteMetadataLogMessageParser's text for a batch's records (what
+        remote_log_metadata_parser gives each), decoded at once (Codecs.metadata_items)."""
+        topic = "__remote_log_metadata"
+        specs = self.codecs.metadata_specs(topic)
+        items = self.codecs.metadata_items(topic, [r.value for r in records])
+        out: list = []
+        for r, item in zip(records, items):
+            try:
+                out.append((None, _remote_text(specs[item[0]][0], item[2]), False))
+            except (KafkacodecError, TypeError):  # (TypeError: the item is the record's error)
+                out.append(self._one(r.key, r.value, r.offset))
+        return out
 
     def _metadata_tables(self) -> tuple[dict, dict]:
         """The native plans of each apiKey's struct ({apiKey: (plan for each version from

@@ -23,6 +23,7 @@ hands back to Python (None) whatever a plan does not cover: a test compares both
 from __future__ import annotations
 
 import base64
+import binascii
 import decimal
 import functools
 import math
@@ -101,9 +102,17 @@ def java_double(value: float) -> str:
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{point}"
 
 
+_URL_SAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def uuid_text(value) -> str:
     """A UUID's 16 bytes as Kafka's Uuid.toString prints them (URL-safe base64, no padding)."""
-    return base64.urlsafe_b64encode(bytes(value)).decode("ascii").rstrip("=")
+    return _uuid_text(bytes(value))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # topic ids come back record after record; bounded
+def _uuid_text(raw: bytes) -> str:
+    return binascii.b2a_base64(raw, newline=False).translate(_URL_SAFE).rstrip(b"=").decode("ascii")
 
 
 def tagged_values(obj) -> dict[int, Any]:

@@ -9,6 +9,7 @@ say why, and lookups answer as an empty index does, so callers fall back to a wa
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -114,6 +115,7 @@ class _Named(str):
 
 class _Index:
     ENTRY: ClassVar[type[Generated]]  # the generated entry class
+    PAIR: ClassVar[type[tuple]]  # what entry() and pairs() give an entry as (not the txnindex)
     SIZE = 0
     KIND = ""
 
@@ -203,18 +205,19 @@ class _Index:
                 lo = mid + 1
         return lo
 
-    def fields(self) -> list[tuple]:
-        """Every entry's stored fields as a tuple (the generated entry's FIELDS, raw: an
-        offset relative to the base), read at once where the entry is one struct
-        (ENTRY.STRUCT); what iterating the index gives, in bulk."""
+    def fields(self, count: int | None = None) -> list[tuple]:
+        """The first `count` entries' stored fields (default: every entry) as tuples (the
+        generated entry's FIELDS, raw: an offset relative to the base), read at once where
+        the entry is one struct (ENTRY.STRUCT); what iterating the index gives, in bulk."""
+        count = self._count if count is None else count
         whole = getattr(self.ENTRY, "STRUCT", None)
-        if whole is not None and self._count <= self._mapped:
+        if whole is not None and count <= self._mapped:
             try:
-                with memoryview(self._buf) as view, view[: self._count * self.SIZE] as part:
+                with memoryview(self._buf) as view, view[: count * self.SIZE] as part:
                     return list(whole.iter_unpack(part))
             except TypeError:  # a buffer that is not one (a remote file's reader): one at a time
                 pass
-        entries = (self._read(i) for i in range(self._count))
+        entries = (self._read(i) for i in range(count))
         return [tuple(getattr(e, f) for f in self.ENTRY.FIELDS) for e in entries]
 
     def __len__(self) -> int:
@@ -227,12 +230,19 @@ class _Index:
     def entry(self, i: int) -> Any:
         raise NotImplementedError
 
+    def pairs(self, count: int | None = None) -> list:
+        raise NotImplementedError
+
     def dump_entries(self) -> Iterator[Any]:
         """The entries kafka-dump-log prints: every whole entry of the file in order, up to
         the first one after entry 0 whose offset is the base offset (the zero-filled tail
         of a preallocated or crashed index)."""
-        for i in range(self._count + self.preallocated):
-            e = self.entry(i)
+        n = self._count + self.preallocated
+        if self.KIND == "transaction index":
+            entries: Iterable[Any] = (self.entry(i) for i in range(n))
+        else:  # read at once, each as its entry() gives it
+            entries = map(functools.partial(tuple.__new__, self.PAIR), self.pairs(n))
+        for i, e in enumerate(entries):
             if i and self.KIND != "transaction index" and e.offset == self.base_offset:
                 return
             yield e
@@ -272,6 +282,7 @@ class OffsetIndex(_Index):
     """The .index file: (offset, position) entries, sparse, increasing."""
 
     ENTRY = _oi.Entry
+    PAIR = OffsetPosition
     SIZE = 8
     KIND = "offset index"
 
@@ -308,10 +319,10 @@ class OffsetIndex(_Index):
             prev = (offset, position)
         return problems
 
-    def pairs(self) -> list[tuple[int, int]]:
-        """Every entry as (offset, position), read at once."""
+    def pairs(self, count: int | None = None) -> list[tuple[int, int]]:
+        """The first `count` entries (default: every entry) as (offset, position), read at once."""
         base = self.base_offset
-        return [(base + relative, position) for relative, position in self.fields()]
+        return [(base + relative, position) for relative, position in self.fields(count)]
 
     def lookup(self, target: int) -> OffsetPosition:
         """Kafka's OffsetIndex.lookup: the entry with the largest offset <= target, else
@@ -346,6 +357,7 @@ class TimeIndex(_Index):
     """The .timeindex file: (timestamp, offset) entries, timestamps strictly increasing."""
 
     ENTRY = _ti.Entry
+    PAIR = TimestampOffset
     SIZE = 12
     KIND = "time index"
 
@@ -386,10 +398,10 @@ class TimeIndex(_Index):
             prev = (timestamp, offset)
         return problems
 
-    def pairs(self) -> list[tuple[int, int]]:
-        """Every entry as (timestamp, offset), read at once."""
+    def pairs(self, count: int | None = None) -> list[tuple[int, int]]:
+        """The first `count` entries (default: every entry) as (timestamp, offset), read at once."""
         base = self.base_offset
-        return [(timestamp, base + relative) for timestamp, relative in self.fields()]
+        return [(timestamp, base + relative) for timestamp, relative in self.fields(count)]
 
     def lookup(self, timestamp: int) -> TimestampOffset:
         """Kafka's TimeIndex.lookup: the entry with the largest timestamp <= timestamp,

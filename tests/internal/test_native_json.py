@@ -158,9 +158,9 @@ def _coordinator_records(module: str) -> list[Record]:
 
 
 def _metadata_records() -> list[Record]:
-    """__cluster_metadata records from the vectors, and ones that are not: a value cut
+    """__cluster_metadata and __remote_log_metadata records from the vectors, and ones that are not: a value cut
     short, a byte changed in each framing field, a longer varint framing, no value."""
-    values = [bytes.fromhex(r["hex"]) for r in ROWS if r["kind"] == "metadata"]
+    values = [bytes.fromhex(r["hex"]) for r in ROWS if r["kind"] in ("metadata", "remote_metadata")]
     first = values[0]
     values += [first[:-1], b"\x02" + first[1:], first[:1] + b"\x7f" + first[2:],
                first[:2] + b"\x7e" + first[3:], first[:1] + bytes([first[1] | 0x80, 0]) + first[2:], None]
