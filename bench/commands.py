@@ -446,10 +446,10 @@ def main(argv: list[str] | None = None) -> int:
         "--records", type=int, default=2_000_000, help="records of the uncompressed partition"
     )
     ap.add_argument(
-        "--offsets", type=int, default=300_000, help="records of the __consumer_offsets partition"
+        "--offsets", type=int, default=2_000_000, help="records of the __consumer_offsets partition"
     )
     ap.add_argument(
-        "--internal", type=int, default=300_000,
+        "--internal", type=int, default=1_000_000,
         help="records of the __transaction_state, __cluster_metadata, __share_group_state and "
         "__remote_log_metadata partitions",
     )  # fmt: skip
