@@ -113,6 +113,7 @@ _READERS: dict[tuple, Callable[[Any], Sequence]] = {}
 
 def _reader(cls, version: int, names: tuple[str, ...]) -> Callable[[Any], Sequence]:
     hows = [_access(cls, version)[name] for name in names]
+    reader: Callable[[Any], Sequence]
     if all(len(how) == 1 for how in hows):
         ids = [how[0] for how in hows]
         reader = operator.attrgetter(*ids) if len(ids) > 1 else (lambda obj: (getattr(obj, ids[0]),))

@@ -213,7 +213,8 @@ class _Index:
         whole = getattr(self.ENTRY, "STRUCT", None)
         if whole is not None and count <= self._mapped:
             try:
-                with memoryview(self._buf) as view, view[: count * self.SIZE] as part:
+                buf: Any = self._buf  # (bytes, a map or a mapped prefix: a buffer, checked here)
+                with memoryview(buf) as view, view[: count * self.SIZE] as part:
                     return list(whole.iter_unpack(part))
             except TypeError:  # a buffer that is not one (a remote file's reader): one at a time
                 pass

@@ -31,7 +31,7 @@ import argparse
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -331,7 +331,7 @@ def _partition_steps(part: Partition, out_dir: Path | None, options: dict,
     yield _Step("partition-end", out_dir, part=part)
 
 
-def _ordered(steps: Iterable[_Step], jobs: int) -> Iterator[tuple[_Step, _Done | None]]:
+def _ordered(steps: Iterable[_Step], jobs: int) -> Generator[tuple[_Step, _Done | None], None, None]:
     """The steps with their units' results, in order: run here (jobs 1), or by `jobs`
     worker processes at most 2 * jobs units ahead of the one being written (the parent's
     memory holds that many units' bytes at most)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
 
@@ -15,7 +15,7 @@ T = TypeVar("T")
 
 
 def in_order(items: Iterable[T], unit_of: Callable[[T], Any], here: Callable[[Any], Any],
-             there: Callable[[Any], Any], jobs: int) -> Iterator[tuple[T, Any]]:  # fmt: skip
+             there: Callable[[Any], Any], jobs: int) -> Generator[tuple[T, Any], None, None]:  # fmt: skip
     """Each item with its unit's result, in the items' order (an item whose unit is None:
     None, nothing run): here(unit) in this process when jobs is 1, else there(unit) (a
     module-level function, its unit picklable) in `jobs` worker processes at most 2 * jobs
