@@ -2,7 +2,9 @@
  * kafkacodec.internal._native: the internal topics' optional native loops, one file per
  * concern, each named _native_<concern>.c: json (decoded structs as the JSON of Kafka's
  * JsonConverter, from plans kafka_json.py compiles), fold (the newest record of each key of
- * a coordinator topic, as Kafka's coordinators replay them) and module.
+ * a coordinator topic, as Kafka's coordinators replay them), metadata (runs of
+ * PartitionChangeRecords applied to the cluster's state, as cluster.py applies them) and
+ * module.
  *
  * The Python code stays the reference (kafka_json.to_json, groups.py): each loop gives up
  * (None, or the indices it did not take) on anything it does not cover, and the caller does
@@ -20,7 +22,42 @@
  * ("offset", "value") (a record's). */
 extern PyObject *VALUE_NAME, *TAG_NAME, *RECORD_ATTRS;
 
+/* ------------------------------------------------- plans (_native_json.c, kafka_json.py) */
+
+/* One field of a plan: where it is (a slot, or an attribute of its tag's value) and how it is
+ * written (the JSON writer's kinds). */
+typedef struct {
+    char *prefix;
+    Py_ssize_t prefix_len, offset;
+    int kind, element;
+    PyObject *names;                 /* J_NAMES: {int: str} */
+    int tag, default_mode;           /* tag -1: not a tagged field */
+    PyObject *attr, *default_value;  /* a tagged field: its attribute in its tag's value */
+    PyTypeObject *child_type;        /* the nested struct class last seen, and its plan */
+    PyObject *child;
+} Entry;
+
+/* The fields of a class at a version, in order. */
+typedef struct Plan {
+    PyTypeObject *cls;
+    Py_ssize_t tagged_offset; /* -1: none */
+    Py_ssize_t n;
+    Entry *entries;
+    PyObject *resolve;
+} Plan;
+
+/* The Plan in a capsule plan() made, or NULL with an exception. */
+Plan *plan_of(PyObject *capsule);
+
+/* The tag number of an item of tagged_fields (-2 when it is not an int): 0, or -1 with an
+ * exception. */
+int tag_of(PyObject *item, long *number);
+
+/* The value of a tagged field of obj: a new reference, NULL with *absent set when its tag
+ * is not there (or holds bytes), NULL with an exception, or NULL with *give_up. */
+PyObject *tagged_value(PyObject *obj, const Plan *p, const Entry *e, int *absent, int *give_up);
+
 /* Each file's functions, added to the module one table after another. */
-extern PyMethodDef JSON_METHODS[], FOLD_METHODS[];
+extern PyMethodDef JSON_METHODS[], FOLD_METHODS[], METADATA_METHODS[];
 
 #endif

@@ -36,27 +36,6 @@ enum { D_EQ = 1, D_NONE = 2, D_EMPTY = 3, D_BOOL = 4, D_STRUCT = 5 };
 
 static const char *CAPSULE = "kafkacodec.internal._native.Plan";
 
-struct Plan;
-
-typedef struct {
-    char *prefix;
-    Py_ssize_t prefix_len, offset;
-    int kind, element;
-    PyObject *names;                 /* J_NAMES: {int: str} */
-    int tag, default_mode;           /* tag -1: not a tagged field */
-    PyObject *attr, *default_value;  /* a tagged field: its attribute in its tag's value */
-    PyTypeObject *child_type;        /* the nested struct class last seen, and its plan */
-    PyObject *child;
-} Entry;
-
-typedef struct Plan {
-    PyTypeObject *cls;
-    Py_ssize_t tagged_offset; /* -1: none */
-    Py_ssize_t n;
-    Entry *entries;
-    PyObject *resolve;
-} Plan;
-
 static void
 free_plan(Plan *p)
 {
@@ -82,7 +61,7 @@ capsule_free(PyObject *capsule)
     free_plan((Plan *)PyCapsule_GetPointer(capsule, CAPSULE));
 }
 
-static Plan *
+Plan *
 plan_of(PyObject *capsule)
 {
     return (Plan *)PyCapsule_GetPointer(capsule, CAPSULE);
@@ -341,7 +320,18 @@ write_array(Out *o, PyObject *list, Entry *e, Plan *p, int depth)
 /* The value of a tagged field of obj: a new reference, NULL with *absent set when its tag
  * is not there (or holds bytes: a tag this version does not know, which Python leaves out
  * too), NULL with an exception, or NULL with *give_up. The last item of a tag wins. */
-static PyObject *
+int
+tag_of(PyObject *item, long *number)
+{
+    PyObject *tag = PyObject_GetAttr(item, TAG_NAME);
+    if (tag == NULL)
+        return -1;
+    *number = PyLong_Check(tag) ? PyLong_AsLong(tag) : -2;
+    Py_DECREF(tag);
+    return *number == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+PyObject *
 tagged_value(PyObject *obj, const Plan *p, const Entry *e, int *absent, int *give_up)
 {
     PyObject *list = SLOT(obj, p->tagged_offset), *found = NULL;
@@ -354,12 +344,8 @@ tagged_value(PyObject *obj, const Plan *p, const Entry *e, int *absent, int *giv
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
         PyObject *item = PyList_GET_ITEM(list, i);
-        PyObject *tag = PyObject_GetAttr(item, TAG_NAME);
-        if (tag == NULL)
-            return NULL;
-        const long t = PyLong_Check(tag) ? PyLong_AsLong(tag) : -2;
-        Py_DECREF(tag);
-        if (t == -1 && PyErr_Occurred())
+        long t;
+        if (tag_of(item, &t) < 0)
             return NULL;
         if (t != e->tag)
             continue;

@@ -19,7 +19,8 @@ PyInit__native(void)
     PyObject *m = PyModule_Create(&module);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddFunctions(m, JSON_METHODS) < 0 || PyModule_AddFunctions(m, FOLD_METHODS) < 0) {
+    if (PyModule_AddFunctions(m, JSON_METHODS) < 0 || PyModule_AddFunctions(m, FOLD_METHODS) < 0
+        || PyModule_AddFunctions(m, METADATA_METHODS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kafkacodec.log.segment import Segment
 from kafkacodec.records.batches import BatchIterator
@@ -33,7 +34,7 @@ from kafkacodec.storage import StoragePath, as_path, read_whole
 
 from .codecs import DEFAULT, Codecs
 from .dump_format import get, get_many
-from .kafka_json import uuid_text
+from .kafka_json import NativeJson, uuid_text
 
 __all__ = ["ClusterState", "fold_cluster", "METADATA_DIR", "CONFIG_RESOURCE_TYPES", "TopicConfig",
            "metadata_root",
@@ -219,13 +220,31 @@ _APPLY: dict[str, Callable[[ClusterState, object], None]] = {
 }  # fmt: skip
 
 
+try:  # the optional native loop; _partition_change is its reference
+    from ._native import partition_changes as _partition_changes
+except ImportError:  # pragma: no cover - no compiler at install time
+    _partition_changes = None
+
+
+def _change_readers(codecs: Codecs) -> tuple[int, dict[int, Any]] | None:
+    """PartitionChangeRecord's apiKey and, by version, the native plan that reads _CHANGE
+    (None: this set of codecs has no such spec)."""
+    for api_key, (spec, cls) in codecs.metadata_specs("__cluster_metadata").items():
+        if spec == "PartitionChangeRecord" and cls is not None:
+            info = codecs.info(cls)
+            readers = {v: NativeJson.reader(cls, v, _CHANGE) for v in range(info.lo, min(info.hi, 255) + 1)}
+            return api_key, {v: plan for v, plan in readers.items() if plan is not None}
+    return None
+
+
 def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, codecs: Codecs,
                snapshot: bool = False) -> None:  # fmt: skip
     """Apply the metadata records of a file of batches (a segment or a snapshot), from
     start_offset on."""
     it = BatchIterator(data, verify_crc=True, source=str(path))
-    apply = {api_key: _APPLY[spec] for api_key, (spec, _cls) in codecs.metadata_specs("__cluster_metadata").items()
-             if spec in _APPLY}  # fmt: skip
+    specs = codecs.metadata_specs("__cluster_metadata")
+    apply = {api_key: _APPLY[spec] for api_key, (spec, _cls) in specs.items() if spec in _APPLY}
+    changes = _change_readers(codecs) if _partition_changes is not None else None
     try:
         for batch in it:
             if batch.last_offset < start_offset or batch.is_control:
@@ -238,9 +257,18 @@ def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, 
                 state.snapshot_records += len(records)
             else:
                 state.last_offset = records[-1].offset
-            # a batch's records decoded at once, applied in order by their apiKey's rule
+            # a batch's records decoded at once, applied in order by their apiKey's rule: runs
+            # of PartitionChangeRecords natively (_native_metadata.c), the rest here
             values = [bytes(r.value) for r in records]
-            for r, item in zip(records, codecs.metadata_items("__cluster_metadata", values)):
+            items = codecs.metadata_items("__cluster_metadata", values)
+            i = 0
+            while i < len(items):
+                if changes is not None:
+                    i = _partition_changes(items, i, *changes, state.topics)
+                    if i == len(items):
+                        break
+                r, item = records[i], items[i]
+                i += 1
                 if isinstance(item, DecodeError):
                     state.problems.append(f"{path.name} offset {r.offset}: {item}")
                     continue

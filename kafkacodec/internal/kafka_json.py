@@ -395,6 +395,30 @@ class NativeJson:
             return None
 
     @staticmethod
+    def reader(cls, version: int, names: tuple[str, ...]) -> Any:
+        """A plan that reads fields of cls at a version by their Kafka names, each as
+        dump_format.get reads it (a tagged field: the value of its tag, else its default),
+        for the native loops that read fields rather than print them; None when one of
+        them is not in the version (or nothing is built)."""
+        if _native is None:
+            return None
+        fields = {f["name"]: f for f in cls.MESSAGE["fields"]}
+        entries = []
+        for name in names:
+            f = fields[name]
+            if not in_versions(f["versions"], version):
+                return None
+            entry: tuple = ("", f["id"], _J_INT, 0, None)
+            if "tag" in f and in_versions(f.get("taggedVersions", "none"), version):
+                entry += (f["tag"], _D_EQ, default_of(f))
+            entries.append(entry)
+        tagged = "tagged_fields" if "tagged_fields" in getattr(cls, "FIELDS", ()) else None
+        try:
+            return _native.plan(cls, tuple(entries), tagged, lambda _cls: None)
+        except TypeError:  # a field that is not a slot of its class
+            return None
+
+    @staticmethod
     def coordinator_texts(items: list, keys: dict, values: dict, word: str) -> list:
         """kafka-dump-log's (key, payload, False) texts for Codecs.coordinator_pairs' items
         (None where Python must write one): keys {record type: plan}, values {record type: (plan

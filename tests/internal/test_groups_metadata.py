@@ -161,3 +161,59 @@ def test_metadata_folds_the_snapshot_then_the_log(tmp_path):
     ]
     text = kafkacodec_cli("metadata", d).stdout
     assert "  orders topicId AAECAwQFBgcICQoLDA0ODw partitions 1" in text
+
+
+def test_native_partition_changes_fold_as_python_does(tmp_path, monkeypatch):
+    """cluster.py's fold with the native loop of PartitionChangeRecords and without it:
+    the same state and problems, over changes of every shape (a list or the leader set or
+    left out, a leader of -2, a tag twice, a tag of bytes, a partition or a topic no
+    PartitionRecord created, a NoOpRecord and other records between them)."""
+    import importlib
+    import random
+
+    from kafkacodec.internal import cluster
+
+    change = importlib.import_module(DEFAULT.top("partition_change_record").__module__)
+    orders, other = bytes(range(16)), bytes(range(2, 18))
+    rnd = random.Random(5)
+
+    def tag(number: int, **fields):
+        cls = getattr(change, f"PartitionChangeRecordTag{number}")
+        return change.PartitionChangeRecordTaggedField(version=0, tag=number,
+                                                        value=cls(version=0, unread=b"", **fields))  # fmt: skip
+
+    values = [metadata_value("TopicRecord", 0, name="orders", topic_id=orders)]
+    values += [metadata_value("PartitionRecord", 0, partition_id=p, topic_id=orders, replicas=[1, 2], isr=[1, 2],
+                              removing_replicas=[], adding_replicas=[], leader=1, leader_epoch=4, partition_epoch=7)
+               for p in range(3)]  # fmt: skip
+    for i in range(400):
+        tags = []
+        if rnd.random() < 0.6:
+            tags.append(tag(0, isr=rnd.sample([1, 2, 3], rnd.randint(0, 3))))
+        if rnd.random() < 0.6:
+            tags.append(tag(1, leader=rnd.choice([-2, -1, 1, 2, 3])))
+        if rnd.random() < 0.3:
+            tags.append(tag(2, replicas=[3, 1]))
+        if rnd.random() < 0.1:
+            tags.append(tag(1, leader=9))  # the same tag again: the last wins
+        if rnd.random() < 0.1:
+            tags.append(change.PartitionChangeRecordTaggedField(version=0, tag=1, value=b"\x02"))  # bytes
+        rnd.shuffle(tags)
+        topic = other if rnd.random() < 0.05 else orders
+        body = change.PartitionChangeRecord(version=0, partition_id=rnd.choice([0, 1, 2, 7]), topic_id=topic,
+                                            tagged_fields=tags).build()  # fmt: skip
+        values.append(bytes([1, 5, 0]) + body)
+        if rnd.random() < 0.1:
+            values.append(metadata_value("NoOpRecord", 0))
+        if rnd.random() < 0.05:
+            values.append(metadata_value("FeatureLevelRecord", 0, name="metadata.version", feature_level=i))
+    d = tmp_path / "__cluster_metadata-0"
+    d.mkdir()
+    batches = [kc.build_batch([kc.Record(None, T0, None, v, []) for v in values[i : i + 37]], base_offset=i)
+               for i in range(0, len(values), 37)]  # fmt: skip
+    (d / "00000000000000000000.log").write_bytes(b"".join(batches))
+    native = cluster.fold_cluster(d)
+    monkeypatch.setattr(cluster, "_partition_changes", None)
+    python = cluster.fold_cluster(d)
+    assert native.to_dict() == python.to_dict()
+    assert python.problems and python.topics  # changes of unknown partitions were reported

@@ -1,0 +1,195 @@
+/*
+ * Runs of PartitionChangeRecords applied to the cluster's state, as cluster.py's
+ * _partition_change applies each (Kafka's PartitionRegistration.merge): the lists a record
+ * carries replace the partition's (a null one leaves it as it is), a leader other than -2
+ * (NO_LEADER_CHANGE) replaces it and bumps the leader epoch, and the partition epoch is
+ * bumped. A metadata log is mostly these records; cluster.py's fold applies every other
+ * record, and these too where this stops.
+ *
+ *   partition_changes(items, start, api_key, readers, topics) -> the index it stopped at
+ *       items: Codecs.metadata_items' output, (apiKey, version, object) or an error;
+ *       readers: {version: plan} of the fields read (kafka_json plans of TopicId,
+ *       PartitionId, Isr, Replicas, AddingReplicas, RemovingReplicas, Leader, in that
+ *       order); topics: ClusterState.topics.
+ *   From items[start] on, each PartitionChangeRecord of a partition the state holds is
+ *   applied; it stops at the first item that is anything else (another record, an error,
+ *   a partition no PartitionRecord created, a version with no reader), which the caller
+ *   applies, then calls again from the one after it.
+ */
+#include "_native.h"
+
+#define N_READ 7
+enum { R_TOPIC, R_PARTITION, R_ISR, R_REPLICAS, R_ADDING, R_REMOVING, R_LEADER };
+static const char *const LIST_KEYS[4] = {"isr", "replicas", "adding_replicas", "removing_replicas"};
+
+/* The fields a reader plan names: new references in out; 1 read, 0 give up, -1 an exception.
+ * The tagged fields come from one pass over obj's tagged_fields (the last of a tag wins, a
+ * tag holding bytes is one this version does not know: left out), as dump_format.get. */
+static int
+read_fields(PyObject *obj, const Plan *p, PyObject *out[N_READ])
+{
+    if (Py_TYPE(obj) != p->cls || p->n != N_READ)
+        return 0;
+    for (Py_ssize_t i = 0; i < N_READ; i++)
+        out[i] = NULL;
+    PyObject *tags = p->tagged_offset >= 0 ? SLOT(obj, p->tagged_offset) : NULL;
+    if (tags != NULL && tags != Py_None) {
+        if (!PyList_CheckExact(tags))
+            return 0;
+        for (Py_ssize_t t = 0; t < PyList_GET_SIZE(tags); t++) {
+            PyObject *item = PyList_GET_ITEM(tags, t);
+            long number;
+            if (tag_of(item, &number) < 0)
+                goto error;
+            PyObject *value = NULL;
+            for (Py_ssize_t i = 0; i < N_READ; i++) {
+                const Entry *e = &p->entries[i];
+                if (e->tag < 0 || e->tag != number)
+                    continue;
+                if (value == NULL && (value = PyObject_GetAttr(item, VALUE_NAME)) == NULL)
+                    goto error;
+                if (PyBytes_Check(value) || PyByteArray_Check(value) || PyMemoryView_Check(value))
+                    break;
+                PyObject *v = PyObject_GetAttr(value, e->attr);
+                if (v == NULL) {
+                    Py_DECREF(value);
+                    goto error;
+                }
+                Py_XSETREF(out[i], v);
+            }
+            Py_XDECREF(value);
+        }
+    }
+    for (Py_ssize_t i = 0; i < N_READ; i++) {
+        const Entry *e = &p->entries[i];
+        if (e->tag >= 0) {
+            if (out[i] == NULL) /* its tag is not there: its default (a list: its own) */
+                out[i] = PyList_CheckExact(e->default_value) ? PyList_New(0) : Py_NewRef(e->default_value);
+            if (out[i] == NULL)
+                goto error;
+        } else if ((out[i] = SLOT(obj, e->offset)) == NULL) {
+            goto give_up;
+        } else {
+            Py_INCREF(out[i]);
+        }
+    }
+    return 1;
+give_up:
+    for (Py_ssize_t i = 0; i < N_READ; i++)
+        Py_CLEAR(out[i]);
+    return 0;
+error:
+    for (Py_ssize_t i = 0; i < N_READ; i++)
+        Py_CLEAR(out[i]);
+    return -1;
+}
+
+/* d[key] += 1: 0, or -1 with an exception (also when d has no such key). */
+static int
+bump(PyObject *d, const char *key)
+{
+    PyObject *old = PyDict_GetItemString(d, key);
+    if (old == NULL)
+        return PyErr_Format(PyExc_KeyError, "%s", key), -1;
+    PyObject *one = PyLong_FromLong(1);
+    PyObject *sum = one == NULL ? NULL : PyNumber_Add(old, one);
+    Py_XDECREF(one);
+    const int done = sum == NULL ? -1 : PyDict_SetItemString(d, key, sum);
+    Py_XDECREF(sum);
+    return done;
+}
+
+/* Apply one record's fields to its partition: 1 applied, 0 left to the caller (its topic or
+ * partition is not in the state, a field of another type), -1 an exception. */
+static int
+apply_change(PyObject *topics, PyObject *v[N_READ])
+{
+    if (!PyBytes_CheckExact(v[R_TOPIC]) || !PyLong_CheckExact(v[R_LEADER]))
+        return 0;
+    Out o = {NULL, 0, 0}; /* the topic id as Kafka's Uuid.toString, the state's key */
+    if (emit_base64(&o, (const uint8_t *)PyBytes_AS_STRING(v[R_TOPIC]), PyBytes_GET_SIZE(v[R_TOPIC]), 1, 0) < 0)
+        return -1;
+    PyObject *tid = out_str(&o);
+    if (tid == NULL)
+        return -1;
+    PyObject *topic = PyDict_GetItemWithError(topics, tid);
+    Py_DECREF(tid);
+    if (topic == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    PyObject *partitions = PyDict_Check(topic) ? PyDict_GetItemString(topic, "partitions") : NULL;
+    PyObject *p = partitions != NULL && PyDict_Check(partitions)
+        ? PyDict_GetItemWithError(partitions, v[R_PARTITION]) : NULL;
+    if (p == NULL || !PyDict_Check(p))
+        return PyErr_Occurred() ? -1 : 0;
+    for (int k = 0; k < 4; k++) {
+        PyObject *value = v[R_ISR + k];
+        if (value == Py_None)
+            continue;
+        PyObject *copy = PySequence_List(value);
+        const int done = copy == NULL ? -1 : PyDict_SetItemString(p, LIST_KEYS[k], copy);
+        Py_XDECREF(copy);
+        if (done < 0)
+            return -1;
+    }
+    int overflow = 0;
+    const long long leader = PyLong_AsLongLongAndOverflow(v[R_LEADER], &overflow);
+    if (overflow || leader != -2) { /* NO_LEADER_CHANGE */
+        if (PyDict_SetItemString(p, "leader", v[R_LEADER]) < 0 || bump(p, "leader_epoch") < 0)
+            return -1;
+    }
+    return bump(p, "partition_epoch") < 0 ? -1 : 1;
+}
+
+PyDoc_STRVAR(partition_changes_doc,
+"partition_changes(items, start, api_key, readers, topics) -> the index it stopped at\n\n"
+"Apply the PartitionChangeRecords from items[start] on to the cluster's topics, up to the\n"
+"first item it does not apply (see the file's comment).");
+
+static PyObject *
+partition_changes(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *items, *api_key, *readers, *topics;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "O!nO!O!O!:partition_changes", &PyList_Type, &items, &start,
+                          &PyLong_Type, &api_key, &PyDict_Type, &readers, &PyDict_Type, &topics))
+        return NULL;
+    Py_ssize_t i = start < 0 ? 0 : start;
+    for (; i < PyList_GET_SIZE(items); i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 3)
+            break;
+        const int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(item, 0), api_key, Py_EQ);
+        if (same < 0)
+            return NULL;
+        if (!same)
+            break;
+        PyObject *reader = PyDict_GetItemWithError(readers, PyTuple_GET_ITEM(item, 1));
+        if (reader == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            break;
+        }
+        const Plan *p = plan_of(reader);
+        if (p == NULL)
+            return NULL;
+        PyObject *v[N_READ];
+        const int got = read_fields(PyTuple_GET_ITEM(item, 2), p, v);
+        if (got < 0)
+            return NULL;
+        if (got == 0)
+            break;
+        const int done = apply_change(topics, v);
+        for (int k = 0; k < N_READ; k++)
+            Py_DECREF(v[k]);
+        if (done < 0)
+            return NULL;
+        if (done == 0)
+            break;
+    }
+    return PyLong_FromSsize_t(i);
+}
+
+PyMethodDef METADATA_METHODS[] = {
+    {"partition_changes", partition_changes, METH_VARARGS, partition_changes_doc},
+    {NULL, NULL, 0, NULL},
+};
