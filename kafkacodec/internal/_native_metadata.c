@@ -6,8 +6,10 @@
  * bumped. A metadata log is mostly these records; cluster.py's fold applies every other
  * record, and these too where this stops.
  *
- *   partition_changes(items, start, api_key, readers, topics) -> the index it stopped at
+ *   partition_changes(items, start, api_key, readers, topics, inert) -> the index it stopped at
  *       items: Codecs.metadata_items' output, (apiKey, version, object) or an error;
+ *       inert: the apiKeys of records that change nothing cluster.py folds (NoOpRecord, ...),
+ *       passed over;
  *       readers: {version: plan} of the fields read (kafka_json plans of TopicId,
  *       PartitionId, Isr, Replicas, AddingReplicas, RemovingReplicas, Leader, in that
  *       order); topics: ClusterState.topics.
@@ -20,7 +22,45 @@
 
 #define N_READ 7
 enum { R_TOPIC, R_PARTITION, R_ISR, R_REPLICAS, R_ADDING, R_REMOVING, R_LEADER };
-static const char *const LIST_KEYS[4] = {"isr", "replicas", "adding_replicas", "removing_replicas"};
+
+/* The state's keys (cluster.py's partition dicts), interned once. */
+enum { K_ISR, K_REPLICAS, K_ADDING, K_REMOVING, K_PARTITIONS, K_LEADER, K_LEADER_EPOCH,
+       K_PARTITION_EPOCH, N_KEYS };
+static const char *const KEY_NAMES[N_KEYS] = {
+    "isr", "replicas", "adding_replicas", "removing_replicas", "partitions", "leader",
+    "leader_epoch", "partition_epoch",
+};
+static PyObject *KEYS[N_KEYS];
+
+static int
+intern_keys(void)
+{
+    for (int k = 0; k < N_KEYS; k++)
+        if (KEYS[k] == NULL && (KEYS[k] = PyUnicode_InternFromString(KEY_NAMES[k])) == NULL)
+            return -1;
+    return 0;
+}
+
+/* The state's key of a topic id (Kafka's Uuid.toString), the last one remembered: a log's
+ * changes come topic after topic. A new reference, or NULL with an exception. */
+static PyObject *
+topic_key(PyObject *raw)
+{
+    static uint8_t last[16];
+    static PyObject *last_text = NULL;
+    const Py_ssize_t n = PyBytes_GET_SIZE(raw);
+    if (last_text != NULL && n == 16 && memcmp(last, PyBytes_AS_STRING(raw), 16) == 0)
+        return Py_NewRef(last_text);
+    Out o = {NULL, 0, 0};
+    if (emit_base64(&o, (const uint8_t *)PyBytes_AS_STRING(raw), n, 1, 0) < 0)
+        return NULL;
+    PyObject *text = out_str(&o);
+    if (text != NULL && n == 16) {
+        memcpy(last, PyBytes_AS_STRING(raw), 16);
+        Py_XSETREF(last_text, Py_NewRef(text));
+    }
+    return text;
+}
 
 /* The fields a reader plan names: new references in out; 1 read, 0 give up, -1 an exception.
  * The tagged fields come from one pass over obj's tagged_fields (the last of a tag wins, a
@@ -86,15 +126,18 @@ error:
 
 /* d[key] += 1: 0, or -1 with an exception (also when d has no such key). */
 static int
-bump(PyObject *d, const char *key)
+bump(PyObject *d, PyObject *key)
 {
-    PyObject *old = PyDict_GetItemString(d, key);
-    if (old == NULL)
-        return PyErr_Format(PyExc_KeyError, "%s", key), -1;
+    PyObject *old = PyDict_GetItemWithError(d, key);
+    if (old == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_KeyError, key);
+        return -1;
+    }
     PyObject *one = PyLong_FromLong(1);
     PyObject *sum = one == NULL ? NULL : PyNumber_Add(old, one);
     Py_XDECREF(one);
-    const int done = sum == NULL ? -1 : PyDict_SetItemString(d, key, sum);
+    const int done = sum == NULL ? -1 : PyDict_SetItem(d, key, sum);
     Py_XDECREF(sum);
     return done;
 }
@@ -106,17 +149,14 @@ apply_change(PyObject *topics, PyObject *v[N_READ])
 {
     if (!PyBytes_CheckExact(v[R_TOPIC]) || !PyLong_CheckExact(v[R_LEADER]))
         return 0;
-    Out o = {NULL, 0, 0}; /* the topic id as Kafka's Uuid.toString, the state's key */
-    if (emit_base64(&o, (const uint8_t *)PyBytes_AS_STRING(v[R_TOPIC]), PyBytes_GET_SIZE(v[R_TOPIC]), 1, 0) < 0)
-        return -1;
-    PyObject *tid = out_str(&o);
+    PyObject *tid = topic_key(v[R_TOPIC]);
     if (tid == NULL)
         return -1;
     PyObject *topic = PyDict_GetItemWithError(topics, tid);
     Py_DECREF(tid);
     if (topic == NULL)
         return PyErr_Occurred() ? -1 : 0;
-    PyObject *partitions = PyDict_Check(topic) ? PyDict_GetItemString(topic, "partitions") : NULL;
+    PyObject *partitions = PyDict_Check(topic) ? PyDict_GetItemWithError(topic, KEYS[K_PARTITIONS]) : NULL;
     PyObject *p = partitions != NULL && PyDict_Check(partitions)
         ? PyDict_GetItemWithError(partitions, v[R_PARTITION]) : NULL;
     if (p == NULL || !PyDict_Check(p))
@@ -126,7 +166,7 @@ apply_change(PyObject *topics, PyObject *v[N_READ])
         if (value == Py_None)
             continue;
         PyObject *copy = PySequence_List(value);
-        const int done = copy == NULL ? -1 : PyDict_SetItemString(p, LIST_KEYS[k], copy);
+        const int done = copy == NULL ? -1 : PyDict_SetItem(p, KEYS[K_ISR + k], copy);
         Py_XDECREF(copy);
         if (done < 0)
             return -1;
@@ -134,24 +174,29 @@ apply_change(PyObject *topics, PyObject *v[N_READ])
     int overflow = 0;
     const long long leader = PyLong_AsLongLongAndOverflow(v[R_LEADER], &overflow);
     if (overflow || leader != -2) { /* NO_LEADER_CHANGE */
-        if (PyDict_SetItemString(p, "leader", v[R_LEADER]) < 0 || bump(p, "leader_epoch") < 0)
+        if (PyDict_SetItem(p, KEYS[K_LEADER], v[R_LEADER]) < 0 || bump(p, KEYS[K_LEADER_EPOCH]) < 0)
             return -1;
     }
-    return bump(p, "partition_epoch") < 0 ? -1 : 1;
+    return bump(p, KEYS[K_PARTITION_EPOCH]) < 0 ? -1 : 1;
 }
 
 PyDoc_STRVAR(partition_changes_doc,
-"partition_changes(items, start, api_key, readers, topics) -> the index it stopped at\n\n"
+"partition_changes(items, start, api_key, readers, topics, inert) -> the index it stopped at\n\n"
 "Apply the PartitionChangeRecords from items[start] on to the cluster's topics, up to the\n"
 "first item it does not apply (see the file's comment).");
 
 static PyObject *
 partition_changes(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *items, *api_key, *readers, *topics;
+    PyObject *items, *api_key, *readers, *topics, *inert;
     Py_ssize_t start;
-    if (!PyArg_ParseTuple(args, "O!nO!O!O!:partition_changes", &PyList_Type, &items, &start,
-                          &PyLong_Type, &api_key, &PyDict_Type, &readers, &PyDict_Type, &topics))
+    if (!PyArg_ParseTuple(args, "O!nO!O!O!O:partition_changes", &PyList_Type, &items, &start,
+                          &PyLong_Type, &api_key, &PyDict_Type, &readers, &PyDict_Type, &topics,
+                          &inert))
+        return NULL;
+    if (!PyAnySet_Check(inert))
+        return PyErr_Format(PyExc_TypeError, "partition_changes: inert is a set");
+    if (intern_keys() < 0)
         return NULL;
     Py_ssize_t i = start < 0 ? 0 : start;
     for (; i < PyList_GET_SIZE(items); i++) {
@@ -161,8 +206,14 @@ partition_changes(PyObject *Py_UNUSED(module), PyObject *args)
         const int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(item, 0), api_key, Py_EQ);
         if (same < 0)
             return NULL;
-        if (!same)
+        if (!same) {
+            const int nothing = PySet_Contains(inert, PyTuple_GET_ITEM(item, 0));
+            if (nothing < 0)
+                return NULL;
+            if (nothing)
+                continue;
             break;
+        }
         PyObject *reader = PyDict_GetItemWithError(readers, PyTuple_GET_ITEM(item, 1));
         if (reader == NULL) {
             if (PyErr_Occurred())

@@ -123,13 +123,18 @@ def _remove_topic(state: ClusterState, o) -> None:
     state.topics.pop(_topic_id(bytes(get(o, "TopicId"))), None)
 
 
+#: A PartitionRecord's fields, in the order _partition reads them.
+_PARTITION = ("TopicId", "PartitionId", "Leader", "LeaderEpoch", "PartitionEpoch", "Replicas", "Isr",
+              "AddingReplicas", "RemovingReplicas")  # fmt: skip
+
+
 def _partition(state: ClusterState, o) -> None:
-    t = state.topics.setdefault(_topic_id(bytes(get(o, "TopicId"))), {"name": None, "partitions": {}})
-    t["partitions"][get(o, "PartitionId")] = {
-        "leader": get(o, "Leader"), "leader_epoch": get(o, "LeaderEpoch"),
-        "partition_epoch": get(o, "PartitionEpoch"), "replicas": list(get(o, "Replicas")),
-        "isr": list(get(o, "Isr")), "adding_replicas": list(get(o, "AddingReplicas") or []),
-        "removing_replicas": list(get(o, "RemovingReplicas") or []),
+    tid, pid, leader, leader_epoch, partition_epoch, replicas, isr, adding, removing = get_many(o, _PARTITION)
+    t = state.topics.setdefault(_topic_id(bytes(tid)), {"name": None, "partitions": {}})
+    t["partitions"][pid] = {
+        "leader": leader, "leader_epoch": leader_epoch, "partition_epoch": partition_epoch,
+        "replicas": list(replicas), "isr": list(isr), "adding_replicas": list(adding or []),
+        "removing_replicas": list(removing or []),
     }  # fmt: skip
 
 
@@ -245,6 +250,7 @@ def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, 
     specs = codecs.metadata_specs("__cluster_metadata")
     apply = {api_key: _APPLY[spec] for api_key, (spec, _cls) in specs.items() if spec in _APPLY}
     changes = _change_readers(codecs) if _partition_changes is not None else None
+    inert = frozenset(specs) - frozenset(apply)  # records that change nothing folded here
     try:
         for batch in it:
             if batch.last_offset < start_offset or batch.is_control:
@@ -264,7 +270,7 @@ def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, 
             i = 0
             while i < len(items):
                 if changes is not None:
-                    i = _partition_changes(items, i, *changes, state.topics)
+                    i = _partition_changes(items, i, *changes, state.topics, inert)
                     if i == len(items):
                         break
                 r, item = records[i], items[i]

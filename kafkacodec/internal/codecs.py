@@ -308,7 +308,7 @@ class Codecs:
             out = _collector_paused(_programs.coordinator_pairs, pairs, *tables)
         if out is None:
             out = [None] * len(pairs)
-        for i, got in enumerate(out) if None in out else ():
+        for i, got in enumerate(out) if not all(out) else ():  # (all: C speed; items are tuples)
             if got is None:
                 key, value = pairs[i]
                 try:
@@ -393,7 +393,7 @@ class Codecs:
             out = _collector_paused(_programs.metadata_values, values, self._metadata_programs(topic))
         if out is None:
             out = [None] * len(values)
-        for i, got in enumerate(out) if None in out else ():
+        for i, got in enumerate(out) if not all(out) else ():  # (all: C speed; items are tuples)
             if got is None:
                 try:
                     m = self.metadata_record(topic, values[i])
