@@ -41,7 +41,8 @@ setup(
             extra_compile_args=["-O2", "-std=gnu11"],
         ),
         # the internal topics' loops: Kafka's JSON of their structs (kafka_json.py's plans,
-        # walked in C) and the fold of a coordinator topic's newest record per key
+        # walked in C), the fold of a coordinator topic's newest record per key, and the
+        # metadata fold's runs of partition changes
         Extension(
             "kafkacodec.internal._native",
             sources=sorted(glob.glob("kafkacodec/internal/_native_*.c")),
