@@ -263,6 +263,8 @@ def internal(data: bytes) -> None:
             many = decoder.many(recs)
             if many != [decoder(r.key, r.value, r.offset) for r in recs]:
                 raise AssertionError(f"a decoder's batch is not its calls: {many!r}")
+        if kind == "consumer_offsets":  # the groups fold, native and reference, both ways
+            _folds_agree(DEFAULT.coordinator_pairs(topic, [(r.key, r.value) for r in recs]), recs)
     elif kind in ("cluster_metadata", "remote_log_metadata"):
         with _refused():
             messages.append(DEFAULT.metadata_record(f"__{kind}", rest))
@@ -272,6 +274,8 @@ def internal(data: bytes) -> None:
                 if kind == "cluster_metadata"
                 else df.remote_log_metadata_parser
             )(None, rest, 0)
+        if kind == "cluster_metadata":
+            _metadata_folds_agree(rest)
     elif kind == "control":
         ctype = rest[0] if rest else 0
         with _refused():
@@ -293,6 +297,49 @@ def internal(data: bytes) -> None:
                 raise AssertionError(f"the native JSON writer gave {native!r}, not {text!r}")
         with _refused():
             m.obj.build()
+
+
+def _folds_agree(items: list, recs: list) -> None:
+    """groups' native fold gives its reference's answer (staged and applied)."""
+    from kafkacodec.internal import DEFAULT, groups
+
+    attrs, types = groups._key_attrs(DEFAULT), frozenset(groups.OFFSET_COMMIT_TYPES)
+    for delete in (True, False):
+        native, python = {}, {}
+        errors = groups.fold_latest(items, recs, types, attrs, native, delete)
+        if errors != groups._fold_latest(items, recs, types, attrs, python, delete) or native != python:
+            raise AssertionError(f"the native groups fold gave {native!r}, not {python!r}")
+
+
+def _metadata_folds_agree(value: bytes) -> None:
+    """A metadata record applied by the native run of partition changes and by Python, to
+    a state holding the partition it names (and its topic), gives the same state."""
+    from kafkacodec.internal import DEFAULT, cluster
+    from kafkacodec.internal.dump_format import get_many
+
+    item = DEFAULT.metadata_items("__cluster_metadata", [bytes(value)])[0]
+    if not isinstance(item, tuple) or cluster._partition_changes is None:
+        return
+    changes = cluster._change_readers(DEFAULT)
+    if changes is None or item[0] != changes[0]:
+        return
+    try:
+        tid, pid = get_many(item[2], ("TopicId", "PartitionId"))
+        key = cluster._topic_id(bytes(tid))
+    except (KafkacodecError, TypeError, ValueError):
+        return
+
+    def state() -> dict:
+        part = {"leader": 1, "leader_epoch": 4, "partition_epoch": 7, "replicas": [1], "isr": [1],
+                "adding_replicas": [], "removing_replicas": []}  # fmt: skip
+        return {key: {"name": "t", "partitions": {pid: part}}}
+
+    native, python = state(), state()
+    if cluster._partition_changes([item], 0, *changes, native, frozenset()) == 1:  # it applied
+        s = cluster.ClusterState(topics=python)
+        cluster._partition_change(s, item[2])
+        if native != python:
+            raise AssertionError(f"the native partition change gave {native!r}, not {python!r}")
 
 
 HARNESSES = {
