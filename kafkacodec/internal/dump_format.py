@@ -17,8 +17,8 @@ from typing import Any
 
 from kafkacodec.runtime.errors import KafkacodecError
 
-from .codecs import DEFAULT, Codecs, UnknownRecordTypeError, in_versions
-from .kafka_json import NativeJson, default_of, to_json, uuid_text
+from .codecs import DEFAULT, Codecs, UnknownRecordTypeError
+from .kafka_json import NativeJson, access, to_json, uuid_text
 
 __all__ = [
     "PARSERS", "Decoder", "get_many", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
@@ -139,14 +139,7 @@ def _reader(cls, version: int, names: tuple[str, ...]) -> Callable[[Any], Sequen
 
 
 def _access(cls, version: int) -> dict[str, tuple]:
-    table: dict[str, tuple] = {}
-    for f in cls.MESSAGE["fields"]:
-        if not in_versions(f["versions"], version):
-            table[f["name"]] = ()
-        elif "tag" in f and in_versions(f.get("taggedVersions", "none"), version):
-            table[f["name"]] = (f["id"], f["tag"], default_of(f))
-        else:
-            table[f["name"]] = (f["id"],)
+    table = {f["name"]: access(f, version) for f in cls.MESSAGE["fields"]}  # field_value's rule
     by_version = _ACCESS.setdefault(cls, {})
     if len(by_version) < 1000:  # versions come from data: keep the cache bounded
         by_version[version] = table

@@ -40,7 +40,7 @@ except ImportError:  # pragma: no cover - no compiler at install time
 
 __all__ = [
     "to_json", "java_double", "json_string", "field_value", "tagged_values", "TextError", "present",
-    "uuid_text", "NativeJson",
+    "uuid_text", "NativeJson", "access",
 ]  # fmt: skip
 
 _INT_TYPES = frozenset({"int8", "int16", "uint16", "int32", "uint32", "int64"})
@@ -144,17 +144,27 @@ def present(text: str, version: int, valid: str | None) -> bool:
     )
 
 
+def access(f: dict, version: int, valid: str | None = None) -> tuple:
+    """How a field is read at a version (the rule field_value, dump_format.get and the
+    native readers share): () when it is not there, (attribute,) for a stored field,
+    (attribute, tag, default) for a tagged one (the attribute of its tag's value)."""
+    if not present(f["versions"], version, valid):
+        return ()
+    if "tag" in f and present(f.get("taggedVersions", "none"), version, valid):
+        return f["id"], f["tag"], default_of(f)
+    return (f["id"],)
+
+
 def field_value(obj, f: dict, version: int, tagged: dict | None = None, valid: str | None = None):
     """The value of a field of a struct at a version: its attribute, or for a tagged field
     the value of its tag (its default when the tag is absent). Returns (present, value)."""
-    if not present(f["versions"], version, valid):
+    how = access(f, version, valid)
+    if not how:
         return False, None
-    if "tag" in f and present(f.get("taggedVersions", "none"), version, valid):
-        t = (tagged if tagged is not None else tagged_values(obj)).get(f["tag"])
-        if t is None:
-            return True, default_of(f)
-        return True, getattr(t, f["id"])
-    return True, getattr(obj, f["id"])
+    if len(how) == 3:
+        t = (tagged if tagged is not None else tagged_values(obj)).get(how[1])
+        return True, how[2] if t is None else getattr(t, how[0])
+    return True, getattr(obj, how[0])
 
 
 def default_of(f: dict):
@@ -405,12 +415,12 @@ class NativeJson:
         fields = {f["name"]: f for f in cls.MESSAGE["fields"]}
         entries = []
         for name in names:
-            f = fields[name]
-            if not in_versions(f["versions"], version):
+            how = access(fields[name], version)
+            if not how:
                 return None
-            entry: tuple = ("", f["id"], _J_INT, 0, None)
-            if "tag" in f and in_versions(f.get("taggedVersions", "none"), version):
-                entry += (f["tag"], _D_EQ, default_of(f))
+            entry: tuple = ("", how[0], _J_INT, 0, None)
+            if len(how) == 3:
+                entry += (how[1], _D_EQ, how[2])
             entries.append(entry)
         tagged = "tagged_fields" if "tagged_fields" in getattr(cls, "FIELDS", ()) else None
         try:
