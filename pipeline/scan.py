@@ -207,7 +207,9 @@ def partition_slices(p: Partition, bounds: Bounds, aborted: Sequence[tuple[int, 
             last = bounds.last if seg.upper is None else min(
                 seg.upper - 1, seg.upper - 1 if bounds.last is None else bounds.last)  # fmt: skip
             own = seg if type(seg) is not Segment else None
-            identity = _identity(seg.path) if own is None and not seg.remote else None
+            # the identity of the file whose bytes are planned (its open mapping's: the
+            # segment may have been opened before this, and renamed since, by the broker)
+            identity = seg.blob.identity if own is None else None
             for start, end in byte_ranges(seg, replace(bounds, last=last), split_size):
                 s = SegmentSlice(
                     p.path, p.topic, p.partition, seg.base_offset, start=start, end=end,
@@ -469,7 +471,7 @@ def scan(s: SegmentSlice, *, verify_crc: bool) -> SliceScan:
         if s.identity is None:
             raise
         raise Replaced(str(seg.path)) from None  # deleted since current() saw it
-    if s.identity is not None and _identity(seg.path) != s.identity:
+    if s.identity is not None and seg.blob.identity != s.identity:
         seg.close()  # opened as the name moved to another file: which one is not known
         raise Replaced(str(seg.path))
     # a remote segment: only the slice's bytes are fetched (large ranges, in parallel)

@@ -94,6 +94,8 @@ class Blob:
     size: int
     #: Whether reading costs fetches (a reader then asks for ranges, not the whole).
     remote = False
+    #: (st_dev, st_ino) of the local file read, whatever its name is now; None when remote.
+    identity: tuple[int, int] | None = None
 
     def ensure(self, start: int, end: int):
         raise NotImplementedError
@@ -119,11 +121,12 @@ class LocalBlob(Blob):
 
     def __init__(self, path) -> None:
         self.name = str(path)
-        data, size = fsio.map_regular(path)
+        data, size, identity = fsio.map_identified(path)
         if data is None:
             raise FileNotFoundError(path)
         self._map = data
         self.size = size
+        self.identity = identity
 
     def ensure(self, start: int, end: int):
         return self._map

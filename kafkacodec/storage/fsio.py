@@ -33,7 +33,7 @@ from typing import Any, BinaryIO
 from ..runtime.errors import LogError, RefusedError
 
 __all__ = [
-    "SIDE_FILE_LIMIT", "TMP_SUFFIX", "open_regular", "read_side_file", "map_regular",
+    "SIDE_FILE_LIMIT", "TMP_SUFFIX", "open_regular", "read_side_file", "map_regular", "map_identified",
     "unmap", "write_atomic", "copy_range", "fsync_dir", "LogDirLock", "lock_holder",
     "take_owner", "size_or_zero", "append_file", "GrowingTail",
 ]  # fmt: skip
@@ -111,17 +111,27 @@ _MAP_TRIES = 5
 def map_regular(path):
     """(a read-only mmap, or b"" when empty, and the size) of a regular file; (None, 0)
     when it is missing."""
+    data, size, _identity = map_identified(path)
+    return data, size
+
+
+def map_identified(path):
+    """map_regular's (buffer, size) and the identity (st_dev, st_ino) of the very file
+    mapped, from the descriptor it was mapped through: a path stat-ed before or after can
+    name another file (a broker renames and replaces segments as it runs). (None, 0, None)
+    when it is missing."""
     try:
         fd = open_regular(path)
     except FileNotFoundError:
-        return None, 0
+        return None, 0, None
     try:
         for _ in range(_MAP_TRIES):
-            size = os.fstat(fd).st_size
-            if size == 0:
-                return b"", 0
+            st = os.fstat(fd)
+            identity = (st.st_dev, st.st_ino)
+            if st.st_size == 0:
+                return b"", 0, identity
             try:
-                return mmap.mmap(fd, size, access=mmap.ACCESS_READ), size
+                return mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ), st.st_size, identity
             except ValueError:  # shrunk since fstat: a broker trims an index it rolls
                 continue
         raise LogError(path, "kept shrinking while it was mapped; not read")

@@ -224,3 +224,30 @@ def test_a_segment_deleted_between_the_check_and_the_opening(tmp_path, monkeypat
     monkeypatch.setattr(read_module, "current", stale_then_real)
     assert _rows_of(reader, slices) == before
     assert calls.count(int(victim.stem)) >= 2  # checked again after the failed opening
+
+
+def test_a_segment_renamed_after_it_was_opened_and_before_it_was_planned(tmp_path):
+    """The race the live-broker test found next: planning opened a segment (finding where
+    the read starts), the broker renamed it .log.deleted (retention), then its slices were
+    cut from the open mapping. The slices name the file mapped, not the path's file at some
+    other moment: the reader finds it under .deleted, where a stat of the path would have
+    found nothing and left a slice that fails as a missing segment."""
+    from kafkacodec.log.partition import Partition
+    from kafkacodec.pipeline.options import Options
+    from kafkacodec.pipeline.read import records
+    from kafkacodec.pipeline.scan import Bounds, partition_slices
+
+    root = write_sample_log_dirs(tmp_path / "kafka", batches=40, segment_bytes=8 << 10)
+    orders = next(root.rglob("orders-0"))
+    opts = Options.parse({})
+    expected = Partition(orders)
+    want = [o for s in partition_slices(expected, Bounds(), (), None) for b in records(s, opts)
+            for o in b.column("offset").to_pylist()]  # fmt: skip
+    p = Partition(orders)
+    victim = p.segments[0]
+    assert victim.size > 0  # opened, as finding the start of a read opens it
+    victim.path.rename(victim.path.with_name(victim.path.name + ".deleted"))
+    slices = partition_slices(p, Bounds(), (), None)
+    assert all(s.identity is not None for s in slices)
+    got = [o for s in slices for b in records(s, opts) for o in b.column("offset").to_pylist()]
+    assert got == want and got
