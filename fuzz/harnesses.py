@@ -17,8 +17,10 @@ from pathlib import Path
 import kafkacodec as kc
 from kafkacodec import cli
 from kafkacodec.log import Partition, plan_repair, repair_partition
+from kafkacodec.log import check
+from kafkacodec.log import index as index_module
 from kafkacodec.log.index import OffsetIndex, TimeIndex, TxnIndex
-from kafkacodec.log.segment import segment_name
+from kafkacodec.log.segment import Segment, segment_name
 from kafkacodec.runtime import crc
 from kafkacodec.runtime.errors import KafkacodecError
 
@@ -28,6 +30,7 @@ except ImportError:  # the columnar extra is optional
     columnar = None
 
 MAX_INFLATED = 1 << 20  # the fuzzers' bound on a decompressed region
+_BULK_FROM, _BULK_ENTRIES = check.BULK_FROM, index_module.BULK_ENTRIES
 _DIR = Path(tempfile.mkdtemp(prefix="kafkacodec-fuzz-"))
 
 
@@ -61,6 +64,27 @@ def batches(data: bytes) -> None:
             columnar.walk_batches(data)
         with _refused():
             columnar.decode_columns(data, verify_crc=False, max_inflated=MAX_INFLATED)
+    _checks_agree(data)
+
+
+def _checks_agree(data: bytes) -> None:
+    """verify's bulk check of a segment (check._checked_in_bulk: the native walk and record
+    check over the whole run) finds what its batch-at-a-time loop finds in the same bytes."""
+    path = _write(segment_name(0), data)
+    found = []
+    for bulk_from in (0, 1 << 62):
+        check.BULK_FROM = bulk_from
+        seg = Segment(path.parent, 0)
+        try:
+            c = check.check_segment(seg, verify_crc=False, indexes=False)
+            found.append((c.batches, c.records, [str(r) for r in c.regions], list(c.problems), c.walk, c.aborts))
+        except KafkacodecError as err:
+            found.append(("refused", str(err)))
+        finally:
+            check.BULK_FROM = _BULK_FROM
+            seg.close()
+    if found[0] != found[1]:
+        raise AssertionError(f"the bulk check found {found[0]}, the loop {found[1]}")
 
 
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -163,7 +187,13 @@ def _index(cls, suffix: str, data: bytes, probes) -> None:
     index = cls(path, 0)
     try:
         with _refused():
-            index.check()
+            loop = list(index.check())
+            index_module.BULK_ENTRIES = 0  # the same check in NumPy agrees
+            try:
+                if list(index.check()) != loop:
+                    raise AssertionError(f"{suffix}: the bulk check disagrees with the loop's {loop}")
+            finally:
+                index_module.BULK_ENTRIES = _BULK_ENTRIES
         for probe in probes:
             with _refused():
                 if cls is TxnIndex:

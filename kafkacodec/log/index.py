@@ -104,6 +104,20 @@ class Problems:
         return self.kept + ([f"... and {more} more problems"] if more else [])
 
 
+#: Indexes of at least this many entries are checked in NumPy (_Index.columns): its import
+#: (about 65 ms, when nothing else needed it) costs more than the loop saves below it.
+BULK_ENTRIES = 4096
+#: Offsets this far from the int64 limits are checked by the loop (Python's integers).
+_BULK_OFFSETS = 1 << 62
+#: NumPy's code for each struct code of the generated entries' STRUCT.
+_NUMPY_CODES = {"b": "i1", "B": "u1", "h": "i2", "H": "u2", "i": "i4", "I": "u4", "q": "i8", "Q": "u8"}
+
+
+def _pair(first: Any, second: Any, i: int) -> tuple[int, int]:
+    """Entry i of two columns, as pairs() gives it."""
+    return int(first[i]), int(second[i])
+
+
 class _Named(str):
     """The name of an index that is not a file of its own (a range of a tiered segment's
     `indexes` object), with the `name` messages print."""
@@ -221,6 +235,25 @@ class _Index:
         entries = (self._read(i) for i in range(count))
         return [tuple(getattr(e, f) for f in self.ENTRY.FIELDS) for e in entries]
 
+    def columns(self, count: int | None = None) -> tuple | None:
+        """The first `count` entries' stored fields (default: every entry) as NumPy int64
+        arrays, one per field of fields()' tuples, read at once from the mapping; None where
+        they cannot be (an entry that is not one struct, entries past the mapping, a buffer
+        that is not one): fields() reads those."""
+        count = self._count if count is None else count
+        whole = getattr(self.ENTRY, "STRUCT", None)
+        if whole is None or count > self._mapped:
+            return None
+        import numpy as np
+
+        order, codes = whole.format[0], whole.format[1:]
+        dtype = np.dtype([(f"f{i}", order + _NUMPY_CODES[c]) for i, c in enumerate(codes)])
+        try:
+            rows = np.frombuffer(self._buf, dtype, count)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return None
+        return tuple(rows[name].astype(np.int64) for name in dtype.names or ())
+
     def __len__(self) -> int:
         return self._count
 
@@ -302,23 +335,41 @@ class OffsetIndex(_Index):
 
     def check(self, log_size: int | None = None) -> Problems:
         """Kafka's sanity check plus a full one: offsets and positions strictly increasing,
-        positions inside the log. Returns the problems (empty when sound)."""
+        positions inside the log. Returns the problems (empty when sound). A large index is
+        compared in NumPy (only the entries it flags are looked at one by one)."""
         problems = Problems()
         problems.extend(self.problems)
-        prev = None
         base = self.base_offset
-        for i, (relative, position) in enumerate(self.fields()):
-            offset = base + relative
-            if offset < base:
-                problems.append(f"entry {i}: offset {offset} is below the base offset {base}")
-            if prev is not None and (offset <= prev[0] or position <= prev[1]):
-                problems.append(f"entry {i}: ({offset}, {position}) does not increase after {prev}")
-            if log_size is not None and position >= log_size:
-                problems.append(
-                    f"entry {i}: position {position} is past the end of the log ({log_size} bytes)"
-                )
-            prev = (offset, position)
+        cols = self.columns() if self._count >= BULK_ENTRIES and abs(base) < _BULK_OFFSETS else None
+        if cols is not None:
+            import numpy as np
+
+            offsets, positions = base + cols[0], cols[1]
+            flagged = offsets < base
+            flagged[1:] |= (offsets[1:] <= offsets[:-1]) | (positions[1:] <= positions[:-1])
+            if log_size is not None:
+                flagged |= positions >= log_size
+            for i in np.flatnonzero(flagged).tolist():
+                pair, prev = _pair(offsets, positions, i), _pair(offsets, positions, i - 1) if i else None
+                problems.extend(self._entry_problems(i, *pair, prev, log_size))
+            return problems
+        prev = None
+        for i, pair in enumerate(self.pairs()):
+            problems.extend(self._entry_problems(i, *pair, prev, log_size))
+            prev = pair
         return problems
+
+    def _entry_problems(self, i: int, offset: int, position: int, prev: tuple[int, int] | None,
+                        log_size: int | None) -> list[str]:  # fmt: skip
+        """What is wrong with entry i, (offset, position), after the entry prev."""
+        out = []
+        if offset < self.base_offset:
+            out.append(f"entry {i}: offset {offset} is below the base offset {self.base_offset}")
+        if prev is not None and (offset <= prev[0] or position <= prev[1]):
+            out.append(f"entry {i}: ({offset}, {position}) does not increase after {prev}")
+        if log_size is not None and position >= log_size:
+            out.append(f"entry {i}: position {position} is past the end of the log ({log_size} bytes)")
+        return out
 
     def pairs(self, count: int | None = None) -> list[tuple[int, int]]:
         """The first `count` entries (default: every entry) as (offset, position), read at once."""
@@ -384,20 +435,40 @@ class TimeIndex(_Index):
         return out
 
     def check(self, log_end_offset: int | None = None) -> Problems:
+        """Kafka's sanity check plus a full one: timestamps strictly increasing, offsets
+        not decreasing, below the log end offset. A large index is compared in NumPy."""
         problems = Problems()
         problems.extend(self.problems)
+        base = self.base_offset
+        cols = self.columns() if self._count >= BULK_ENTRIES and abs(base) < _BULK_OFFSETS else None
+        if cols is not None:
+            import numpy as np
+
+            timestamps, offsets = cols[0], base + cols[1]
+            flagged = np.zeros(len(offsets), dtype=bool)
+            flagged[1:] = (timestamps[1:] <= timestamps[:-1]) | (offsets[1:] < offsets[:-1])
+            if log_end_offset is not None:
+                flagged |= offsets >= log_end_offset
+            for i in np.flatnonzero(flagged).tolist():
+                pair, prev = _pair(timestamps, offsets, i), _pair(timestamps, offsets, i - 1) if i else None
+                problems.extend(self._entry_problems(i, *pair, prev, log_end_offset))
+            return problems
         prev = None
-        for i, (timestamp, offset) in enumerate(self.pairs()):
-            if prev is not None and (timestamp <= prev[0] or offset < prev[1]):
-                problems.append(
-                    f"entry {i}: ({timestamp}, {offset}) does not increase after {prev}"
-                )
-            if log_end_offset is not None and offset >= log_end_offset:
-                problems.append(
-                    f"entry {i}: offset {offset} is past the log end offset {log_end_offset}"
-                )
-            prev = (timestamp, offset)
+        for i, pair in enumerate(self.pairs()):
+            problems.extend(self._entry_problems(i, *pair, prev, log_end_offset))
+            prev = pair
         return problems
+
+    @staticmethod
+    def _entry_problems(i: int, timestamp: int, offset: int, prev: tuple[int, int] | None,
+                        log_end_offset: int | None) -> list[str]:  # fmt: skip
+        """What is wrong with entry i, (timestamp, offset), after the entry prev."""
+        out = []
+        if prev is not None and (timestamp <= prev[0] or offset < prev[1]):
+            out.append(f"entry {i}: ({timestamp}, {offset}) does not increase after {prev}")
+        if log_end_offset is not None and offset >= log_end_offset:
+            out.append(f"entry {i}: offset {offset} is past the log end offset {log_end_offset}")
+        return out
 
     def pairs(self, count: int | None = None) -> list[tuple[int, int]]:
         """The first `count` entries (default: every entry) as (timestamp, offset), read at once."""

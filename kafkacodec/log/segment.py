@@ -9,15 +9,18 @@ from __future__ import annotations
 import bisect
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple, TypeVar
+from itertools import accumulate, takewhile
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..records.batches import LOG_OVERHEAD, BatchIterator, BytesLike, LegacyBatch, RecordBatch
 from ..runtime.errors import DecodeError, MissingSegmentError, NotASegmentError
 from ..storage import Blob, StoragePath, as_path, open_blob
 from ..storage.fsio import PageDropper
 from .index import (
+    _BULK_OFFSETS,
+    BULK_ENTRIES,
     OffsetIndex,
     OffsetPosition,
     Problems,
@@ -432,41 +435,36 @@ class Segment:
         if only not in (None, ".timeindex"):
             ti = None  # type: ignore[assignment]
         found = {idx.path: Problems() for idx in (oi, ti) if idx is not None}
-        by_position = {w[0]: i for i, w in enumerate(walk)}
-        lasts = [w[2] for w in walk]  # increasing: bisect finds a batch by offset
+        bulk = _BulkWalk.of(walk, oi, ti)
+        # the walk's last offsets (increasing: bisect finds a batch by offset), and the
+        # largest timestamp up to each batch
+        lasts: Any = bulk.last if bulk is not None else [w[2] for w in walk]
+        running: Any = bulk.running if bulk is not None else list(accumulate((w[3] for w in walk), max, initial=-1))[1:]
         if oi is not None and oi.usable:
-            for n, (offset, position) in enumerate(oi.pairs()):
-                if live and (position >= size or offset > read_to):
-                    break
-                k = by_position.get(position)
-                j = bisect.bisect_left(lasts, offset)
-                if k is None:
-                    found[oi.path].append(
-                        f"{oi.path}: entry {n}: position {position} is not a batch boundary"
-                    )
-                elif j == len(lasts) or lasts[j] != offset or j < k:
-                    found[oi.path].append(
-                        f"{oi.path}: entry {n}: offset {offset} is not the last offset of a batch "
-                        f"at or after position {position}"
-                    )
+            flagged = None if bulk is None else bulk.offset_entries(oi, size if live else None, read_to if live else None)
+            if flagged is None:
+                by_position = {w[0]: i for i, w in enumerate(walk)}
+                kept = takewhile(lambda e: not (live and (e[1] >= size or e[0] > read_to)), oi.pairs())
+                entries: Iterable = ((n, offset, position, by_position.get(position), bisect.bisect_left(lasts, offset))
+                                     for n, (offset, position) in enumerate(kept))  # fmt: skip
+            else:
+                entries = flagged
+            for n, offset, position, k, j in entries:
+                line = _offset_entry_problem(oi.path, n, offset, position, k, j, lasts)
+                if line:
+                    found[oi.path].append(line)
         if ti is not None and ti.usable:
-            running, upto = [], -1
-            for w in walk:
-                upto = max(upto, w[3])
-                running.append(upto)
-            for n, (timestamp, offset) in enumerate(ti.pairs()):
-                if live and offset > read_to:
-                    break
-                j = bisect.bisect_left(lasts, offset)
-                if j == len(walk) or walk[j][1] > offset:
-                    found[ti.path].append(
-                        f"{ti.path}: entry {n}: offset {offset} is in no batch of the log"
-                    )
-                elif running[j] != timestamp or walk[j][3] != timestamp:
-                    found[ti.path].append(
-                        f"{ti.path}: entry {n}: timestamp {timestamp} is not the largest timestamp "
-                        f"up to its batch at position {walk[j][0]} ({running[j]})"
-                    )
+            tflagged = None if bulk is None else bulk.time_entries(ti, read_to if live else None)
+            if tflagged is None:
+                kept = takewhile(lambda e: not (live and e[1] > read_to), ti.pairs())
+                entries = ((n, timestamp, offset, bisect.bisect_left(lasts, offset))
+                           for n, (timestamp, offset) in enumerate(kept))  # fmt: skip
+            else:
+                entries = tflagged
+            for n, timestamp, offset, j in entries:
+                line = _time_entry_problem(ti.path, n, timestamp, offset, j, walk, running)
+                if line:
+                    found[ti.path].append(line)
         for lines in found.values():
             problems.extend(lines)
         return problems
@@ -489,6 +487,104 @@ class Segment:
                 out.append(f"{xi.path}: entry {n}: first offset {e.first_offset} is after its "
                            f"last offset {e.last_offset}")  # fmt: skip
         return out
+
+
+def _offset_entry_problem(path: Any, n: int, offset: int, position: int, k: int | None, j: int,
+                          lasts: Any) -> str | None:  # fmt: skip
+    """What is wrong with offset index entry n, (offset, position): k is the batch of the
+    walk at that position (None: no batch starts there), j the first batch whose last
+    offset is at or after offset."""
+    if k is None:
+        return f"{path}: entry {n}: position {position} is not a batch boundary"
+    if j == len(lasts) or lasts[j] != offset or j < k:
+        return (f"{path}: entry {n}: offset {offset} is not the last offset of a batch "
+                f"at or after position {position}")  # fmt: skip
+    return None
+
+
+def _time_entry_problem(path: Any, n: int, timestamp: int, offset: int, j: int, walk: list,
+                        running: Any) -> str | None:  # fmt: skip
+    """What is wrong with time index entry n, (timestamp, offset): j is the first batch of
+    the walk whose last offset is at or after offset, running the largest timestamp up to
+    each batch."""
+    if j == len(walk) or walk[j][1] > offset:
+        return f"{path}: entry {n}: offset {offset} is in no batch of the log"
+    if running[j] != timestamp or walk[j][3] != timestamp:
+        return (f"{path}: entry {n}: timestamp {timestamp} is not the largest timestamp "
+                f"up to its batch at position {walk[j][0]} ({running[j]})")  # fmt: skip
+    return None
+
+
+class _BulkWalk:
+    """The walk as NumPy arrays, to compare a large index with it at once: only the
+    entries flagged are then judged one by one (_offset_entry_problem, _time_entry_problem),
+    as the loop judges every entry. Used where the loop's bisect is a binary search of an
+    increasing list (the walk's last offsets), which np.searchsorted is too."""
+
+    def __init__(self, walk: list, np: Any) -> None:
+        self.np = np
+        cols = np.array(walk, dtype=np.int64).reshape(-1, 4)
+        self.position, self.base, self.last, self.max_timestamp = cols.T
+        self.running = np.maximum.accumulate(np.maximum(self.max_timestamp, -1))
+
+    @classmethod
+    def of(cls, walk: list, oi: OffsetIndex | None, ti: TimeIndex | None) -> _BulkWalk | None:
+        """The bulk walk, when an index to check is large and the walk fits the rules."""
+        sizes = [len(i) for i in (oi, ti) if i is not None and i.usable]
+        if not walk or max(sizes, default=0) < BULK_ENTRIES:
+            return None
+        import numpy as np
+
+        try:
+            bulk = cls(walk, np)
+        except OverflowError:  # offsets past int64: the loop's Python integers
+            return None
+        if (np.diff(bulk.last) < 0).any():
+            return None
+        return bulk
+
+    def _cut(self, stop: Any) -> int:
+        np = self.np
+        return int(np.argmax(stop)) if stop.any() else len(stop)
+
+    def offset_entries(self, oi: OffsetIndex, size: int | None,
+                       read_to: int | None) -> list[tuple[int, int, int, int | None, int]] | None:  # fmt: skip
+        """(n, offset, position, batch at position or None, batch of offset) of the offset
+        index entries that can be wrong, in order; None when the index is not read at once."""
+        cols = oi.columns()
+        if cols is None or abs(oi.base_offset) >= _BULK_OFFSETS:
+            return None
+        np = self.np
+        offsets, positions = oi.base_offset + cols[0], cols[1]
+        if size is not None:  # a live log: entries past what was read are not judged
+            n = self._cut((positions >= size) | (offsets > read_to))
+            offsets, positions = offsets[:n], positions[:n]
+        k = np.searchsorted(self.position, positions)
+        at = np.minimum(k, len(self.position) - 1)
+        boundary = (k < len(self.position)) & (self.position[at] == positions)
+        j = np.searchsorted(self.last, offsets)
+        jj = np.minimum(j, len(self.last) - 1)
+        wrong = ~boundary | (j == len(self.last)) | (self.last[jj] != offsets) | (j < k)
+        return [(n, int(offsets[n]), int(positions[n]), int(k[n]) if boundary[n] else None, int(j[n]))
+                for n in np.flatnonzero(wrong).tolist()]  # fmt: skip
+
+    def time_entries(self, ti: TimeIndex, read_to: int | None) -> list[tuple[int, int, int, int]] | None:
+        """(n, timestamp, offset, batch of offset) of the time index entries that can be
+        wrong, in order; None when the index is not read at once."""
+        cols = ti.columns()
+        if cols is None or abs(ti.base_offset) >= _BULK_OFFSETS:
+            return None
+        np = self.np
+        timestamps, offsets = cols[0], ti.base_offset + cols[1]
+        if read_to is not None:
+            n = self._cut(offsets > read_to)
+            timestamps, offsets = timestamps[:n], offsets[:n]
+        running = self.running
+        j = np.searchsorted(self.last, offsets)
+        jj = np.minimum(j, len(self.last) - 1)
+        wrong = (j == len(self.last)) | (self.base[jj] > offsets) | (running[jj] != timestamps) \
+            | (self.max_timestamp[jj] != timestamps)
+        return [(n, int(timestamps[n]), int(offsets[n]), int(j[n])) for n in np.flatnonzero(wrong).tolist()]
 
 
 def _segment(cls: type[Segment], spec: tuple, named: bool, path: StoragePath,

@@ -240,8 +240,65 @@ check_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
     return PyBool_FromLong(ok);
 }
 
+PyDoc_STRVAR(check_v2_run_doc,
+"check_v2_run(data, entries) -> bytes\n\n"
+"check_v2_records over a run of walked entries at once (entries: packed BatchEntry structs,\n"
+"scan_batches' output, each a whole entry of data): one byte per entry, 1 when it is an\n"
+"uncompressed v2 batch, not a control batch, whose records region is exactly its count of\n"
+"records framed as check_v2_records frames them; 0 when such a batch's records are not;\n"
+"2 when the check does not apply (compressed, control, legacy): the caller reads those.");
+
+static PyObject *
+check_v2_run(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer view, run;
+    if (!PyArg_ParseTuple(args, "y*y*:check_v2_run", &view, &run))
+        return NULL;
+    PyObject *out = NULL;
+    if (run.len % (Py_ssize_t)sizeof(BatchEntry)) {
+        PyErr_SetString(PyExc_ValueError, "entries must be whole BatchEntry structs");
+        goto done;
+    }
+    const Py_ssize_t n = run.len / (Py_ssize_t)sizeof(BatchEntry);
+    out = PyBytes_FromStringAndSize(NULL, n);
+    if (out == NULL)
+        goto done;
+    uint8_t *flags = (uint8_t *)PyBytes_AS_STRING(out);
+    const uint8_t *buf = (const uint8_t *)view.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        BatchEntry e;
+        memcpy(&e, (const char *)run.buf + i * (Py_ssize_t)sizeof(BatchEntry), sizeof e);
+        const Py_ssize_t start = (Py_ssize_t)e.position + KAFKA_RECORD_BATCH_FIXED_SIZE;
+        const Py_ssize_t end = (Py_ssize_t)e.position + LOG_OVERHEAD + (Py_ssize_t)e.len_batch;
+        if (e.magic != KAFKA_RECORD_BATCH_MAGIC_EQ || (e.attributes & KAFKA_RECORD_BATCH_COMPRESSION_MASK)
+            || (e.attributes & KAFKA_RECORD_BATCH_IS_CONTROL_MASK)) {
+            flags[i] = 2;
+            continue;
+        }
+        if (e.position < 0 || start > end || end > view.len) {
+            Py_CLEAR(out);
+            PyErr_SetString(PyExc_ValueError, "an entry lies outside data");
+            goto done;
+        }
+        const uint8_t *region = buf + start;
+        const Py_ssize_t total = end - start;
+        Py_ssize_t pos = 0;
+        int ok = count_fits(e.num_records, total);
+        for (int32_t r = 0; ok && r < e.num_records; r++) {
+            RecordView rv;
+            ok = scan_record(region, &pos, total, &rv) == 0;
+        }
+        flags[i] = (uint8_t)(ok && pos == total);
+    }
+done:
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&run);
+    return out;
+}
+
 PyMethodDef DECODE_METHODS[] = {
     {"check_v2_records", check_v2_records, METH_VARARGS, check_v2_records_doc},
+    {"check_v2_run", check_v2_run, METH_VARARGS, check_v2_run_doc},
     {"decode_v2_records", decode_v2_records, METH_VARARGS, decode_v2_records_doc},
     {NULL, NULL, 0, NULL},
 };

@@ -57,6 +57,7 @@ PyInit__native(void)
         goto error;
     fields = NULL; /* the module holds it now */
     if (PyModule_AddIntConstant(m, "BATCH_ENTRY_SIZE", (long)sizeof(BatchEntry)) < 0
+        || PyModule_AddIntConstant(m, "V2_RECORDS_AT", KAFKA_RECORD_BATCH_FIXED_SIZE) < 0
         || PyModule_AddStringConstant(m, "CRC32", CRC32_IEEE_NAME) < 0
         || PyModule_AddStringConstant(m, "COLUMNS_LAYOUT", COLUMNS_LAYOUT) < 0)
         goto error;

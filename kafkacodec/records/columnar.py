@@ -37,6 +37,7 @@ from ..runtime._prim import column_buffers
 from ..runtime.crc import crc32, crc32c
 from ..runtime.errors import CorruptRecordError, DecodeError
 from .batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD, BatchIterator, bit_field, byte_view
+from .walk import ENTRY
 
 V2 = KafkaRecordBatch  # whose BITS name the attribute bits (bit_field)
 
@@ -78,18 +79,6 @@ BATCH_SCHEMA = pa.schema([
 
 #: timestamp_type codes, as Kafka numbers them (Spark's `timestampType` column too).
 TIMESTAMP_TYPE_CODES = {"NoTimestampType": -1, "CreateTime": 0, "LogAppendTime": 1}
-
-#: A batch header as the walk stores it: the v2 header fields, and its position. The C
-#: struct of kafkacodec/records/_native_*.c has this layout (a test compares them). Legacy messages
-#: fill it as Kafka's legacy batches answer: base_offset = their offset, num_records -1 for
-#: a compressed wrapper, timestamps -1 for magic 0, no producer.
-ENTRY = np.dtype([
-    ("position", "i8"), ("base_offset", "i8"), ("base_timestamp", "i8"),
-    ("max_timestamp", "i8"), ("producer_id", "i8"), ("len_batch", "i4"),
-    ("partition_leader_epoch", "i4"), ("last_offset_delta", "i4"), ("base_sequence", "i4"),
-    ("num_records", "i4"), ("crc", "u4"), ("attributes", "i2"), ("producer_epoch", "i2"),
-    ("magic", "i1"),
-], align=True)  # fmt: skip
 
 _RUN_BYTES = 1 << 20  # ~1 MB of batches per native call: the working set stays in cache
 #: The codecs' names, by code (a list here: pyarrow imports pandas on its first pa.array of
