@@ -85,7 +85,7 @@ def test_inflate_bench_runs():
 
 def test_commands_bench_runs(tmp_path):
     out = tmp_path / "commands"
-    text = run("bench.commands", "--records", "3000", "--offsets", "500", "--repeat", "1",
+    text = run("bench.commands", "--records", "3000", "--offsets", "500", "--big-records", "3000", "--repeat", "1",
                "--no-kafka", "--out", str(out))  # fmt: skip
     assert "records none" in text and "groups" in text
     assert (tmp_path / "commands.json").is_file()
@@ -95,7 +95,7 @@ def test_commands_bench_runs(tmp_path):
 @pytest.mark.slow
 def test_commands_bench_runs_beside_kafkas_tools(tmp_path):
     out = tmp_path / "commands"
-    text = run("bench.commands", "--records", "3000", "--offsets", "500", "--repeat", "1",
+    text = run("bench.commands", "--records", "3000", "--offsets", "500", "--big-records", "3000", "--repeat", "1",
                "--out", str(out))  # fmt: skip
     assert "same output: True" in text and "same output: False" not in text
     assert "kafka-console-consumer" in text
