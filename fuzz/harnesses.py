@@ -306,6 +306,13 @@ def internal(data: bytes) -> None:
             )(None, rest, 0)
         if kind == "cluster_metadata":
             _metadata_folds_agree(rest)
+        # a batch through the native writers (JSON plans, toString templates), as one at a time
+        decoder = df.Decoder(kind.replace("_", "-"))
+        recs = [kc.Record(0, 0, None, bytes(rest)), kc.Record(1, 0, None, None)]
+        with _refused():
+            many = decoder.many(recs)
+            if many != [decoder(r.key, r.value, r.offset) for r in recs]:
+                raise AssertionError(f"a decoder's batch is not its calls: {many!r}")
     elif kind == "control":
         ctype = rest[0] if rest else 0
         with _refused():

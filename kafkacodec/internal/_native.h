@@ -3,8 +3,9 @@
  * concern, each named _native_<concern>.c: json (decoded structs as the JSON of Kafka's
  * JsonConverter, from plans kafka_json.py compiles), fold (the newest record of each key of
  * a coordinator topic, as Kafka's coordinators replay them), metadata (runs of
- * PartitionChangeRecords applied to the cluster's state, as cluster.py applies them) and
- * module.
+ * PartitionChangeRecords applied to the cluster's state, as cluster.py applies them),
+ * template (decoded structs as the toString text of Kafka's classes, from templates
+ * dump_format.py compiles) and module.
  *
  * The Python code stays the reference (kafka_json.to_json, groups.py): each loop gives up
  * (None, or the indices it did not take) on anything it does not cover, and the caller does
@@ -57,7 +58,13 @@ int tag_of(PyObject *item, long *number);
  * is not there (or holds bytes), NULL with an exception, or NULL with *give_up. */
 PyObject *tagged_value(PyObject *obj, const Plan *p, const Entry *e, int *absent, int *give_up);
 
+/* The fields a reader plan (kafka_json.NativeJson.reader) names, read from obj as
+ * dump_format.get reads them (a tagged field: its tag's value, else its default): new
+ * references in out[0..p->n); 1 read, 0 give up (obj is not of the plan's class, a slot
+ * unset), -1 with an exception. */
+int read_fields(PyObject *obj, const Plan *p, PyObject **out);
+
 /* Each file's functions, added to the module one table after another. */
-extern PyMethodDef JSON_METHODS[], FOLD_METHODS[], METADATA_METHODS[];
+extern PyMethodDef JSON_METHODS[], FOLD_METHODS[], METADATA_METHODS[], TEMPLATE_METHODS[];
 
 #endif

@@ -367,6 +367,69 @@ tagged_value(PyObject *obj, const Plan *p, const Entry *e, int *absent, int *giv
 }
 
 /* 1 when v is the tagged field's default (not printed), 0 when not, -1 an exception, 2 give up. */
+/* The fields a reader plan names (NativeJson.reader): new references in out[0..p->n); 1 read,
+ * 0 give up, -1 an exception.
+ * The tagged fields come from one pass over obj's tagged_fields (the last of a tag wins, a
+ * tag holding bytes is one this version does not know: left out), as dump_format.get. */
+int
+read_fields(PyObject *obj, const Plan *p, PyObject **out)
+{
+    if (Py_TYPE(obj) != p->cls)
+        return 0;
+    for (Py_ssize_t i = 0; i < p->n; i++)
+        out[i] = NULL;
+    PyObject *tags = p->tagged_offset >= 0 ? SLOT(obj, p->tagged_offset) : NULL;
+    if (tags != NULL && tags != Py_None) {
+        if (!PyList_CheckExact(tags))
+            return 0;
+        for (Py_ssize_t t = 0; t < PyList_GET_SIZE(tags); t++) {
+            PyObject *item = PyList_GET_ITEM(tags, t);
+            long number;
+            if (tag_of(item, &number) < 0)
+                goto error;
+            PyObject *value = NULL;
+            for (Py_ssize_t i = 0; i < p->n; i++) {
+                const Entry *e = &p->entries[i];
+                if (e->tag < 0 || e->tag != number)
+                    continue;
+                if (value == NULL && (value = PyObject_GetAttr(item, VALUE_NAME)) == NULL)
+                    goto error;
+                if (PyBytes_Check(value) || PyByteArray_Check(value) || PyMemoryView_Check(value))
+                    break;
+                PyObject *v = PyObject_GetAttr(value, e->attr);
+                if (v == NULL) {
+                    Py_DECREF(value);
+                    goto error;
+                }
+                Py_XSETREF(out[i], v);
+            }
+            Py_XDECREF(value);
+        }
+    }
+    for (Py_ssize_t i = 0; i < p->n; i++) {
+        const Entry *e = &p->entries[i];
+        if (e->tag >= 0) {
+            if (out[i] == NULL) /* its tag is not there: its default (a list: its own) */
+                out[i] = PyList_CheckExact(e->default_value) ? PyList_New(0) : Py_NewRef(e->default_value);
+            if (out[i] == NULL)
+                goto error;
+        } else if ((out[i] = SLOT(obj, e->offset)) == NULL) {
+            goto give_up;
+        } else {
+            Py_INCREF(out[i]);
+        }
+    }
+    return 1;
+give_up:
+    for (Py_ssize_t i = 0; i < p->n; i++)
+        Py_CLEAR(out[i]);
+    return 0;
+error:
+    for (Py_ssize_t i = 0; i < p->n; i++)
+        Py_CLEAR(out[i]);
+    return -1;
+}
+
 static int
 is_default(PyObject *v, const Entry *e)
 {

@@ -5,8 +5,9 @@ PyObject *VALUE_NAME, *TAG_NAME, *RECORD_ATTRS;
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_native",
-    "The internal topics' native loops: Kafka's JSON of their structs, and the fold of a "
-    "coordinator topic's newest record per key.", -1, NULL,
+    "The internal topics' native loops: Kafka's JSON of their structs, the toString text of "
+    "Kafka's classes, the fold of a coordinator topic's newest record per key, and runs of "
+    "metadata changes.", -1, NULL,
 };
 
 PyMODINIT_FUNC
@@ -20,7 +21,7 @@ PyInit__native(void)
     if (m == NULL)
         return NULL;
     if (PyModule_AddFunctions(m, JSON_METHODS) < 0 || PyModule_AddFunctions(m, FOLD_METHODS) < 0
-        || PyModule_AddFunctions(m, METADATA_METHODS) < 0) {
+        || PyModule_AddFunctions(m, METADATA_METHODS) < 0 || PyModule_AddFunctions(m, TEMPLATE_METHODS) < 0) {
         Py_DECREF(m);
         return NULL;
     }

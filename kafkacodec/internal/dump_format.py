@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -340,83 +341,152 @@ _PARTITION_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED"
                      2: "DELETE_PARTITION_FINISHED"}  # fmt: skip
 
 
-def _topic_id_partition(tp) -> str:  # TopicIdPartition.toString
-    topic_id, name, partition = get_many(tp, ("Id", "Name", "Partition"))
-    return f"{uuid_text(topic_id)}:{name}-{partition}"
+# The text of each record is a template over its spec's fields (by Kafka name): a str is
+# written as it is; (kind, field, ...) writes a field: T_INT and T_STR as Java prints them,
+# T_UUID as Uuid.toString, T_BOOL as true/false, (T_NAMES, field, {id: name}, what) the name
+# of an id (an unknown one: "unknown <what> id N"), (T_OPTIONAL_LEN, field, before, after,
+# empty) an Optional of bytes, (T_STRUCT, field, template) a nested struct, (T_SORTED_MAP,
+# field, key, value, error) a TreeMap of the items' key and value fields (none: the error);
+# (T_IF, field, template) writes the template when the spec has that field. _render writes
+# them (the reference); the native writer runs the same templates (_native_template.c).
+T_LIT, T_INT, T_STR, T_UUID, T_BOOL, T_NAMES, T_OPTIONAL_LEN, T_STRUCT, T_SORTED_MAP, T_IF = range(10)
+
+_TOPIC_ID_PARTITION = ((T_UUID, "Id"), ":", (T_STR, "Name"), "-", (T_INT, "Partition"))  # TopicIdPartition
+_SEGMENT_ID = ("RemoteLogSegmentId{topicIdPartition=", (T_STRUCT, "TopicIdPartition", _TOPIC_ID_PARTITION),
+               ", id=", (T_UUID, "Id"), "}")  # RemoteLogSegmentId  # fmt: skip
+_CUSTOM = (T_OPTIONAL_LEN, "CustomMetadata", "Optional[CustomMetadata{", " bytes}]", "Optional.empty")
+_EPOCHS = (T_SORTED_MAP, "SegmentLeaderEpochs", "LeaderEpoch", "Offset", "segmentLeaderEpochs can not be empty")
+_SEGMENT_STATE = (T_NAMES, "RemoteLogSegmentState", _SEGMENT_STATES, "RemoteLogSegmentState")
+
+#: RemoteLogMetadata.toString of each record of __remote_log_metadata, by spec.
+_REMOTE_TEMPLATES: dict[str, tuple] = {
+    "RemoteLogSegmentMetadataRecord": (
+        "RemoteLogSegmentMetadata{remoteLogSegmentId=", (T_STRUCT, "RemoteLogSegmentId", _SEGMENT_ID),
+        ", startOffset=", (T_INT, "StartOffset"), ", endOffset=", (T_INT, "EndOffset"),
+        ", brokerId=", (T_INT, "BrokerId"), ", maxTimestampMs=", (T_INT, "MaxTimestampMs"),
+        ", eventTimestampMs=", (T_INT, "EventTimestampMs"), ", segmentLeaderEpochs=", _EPOCHS,
+        ", segmentSizeInBytes=", (T_INT, "SegmentSizeInBytes"), ", customMetadata=", _CUSTOM,
+        ", state=", _SEGMENT_STATE,
+        (T_IF, "TxnIndexEmpty", (", txnIdxEmpty=", (T_BOOL, "TxnIndexEmpty"))),  # Kafka 3.9 on
+        "}",
+    ),
+    "RemoteLogSegmentMetadataUpdateRecord": (
+        "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=", (T_STRUCT, "RemoteLogSegmentId", _SEGMENT_ID),
+        ", customMetadata=", _CUSTOM, ", state=", _SEGMENT_STATE,
+        ", eventTimestampMs=", (T_INT, "EventTimestampMs"), ", brokerId=", (T_INT, "BrokerId"), "}",
+    ),
+    "RemotePartitionDeleteMetadataRecord": (
+        "RemotePartitionDeleteMetadata{topicPartition=", (T_STRUCT, "TopicIdPartition", _TOPIC_ID_PARTITION),
+        ", state=", (T_NAMES, "RemotePartitionDeleteState", _PARTITION_STATES, "RemotePartitionDeleteState"),
+        ", eventTimestampMs=", (T_INT, "EventTimestampMs"), ", brokerId=", (T_INT, "BrokerId"), "}",
+    ),
+    "RemoteLogSegmentMetadataSnapshotRecord": (
+        "RemoteLogSegmentMetadataSnapshot{segmentId=", (T_UUID, "SegmentId"),
+        ", startOffset=", (T_INT, "StartOffset"), ", endOffset=", (T_INT, "EndOffset"),
+        ", maxTimestampMs=", (T_INT, "MaxTimestampMs"), ", segmentLeaderEpochs=", _EPOCHS,
+        ", segmentSizeInBytes=", (T_INT, "SegmentSizeInBytes"), ", customMetadata=", _CUSTOM,
+        ", state=", _SEGMENT_STATE, "}",
+    ),
+}  # fmt: skip
 
 
-def _segment_id(sid) -> str:  # RemoteLogSegmentId.toString
-    tp, segment = get_many(sid, ("TopicIdPartition", "Id"))
-    return f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(tp)}, id={uuid_text(segment)}}}"
-
-
-def _custom(value) -> str:
-    return "Optional.empty" if value is None else f"Optional[CustomMetadata{{{len(value)} bytes}}]"
-
-
-def _epochs(entries) -> str:  # a TreeMap<Integer, Long>
-    m = {}
-    for e in entries:
-        epoch, offset = get_many(e, ("LeaderEpoch", "Offset"))
-        m[epoch] = offset
-    if not m:
-        raise KafkacodecError("segmentLeaderEpochs can not be empty")
-    return "{" + ", ".join(f"{k}={m[k]}" for k in sorted(m)) + "}"
-
-
-def _state(table: dict, value: int, what: str) -> str:
-    if value not in table:
-        raise KafkacodecError(f"unknown {what} id {value}")
-    return table[value]
-
-
-#: The fields RemoteLogSegmentMetadata.toString and RemoteLogSegmentMetadataUpdate.toString
-#: print, in the order _remote_text reads them.
-_SEGMENT_FIELDS = ("RemoteLogSegmentId", "StartOffset", "EndOffset", "BrokerId", "MaxTimestampMs",
-                   "EventTimestampMs", "SegmentLeaderEpochs", "SegmentSizeInBytes", "CustomMetadata",
-                   "RemoteLogSegmentState")  # fmt: skip
-_UPDATE_FIELDS = ("RemoteLogSegmentId", "CustomMetadata", "RemoteLogSegmentState", "EventTimestampMs", "BrokerId")
+def _render(template: tuple, o, out: list[str]) -> None:
+    """Write a template's text of a decoded struct into out (the reference of the native
+    writer, which runs the same templates)."""
+    for op in template:
+        if type(op) is str:
+            out.append(op)
+            continue
+        kind, name, *args = op
+        if kind == T_IF:
+            if name in _table(o):  # a field of the spec, at any version
+                _render(args[0], o, out)
+            continue
+        v = get(o, name)
+        if kind in (T_INT, T_STR):
+            out.append(f"{v}")
+        elif kind == T_UUID:
+            out.append(uuid_text(v))
+        elif kind == T_BOOL:
+            out.append("true" if v else "false")
+        elif kind == T_NAMES:
+            names, what = args
+            if v not in names:
+                raise KafkacodecError(f"unknown {what} id {v}")
+            out.append(names[v])
+        elif kind == T_OPTIONAL_LEN:
+            before, after, empty = args
+            out.append(empty if v is None else f"{before}{len(v)}{after}")
+        elif kind == T_STRUCT:
+            _render(args[0], v, out)
+        elif kind == T_SORTED_MAP:
+            key, value, error = args
+            m = {}
+            for e in v:
+                k, x = get_many(e, (key, value))
+                m[k] = x
+            if not m:
+                raise KafkacodecError(error)
+            out.append("{" + ", ".join(f"{k}={m[k]}" for k in sorted(m)) + "}")
+        else:  # pragma: no cover - a template of this module
+            raise AssertionError(f"template kind {kind}")
 
 
 def _remote_text(spec: str, o) -> str:
     """RemoteLogMetadata.toString of a decoded __remote_log_metadata record of a spec."""
-    if spec == "RemoteLogSegmentMetadataRecord":
-        sid, start, end, broker, max_ts, event_ts, epochs, size, custom, state = get_many(o, _SEGMENT_FIELDS)
-        text = (
-            f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(sid)}, "
-            f"startOffset={start}, endOffset={end}, brokerId={broker}, maxTimestampMs={max_ts}, "
-            f"eventTimestampMs={event_ts}, segmentLeaderEpochs={_epochs(epochs)}, "
-            f"segmentSizeInBytes={size}, customMetadata={_custom(custom)}, "
-            f"state={_state(_SEGMENT_STATES, state, 'RemoteLogSegmentState')}"
-        )
-        if "TxnIndexEmpty" in _table(o):  # a field of the spec (Kafka 3.9 on)
-            text += f", txnIdxEmpty={'true' if get(o, 'TxnIndexEmpty') else 'false'}"
-        return text + "}"
-    if spec == "RemoteLogSegmentMetadataUpdateRecord":
-        sid, custom, state, event_ts, broker = get_many(o, _UPDATE_FIELDS)
-        return (
-            f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(sid)}, "
-            f"customMetadata={_custom(custom)}, "
-            f"state={_state(_SEGMENT_STATES, state, 'RemoteLogSegmentState')}, "
-            f"eventTimestampMs={event_ts}, brokerId={broker}}}"
-        )
-    if spec == "RemotePartitionDeleteMetadataRecord":
-        return (
-            f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(get(o, 'TopicIdPartition'))}, "
-            f"state={_state(_PARTITION_STATES, get(o, 'RemotePartitionDeleteState'), 'RemotePartitionDeleteState')}, "
-            f"eventTimestampMs={get(o, 'EventTimestampMs')}, brokerId={get(o, 'BrokerId')}}}"
-        )
-    if spec == "RemoteLogSegmentMetadataSnapshotRecord":
-        return (
-            f"RemoteLogSegmentMetadataSnapshot{{segmentId={uuid_text(get(o, 'SegmentId'))}, "
-            f"startOffset={get(o, 'StartOffset')}, endOffset={get(o, 'EndOffset')}, "
-            f"maxTimestampMs={get(o, 'MaxTimestampMs')}, "
-            f"segmentLeaderEpochs={_epochs(get(o, 'SegmentLeaderEpochs'))}, "
-            f"segmentSizeInBytes={get(o, 'SegmentSizeInBytes')}, "
-            f"customMetadata={_custom(get(o, 'CustomMetadata'))}, "
-            f"state={_state(_SEGMENT_STATES, get(o, 'RemoteLogSegmentState'), 'RemoteLogSegmentState')}}}"
-        )
-    raise UnknownRecordTypeError(f"no text for {spec}", 0)
+    template = _REMOTE_TEMPLATES.get(spec)
+    if template is None:
+        raise UnknownRecordTypeError(f"no text for {spec}", 0)
+    out: list[str] = []
+    _render(template, o, out)
+    return "".join(out)
+
+
+def _program(template: tuple, cls, version: int) -> Any:
+    """The native program of a template for a class at a version (None: Python writes it):
+    the fields it reads by a NativeJson reader plan, nested structs and map items by their
+    own classes' (found in cls's module, by the spec's type names)."""
+    message = getattr(cls, "MESSAGE", None)
+    if message is None or not NativeJson.available():
+        return None
+    from . import _native
+
+    fields = {f["name"]: f for f in message.get("fields", ())}
+    flat: list = []
+    for op in template:
+        if type(op) is not str and op[0] == T_IF:
+            if op[1] in fields:
+                flat += op[2]
+        else:
+            flat.append(op)
+    names = tuple(dict.fromkeys(op[1] for op in flat if type(op) is not str))
+    reader = NativeJson.reader(cls, version, names)
+    if reader is None:
+        return None
+    module = sys.modules[cls.__module__]
+    ops: list[tuple] = []
+    for op in flat:
+        if type(op) is str:
+            ops.append((T_LIT, 0, op))
+            continue
+        kind, name, *args = op
+        index = names.index(name)
+        if kind == T_NAMES:
+            ops.append((kind, index, args[0]))
+        elif kind == T_OPTIONAL_LEN:
+            ops.append((kind, index, *args))
+        elif kind in (T_STRUCT, T_SORTED_MAP):
+            nested = getattr(module, fields[name]["type"].removeprefix("[]"), None)
+            if nested is None:
+                return None
+            child = (_program(args[0], nested, version) if kind == T_STRUCT
+                     else NativeJson.reader(nested, version, tuple(args[:2])))  # fmt: skip
+            if child is None:
+                return None
+            ops.append((kind, index, child))
+        else:
+            ops.append((kind, index))
+    return _native.template_program(reader, tuple(ops))
 
 
 def remote_log_metadata_parser(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
@@ -488,6 +558,7 @@ class Decoder:
         self._tables: tuple[dict, dict] | None = None
         self._metadata = name == "cluster-metadata" and NativeJson.available()
         self._remote = name == "remote-log-metadata"
+        self._programs: dict | None = None
 
     def __call__(self, key, value, offset: int) -> Parsed:
         return self._one(key, value, offset)
@@ -522,17 +593,30 @@ class Decoder:
 
     def _remote_many(self, records: Sequence) -> list[Parsed]:
         """RemoteMetadataLogMessageParser's text for a batch's records (what
-        remote_log_metadata_parser gives each), decoded at once (Codecs.metadata_items)."""
+        remote_log_metadata_parser gives each), decoded at once (Codecs.metadata_items)
+        and written by the native templates where they apply."""
         topic = "__remote_log_metadata"
-        specs = self.codecs.metadata_specs(topic)
         items = self.codecs.metadata_items(topic, [r.value for r in records])
-        out: list = []
-        for r, item in zip(records, items):
-            try:
-                out.append((None, _remote_text(specs[item[0]][0], item[2]), False))
-            except (KafkacodecError, TypeError):  # (TypeError: the item is the record's error)
-                out.append(self._one(r.key, r.value, r.offset))
-        return out
+        if not NativeJson.available():
+            return [self._one(r.key, r.value, r.offset) for r in records]
+        from . import _native
+
+        return self._rest(_native.template_texts(items, self._remote_programs()), records)
+
+    def _remote_programs(self) -> dict:
+        """The native program of each apiKey's template ({apiKey: (program for each version
+        from 0)})."""
+        if self._programs is None:
+            self._programs = {}
+            for api_key, (spec, cls) in self.codecs.metadata_specs("__remote_log_metadata").items():
+                template = _REMOTE_TEMPLATES.get(spec)
+                if cls is None or template is None:
+                    continue
+                info = self.codecs.info(cls)
+                top = min(info.hi, _NATIVE_VERSIONS - 1)
+                self._programs[api_key] = tuple(_program(template, cls, v) if v >= info.lo else None
+                                                for v in range(top + 1))  # fmt: skip
+        return self._programs
 
     def _metadata_tables(self) -> tuple[dict, dict]:
         """The native plans of each apiKey's struct ({apiKey: (plan for each version from
