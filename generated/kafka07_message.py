@@ -13,7 +13,6 @@ References: kafka.message.Message (Kafka 0.7)
 from __future__ import annotations
 
 import struct
-from enum import IntEnum
 
 from kafkacodec.runtime import _prim as _p
 
@@ -28,12 +27,15 @@ _S2 = struct.Struct(">i")
 _S3 = struct.Struct(">b")
 
 
-class CompressionType(IntEnum):
-    """Enum `compression_type` of schemas/kafka07_message.ksy."""
+class CompressionType(_p.KafkaEnum):
+    """Enum `compression_type` of schemas/kafka07_message.ksy; Kafka's names (`-orig-id`): none, gzip, snappy."""
 
     NONE = 0
     GZIP = 1
     SNAPPY = 2
+
+
+_p.kafka_names(CompressionType, {0: "none", 1: "gzip", 2: "snappy"})
 
 
 class Kafka07Message(_p.Generated):

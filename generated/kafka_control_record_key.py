@@ -12,7 +12,6 @@ References: org.apache.kafka.common.record.ControlRecordType
 from __future__ import annotations
 
 import struct
-from enum import IntEnum
 
 from kafkacodec.runtime import _prim as _p
 
@@ -24,8 +23,8 @@ __all__ = [
 _S0 = struct.Struct(">hH")
 
 
-class ControlRecordType(IntEnum):
-    """Enum `control_record_type` of schemas/kafka_control_record_key.ksy."""
+class ControlRecordType(_p.KafkaEnum):
+    """Enum `control_record_type` of schemas/kafka_control_record_key.ksy; Kafka's names (`-orig-id`): ABORT, COMMIT, LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, KRAFT_VOTERS."""
 
     ABORT = 0
     COMMIT = 1
@@ -34,6 +33,20 @@ class ControlRecordType(IntEnum):
     SNAPSHOT_FOOTER = 4
     KRAFT_VERSION = 5
     KRAFT_VOTERS = 6
+
+
+_p.kafka_names(
+    ControlRecordType,
+    {
+        0: "ABORT",
+        1: "COMMIT",
+        2: "LEADER_CHANGE",
+        3: "SNAPSHOT_HEADER",
+        4: "SNAPSHOT_FOOTER",
+        5: "KRAFT_VERSION",
+        6: "KRAFT_VOTERS",
+    },
+)
 
 
 class KafkaControlRecordKey(_p.Generated):

@@ -14,7 +14,6 @@ References: org.apache.kafka.common.record.LegacyRecord, https://kafka.apache.or
 from __future__ import annotations
 
 import struct
-from enum import IntEnum
 
 from kafkacodec.runtime import _prim as _p
 
@@ -31,8 +30,8 @@ _S2 = struct.Struct(">I")
 _S3 = struct.Struct(">q")
 
 
-class CompressionType(IntEnum):
-    """Enum `compression_type` of schemas/kafka_legacy_message.ksy."""
+class CompressionType(_p.KafkaEnum):
+    """Enum `compression_type` of schemas/kafka_legacy_message.ksy; Kafka's names (`-orig-id`): none, gzip, snappy, lz4."""
 
     NONE = 0
     GZIP = 1
@@ -40,12 +39,18 @@ class CompressionType(IntEnum):
     LZ4 = 3
 
 
-class TimestampType(IntEnum):
-    """Enum `timestamp_type` of schemas/kafka_legacy_message.ksy."""
+_p.kafka_names(CompressionType, {0: "none", 1: "gzip", 2: "snappy", 3: "lz4"})
+
+
+class TimestampType(_p.KafkaEnum):
+    """Enum `timestamp_type` of schemas/kafka_legacy_message.ksy; Kafka's names (`-orig-id`): NoTimestampType, CreateTime, LogAppendTime."""
 
     NO_TIMESTAMP_TYPE = 0
     CREATE_TIME = 1
     LOG_APPEND_TIME = 2
+
+
+_p.kafka_names(TimestampType, {0: "NoTimestampType", 1: "CreateTime", 2: "LogAppendTime"})
 
 
 class KafkaLegacyMessage(_p.Generated):

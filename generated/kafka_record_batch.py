@@ -15,7 +15,6 @@ References: org.apache.kafka.common.record.DefaultRecordBatch, https://kafka.apa
 from __future__ import annotations
 
 import struct
-from enum import IntEnum
 
 from kafkacodec.runtime import _prim as _p
 
@@ -33,8 +32,8 @@ _S1 = struct.Struct(">i")
 _S2 = struct.Struct(">I")
 
 
-class CompressionType(IntEnum):
-    """Enum `compression_type` of schemas/kafka_record_batch.ksy."""
+class CompressionType(_p.KafkaEnum):
+    """Enum `compression_type` of schemas/kafka_record_batch.ksy; Kafka's names (`-orig-id`): none, gzip, snappy, lz4, zstd."""
 
     NONE = 0
     GZIP = 1
@@ -43,11 +42,17 @@ class CompressionType(IntEnum):
     ZSTD = 4
 
 
-class TimestampType(IntEnum):
-    """Enum `timestamp_type` of schemas/kafka_record_batch.ksy."""
+_p.kafka_names(CompressionType, {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"})
+
+
+class TimestampType(_p.KafkaEnum):
+    """Enum `timestamp_type` of schemas/kafka_record_batch.ksy; Kafka's names (`-orig-id`): CreateTime, LogAppendTime."""
 
     CREATE_TIME = 0
     LOG_APPEND_TIME = 1
+
+
+_p.kafka_names(TimestampType, {0: "CreateTime", 1: "LogAppendTime"})
 
 
 class KafkaRecordBatch(_p.Generated):

@@ -87,6 +87,8 @@ class EnumIR:
     name: str
     class_name: str
     members: list[tuple[int, str]]
+    #: Kafka's name of each member: the schema's `-orig-id`, else its `id`.
+    kafka_names: list[tuple[int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -780,18 +782,24 @@ class ModuleBuilder:
             where = f"{path}/enums/{name}"
             if not isinstance(members, dict) or not members:
                 raise SchemaError(where, "an enum maps integers to names")
-            out = []
+            out, kafka = [], []
             for value, label in members.items():
                 if not isinstance(value, int):
                     raise SchemaError(where, f"enum key {value!r} is not an integer")
+                orig = None
                 if isinstance(label, dict):
-                    label = label.get("id")
+                    label, orig = label.get("id"), label.get("-orig-id")
                 if not isinstance(label, str) or not NAME_RE.match(label):
                     raise SchemaError(where, f"enum member {label!r} is not lower_snake_case")
+                if orig is not None and not isinstance(orig, str):
+                    raise SchemaError(where, f"-orig-id of {label!r} is not a string")
                 out.append((value, label.upper()))
+                kafka.append((value, label if orig is None else orig))
+            if len({n for _v, n in kafka}) != len(kafka):
+                raise SchemaError(where, "two members have the same Kafka name (-orig-id)")
             if name in self.enums:
                 raise SchemaError(where, f"enum {name!r} is defined twice")
-            self.enums[name] = EnumIR(name, camel(name), out)
+            self.enums[name] = EnumIR(name, camel(name), out, kafka)
         for sub, subnode in (node.get("types") or {}).items():
             self._collect_enums(subnode, f"{path}/types/{sub}")
 

@@ -741,7 +741,8 @@ def _control_numbers() -> dict[str, int]:
     from kafkacodec.schemas import __path__ as schema_path
 
     node = yaml.safe_load((Path(schema_path[0]) / "kafka_control_record_key.ksy").read_text())
-    return {str(label): int(num) for num, label in node["enums"]["control_record_type"].items()}
+    members = node["enums"]["control_record_type"].items()
+    return {str(label["id"] if isinstance(label, dict) else label): int(num) for num, label in members}
 
 
 # ---------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import struct
 from array import array
 from collections.abc import Callable
+from enum import IntEnum
 from typing import Any, ClassVar
 
 from . import compression
@@ -27,7 +28,7 @@ from .varint import read_uvarint, read_varint, write_uvarint, write_varint
 __all__ = [
     "compute_crc", "read_varint", "write_varint", "read_uvarint", "write_uvarint", "truncated", "length_mismatch", "trailing",
     "check_crc", "invalid", "bad_length", "bad_size", "bad_count", "no_progress", "no_case",
-    "bad_contents", "decode_str", "to_enum", "Generated", "ENCODE_ERRORS",
+    "bad_contents", "decode_str", "to_enum", "KafkaEnum", "kafka_names", "Generated", "ENCODE_ERRORS",
     "encode_failed", "not_expected", "derive", "process_decode", "process_encode",
     "int_column", "BinaryColumn", "ListColumn", "column_buffers",
 ]  # fmt: skip
@@ -112,6 +113,45 @@ def decode_str(buf, start: int, end: int, encoding: str) -> str:
     """Decode text losslessly: bytes that are not valid text survive as surrogate escapes,
     so a builder writes them back unchanged (Java Kafka would replace them instead)."""
     return bytes(buf[start:end]).decode(encoding, "surrogateescape")
+
+
+class KafkaEnum(IntEnum):
+    """Base of the generated enums: an int (compares, hashes and serializes as its id), that
+    also knows Kafka's name of each member (the schema's `-orig-id`, else its `id`).
+
+    Compared with a str, a member is equal to Kafka's name of it (`batch.compression ==
+    "gzip"`), and a str that names no member of the enum raises ValueError rather than
+    being unequal in silence (a misspelt name, or the name of another enum's member). Its
+    hash stays the int's: a str key does not find a member in a dict, nor a member a str key.
+    """
+
+    #: Kafka's name of each member, by id (kafka_names sets it on each generated enum).
+    KAFKA_NAMES: ClassVar[dict[int, str]]
+
+    @property
+    def kafka_name(self) -> str:
+        """Kafka's name of the member ("gzip", "CreateTime", "ABORT")."""
+        return type(self).KAFKA_NAMES[int(self)]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            names = type(self).KAFKA_NAMES
+            if other not in names.values():
+                raise ValueError(f"{other!r} is not Kafka's name of a {type(self).__name__} "
+                                 f"(its names: {', '.join(names.values())})")  # fmt: skip
+            return bool(names[int(self)] == other)
+        return int.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = int.__hash__
+
+
+def kafka_names(enum_class: type[KafkaEnum], names: dict[int, str]) -> None:
+    """Give a generated enum Kafka's name of each member (its KAFKA_NAMES)."""
+    type.__setattr__(enum_class, "KAFKA_NAMES", dict(names))
 
 
 def to_enum(enum_class, value):

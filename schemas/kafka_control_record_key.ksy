@@ -18,11 +18,25 @@ seq:
     type: u2
     enum: control_record_type
 enums:
-  control_record_type:
-    0: abort
-    1: commit
-    2: leader_change
-    3: snapshot_header
-    4: snapshot_footer
-    5: kraft_version
-    6: kraft_voters
+  control_record_type:  # Kafka's ControlRecordType names (-orig-id)
+    0:
+      id: abort
+      -orig-id: ABORT
+    1:
+      id: commit
+      -orig-id: COMMIT
+    2:
+      id: leader_change
+      -orig-id: LEADER_CHANGE
+    3:
+      id: snapshot_header
+      -orig-id: SNAPSHOT_HEADER
+    4:
+      id: snapshot_footer
+      -orig-id: SNAPSHOT_FOOTER
+    5:
+      id: kraft_version
+      -orig-id: KRAFT_VERSION
+    6:
+      id: kraft_voters
+      -orig-id: KRAFT_VOTERS

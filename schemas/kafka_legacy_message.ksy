@@ -99,7 +99,13 @@ enums:
     1: gzip
     2: snappy
     3: lz4
-  timestamp_type:
-    0: no_timestamp_type
-    1: create_time
-    2: log_append_time
+  timestamp_type:  # Kafka's TimestampType names (-orig-id)
+    0:
+      id: no_timestamp_type
+      -orig-id: NoTimestampType
+    1:
+      id: create_time
+      -orig-id: CreateTime
+    2:
+      id: log_append_time
+      -orig-id: LogAppendTime

@@ -127,6 +127,10 @@ enums:
     2: snappy
     3: lz4
     4: zstd
-  timestamp_type:
-    0: create_time
-    1: log_append_time
+  timestamp_type:  # Kafka's TimestampType names (-orig-id)
+    0:
+      id: create_time
+      -orig-id: CreateTime
+    1:
+      id: log_append_time
+      -orig-id: LogAppendTime

@@ -12,11 +12,13 @@ import struct
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
+from kafkacodec.generated.kafka_control_record_key import ControlRecordType, KafkaControlRecordKey
 from kafkacodec.generated.kafka_end_txn_marker import KafkaEndTxnMarker
 from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
+from kafkacodec.generated.kafka_legacy_message import TimestampType as _LegacyTimestampType
 from kafkacodec.generated.kafka_record import KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
+from kafkacodec.generated.kafka_record_batch import TimestampType as _V2TimestampType
 
 from ..runtime import compression as _comp
 from ..runtime import crc as _crc
@@ -56,13 +58,12 @@ BytesLike = bytes | bytearray | memoryview | mmap.mmap
 
 LOG_OVERHEAD = 12  # offset (int64) + size (int32) before every batch or message
 MIN_MESSAGE_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0, checked for every magic
-#: Kafka's names (TimestampType.name) of the schemas' timestamp_type enums: v2, and legacy.
-TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
-LEGACY_TIMESTAMP_TYPES = ("NoTimestampType", *TIMESTAMP_TYPES)
-CONTROL_TYPES = {
-    0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
-    5: "KRAFT_VERSION", 6: "KRAFT_VOTERS",
-}  # fmt: skip
+#: Kafka's names (TimestampType.name) of the schemas' timestamp_type enums, by id: v2, and
+#: legacy; and of the control record types (ControlRecordType). The schemas say them
+#: (their enums' -orig-id): the generated enums' KAFKA_NAMES.
+TIMESTAMP_TYPES = tuple(_V2TimestampType.KAFKA_NAMES[i] for i in sorted(_V2TimestampType.KAFKA_NAMES))
+LEGACY_TIMESTAMP_TYPES = tuple(_LegacyTimestampType.KAFKA_NAMES[i] for i in sorted(_LegacyTimestampType.KAFKA_NAMES))
+CONTROL_TYPES = dict(ControlRecordType.KAFKA_NAMES)
 _PREFIX = struct.Struct(">qi")
 
 
