@@ -37,7 +37,9 @@ def _code(text) -> str:
 
 
 def anchor(name: str) -> str:
-    return name.replace("_", "-")
+    """The anchor of a type's heading ("## name"): its slug as GitHub and MyST make one
+    (lower case, underscores kept)."""
+    return name.lower()
 
 
 def _type(f: FieldIR, local: set[str]) -> str:
