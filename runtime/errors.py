@@ -66,6 +66,7 @@ class SchemaError(KafkacodecError):
         return f"{where}{self.path}: {self.message}"
 
     def in_file(self, file: str) -> SchemaError:
+        """The error, naming the schema file it is in (once: the first file given stays)."""
         if self.file is None:
             self.file = file
             self.args = (self._text(),)

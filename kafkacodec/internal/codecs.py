@@ -132,6 +132,7 @@ class Codecs:
 
     # -- modules and classes
     def module(self, schema_id: str) -> ModuleType | None:
+        """The generated module of a schema id in this set of codecs, None when it has none."""
         try:
             return importlib.import_module(f"{self.package}.{schema_id}")
         except ModuleNotFoundError as err:

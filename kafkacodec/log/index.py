@@ -321,6 +321,7 @@ class OffsetIndex(_Index):
     KIND = "offset index"
 
     def entry(self, i: int) -> OffsetPosition:
+        """Entry i as (offset, position), its offset absolute."""
         e = self._read(i)
         return OffsetPosition(self.base_offset + e.relative_offset, e.position)
 
@@ -386,6 +387,8 @@ class OffsetIndex(_Index):
         return self.entry(i) if i >= 0 else OffsetPosition(self.base_offset, 0)
 
     def last_entry(self) -> OffsetPosition:
+        """Kafka's OffsetIndex.lastEntry: the last entry, or (base offset, 0) when there is none
+        or the index is unusable."""
         if not self.usable or not self._count:
             return OffsetPosition(self.base_offset, 0)
         return self.entry(self._count - 1)
@@ -414,6 +417,7 @@ class TimeIndex(_Index):
     KIND = "time index"
 
     def entry(self, i: int) -> TimestampOffset:
+        """Entry i as (timestamp, offset), its offset absolute."""
         e = self._read(i)
         return TimestampOffset(e.timestamp, self.base_offset + e.relative_offset)
 
@@ -484,6 +488,8 @@ class TimeIndex(_Index):
         return self.entry(i) if i >= 0 else TimestampOffset(-1, self.base_offset)
 
     def last_entry(self) -> TimestampOffset:
+        """Kafka's TimeIndex.lastEntry: the last entry, or (-1, base offset) when there is none
+        or the index is unusable."""
         if not self.usable or not self._count:
             return TimestampOffset(-1, self.base_offset)
         return self.entry(self._count - 1)
@@ -500,6 +506,7 @@ class TxnIndex(_Index):
         return raw  # never preallocated
 
     def entry(self, i: int) -> AbortedTxn:
+        """Entry i: (producer id, first offset, last offset, last stable offset)."""
         e = self._read(i)
         return AbortedTxn(e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset)
 
@@ -517,6 +524,7 @@ class TxnIndex(_Index):
         return []
 
     def check(self) -> list[str]:
+        """Kafka's sanity check of the transaction index: its problems (empty when sound)."""
         return list(self.problems)
 
     def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnSearchResult:

@@ -234,9 +234,13 @@ class Partition:
 
     @property
     def topic_id(self) -> str | None:
+        """The topic's id from the partition's partition.metadata file (Kafka's Uuid text), None
+        without one."""
         return self.metadata.get("topic_id")
 
     def close(self) -> None:
+        """Unmap every segment's files (the partition can be read again: they map again on
+        use)."""
         for s in self.segments:
             s.close()
 
@@ -793,12 +797,15 @@ class LogDirs:
         return read_checkpoint(self.path / name)
 
     def log_start_offset(self, partition: Partition) -> int:
+        """Kafka's log start offset of a partition of these log directories: the log-start-
+        offset-checkpoint's, when it is past the first segment's base offset."""
         if partition.topic is None or partition.partition is None:
             return partition.log_start_offset
         cp = self.checkpoint(LOG_START_CHECKPOINT).get((partition.topic, partition.partition))
         return max(cp or 0, partition.log_start_offset)
 
     def close(self) -> None:
+        """Unmap the files of every partition."""
         for p in self.partitions:
             p.close()
 

@@ -44,6 +44,9 @@ class TxnTracker:
         self.aborted: list[AbortedTxn] = []
 
     def update(self, batch: Batch) -> AbortedTxn | None:
+        """Follow a batch as Kafka's recovery does (ProducerStateManager): a transactional batch
+        opens its producer's transaction, a control batch ends it; returns the transaction an
+        ABORT marker ends (what the transaction index gets), else None."""
         if batch.magic < 2 or batch.producer_id < 0 or not batch.is_transactional:
             return None
         pid = batch.producer_id
@@ -106,9 +109,12 @@ class RecoveryReport:
 
     @property
     def clean(self) -> bool:
+        """Whether recovery keeps the whole segment: nothing to truncate, no offset the segment
+        cannot hold."""
         return self.truncated_bytes == 0 and self.offset_problem is None
 
     def to_dict(self) -> dict:
+        """The report as JSON-ready values (`recover --json`)."""
         return {
             "segment": self.segment, "size": self.size, "valid_bytes": self.valid_bytes,
             "truncated_bytes": self.truncated_bytes, "batches": self.batches,

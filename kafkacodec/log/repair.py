@@ -124,13 +124,16 @@ class RepairPlan:
 
     @property
     def clean(self) -> bool:
+        """Whether the partition needs no repair (and none was refused)."""
         return self.refused is None and not (self.truncate or self.moves or self.replaces)
 
     @property
     def moved_segments(self) -> list[Move]:
+        """The whole segments the repair moves to the backup (their .log files)."""
         return [m for m in self.moves if m.name.endswith(".log")]
 
     def to_dict(self) -> dict:
+        """The plan as JSON-ready values (`recover --json`)."""
         t = self.truncate
         return {
             "partition": str(self.partition), "clean": self.clean, "refused": self.refused,

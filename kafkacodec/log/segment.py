@@ -229,6 +229,7 @@ class Segment:
         return index
 
     def close(self) -> None:
+        """Unmap the segment's .log and its indexes (they map again on use)."""
         if self._blob is not None:
             self._blob.close()
             self._blob = None
@@ -397,6 +398,8 @@ class Segment:
         return best
 
     def collect_aborted_txns(self, fetch_offset: int, upper_bound_offset: int) -> TxnSearchResult:
+        """Kafka's LogSegment.collectAbortedTxns: the aborted transactions of this segment's
+        transaction index that overlap [fetch_offset, upper_bound_offset)."""
         return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
     # -- checking the indexes against the log

@@ -124,6 +124,8 @@ class TieredPartition(Partition):
 
     @property
     def looked_in(self) -> list[str]:
+        """Where this view's segments were looked for: the log directory, and the tiered-storage
+        root given."""
         return [str(self.path)] + ([f"--tiered {self.root}"] if self.root is not None else [])
 
     @property
@@ -163,6 +165,7 @@ class TieredPartition(Partition):
         self._epochs = value
 
     def close(self) -> None:
+        """Unmap the remote segments' spools and the local partition's files."""
         super().close()
         if self.local is not None:
             self.local.close()

@@ -174,6 +174,7 @@ class RecordBatch(KafkaRecordBatch):
 
     @property
     def timestamp_type(self) -> str:  # Kafka's name of the enum
+        """Kafka's name of the batch's timestamp type: "CreateTime" or "LogAppendTime"."""
         return TIMESTAMP_TYPES[super().timestamp_type]
 
     @property
@@ -182,10 +183,13 @@ class RecordBatch(KafkaRecordBatch):
 
     @property
     def size(self) -> int:
+        """The batch's bytes in the log, its 12-byte offset and length prefix included."""
         return self.len_batch + LOG_OVERHEAD
 
     @property
     def last_sequence(self) -> int:
+        """The sequence number of the last record (wrapping past int32's largest, as Kafka's
+        DefaultRecordBatch.lastSequence), -1 without a producer sequence."""
         if self.base_sequence == -1:
             return -1
         seq = self.base_sequence + self.last_offset_delta
@@ -193,6 +197,8 @@ class RecordBatch(KafkaRecordBatch):
 
     @property
     def delete_horizon_ms(self) -> int | None:
+        """The delete horizon (KIP-534: when the log cleaner may drop the batch's tombstones and
+        markers), which then takes base_timestamp's place; None when the batch has none."""
         return self.base_timestamp if self.has_delete_horizon else None
 
     @property
@@ -368,10 +374,13 @@ class LegacyBatch(KafkaLegacyMessage):
 
     @property
     def timestamp_type(self) -> str:  # Kafka's name of the enum
+        """Kafka's name of the message's timestamp type: "NoTimestampType" (magic 0),
+        "CreateTime" or "LogAppendTime"."""
         return LEGACY_TIMESTAMP_TYPES[super().timestamp_type]
 
     @property
     def max_timestamp(self) -> int:
+        """The message's timestamp, as a batch's largest (-1 for magic 0, which has none)."""
         return -1 if self.magic == 0 else self.timestamp
 
     @property
@@ -410,10 +419,12 @@ class LegacyBatch(KafkaLegacyMessage):
 
     @property
     def size(self) -> int:
+        """The message's bytes in the log, its 12-byte offset and length prefix included."""
         return self.len_message + LOG_OVERHEAD
 
     @property
     def is_valid(self) -> bool:
+        """Whether the message's stored CRC-32 matches its bytes."""
         return self.crc_matches(self._buf)
 
     def record_count(self, *, max_inflated: int | None = None) -> int:
@@ -651,6 +662,8 @@ class BatchIterator(_Walker or _PyWalker):  # type: ignore[misc]
 
     @property
     def remaining(self) -> int:
+        """Bytes from where the walk stopped to the end: a partial entry at the end of the data
+        (0 when it read everything)."""
         return self.end - self.position
 
     def _slow_next(self) -> RecordBatch | LegacyBatch:

@@ -98,6 +98,8 @@ class Blob:
     identity: tuple[int, int] | None = None
 
     def ensure(self, start: int, end: int):
+        """A buffer in which the bytes [start, end) of the file are present, at their positions
+        (a remote file fetches what it does not have yet)."""
         raise NotImplementedError
 
     def whole(self):
@@ -113,6 +115,7 @@ class Blob:
         background, while the reader works on what it has."""
 
     def close(self) -> None:
+        """Let go of the file's bytes (a mapping unmapped, a spool removed)."""
         pass
 
 

@@ -82,6 +82,7 @@ class Stats:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def count(self, nbytes: int = 0, requests: int = 1) -> None:
+        """Count requests made and bytes fetched (thread-safe)."""
         with self._lock:
             self.requests += requests
             self.bytes += nbytes
@@ -382,52 +383,63 @@ class ObjectPath:
 
     @property
     def name(self) -> str:
+        """The last part of the key, as Path.name."""
         return self.key.rpartition("/")[2]
 
     @property
     def suffix(self) -> str:
+        """The name's extension (".log"), as Path.suffix."""
         name = self.name
         i = name.rfind(".")
         return name[i:] if 0 < i < len(name) - 1 else ""
 
     @property
     def stem(self) -> str:
+        """The name without its extension, as Path.stem."""
         suffix = self.suffix
         return self.name[: -len(suffix)] if suffix else self.name
 
     @property
     def parent(self) -> ObjectPath:
+        """The key's parent "directory", as Path.parent."""
         head = self.key.rpartition("/")[0]
         return ObjectPath(self.store, head or self.key)
 
     def with_name(self, name: str) -> ObjectPath:
+        """The path with another last part, as Path.with_name."""
         return self.parent / name
 
     def absolute(self) -> ObjectPath:
+        """Itself: an object's URL is absolute (as Path.absolute and Path.resolve)."""
         return self
 
     resolve = absolute
 
     # -- what is there
     def info(self):
+        """The store's file info of the key (pyarrow.fs.FileInfo)."""
         return self.store.info(self.key)
 
     def exists(self) -> bool:
+        """Whether an object or a "directory" (a key prefix) is there."""
         from pyarrow import fs as pafs
 
         return self.info().type != pafs.FileType.NotFound
 
     def is_dir(self) -> bool:
+        """Whether the key is a "directory" (a prefix of objects)."""
         from pyarrow import fs as pafs
 
         return self.info().type == pafs.FileType.Directory
 
     def is_file(self) -> bool:
+        """Whether the key is an object."""
         from pyarrow import fs as pafs
 
         return self.info().type == pafs.FileType.File
 
     def is_symlink(self) -> bool:
+        """False: object stores have no symbolic links."""
         return False
 
     @property
@@ -436,6 +448,7 @@ class ObjectPath:
         return self.info().size or 0
 
     def iterdir(self) -> Iterator[ObjectPath]:
+        """The objects and "directories" directly under the key, as Path.iterdir."""
         for i in self.store.list(self.key):
             yield ObjectPath(self.store, i.path)
 
