@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: jar test test-quick test-kafka drill harness specs demo bench peers generate check-generated clean
+.PHONY: jar test test-quick test-kafka drill harness specs demo docs bench peers generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -125,6 +125,12 @@ test-quick: $(STAMP)
 
 demo: $(STAMP) $(JAR)
 	$(PY) -m kafkacodec.demo
+
+# The documentation site (docs/conf.py): docs/ built into site/, every warning an error (a broken
+# link, a reference to nothing, a page in no table of contents); the reference pages come
+# from the code when it is built.
+docs: $(STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs site
 
 bench: $(STAMP) $(HARNESS) $(JAR)
 	@# kcat (Debian's), an anchor of bench.commands: `records` beside it on the same partition

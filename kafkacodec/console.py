@@ -2,7 +2,7 @@
 one line and an exit code, and a progress bar. Used by the command line (kafkacodec.cli)
 and by the Spark jobs' command (kafkacodec.pipeline.cli).
 
-Exit codes, the same for every command (README: "Exit codes"): DONE (0) what was asked
+Exit codes, the same for every command (docs/cli.md): DONE (0) what was asked
 was done and nothing was wrong; PROBLEMS (1) problems found in the data (damage, a
 mismatch, records that do not decode, damage skipped), or what was asked for is not in it
 (an offset out of range); UNCHECKED (2) could not check: a path that is not what the

@@ -30,7 +30,7 @@ def session(master: str | None = None, app: str = "kafkacodec", conf: dict | Non
     the executors). Otherwise, with a master URL, that cluster; without one, local[*] with
     the UI off, bound to the loopback interface. Outside spark-submit, Python workers run
     this interpreter unless PYSPARK_PYTHON or spark.pyspark.python says otherwise (a
-    packed environment shipped with spark.archives, see the README). conf: more settings."""
+    packed environment shipped with spark.archives, see docs/spark.md). conf: more settings."""
     from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app)

@@ -116,7 +116,7 @@ def check_names(options: dict[str, str], *, known=KNOWN) -> None:
             ignored.append(name)
         elif name not in known and not name.startswith("storage."):
             raise PipelineError(f"unknown option {name!r} (the options are Spark's kafka "
-                                "source's and kafkacodec's: README, Spark)")  # fmt: skip
+                                "source's and kafkacodec's: docs/spark.md)")  # fmt: skip
     if ignored:
         _log.warning("options of a broker connection, ignored on log directories: %s",
                      ", ".join(ignored))  # fmt: skip

@@ -1,11 +1,12 @@
-"""The README's shown command output comes from runs these tests repeat: every `$ kafkacodec`
-example whose input the tests can make (the `make demo` log.dirs in out/logdirs, the shared
-vectors in tests/vectors, /tmp/rd: that log.dirs' orders-0 with two damaged batches, a
-corpus, generate --check) is run and its output compared with the README's, line for line.
+"""The shown command output of the README and of every page of the documentation site
+(docs/) comes from runs these tests repeat: every `$ kafkacodec` example whose input the
+tests can make (the `make demo` log.dirs in out/logdirs, the shared vectors in tests/vectors,
+/tmp/rd: that log.dirs' orders-0 with two damaged batches, a corpus, generate --check) is run
+and its output compared with the page's, line for line.
 
-In the README's output, a line "..." stands for any lines, and "..." inside a line for any
-text (a backup's time stamp, a time taken, a long line cut short). An example's output ends
-at the first blank line."""
+In a page's output, a line "..." stands for any lines, and "..." inside a line for any text
+(a backup's time stamp, a time taken, a long line cut short). An example's output ends at
+the first blank line."""
 
 from __future__ import annotations
 
@@ -21,8 +22,12 @@ from kafkacodec.log import Partition
 from kafkacodec.sample import write_sample_log_dirs
 
 README = ROOT / "README.md"
+#: The pages whose examples run: the README and the documentation site's.
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+#: The page that shows `make demo`'s output (after the marker below).
+DEMO_PAGE = ROOT / "docs" / "getting-started.md"
 #: Where a README example's paths come from: what these tests make, or the checkout.
-RUNNABLE = ("out/logdirs", "tests/vectors", "/tmp/rd", "/tmp/kafka-corpus", "generate --check",
+RUNNABLE = ("out/logdirs", "tests/vectors", "/tmp/rd", "/tmp/co", "/tmp/kafka-corpus", "generate --check",
             "records /tmp")  # fmt: skip
 
 
@@ -90,14 +95,26 @@ def damage(part: Path, bases=(1912, 2367)) -> None:
 def place(tmp_path_factory) -> Path:
     """A working directory with what the examples read: out/logdirs, tests -> the checkout's
     tests, and /tmp's stand-ins (rd, kafka-corpus's parent)."""
+    from bench.commands import offsets_partition
+
     d = tmp_path_factory.mktemp("readme")
     write_sample_log_dirs(d / "out" / "logdirs")
     (d / "tests").symlink_to(ROOT / "tests")
     (d / "tmp").mkdir()
-    (d / "tmp" / "rd").mkdir()
-    shutil.copytree(d / "out" / "logdirs" / "orders-0", d / "tmp" / "rd" / "orders-0")
-    damage(d / "tmp" / "rd" / "orders-0")
+    offsets_partition(d / "tmp" / "co", 300)  # a __consumer_offsets partition of 300 commits
+    damaged(d)
     return d
+
+
+def damaged(place: Path) -> None:
+    """/tmp/rd as the examples start from it: the log.dirs' orders-0, damaged (a page's
+    repair examples change it: each page starts from it again)."""
+    rd = place / "tmp" / "rd"
+    shutil.rmtree(rd, ignore_errors=True)
+    shutil.rmtree(place / "tmp" / "kafkacodec-backup", ignore_errors=True)
+    rd.mkdir()
+    shutil.copytree(place / "out" / "logdirs" / "orders-0", rd / "orders-0")
+    damage(rd / "orders-0")
 
 
 def run(place: Path, cmd: str) -> tuple[list[str], list[str]]:
@@ -119,8 +136,14 @@ def shows(want: list[str], printed: tuple[list[str], list[str]]) -> bool:
     return matches(want, out) or (not out and matches(want, err))
 
 
+def _examples() -> list[tuple[str, int, str, list[str]]]:
+    """(page, line, command, output) of every page's examples."""
+    return [(page.relative_to(ROOT).as_posix(), n, cmd, out)
+            for page in PAGES for n, cmd, out in examples(page.read_text())]  # fmt: skip
+
+
 def test_the_readme_examples_are_parsed():
-    found = examples(README.read_text())
+    found = [(n, cmd, out) for _page, n, cmd, out in _examples()]
     assert len(found) > 40
     ran = [cmd for _n, cmd, _out in found if runnable(cmd, spark=False)]
     assert len(ran) >= 15, ran
@@ -129,20 +152,23 @@ def test_the_readme_examples_are_parsed():
 
 
 @pytest.mark.slow  # twenty commands; CI runs it
-def test_the_readme_shows_what_the_commands_print(place):
-    wrong = []
-    for n, cmd, want in examples(README.read_text()):
+def test_the_pages_show_what_the_commands_print(place):
+    wrong, current = [], None
+    for page, n, cmd, want in _examples():
         if runnable(cmd, spark=False):
+            if page != current:
+                damaged(place)
+                current = page
             got = run(place, cmd)
             if not shows(want, got):
-                wrong.append(f"README.md:{n}: $ {cmd}\n  shown: {want}\n  printed: {got}")
+                wrong.append(f"{page}:{n}: $ {cmd}\n  shown: {want}\n  printed: {got}")
     assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_the_readme_shows_what_make_demo_and_the_spark_jobs_print(place):
-    text = README.read_text()
+def test_the_pages_show_what_make_demo_and_the_spark_jobs_print(place):
+    text = DEMO_PAGE.read_text()
     block = text.split("<!-- make demo's output -->", 1)[1].split("\n\n    demo finished", 1)[0]
     want = [line[4:] for line in block.strip("\n").splitlines()] + ["", "demo finished: every check passed"]
     res = subprocess.run([str(EXE.with_name("python")), "-m", "kafkacodec.demo", "out/logdirs"],
@@ -151,11 +177,11 @@ def test_the_readme_shows_what_make_demo_and_the_spark_jobs_print(place):
     got = res.stdout.splitlines()
     assert matches(want, got), "\n".join(got)
     wrong = []
-    for n, cmd, shown in examples(text):
+    for page, n, cmd, shown in _examples():
         if runnable(cmd, spark=True):
             got = run(place, cmd)
             if not shows(shown, got):
-                wrong.append(f"README.md:{n}: $ {cmd}\n  shown: {shown}\n  printed: {got[0]}")
+                wrong.append(f"{page}:{n}: $ {cmd}\n  shown: {shown}\n  printed: {got[0]}")
     assert not wrong, "\n".join(wrong)
 
 

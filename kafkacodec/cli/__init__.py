@@ -76,7 +76,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="kafkacodec", description="Read, search, verify and repair Kafka data on disk.",
         epilog="exit codes: 0 done, 1 problems found (or what was asked for is not there), "
-        "2 could not check (README: \"Exit codes\")",
+        "2 could not check (docs/cli.md)",
     )  # fmt: skip
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)

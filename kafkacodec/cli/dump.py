@@ -47,7 +47,7 @@ def define(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument(
         "--json", action="store_true",
-        help="one JSON object per batch or index entry (README: \"--json output\")",
+        help="one JSON object per batch or index entry (docs/cli.md)",
     )  # fmt: skip
     p.add_argument(
         "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"

@@ -23,7 +23,7 @@ def define(p: argparse.ArgumentParser) -> None:
                    help="a log.dirs, a partition directory, a segment (.log) or an index file "
                    "(.index, .timeindex, .txnindex: checked against its .log)")  # fmt: skip
     p.add_argument("--json", action="store_true",
-                   help="the summary as one JSON object (README: \"--json output\")")  # fmt: skip
+                   help="the summary as one JSON object (docs/cli.md)")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--max-problems", type=integer(0), default=1000, metavar="N",
                    help="list at most N problems (the rest are counted); default 1000")  # fmt: skip

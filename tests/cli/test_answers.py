@@ -407,9 +407,9 @@ def test_main_keeps_no_handler_behind(logdirs, capsys):
     assert "OffsetOutOfRange" in capsys.readouterr().err
 
 
-def test_the_readme_documents_the_exit_codes():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert "**0** done" in readme and "**1** problems found" in readme and "**2** could not check" in readme
+def test_the_docs_document_the_exit_codes():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    assert "**0** done" in page and "**1** problems found" in page and "**2** could not check" in page
 
 
 @settings(max_examples=500, deadline=None)

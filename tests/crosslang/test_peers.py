@@ -41,9 +41,9 @@ def test_the_committed_report_is_what_a_run_gives(tmp_path):
         "peers/reports is stale: run `python -m peers --out peers/reports`"
     )
     assert _cases(tmp_path / "report") == _cases(REPORT)
-    readme = (ROOT / "README.md").read_text()
-    assert all(line in readme.splitlines() for line in _table(got)), (
-        "README's table of the peers is stale"
+    page = (ROOT / "docs" / "corpus.md").read_text()
+    assert all(line in page.splitlines() for line in _table(got)), (
+        "docs/corpus.md's table of the peers is stale"
     )
     valid = sum(table["franz-go"][c] for c in ("right", "refused", "dropped"))
     assert valid > 200 and all(

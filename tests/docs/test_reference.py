@@ -1,0 +1,96 @@
+"""The documentation site's reference comes from the code, and the code describes itself:
+every command and option of the command line has a description (its reference page is
+generated from them), every public name of the modules the API reference renders has a
+docstring, and the site builds with every warning an error (a broken link, a reference to
+nothing, a page left out of the navigation)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafkacodec.cli import parser
+from kafkacodec.cli.reference import commands, markdown, undescribed
+
+ROOT = Path(__file__).resolve().parents[2]
+API_PAGE = ROOT / "docs" / "reference" / "api.md"
+
+
+def test_every_command_and_option_is_described():
+    assert undescribed(parser()) == []
+
+
+def test_the_cli_reference_lists_every_command_option_and_default():
+    p = parser()
+    page = markdown(p)
+    paths = [path for path, _sub, _help in commands(p)]
+    assert {"dump", "verify", "records", "spark verify", "spark export"} <= set(paths)
+    for path in paths:
+        assert f"`kafkacodec {path}`" in page
+    assert "`--max-problems MAX_PROBLEMS`" in page or "--max-problems" in page
+    assert "| `--jobs" in page  # an option with its default, from the parser
+
+
+def _api_modules() -> list[str]:
+    return re.findall(r"^\.\. automodule:: ([\w.]+)", API_PAGE.read_text(), flags=re.M)
+
+
+def _public(module) -> list[tuple[str, object]]:
+    names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+    return [(n, getattr(module, n)) for n in names]
+
+
+def test_every_public_name_the_api_reference_renders_has_a_docstring():
+    missing = []
+    modules = _api_modules()
+    assert len(modules) >= 8
+    for name in modules:
+        module = importlib.import_module(name)
+        assert module.__doc__, name
+        for attr, obj in _public(module):
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            if not inspect.getdoc(obj):
+                missing.append(f"{name}.{attr}")
+            if inspect.isclass(obj):
+                for m, member in vars(obj).items():
+                    fn = member.fget if isinstance(member, property) else member
+                    if m.startswith("_") or not (inspect.isfunction(fn) or isinstance(member, property)):
+                        continue
+                    if not inspect.getdoc(fn):
+                        missing.append(f"{name}.{attr}.{m}")
+    assert not missing, f"{len(missing)} public names without a description: {missing}"
+
+
+@pytest.mark.slow
+def test_the_site_builds_with_every_warning_an_error(tmp_path):
+    """`make docs`'s build; and a page with a broken link fails it."""
+    sphinx = shutil.which("sphinx-build", path=str(Path(sys.executable).parent))
+    assert sphinx, "sphinx is in the dev extra"
+
+    def build(src: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sphinx, "-W", "--keep-going", "-q", "-b", "html", str(src), str(tmp_path / src.name)],
+                              cwd=ROOT, capture_output=True, text=True, timeout=900)  # fmt: skip
+
+    res = build(ROOT / "docs")
+    assert res.returncode == 0, res.stderr[-5000:]
+    site = tmp_path / "docs"
+    assert (site / "reference" / "cli.html").is_file()
+    assert (site / "reference" / "schemas" / "kafka_record_batch.html").is_file()
+    assert "iter_batches" in (site / "reference" / "api.html").read_text()
+    broken = ROOT / "docs-broken-link"  # beside docs/: conf.py finds the checkout from there
+    shutil.copytree(ROOT / "docs", broken)
+    try:
+        with (broken / "changelog.md").open("a") as f:
+            f.write("\nA [broken link](#no-such-anchor).\n")
+        res = build(broken)
+    finally:
+        shutil.rmtree(broken)
+    assert res.returncode != 0 and "no-such-anchor" in res.stderr
