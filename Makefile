@@ -52,6 +52,8 @@ $(STAMP): pyproject.toml
 	@test -f /usr/include/isa-l/crc.h || (apt-get update -q && apt-get install -y -q libisal-dev)
 	@# the fuzz tests build the native extensions with clang's sanitizers (python -m fuzz --sanitized)
 	@command -v clang >/dev/null || (apt-get update -q && apt-get install -y -q clang)
+	@# the docs' pages and the stats report looked at in a real browser (tests/docs/test_pages_render.py)
+	@command -v chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium)
 	@# snappy blocks byte for byte as Kafka writes them: Google's C++ snappy 1.1.x, which
 	@# snappy-java bundles (runtime/compression.py loads it through ctypes)
 	@ldconfig -p | grep -q libsnappy.so.1 || (apt-get update -q && apt-get install -y -q libsnappy1v5)
@@ -144,6 +146,8 @@ bench: $(STAMP) $(HARNESS) $(JAR)
 	$(PY) -m bench.languages
 	$(PY) -m bench.inflate
 	$(PY) -m bench.commands
+	@# the speed page's charts, from the JSON the benchmarks above wrote (docs/speed/*.svg)
+	$(PY) -m bench.charts
 
 # The ecosystem's record decoders over the corpus, written up for their maintainers
 # (peers/reports; tests/crosslang/test_peers.py checks that it is current). Needs Go.

@@ -1,25 +1,26 @@
 """The `kafkacodec spark stats --html` report: one self-contained HTML file (inline CSS and
-SVG, no script, nothing fetched) with the stats table and three charts: records over time
-per partition, the distribution of batch sizes, and the codec mix."""
+SVG, no script, nothing fetched) with the stats table and three charts drawn by matplotlib:
+records over time per partition (stacked, so that partitions with the same counts stay
+visible), the distribution of batch sizes, and the codec mix (with its table)."""
 
 from __future__ import annotations
 
 import datetime
+import io
 from html import escape
 
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1",
-           "#ff9da7", "#9c755f", "#bab0ac")  # fmt: skip
-WIDTH, HEIGHT, PAD = 760, 240, 48
+#: Partitions drawn one by one in the timeline; the others are summed into one band.
+TIMELINE_SERIES = 9
+_WIDTH = 8.0  # inches, at matplotlib's 100 dpi for SVG sizes: 800 px
 
 _CSS = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 860px; color: #222; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 900px; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
 table { border-collapse: collapse; font-size: 12px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
+.wide { overflow-x: auto; }
 th:first-child, td:first-child { text-align: left; }
-svg text { font: 11px system-ui, sans-serif; fill: #444; }
-.legend span { display: inline-block; margin-right: 1em; }
-.legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
+svg { max-width: 100%; height: auto; }
 .muted { color: #777; }
 """
 
@@ -32,52 +33,55 @@ def _bytes(n: float) -> str:
     raise AssertionError
 
 
-def _time(ms: int) -> str:
-    moment = datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+def _time(ms: int) -> datetime.datetime:
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
 
 
-def _svg(body: list[str], height: int = HEIGHT) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-            f'viewBox="0 0 {WIDTH} {height}" role="img">' + "".join(body) + "</svg>")  # fmt: skip
+def _figure(height: float):
+    """A figure of the report's width (matplotlib's object API: no pyplot, no global state)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(_WIDTH, height), layout="constrained")
 
 
-def _axes(y_max: float, label) -> list[str]:
-    x0, y0, x1 = PAD, HEIGHT - PAD / 2, WIDTH - 10
-    return [
-        f'<line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}" stroke="#999"/>',
-        f'<line x1="{x0}" y1="10" x2="{x0}" y2="{y0}" stroke="#999"/>',
-        f'<text x="{x0 - 4}" y="16" text-anchor="end">{escape(label(y_max))}</text>',
-        f'<text x="{x0 - 4}" y="{y0}" text-anchor="end">0</text>',
-    ]
+def _svg(fig, salt: str) -> str:
+    """The figure as an inline <svg> element: text kept as text, no date, ids that do not
+    collide with another chart's on the same page (salt)."""
+    import matplotlib
+
+    out = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt, "font.size": 9}):
+        fig.savefig(out, format="svg", metadata={"Date": None})
+    text = out.getvalue()
+    return text[text.index("<svg") :]
 
 
 def timeline_chart(timeline: dict) -> str:
-    """Records per time bucket, one line per partition."""
+    """Records per time bucket, the partitions stacked (the largest TIMELINE_SERIES each with
+    its band, the rest summed)."""
     series = timeline.get("series") if timeline else None
     if not series:
         return '<p class="muted">No record has a timestamp (magic 0 only).</p>'
     n = len(next(iter(series.values())))
-    top = max(max(v) for v in series.values()) or 1
-    x0, y0 = PAD, HEIGHT - PAD / 2
-    span_x, span_y = WIDTH - 10 - x0, y0 - 14
-    body = _axes(top, lambda v: f"{v:,.0f}")
-    legend = []
-    for i, (name, counts) in enumerate(series.items()):
-        color = PALETTE[i % len(PALETTE)]
-        points = " ".join(
-            f"{x0 + span_x * (k + 0.5) / n:.1f},{y0 - span_y * c / top:.1f}"
-            for k, c in enumerate(counts)
-        )
-        body.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{points}">'
-                    f"<title>{escape(name)}</title></polyline>")  # fmt: skip
-        legend.append(f'<span><i style="background:{color}"></i>{escape(name)}</span>')
     start, width = timeline["start_ms"], timeline["bucket_ms"]
-    body.append(f'<text x="{x0}" y="{HEIGHT - 6}">{_time(start)}</text>')
-    body.append(f'<text x="{WIDTH - 10}" y="{HEIGHT - 6}" text-anchor="end">'
-                f"{_time(start + width * n)}</text>")  # fmt: skip
-    return (_svg(body) + f'<p class="legend">{"".join(legend)}</p>'
-            f'<p class="muted">{n} buckets of {width / 1000:g} s each.</p>')  # fmt: skip
+    ranked = sorted(series.items(), key=lambda kv: -sum(kv[1]))
+    shown = sorted(ranked[:TIMELINE_SERIES])
+    rest = ranked[TIMELINE_SERIES:]
+    if rest:
+        shown.append((f"{len(rest)} other partitions", [sum(c[k] for _n, c in rest) for k in range(n)]))
+    # each bucket a step from its start to the next one's (the last one's end closes it)
+    x = [_time(start + width * k) for k in range(n + 1)]
+    ys = [[*counts, counts[-1]] for _name, counts in shown]
+    fig = _figure(3.2)
+    ax = fig.add_subplot()
+    ax.stackplot(x, *ys, labels=[name for name, _c in shown], step="post")
+    ax.set_ylabel("records per bucket")
+    ax.set_xlim(x[0], x[-1])
+    ax.margins(y=0.05)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    fig.autofmt_xdate()
+    return (_svg(fig, "timeline") + f'<p class="muted">{n} buckets of {width / 1000:g} s each, '
+            f"from {_time(start):%Y-%m-%d %H:%M:%S} UTC; partitions stacked.</p>")  # fmt: skip
 
 
 def sizes_chart(sizes: dict) -> str:
@@ -85,36 +89,33 @@ def sizes_chart(sizes: dict) -> str:
     if not sizes:
         return '<p class="muted">No batches.</p>'
     classes = list(range(min(sizes), max(sizes) + 1))
-    top = max(sizes.values())
-    x0, y0 = PAD, HEIGHT - PAD / 2
-    step = (WIDTH - 10 - x0) / len(classes)
-    body = _axes(top, lambda v: f"{v:,.0f}")
-    for k, p in enumerate(classes):
-        count = sizes.get(p, 0)
-        h = (y0 - 14) * count / top
-        x = x0 + k * step
-        label = f"{_bytes(2**p)} to {_bytes(2 ** (p + 1))}: {count:,} batches"
-        body.append(f'<rect x="{x + 2:.1f}" y="{y0 - h:.1f}" width="{step - 4:.1f}" '
-                    f'height="{h:.1f}" fill="{PALETTE[0]}"><title>{label}</title></rect>')  # fmt: skip
-        body.append(f'<text x="{x + step / 2:.1f}" y="{HEIGHT - 6}" text-anchor="middle">'
-                    f"{escape(_bytes(2**p))}</text>")  # fmt: skip
-    return _svg(body)
+    fig = _figure(2.8)
+    ax = fig.add_subplot()
+    ax.bar([_bytes(2**p) for p in classes], [sizes.get(p, 0) for p in classes])
+    ax.set_ylabel("batches")
+    ax.set_xlabel("batch size, from (each bar: up to twice that)")
+    ax.tick_params(axis="x", labelrotation=45 if len(classes) > 8 else 0)
+    return _svg(fig, "sizes")
 
 
 def codecs_chart(codecs: list[dict]) -> str:
-    """One bar per codec: its share of the bytes, with batches and records."""
+    """One bar per codec: its share of the bytes; then its batches, bytes and records."""
     total = sum(c["bytes"] or 0 for c in codecs) or 1
-    row = 26
-    body = []
-    for i, c in enumerate(codecs):
-        share = (c["bytes"] or 0) / total
-        y = 8 + i * row
-        body.append(f'<text x="0" y="{y + 14}">{escape(str(c["compression"]))}</text>')
-        body.append(f'<rect x="70" y="{y}" width="{max(1.0, 420 * share):.1f}" height="18" '
-                    f'fill="{PALETTE[i % len(PALETTE)]}"/>')  # fmt: skip
-        body.append(f'<text x="{500}" y="{y + 14}">{share:.1%} of bytes; {c["batches"]:,} batches, '
-                    f"{_bytes(c['bytes'] or 0)}, {c['records']:,} records</text>")  # fmt: skip
-    return _svg(body, height=16 + row * max(1, len(codecs)))
+    names = [str(c["compression"]) for c in codecs]
+    shares = [100 * (c["bytes"] or 0) / total for c in codecs]
+    fig = _figure(0.5 + 0.32 * max(1, len(codecs)))
+    ax = fig.add_subplot()
+    bars = ax.barh(names, shares)
+    ax.bar_label(bars, labels=[f"{s:.1f}%" for s in shares], padding=3, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(0, max(shares, default=0) * 1.15 or 1)
+    ax.set_xlabel("share of the bytes (%)")
+    rows = "".join(
+        f"<tr><td>{escape(name)}</td><td>{c['batches']:,}</td><td>{_bytes(c['bytes'] or 0)}</td>"
+        f"<td>{c['records']:,}</td></tr>" for name, c in zip(names, codecs)
+    )  # fmt: skip
+    return (_svg(fig, "codecs") + "<table><tr><th>codec</th><th>batches</th><th>bytes</th>"
+            f"<th>records</th></tr>{rows}</table>")  # fmt: skip
 
 
 def _table(rows: list[dict]) -> str:
@@ -127,10 +128,10 @@ def _table(rows: list[dict]) -> str:
             "-" if r["min_timestamp"] is None else f"{r['min_timestamp']} .. {r['max_timestamp']}"
         )
         cells = (r["topic"], r["partition"], f"{r['records']:,}", offsets, f"{r['batches']:,}",
-                 _bytes(r["bytes"]), ", ".join(r["codecs"]), ", ".join(map(str, r["magics"])),
+                 _bytes(r["bytes"]).replace(" ", "\u00a0"), ", ".join(r["codecs"]), ", ".join(map(str, r["magics"])),
                  r["producers"], r["committed"], r["aborted"], times)  # fmt: skip
         out.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
-    return "".join(out) + "</table>"
+    return '<div class="wide">' + "".join(out) + "</table></div>"
 
 
 def render(data: dict, *, title: str) -> str:
