@@ -6,6 +6,8 @@ as they were written for the README. Nothing of the reference is written by hand
 site is built, this file writes
 
 - reference/cli.md, the command line, from its argparse definitions (kafkacodec.cli.reference);
+- reference/spark-options.md, the Spark data sources' options, from the table their parsers
+  read (kafkacodec.pipeline.request.OPTIONS);
 - reference/schemas/, the schema reference pages the generator writes (generated/reference),
   with an index that lists them;
 
@@ -46,6 +48,9 @@ def _generate() -> None:
     ref = HERE / "reference"
     ref.mkdir(exist_ok=True)
     _write(ref / "cli.md", markdown(parser()))
+    from kafkacodec.pipeline.request import options_reference
+
+    _write(ref / "spark-options.md", options_reference())
     schemas = ref / "schemas"
     pages = sorted(p for p in (ROOT / "generated" / "reference").glob("*.md") if p.name != "README.md")
     if schemas.exists():

@@ -72,19 +72,119 @@ REFUSED = {
     "kafka.interceptor.classes": "interceptors can change the records",
 }
 
-#: Every option the records format knows (lower case), besides storage.* and kafka.*.
-KNOWN = frozenset({
-    # Spark's Kafka source
-    "assign", "subscribe", "subscribepattern", "startingoffsets", "endingoffsets",
-    "startingtimestamp", "endingtimestamp", "startingoffsetsbytimestamp",
-    "endingoffsetsbytimestamp", "startingoffsetsbytimestampstrategy", "includeheaders",
-    "failondataloss", "minpartitions", "maxrecordsperpartition", "maxoffsetspertrigger",
-    "minoffsetspertrigger", "maxtriggerdelay", "kafka.isolation.level",
-    # kafkacodec's
-    "path", "paths", "verify_crc", "include_control", "include_metadata", "on_corrupt", "split_size", "tiered",
-    "partitions", "starting_offset", "ending_offset", "starting_timestamp", METER,
-    *ALIASES,
-})  # fmt: skip
+@dataclass(frozen=True)
+class Option:
+    """An option of the kafkacodec data sources: its names (as Spark spells them), what it
+    takes and means on files, and whose it is ("spark": Spark's kafka source's, with its
+    meaning; "kafkacodec": kafkacodec's own). The table below is what the parsers accept
+    and what the documentation's option reference lists (options_reference)."""
+
+    names: tuple[str, ...]
+    values: str
+    meaning: str
+    origin: str = "spark"
+
+
+#: Every option the records format takes, besides storage.* and kafka.* (KNOWN, lower case,
+#: is read from it; the documentation's tables are written from it).
+OPTIONS = (
+    Option(("assign", "subscribe", "subscribePattern"), "exactly one, as in Spark",
+           "the same; none given reads every topic. `topics` is the earlier name of `subscribe`; "
+           "`partitions` (numbers) narrows any of them"),
+    Option(("startingOffsets",), "`earliest` (batch default), `latest` (stream default), JSON per partition "
+           "with `-2` / `-1`",
+           "the same: earliest is the log start offset (its checkpoint's, moved by retention and "
+           "DeleteRecords), latest the end of the last complete batch, or the last stable offset with "
+           "`read_committed`. JSON must name every partition read, as Spark requires"),
+    Option(("endingOffsets",), "`latest` (default), JSON", "the same (batch only)"),
+    Option(("startingTimestamp", "endingTimestamp", "startingOffsetsByTimestamp", "endingOffsetsByTimestamp"),
+           "ms since the epoch; JSON per partition",
+           "the same: each partition starts (ends) at Kafka's ListOffsets answer for the timestamp, "
+           "read from the `.timeindex` and the batches"),
+    Option(("startingOffsetsByTimestampStrategy",), "`error` (default), `latest`", "the same"),
+    Option(("includeHeaders",), "`false` (default), `true`", "the same: no `headers` column unless true"),
+    Option(("failOnDataLoss",), "`true` (default), `false`",
+           "the same: offsets deleted before they were read, an end past a partition's end (Spark's "
+           "consumer fails there too), are errors; `false` warns and goes on"),
+    Option(("minPartitions", "maxRecordsPerPartition"), "a positive number",
+           "the same cut of offset ranges (Spark's KafkaOffsetRangeCalculator), then `split_size`"),
+    Option(("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay"), "numbers; a duration",
+           "the same (streams): shares in proportion to what each partition has waiting, as Spark's "
+           "rateLimit"),
+    Option(("kafka.isolation.level",), "`read_uncommitted` (default), `read_committed`",
+           "the same; `isolation` is its earlier name"),
+    Option(("path", "paths"), "a path or URL; a JSON list of them",
+           "what `load()` reads: a partition directory or a log.dirs, local or an object store's URL, "
+           "or a tiered-storage partition or root", "kafkacodec"),
+    Option(("verify_crc",), "`true` (default), `false`", "check every batch's CRC", "kafkacodec"),
+    Option(("include_control",), "`false` (default), `true`",
+           "`false`: transaction markers are left out", "kafkacodec"),
+    Option(("include_metadata",), "`false` (default), `true`",
+           "`true` adds the batch metadata columns after Spark's", "kafkacodec"),
+    Option(("on_corrupt",), "`fail` (default), `skip`, `report`",
+           "`fail`: stop, naming file and byte. `skip`: leave out a batch that does not decode, or the "
+           "rest of a segment after damage that stops the walk, with a warning. `report`: the same "
+           "silently; `kafkacodec_problems` lists it", "kafkacodec"),
+    Option(("split_size",), "`128m` (default); `0` never cuts a segment",
+           "segments above it are read as several input partitions, cut at indexed batch boundaries",
+           "kafkacodec"),
+    Option(("partitions",), "comma-separated partition numbers (default: all)",
+           "only these partitions of the topics read", "kafkacodec"),
+    Option(("starting_offset", "ending_offset"), "offsets",
+           "the same first (inclusive) and last (exclusive) offset in every partition", "kafkacodec"),
+    Option(("starting_timestamp",), "ms since the epoch",
+           "only records with a timestamp at or after it (magic 0 records have none and are left out): "
+           "a filter, where Spark's `startingTimestamp` says where reading starts", "kafkacodec"),
+    Option(("tiered",), "a tiered-storage root",
+           "its remote segments join the local partitions `load()` names, read as Kafka serves them",
+           "kafkacodec"),
+)  # fmt: skip
+
+#: Every option the records format knows (lower case), besides storage.* and kafka.*: the
+#: table's, the earlier names, and the fetch meter the jobs pass to their own reads.
+KNOWN = frozenset({*(n.lower() for o in OPTIONS for n in o.names), METER, *ALIASES})
+
+
+def options_reference() -> str:
+    """The documentation's reference of the data sources' options (Markdown), written from
+    the table the parsers read (OPTIONS, ALIASES, CONNECTION, REFUSED)."""
+
+    def names(o: Option) -> str:
+        return ", ".join(f"`{n}`" for n in o.names)
+
+    out = [
+        "# Spark data source options",
+        "",
+        "Written from the table the data sources parse their options with",
+        "(`kafkacodec.pipeline.request.OPTIONS`) when the site is built. Names are",
+        "case-insensitive, as in Spark.",
+        "",
+        "## Spark's options",
+        "",
+        "| Spark's `kafka` source | values | `kafkacodec` on log.dirs |",
+        "|---|---|---|",
+        *(f"| {names(o)} | {o.values} | {o.meaning} |" for o in OPTIONS if o.origin == "spark"),
+        "| `kafka.bootstrap.servers`, other `kafka.*`, "
+        + ", ".join(f"`{n}`" for n in sorted(CONNECTION))
+        + " | | accepted and named in a warning as ignored (they configure a connection) |",
+        *(f"| `{n}` | | refused with Spark's reason: {why} |" for n, why in REFUSED.items()),
+        "| (any other option) | | an error naming it: a misspelt `startingOffset` never reads everything in silence |",
+        "",
+        "## kafkacodec's options",
+        "",
+        "| option | values | meaning |",
+        "|---|---|---|",
+        *(f"| {names(o)} | {o.values} | {o.meaning} |" for o in OPTIONS if o.origin == "kafkacodec"),
+        "| `storage.KEY` | | an option of the object store `load()` names (`storage.region`, "
+        "`storage.endpoint_override`, `storage.encryption_key[.ID]`, ...: any the scheme's pyarrow "
+        "filesystem takes) |",
+        "",
+        "## Earlier names",
+        "",
+        "The earlier names still work: " + ", ".join(f"`{a}` (now `{b}`)" for a, b in ALIASES.items()) + ".",
+        "",
+    ]  # fmt: skip
+    return "\n".join(out)
 
 
 def normalized(options: Mapping) -> dict[str, str]:
@@ -116,7 +216,7 @@ def check_names(options: dict[str, str], *, known=KNOWN) -> None:
             ignored.append(name)
         elif name not in known and not name.startswith("storage."):
             raise PipelineError(f"unknown option {name!r} (the options are Spark's kafka "
-                                "source's and kafkacodec's: docs/spark.md)")  # fmt: skip
+                                "source's and kafkacodec's: docs/reference/spark-options.md)")  # fmt: skip
     if ignored:
         _log.warning("options of a broker connection, ignored on log directories: %s",
                      ", ".join(ignored))  # fmt: skip

@@ -94,3 +94,25 @@ def test_the_site_builds_with_every_warning_an_error(tmp_path):
     finally:
         shutil.rmtree(broken)
     assert res.returncode != 0 and "no-such-anchor" in res.stderr
+
+
+def test_every_spark_option_the_parsers_read_is_in_the_table_and_described():
+    """The options reference is written from OPTIONS, and KNOWN (what the parsers accept)
+    from it: an option read anywhere in the pipeline's code by name is one of the table's
+    (or an earlier name of one), and every entry says what it takes and means."""
+    from kafkacodec.pipeline import request
+
+    for o in request.OPTIONS:
+        assert o.names and o.values and o.meaning and o.origin in ("spark", "kafkacodec"), o
+    read = set()
+    for source in (ROOT / "pipeline").glob("*.py"):
+        text = source.read_text()
+        read |= set(re.findall(r'(?:flag|_positive|_optional)\(options, "([\w.]+)"', text))
+        read |= set(re.findall(r'options(?:\.get\(|\[)"([\w.]+)"', text))
+        read |= set(re.findall(r'"([\w.]+)" in options\b', text))
+    read -= {"meter"}  # the jobs' own keyword (a FetchMeter object), not a data source option
+    assert read and read <= request.KNOWN, read - request.KNOWN
+    page = request.options_reference()
+    for o in request.OPTIONS:
+        for name in o.names:
+            assert f"`{name}`" in page
