@@ -188,3 +188,62 @@ def test_the_pages_show_what_make_demo_and_the_spark_jobs_print(place):
 @pytest.fixture(autouse=True)
 def _demo_dir(place):
     (place / "demo").mkdir(exist_ok=True)
+
+
+# ------------------------------------------------------------- the pages' Python examples
+
+
+def python_examples(text: str) -> list[tuple[int, str]]:
+    """(line number, source) of each ```pycon block: a doctest, its output the page's."""
+    out, lines = [], text.splitlines()
+    for n, line in enumerate(lines, start=1):
+        if line.strip() == "```pycon":
+            end = next(k for k in range(n, len(lines)) if lines[k].strip() == "```")
+            out.append((n + 1, "\n".join(lines[n:end]) + "\n"))
+    return out
+
+
+def _needs_spark(source: str) -> bool:
+    return "pyspark" in source or "session()" in source
+
+
+def _run_python_examples(place: Path, monkeypatch, spark: bool) -> list[str]:
+    """Each page's blocks in order, in one namespace per page (a block may use what an
+    earlier one of its page made), run in place; the failures, as doctest reports them."""
+    import doctest
+    import io
+
+    monkeypatch.chdir(place)
+    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    wrong = []
+    for page in PAGES:
+        blocks = [(n, src) for n, src in python_examples(page.read_text()) if _needs_spark(src) == spark]
+        globs: dict = {}
+        for n, source in blocks:
+            name = f"{page.relative_to(ROOT).as_posix()}:{n}"
+            test = doctest.DocTestParser().get_doctest(source, globs, name, str(page), n - 1)
+            report = io.StringIO()
+            result = doctest.DocTestRunner(optionflags=flags).run(test, out=report.write, clear_globs=False)
+            globs.update(test.globs)  # (the test ran on a copy of them)
+            if result.failed:
+                wrong.append(report.getvalue())
+    return wrong
+
+
+def test_the_python_examples_are_found():
+    found = [(page, n) for page in PAGES for n, _src in python_examples(page.read_text())]
+    assert len(found) >= 5, found
+    assert not [page for page in PAGES if "```python" in page.read_text()], "a ```python block: make it ```pycon"
+
+
+@pytest.mark.slow
+def test_the_pages_python_examples_print_what_they_show(place, monkeypatch):
+    wrong = _run_python_examples(place, monkeypatch, spark=False)
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_the_pages_spark_examples_print_what_they_show(place, monkeypatch):
+    wrong = _run_python_examples(place, monkeypatch, spark=True)
+    assert not wrong, "\n".join(wrong)
