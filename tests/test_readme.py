@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import EXE, ROOT
+from groups_sample import write_groups_log_dirs
 
 from kafkacodec.log import Partition
 from kafkacodec.sample import write_sample_log_dirs
@@ -28,7 +29,7 @@ PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 DEMO_PAGE = ROOT / "docs" / "getting-started.md"
 #: Where a README example's paths come from: what these tests make, or the checkout.
 RUNNABLE = ("out/logdirs", "tests/vectors", "/tmp/rd", "/tmp/co", "/tmp/kafka-corpus", "generate --check",
-            "records /tmp")  # fmt: skip
+            "records /tmp", "specs diff kafka-specs/", "/tmp/groups")  # fmt: skip
 
 
 def examples(text: str) -> list[tuple[int, str, list[str]]]:
@@ -100,8 +101,10 @@ def place(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("readme")
     write_sample_log_dirs(d / "out" / "logdirs")
     (d / "tests").symlink_to(ROOT / "tests")
+    (d / "kafka-specs").symlink_to(ROOT.parent / "shared" / "kafka-specs")  # Kafka's specs, as shared
     (d / "tmp").mkdir()
     offsets_partition(d / "tmp" / "co", 300)  # a __consumer_offsets partition of 300 commits
+    write_groups_log_dirs(d / "tmp" / "groups")  # commits, a tombstone, transactions
     damaged(d)
     return d
 

@@ -5,82 +5,16 @@ or built by the generated codecs, which the Kafka-written vectors check."""
 from __future__ import annotations
 
 import json
-import struct
 
 from conftest import kafkacodec_cli, metadata_value
+from groups_sample import T0, write_groups_log_dirs
 
 import kafkacodec as kc
 from kafkacodec.internal import DEFAULT
 
-T0 = 1729814400000
-
-
-def s16(text: str) -> bytes:
-    raw = text.encode()
-    return struct.pack(">h", len(raw)) + raw
-
-
-def commit_key(group: str, topic: str, partition: int) -> bytes:
-    return struct.pack(">h", 1) + s16(group) + s16(topic) + struct.pack(">i", partition)
-
-
-def commit_value(offset: int, epoch: int = 3) -> bytes:
-    return struct.pack(">hqi", 3, offset, epoch) + s16("") + struct.pack(">q", T0)
-
-
-def write_partition(d, batches: list[bytes]):
-    d.mkdir(parents=True)
-    (d / "00000000000000000000.log").write_bytes(b"".join(batches))
-
-
-def data_partition(d, count: int):
-    write_partition(
-        d, [kc.build_batch([kc.Record(None, T0 + i, None, b"x", []) for i in range(count)])]
-    )
-
 
 def test_groups_fold_commits_tombstones_and_transactions(tmp_path):
-    logs = tmp_path / "data"
-    c = 0
-
-    def batch(records, **kw):
-        nonlocal c
-        out = kc.build_batch(
-            [kc.Record(None, T0 + c, k, v, []) for k, v in records], base_offset=c, **kw
-        )
-        c += len(records)
-        return out
-
-    txn = {"producer_id": 77, "producer_epoch": 0, "is_transactional": True}
-    batches = [
-        batch([(commit_key("billing", "orders", 0), commit_value(5))]),
-        batch([(commit_key("billing", "orders", 1), commit_value(3))]),
-        batch([(commit_key("billing", "orders", 0), commit_value(8))]),  # the latest wins
-        batch([(commit_key("billing", "orders", 1), None)]),  # a tombstone deletes
-        batch([(commit_key("txn-app", "orders", 0), commit_value(9))], **txn),
-        batch(
-            [(commit_key("txn-app", "orders", 1), commit_value(2))],
-            producer_id=78,
-            producer_epoch=0,
-            is_transactional=True,
-        ),  # fmt: skip
-        batch([(commit_key("other", "elsewhere", 0), commit_value(4))]),
-        batch(
-            [(commit_key("txn-late", "orders", 0), commit_value(1))],
-            producer_id=79,
-            producer_epoch=0,
-            is_transactional=True,
-        ),  # no marker: pending  # fmt: skip
-    ]
-    batches.append(
-        kc.build_control_batch(True, offset=c, timestamp=T0, producer_id=77, producer_epoch=0)
-    )
-    batches.append(
-        kc.build_control_batch(False, offset=c + 1, timestamp=T0, producer_id=78, producer_epoch=0)
-    )
-    write_partition(logs / "__consumer_offsets-0", batches)
-    data_partition(logs / "orders-0", 10)
-    data_partition(logs / "orders-1", 6)
+    logs = write_groups_log_dirs(tmp_path / "data")
     out = kafkacodec_cli("groups", logs)
     assert out.stdout.splitlines() == [
         "GROUP   TOPIC     PARTITION CURRENT-OFFSET LOG-END-OFFSET LAG",
