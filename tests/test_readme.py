@@ -29,7 +29,7 @@ PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 DEMO_PAGE = ROOT / "docs" / "getting-started.md"
 #: Where a README example's paths come from: what these tests make, or the checkout.
 RUNNABLE = ("out/logdirs", "tests/vectors", "/tmp/rd", "/tmp/co", "/tmp/kafka-corpus", "generate --check",
-            "records /tmp", "specs diff kafka-specs/", "/tmp/groups")  # fmt: skip
+            "records /tmp", "specs diff kafka-specs/", "/tmp/groups", "export-schemas ")  # fmt: skip
 
 
 def examples(text: str) -> list[tuple[int, str, list[str]]]:
