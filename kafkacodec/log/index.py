@@ -267,6 +267,23 @@ class _Index:
     def pairs(self, count: int | None = None) -> list:
         raise NotImplementedError
 
+    def _judged(self, problems: Problems, limit: int | None, columns: tuple | None = None,
+                flagged: list[int] | None = None) -> Problems:  # fmt: skip
+        """problems, with each entry's as _entry_problems finds them (limit: the log's size
+        or end offset): of the flagged entries, read from columns (the pairs as NumPy
+        arrays), where a comparison of the whole index flagged them; else of every entry."""
+        if columns is not None and flagged is not None:
+            first, second = columns
+            for i in flagged:
+                prev = _pair(first, second, i - 1) if i else None
+                problems.extend(self._entry_problems(i, *_pair(first, second, i), prev, limit))  # type: ignore[attr-defined]
+            return problems
+        before = None
+        for i, pair in enumerate(self.pairs()):
+            problems.extend(self._entry_problems(i, *pair, before, limit))  # type: ignore[attr-defined]
+            before = pair
+        return problems
+
     def dump_entries(self) -> Iterator[Any]:
         """The entries kafka-dump-log prints: every whole entry of the file in order, up to
         the first one after entry 0 whose offset is the base offset (the zero-filled tail
@@ -350,15 +367,8 @@ class OffsetIndex(_Index):
             flagged[1:] |= (offsets[1:] <= offsets[:-1]) | (positions[1:] <= positions[:-1])
             if log_size is not None:
                 flagged |= positions >= log_size
-            for i in np.flatnonzero(flagged).tolist():
-                pair, prev = _pair(offsets, positions, i), _pair(offsets, positions, i - 1) if i else None
-                problems.extend(self._entry_problems(i, *pair, prev, log_size))
-            return problems
-        prev = None
-        for i, pair in enumerate(self.pairs()):
-            problems.extend(self._entry_problems(i, *pair, prev, log_size))
-            prev = pair
-        return problems
+            return self._judged(problems, log_size, (offsets, positions), np.flatnonzero(flagged).tolist())
+        return self._judged(problems, log_size)
 
     def _entry_problems(self, i: int, offset: int, position: int, prev: tuple[int, int] | None,
                         log_size: int | None) -> list[str]:  # fmt: skip
@@ -453,15 +463,8 @@ class TimeIndex(_Index):
             flagged[1:] = (timestamps[1:] <= timestamps[:-1]) | (offsets[1:] < offsets[:-1])
             if log_end_offset is not None:
                 flagged |= offsets >= log_end_offset
-            for i in np.flatnonzero(flagged).tolist():
-                pair, prev = _pair(timestamps, offsets, i), _pair(timestamps, offsets, i - 1) if i else None
-                problems.extend(self._entry_problems(i, *pair, prev, log_end_offset))
-            return problems
-        prev = None
-        for i, pair in enumerate(self.pairs()):
-            problems.extend(self._entry_problems(i, *pair, prev, log_end_offset))
-            prev = pair
-        return problems
+            return self._judged(problems, log_end_offset, (timestamps, offsets), np.flatnonzero(flagged).tolist())
+        return self._judged(problems, log_end_offset)
 
     @staticmethod
     def _entry_problems(i: int, timestamp: int, offset: int, prev: tuple[int, int] | None,
