@@ -16,8 +16,7 @@ from pathlib import Path
 
 import kafkacodec as kc
 from kafkacodec import cli
-from kafkacodec.log import Partition, plan_repair, repair_partition
-from kafkacodec.log import check
+from kafkacodec.log import Partition, check, plan_repair, repair_partition
 from kafkacodec.log import index as index_module
 from kafkacodec.log.index import OffsetIndex, TimeIndex, TxnIndex
 from kafkacodec.log.segment import Segment, segment_name
