@@ -23,7 +23,7 @@ from ..records.batches import LOG_OVERHEAD, BatchIterator
 from ..runtime.crc import crc32c
 from ..runtime.errors import DecodeError, KafkacodecError, NotASegmentError
 from ..storage import size_of
-from .index import Problems
+from .index import BULK_OFFSETS, Problems
 from .segment import NONZERO, Segment, walk_entry
 
 __all__ = [
@@ -303,9 +303,6 @@ def _offset_problems(seg: Segment, position: int, base: int, last: int,
 #: record check over the whole run of batches, with NumPy, whose import (about 65 ms) costs
 #: more than the batch-at-a-time loop saves below it.
 BULK_FROM = 16 << 20
-#: Offsets within this of the int64 limits are left to the batch-at-a-time loop (Python's
-#: integers), where a corrupt base offset plus its delta could wrap in NumPy.
-_BULK_OFFSETS = 1 << 62
 
 
 def _checked_in_bulk(seg: Segment, data, size: int, *, verify_crc: bool, decode: bool,
@@ -329,8 +326,8 @@ def _checked_in_bulk(seg: Segment, data, size: int, *, verify_crc: bool, decode:
     legacy = np.flatnonzero(e["magic"] != 2)
     if len(legacy):  # a legacy wrapper's base offset needs its inner messages: the loop's
         stop, e = int(e["position"][legacy[0]]), e[: legacy[0]]
-    if not len(e) or e["base_offset"].max() >= _BULK_OFFSETS or e["base_offset"].min() <= -_BULK_OFFSETS:
-        return 0, None
+    if not len(e) or e["base_offset"].max() >= BULK_OFFSETS or e["base_offset"].min() <= -BULK_OFFSETS:
+        return 0, None  # offsets near int64's limits: the loop's Python integers (NumPy wraps)
     position, base = e["position"], e["base_offset"]
     last = base + e["last_offset_delta"]
     flagged = np.flatnonzero(base[1:] <= last[:-1]) + 1
@@ -341,7 +338,6 @@ def _checked_in_bulk(seg: Segment, data, size: int, *, verify_crc: bool, decode:
     if decode:
         flags = W.check_run(data, e)
         W.check_compressed(data, e, flags)
-    if flags is not None:
         out.records += int(e["num_records"][flags == W.CHECKED].sum(dtype=np.int64))
         flagged = np.union1d(flagged, np.flatnonzero(flags != W.CHECKED))
     view = memoryview(data)

@@ -107,8 +107,9 @@ class Problems:
 #: Indexes of at least this many entries are checked in NumPy (_Index.columns): its import
 #: (about 65 ms, when nothing else needed it) costs more than the loop saves below it.
 BULK_ENTRIES = 4096
-#: Offsets this far from the int64 limits are checked by the loop (Python's integers).
-_BULK_OFFSETS = 1 << 62
+#: Offsets this far from the int64 limits are checked by the loops (Python's integers): a
+#: corrupt offset plus a delta could wrap in NumPy.
+BULK_OFFSETS = 1 << 62
 #: NumPy's code for each struct code of the generated entries' STRUCT.
 _NUMPY_CODES = {"b": "i1", "B": "u1", "h": "i2", "H": "u2", "i": "i4", "I": "u4", "q": "i8", "Q": "u8"}
 
@@ -358,7 +359,7 @@ class OffsetIndex(_Index):
         problems = Problems()
         problems.extend(self.problems)
         base = self.base_offset
-        cols = self.columns() if self._count >= BULK_ENTRIES and abs(base) < _BULK_OFFSETS else None
+        cols = self.columns() if self._count >= BULK_ENTRIES and abs(base) < BULK_OFFSETS else None
         if cols is not None:
             import numpy as np
 
@@ -454,7 +455,7 @@ class TimeIndex(_Index):
         problems = Problems()
         problems.extend(self.problems)
         base = self.base_offset
-        cols = self.columns() if self._count >= BULK_ENTRIES and abs(base) < _BULK_OFFSETS else None
+        cols = self.columns() if self._count >= BULK_ENTRIES and abs(base) < BULK_OFFSETS else None
         if cols is not None:
             import numpy as np
 

@@ -19,8 +19,8 @@ from ..runtime.errors import DecodeError, MissingSegmentError, NotASegmentError
 from ..storage import Blob, StoragePath, as_path, open_blob
 from ..storage.fsio import PageDropper
 from .index import (
-    _BULK_OFFSETS,
     BULK_ENTRIES,
+    BULK_OFFSETS,
     OffsetIndex,
     OffsetPosition,
     Problems,
@@ -555,7 +555,7 @@ class _BulkWalk:
         """(n, offset, position, batch at position or None, batch of offset) of the offset
         index entries that can be wrong, in order; None when the index is not read at once."""
         cols = oi.columns()
-        if cols is None or abs(oi.base_offset) >= _BULK_OFFSETS:
+        if cols is None or abs(oi.base_offset) >= BULK_OFFSETS:
             return None
         np = self.np
         offsets, positions = oi.base_offset + cols[0], cols[1]
@@ -575,7 +575,7 @@ class _BulkWalk:
         """(n, timestamp, offset, batch of offset) of the time index entries that can be
         wrong, in order; None when the index is not read at once."""
         cols = ti.columns()
-        if cols is None or abs(ti.base_offset) >= _BULK_OFFSETS:
+        if cols is None or abs(ti.base_offset) >= BULK_OFFSETS:
             return None
         np = self.np
         timestamps, offsets = cols[0], ti.base_offset + cols[1]

@@ -213,6 +213,20 @@ done:
     return out;
 }
 
+/* Whether a (decompressed) records region of total bytes is exactly count records, each
+ * framed as decode_v2_records frames it (scan_record), with no Record made. */
+static int
+records_framed(const uint8_t *buf, Py_ssize_t total, Py_ssize_t count)
+{
+    Py_ssize_t pos = 0;
+    int ok = count_fits(count, total);
+    for (Py_ssize_t i = 0; ok && i < count; i++) {
+        RecordView r;
+        ok = scan_record(buf, &pos, total, &r) == 0;
+    }
+    return ok && pos == total;
+}
+
 PyDoc_STRVAR(check_v2_records_doc,
 "check_v2_records(data, count) -> bool\n\n"
 "Whether a v2 batch's (decompressed) records region is exactly count records the\n"
@@ -227,15 +241,7 @@ check_v2_records(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t count;
     if (!PyArg_ParseTuple(args, "y*n:check_v2_records", &view, &count))
         return NULL;
-    const uint8_t *buf = (const uint8_t *)view.buf;
-    const Py_ssize_t total = view.len;
-    Py_ssize_t pos = 0;
-    int ok = count_fits(count, total);
-    for (Py_ssize_t i = 0; ok && i < count; i++) {
-        RecordView r;
-        ok = scan_record(buf, &pos, total, &r) == 0;
-    }
-    ok = ok && pos == total;
+    const int ok = records_framed((const uint8_t *)view.buf, view.len, count);
     PyBuffer_Release(&view);
     return PyBool_FromLong(ok);
 }
@@ -280,15 +286,7 @@ check_v2_run(PyObject *Py_UNUSED(module), PyObject *args)
             PyErr_SetString(PyExc_ValueError, "an entry lies outside data");
             goto done;
         }
-        const uint8_t *region = buf + start;
-        const Py_ssize_t total = end - start;
-        Py_ssize_t pos = 0;
-        int ok = count_fits(e.num_records, total);
-        for (int32_t r = 0; ok && r < e.num_records; r++) {
-            RecordView rv;
-            ok = scan_record(region, &pos, total, &rv) == 0;
-        }
-        flags[i] = (uint8_t)(ok && pos == total);
+        flags[i] = (uint8_t)records_framed(buf + start, end - start, e.num_records);
     }
 done:
     PyBuffer_Release(&view);

@@ -34,18 +34,16 @@ from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
 
 from ..runtime import compression as _comp
 from ..runtime._prim import column_buffers
-from ..runtime.crc import crc32, crc32c
 from ..runtime.errors import CorruptRecordError, DecodeError
 from .batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD, BatchIterator, bit_field, byte_view
-from .walk import ENTRY
+from .walk import ENTRY, NATIVE, native_run
 
 V2 = KafkaRecordBatch  # whose BITS name the attribute bits (bit_field)
 
 try:
     from ._native import decode_v2_columns as _native_columns
-    from ._native import scan_batches as _native_scan
 except ImportError:  # pragma: no cover - a build without a C compiler
-    _native_columns = _native_scan = None
+    _native_columns = None
 
 __all__ = [
     "SCHEMA", "BATCH_SCHEMA", "ENTRY", "TIMESTAMP_TYPE_CODES", "Walk", "walk_batches",
@@ -130,15 +128,14 @@ def walk_batches(data, *, verify_crc: bool = True, source: str | None = None, st
     rows: list[tuple] = []
     pos = start
     error = None
-    crcs = (crc32c, crc32) if verify_crc else (None, None)
     while True:
-        if _native_scan is not None:
-            raw, pos = _native_scan(view, pos, end, *crcs)
-            if raw:
+        if NATIVE:
+            run, pos = native_run(view, pos, end, verify_crc=verify_crc)
+            if len(run):
                 if rows:
                     pieces.append(np.array(rows, ENTRY))
                     rows = []
-                pieces.append(np.frombuffer(raw, ENTRY))
+                pieces.append(run)
         # What the native walk stopped at (or everything, without it): the Python iterator.
         it = BatchIterator(view, verify_crc=verify_crc, source=source, start=pos, end=end)
         try:

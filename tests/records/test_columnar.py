@@ -30,7 +30,7 @@ native = pytest.mark.skipif(columnar._native_columns is None, reason="no C exten
 def no_native(monkeypatch):
     """The generated column decoder and the Python walk alone."""
     monkeypatch.setattr(columnar, "_native_columns", None)
-    monkeypatch.setattr(columnar, "_native_scan", None)
+    monkeypatch.setattr(columnar, "NATIVE", False)
 
 
 def reference(data, verify_crc):
@@ -218,7 +218,7 @@ def walk_summary(w):
 def walks_agree(data, verify_crc, monkeypatch):
     fast = walk_batches(data, verify_crc=verify_crc)
     with monkeypatch.context() as m:
-        m.setattr(columnar, "_native_scan", None)
+        m.setattr(columnar, "NATIVE", False)
         slow = walk_batches(data, verify_crc=verify_crc)
     assert walk_summary(fast) == walk_summary(slow)
     return fast
