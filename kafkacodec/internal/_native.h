@@ -64,6 +64,18 @@ PyObject *tagged_value(PyObject *obj, const Plan *p, const Entry *e, int *absent
  * unset), -1 with an exception. */
 int read_fields(PyObject *obj, const Plan *p, PyObject **out);
 
+/* table[key][version] of a {key: (entry | None for each version from 0)} table: a borrowed
+ * reference, NULL when there is none (an exception set only when the lookup raised). */
+PyObject *by_version(PyObject *table, PyObject *key, PyObject *version);
+
+/* one(item, tables, &text) for each item: a list of the texts, None where one gave up (1);
+ * NULL when one raised (-1). */
+PyObject *texts_of(PyObject *items, int (*one)(PyObject *, PyObject *const *, PyObject **),
+                   PyObject *const *tables);
+
+/* kafka-dump-log's (None, payload, False) of o's text into *out, o freed: 0, or -1. */
+int payload_of(Out *o, PyObject **out);
+
 /* Each file's functions, added to the module one table after another. */
 extern PyMethodDef JSON_METHODS[], FOLD_METHODS[], METADATA_METHODS[], TEMPLATE_METHODS[];
 

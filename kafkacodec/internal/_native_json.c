@@ -532,19 +532,26 @@ key_plan(PyObject *table, PyObject *rt)
     return got == NULL || got == Py_None ? NULL : plan_of(got);
 }
 
-static Plan *
-value_plan(PyObject *table, PyObject *rt, PyObject *version)
+PyObject *
+by_version(PyObject *table, PyObject *key, PyObject *version)
 {
-    PyObject *by_version = PyDict_GetItemWithError(table, rt);
-    if (by_version == NULL || !PyTuple_Check(by_version))
+    PyObject *versions = PyDict_GetItemWithError(table, key);
+    if (versions == NULL || !PyTuple_Check(versions))
         return NULL;
     const Py_ssize_t v = PyLong_AsSsize_t(version);
-    if (v < 0 || v >= PyTuple_GET_SIZE(by_version)) {
+    if (v < 0 || v >= PyTuple_GET_SIZE(versions)) {
         PyErr_Clear();
         return NULL;
     }
-    PyObject *got = PyTuple_GET_ITEM(by_version, v);
-    return got == Py_None ? NULL : plan_of(got);
+    PyObject *got = PyTuple_GET_ITEM(versions, v);
+    return got == Py_None ? NULL : got;
+}
+
+static Plan *
+value_plan(PyObject *table, PyObject *rt, PyObject *version)
+{
+    PyObject *got = by_version(table, rt, version);
+    return got == NULL ? NULL : plan_of(got);
 }
 
 /* One item's (key, payload): 0 and *out set, 1 give up, -1 an exception. */
@@ -623,8 +630,7 @@ PyDoc_STRVAR(coordinator_texts_doc,
 "Codecs.coordinator_pairs' output, as dump_format's parsers return them (not failed);\n"
 "None where Python must write it.");
 
-/* one(item, tables, &text) for each item: a list of the texts, None where one gave up. */
-static PyObject *
+PyObject *
 texts_of(PyObject *items, int (*one)(PyObject *, PyObject *const *, PyObject **),
          PyObject *const *tables)
 {
@@ -695,7 +701,13 @@ metadata_one(PyObject *item, PyObject *const *tables, PyObject **out)
         PyMem_Free(o.data);
         return done;
     }
-    PyObject *payload = out_str(&o);
+    return payload_of(&o, out);
+}
+
+int
+payload_of(Out *o, PyObject **out)
+{
+    PyObject *payload = out_str(o);
     if (payload == NULL)
         return -1;
     *out = PyTuple_Pack(3, Py_None, payload, Py_False);

@@ -319,57 +319,34 @@ PyDoc_STRVAR(template_texts_doc,
 "kafka-dump-log's payload for each of Codecs.metadata_items' items, by the program of its\n"
 "apiKey and version (None where Python must write one).");
 
+/* One item's payload: 0 and *out set, 1 give up, -1 an exception. tables: the programs. */
+static int
+template_one(PyObject *item, PyObject *const *tables, PyObject **out)
+{
+    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 3)
+        return 1; /* the record's error: Python names it */
+    PyObject *capsule = by_version(tables[0], PyTuple_GET_ITEM(item, 0), PyTuple_GET_ITEM(item, 1));
+    if (capsule == NULL)
+        return PyErr_Occurred() ? -1 : 1;
+    const Program *p = program_of(capsule);
+    if (p == NULL)
+        return -1;
+    Out o = {NULL, 0, 0};
+    const int done = run(&o, PyTuple_GET_ITEM(item, 2), p, 0);
+    if (done) {
+        PyMem_Free(o.data);
+        return done;
+    }
+    return payload_of(&o, out);
+}
+
 static PyObject *
 template_texts(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *items, *programs;
-    if (!PyArg_ParseTuple(args, "O!O!:template_texts", &PyList_Type, &items, &PyDict_Type, &programs))
+    PyObject *items, *tables[1];
+    if (!PyArg_ParseTuple(args, "O!O!:template_texts", &PyList_Type, &items, &PyDict_Type, &tables[0]))
         return NULL;
-    const Py_ssize_t n = PyList_GET_SIZE(items);
-    PyObject *out = PyList_New(n);
-    if (out == NULL)
-        return NULL;
-    Out o = {NULL, 0, 0};
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(items, i), *text = NULL;
-        PyList_SET_ITEM(out, i, Py_NewRef(Py_None));
-        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 3)
-            continue; /* the record's error: Python names it */
-        PyObject *versions = PyDict_GetItemWithError(programs, PyTuple_GET_ITEM(item, 0));
-        if (versions == NULL) {
-            if (PyErr_Occurred())
-                goto error;
-            continue;
-        }
-        const Py_ssize_t version = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 1));
-        if (version == -1 && PyErr_Occurred())
-            goto error;
-        if (!PyTuple_CheckExact(versions) || version < 0 || version >= PyTuple_GET_SIZE(versions)
-            || PyTuple_GET_ITEM(versions, version) == Py_None)
-            continue;
-        const Program *p = program_of(PyTuple_GET_ITEM(versions, version));
-        if (p == NULL)
-            goto error;
-        o.len = 0;
-        const int rc = run(&o, PyTuple_GET_ITEM(item, 2), p, 0);
-        if (rc < 0)
-            goto error;
-        if (rc > 0)
-            continue;
-        text = PyUnicode_DecodeUTF8(o.data ? o.data : "", o.len, "strict");
-        PyObject *triple = text ? PyTuple_Pack(3, Py_None, text, Py_False) : NULL;
-        Py_XDECREF(text);
-        if (triple == NULL)
-            goto error;
-        PyList_SET_ITEM(out, i, triple);
-        Py_DECREF(Py_None); /* the placeholder it replaced */
-    }
-    PyMem_Free(o.data);
-    return out;
-error:
-    PyMem_Free(o.data);
-    Py_DECREF(out);
-    return NULL;
+    return texts_of(items, template_one, tables);
 }
 
 PyMethodDef TEMPLATE_METHODS[] = {

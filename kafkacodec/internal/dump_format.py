@@ -597,42 +597,48 @@ class Decoder:
         and written by the native templates where they apply."""
         topic = "__remote_log_metadata"
         items = self.codecs.metadata_items(topic, [r.value for r in records])
-        if not NativeJson.available():
-            return [self._one(r.key, r.value, r.offset) for r in records]
-        from . import _native
+        if NativeJson.available():
+            from . import _native
 
-        return self._rest(_native.template_texts(items, self._remote_programs()), records)
+            return self._rest(_native.template_texts(items, self._remote_programs()), records)
+        specs = self.codecs.metadata_specs(topic)
+        out: list[Parsed] = []
+        for r, item in zip(records, items):  # the templates in Python, over the same items
+            try:
+                out.append((None, _remote_text(specs[item[0]][0], item[2]), False))
+            except (KafkacodecError, TypeError):  # (TypeError: the item is the record's error)
+                out.append(self._one(r.key, r.value, r.offset))
+        return out
 
     def _remote_programs(self) -> dict:
         """The native program of each apiKey's template ({apiKey: (program for each version
         from 0)})."""
         if self._programs is None:
-            self._programs = {}
-            for api_key, (spec, cls) in self.codecs.metadata_specs("__remote_log_metadata").items():
-                template = _REMOTE_TEMPLATES.get(spec)
-                if cls is None or template is None:
-                    continue
-                info = self.codecs.info(cls)
-                top = min(info.hi, _NATIVE_VERSIONS - 1)
-                self._programs[api_key] = tuple(_program(template, cls, v) if v >= info.lo else None
-                                                for v in range(top + 1))  # fmt: skip
+            self._programs = self._by_version(
+                "__remote_log_metadata",
+                lambda spec, cls, v: _program(_REMOTE_TEMPLATES[spec], cls, v) if spec in _REMOTE_TEMPLATES else None,
+            )  # fmt: skip
         return self._programs
+
+    def _by_version(self, topic: str, make: Callable[[str, Any, int], Any]) -> dict:
+        """{apiKey: (make(spec, class, version) for each version from 0, None below the
+        class's lowest)} for a metadata topic's specs, up to the native loops' versions."""
+        table = {}
+        for api_key, (spec, cls) in self.codecs.metadata_specs(topic).items():
+            if cls is None:
+                continue
+            info = self.codecs.info(cls)
+            top = min(info.hi, _NATIVE_VERSIONS - 1)
+            table[api_key] = tuple(make(spec, cls, v) if v >= info.lo else None for v in range(top + 1))
+        return table
 
     def _metadata_tables(self) -> tuple[dict, dict]:
         """The native plans of each apiKey's struct ({apiKey: (plan for each version from
         0)}) and its MetadataRecordType name."""
         if self._tables is None:
             topic = "__cluster_metadata"
-            plans, names = {}, {}
-            for api_key, (_spec, cls) in self.codecs.metadata_specs(topic).items():
-                if cls is None:
-                    continue
-                info = self.codecs.info(cls)
-                top = min(info.hi, _NATIVE_VERSIONS - 1)
-                plans[api_key] = tuple(_PLAIN_JSON.plan(cls, v) if v >= info.lo else None
-                                       for v in range(top + 1))  # fmt: skip
-                names[api_key] = self.codecs.metadata_type_name(topic, api_key)
-            self._tables = (plans, names)
+            plans = self._by_version(topic, lambda _spec, cls, v: _PLAIN_JSON.plan(cls, v))
+            self._tables = (plans, {k: self.codecs.metadata_type_name(topic, k) for k in plans})
         return self._tables
 
     def _plan_tables(self) -> tuple[dict, dict]:

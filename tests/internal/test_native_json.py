@@ -361,3 +361,14 @@ def test_the_remote_templates_are_run_natively():
     assert [t is None for t in texts] == [failed for _k, _p, failed in calls]
     assert [t for t in texts if t] == [c for c in calls if not c[2]]
     assert sum(t is not None for t in texts) >= 10
+
+
+def test_without_the_native_writers_a_batch_is_still_its_calls(monkeypatch):
+    """Without the extension a Decoder writes a batch from the items it decoded at once (the
+    Python templates, _render), the same texts as one record at a time."""
+    records = _metadata_records() + [Record(i, 0, None, bytes.fromhex(r["hex"])) for i, r in enumerate(ROWS)
+                                     if r["kind"] == "remote_metadata"]  # fmt: skip
+    monkeypatch.setattr(K, "_native", None)
+    for name in ("remote-log-metadata", "cluster-metadata"):
+        d = Decoder(name, CODECS)
+        assert d.many(records) == [d(r.key, r.value, r.offset) for r in records]
