@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
 from pathlib import Path
+
+from kafkacodec.pipeline.report import figure, svg
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -29,21 +30,6 @@ def digest(results: str) -> str:
     return hashlib.sha256((RESULTS / results).read_bytes()).hexdigest()
 
 
-def _svg(fig, note: str) -> str:
-    import matplotlib
-
-    out = io.StringIO()
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": note, "font.size": 9}):
-        fig.savefig(out, format="svg", metadata={"Date": None, "Description": note})
-    return out.getvalue()
-
-
-def _figure(height: float):
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(8.0, height), layout="constrained")
-
-
 def _against_anchors(r: dict):
     """How many times faster than its anchor each command is (the same output), one bar
     per command, the 3x goal marked."""
@@ -56,7 +42,7 @@ def _against_anchors(r: dict):
     tool = r.get("groups_tool", {})
     if "ratio" in tool:
         rows.append(("groups, beside kafka-consumer-groups", tool["ratio"]))
-    fig = _figure(0.6 + 0.24 * len(rows))
+    fig = figure(0.6 + 0.24 * len(rows))
     ax = fig.add_subplot()
     bars = ax.barh([name for name, _v in rows], [v for _n, v in rows], color="#4e79a7")
     ax.bar_label(bars, labels=[f"{v:.1f}x" for _n, v in rows], padding=3, fontsize=8)
@@ -83,7 +69,7 @@ def _records(r: dict):
     for name, e in r.get("consumers", {}).items():
         if "records_per_s" in e:
             rows.append((f"{name} (none)", e["records_per_s"]))
-    fig = _figure(0.6 + 0.22 * len(rows))
+    fig = figure(0.6 + 0.22 * len(rows))
     ax = fig.add_subplot()
     colors = ["#4e79a7" if n.startswith("kafkacodec") else "#f28e2b" for n, _v in rows]
     bars = ax.barh([n for n, _v in rows], [v / 1e6 for _n, v in rows], color=colors)
@@ -102,7 +88,8 @@ def draw(out: Path = OUT) -> list[Path]:
         data = json.loads((RESULTS / results).read_text())
         fig = globals()[function](data)
         path = out / f"{name}.svg"
-        path.write_text(_svg(fig, f"drawn by bench.charts from bench/results/{results} sha256 {digest(results)}"))
+        note = f"drawn by bench.charts from bench/results/{results} sha256 {digest(results)}"
+        path.write_text(svg(fig, note, description=note, inline=False))
         written.append(path)
     return written
 

@@ -37,23 +37,25 @@ def _time(ms: int) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc)
 
 
-def _figure(height: float):
+def figure(height: float):
     """A figure of the report's width (matplotlib's object API: no pyplot, no global state)."""
     from matplotlib.figure import Figure
 
     return Figure(figsize=(_WIDTH, height), layout="constrained")
 
 
-def _svg(fig, salt: str) -> str:
-    """The figure as an inline <svg> element: text kept as text, no date, ids that do not
-    collide with another chart's on the same page (salt)."""
+def svg(fig, salt: str, *, description: str | None = None, inline: bool = True) -> str:
+    """A figure as SVG text: text kept as text, no date, ids that do not collide with another
+    chart's on the same page (salt); inline: the <svg> element alone, for an HTML page, else
+    a whole file (with `description` in its metadata)."""
     import matplotlib
 
     out = io.StringIO()
+    metadata = {"Date": None, **({"Description": description} if description else {})}
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": salt, "font.size": 9}):
-        fig.savefig(out, format="svg", metadata={"Date": None})
+        fig.savefig(out, format="svg", metadata=metadata)
     text = out.getvalue()
-    return text[text.index("<svg") :]
+    return text[text.index("<svg") :] if inline else text
 
 
 def timeline_chart(timeline: dict) -> str:
@@ -72,7 +74,7 @@ def timeline_chart(timeline: dict) -> str:
     # each bucket a step from its start to the next one's (the last one's end closes it)
     x = [_time(start + width * k) for k in range(n + 1)]
     ys = [[*counts, counts[-1]] for _name, counts in shown]
-    fig = _figure(3.2)
+    fig = figure(3.2)
     ax = fig.add_subplot()
     ax.stackplot(x, *ys, labels=[name for name, _c in shown], step="post")
     ax.set_ylabel("records per bucket")
@@ -80,7 +82,7 @@ def timeline_chart(timeline: dict) -> str:
     ax.margins(y=0.05)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.autofmt_xdate()
-    return (_svg(fig, "timeline") + f'<p class="muted">{n} buckets of {width / 1000:g} s each, '
+    return (svg(fig, "timeline") + f'<p class="muted">{n} buckets of {width / 1000:g} s each, '
             f"from {_time(start):%Y-%m-%d %H:%M:%S} UTC; partitions stacked.</p>")  # fmt: skip
 
 
@@ -89,13 +91,13 @@ def sizes_chart(sizes: dict) -> str:
     if not sizes:
         return '<p class="muted">No batches.</p>'
     classes = list(range(min(sizes), max(sizes) + 1))
-    fig = _figure(2.8)
+    fig = figure(2.8)
     ax = fig.add_subplot()
     ax.bar([_bytes(2**p) for p in classes], [sizes.get(p, 0) for p in classes])
     ax.set_ylabel("batches")
     ax.set_xlabel("batch size, from (each bar: up to twice that)")
     ax.tick_params(axis="x", labelrotation=45 if len(classes) > 8 else 0)
-    return _svg(fig, "sizes")
+    return svg(fig, "sizes")
 
 
 def codecs_chart(codecs: list[dict]) -> str:
@@ -103,7 +105,7 @@ def codecs_chart(codecs: list[dict]) -> str:
     total = sum(c["bytes"] or 0 for c in codecs) or 1
     names = [str(c["compression"]) for c in codecs]
     shares = [100 * (c["bytes"] or 0) / total for c in codecs]
-    fig = _figure(0.5 + 0.32 * max(1, len(codecs)))
+    fig = figure(0.5 + 0.32 * max(1, len(codecs)))
     ax = fig.add_subplot()
     bars = ax.barh(names, shares)
     ax.bar_label(bars, labels=[f"{s:.1f}%" for s in shares], padding=3, fontsize=8)
@@ -114,7 +116,7 @@ def codecs_chart(codecs: list[dict]) -> str:
         f"<tr><td>{escape(name)}</td><td>{c['batches']:,}</td><td>{_bytes(c['bytes'] or 0)}</td>"
         f"<td>{c['records']:,}</td></tr>" for name, c in zip(names, codecs)
     )  # fmt: skip
-    return (_svg(fig, "codecs") + "<table><tr><th>codec</th><th>batches</th><th>bytes</th>"
+    return (svg(fig, "codecs") + "<table><tr><th>codec</th><th>batches</th><th>bytes</th>"
             f"<th>records</th></tr>{rows}</table>")  # fmt: skip
 
 

@@ -219,26 +219,28 @@ def _needs_spark(source: str) -> bool:
     return "pyspark" in source or "session()" in source
 
 
-def _run_python_examples(place: Path, monkeypatch, spark: bool) -> list[str]:
-    """Each page's blocks in order, in one namespace per page (a block may use what an
-    earlier one of its page made), run in place; the failures, as doctest reports them."""
-    import doctest
-    import io
-
-    monkeypatch.chdir(place)
-    flags = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+def _doctest_pages(place: Path, tmp_path: Path, spark: bool) -> list[str]:
+    """Each page's blocks (Spark's or the others) as one doctest run in place, in a process
+    of its own, as a user runs them (Spark resolves a relative path against its JVM's working
+    directory: a session another test started would look elsewhere); a block may use what
+    an earlier one of its page made. The blocks keep their line numbers. The failures, as
+    doctest reports them."""
     wrong = []
     for page in PAGES:
-        blocks = [(n, src) for n, src in python_examples(page.read_text()) if _needs_spark(src) == spark]
-        globs: dict = {}
+        lines = page.read_text().splitlines()
+        kept = [""] * len(lines)
+        blocks = [(n, src) for n, src in python_examples("\n".join(lines)) if _needs_spark(src) == spark]
         for n, source in blocks:
-            name = f"{page.relative_to(ROOT).as_posix()}:{n}"
-            test = doctest.DocTestParser().get_doctest(source, globs, name, str(page), n - 1)
-            report = io.StringIO()
-            result = doctest.DocTestRunner(optionflags=flags).run(test, out=report.write, clear_globs=False)
-            globs.update(test.globs)  # (the test ran on a copy of them)
-            if result.failed:
-                wrong.append(report.getvalue())
+            body = source.splitlines()
+            kept[n - 1 : n - 1 + len(body)] = body
+        if not blocks:
+            continue
+        script = tmp_path / page.relative_to(ROOT).as_posix().replace("/", "_")
+        script.write_text("\n".join(kept) + "\n")
+        res = subprocess.run([sys.executable, "-m", "doctest", "-o", "ELLIPSIS", "-o", "NORMALIZE_WHITESPACE",
+                              str(script)], cwd=place, capture_output=True, text=True, timeout=600)  # fmt: skip
+        if res.returncode:
+            wrong.append(f"{page.relative_to(ROOT)}:\n{res.stdout[-4000:]}{res.stderr[-2000:]}")
     return wrong
 
 
@@ -249,26 +251,13 @@ def test_the_python_examples_are_found():
 
 
 @pytest.mark.slow
-def test_the_pages_python_examples_print_what_they_show(place, monkeypatch):
-    wrong = _run_python_examples(place, monkeypatch, spark=False)
+def test_the_pages_python_examples_print_what_they_show(place, tmp_path):
+    wrong = _doctest_pages(place, tmp_path, spark=False)
     assert not wrong, "\n".join(wrong)
 
 
 @pytest.mark.spark
 @pytest.mark.slow
 def test_the_pages_spark_examples_print_what_they_show(place, tmp_path):
-    """In a process of their own, as a user runs them: Spark resolves a relative path
-    against its JVM's working directory, which is where the JVM started (a session another
-    test started would look elsewhere)."""
-    wrong = []
-    for page in PAGES:
-        blocks = [src for _n, src in python_examples(page.read_text()) if _needs_spark(src)]
-        if not blocks:
-            continue
-        script = tmp_path / f"{page.stem}.txt"
-        script.write_text("\n".join(blocks))
-        res = subprocess.run([sys.executable, "-m", "doctest", "-o", "ELLIPSIS", "-o", "NORMALIZE_WHITESPACE",
-                              str(script)], cwd=place, capture_output=True, text=True, timeout=600)  # fmt: skip
-        if res.returncode:
-            wrong.append(f"{page.relative_to(ROOT)}:\n{res.stdout[-4000:]}{res.stderr[-2000:]}")
+    wrong = _doctest_pages(place, tmp_path, spark=True)
     assert not wrong, "\n".join(wrong)

@@ -1,7 +1,7 @@
 """The command line's reference, read from its argparse definitions (kafkacodec.cli.parser):
 every command and subcommand, each option with its arguments, default and description. The
 documentation site's "Command line" reference page is this module's markdown() at build time
-(docs/hooks.py); undescribed() names what has no description (a test fails on any)."""
+(docs/conf.py); undescribed() names what has no description (a test fails on any)."""
 
 from __future__ import annotations
 

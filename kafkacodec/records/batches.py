@@ -60,9 +60,9 @@ LOG_OVERHEAD = 12  # offset (int64) + size (int32) before every batch or message
 MIN_MESSAGE_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0, checked for every magic
 #: Kafka's names (TimestampType.name) of the schemas' timestamp_type enums, by id: v2, and
 #: legacy; and of the control record types (ControlRecordType). The schemas say them
-#: (their enums' -orig-id): the generated enums' KAFKA_NAMES.
-TIMESTAMP_TYPES = tuple(_V2TimestampType.KAFKA_NAMES[i] for i in sorted(_V2TimestampType.KAFKA_NAMES))
-LEGACY_TIMESTAMP_TYPES = tuple(_LegacyTimestampType.KAFKA_NAMES[i] for i in sorted(_LegacyTimestampType.KAFKA_NAMES))
+#: (their enums' -orig-id): the generated enums' KAFKA_NAMES (ids 0, 1, ...: a tuple by id).
+TIMESTAMP_TYPES = tuple(map(_V2TimestampType.KAFKA_NAMES.__getitem__, range(len(_V2TimestampType))))
+LEGACY_TIMESTAMP_TYPES = tuple(map(_LegacyTimestampType.KAFKA_NAMES.__getitem__, range(len(_LegacyTimestampType))))
 CONTROL_TYPES = dict(ControlRecordType.KAFKA_NAMES)
 _PREFIX = struct.Struct(">qi")
 
