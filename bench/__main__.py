@@ -186,12 +186,12 @@ def pure(fn):
                 (batches, "_native_walk"), (builders, "_native_records"),
                 (builders, "_native_legacy"), (builders, "_native_batch"),
                 (columnar, "_native_columns"),
-                (columnar, "_native_scan")]  # fmt: skip
+                (columnar, "NATIVE")]  # fmt: skip
 
     def run(*args):
         saved = [getattr(module, name) for module, name in switches]
         for module, name in switches:
-            setattr(module, name, False if name == "_native_walk" else None)
+            setattr(module, name, False if name in ("_native_walk", "NATIVE") else None)
         method = batches.LegacyBatch.records
         batches.LegacyBatch.records = batches.legacy_records_reference
         batches.Record.__init__ = batches.record_init_reference
