@@ -224,13 +224,16 @@ class Codecs:
 
     # -- decoding
     def parse_struct(
-        self, cls: Any, data, pos: int, end: int, version: int, trailing: bool = False
-    ) -> Any:
+        self, cls: Any, data, pos: int, end: int, version: int, trailing: bool = False,
+        version_at: int | None = None,
+    ) -> Any:  # fmt: skip
         """One struct of a spec at a version, which must take the bytes to end (unless
-        trailing: bytes after it are ignored, as Kafka's readers of nested bytes do)."""
+        trailing: bytes after it are ignored, as Kafka's readers of nested bytes do).
+        version_at: where the version was read, the position an unknown version names
+        (pos when the caller was given the version)."""
         program, lo, hi = self.info(cls)
         if not lo <= version <= hi:
-            self.check_version(cls, version, pos)
+            self.check_version(cls, version, pos if version_at is None else version_at)
         if program is not None:
             done = _programs.parse(program, data, pos, end, version)
             if done is not None:  # else: bad bytes, read again by the Python parser to say why
@@ -286,7 +289,7 @@ class Codecs:
         if len(data) < 2:
             raise CorruptRecordError(f"a {topic} value needs 2 bytes, found {len(data)}", 0)
         version = ((data[0] << 8) | data[1]) - ((data[0] & 0x80) << 9)
-        obj = self.parse_struct(e.cls, data, 2, len(data), version)
+        obj = self.parse_struct(e.cls, data, 2, len(data), version, version_at=0)
         return Message(e.spec, version, obj, record_type)
 
     def _entry(self, topic: str, kind: str, record_type: int) -> _Entry:
@@ -381,7 +384,7 @@ class Codecs:
         spec, cls = found
         if version > 0x7FFF:
             raise UnknownVersionError(f"{spec} version {version} is out of range", version_at)
-        obj = self.parse_struct(cls, data, pos, end, version)
+        obj = self.parse_struct(cls, data, pos, end, version, version_at=version_at)
         return Message(spec, version, obj, api_key=api_key)
 
     def metadata_items(self, topic: str, values: list) -> list:
@@ -450,7 +453,7 @@ class Codecs:
         cls = self.message_class(spec)
         if cls is None:
             raise UnknownRecordTypeError(f"this codec has no {spec}", 0)
-        obj = self.parse_struct(cls, data, 2, len(data), version, trailing)
+        obj = self.parse_struct(cls, data, 2, len(data), version, trailing, version_at=0)
         return Message(spec, version, obj)
 
     def metadata_type_name(self, topic: str, api_key: int) -> str:

@@ -138,6 +138,7 @@ def test_a_newer_version_is_refused_not_guessed():
     with pytest.raises(UnknownVersionError) as err:
         DEFAULT.coordinator_value("__consumer_offsets", 1, data)
     assert "OffsetCommitValue version 5 is newer than this codec knows (0-4)" in str(err.value)
+    assert err.value.position == 0  # where the version is
 
 
 def test_unknown_tagged_fields_survive_a_round_trip():
