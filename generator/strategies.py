@@ -123,7 +123,7 @@ class _Planner:
                 return f"st.binary(min_size={f.const_size}, max_size={f.const_size})"
             return "st.binary(max_size=_h.MAX_BYTES)"
         if f.kind == "str":
-            return "st.text(max_size=_h.MAX_BYTES)"
+            return "st.text(_h.UTF8, max_size=_h.MAX_BYTES)"
         if f.kind == "user":
             args = [("None" if _names(a) & derived else a) for a in f.user_args]
             return f"_S.{snake(f.user_class)}({''.join(a + ', ' for a in args)}invalid=invalid)"

@@ -21,10 +21,15 @@ from hypothesis import strategies as st
 
 from .runtime.errors import KafkacodecError
 
-__all__ = ["MAX_BYTES", "MAX_ITEMS", "ints", "sized_list", "corrupt", "builds", "encoded", "mutate"]
+__all__ = ["MAX_BYTES", "MAX_ITEMS", "UTF8", "ints", "sized_list", "corrupt", "builds", "encoded", "mutate"]
 
 MAX_BYTES = 48  # longest drawn byte or text field
 MAX_ITEMS = 4  # longest drawn list
+#: The characters of a string field: every code point UTF-8 encodes (all but surrogates).
+#: st.text()'s default alphabet is the same set, named by codec ("utf-8"), which Hypothesis
+#: works out on the first draw in a fresh .hypothesis directory: over a second, enough for
+#: its too_slow health check to fail a user's first run of a test on these strategies.
+UTF8 = st.characters(exclude_categories=["Cs"])
 
 _RANGES = {
     "b": 8, "B": 8, "h": 16, "H": 16, "i": 32, "I": 32, "q": 64, "Q": 64,

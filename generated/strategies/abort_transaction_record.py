@@ -82,7 +82,9 @@ def _draw_abort_transaction_record_tag0(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     reason = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES))) if (len_reason != 0) else None
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
+        if (len_reason != 0)
+        else None
     )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
     if not invalid and unread is not None:

@@ -45,10 +45,10 @@ def _draw_access_control_entry_record(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     id = draw(st.binary(min_size=16, max_size=16))
     resource_type = draw(_h.ints("b", invalid=invalid))
-    resource_name = draw(st.text(max_size=_h.MAX_BYTES))
+    resource_name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     pattern_type = draw(_h.ints("b", invalid=invalid))
-    principal = draw(st.text(max_size=_h.MAX_BYTES))
-    host = draw(st.text(max_size=_h.MAX_BYTES))
+    principal = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    host = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     operation = draw(_h.ints("b", invalid=invalid))
     permission_type = draw(_h.ints("b", invalid=invalid))
     tagged_fields = draw(

@@ -81,7 +81,11 @@ def _draw_begin_transaction_record_tag0(draw, version, invalid):
     len_name = 0  # derived: present, in conditions
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES))) if (len_name != 0) else None
+    name = (
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
+        if (len_name != 0)
+        else None
+    )
     unread = draw(st.binary(max_size=_h.MAX_BYTES))
     if not invalid and unread is not None:
         assume(not (not (len(unread) == 0)))

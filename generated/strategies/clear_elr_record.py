@@ -43,7 +43,7 @@ def clear_elr_record(version=None, invalid=False):
 def _draw_clear_elr_record(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    topic_name = draw(st.text(max_size=_h.MAX_BYTES))
+    topic_name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     tagged_fields = draw(
         _h.sized_list(_S.clear_elr_record_tagged_field(version, invalid=invalid), None)
     )

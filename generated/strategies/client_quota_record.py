@@ -50,7 +50,7 @@ def _draw_client_quota_record(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     entity = draw(_h.sized_list(_S.entity_data(version, invalid=invalid), None))
-    key = draw(st.text(max_size=_h.MAX_BYTES))
+    key = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     value = draw(st.floats(width=64, allow_nan=False))
     remove = draw(_h.ints("B", invalid=invalid))
     tagged_fields = draw(
@@ -126,9 +126,9 @@ def _draw_entity_data(draw, version, invalid):
     len_entity_name = 0  # derived: present, in conditions
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    entity_type = draw(st.text(max_size=_h.MAX_BYTES))
+    entity_type = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     entity_name = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES)))
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
         if (len_entity_name != 0)
         else None
     )

@@ -45,9 +45,13 @@ def _draw_config_record(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     resource_type = draw(_h.ints("b", invalid=invalid))
-    resource_name = draw(st.text(max_size=_h.MAX_BYTES))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
-    value = draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES))) if (len_value != 0) else None
+    resource_name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    value = (
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
+        if (len_value != 0)
+        else None
+    )
     tagged_fields = draw(
         _h.sized_list(_S.config_record_tagged_field(version, invalid=invalid), None)
     )

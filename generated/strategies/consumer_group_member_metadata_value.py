@@ -66,24 +66,26 @@ def _draw_consumer_group_member_metadata_value(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     instance_id = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES)))
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
         if (len_instance_id != 0)
         else None
     )
     rack_id = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES))) if (len_rack_id != 0) else None
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
+        if (len_rack_id != 0)
+        else None
     )
-    client_id = draw(st.text(max_size=_h.MAX_BYTES))
-    client_host = draw(st.text(max_size=_h.MAX_BYTES))
+    client_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    client_host = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     subscribed_topic_names = draw(_h.sized_list(_S.compact_str_item(invalid=invalid), None))
     subscribed_topic_regex = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES)))
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
         if (len_subscribed_topic_regex != 0)
         else None
     )
     rebalance_timeout_ms = draw(_h.ints("i", invalid=invalid))
     server_assignor = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES)))
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
         if (len_server_assignor != 0)
         else None
     )
@@ -142,7 +144,7 @@ def compact_str_item(invalid=False):
 
 @st.composite
 def _draw_compact_str_item(draw, invalid):
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = CompactStrItem(
         len_value=None,
         value=value,
@@ -203,7 +205,7 @@ def classic_protocol(version=None, invalid=False):
 def _draw_classic_protocol(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     metadata = draw(st.binary(max_size=_h.MAX_BYTES))
     tagged_fields = draw(
         _h.sized_list(_S.classic_protocol_tagged_field(version, invalid=invalid), None)

@@ -95,7 +95,7 @@ def compact_str_item(invalid=False):
 
 @st.composite
 def _draw_compact_str_item(draw, invalid):
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = CompactStrItem(
         len_value=None,
         value=value,
@@ -227,7 +227,7 @@ def _draw_topic_metadata(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     topic_id = draw(st.binary(min_size=16, max_size=16))
-    topic_name = draw(st.text(max_size=_h.MAX_BYTES))
+    topic_name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     num_partitions = draw(_h.ints("i", invalid=invalid))
     partition_metadata = draw(_h.sized_list(_S.partition_metadata(version, invalid=invalid), None))
     tagged_fields = draw(

@@ -87,7 +87,7 @@ def compact_str_item(invalid=False):
 
 @st.composite
 def _draw_compact_str_item(draw, invalid):
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = CompactStrItem(
         len_value=None,
         value=value,

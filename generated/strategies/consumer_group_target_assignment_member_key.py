@@ -40,8 +40,8 @@ def consumer_group_target_assignment_member_key(version=None, invalid=False):
 def _draw_consumer_group_target_assignment_member_key(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    group_id = draw(st.text(max_size=_h.MAX_BYTES))
-    member_id = draw(st.text(max_size=_h.MAX_BYTES))
+    group_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    member_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = ConsumerGroupTargetAssignmentMemberKey(
         version=version,
         len_group_id=None,

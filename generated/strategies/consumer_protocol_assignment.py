@@ -83,7 +83,7 @@ def topic_partition(version=None, invalid=False):
 def _draw_topic_partition(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    topic = draw(st.text(max_size=_h.MAX_BYTES))
+    topic = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     partitions = draw(_h.sized_list(_h.ints("i", invalid=invalid), None))
     obj = TopicPartition(
         version=version,

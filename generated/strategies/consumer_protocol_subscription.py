@@ -60,7 +60,7 @@ def _draw_consumer_protocol_subscription(draw, version, invalid):
     )
     generation_id = draw(_h.ints("i", invalid=invalid)) if (version >= 2) else None
     rack_id = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES)))
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
         if ((version >= 3) and (len_rack_id >= 0))
         else None
     )
@@ -102,7 +102,7 @@ def classic_str_item(invalid=False):
 
 @st.composite
 def _draw_classic_str_item(draw, invalid):
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = ClassicStrItem(
         len_value=None,
         value=value,
@@ -130,7 +130,7 @@ def topic_partition(version=None, invalid=False):
 def _draw_topic_partition(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    topic = draw(st.text(max_size=_h.MAX_BYTES)) if (version >= 1) else None
+    topic = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES)) if (version >= 1) else None
     partitions = (
         draw(_h.sized_list(_h.ints("i", invalid=invalid), None)) if (version >= 1) else None
     )

@@ -43,8 +43,8 @@ def default_principal_data(version=None, invalid=False):
 def _draw_default_principal_data(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    type = draw(st.text(max_size=_h.MAX_BYTES))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
+    type = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     token_authenticated = draw(_h.ints("B", invalid=invalid))
     tagged_fields = draw(
         _h.sized_list(_S.default_principal_data_tagged_field(version, invalid=invalid), None)

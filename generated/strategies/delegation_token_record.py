@@ -46,13 +46,13 @@ def delegation_token_record(version=None, invalid=False):
 def _draw_delegation_token_record(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    owner = draw(st.text(max_size=_h.MAX_BYTES))
-    requester = draw(st.text(max_size=_h.MAX_BYTES))
+    owner = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    requester = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     renewers = draw(_h.sized_list(_S.compact_str_item(invalid=invalid), None))
     issue_timestamp = draw(_h.ints("q", invalid=invalid))
     max_timestamp = draw(_h.ints("q", invalid=invalid))
     expiration_timestamp = draw(_h.ints("q", invalid=invalid))
-    token_id = draw(st.text(max_size=_h.MAX_BYTES))
+    token_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     tagged_fields = draw(
         _h.sized_list(_S.delegation_token_record_tagged_field(version, invalid=invalid), None)
     )
@@ -99,7 +99,7 @@ def compact_str_item(invalid=False):
 
 @st.composite
 def _draw_compact_str_item(draw, invalid):
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = CompactStrItem(
         len_value=None,
         value=value,

@@ -43,7 +43,7 @@ def feature_level_record(version=None, invalid=False):
 def _draw_feature_level_record(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     feature_level = draw(_h.ints("h", invalid=invalid))
     tagged_fields = draw(
         _h.sized_list(_S.feature_level_record_tagged_field(version, invalid=invalid), None)

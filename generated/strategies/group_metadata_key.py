@@ -40,7 +40,7 @@ def group_metadata_key(version=None, invalid=False):
 def _draw_group_metadata_key(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    group = draw(st.text(max_size=_h.MAX_BYTES))
+    group = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = GroupMetadataKey(
         version=version,
         len_group=None,

@@ -52,15 +52,15 @@ def _draw_group_metadata_value(draw, version, invalid):
     )
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    protocol_type = draw(st.text(max_size=_h.MAX_BYTES))
+    protocol_type = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     generation = draw(_h.ints("i", invalid=invalid))
     protocol = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES)))
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
         if ((len_protocol_compact != 0) if (version >= 4) else (len_protocol >= 0))
         else None
     )
     leader = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES)))
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
         if ((len_leader_compact != 0) if (version >= 4) else (len_leader >= 0))
         else None
     )
@@ -155,9 +155,9 @@ def _draw_member_metadata(draw, version, invalid):
     len_group_instance_id = len_group_instance_id_compact = 0  # derived: present, in conditions
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    member_id = draw(st.text(max_size=_h.MAX_BYTES))
+    member_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     group_instance_id = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES)))
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
         if (
             (version >= 3)
             and (
@@ -168,8 +168,8 @@ def _draw_member_metadata(draw, version, invalid):
         )
         else None
     )
-    client_id = draw(st.text(max_size=_h.MAX_BYTES))
-    client_host = draw(st.text(max_size=_h.MAX_BYTES))
+    client_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    client_host = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     rebalance_timeout = draw(_h.ints("i", invalid=invalid)) if (version >= 1) else None
     session_timeout = draw(_h.ints("i", invalid=invalid))
     subscription = draw(st.binary(max_size=_h.MAX_BYTES))

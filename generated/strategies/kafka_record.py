@@ -87,7 +87,7 @@ def header(invalid=False):
 @st.composite
 def _draw_header(draw, invalid):
     len_value = 0  # derived: present, in conditions
-    key = draw(st.text(max_size=_h.MAX_BYTES))
+    key = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     value = (
         draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if (len_value >= 0) else None
     )

@@ -40,8 +40,8 @@ def legacy_offset_commit_key(version=None, invalid=False):
 def _draw_legacy_offset_commit_key(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    group = draw(st.text(max_size=_h.MAX_BYTES))
-    topic = draw(st.text(max_size=_h.MAX_BYTES))
+    group = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    topic = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     partition = draw(_h.ints("i", invalid=invalid))
     obj = LegacyOffsetCommitKey(
         version=version,

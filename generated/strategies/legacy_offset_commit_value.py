@@ -41,7 +41,7 @@ def _draw_legacy_offset_commit_value(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     offset = draw(_h.ints("q", invalid=invalid))
-    metadata = draw(st.text(max_size=_h.MAX_BYTES))
+    metadata = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     commit_timestamp = draw(_h.ints("q", invalid=invalid))
     obj = LegacyOffsetCommitValue(
         version=version,

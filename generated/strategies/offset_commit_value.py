@@ -49,7 +49,7 @@ def _draw_offset_commit_value(draw, version, invalid):
         version = draw(st.integers(0, _h.MAX_ITEMS))
     offset = draw(_h.ints("q", invalid=invalid))
     leader_epoch = draw(_h.ints("i", invalid=invalid)) if (version >= 3) else None
-    metadata = draw(st.text(max_size=_h.MAX_BYTES))
+    metadata = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     commit_timestamp = draw(_h.ints("q", invalid=invalid))
     expire_timestamp = draw(_h.ints("q", invalid=invalid)) if (version == 1) else None
     tagged_fields = (

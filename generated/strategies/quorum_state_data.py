@@ -50,7 +50,7 @@ def _draw_quorum_state_data(draw, version, invalid):
     num_current_voters = 0  # derived: present, in conditions
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    cluster_id = draw(st.text(max_size=_h.MAX_BYTES)) if (version <= 0) else None
+    cluster_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES)) if (version <= 0) else None
     leader_id = draw(_h.ints("i", invalid=invalid))
     leader_epoch = draw(_h.ints("i", invalid=invalid))
     voted_id = draw(_h.ints("i", invalid=invalid))

@@ -69,7 +69,11 @@ def _draw_register_broker_record(draw, version, invalid):
     broker_epoch = draw(_h.ints("q", invalid=invalid))
     end_points = draw(_h.sized_list(_S.broker_endpoint(version, invalid=invalid), None))
     features = draw(_h.sized_list(_S.broker_feature(version, invalid=invalid), None))
-    rack = draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES))) if (len_rack != 0) else None
+    rack = (
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
+        if (len_rack != 0)
+        else None
+    )
     fenced = draw(_h.ints("B", invalid=invalid))
     in_controlled_shutdown = draw(_h.ints("B", invalid=invalid)) if (version >= 1) else None
     tagged_fields = draw(
@@ -153,8 +157,8 @@ def broker_endpoint(version=None, invalid=False):
 def _draw_broker_endpoint(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
-    host = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    host = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     port = draw(_h.ints("H", invalid=invalid))
     security_protocol = draw(_h.ints("h", invalid=invalid))
     tagged_fields = draw(
@@ -229,7 +233,7 @@ def broker_feature(version=None, invalid=False):
 def _draw_broker_feature(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     min_supported_version = draw(_h.ints("h", invalid=invalid))
     max_supported_version = draw(_h.ints("h", invalid=invalid))
     tagged_fields = draw(

@@ -135,8 +135,8 @@ def controller_endpoint(version=None, invalid=False):
 def _draw_controller_endpoint(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
-    host = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    host = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     port = draw(_h.ints("H", invalid=invalid))
     security_protocol = draw(_h.ints("h", invalid=invalid))
     tagged_fields = draw(
@@ -211,7 +211,7 @@ def controller_feature(version=None, invalid=False):
 def _draw_controller_feature(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     min_supported_version = draw(_h.ints("h", invalid=invalid))
     max_supported_version = draw(_h.ints("h", invalid=invalid))
     tagged_fields = draw(

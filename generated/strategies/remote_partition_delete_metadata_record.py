@@ -125,7 +125,7 @@ def topic_id_partition_entry(version=None, invalid=False):
 def _draw_topic_id_partition_entry(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     id = draw(st.binary(min_size=16, max_size=16))
     partition = draw(_h.ints("i", invalid=invalid))
     tagged_fields = draw(

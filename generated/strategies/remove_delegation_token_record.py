@@ -43,7 +43,7 @@ def remove_delegation_token_record(version=None, invalid=False):
 def _draw_remove_delegation_token_record(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    token_id = draw(st.text(max_size=_h.MAX_BYTES))
+    token_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     tagged_fields = draw(
         _h.sized_list(
             _S.remove_delegation_token_record_tagged_field(version, invalid=invalid), None

@@ -43,7 +43,7 @@ def remove_user_scram_credential_record(version=None, invalid=False):
 def _draw_remove_user_scram_credential_record(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     mechanism = draw(_h.ints("b", invalid=invalid))
     tagged_fields = draw(
         _h.sized_list(

@@ -48,10 +48,12 @@ def _draw_share_group_member_metadata_value(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     rack_id = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES))) if (len_rack_id != 0) else None
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
+        if (len_rack_id != 0)
+        else None
     )
-    client_id = draw(st.text(max_size=_h.MAX_BYTES))
-    client_host = draw(st.text(max_size=_h.MAX_BYTES))
+    client_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    client_host = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     subscribed_topic_names = draw(_h.sized_list(_S.compact_str_item(invalid=invalid), None))
     tagged_fields = draw(
         _h.sized_list(
@@ -98,7 +100,7 @@ def compact_str_item(invalid=False):
 
 @st.composite
 def _draw_compact_str_item(draw, invalid):
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = CompactStrItem(
         len_value=None,
         value=value,

@@ -142,7 +142,7 @@ def _draw_topic_partitions_info(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     topic_id = draw(st.binary(min_size=16, max_size=16))
-    topic_name = draw(st.text(max_size=_h.MAX_BYTES))
+    topic_name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     partitions = draw(_h.sized_list(_h.ints("i", invalid=invalid), None))
     tagged_fields = draw(
         _h.sized_list(_S.topic_partitions_info_tagged_field(version, invalid=invalid), None)
@@ -218,7 +218,7 @@ def _draw_topic_info(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     topic_id = draw(st.binary(min_size=16, max_size=16))
-    topic_name = draw(st.text(max_size=_h.MAX_BYTES))
+    topic_name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     tagged_fields = draw(_h.sized_list(_S.topic_info_tagged_field(version, invalid=invalid), None))
     obj = TopicInfo(
         version=version,

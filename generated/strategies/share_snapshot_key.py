@@ -40,7 +40,7 @@ def share_snapshot_key(version=None, invalid=False):
 def _draw_share_snapshot_key(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    group_id = draw(st.text(max_size=_h.MAX_BYTES))
+    group_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     topic_id = draw(st.binary(min_size=16, max_size=16))
     partition = draw(_h.ints("i", invalid=invalid))
     obj = ShareSnapshotKey(

@@ -201,7 +201,7 @@ def task_ids(version=None, invalid=False):
 def _draw_task_ids(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    subtopology_id = draw(st.text(max_size=_h.MAX_BYTES))
+    subtopology_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     partitions = draw(_h.sized_list(_h.ints("i", invalid=invalid), None))
     tagged_fields = draw(_h.sized_list(_S.task_ids_tagged_field(version, invalid=invalid), None))
     obj = TaskIds(

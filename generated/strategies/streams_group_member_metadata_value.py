@@ -57,18 +57,20 @@ def _draw_streams_group_member_metadata_value(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
     instance_id = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES)))
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
         if (len_instance_id != 0)
         else None
     )
     rack_id = (
-        draw(st.one_of(st.none(), st.text(max_size=_h.MAX_BYTES))) if (len_rack_id != 0) else None
+        draw(st.one_of(st.none(), st.text(_h.UTF8, max_size=_h.MAX_BYTES)))
+        if (len_rack_id != 0)
+        else None
     )
-    client_id = draw(st.text(max_size=_h.MAX_BYTES))
-    client_host = draw(st.text(max_size=_h.MAX_BYTES))
+    client_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    client_host = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     rebalance_timeout_ms = draw(_h.ints("i", invalid=invalid))
     topology_epoch = draw(_h.ints("i", invalid=invalid))
-    process_id = draw(st.text(max_size=_h.MAX_BYTES))
+    process_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     present_user_endpoint = draw(_h.ints("b", invalid=invalid))
     user_endpoint = (
         draw(_S.endpoint(version, invalid=invalid)) if (present_user_endpoint >= 0) else None
@@ -164,7 +166,7 @@ def endpoint(version=None, invalid=False):
 def _draw_endpoint(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    host = draw(st.text(max_size=_h.MAX_BYTES))
+    host = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     port = draw(_h.ints("H", invalid=invalid))
     tagged_fields = draw(_h.sized_list(_S.endpoint_tagged_field(version, invalid=invalid), None))
     obj = Endpoint(
@@ -232,8 +234,8 @@ def key_value(version=None, invalid=False):
 def _draw_key_value(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    key = draw(st.text(max_size=_h.MAX_BYTES))
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    key = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     tagged_fields = draw(_h.sized_list(_S.key_value_tagged_field(version, invalid=invalid), None))
     obj = KeyValue(
         version=version,

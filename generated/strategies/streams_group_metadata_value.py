@@ -160,8 +160,8 @@ def last_assignment_config(version=None, invalid=False):
 def _draw_last_assignment_config(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    key = draw(st.text(max_size=_h.MAX_BYTES))
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    key = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     tagged_fields = draw(
         _h.sized_list(_S.last_assignment_config_tagged_field(version, invalid=invalid), None)
     )

@@ -107,7 +107,7 @@ def compact_str_item(invalid=False):
 
 @st.composite
 def _draw_compact_str_item(draw, invalid):
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = CompactStrItem(
         len_value=None,
         value=value,
@@ -168,8 +168,8 @@ def topic_config(version=None, invalid=False):
 def _draw_topic_config(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    key = draw(st.text(max_size=_h.MAX_BYTES))
-    value = draw(st.text(max_size=_h.MAX_BYTES))
+    key = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    value = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     tagged_fields = draw(
         _h.sized_list(_S.topic_config_tagged_field(version, invalid=invalid), None)
     )
@@ -240,7 +240,7 @@ def topic_info(version=None, invalid=False):
 def _draw_topic_info(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     partitions = draw(_h.ints("i", invalid=invalid))
     replication_factor = draw(_h.ints("h", invalid=invalid))
     topic_configs = draw(_h.sized_list(_S.topic_config(version, invalid=invalid), None))
@@ -390,7 +390,7 @@ def subtopology(version=None, invalid=False):
 def _draw_subtopology(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    subtopology_id = draw(st.text(max_size=_h.MAX_BYTES))
+    subtopology_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     source_topics = draw(_h.sized_list(_S.compact_str_item(invalid=invalid), None))
     source_topic_regex = draw(_h.sized_list(_S.compact_str_item(invalid=invalid), None))
     state_changelog_topics = draw(_h.sized_list(_S.topic_info(version, invalid=invalid), None))

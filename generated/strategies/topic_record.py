@@ -43,7 +43,7 @@ def topic_record(version=None, invalid=False):
 def _draw_topic_record(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     topic_id = draw(st.binary(min_size=16, max_size=16))
     tagged_fields = draw(
         _h.sized_list(_S.topic_record_tagged_field(version, invalid=invalid), None)

@@ -40,7 +40,7 @@ def transaction_log_key(version=None, invalid=False):
 def _draw_transaction_log_key(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    transactional_id = draw(st.text(max_size=_h.MAX_BYTES))
+    transactional_id = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     obj = TransactionLogKey(
         version=version,
         len_transactional_id=None,

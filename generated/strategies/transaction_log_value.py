@@ -163,7 +163,7 @@ def partitions_schema(version=None, invalid=False):
 def _draw_partitions_schema(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    topic = draw(st.text(max_size=_h.MAX_BYTES))
+    topic = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     partition_ids = draw(_h.sized_list(_h.ints("i", invalid=invalid), None))
     tagged_fields = (
         draw(_h.sized_list(_S.partitions_schema_tagged_field(version, invalid=invalid), None))

@@ -131,8 +131,8 @@ def endpoint(version=None, invalid=False):
 def _draw_endpoint(draw, version, invalid):
     if version is None:
         version = draw(st.integers(0, _h.MAX_ITEMS))
-    name = draw(st.text(max_size=_h.MAX_BYTES))
-    host = draw(st.text(max_size=_h.MAX_BYTES))
+    name = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
+    host = draw(st.text(_h.UTF8, max_size=_h.MAX_BYTES))
     port = draw(_h.ints("H", invalid=invalid))
     tagged_fields = draw(_h.sized_list(_S.endpoint_tagged_field(version, invalid=invalid), None))
     obj = Endpoint(

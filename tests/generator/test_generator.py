@@ -658,3 +658,28 @@ def test_an_imported_type_takes_its_parameters(tmp_path):
     (tmp_path / "t.ksy").write_text(text.replace("type: other", "type: other(1)"))
     files = render.render_all(tmp_path, raw=True)
     assert "Other.parse(buf, pos, end, 1, verify=verify)" in files["t.py"]
+
+
+_FIRST_RUN = """
+from hypothesis import given, settings
+from kafkacodec.generated.strategies.kafka_log import kafka_log_bytes
+
+@settings(max_examples=60)
+@given(kafka_log_bytes("mutated"))
+def test(data):
+    pass
+
+test()
+"""
+
+
+@pytest.mark.slow  # two fresh processes
+def test_the_strategies_pass_hypothesis_health_checks_on_a_first_run(tmp_path):
+    """A user's first run (no .hypothesis directory yet), as docs/regenerating.md shows it,
+    with Hypothesis's default health checks: the string fields' alphabet is not named by
+    codec, which Hypothesis works out on that first draw (over a second), failing too_slow."""
+    for run in ("first", "second"):
+        res = subprocess.run([sys.executable, "-c", _FIRST_RUN], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300)  # fmt: skip
+        assert res.returncode == 0, f"{run} run: {res.stderr[-3000:]}"
+    assert (tmp_path / ".hypothesis").is_dir()
