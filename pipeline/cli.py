@@ -115,8 +115,8 @@ def run(args: argparse.Namespace) -> int:
         from .pack import pack
 
         res = pack(args.out, wheel=args.wheel)
-        out(f"packed {res['path']}: {res['bytes'] / 1e6:.1f} MB, {len(res['packages'])} packages "
-            f"({', '.join(p for p in res['packages'] if not p.endswith(('.dist-info', '.pth')))})")  # fmt: skip
+        shown = [p for p in res["packages"] if not p.endswith((".dist-info", ".pth"))]  # importable names
+        out(f"packed {res['path']}: {res['bytes'] / 1e6:.1f} MB, {len(shown)} packages ({', '.join(shown)})")
         return 0
     try:
         from pyspark.errors import PySparkException

@@ -149,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     for line in skipped:
         print(f"kafkacodec records: skipped: {safe(line)}", file=sys.stderr)
     if skipped:  # damage read past is a problem found
-        print(f"kafkacodec records: {len(skipped)} damaged stretches left out (--skip-corrupt); "
+        stretches = "stretch" if len(skipped) == 1 else "stretches"
+        print(f"kafkacodec records: {len(skipped)} damaged {stretches} left out (--skip-corrupt); "
               "`kafkacodec verify` names them all", file=sys.stderr)  # fmt: skip
         return PROBLEMS
     if (torn and not held(p.path.parent)) or missing:  # a torn write (not a live broker's), data not here
