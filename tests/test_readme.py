@@ -20,12 +20,17 @@ import pytest
 from conftest import EXE, ROOT
 from groups_sample import write_groups_log_dirs
 
+import kafkacodec as kc
 from kafkacodec.log import Partition
 from kafkacodec.sample import write_sample_log_dirs
 
 README = ROOT / "README.md"
 #: The object-store URL of the pages' examples: make demo's log.dirs in moto's S3 server.
 BUCKET = "s3://kafka-backup/broker-1"
+#: Where the pages' tiered partition is, as Aiven's RemoteStorageManager wrote it (the
+#: plugin's key prefix "kafka/"), and its topic id and remote segments' ids.
+TIERED, TOPIC_ID = "s3://tiered-storage/kafka/", "MWJ6FHTfRYy67jzwZdeqSQ"
+SEGMENT_IDS = {0: "8XHtG3Ftpf7AxOudM0xFBw", 1470: "6BEouvppv_eTQw09udBr4A"}
 #: The pages whose examples run: the README and the documentation site's.
 PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 #: The page that shows `make demo`'s output (after the marker below).
@@ -33,27 +38,51 @@ DEMO_PAGE = ROOT / "docs" / "getting-started.md"
 #: Where a README example's paths come from: what these tests make, or the checkout.
 RUNNABLE = ("out/logdirs", "tests/vectors", "/tmp/rd", "/tmp/co", "/tmp/kafka-corpus", "generate --check",
             "records /tmp", "specs diff kafka-specs/", "/tmp/groups", "export-schemas ",
-            BUCKET)  # fmt: skip
+            BUCKET, TIERED, "broker/orders-0", "remote-log broker")  # fmt: skip
 
 
 def examples(text: str) -> list[tuple[int, str, list[str]]]:
     """(line number, command, output lines) of each `$ kafkacodec ...` in an indented block."""
-    out: list[tuple[int, str, list[str]]] = []
+    return [step for block in sessions(text) for step in block if step[1].startswith("kafkacodec ")]
+
+
+def sessions(text: str) -> list[list[tuple[int, str, list[str]]]]:
+    """The indented blocks that show commands, each as its (line number, command, output
+    lines), every command (`$ mkdir ...`, `$ export ...` too) in the order shown."""
+    out: list[list[tuple[int, str, list[str]]]] = []
+    block: list[tuple[int, str, list[str]]] | None = None
     current = None
     for n, line in enumerate(text.splitlines(), start=1):
         indented = line.startswith("    ")
         body = line[4:] if indented else None
         if body is not None and body.startswith("$ "):
             current = (n, body[2:].split("  #")[0].strip(), [])
-            out.append(current)
+            if block is None:
+                block = []
+                out.append(block)
+            block.append(current)
         elif current is not None and not line.strip():
             if current[2]:
-                current = None  # a blank line ends an example's output
+                current = block = None  # a blank line ends an example's output
         elif current is not None and indented:
             current[2].append(body)
-        elif current is not None:
-            current = None  # prose: the block ended
-    return [(n, cmd, _trim(lines)) for n, cmd, lines in out if cmd.startswith("kafkacodec ")]
+        elif current is not None or not indented:
+            current = block = None  # prose: the block ended
+    return [[(n, cmd, _trim(lines)) for n, cmd, lines in b] for b in out]
+
+
+def code_block(page: str, containing: str) -> str:
+    """The indented code block of a page (a path below the checkout) that holds the text
+    `containing`, dedented: for the tests that run a page's snippet against what it needs
+    (a broker, a stream's sink)."""
+    text, found = (ROOT / page).read_text(), []
+    for chunk in re.split(r"\n(?=\S)", text):  # prose lines start blocks' neighbours
+        lines = chunk.splitlines()[1:]
+        body = "\n".join(line[4:] for line in lines if line.startswith("    ") or not line.strip()).strip("\n")
+        if containing in body:
+            found.append(body)
+    assert len(found) == 1, f"{page}: {len(found)} blocks hold {containing!r}"
+    return found[0]
 
 
 def _trim(lines: list[str]) -> list[str]:
@@ -75,12 +104,24 @@ def matches(want: list[str], got: list[str]) -> bool:
     return re.fullmatch(pattern, got[0].rstrip()) is not None and matches(rest, got[1:])
 
 
+#: The master of the pages' cluster session, run on a standalone cluster by
+#: tests/pipeline/test_cluster.py (cluster_session).
+MASTER = "spark://127.0.0.1:7077"
+
+
+def cluster_session() -> list[tuple[int, str, list[str]]]:
+    """The commands of docs/spark.md's run on a standalone cluster, in order."""
+    (block,) = [b for b in sessions((ROOT / "docs" / "spark.md").read_text()) if any(MASTER in c for _n, c, _o in b)]
+    return block
+
+
 def runnable(cmd: str, spark: bool) -> bool:
     if " ... " in f"{cmd} " or ("kafkacodec spark " in cmd) != spark:
         return False
-    if "--master" in cmd or cmd.startswith("kafkacodec sample "):
-        return False  # a standalone cluster (tests/pipeline/test_cluster.py); a new log.dirs
-    return any(where in cmd for where in RUNNABLE) and cmd.count("s3://") == cmd.count(BUCKET)
+    if MASTER in cmd or cmd.startswith(("kafkacodec sample ", "kafkacodec spark pack ")):
+        return False  # the cluster session (tests/pipeline/test_cluster.py runs it)
+    buckets = cmd.count(BUCKET) + cmd.count(TIERED)
+    return any(where in cmd for where in RUNNABLE) and cmd.count("s3://") == buckets
 
 
 def damage(part: Path, bases=(1912, 2367)) -> None:
@@ -111,6 +152,47 @@ def place(tmp_path_factory) -> Path:
     write_groups_log_dirs(d / "tmp" / "groups")  # commits, a tombstone, transactions
     damaged(d)
     return d
+
+
+def tiered(place: Path, s3_server) -> None:
+    """The pages' tiered partition: make demo's orders-0, its first two segments (offsets
+    0-2942) in tiered storage as Aiven's plugin uploads them (zstd, AES-256-GCM with a data
+    key wrapped for place/rsm-key.pem, made by OpenSSL), and place/broker the broker's
+    log.dirs after local retention: orders-0 keeps its last segment, with its topic id, the
+    log start offset (0) and the __remote_log_metadata partition that lists the remote two."""
+    from tiered_layout import Encryptor, remote_log_metadata, rsa_key, write_aiven
+
+    source, broker = place / "out" / "logdirs" / "orders-0", place / "broker"
+    if broker.exists():
+        return
+    private, public = rsa_key(place, "rsm-key")
+    encryption = Encryptor(public)
+    s3_server.bucket("tiered-storage")
+    uploaded = []
+    with Partition(source) as p:
+        for seg in p.segments[:2]:
+            epochs: dict[int, int] = {}
+            for b in seg.batches():
+                epochs.setdefault(b.partition_leader_epoch, b.base_offset)
+            end = seg.read_next_offset() - 1
+            sid = SEGMENT_IDS[seg.base_offset]
+            write_aiven(lambda key, data: s3_server.put(f"s3://tiered-storage/{key}", data), "kafka/", "orders",
+                        TOPIC_ID, 0, source, seg.base_offset, compression=True, encryption=encryption,
+                        segment_id=sid, epochs=epochs, end_offset=end,
+                        max_timestamp=seg.max_timestamp_so_far().timestamp)  # fmt: skip
+            uploaded.append((sid, seg.base_offset, end, seg.max_timestamp_so_far().timestamp, seg.size, epochs))
+        local = p.segments[2].base_offset
+    (broker / "orders-0").mkdir(parents=True)
+    for f in source.iterdir():
+        if f.name.split(".")[0] == f"{local:020d}":
+            shutil.copy(f, broker / "orders-0" / f.name)
+    shutil.copy(source / "leader-epoch-checkpoint", broker / "orders-0")
+    (broker / "orders-0" / "partition.metadata").write_text(f"version: 0\ntopic_id: {TOPIC_ID}\n")
+    (broker / "log-start-offset-checkpoint").write_text("0\n1\norders 0 0\n")
+    (broker / "__remote_log_metadata-0").mkdir()
+    values = remote_log_metadata("orders", TOPIC_ID, 0, uploaded, 1700000100000)
+    (broker / "__remote_log_metadata-0" / "00000000000000000000.log").write_bytes(
+        kc.build_batch([kc.Record(None, 1700000100000, None, v, []) for v in values]))  # fmt: skip
 
 
 def damaged(place: Path) -> None:
@@ -155,6 +237,10 @@ def test_the_readme_examples_are_parsed():
     assert len(found) > 40
     ran = [cmd for _n, cmd, _out in found if runnable(cmd, spark=False)]
     assert len(ran) >= 15, ran
+    on_cluster = {("docs/spark.md", n, cmd) for n, cmd, _out in cluster_session()}
+    unrun = [(page, n, cmd) for page, n, cmd, _out in _examples()
+             if not (runnable(cmd, spark=False) or runnable(cmd, spark=True)) and (page, n, cmd) not in on_cluster]  # fmt: skip
+    assert not unrun, f"shown commands no test runs: {unrun}"
     assert matches(["a", "...", "d"], ["a", "b", "c", "d"]) and not matches(["a"], ["a", "b"])
     assert matches(["x ... z"], ["x 123 z"]) and not matches(["x ... z"], ["x 123 y"])
 
@@ -163,6 +249,7 @@ def test_the_readme_examples_are_parsed():
 def test_the_pages_show_what_the_commands_print(place, s3_server):
     s3_server.bucket("kafka-backup")
     s3_server.upload(place / "out" / "logdirs", BUCKET)
+    tiered(place, s3_server)
     wrong, current = [], None
     for page, n, cmd, want in _examples():
         if runnable(cmd, spark=False):
@@ -223,18 +310,22 @@ def _doctest_pages(place: Path, tmp_path: Path, spark: bool) -> list[str]:
     """Each page's blocks (Spark's or the others) as one doctest run in place, in a process
     of its own, as a user runs them (Spark resolves a relative path against its JVM's working
     directory: a session another test started would look elsewhere); a block may use what
-    an earlier one of its page made. The blocks keep their line numbers. The failures, as
-    doctest reports them."""
-    wrong = []
+    an earlier one of its page made. The blocks keep their line numbers. A /tmp/ in the
+    code is tmp_path's tmp/ (/tmp/kafka-corpus: the corpus of seed 7, made there). The
+    failures, as doctest reports them."""
+    wrong, tmp = [], tmp_path / "tmp"
     for page in PAGES:
         lines = page.read_text().splitlines()
         kept = [""] * len(lines)
         blocks = [(n, src) for n, src in python_examples("\n".join(lines)) if _needs_spark(src) == spark]
         for n, source in blocks:
-            body = source.splitlines()
+            body = [_here(line, tmp) for line in source.splitlines()]
             kept[n - 1 : n - 1 + len(body)] = body
         if not blocks:
             continue
+        if any("/tmp/kafka-corpus" in src for _n, src in blocks) and not (tmp / "kafka-corpus").exists():
+            subprocess.run([str(EXE), "corpus", str(tmp / "kafka-corpus"), "--seed", "7"], check=True,
+                           capture_output=True, timeout=300)  # fmt: skip
         script = tmp_path / page.relative_to(ROOT).as_posix().replace("/", "_")
         script.write_text("\n".join(kept) + "\n")
         res = subprocess.run([sys.executable, "-m", "doctest", "-o", "ELLIPSIS", "-o", "NORMALIZE_WHITESPACE",
@@ -242,6 +333,13 @@ def _doctest_pages(place: Path, tmp_path: Path, spark: bool) -> list[str]:
         if res.returncode:
             wrong.append(f"{page.relative_to(ROOT)}:\n{res.stdout[-4000:]}{res.stderr[-2000:]}")
     return wrong
+
+
+def _here(line: str, tmp: Path) -> str:
+    """A doctest line with the page's /tmp/ made this test's (in code, not in output)."""
+    if line.lstrip().startswith((">>> ", "... ")):
+        return line.replace("/tmp/", f"{tmp}/")
+    return line
 
 
 def test_the_python_examples_are_found():

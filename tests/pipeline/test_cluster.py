@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 import pyarrow.parquet as pq  # noqa: E402
 from conftest import EXE  # noqa: E402
+from test_readme import MASTER, cluster_session, shows  # noqa: E402
 
 from kafkacodec.log import LogDirs  # noqa: E402
 from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
@@ -187,37 +188,6 @@ def test_data_source_queries_on_the_cluster(site, cluster):
     assert json.loads(out.stdout.strip().splitlines()[-1]) == [total, high, total, high]
 
 
-def test_a_packed_environment_runs_the_jobs(site, cluster, tmp_path):
-    """`kafkacodec spark pack`, then the README's route: the archive to the executors
-    (spark.archives), unpacked where the job starts for the driver's Python workers."""
-    env = tmp_path / "kafkacodec-env.tar.gz"
-    out = subprocess.run(
-        [str(EXE), "spark", "pack", str(env)], capture_output=True, text=True, timeout=600
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    with tarfile.open(env) as t:
-        names = t.getnames()
-    assert any("/site-packages/kafkacodec/" in n for n in names)
-    assert any("/site-packages/pyarrow/" in n for n in names)
-    assert not any("/site-packages/pyspark/" in n for n in names)  # the workers bring it
-    assert env.stat().st_size < 200e6
-    job = site / "packed"
-    (job / "environment").mkdir(parents=True)
-    with tarfile.open(env) as t:
-        t.extractall(job / "environment", filter="tar")
-    shutil.copytree(site / "out", job / "out")
-    url, _base = cluster
-    res = subprocess.run([str(EXE), "spark", "stats", "out/logdirs", "--json", "--master", url,
-                          "--conf", f"spark.archives={env}#environment",
-                          "--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2"],
-                         cwd=job, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1",
-                              "PYSPARK_PYTHON": "./environment/bin/python"})  # fmt: skip
-    assert res.returncode == 0, res.stderr[-3000:]
-    rows = [json.loads(x) for x in res.stdout.splitlines() if x.startswith("{")]
-    assert sum(r["records"] for r in rows) == _records(site / "out" / "logdirs")
-
-
 def test_rewrite_on_the_cluster_writes_what_the_command_writes(site, cluster, tmp_path):
     """Relative paths resolved by the driver; every executor writes its partitions into the
     job's staging directory, which the driver renames."""
@@ -236,3 +206,51 @@ def test_rewrite_on_the_cluster_writes_what_the_command_writes(site, cluster, tm
     summary = json.loads(check.stdout[check.stdout.index("{"):])
     assert summary["different"] == 0 and summary["tasks"] == len(LogDirs(site / "out" / "logdirs").partitions)
     shutil.rmtree(site / "rewritten")
+
+
+
+@pytest.fixture(scope="module")
+def page_session(cluster, tmp_path_factory):
+    """docs/spark.md's run on a standalone cluster, command by command in one shell as the
+    page shows it (its master being this cluster's), in an empty directory shown as
+    /tmp/job: (the job's directory, the steps, what each printed on stdout and stderr)."""
+    url, _base = cluster
+    steps = cluster_session()
+    mark = "=== kafkacodec page step ==="
+    script = ["set -e"]
+    for _n, cmd, _out in steps:
+        shell = cmd.replace(MASTER, url).replace("kafkacodec ", f"{EXE} ", 1) if cmd.startswith("kafkacodec ") else cmd
+        script += [f"echo '{mark}'; echo '{mark}' >&2", shell]
+    job = tmp_path_factory.mktemp("page") / "job"
+    job.mkdir()
+    res = subprocess.run(["bash", "-c", "\n".join(script)], cwd=job, capture_output=True, text=True, timeout=900,
+                         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"})  # fmt: skip
+    assert res.returncode == 0, res.stderr[-4000:]
+    outs = [t.replace(str(job), "/tmp/job").splitlines() for t in res.stdout.split(mark + "\n")[1:]]
+    errs = [t.splitlines() for t in res.stderr.split(mark + "\n")[1:]]
+    assert len(outs) == len(errs) == len(steps)
+    return job, steps, list(zip(outs, errs))
+
+
+def test_the_pages_cluster_session_prints_what_it_shows(page_session):
+    """`kafkacodec sample`, `spark pack`, the archive unpacked where the job starts, then
+    `spark export` and `spark verify` with it (spark.archives) on the cluster."""
+    _job, steps, printed = page_session
+    assert {c.split()[1] for _n, c, _o in steps if c.startswith("kafkacodec ")} == {"sample", "spark"}
+    assert any("spark.archives=" in c for _n, c, _o in steps) and any("PYSPARK_PYTHON" in c for _n, c, _o in steps)
+    wrong = [f"docs/spark.md:{n}: $ {cmd}\n  shown: {want}\n  printed: {got}"
+             for (n, cmd, want), got in zip(steps, printed) if not shows(want, got)]  # fmt: skip
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_packed_environment_holds_kafkacodec_and_leaves_pyspark_to_the_workers(page_session):
+    job, _steps, _printed = page_session
+    env = job / "kafkacodec-env.tar.gz"
+    with tarfile.open(env) as t:
+        names = t.getnames()
+    assert any("/site-packages/kafkacodec/" in n for n in names)
+    assert any("/site-packages/pyarrow/" in n for n in names)
+    assert not any("/site-packages/pyspark/" in n for n in names)  # the workers bring it
+    assert env.stat().st_size < 200e6
+    exported = list((job / "out" / "parquet").rglob("*.parquet"))
+    assert sum(pq.read_metadata(f).num_rows for f in exported) == _records(job / "out" / "logdirs")

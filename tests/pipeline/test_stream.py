@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_readme import code_block
 
 pytest.importorskip("pyspark")
 
@@ -217,9 +218,24 @@ def test_a_streaming_query_restarts_from_its_checkpoint(tmp_path):
         written += log.append() + log.append(n=3)
         run()
         got = sorted(r["offset"] for r in spark.read.parquet(str(tmp_path / "sink")).collect())
+        # docs/spark.md's query, as the page shows it (its paths here's): every record lands
+        page = code_block("docs/spark.md", "readStream.format")
+        for shown, here in (("/var/lib/kafka", "logs"), ("/data/orders-checkpoint", "page-checkpoint"),
+                            ("/data/orders", "page-sink")):  # fmt: skip
+            page = page.replace(f'"{shown}"', repr(str(tmp_path / here)))
+        names = {"spark": spark}
+        exec(page, names)
+        q = names["q"]
+        try:
+            q.processAllAvailable()
+        finally:
+            q.stop()
+        sunk = spark.read.parquet(str(tmp_path / "page-sink"))
+        page_got = sorted(r["offset"] for r in sunk.collect())
     finally:
         spark.stop()
     assert got == written
+    assert page_got == written and "value" in sunk.columns
 
 
 @settings(max_examples=int(os.environ.get("KAFKACODEC_STREAM_EXAMPLES", 60)), deadline=None)

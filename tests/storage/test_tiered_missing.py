@@ -10,54 +10,19 @@ of the reader), the metadata records by the codecs generated from Kafka's specs.
 
 from __future__ import annotations
 
-import base64
-import importlib
 import json
 import shutil
 
 import pytest
 from conftest import kafkacodec_cli as cli
-from tiered_layout import uuid, write_aiven
+from tiered_layout import remote_log_metadata, uuid, write_aiven
 
 import kafkacodec as kc
-from kafkacodec.internal import DEFAULT
 from kafkacodec.log import Partition, PartitionWriter
 
 T0 = 1_700_000_000_000
 TOPIC_ID = uuid()
 PREFIX = "kafka-"  # rsm.config.key.prefix: no "/" at its end
-
-
-def _uuid_bytes(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "==")
-
-
-def metadata_values(segments: list[tuple[str, int, int, int]]) -> list[bytes]:
-    """__remote_log_metadata records of finished copies: (segment id, start, end, max
-    timestamp) each added (RemoteLogSegmentMetadataRecord) then COPY_SEGMENT_FINISHED."""
-    add = DEFAULT.top(DEFAULT.schema_of("RemoteLogSegmentMetadataRecord"))
-    upd = DEFAULT.top(DEFAULT.schema_of("RemoteLogSegmentMetadataUpdateRecord"))
-    ma, mu = importlib.import_module(add.__module__), importlib.import_module(upd.__module__)
-    out = []
-    for sid, start, end, max_ts in segments:
-        for cls, mod in ((add, ma), (upd, mu)):
-            tp = mod.TopicIdPartitionEntry(version=0, name="orders", id=_uuid_bytes(TOPIC_ID),
-                                           partition=0, tagged_fields=[])  # fmt: skip
-            seg_id = mod.RemoteLogSegmentIdEntry(version=0, topic_id_partition=tp,
-                                                 id=_uuid_bytes(sid), tagged_fields=[])  # fmt: skip
-            if cls is add:
-                obj = cls(version=0, remote_log_segment_id=seg_id, start_offset=start,
-                          end_offset=end, broker_id=1, max_timestamp_ms=max_ts, event_timestamp_ms=T0,
-                          segment_leader_epochs=[mod.SegmentLeaderEpochEntry(
-                              version=0, leader_epoch=0, offset=start, tagged_fields=[])],
-                          segment_size_in_bytes=1000, custom_metadata=None,
-                          remote_log_segment_state=0, tagged_fields=[])  # fmt: skip
-            else:
-                obj = cls(version=0, remote_log_segment_id=seg_id, broker_id=1,
-                          event_timestamp_ms=T0 + 1, custom_metadata=None,
-                          remote_log_segment_state=1, tagged_fields=[])  # fmt: skip
-            out.append(bytes([1, cls.MESSAGE["apiKey"], 0]) + obj.build())
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +51,7 @@ def world(tmp_path_factory):
         end = seg.read_next_offset() - 1
         write_aiven(put, PREFIX, "orders", TOPIC_ID, 0, source, seg.base_offset, chunk_size=2048,
                     compression=True, segment_id=sid, end_offset=end)  # fmt: skip
-        uploaded.append((sid, seg.base_offset, end, seg.max_timestamp_so_far().timestamp))
+        uploaded.append((sid, seg.base_offset, end, seg.max_timestamp_so_far().timestamp, 1000, {0: seg.base_offset}))
     local = root / "broker" / "orders-0"
     local.mkdir(parents=True)
     keep = {s.base_offset for s in segs[-3:]}  # one local segment is also remote
@@ -99,7 +64,7 @@ def world(tmp_path_factory):
     meta = root / "broker" / "__remote_log_metadata-0"
     meta.mkdir()
     (meta / "00000000000000000000.log").write_bytes(kc.build_batch(
-        [kc.Record(None, T0, None, v, []) for v in metadata_values(uploaded)]))  # fmt: skip
+        [kc.Record(None, T0, None, v, []) for v in remote_log_metadata("orders", TOPIC_ID, 0, uploaded, T0)]))  # fmt: skip
     (root / "empty-root").mkdir()
     return {"root": root, "source": source, "local": local, "remote": remote,
             "first_local": segs[-3].base_offset, "uploaded": uploaded}  # fmt: skip
@@ -142,7 +107,7 @@ def test_a_timestamp_answered_only_where_the_answer_can_be(world):
     out = cli("lookup", local, "--timestamp", inside, ok=False)
     assert out.returncode == 1 and "may be in offsets 0-" in out.stderr and not out.stdout
     # past every remote segment's largest timestamp (the metadata says so): answered here
-    later = max(t for *_x, t in uploaded if _x[1] < first) + 1
+    later = max(seg[3] for seg in uploaded if seg[1] < first) + 1
     here = Partition(world["source"]).list_offsets(later)
     got = json.loads(cli("lookup", local, "--timestamp", later, "--json").stdout)
     assert (got["offset"], got["timestamp"]) == (here.offset, here.timestamp)
