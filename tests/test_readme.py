@@ -10,6 +10,8 @@ the first blank line."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import re
 import shutil
 import subprocess
@@ -218,6 +220,21 @@ def run(place: Path, cmd: str) -> tuple[list[str], list[str]]:
                  for text in (res.stdout, res.stderr))
 
 
+@contextlib.contextmanager
+def _locked(place: Path, lock: str | None):
+    """An example shown "# while a broker holds /tmp/.../.lock": this process holds that
+    lock file as a broker does (a POSIX fcntl lock: Java's FileChannel.tryLock) meanwhile."""
+    if lock is None:
+        yield
+        return
+    with open(lock.replace("/tmp", str(place / "tmp"), 1), "a+") as f:
+        fcntl.lockf(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.lockf(f, fcntl.LOCK_UN)
+
+
 def shows(want: list[str], printed: tuple[list[str], list[str]]) -> bool:
     """Whether the page shows what was printed: stdout, or (a command that printed only
     an error) stderr, or stdout then stderr (a page that shows both, as a terminal does);
@@ -256,7 +273,9 @@ def test_the_pages_show_what_the_commands_print(place, s3_server):
             if page != current:
                 damaged(place)
                 current = page
-            got = run(place, cmd)
+            held = re.search(r"# while a broker holds (\S+)", (ROOT / page).read_text().splitlines()[n - 1])
+            with _locked(place, held.group(1) if held else None):
+                got = run(place, cmd)
             if not shows(want, got):
                 wrong.append(f"{page}:{n}: $ {cmd}\n  shown: {want}\n  printed: {got}")
     assert not wrong, "\n".join(wrong)

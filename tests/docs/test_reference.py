@@ -116,3 +116,29 @@ def test_every_spark_option_the_parsers_read_is_in_the_table_and_described():
     for o in request.OPTIONS:
         for name in o.names:
             assert f"`{name}`" in page
+
+
+def test_the_command_lines_summary_names_only_options_its_commands_take():
+    """docs/cli.md opens with a summary of every command (written by hand, to be read at a
+    glance): each option it shows is one the command's parser takes, so a renamed or
+    removed option fails here rather than in a user's terminal."""
+    p = parser()
+    by_path = {path: sub for path, sub, _help in commands(p)}
+    text = (ROOT / "docs" / "cli.md").read_text().split("\n\n", 2)[1]
+    entries = re.split(r"\n    (?=kafkacodec )", "\n" + text)[1:]
+    assert len(entries) >= 15
+    wrong = []
+    for entry in entries:
+        words = entry.split("#")[0].split()
+        if words[1].startswith("--"):  # kafkacodec --version
+            options = {o for a in p._actions for o in a.option_strings}
+            shown = {words[1]}
+        else:
+            path = words[1] if f"{words[1]} {words[2]}" not in by_path else f"{words[1]} {words[2]}"
+            sub = by_path[path]
+            subs = {q: s for q, s, _h in commands(sub, f"{path} ")} or {path: sub}
+            options = {o for s in subs.values() for a in s._actions for o in a.option_strings}
+            shown = set(re.findall(r"(?<![\w-])--[a-z][\w-]*", " ".join(line.split("#")[0] for line in entry.splitlines())))
+        if shown - options:
+            wrong.append(f"{' '.join(words[:2])}: {sorted(shown - options)}")
+    assert not wrong, wrong
