@@ -1,8 +1,12 @@
 """The shown command output of the README and of every page of the documentation site
-(docs/) comes from runs these tests repeat: every `$ kafkacodec` example whose input the
-tests can make (the `make demo` log.dirs in out/logdirs, the shared vectors in tests/vectors,
-/tmp/rd: that log.dirs' orders-0 with two damaged batches, a corpus, generate --check) is run
-and its output compared with the page's, line for line.
+(docs/) comes from runs these tests repeat: every `$ kafkacodec` example is run against
+what the tests make (the `make demo` log.dirs in out/logdirs, the shared vectors in
+tests/vectors, /tmp/rd: that log.dirs' orders-0 with two damaged batches, a corpus, a
+__consumer_offsets partition, a bucket in moto's S3 server, a tiered partition in Aiven's
+layout, generate --check) and its output compared with the page's, line for line; the
+Spark examples on a local Spark, the cluster session on a standalone cluster
+(tests/pipeline/test_cluster.py). A shown command that no test runs fails. The ```pycon
+blocks are doctests.
 
 In a page's output, a line "..." stands for any lines, and "..." inside a line for any text
 (a backup's time stamp, a time taken, a long line cut short). An example's output ends at
