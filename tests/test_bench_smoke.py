@@ -83,6 +83,7 @@ def test_inflate_bench_runs():
         assert text.count(corpus) == 1 and "x" in text
 
 
+@pytest.mark.slow  # every command, twice over: 40 s
 def test_commands_bench_runs(tmp_path):
     out = tmp_path / "commands"
     text = run("bench.commands", "--records", "3000", "--offsets", "500", "--big-records", "3000", "--repeat", "1",

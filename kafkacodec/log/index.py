@@ -10,6 +10,7 @@ say why, and lookups answer as an empty index does, so callers fall back to a wa
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -292,8 +293,12 @@ class _Index:
         n = self._count + self.preallocated
         if self.KIND == "transaction index":
             entries: Iterable[Any] = (self.entry(i) for i in range(n))
-        else:  # read at once, each as its entry() gives it
-            entries = map(functools.partial(tuple.__new__, self.PAIR), self.pairs(n))
+        else:  # the mapped ones read at once, each as its entry() gives it; past the mapping
+            # (a preallocated tail, 10 MB of zeros in an active segment's index) one at a
+            # time, so that the first zero entry ends the reading
+            bulk = min(n, self._mapped)
+            head = map(functools.partial(tuple.__new__, self.PAIR), self.pairs(bulk))
+            entries = itertools.chain(head, (self.entry(i) for i in range(bulk, n)))
         for i, e in enumerate(entries):
             if i and self.KIND != "transaction index" and e.offset == self.base_offset:
                 return

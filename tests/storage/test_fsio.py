@@ -56,3 +56,32 @@ print("ok")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
     assert out.stdout.strip() == "ok"
+
+
+def test_dumping_a_preallocated_index_reads_past_its_entries_once(tmp_path, monkeypatch):
+    """kafka-dump-log's entries of an active segment's index (its entries, then zeros to
+    the preallocated 10 MB) end at the first zero entry: the tail is never read entry by
+    entry (it was: 1.3M reads, 10 s for `kafkacodec dump` of one index)."""
+    import os
+
+    from kafkacodec.log.index import (
+        OffsetIndex,
+        TimeIndex,
+        encode_offset_entries,
+        encode_time_entries,
+    )
+
+    entries = [(100 + 10 * i, 4096 * (i + 1)) for i in range(50)]
+    for name, cls, body in (("a.index", OffsetIndex, encode_offset_entries(100, entries)),
+                            ("a.timeindex", TimeIndex, encode_time_entries(100, entries))):  # fmt: skip
+        path = tmp_path / name
+        path.write_bytes(body)
+        os.truncate(path, 10 << 20)
+        idx = cls(path, 100)
+        reads = []
+        real = idx._read
+        monkeypatch.setattr(idx, "_read", lambda i, real=real, reads=reads: reads.append(i) or real(i))
+        dumped = list(idx.dump_entries())
+        assert len(dumped) == 50 and dumped == [idx.entry(i) for i in range(50)]
+        assert len(reads) <= 51 + 50  # the entries compared above, and the first zero one
+        idx.close()
