@@ -91,6 +91,17 @@ def code_block(page: str, containing: str) -> str:
     return found[0]
 
 
+def exec_shown(code: str, shown: dict[str, object], names: dict) -> dict:
+    """Run a page's snippet with each string literal it shows (a broker's address, a path)
+    replaced by the test's value; each must be in the snippet, so a page that changed
+    fails here. names: the snippet's globals (`spark`), returned with what it defined."""
+    for literal, value in shown.items():
+        assert f'"{literal}"' in code, f"the snippet no longer shows {literal!r}"
+        code = code.replace(f'"{literal}"', repr(value))
+    exec(code, names)
+    return names
+
+
 def _trim(lines: list[str]) -> list[str]:
     while lines and not lines[-1].strip():
         lines.pop()
@@ -160,6 +171,15 @@ def place(tmp_path_factory) -> Path:
     return d
 
 
+@pytest.fixture(scope="module")
+def buckets(place, s3_server) -> None:
+    """The pages' object stores in moto's S3 server: make demo's log.dirs at BUCKET, and
+    the tiered partition (tiered())."""
+    s3_server.bucket("kafka-backup")
+    s3_server.upload(place / "out" / "logdirs", BUCKET)
+    tiered(place, s3_server)
+
+
 def tiered(place: Path, s3_server) -> None:
     """The pages' tiered partition: make demo's orders-0, its first two segments (offsets
     0-2942) in tiered storage as Aiven's plugin uploads them (zstd, AES-256-GCM with a data
@@ -169,9 +189,7 @@ def tiered(place: Path, s3_server) -> None:
     from tiered_layout import Encryptor, remote_log_metadata, rsa_key, write_aiven
 
     source, broker = place / "out" / "logdirs" / "orders-0", place / "broker"
-    if broker.exists():
-        return
-    private, public = rsa_key(place, "rsm-key")
+    _private, public = rsa_key(place, "rsm-key")
     encryption = Encryptor(public)
     s3_server.bucket("tiered-storage")
     uploaded = []
@@ -180,13 +198,12 @@ def tiered(place: Path, s3_server) -> None:
             epochs: dict[int, int] = {}
             for b in seg.batches():
                 epochs.setdefault(b.partition_leader_epoch, b.base_offset)
-            end = seg.read_next_offset() - 1
+            end, max_ts = seg.read_next_offset() - 1, seg.max_timestamp_so_far().timestamp
             sid = SEGMENT_IDS[seg.base_offset]
             write_aiven(lambda key, data: s3_server.put(f"s3://tiered-storage/{key}", data), "kafka/", "orders",
                         TOPIC_ID, 0, source, seg.base_offset, compression=True, encryption=encryption,
-                        segment_id=sid, epochs=epochs, end_offset=end,
-                        max_timestamp=seg.max_timestamp_so_far().timestamp)  # fmt: skip
-            uploaded.append((sid, seg.base_offset, end, seg.max_timestamp_so_far().timestamp, seg.size, epochs))
+                        segment_id=sid, epochs=epochs, end_offset=end, max_timestamp=max_ts)  # fmt: skip
+            uploaded.append((sid, seg.base_offset, end, max_ts, seg.size, epochs))
         local = p.segments[2].base_offset
     (broker / "orders-0").mkdir(parents=True)
     for f in source.iterdir():
@@ -267,17 +284,14 @@ def test_the_readme_examples_are_parsed():
 
 
 @pytest.mark.slow  # thirty commands; CI runs it
-def test_the_pages_show_what_the_commands_print(place, s3_server):
-    s3_server.bucket("kafka-backup")
-    s3_server.upload(place / "out" / "logdirs", BUCKET)
-    tiered(place, s3_server)
-    wrong, current = [], None
+def test_the_pages_show_what_the_commands_print(place, buckets):
+    wrong, current, lines = [], None, []
     for page, n, cmd, want in _examples():
         if runnable(cmd, spark=False):
             if page != current:
                 damaged(place)
-                current = page
-            held = re.search(r"# while a broker holds (\S+)", (ROOT / page).read_text().splitlines()[n - 1])
+                current, lines = page, (ROOT / page).read_text().splitlines()
+            held = re.search(r"# while a broker holds (\S+)", lines[n - 1])
             with _locked(place, held.group(1) if held else None):
                 got = run(place, cmd)
             if not shows(want, got):
@@ -287,9 +301,7 @@ def test_the_pages_show_what_the_commands_print(place, s3_server):
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_the_pages_show_what_make_demo_and_the_spark_jobs_print(place, s3_server):
-    s3_server.bucket("kafka-backup")
-    s3_server.upload(place / "out" / "logdirs", BUCKET)
+def test_the_pages_show_what_make_demo_and_the_spark_jobs_print(place, buckets):
     text = DEMO_PAGE.read_text()
     block = text.split("<!-- make demo's output -->", 1)[1].split("\n\n    demo finished", 1)[0]
     want = [line[4:] for line in block.strip("\n").splitlines()] + ["", "demo finished: every check passed"]

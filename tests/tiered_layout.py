@@ -183,30 +183,32 @@ def remote_log_metadata(topic: str, topic_id: str, partition: int,
     TopicBasedRemoteLogMetadataManager writes them (the key is null): for each segment
     (segment id, start offset, end offset, max timestamp, size in bytes, {leader epoch:
     start offset}), a RemoteLogSegmentMetadataRecord (COPY_SEGMENT_STARTED) then its
-    RemoteLogSegmentMetadataUpdateRecord (COPY_SEGMENT_FINISHED), each framed as
-    RemoteLogMetadataSerde does (version 1, the apiKey, the record's version)."""
+    RemoteLogSegmentMetadataUpdateRecord (COPY_SEGMENT_FINISHED), framed as
+    RemoteLogMetadataSerde frames them (conftest.metadata_value)."""
+    from conftest import metadata_value
+
     from kafkacodec.internal import DEFAULT
 
-    add = DEFAULT.top(DEFAULT.schema_of("RemoteLogSegmentMetadataRecord"))
-    upd = DEFAULT.top(DEFAULT.schema_of("RemoteLogSegmentMetadataUpdateRecord"))
-    ma, mu = importlib.import_module(add.__module__), importlib.import_module(upd.__module__)
-    tid = base64.urlsafe_b64decode(topic_id + "==")
+    def entries(spec: str):  # the nested structs' classes of a spec's generated module
+        return importlib.import_module(DEFAULT.top(DEFAULT.schema_of(spec)).__module__)
+
+    add, upd = entries("RemoteLogSegmentMetadataRecord"), entries("RemoteLogSegmentMetadataUpdateRecord")
+
+    def segment_id(mod, sid: str):
+        tp = mod.TopicIdPartitionEntry(version=0, name=topic, id=base64.urlsafe_b64decode(topic_id + "=="),
+                                       partition=partition, tagged_fields=[])  # fmt: skip
+        return mod.RemoteLogSegmentIdEntry(version=0, topic_id_partition=tp,
+                                           id=base64.urlsafe_b64decode(sid + "=="), tagged_fields=[])  # fmt: skip
+
     out = []
     for sid, start, end, max_ts, size, epochs in segments:
-        for cls, mod in ((add, ma), (upd, mu)):
-            tp = mod.TopicIdPartitionEntry(version=0, name=topic, id=tid, partition=partition, tagged_fields=[])
-            seg_id = mod.RemoteLogSegmentIdEntry(version=0, topic_id_partition=tp,
-                                                 id=base64.urlsafe_b64decode(sid + "=="), tagged_fields=[])  # fmt: skip
-            if cls is add:
-                leaders = [mod.SegmentLeaderEpochEntry(version=0, leader_epoch=e, offset=o, tagged_fields=[])
-                           for e, o in sorted(epochs.items())]  # fmt: skip
-                obj = cls(version=0, remote_log_segment_id=seg_id, start_offset=start,
-                          end_offset=end, broker_id=1, max_timestamp_ms=max_ts, event_timestamp_ms=event_time,
-                          segment_leader_epochs=leaders, segment_size_in_bytes=size, custom_metadata=None,
-                          remote_log_segment_state=0, tagged_fields=[])  # fmt: skip
-            else:
-                obj = cls(version=0, remote_log_segment_id=seg_id, broker_id=1,
-                          event_timestamp_ms=event_time + 1, custom_metadata=None,
-                          remote_log_segment_state=1, tagged_fields=[])  # fmt: skip
-            out.append(bytes([1, cls.MESSAGE["apiKey"], 0]) + obj.build())
+        leaders = [add.SegmentLeaderEpochEntry(version=0, leader_epoch=e, offset=o, tagged_fields=[])
+                   for e, o in sorted(epochs.items())]  # fmt: skip
+        out.append(metadata_value("RemoteLogSegmentMetadataRecord", 0, remote_log_segment_id=segment_id(add, sid),
+                                  start_offset=start, end_offset=end, broker_id=1, max_timestamp_ms=max_ts,
+                                  event_timestamp_ms=event_time, segment_leader_epochs=leaders,
+                                  segment_size_in_bytes=size, custom_metadata=None, remote_log_segment_state=0))
+        out.append(metadata_value("RemoteLogSegmentMetadataUpdateRecord", 0, remote_log_segment_id=segment_id(upd, sid),
+                                  broker_id=1, event_timestamp_ms=event_time + 1, custom_metadata=None,
+                                  remote_log_segment_state=1))  # fmt: skip
     return out

@@ -13,7 +13,7 @@ import time
 
 import pytest
 from kafka_broker import T0, VERSIONS, Broker, b64, record, small_segments
-from test_readme import code_block
+from test_readme import code_block, exec_shown
 
 pytest.importorskip("pyspark")
 
@@ -118,16 +118,10 @@ def test_the_pages_before_and_after_read_the_same_rows(session, broker):
     """docs/spark.md's job written for Spark's source and the same job on the log.dirs,
     run as the page shows them (the page's broker, path and topic being this broker's)."""
     before, after = code_block("docs/spark.md", 'format("kafka")').split("\n\n")
-
-    def run(code: str):
-        code = (code.replace('"broker:9092"', repr(broker.bootstrap))
-                .replace('"/var/lib/kafka"', repr(str(broker.log_dir))).replace('"orders"', '"codecs"'))  # fmt: skip
-        names = {"spark": session}
-        exec(code, names)
-        return names["df"]
-
-    want = rows(run(before))
-    assert len(want) == 300 and rows(run(after)) == want
+    shown = {"broker:9092": broker.bootstrap, "orders": "codecs"}
+    want = rows(exec_shown(before, shown, {"spark": session})["df"])
+    got = rows(exec_shown(after, {**shown, "/var/lib/kafka": str(broker.log_dir)}, {"spark": session})["df"])
+    assert len(want) == 300 and got == want
 
 
 @pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])

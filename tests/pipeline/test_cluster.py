@@ -208,7 +208,6 @@ def test_rewrite_on_the_cluster_writes_what_the_command_writes(site, cluster, tm
     shutil.rmtree(site / "rewritten")
 
 
-
 @pytest.fixture(scope="module")
 def page_session(cluster, tmp_path_factory):
     """docs/spark.md's run on a standalone cluster, command by command in one shell as the

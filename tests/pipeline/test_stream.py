@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_readme import code_block
+from test_readme import code_block, exec_shown
 
 pytest.importorskip("pyspark")
 
@@ -219,13 +219,9 @@ def test_a_streaming_query_restarts_from_its_checkpoint(tmp_path):
         run()
         got = sorted(r["offset"] for r in spark.read.parquet(str(tmp_path / "sink")).collect())
         # docs/spark.md's query, as the page shows it (its paths here's): every record lands
-        page = code_block("docs/spark.md", "readStream.format")
-        for shown, here in (("/var/lib/kafka", "logs"), ("/data/orders-checkpoint", "page-checkpoint"),
-                            ("/data/orders", "page-sink")):  # fmt: skip
-            page = page.replace(f'"{shown}"', repr(str(tmp_path / here)))
-        names = {"spark": spark}
-        exec(page, names)
-        q = names["q"]
+        shown = {"/var/lib/kafka": "logs", "/data/orders-checkpoint": "page-checkpoint", "/data/orders": "page-sink"}
+        q = exec_shown(code_block("docs/spark.md", "readStream.format"),
+                       {literal: str(tmp_path / here) for literal, here in shown.items()}, {"spark": spark})["q"]  # fmt: skip
         try:
             q.processAllAvailable()
         finally:
