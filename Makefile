@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: jar test test-quick test-kafka drill harness specs demo docs bench peers generate check-generated clean
+.PHONY: jar test test-quick test-kafka drill judge-drill harness specs demo docs bench peers generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -119,6 +119,12 @@ test-kafka: $(STAMP) $(HARNESS) $(JAR)
 # kafkacodec and judged by the broker's own load (tests/kafka_drill.py; CI runs a subset).
 drill: $(STAMP) $(HARNESS)
 	cd tests && ../$(PY) kafka_drill.py --cases 200 --seed 1 --root ../out/drill
+
+# Kafka's record classes of the oldest and newest release judge every reading path of
+# kafkacodec on 200,000 seeded mutations of the shared vectors (tests/kafka_mutation_drill.py;
+# CI runs a seeded subset: tests/kafka/test_kafka_judges_mutations.py).
+judge-drill: $(STAMP) $(HARNESS)
+	cd tests && ../$(PY) kafka_mutation_drill.py --cases 200000 --seed 1 --root ../out/judge-drill
 
 # Everything but the slow, Spark, fuzzing, cross-language and Kafka-broker tests, on every
 # core (about a minute here); `make test` (CI) runs them all.

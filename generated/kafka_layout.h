@@ -1351,6 +1351,9 @@
 /* kafka_legacy_message::message_set (schemas/kafka_legacy_message.ksy) */
 #define KAFKA_LEGACY_MESSAGE_MESSAGE_SET_MIN_SIZE        0  /* the fewest bytes a value takes */
 
+/* kafka_legacy_message::inner_entry (schemas/kafka_legacy_message.ksy) */
+#define KAFKA_LEGACY_MESSAGE_INNER_ENTRY_MIN_SIZE        0  /* the fewest bytes a value takes */
+
 /* enum kafka_legacy_message::compression_type */
 #define KAFKA_LEGACY_MESSAGE_COMPRESSION_TYPE_NONE       0
 #define KAFKA_LEGACY_MESSAGE_COMPRESSION_TYPE_GZIP       1

@@ -20,6 +20,7 @@ from kafkacodec.runtime import _prim as _p
 __all__ = [
     "KafkaLegacyMessage",
     "MessageSet",
+    "InnerEntry",
     "CompressionType",
     "TimestampType",
 ]
@@ -67,14 +68,15 @@ class KafkaLegacyMessage(_p.Generated):
     - offset: s8. Logical offset; for a wrapper, the offset of its last inner message.
     - len_message: s4, derived by builders. Bytes of the message after this field.
     - crc: u4, derived by builders. CRC-32 (IEEE) of `magic` to the end of the value.
-    - magic: s1
+    - magic: s1. 0 or 1 (a log's walk refuses any other at its top level: kafka_log).
     - attributes: s1. Bits 0-2 codec (0 none, 1 gzip, 2 snappy, 3 lz4), bit 3 timestamp type (magic 1 only; LogAppendTime when set), bits 4-7 zero.
-    - timestamp: s8, if magic >= 1. Milliseconds since the epoch, -1 for none; magic 1 only.
-    - len_key: s4, derived by builders
+    - timestamp: s8, if magic != 0. Milliseconds since the epoch, -1 for none; magic 1 only.
+    - len_key: s4, derived by builders. -1 for a null key; Kafka reads any negative length as null (Utils.sizeDelimited).
     - key: bytes, if len_key >= 0
-    - len_value: s4, derived by builders
+    - len_value: s4, derived by builders. -1 for a null value (any negative length is null).
     - value: bytes, if (len_value >= 0) and ((attributes & 7) == CompressionType.NONE). The value of an uncompressed message.
     - inner: MessageSet, if (len_value >= 0) and ((attributes & 7) != CompressionType.NONE), through kafka_compression, lazy (see read_inner). The inner message set of a wrapper, stored compressed as the wrapper's value.
+    - unused: bytes, derived by builders. Bytes of the message after its value, which Kafka's LegacyRecord never reads (it reads each field where the message's layout puts it); no writer leaves any.
     """
 
     #: Stored fields, in byte order (params first).
@@ -91,6 +93,7 @@ class KafkaLegacyMessage(_p.Generated):
         "value",
         "inner",
         "inner_raw",
+        "unused",
         "crc_start",
         "crc_end",
     )
@@ -102,6 +105,7 @@ class KafkaLegacyMessage(_p.Generated):
         "crc",
         "len_key",
         "len_value",
+        "unused",
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 26
@@ -125,6 +129,7 @@ class KafkaLegacyMessage(_p.Generated):
         value=None,
         inner=None,
         inner_raw=None,
+        unused=None,
         crc_start=None,
         crc_end=None,
     ) -> None:
@@ -140,6 +145,7 @@ class KafkaLegacyMessage(_p.Generated):
         self.value = value
         self.inner = inner
         self.inner_raw = inner_raw
+        self.unused = unused
         self.crc_start = crc_start
         self.crc_end = crc_end
 
@@ -182,12 +188,8 @@ class KafkaLegacyMessage(_p.Generated):
                 )
             end = rest_start + len_message
             crc_start = pos + 16
-            if magic not in (0, 1):
-                raise _p.invalid(
-                    "kafka_legacy_message /seq/3", pos + 16, "magic", magic, "must be one of 0, 1"
-                )
             pos += 18
-            if magic >= 1:
+            if magic != 0:
                 if end - pos < 8:
                     raise _p.truncated("kafka_legacy_message /seq/5", pos, end, 8)
                 timestamp = _S3.unpack_from(buf, pos)[0]
@@ -197,14 +199,6 @@ class KafkaLegacyMessage(_p.Generated):
             if end - pos < 4:
                 raise _p.truncated(cls.PATH, pos, end, 4)
             (len_key,) = _S1.unpack_from(buf, pos)
-            if len_key < -1:
-                raise _p.invalid(
-                    "kafka_legacy_message /seq/6",
-                    pos + 0,
-                    "len_key",
-                    len_key,
-                    "must be at least -1",
-                )
             pos += 4
             if len_key >= 0:
                 n = len_key
@@ -217,14 +211,6 @@ class KafkaLegacyMessage(_p.Generated):
             if end - pos < 4:
                 raise _p.truncated(cls.PATH, pos, end, 4)
             (len_value,) = _S1.unpack_from(buf, pos)
-            if len_value < -1:
-                raise _p.invalid(
-                    "kafka_legacy_message /seq/8",
-                    pos + 0,
-                    "len_value",
-                    len_value,
-                    "must be at least -1",
-                )
             pos += 4
             if (len_value >= 0) and ((attributes & 7) == CompressionType.NONE):
                 n = len_value
@@ -244,6 +230,13 @@ class KafkaLegacyMessage(_p.Generated):
             else:
                 inner = None
                 inner_raw = None
+            n = (
+                (len_message - (14 if (magic == 0) else 22)) - (len_key if (len_key > 0) else 0)
+            ) - (len_value if (len_value > 0) else 0)
+            if not 0 <= n <= end - pos:
+                raise _p.bad_size("kafka_legacy_message /seq/11", pos, "unused", n, end - pos)
+            unused = buf[pos : pos + n]
+            pos += n
         except IndexError:
             raise _p.truncated(cls.PATH, pos, end) from None
         if pos != end:
@@ -264,6 +257,7 @@ class KafkaLegacyMessage(_p.Generated):
             value,
             inner,
             inner_raw,
+            unused,
             crc_start,
             crc_end,
         )
@@ -283,6 +277,7 @@ class KafkaLegacyMessage(_p.Generated):
             len_value = self.len_value
             value = self.value
             inner = self.inner
+            unused = self.unused
             key_b = key
             value_b = value
             inner_b = (
@@ -300,6 +295,8 @@ class KafkaLegacyMessage(_p.Generated):
                     if inner_b is not None
                     else -1
                 )
+            if unused is None:
+                unused = _p.derive(lambda: b"", self, "unused")
             rest_auto = len_message is None
             if rest_auto:
                 len_message = 0
@@ -312,10 +309,10 @@ class KafkaLegacyMessage(_p.Generated):
             crc_at = len(o) + 12
             crc_start = len(o) + 16
             o += _S0.pack(offset, len_message, crc, magic, attributes)
-            if magic >= 1:
+            if magic != 0:
                 o += _S3.pack(timestamp)
             elif timestamp is not None:
-                raise _p.not_expected(self, "timestamp", "magic >= 1")
+                raise _p.not_expected(self, "timestamp", "magic != 0")
             o += _S1.pack(len_key)
             if len_key >= 0:
                 o += key_b
@@ -334,6 +331,7 @@ class KafkaLegacyMessage(_p.Generated):
                 raise _p.not_expected(
                     self, "inner", "(len_value >= 0) and ((attributes & 7) != CompressionType.NONE)"
                 )
+            o += unused
             if rest_auto:
                 _S1.pack_into(o, rest_at, len(o) - rest_start)
             if crc_auto:
@@ -393,11 +391,16 @@ class KafkaLegacyMessage(_p.Generated):
 
 
 class MessageSet(_p.Generated):
-    """Entries back to back, as in a wrapper's value or a segment of magic 0 or 1 data.
+    """Entries back to back, as in a wrapper's (decompressed) value. The set ends as Kafka's
+    reader of a wrapper's inner messages ends it (AbstractLegacyRecordBatch's
+    DataLogInputStream): at the end of the data, or at an entry that is not all there,
+    which it drops; a length below 14 is corrupt; no magic is checked (see `magic`).
+
+    References: org.apache.kafka.common.record.AbstractLegacyRecordBatch
 
     Fields, in byte order (schemas/kafka_legacy_message.ksy, /types/message_set):
 
-    - entries: KafkaLegacyMessage list
+    - entries: InnerEntry list
     """
 
     #: Stored fields, in byte order (params first).
@@ -424,11 +427,11 @@ class MessageSet(_p.Generated):
         if end is None:
             end = len(buf)
         try:
-            entries: list[KafkaLegacyMessage] = []
+            entries: list[InnerEntry] = []
             while pos < end:
                 _i = len(entries)
                 before = pos
-                item, pos = KafkaLegacyMessage.parse(buf, pos, end, verify=verify)
+                item, pos = InnerEntry.parse(buf, pos, end, verify=verify)
                 entries.append(item)
                 if pos == before:
                     raise _p.no_progress(
@@ -450,5 +453,93 @@ class MessageSet(_p.Generated):
             o = out
             for item in entries:
                 item.build_into(o)
+        except _p.ENCODE_ERRORS as err:
+            raise _p.encode_failed(self, err) from err
+
+
+class InnerEntry(_p.Generated):
+    """One message of a wrapper's inner set, or the partial entry that ends the set.
+
+    Fields, in byte order (schemas/kafka_legacy_message.ksy, /types/inner_entry):
+
+    - partial: bytes, if ((end - pos) < 12) or ((length >= 14) and (((end - pos) - 12) < length)). A trailing entry that is not all there: its bytes, which Kafka drops unread (fewer than 12 bytes, or fewer than its length says).
+    - message: KafkaLegacyMessage, if pos < end. The message, when it is all there.
+    """
+
+    #: Stored fields, in byte order (params first).
+    FIELDS = (
+        "partial",
+        "message",
+        "length",
+    )
+    __slots__ = FIELDS
+    PATH = "kafka_legacy_message /types/inner_entry"
+    #: Fields a builder computes when they are left None.
+    DERIVED = ()
+    #: The smallest encoding, in bytes.
+    MIN_SIZE = 0
+
+    def __init__(
+        self,
+        partial=None,
+        message=None,
+        length=None,
+    ) -> None:
+        self.partial = partial
+        self.message = message
+        self.length = length
+
+    @classmethod
+    def parse(cls, buf, pos=0, end=None, verify=True):
+        """Read one InnerEntry from buf[pos:end]; return it and the position after it.
+
+        Byte fields are slices of buf (bytes for bytes, memoryview for memoryview).
+        """
+        if end is None:
+            end = len(buf)
+        try:
+            if pos + 8 + 4 <= end:
+                length = _S1.unpack_from(buf, pos + 8)[0]
+                if length < 14:
+                    raise _p.invalid(
+                        "kafka_legacy_message /types/inner_entry/instances/length",
+                        pos + 8,
+                        "length",
+                        length,
+                        "must be at least 14",
+                    )
+            else:
+                length = None
+            if ((end - pos) < 12) or ((length >= 14) and (((end - pos) - 12) < length)):
+                n = end - pos
+                partial = buf[pos : pos + n]
+                pos += n
+            else:
+                partial = None
+            if pos < end:
+                message, pos = KafkaLegacyMessage.parse(buf, pos, end, verify=verify)
+            else:
+                message = None
+        except IndexError:
+            raise _p.truncated(cls.PATH, pos, end) from None
+        if pos > end:
+            raise _p.truncated(cls.PATH, end, end)
+        obj = cls(
+            partial,
+            message,
+            length,
+        )
+        return obj, pos
+
+    def build_into(self, out: bytearray) -> None:
+        """Append the encoding to out; fields in DERIVED that are None are computed."""
+        try:
+            partial = self.partial
+            message = self.message
+            o = out
+            if partial is not None:  # where the data ends decides: written when given
+                o += partial
+            if message is not None:  # where the data ends decides: written when given
+                message.build_into(o)
         except _p.ENCODE_ERRORS as err:
             raise _p.encode_failed(self, err) from err

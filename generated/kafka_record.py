@@ -4,8 +4,8 @@
 
 One record of a v2 record batch. Lengths, deltas and counts are zig-zag varints; the
 offset and timestamp of a record are deltas from its batch's base offset and base
-timestamp. A length of -1 stands for null (key, value, header value); a header key is
-never null.
+timestamp. A length of -1 stands for null (key, value, header value), as does any other
+negative length when Kafka reads one; a header key is never null.
 
 References: org.apache.kafka.common.record.DefaultRecord
 """
@@ -27,8 +27,8 @@ _S0 = struct.Struct(">b")
 class KafkaRecord(_p.Generated):
     """One record of a v2 record batch. Lengths, deltas and counts are zig-zag varints; the
     offset and timestamp of a record are deltas from its batch's base offset and base
-    timestamp. A length of -1 stands for null (key, value, header value); a header key is
-    never null.
+    timestamp. A length of -1 stands for null (key, value, header value), as does any other
+    negative length when Kafka reads one; a header key is never null.
 
     References: org.apache.kafka.common.record.DefaultRecord
 
@@ -40,7 +40,7 @@ class KafkaRecord(_p.Generated):
     - offset_delta: varint. Offset minus the batch's base offset.
     - len_key: varint, derived by builders. Key length in bytes, -1 for a null key.
     - key: bytes, if len_key >= 0
-    - len_value: varint, derived by builders. Value length in bytes, -1 for a null value.
+    - len_value: varint, derived by builders. Value length in bytes, -1 for a null value (any negative length is null).
     - value: bytes, if len_value >= 0
     - num_headers: varint, derived by builders
     - headers: Header list
@@ -139,10 +139,6 @@ class KafkaRecord(_p.Generated):
                 pos += 1
             else:
                 len_key, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/4")
-            if not (len_key >= (-1)):
-                raise _p.invalid(
-                    "kafka_record /seq/4", pos, "len_key", len_key, "must satisfy value >= -1"
-                )
             if len_key >= 0:
                 n = len_key
                 if not 0 <= n <= end - pos:
@@ -157,10 +153,6 @@ class KafkaRecord(_p.Generated):
                 pos += 1
             else:
                 len_value, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/6")
-            if not (len_value >= (-1)):
-                raise _p.invalid(
-                    "kafka_record /seq/6", pos, "len_value", len_value, "must satisfy value >= -1"
-                )
             if len_value >= 0:
                 n = len_value
                 if not 0 <= n <= end - pos:
@@ -354,10 +346,6 @@ class KafkaRecord(_p.Generated):
                     pos += 1
                 else:
                     len_key, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/4")
-                if not (len_key >= (-1)):
-                    raise _p.invalid(
-                        "kafka_record /seq/4", pos, "len_key", len_key, "must satisfy value >= -1"
-                    )
                 if len_key >= 0:
                     n = len_key
                     if not 0 <= n <= end - pos:
@@ -372,14 +360,6 @@ class KafkaRecord(_p.Generated):
                     pos += 1
                 else:
                     len_value, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/6")
-                if not (len_value >= (-1)):
-                    raise _p.invalid(
-                        "kafka_record /seq/6",
-                        pos,
-                        "len_value",
-                        len_value,
-                        "must satisfy value >= -1",
-                    )
                 if len_value >= 0:
                     n = len_value
                     if not 0 <= n <= end - pos:
@@ -430,7 +410,7 @@ class Header(_p.Generated):
 
     - len_key: varint, derived by builders. Key length in bytes; never negative.
     - key: str
-    - len_value: varint, derived by builders. Value length in bytes, -1 for a null value.
+    - len_value: varint, derived by builders. Value length in bytes, -1 for a null value (any negative length is null).
     - value: bytes, if len_value >= 0
     """
 
@@ -498,14 +478,6 @@ class Header(_p.Generated):
             else:
                 len_value, pos = _p.read_varint(
                     buf, pos, end, 5, "kafka_record /types/header/seq/2"
-                )
-            if not (len_value >= (-1)):
-                raise _p.invalid(
-                    "kafka_record /types/header/seq/2",
-                    pos,
-                    "len_value",
-                    len_value,
-                    "must satisfy value >= -1",
                 )
             if len_value >= 0:
                 n = len_value
@@ -614,14 +586,6 @@ class Header(_p.Generated):
                 else:
                     len_value, pos = _p.read_varint(
                         buf, pos, end, 5, "kafka_record /types/header/seq/2"
-                    )
-                if not (len_value >= (-1)):
-                    raise _p.invalid(
-                        "kafka_record /types/header/seq/2",
-                        pos,
-                        "len_value",
-                        len_value,
-                        "must satisfy value >= -1",
                     )
                 if len_value >= 0:
                     n = len_value

@@ -152,6 +152,17 @@ class _Parser:
             node = self.expr(_TERNARY_PREC)
             self.take(")")
             return node
+        if tok == "[":  # a byte array literal: [], [0x01, 2]
+            values = []
+            while self.peek()[1] != "]":
+                if values:
+                    self.take(",")
+                kind, num = self.take()
+                if kind != "num" or not 0 <= int(num.replace("_", ""), 0) <= 255:
+                    self.fail("a byte array literal holds numbers 0 to 255")
+                values.append(int(num.replace("_", ""), 0))
+            self.take("]")
+            return Node("bytes", bytes(values))
         self.fail(f"unexpected {tok or 'end'!r}")
         raise AssertionError  # unreachable
 
@@ -237,6 +248,8 @@ class Translator:
             return ("True" if n.value else "False"), "int"
         if k == "str":
             return repr(n.value), "str"
+        if k == "bytes":
+            return repr(n.value), "bytes"
         if k == "name":
             return self.resolve(n.value)
         if k == "enum":

@@ -560,6 +560,8 @@ class _Translator:
             return ("true" if n.value else "false"), "bool"
         if k == "str":
             return _q(n.value), "str"
+        if k == "bytes":
+            return "[]byte{" + ", ".join(map(str, n.value)) + "}", "bytes"
         if k == "name":
             return self.name(n.value)
         if k == "enum":

@@ -152,6 +152,8 @@ class FieldIR:
     crc_starts: bool = False  # the type's CRC covers from this field on
     user_args_self: list[str] = field(default_factory=list)  # user args over self (lazy reads)
     bounds: dict = field(default_factory=dict)  # the schema's `valid` eq/min/max/any-of, as Python
+    #: -kafkacodec-draw's eq/min/max/any-of: what strategies draw, in place of bounds
+    draw_bounds: dict = field(default_factory=dict)
     ksy: dict = field(default_factory=dict)  # the attribute as written in the schema (for docs)
 
     @property
@@ -1174,7 +1176,14 @@ class ModuleBuilder:
             else:
                 f.cond_build = self.expr(attr["if"], scope, f"{where}/if", "build")
         draw = attr.get("-kafkacodec-draw")
-        if draw is not None:
+        if isinstance(draw, dict):  # the values strategies draw, where parsers take more
+            _check_keys(draw, {"eq", "min", "max", "any-of"}, f"{where}/-kafkacodec-draw")
+            values = [v for k, v in draw.items() for v in (_as_list(v) if k == "any-of" else [v])]
+            if f.kind not in ("int", "varint") or not all(type(v) is int for v in values):
+                raise SchemaError(f"{where}/-kafkacodec-draw",
+                                  "drawn values are integers, of an integer or varint field")  # fmt: skip
+            f.draw_bounds = {k: ([str(x) for x in v] if k == "any-of" else str(v)) for k, v in draw.items()}
+        elif draw is not None:
             if draw != "absent" or not f.cond_io:
                 raise SchemaError(
                     f"{where}/-kafkacodec-draw",

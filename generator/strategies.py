@@ -98,7 +98,7 @@ class _Planner:
         """The strategy of one value (one element of a list)."""
         if f.kind in ("int", "varint"):
             code = f.range_code
-            b = f.bounds
+            b = f.draw_bounds or f.bounds
             args = [f'"{code}"']
             if "eq" in b:
                 args.append(f"choices=[{b['eq']}]")

@@ -48,7 +48,7 @@ def _legacy_inner(batch):
     if batch.compression == _comp.NONE:
         return [(recs[0], batch.crc, batch.is_valid)]
     data = _comp.kafka_compression_decode(batch.inner_raw, int(batch.compression), batch.magic)
-    msgs = MessageSet.parse_all(data, verify=False).entries
+    msgs = [e.message for e in MessageSet.parse_all(data, verify=False).entries if e.message]
     return [(r, m.crc, m.crc_matches(data)) for r, m in zip(recs, msgs)]
 
 
@@ -226,7 +226,7 @@ def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
     elif path.suffix == ".checkpoint":
         yield snapshot_header(path.name) + nl
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
-    it = BatchIterator(data, verify_crc=False, source=str(path), end=end)
+    it = BatchIterator(data, verify_crc=False, source=str(path), end=end, file=True)
     last: list = [None, []]
     pages = PageDropper(data)
     try:
@@ -270,7 +270,7 @@ def _first_batch(data, start: int, source: str, until=None):
     """The first batch at or after `start` (the first with last offset >= `until` when
     given), or None when the log has none there (its end, or bytes that are no batch)."""
     try:
-        for b in BatchIterator(data, verify_crc=False, source=source, start=start):
+        for b in BatchIterator(data, verify_crc=False, source=source, start=start, file=True):
             if until is None or b.last_offset >= until:
                 return b
     except DecodeError:
@@ -342,7 +342,7 @@ def _boundaries(data, source: str) -> dict[int, int]:
     found in one walk."""
     out = {}
     try:
-        for b in BatchIterator(data, verify_crc=False, source=source):
+        for b in BatchIterator(data, verify_crc=False, source=source, file=True):
             out[b.position] = b.last_offset
     except DecodeError:
         pass  # past this, each entry's batch is read where it points
@@ -443,7 +443,7 @@ def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
     decoder, each record also carries what it decodes to ("decoded")."""
     end = len(data) if max_bytes is None else min(len(data), max_bytes)
     pages = PageDropper(data)
-    for b in BatchIterator(data, verify_crc=False, source=str(path), end=end):
+    for b in BatchIterator(data, verify_crc=False, source=str(path), end=end, file=True):
         yield batch_dict(b, deep=deep, how=how, decoder=decoder, findings=findings,
                          source=str(path), kafka=kafka, codecs=codecs)  # fmt: skip
         pages.passed(b.position)

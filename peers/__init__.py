@@ -12,7 +12,7 @@ clients users read these bytes with, each as its consumer reads a fetched record
 Each answer is compared with the reading of kafkacodec, which Kafka's own record classes
 confirm case by case (tests/kafka/test_kafka_judges_corpus.py), and classed (CLASSES). The
 report (`python -m peers --out DIR`) is a table per parser and, for every wrong value, crash,
-hang and refused valid case, a folder a maintainer can be sent: the corpus file, what Kafka
+hang, refused valid case and dropped record, a folder a maintainer can be sent: the corpus file, what Kafka
 reads in it and what the parser returned.
 """
 
@@ -33,9 +33,16 @@ CLASSES = {
 }
 
 
+def _long(v: int) -> int:
+    """v as Java's long arithmetic leaves it (Kafka's baseOffset + offsetDelta wraps)."""
+    return (v + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 def expected(data: bytes) -> dict[str, Any]:
-    """kafkacodec's reading of a log image, in the shape the parsers report: every record
-    (control records flagged), and the error where kafkacodec refuses the bytes (None)."""
+    """Kafka's reading of a log image, as kafkacodec reads it, in the shape the parsers
+    report: every record (control records flagged), and the error where the bytes are
+    refused (None). Offsets and timestamps past int64 wrapped as Kafka's long wraps them
+    (kafkacodec's records give the exact sum), header keys decoded as Java decodes UTF-8."""
     import kafkacodec as kc
     from kafkacodec.runtime.errors import KafkacodecError
 
@@ -44,11 +51,12 @@ def expected(data: bytes) -> dict[str, Any]:
         for b in kc.iter_batches(data):
             for r in b.records():
                 records.append({
-                    "offset": r.offset,
-                    "timestamp": None if b.magic == 0 else r.timestamp,
+                    "offset": _long(r.offset),
+                    "timestamp": None if b.magic == 0 else _long(r.timestamp),
                     "key": None if r.key is None else bytes(r.key).hex(),
                     "value": None if r.value is None else bytes(r.value).hex(),
-                    "headers": [[k, None if v is None else bytes(v).hex()] for k, v in r.headers],
+                    "headers": [[k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                                 None if v is None else bytes(v).hex()] for k, v in r.headers],
                     "control": bool(b.is_control),
                 })  # fmt: skip
     except KafkacodecError as err:

@@ -3,7 +3,7 @@
 Writes the corpus (`kafkacodec corpus --seed 7`, the README's) unless one is given, builds the
 Go program (go/cmd/peers, with the Go module's pinned clients), runs every parser over every
 log image, one process per parser, and writes the report into --out: README.md (the table per
-parser and what each class means) and a folder per wrong value, crash, hang and refused
+parser and what each class means) and a folder per wrong value, crash, hang, dropped record and refused
 valid case. A parser process that dies (a fatal error in Go, a segfault in C) takes only the
 case it was reading: that case is reported as a crash and the process starts again after it.
 """
@@ -28,7 +28,7 @@ GO_PARSERS = ("franz-go", "sarama", "kafka-go")
 PY_PARSERS = ("kafka-python", "aiokafka")
 PARSERS = GO_PARSERS + PY_PARSERS
 #: What a case's folder is written for.
-WRITTEN_UP = ("wrong", "crash", "hang", "refused")
+WRITTEN_UP = ("wrong", "crash", "hang", "refused", "dropped")
 SEED = 7
 
 

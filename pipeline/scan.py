@@ -172,13 +172,13 @@ def complete_end(
     last = seg.offset_index.last_entry()
     begin = last.position if last.position and seg.entry_holds(last) else 0
     walk = columnar.walk_batches(
-        seg.data, verify_crc=False, source=str(seg.path), start=begin, end=seg.size
+        seg.data, verify_crc=False, source=str(seg.path), start=begin, end=seg.size, file=True
     )
     if walk.error is not None and on_corrupt_fail:
         raise walk.error
     e = walk.entries
     if not len(e) and walk.position > 0:  # no batch where the index points: walk it all
-        e = columnar.walk_batches(seg.data, verify_crc=False, end=seg.size).entries
+        e = columnar.walk_batches(seg.data, verify_crc=False, end=seg.size, file=True).entries
     # After the last batch; an empty segment (just rolled) ends at its base offset.
     end = int(e["base_offset"][-1] + e["last_offset_delta"][-1]) + 1 if len(e) else seg.base_offset
     if read_committed:
@@ -329,7 +329,8 @@ def _largest_timestamp(seg: Segment, following: int | None) -> int:
     last = seg.time_index.last_entry()
     if last.timestamp < 0 or _time_entry_holds(seg, last):
         return seg.max_timestamp_so_far(immutable=following is not None).timestamp
-    walk = columnar.walk_batches(seg.data, verify_crc=False, source=str(seg.path), end=seg.size)
+    walk = columnar.walk_batches(seg.data, verify_crc=False, source=str(seg.path), end=seg.size,
+                                 file=True)  # fmt: skip
     e = walk.entries
     return int(e["max_timestamp"].max()) if len(e) else -1
 
@@ -476,7 +477,7 @@ def scan(s: SegmentSlice, *, verify_crc: bool) -> SliceScan:
         raise Replaced(str(seg.path))
     # a remote segment: only the slice's bytes are fetched (large ranges, in parallel)
     walk = columnar.walk_batches(seg.window(s.start, end), verify_crc=verify_crc,
-                                 source=str(seg.path), start=s.start, end=end)  # fmt: skip
+                                 source=str(seg.path), start=s.start, end=end, file=True)  # fmt: skip
     problems = []
     if walk.error is not None:
         problems.append(Problem(walk.position, walk.error, end - walk.position))

@@ -1,28 +1,38 @@
 """Kafka's compression codecs, each bounded on inflated size; written byte for byte as Java
-Kafka writes them (Kafka 3.8 on JDK 17: org.apache.kafka.common.compress.*Compression).
+Kafka writes them (Kafka 3.8 on JDK 17: org.apache.kafka.common.compress.*Compression), and
+read as the Java streams Kafka reads them with (Compression.wrapForInput): what those
+streams take, refuse, and leave unread at their end is what this module takes, refuses and
+leaves (tests/kafka/test_kafka_judges_mutations.py puts both to the same bytes).
 
-- gzip: an RFC 1952 stream (several members are read one after the other). Written as the
-  JDK's GZIPOutputStream writes it: its own 10-byte header (no flags, mtime 0, XFL 0 at any
-  level, OS byte 255 on JDK 16 and later, 0 on JDK 8 and 11), raw deflate from classic
-  zlib (window 15, memLevel 8, default strategy; Kafka's default level is zlib's 6), then
-  CRC-32 and the length mod 2^32, little-endian.
+- gzip: an RFC 1952 stream. Written as the JDK's GZIPOutputStream writes it: its own
+  10-byte header (no flags, mtime 0, XFL 0 at any level, OS byte 255 on JDK 16 and later,
+  0 on JDK 8 and 11), raw deflate from classic zlib (window 15, memLevel 8, default
+  strategy; Kafka's default level is zlib's 6), then CRC-32 and the length mod 2^32,
+  little-endian. Read as java.util.zip.GZIPInputStream (JDK 17 and 21) reads it: its
+  header's flags, name, comment and header CRC, its trailer checked; after a member, a next
+  one when the bytes after it start with a header the JDK accepts, and otherwise the end,
+  whatever the bytes (_gunzip says when the JDK looks).
 - snappy: Java Kafka writes snappy-java's stream framing (8-byte magic, version, minimum
-  compatible version, then `int32 length` + raw snappy block per 32 KiB of input); readers
-  also accept one raw snappy block, which other clients write. The blocks are Google's C++
-  snappy 1.1.x's (snappy-java bundles it): taken from the system's libsnappy when it is
-  there, else from cramjam, whose blocks are valid but not the same bytes.
+  compatible version, then `int32 length` + raw snappy block per 32 KiB of input); other
+  clients write one raw snappy block. Read as snappy-java's SnappyInputStream reads either
+  (_unsnappy). The blocks are Google's C++ snappy 1.1.x's (snappy-java bundles it): taken
+  from, and checked by, the system's libsnappy when it is there, else cramjam.
 - lz4: Kafka's own frame writer (Lz4BlockOutputStream): FLG 0x60 (version 1, independent
   blocks, no checksums, no content size), BD 0x40 (64 KiB blocks), blocks from LZ4's fast
   compressor at Kafka's default level 9 and from its HC compressor at any other, a block
   that does not shrink stored raw (size's top bit set), then an int32 zero. For magic 0
   Java Kafka computes the frame header checksum over the magic number too (KAFKA-3160):
-  magic 0 readers ignore that byte and magic 0 writers reproduce the quirk.
-- zstd: zstandard frames, magic 2 only, read as a stream (no content size needed);
-  written at level 3 with no content size and no checksum, as zstd-jni's stream writes
-  it on close (a block flush, then the frame's end: an empty last block).
+  magic 0 readers ignore that byte and magic 0 writers reproduce the quirk. Read as
+  Kafka's Lz4BlockInputStream reads a frame (_unlz4): its descriptor's rules, block
+  checksums, and nothing after the end mark.
+- zstd: zstandard frames, magic 2 only; written at level 3 with no content size and no
+  checksum, as zstd-jni's stream writes it on close (a block flush, then the frame's end:
+  an empty last block). Read as zstd-jni's ZstdInputStreamNoFinalizer reads frames through
+  Kafka's ChunkedBytesStream (_unzstd).
 
 Decompressed output larger than `max_size` (default DEFAULT_MAX_INFLATED) raises
-DecompressionLimitError before more memory is taken.
+DecompressionLimitError before more memory is taken (Kafka has no such bound).
+check_head is what Kafka reads of a compressed records region that holds no record.
 """
 
 from __future__ import annotations
@@ -37,7 +47,6 @@ from typing import NamedTuple
 
 import cramjam
 import lz4.block
-import lz4.frame
 import zstandard
 
 from .errors import (
@@ -61,7 +70,7 @@ __all__ = [
     "NONE", "GZIP", "SNAPPY", "LZ4", "ZSTD", "CODEC_NAMES", "CODEC_IDS", "codec_name",
     "DEFAULT_MAX_INFLATED", "decompress", "compress", "kafka_compression_decode",
     "kafka_compression_encode", "LEVELS", "Levels", "check_level", "GZIP_OS_JDK17",
-    "GZIP_OS_JDK8", "gzip_os_of", "SNAPPY_LIBRARY", "snappy_is_kafkas",
+    "GZIP_OS_JDK8", "gzip_os_of", "SNAPPY_LIBRARY", "snappy_is_kafkas", "check_head",
 ]  # fmt: skip
 
 NONE, GZIP, SNAPPY, LZ4, ZSTD = 0, 1, 2, 3, 4
@@ -71,6 +80,8 @@ CODEC_IDS = {name: codec for codec, name in CODEC_NAMES.items()}
 DEFAULT_MAX_INFLATED = 128 * 1024 * 1024
 
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"
+#: The magic's first four bytes as the int32 a chunk's length would be (MAGIC_HEADER_HEAD).
+_XERIAL_HEAD_INT = int.from_bytes(_XERIAL_MAGIC[:4], "big", signed=True)
 _XERIAL_HEADER = struct.Struct(">8sii")
 _XERIAL_BLOCK = 32 * 1024  # snappy-java's default block size
 _LZ4_MAGIC = b"\x04\x22\x4d\x18"
@@ -136,22 +147,61 @@ def _too_big(codec: int, limit: int) -> DecompressionLimitError:
 
 
 _INFLATE_STEP = 1 << 20  # gzip output is taken a megabyte at a time, the limit checked each
+_GZIP_FHCRC, _GZIP_FEXTRA, _GZIP_FNAME, _GZIP_FCOMMENT = 2, 4, 8, 16
+#: GZIPInputStream's input buffer, as Kafka's GzipCompression sizes it (8 KiB): where the
+#: JDK looks for a next member depends on what it has read ahead (_gunzip).
+_JDK_GZIP_BUFFER = 8 * 1024
+
+
+def _gzip_header(data, pos: int) -> int:
+    """The length of the gzip member header at data[pos:], read as the JDK's
+    GZIPInputStream.readHeader reads it (the reserved flag bits are not looked at);
+    CompressionError when the JDK refuses it or the data ends inside it."""
+    n = len(data)
+
+    def need(at: int, k: int) -> None:
+        if n - at < k:
+            raise CompressionError(f"gzip header cut short at byte {at}")
+
+    need(pos, 10)
+    if data[pos] != 0x1F or data[pos + 1] != 0x8B:
+        raise CompressionError(f"not in gzip format at byte {pos}")
+    if data[pos + 2] != 8:
+        raise CompressionError(f"gzip compression method {data[pos + 2]} at byte {pos} is not deflate")
+    flg, at = data[pos + 3], pos + 10
+    if flg & _GZIP_FEXTRA:
+        need(at, 2)
+        at += 2 + int.from_bytes(data[at : at + 2], "little")
+        need(at, 0)
+    for bit in (_GZIP_FNAME, _GZIP_FCOMMENT):
+        if flg & bit:
+            end = data.find(b"\0", at) - at if isinstance(data, bytes) else bytes(data[at:]).find(b"\0")
+            if end < 0:
+                raise CompressionError(f"gzip header cut short at byte {n}")
+            at += end + 1
+    if flg & _GZIP_FHCRC:
+        need(at, 2)
+        if int.from_bytes(data[at : at + 2], "little") != zlib.crc32(data[pos:at]) & 0xFFFF:
+            raise CompressionError(f"corrupt gzip header at byte {pos} (its CRC does not match)")
+        at += 2
+    return at - pos
 
 
 def _gunzip(data, limit: int) -> bytes:
+    """java.util.zip.GZIPInputStream over the bytes (JDK 17 and 21): a member's header,
+    its raw deflate, its trailer (CRC-32 and length), then, when the JDK looks at what
+    follows (more input it has not read, or more than 26 bytes of its 8 KiB buffer left
+    after the deflate data), a next member if those bytes start with a header it takes,
+    else the end: anything else after a member is never read (GZIPInputStream.readTrailer)."""
     rest = bytes(data)
-    # RFC 1952: the last member ends with its size mod 2^32 (ISIZE). A member is at least
-    # that large, so a stream whose ISIZE passes the limit is refused before anything is
-    # inflated: a gzip bomb costs no memory. (A member that lies is stopped at the limit.)
-    if len(rest) >= 18 and int.from_bytes(rest[-4:], "little") > limit:
-        raise DecompressionLimitError(
-            f"gzip data declares {int.from_bytes(rest[-4:], 'little')} bytes in its trailer, "
-            f"past the limit of {limit} bytes"
-        )
+    size = len(rest)
+    pos = _gzip_header(rest, 0)
+    in_pos = pos  # how far the JDK has pulled bytes from the buffer it reads
     out = bytearray()
     while True:
-        d = _inflate.decompressobj(wbits=31)
-        tail = rest
+        member_start = len(out)
+        d = _inflate.decompressobj(wbits=-15)
+        tail = memoryview(rest)[pos:]
         while not d.eof:
             chunk = d.decompress(tail, _INFLATE_STEP)
             out += chunk
@@ -162,9 +212,27 @@ def _gunzip(data, limit: int) -> bytes:
                 break  # the input is used up and nothing more is pending
         if not d.eof:
             raise CompressionError("gzip stream ends before its end marker")
-        rest = d.unused_data
-        if not rest:
+        deflate_end = size - len(d.unused_data)
+        if deflate_end > in_pos:  # the 8 KiB fills that reached the deflate data's end
+            fills = -(-(deflate_end - in_pos) // _JDK_GZIP_BUFFER)
+            in_pos = min(size, in_pos + fills * _JDK_GZIP_BUFFER)
+        buffered = in_pos - deflate_end  # read ahead past the deflate data (the trailer too)
+        if size - deflate_end < 8:
+            raise CompressionError("gzip member ends inside its trailer")
+        crc, isize = struct.unpack_from("<II", rest, deflate_end)
+        member = memoryview(out)[member_start:]
+        if crc != _inflate.crc32(member) or isize != len(member) & 0xFFFFFFFF:
+            raise CompressionError("corrupt gzip trailer (its CRC or length does not match)")
+        del member
+        in_pos = max(in_pos, deflate_end + 8)
+        if not (size - in_pos > 0 or buffered > 26):
             return bytes(out)
+        try:
+            header = _gzip_header(rest, deflate_end + 8)
+        except CompressionError:
+            return bytes(out)  # "ignore any malformed, do nothing": the stream ends here
+        pos = deflate_end + 8 + header
+        in_pos = max(in_pos, pos)
 
 
 _GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00"  # ID1 ID2 CM FLG MTIME XFL; OS follows
@@ -203,30 +271,59 @@ def _snappy_raw_length(block) -> int:
 
 
 def _unsnappy_block(block, limit: int, so_far: int) -> bytes:
-    if so_far + _snappy_raw_length(block) > limit:
+    """One raw snappy block, as snappy-java's Snappy.uncompress takes it (Google's C++
+    snappy: libsnappy when installed, the same library snappy-java bundles)."""
+    size = _snappy_raw_length(block)
+    if so_far + size > limit:
         raise _too_big(SNAPPY, limit)
+    if _LIBSNAPPY is not None:
+        raw = bytes(block)
+        out = ctypes.create_string_buffer(size)
+        got = ctypes.c_size_t(size)
+        if _LIBSNAPPY.snappy_uncompress(raw, len(raw), out, ctypes.byref(got)) != 0 or got.value != size:
+            raise CompressionError("snappy block does not decompress")
+        return out.raw
     try:
         return bytes(cramjam.snappy.decompress_raw(bytes(block)))
     except Exception as err:  # noqa: BLE001 - cramjam raises its own error types
         raise CompressionError(f"snappy block does not decompress: {err}") from None
 
 
+_SNAPPY_MAX_CHUNK = 512 * 1024 * 1024  # SnappyInputStream.MAX_CHUNK_SIZE
+
+
 def _unsnappy(data, limit: int) -> bytes:
+    """snappy-java's SnappyInputStream (1.1.10): fewer than 16 bytes, or bytes that do not
+    start with its magic, are one raw snappy block, read whole; else its header (not
+    checked further) and chunks, each an int32 length and a raw block, until fewer than 4
+    bytes are left (hasNextChunk: the end, whatever those bytes); a length that is the
+    magic's first 4 bytes starts a concatenated stream's header (its version checked), or,
+    when the rest of the magic does not follow, ends the stream."""
     data = bytes(data)
-    if not data.startswith(_XERIAL_MAGIC):
+    if not data:
+        raise CompressionError("snappy data is empty (snappy-java: cannot decompress an empty stream)")
+    if len(data) < _XERIAL_HEADER.size or not data.startswith(_XERIAL_MAGIC):
         return _unsnappy_block(data, limit, 0)
-    if len(data) < _XERIAL_HEADER.size:
-        raise CompressionError("snappy-java stream header is truncated")
     pos = _XERIAL_HEADER.size
     out = bytearray()
-    while pos < len(data):
-        if len(data) - pos < 4:
-            raise CompressionError(f"snappy-java block length truncated at byte {pos}")
+    while len(data) - pos >= 4:
         (n,) = struct.unpack_from(">i", data, pos)
         pos += 4
-        if n < 0 or n > len(data) - pos:
+        if n == _XERIAL_HEAD_INT:  # a concatenated stream's header
+            if len(data) - pos < _XERIAL_HEADER.size - 4:
+                raise CompressionError(f"snappy-java header cut short at byte {pos - 4}")
+            if data[pos - 4 : pos + 4] != _XERIAL_MAGIC:
+                break
+            (version,) = struct.unpack_from(">i", data, pos + 4)
+            if version < 1:
+                raise CompressionError(f"snappy-java stream of version {version} at byte {pos - 4}")
+            pos += _XERIAL_HEADER.size - 4
+            continue
+        if n < 0 or n > _SNAPPY_MAX_CHUNK:
+            raise CompressionError(f"snappy-java chunk at byte {pos - 4} claims {n} bytes")
+        if n > len(data) - pos:
             raise CompressionError(
-                f"snappy-java block at byte {pos - 4} claims {n} bytes, {len(data) - pos} left"
+                f"snappy-java chunk at byte {pos - 4} claims {n} bytes, {len(data) - pos} left"
             )
         out += _unsnappy_block(data[pos : pos + n], limit, len(out))
         pos += n
@@ -246,6 +343,9 @@ def _load_libsnappy():
     lib.snappy_compress.restype = ctypes.c_int
     lib.snappy_compress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                                     ctypes.POINTER(ctypes.c_size_t)]  # fmt: skip
+    lib.snappy_uncompress.restype = ctypes.c_int
+    lib.snappy_uncompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                      ctypes.POINTER(ctypes.c_size_t)]  # fmt: skip
     return lib
 
 
@@ -322,48 +422,86 @@ def xxh32(data: bytes, seed: int = 0) -> int:
     return h
 
 
-def _lz4_descriptor_end(frame: bytes) -> int:
-    """Position of the header checksum byte of an LZ4 frame."""
-    if len(frame) < 7 or frame[:4] != _LZ4_MAGIC:
+def _lz4_head(frame, magic: int) -> tuple[int, int, int]:
+    """Kafka's Lz4BlockInputStream.readHeader over an LZ4 frame: (where the blocks start,
+    the FLG byte, the largest block). Kafka's FLG and BD rules (Lz4BlockOutputStream): no
+    reserved bit, independent blocks, version 1, a block size of 64 KiB to 4 MiB; the
+    descriptor's checksum byte is checked but for magic 0 (KAFKA-3160: the JDK writer's was
+    over the magic too, so Kafka skips it there)."""
+    n = len(frame)
+    if n < 6:
+        raise CompressionError("LZ4 frame header cut short")
+    if bytes(frame[:4]) != _LZ4_MAGIC:
         raise CompressionError("not an LZ4 frame (bad magic number)")
-    flg = frame[4]
-    end = 6 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
-    if len(frame) <= end:
-        raise CompressionError("LZ4 frame header is truncated")
-    return end
-
-
-def _lz4_set_checksum(frame: bytes, broken: bool) -> bytes:
-    """Rewrite the header checksum: correct, or Kafka's magic 0 variant (over the magic)."""
-    end = _lz4_descriptor_end(frame)
-    covered = frame[0:end] if broken else frame[4:end]
-    hc = (xxh32(covered) >> 8) & 0xFF
-    return frame[:end] + bytes([hc]) + frame[end + 1 :]
+    flg, bd = frame[4], frame[5]
+    if flg & 3:
+        raise CompressionError("LZ4 frame descriptor: reserved bits must be 0")
+    if not flg & 0x20:
+        raise CompressionError("LZ4 frame descriptor: dependent blocks are not supported")
+    if flg >> 6 != 1:
+        raise CompressionError(f"LZ4 frame version {flg >> 6} is not supported")
+    if bd & 0x8F:
+        raise CompressionError("LZ4 frame descriptor: reserved block descriptor bits must be 0")
+    if not 4 <= (bd >> 4) & 7 <= 7:
+        raise CompressionError("LZ4 frame descriptor: the block size must be 4 to 7")
+    at = 6
+    if flg & 0x08:  # a content size, skipped
+        if n - at < 8:
+            raise CompressionError("LZ4 frame header cut short")
+        at += 8
+    if n - at < 1:
+        raise CompressionError("LZ4 frame header cut short")
+    if magic != 0 and frame[at] != (xxh32(bytes(frame[4:at])) >> 8) & 0xFF:
+        raise CompressionError("LZ4 frame descriptor corrupted (its checksum does not match)")
+    return at + 1, flg, 1 << (2 * ((bd >> 4) & 7) + 8)
 
 
 def _unlz4(data, limit: int, magic: int) -> bytes:
-    frame = bytes(data)
-    if magic == 0:
-        frame = _lz4_set_checksum(frame, broken=False)
+    """Kafka's Lz4BlockInputStream over an LZ4 frame: its header (_lz4_head), then blocks
+    (a size with the top bit set: stored as is) to the end mark, a size of 0 whatever its
+    top bit, and its content checksum, skipped; a block checksum is checked. Nothing after
+    the end mark is read: a second frame, or any other bytes, are never looked at; nor
+    after a block that gives no bytes (Kafka's ChunkedBytesStream ends at a read of 0)."""
+    frame = memoryview(bytes(data))
+    n = len(frame)
+    at, flg, max_block = _lz4_head(frame, magic)
     out = bytearray()
-    # Output in steps: python-lz4 allocates max_length up front, so asking for the whole
-    # limit (128 MiB) at once cost an allocation of that size per batch.
-    step = max(1 << 16, 4 * len(frame))
-    try:
-        while frame:
-            d = lz4.frame.LZ4FrameDecompressor()
-            out += d.decompress(frame, max_length=min(step, limit + 1 - len(out)))
-            while not d.eof and not d.needs_input and len(out) <= limit:
-                step *= 2
-                out += d.decompress(b"", max_length=min(step, limit + 1 - len(out)))
-            if len(out) > limit:
-                raise _too_big(LZ4, limit)
-            if not d.eof:
-                raise CompressionError("LZ4 frame ends before its end mark")
-            frame = d.unused_data
-    except RuntimeError as err:
-        raise CompressionError(f"LZ4 frame does not decompress: {err}") from None
-    return bytes(out)
+    while True:
+        if n - at < 4:
+            raise CompressionError("LZ4 frame ends before its end mark")
+        (word,) = _U32.unpack_from(frame, at)
+        at += 4
+        size = word & ~_LZ4_RAW
+        if size == 0:  # the end mark
+            if flg & 0x04 and n - at < 4:
+                raise CompressionError("LZ4 frame ends inside its content checksum")
+            return bytes(out)
+        if size > max_block:
+            raise CompressionError(f"LZ4 block of {size} bytes, past the frame's {max_block}")
+        if n - at < size:
+            raise CompressionError("LZ4 frame ends inside a block")
+        block = frame[at : at + size]
+        if word & _LZ4_RAW:
+            piece = block
+        else:
+            try:
+                piece = lz4.block.decompress(block, uncompressed_size=max_block)
+            except lz4.block.LZ4BlockError as err:
+                raise CompressionError(f"LZ4 block at byte {at} does not decompress: {err}") from None
+        at += size
+        if flg & 0x10:  # a block checksum
+            if n - at < 4:
+                raise CompressionError("LZ4 frame ends inside a block checksum")
+            if xxh32(bytes(block)) != _U32.unpack_from(frame, at)[0]:
+                raise CompressionError(f"LZ4 block checksum mismatch at byte {at - size}")
+            at += 4
+        if not piece:
+            # a block of no bytes: its read returns 0, which Kafka's ChunkedBytesStream
+            # takes as the end of the stream
+            return bytes(out)
+        out += piece
+        if len(out) > limit:
+            raise _too_big(LZ4, limit)
 
 
 _LZ4_BLOCK = 64 * 1024
@@ -416,44 +554,46 @@ _ZSTD = threading.local()  # a decompression context per thread, reused (making 
 _ZSTD_MAGIC = 0xFD2FB528
 
 
-def _zstd_frames_end(data) -> int:
-    """Walk the zstd frames' headers and block headers (RFC 8878) to their end: zstandard's
-    stream reader returns what it has when a frame is cut short (a truncated frame read as
-    empty), so a frame that does not end where the data does is refused here first.
-    Returns how many frames there are (skippable ones included)."""
-    n, pos, frames = len(data), 0, 0
-    while pos < n:
-        frames += 1
-        if n - pos < 4:
-            raise CompressionError(f"zstd data ends inside a frame magic at byte {pos}")
-        magic = int.from_bytes(data[pos : pos + 4], "little")
-        if magic & 0xFFFFFFF0 == 0x184D2A50:  # a skippable frame
-            if n - pos < 8:
-                raise CompressionError(f"zstd skippable frame cut short at byte {pos}")
-            pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "little")
-            continue
-        if magic != _ZSTD_MAGIC:
-            raise CompressionError(f"zstd data holds no frame at byte {pos}")
-        if n - pos < 5:
-            raise CompressionError(f"zstd frame header cut short at byte {pos}")
-        fhd = data[pos + 4]
-        single = (fhd >> 5) & 1
-        header = 1 + (1 - single) + (0, 1, 2, 4)[fhd & 3] + (single, 2, 4, 8)[fhd >> 6]
-        pos += 4 + header
-        while True:
-            if n - pos < 3:
-                raise CompressionError("zstd frame ends before its last block")
-            bh = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16
-            kind = (bh >> 1) & 3
-            if kind == 3:
-                raise CompressionError(f"zstd block of the reserved type at byte {pos}")
-            pos += 3 + (1 if kind == 1 else bh >> 3)  # an RLE block holds one byte
-            if bh & 1:
-                break
-        pos += 4 * ((fhd >> 2) & 1)  # the content checksum
-        if pos > n:
-            raise CompressionError("zstd frame ends before its last block")
-    return frames
+_ZSTD_MAGIC_BYTES = _ZSTD_MAGIC.to_bytes(4, "little")
+_ZSTD_SKIPPABLE = 0x184D2A50  # 0x184D2A50 to 0x184D2A5F
+
+
+def _zstd_frame_end(data, pos: int) -> int | None:
+    """Where the frame (or skippable frame) at data[pos:] ends, from its headers and its
+    blocks' headers (RFC 8878); None when the data ends before its magic number and
+    FHD byte tell what it is and what is there matches a magic number so far (zstd then
+    waits for more: ZSTD_getFrameHeader); CompressionError for bytes that start no frame
+    (zstd's prefix_unknown) or a block of the reserved type. The end may lie past the
+    data: the frame is cut short."""
+    n = len(data)
+    head = bytes(data[pos : pos + 4])
+    if len(head) < 4 or (n - pos < 5 and head == _ZSTD_MAGIC_BYTES):
+        if _ZSTD_MAGIC_BYTES.startswith(head) or (
+            head[1:] == (_ZSTD_SKIPPABLE.to_bytes(4, "little")[1 : len(head)])
+            and 0x50 <= head[0] <= 0x5F
+        ):
+            return None
+        raise CompressionError(f"zstd data holds no frame at byte {pos}")
+    magic = int.from_bytes(head, "little")
+    if magic & 0xFFFFFFF0 == _ZSTD_SKIPPABLE:
+        if n - pos < 8:
+            return pos + 8
+        return pos + 8 + int.from_bytes(data[pos + 4 : pos + 8], "little")
+    if magic != _ZSTD_MAGIC:
+        raise CompressionError(f"zstd data holds no frame at byte {pos}")
+    fhd = data[pos + 4]
+    single = (fhd >> 5) & 1
+    at = pos + 4 + 1 + (1 - single) + (0, 1, 2, 4)[fhd & 3] + (single, 2, 4, 8)[fhd >> 6]
+    while True:
+        if n - at < 3:
+            return at + 3
+        bh = data[at] | data[at + 1] << 8 | data[at + 2] << 16
+        kind = (bh >> 1) & 3
+        if kind == 3:
+            raise CompressionError(f"zstd block of the reserved type at byte {at}")
+        at += 3 + (1 if kind == 1 else bh >> 3)  # an RLE block holds one byte
+        if bh & 1:
+            return at + 4 * ((fhd >> 2) & 1)  # and its content checksum
 
 
 #: Output a single call may make: the data's size times this, plus _ZSTD_ONE_CALL_SLACK
@@ -462,36 +602,69 @@ _ZSTD_ONE_CALL_RATIO = 16
 _ZSTD_ONE_CALL_SLACK = 64 << 10
 
 
-def _unzstd(data, limit: int) -> bytes:
-    frames = _zstd_frames_end(data)
+def _zstd_dctx():
     dctx = getattr(_ZSTD, "dctx", None)
     if dctx is None:
         dctx = _ZSTD.dctx = zstandard.ZstdDecompressor()
-    # The usual batch: one frame whose output fits a buffer of a few times its size, in
-    # one call (Kafka writes no content size, so the buffer is sized here). Anything else
-    # (more output, several frames, damage) is read as a stream, which decides.
-    # A content size in the frame header is what zstandard allocates: not trusted past cap.
-    cap = min(limit, _ZSTD_ONE_CALL_RATIO * len(data) + _ZSTD_ONE_CALL_SLACK)
-    if frames == 1:
-        try:
-            if zstandard.frame_content_size(data) <= cap:  # -1: not given
-                return dctx.decompress(data, max_output_size=cap)
-        except zstandard.ZstdError:
-            dctx = _ZSTD.dctx = zstandard.ZstdDecompressor()
+    return dctx
+
+
+def _unzstd_frame(frame, limit: int, so_far: int) -> bytes:
+    """The content of one frame (or nothing, for a skippable one, or what a frame cut
+    short gives before its end), read as a stream within the limit."""
     out = bytearray()
     try:
-        reader = dctx.stream_reader(bytes(data), read_across_frames=True)
-        with reader:
+        with _zstd_dctx().stream_reader(bytes(frame), read_across_frames=False) as reader:
             while True:
-                chunk = reader.read(min(1 << 20, limit + 1 - len(out)))
+                chunk = reader.read(min(1 << 20, limit + 1 - so_far - len(out)))
                 if not chunk:
                     break
                 out += chunk
-                if len(out) > limit:
+                if so_far + len(out) > limit:
                     raise _too_big(ZSTD, limit)
     except zstandard.ZstdError as err:
         _ZSTD.dctx = None  # not reused after a failure
         raise CompressionError(f"zstd data does not decompress: {err}") from None
+    return bytes(out)
+
+
+def _unzstd(data, limit: int) -> bytes:
+    """zstd-jni's ZstdInputStreamNoFinalizer as Kafka reads it (through ChunkedBytesStream,
+    which takes a read of 0 bytes as the end): frames one after the other; the stream ends
+    at the end of the data, at a frame that gives no content (an empty or a skippable
+    one: its read returns 0), and at bytes that match a magic number so far but are too
+    few to say more (zstd waits for more, and the read gives 0). A frame cut short is an
+    error once it gave content ("Truncated source"), the end when it gave none; bytes that
+    start no frame are an error."""
+    n = len(data)
+    ends, pos = [], 0
+    while pos < n:
+        end = _zstd_frame_end(data, pos)
+        if end is None:
+            break
+        ends.append((pos, end))
+        if end > n:
+            break
+        pos = end
+    if len(ends) == 1 and ends[0] == (0, n) and int.from_bytes(data[:4], "little") == _ZSTD_MAGIC:
+        # The usual batch: one frame, whose output fits a buffer of a few times its size,
+        # in one call (Kafka writes no content size, so the buffer is sized here).
+        cap = min(limit, _ZSTD_ONE_CALL_RATIO * n + _ZSTD_ONE_CALL_SLACK)
+        try:
+            if zstandard.frame_content_size(data) <= cap:  # -1: not given
+                return _zstd_dctx().decompress(data, max_output_size=cap)
+        except zstandard.ZstdError:
+            _ZSTD.dctx = None
+    out = bytearray()
+    for start, end in ends:
+        got = _unzstd_frame(memoryview(data)[start : min(end, n)], limit, len(out))
+        if end > n:
+            if got:
+                raise CompressionError(f"zstd frame at byte {start} is cut short (truncated source)")
+            break
+        if not got:
+            break  # a frame that gives nothing: the read returns 0, Kafka's end of the records
+        out += got
     return bytes(out)
 
 
@@ -530,6 +703,24 @@ def decompress(codec: int, data, magic: int = 2, max_size: int | None = None):
         return _unzstd(data, limit)
     except _INFLATE_ERRORS as err:
         raise CompressionError(f"gzip data does not decompress: {err}") from None
+
+
+def check_head(codec: int, data, magic: int = 2) -> None:
+    """What Kafka reads of a compressed records region before its first record, all it
+    reads of one that holds none (a v2 batch whose count is 0: DefaultRecordBatch's
+    iterator opens the stream, then reads nothing): the stream's header, as its Java
+    stream's constructor reads it. gzip: the member header; lz4: the frame header; snappy:
+    snappy-java's header, or, when the bytes are one raw block, that block, which its
+    constructor decompresses whole; zstd: nothing. CompressionError when that fails."""
+    check_codec(codec, magic)
+    if codec == GZIP:
+        _gzip_header(bytes(data), 0)
+    elif codec == LZ4:
+        _lz4_head(data, magic)
+    elif codec == SNAPPY:
+        head = bytes(data[: _XERIAL_HEADER.size])
+        if len(head) < _XERIAL_HEADER.size or not head.startswith(_XERIAL_MAGIC):
+            _unsnappy(data, DEFAULT_MAX_INFLATED)
 
 
 def compress(codec: int, data, magic: int = 2, level: int | None = None, *,

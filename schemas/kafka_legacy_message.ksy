@@ -31,7 +31,10 @@ seq:
       from: magic
   - id: magic
     type: s1
-    valid:
+    doc: |
+      0 or 1 (a log's walk refuses any other at its top level: kafka_log). Inside a wrapper
+      Kafka reads any magic but 0 with magic 1's layout (LegacyRecord), and so does this.
+    -kafkacodec-draw:
       any-of: [0, 1]
   - id: attributes
     type: s1
@@ -40,21 +43,19 @@ seq:
       only; LogAppendTime when set), bits 4-7 zero.
   - id: timestamp
     type: s8
-    if: magic >= 1
+    if: magic != 0
     doc: Milliseconds since the epoch, -1 for none; magic 1 only.
   - id: len_key
     -orig-id: keyLength
     type: s4
-    valid:
-      min: -1
+    doc: -1 for a null key; Kafka reads any negative length as null (Utils.sizeDelimited).
   - id: key
     size: len_key
     if: len_key >= 0
   - id: len_value
     -orig-id: valueLength
     type: s4
-    valid:
-      min: -1
+    doc: -1 for a null value (any negative length is null).
   - id: value
     size: len_value
     if: len_value >= 0 and compression == compression_type::none
@@ -66,6 +67,13 @@ seq:
     if: len_value >= 0 and compression != compression_type::none
     doc: The inner message set of a wrapper, stored compressed as the wrapper's value.
     -kafkacodec-lazy: true
+  - id: unused
+    size: 'len_message - (magic == 0 ? 14 : 22) - (len_key > 0 ? len_key : 0) - (len_value > 0 ? len_value : 0)'
+    doc: |
+      Bytes of the message after its value, which Kafka's LegacyRecord never reads (it
+      reads each field where the message's layout puts it); no writer leaves any. Its size
+      is negative, and the message refused, when the fields do not fit in the message.
+    -kafkacodec-derive: '[]'
 instances:
   crc_from:
     value: 16
@@ -88,11 +96,40 @@ instances:
     enum: timestamp_type
 types:
   message_set:
-    doc: Entries back to back, as in a wrapper's value or a segment of magic 0 or 1 data.
+    doc: |
+      Entries back to back, as in a wrapper's (decompressed) value. The set ends as Kafka's
+      reader of a wrapper's inner messages ends it (AbstractLegacyRecordBatch's
+      DataLogInputStream): at the end of the data, or at an entry that is not all there,
+      which it drops; a length below 14 is corrupt; no magic is checked (see `magic`).
+    doc-ref: org.apache.kafka.common.record.AbstractLegacyRecordBatch
     seq:
       - id: entries
-        type: kafka_legacy_message
+        type: inner_entry
         repeat: eos
+  inner_entry:
+    doc: One message of a wrapper's inner set, or the partial entry that ends the set.
+    seq:
+      - id: partial
+        size-eos: true
+        if: '_io.size - _io.pos < 12 or (length >= 14 and _io.size - _io.pos - 12 < length)'
+        -kafkacodec-draw: absent
+        doc: |
+          A trailing entry that is not all there: its bytes, which Kafka drops unread
+          (fewer than 12 bytes, or fewer than its length says).
+      - id: message
+        type: kafka_legacy_message
+        if: _io.pos < _io.size
+        doc: The message, when it is all there.
+    instances:
+      length:
+        pos: _io.pos + 8
+        type: s4
+        valid:
+          min: 14
+        doc: |
+          The entry's length field, read ahead to tell a whole entry from a partial one;
+          below 14 Kafka calls the set corrupt ("Record size is less than the minimum
+          record overhead").
 enums:
   compression_type:
     0: none

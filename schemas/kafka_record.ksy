@@ -8,8 +8,8 @@ meta:
 doc: |
   One record of a v2 record batch. Lengths, deltas and counts are zig-zag varints; the
   offset and timestamp of a record are deltas from its batch's base offset and base
-  timestamp. A length of -1 stands for null (key, value, header value); a header key is
-  never null.
+  timestamp. A length of -1 stands for null (key, value, header value), as does any other
+  negative length when Kafka reads one; a header key is never null.
 doc-ref: org.apache.kafka.common.record.DefaultRecord
 -kafkacodec-columns: true
 seq:
@@ -32,18 +32,16 @@ seq:
   - id: len_key
     -orig-id: keyLength
     type: zigzag_varint(5)
-    doc: Key length in bytes, -1 for a null key.
-    valid:
-      expr: _.value >= -1
+    doc: |
+      Key length in bytes, -1 for a null key. Kafka reads any negative length as null
+      (Utils.readBytes), so every reader here does.
   - id: key
     size: len_key.value
     if: len_key.value >= 0
   - id: len_value
     -orig-id: valueLen
     type: zigzag_varint(5)
-    doc: Value length in bytes, -1 for a null value.
-    valid:
-      expr: _.value >= -1
+    doc: Value length in bytes, -1 for a null value (any negative length is null).
   - id: value
     size: len_value.value
     if: len_value.value >= 0
@@ -74,9 +72,7 @@ types:
       - id: len_value
         -orig-id: headerValueLength
         type: zigzag_varint(5)
-        doc: Value length in bytes, -1 for a null value.
-        valid:
-          expr: _.value >= -1
+        doc: Value length in bytes, -1 for a null value (any negative length is null).
       - id: value
         size: len_value.value
         if: len_value.value >= 0

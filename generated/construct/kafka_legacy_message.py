@@ -37,13 +37,16 @@ from construct import (
 from kafkacodec.constructs import (
     KafkaCompressed,
     KafkaStruct,
+    PeekAt,
     RepeatEos,
     Sized,
     encoded_size,
+    stream_size,
 )
 from kafkacodec.runtime._prim import to_enum
 
 __all__ = [
+    "InnerEntry",
     "MessageSet",
     "KafkaLegacyMessage",
     "CompressionType",
@@ -64,12 +67,49 @@ class TimestampType(enum.IntEnum):
     LOG_APPEND_TIME = 2
 
 
+InnerEntry = Struct(
+    "length"
+    / PeekAt(lambda this: this._io.tell() + 8, ExprValidator(Int32sb, lambda _, this: not (_ < 14)))
+    * 'The entry\'s length field, read ahead to tell a whole entry from a partial one; below 14 Kafka calls the set corrupt ("Record size is less than the minimum record overhead").',
+    "partial"
+    / If(
+        lambda this: (
+            (
+                ((stream_size(this._io) - this._io.tell()) < 12)
+                or (
+                    (this.length >= 14)
+                    and (((stream_size(this._io) - this._io.tell()) - 12) < this.length)
+                )
+            )
+            if this._parsing
+            else (this.partial is not None)
+        ),
+        GreedyBytes,
+    )
+    * "A trailing entry that is not all there: its bytes, which Kafka drops unread (fewer than 12 bytes, or fewer than its length says).",
+    "message"
+    / If(
+        lambda this: (
+            (this._io.tell() < stream_size(this._io))
+            if this._parsing
+            else (this.message is not None)
+        ),
+        LazyBound(lambda: KafkaLegacyMessage),
+    )
+    * "The message, when it is all there.",
+)
+InnerEntry.__doc__ = (
+    """One message of a wrapper's inner set, or the partial entry that ends the set."""
+)
+
+
 MessageSet = Struct(
-    "entries" / RepeatEos(LazyBound(lambda: KafkaLegacyMessage)),
+    "entries" / RepeatEos(InnerEntry),
 )
-MessageSet.__doc__ = (
-    """Entries back to back, as in a wrapper's value or a segment of magic 0 or 1 data."""
-)
+MessageSet.__doc__ = """Entries back to back, as in a wrapper's (decompressed) value. The set ends as Kafka's
+reader of a wrapper's inner messages ends it (AbstractLegacyRecordBatch's
+DataLogInputStream): at the end of the data, or at an entry that is not all there,
+which it drops; a length below 14 is corrupt; no magic is checked (see `magic`)."""
 
 
 KafkaLegacyMessage = KafkaStruct(
@@ -78,22 +118,22 @@ KafkaLegacyMessage = KafkaStruct(
     / ExprValidator(Int32sb, lambda _, this: not (_ < 14))
     * "Bytes of the message after this field.",
     "crc" / Int32ub * "CRC-32 (IEEE) of `magic` to the end of the value.",
-    "magic" / ExprValidator(Int8sb, lambda _, this: not (_ not in (0, 1))),
+    "magic"
+    / Int8sb
+    * "0 or 1 (a log's walk refuses any other at its top level: kafka_log). Inside a wrapper Kafka reads any magic but 0 with magic 1's layout (LegacyRecord), and so does this.",
     "attributes"
     / Int8sb
     * "Bits 0-2 codec (0 none, 1 gzip, 2 snappy, 3 lz4), bit 3 timestamp type (magic 1 only; LogAppendTime when set), bits 4-7 zero.",
     "timestamp"
-    / If(lambda this: this.magic >= 1, Int64sb)
+    / If(lambda this: this.magic != 0, Int64sb)
     * "Milliseconds since the epoch, -1 for none; magic 1 only.",
     "len_key"
-    / Rebuild(
-        ExprValidator(Int32sb, lambda _, this: not (_ < -1)),
-        lambda this: encoded_size(this, ("key", GreedyBytes)),
-    ),
+    / Rebuild(Int32sb, lambda this: encoded_size(this, ("key", GreedyBytes)))
+    * "-1 for a null key; Kafka reads any negative length as null (Utils.sizeDelimited).",
     "key" / If(lambda this: this.len_key >= 0, Bytes(lambda this: this.len_key)),
     "len_value"
     / Rebuild(
-        ExprValidator(Int32sb, lambda _, this: not (_ < -1)),
+        Int32sb,
         lambda this: encoded_size(
             this,
             ("value", GreedyBytes),
@@ -104,7 +144,8 @@ KafkaLegacyMessage = KafkaStruct(
                 ),
             ),
         ),
-    ),
+    )
+    * "-1 for a null value (any negative length is null).",
     "value"
     / If(
         lambda this: (this.len_value >= 0) and ((this.attributes & 7) == CompressionType.NONE),
@@ -122,6 +163,21 @@ KafkaLegacyMessage = KafkaStruct(
         ),
     )
     * "The inner message set of a wrapper, stored compressed as the wrapper's value.",
+    "unused"
+    / Rebuild(
+        Sized(
+            lambda this: (
+                (
+                    (this.len_message - (14 if (this.magic == 0) else 22))
+                    - (this.len_key if (this.len_key > 0) else 0)
+                )
+                - (this.len_value if (this.len_value > 0) else 0)
+            ),
+            GreedyBytes,
+        ),
+        lambda this: b"",
+    )
+    * "Bytes of the message after its value, which Kafka's LegacyRecord never reads (it reads each field where the message's layout puts it); no writer leaves any. Its size is negative, and the message refused, when the fields do not fit in the message.",
     "crc_from"
     / Computed(lambda this: 16)
     * "Where the bytes the CRC covers begin, counted from the message's first byte: at `magic` (the CRC field's `-kafkacodec-crc` says so; a test checks that this number is that field's offset). For other languages, whose parsers cannot compute a CRC: check CRC-32 over [crc_from, crc_to) of the message's bytes.",

@@ -3,8 +3,8 @@
 
 One record of a v2 record batch. Lengths, deltas and counts are zig-zag varints; the
 offset and timestamp of a record are deltas from its batch's base offset and base
-timestamp. A length of -1 stands for null (key, value, header value); a header key is
-never null.
+timestamp. A length of -1 stands for null (key, value, header value), as does any other
+negative length when Kafka reads one; a header key is never null.
 
 Parse and build with the same object (https://construct.readthedocs.io):
 
@@ -49,11 +49,8 @@ Header = Struct(
     * "Key length in bytes; never negative.",
     "key" / Text(Bytes(lambda this: this.len_key), "utf-8"),
     "len_value"
-    / Rebuild(
-        ExprValidator(ZigZagVarint(5), lambda _, this: not (not (_ >= (-1)))),
-        lambda this: encoded_size(this, ("value", GreedyBytes)),
-    )
-    * "Value length in bytes, -1 for a null value.",
+    / Rebuild(ZigZagVarint(5), lambda this: encoded_size(this, ("value", GreedyBytes)))
+    * "Value length in bytes, -1 for a null value (any negative length is null).",
     "value" / If(lambda this: this.len_value >= 0, Bytes(lambda this: this.len_value)),
 )
 Header.__doc__ = """A record header; keys may repeat and keep their order."""
@@ -67,18 +64,12 @@ KafkaRecord = KafkaStruct(
     * "Timestamp minus the batch's base timestamp (a varlong).",
     "offset_delta" / ZigZagVarint(5) * "Offset minus the batch's base offset.",
     "len_key"
-    / Rebuild(
-        ExprValidator(ZigZagVarint(5), lambda _, this: not (not (_ >= (-1)))),
-        lambda this: encoded_size(this, ("key", GreedyBytes)),
-    )
-    * "Key length in bytes, -1 for a null key.",
+    / Rebuild(ZigZagVarint(5), lambda this: encoded_size(this, ("key", GreedyBytes)))
+    * "Key length in bytes, -1 for a null key. Kafka reads any negative length as null (Utils.readBytes), so every reader here does.",
     "key" / If(lambda this: this.len_key >= 0, Bytes(lambda this: this.len_key)),
     "len_value"
-    / Rebuild(
-        ExprValidator(ZigZagVarint(5), lambda _, this: not (not (_ >= (-1)))),
-        lambda this: encoded_size(this, ("value", GreedyBytes)),
-    )
-    * "Value length in bytes, -1 for a null value.",
+    / Rebuild(ZigZagVarint(5), lambda this: encoded_size(this, ("value", GreedyBytes)))
+    * "Value length in bytes, -1 for a null value (any negative length is null).",
     "value" / If(lambda this: this.len_value >= 0, Bytes(lambda this: this.len_value)),
     "num_headers"
     / Rebuild(
@@ -90,5 +81,5 @@ KafkaRecord = KafkaStruct(
 )
 KafkaRecord.__doc__ = """One record of a v2 record batch. Lengths, deltas and counts are zig-zag varints; the
 offset and timestamp of a record are deltas from its batch's base offset and base
-timestamp. A length of -1 stands for null (key, value, header value); a header key is
-never null."""
+timestamp. A length of -1 stands for null (key, value, header value), as does any other
+negative length when Kafka reads one; a header key is never null."""

@@ -19,6 +19,7 @@ from kafkacodec import strategies as _h
 
 from ..kafka_legacy_message import (
     CompressionType,
+    InnerEntry,
     KafkaLegacyMessage,
     MessageSet,
 )
@@ -32,6 +33,8 @@ __all__ = [
     "kafka_legacy_message_bytes",
     "message_set",
     "message_set_bytes",
+    "inner_entry",
+    "inner_entry_bytes",
 ]
 
 
@@ -46,7 +49,7 @@ def _draw_kafka_legacy_message(draw, invalid):
     offset = draw(_h.ints("q", invalid=invalid))
     magic = draw(_h.ints("b", choices=[0, 1], invalid=invalid))
     attributes = draw(_h.ints("b", invalid=invalid))
-    timestamp = draw(_h.ints("q", invalid=invalid)) if (magic >= 1) else None
+    timestamp = draw(_h.ints("q", invalid=invalid)) if (magic != 0) else None
     key = draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES))) if (len_key >= 0) else None
     value = (
         draw(st.one_of(st.none(), st.binary(max_size=_h.MAX_BYTES)))
@@ -70,6 +73,7 @@ def _draw_kafka_legacy_message(draw, invalid):
         len_value=None,
         value=value,
         inner=inner,
+        unused=None,
     )
     if invalid:
         return _h.corrupt(
@@ -101,7 +105,7 @@ def message_set(invalid=False):
 
 @st.composite
 def _draw_message_set(draw, invalid):
-    entries = draw(_h.sized_list(_S.kafka_legacy_message(invalid=invalid), None))
+    entries = draw(_h.sized_list(_S.inner_entry(invalid=invalid), None))
     obj = MessageSet(
         entries=entries,
     )
@@ -111,3 +115,24 @@ def _draw_message_set(draw, invalid):
 
 
 message_set_bytes = _h.encoded(message_set(), message_set(invalid=True))
+
+
+def inner_entry(invalid=False):
+    """InnerEntry objects that build; with invalid, structurally invalid ones."""
+    return _draw_inner_entry(invalid).filter(_h.builds)
+
+
+@st.composite
+def _draw_inner_entry(draw, invalid):
+    partial = None
+    message = draw(_S.kafka_legacy_message(invalid=invalid))
+    obj = InnerEntry(
+        partial=partial,
+        message=message,
+    )
+    if invalid:
+        return _h.corrupt(draw, obj, {})
+    return obj
+
+
+inner_entry_bytes = _h.encoded(inner_entry(), inner_entry(invalid=True))

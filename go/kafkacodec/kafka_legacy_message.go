@@ -33,20 +33,28 @@ type KafkaLegacyMessage struct {
 	// Bytes of the message after this field.
 	LenMessage int32 `ksy:"len_message"`
 	// CRC-32 (IEEE) of `magic` to the end of the value.
-	Crc   uint32 `ksy:"crc"`
-	Magic int8   `ksy:"magic"`
+	Crc uint32 `ksy:"crc"`
+	// 0 or 1 (a log's walk refuses any other at its top level: kafka_log). Inside a wrapper Kafka
+	// reads any magic but 0 with magic 1's layout (LegacyRecord), and so does this.
+	Magic int8 `ksy:"magic"`
 	// Bits 0-2 codec (0 none, 1 gzip, 2 snappy, 3 lz4), bit 3 timestamp type (magic 1 only;
 	// LogAppendTime when set), bits 4-7 zero.
 	Attributes int8 `ksy:"attributes"`
 	// Milliseconds since the epoch, -1 for none; magic 1 only.
 	Timestamp *int64 `ksy:"timestamp"`
-	LenKey    int32  `ksy:"len_key"`
-	Key       []byte `ksy:"key"`
-	LenValue  int32  `ksy:"len_value"`
+	// -1 for a null key; Kafka reads any negative length as null (Utils.sizeDelimited).
+	LenKey int32  `ksy:"len_key"`
+	Key    []byte `ksy:"key"`
+	// -1 for a null value (any negative length is null).
+	LenValue int32 `ksy:"len_value"`
 	// The value of an uncompressed message.
 	Value []byte `ksy:"value"`
 	// The inner message set of a wrapper, stored compressed as the wrapper's value.
 	Inner *KafkaLegacyMessageMessageSet `ksy:"inner"`
+	// Bytes of the message after its value, which Kafka's LegacyRecord never reads (it reads each
+	// field where the message's layout puts it); no writer leaves any. Its size is negative, and
+	// the message refused, when the fields do not fit in the message.
+	Unused []byte `ksy:"unused"`
 	// CrcStart and CrcEnd: the bytes the CRC covers, as offsets into the parsed buffer.
 	CrcStart, CrcEnd int `ksy:"-"`
 }
@@ -118,9 +126,6 @@ func (x *KafkaLegacyMessage) read(buf []byte, pos, end int, verify bool) (int, e
 		v := int8(buf[pos])
 		pos += 1
 		x.Magic = v
-		if !(int64(v) == 0 || int64(v) == 1) {
-			return pos, invalid("kafka_legacy_message /seq/3", pos, "magic", v, "must be one of 0, 1")
-		}
 	}
 	{
 		if end-pos < 1 {
@@ -130,7 +135,7 @@ func (x *KafkaLegacyMessage) read(buf []byte, pos, end int, verify bool) (int, e
 		pos += 1
 		x.Attributes = v
 	}
-	if int64(x.Magic) >= 1 {
+	if int64(x.Magic) != 0 {
 		if end-pos < 8 {
 			return pos, truncated("kafka_legacy_message /seq/5", pos, end, 8)
 		}
@@ -145,9 +150,6 @@ func (x *KafkaLegacyMessage) read(buf []byte, pos, end int, verify bool) (int, e
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenKey = v
-		if int64(v) < int64(-1) {
-			return pos, invalid("kafka_legacy_message /seq/6", pos, "len_key", v, "must be at least -1")
-		}
 	}
 	if int64(x.LenKey) >= 0 {
 		n64 := int64(int64(x.LenKey))
@@ -166,9 +168,6 @@ func (x *KafkaLegacyMessage) read(buf []byte, pos, end int, verify bool) (int, e
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenValue = v
-		if int64(v) < int64(-1) {
-			return pos, invalid("kafka_legacy_message /seq/8", pos, "len_value", v, "must be at least -1")
-		}
 	}
 	if (int64(x.LenValue) >= 0) && (x.Compression() == int64(KafkaLegacyMessageCompressionTypeNone)) {
 		n64 := int64(int64(x.LenValue))
@@ -188,6 +187,16 @@ func (x *KafkaLegacyMessage) read(buf []byte, pos, end int, verify bool) (int, e
 		n := int(n64)
 		lazyInner = buf[pos : pos+n : pos+n]
 		pos += n
+	}
+	{
+		n64 := int64((((int64(x.LenMessage) - ifElse((int64(x.Magic) == 0), int64(14), int64(22))) - ifElse((int64(x.LenKey) > 0), int64(x.LenKey), int64(0))) - ifElse((int64(x.LenValue) > 0), int64(x.LenValue), int64(0))))
+		if n64 < 0 || n64 > int64(end-pos) {
+			return pos, badSize("kafka_legacy_message /seq/11", pos, "unused", n64, end-pos)
+		}
+		n := int(n64)
+		v := buf[pos : pos+n : pos+n]
+		pos += n
+		x.Unused = v
 	}
 	if pos != end {
 		return pos, lengthMismatch("kafka_legacy_message /", start, end-restStart, pos-restStart)
@@ -244,10 +253,13 @@ func (x *KafkaLegacyMessage) TimestampType() int64 {
 	return ifElse((int64(x.Magic) == 0), int64(0), int64((1 + x.LogAppendTimeBit())))
 }
 
-// KafkaLegacyMessageMessageSet: Entries back to back, as in a wrapper's value or a segment of
-// magic 0 or 1 data.
+// KafkaLegacyMessageMessageSet: Entries back to back, as in a wrapper's (decompressed) value.
+// The set ends as Kafka's reader of a wrapper's inner messages ends it
+// (AbstractLegacyRecordBatch's DataLogInputStream): at the end of the data, or at an entry
+// that is not all there, which it drops; a length below 14 is corrupt; no magic is checked
+// (see `magic`).
 type KafkaLegacyMessageMessageSet struct {
-	Entries []KafkaLegacyMessage `ksy:"entries"`
+	Entries []KafkaLegacyMessageInnerEntry `ksy:"entries"`
 }
 
 // ParseKafkaLegacyMessageMessageSet reads one KafkaLegacyMessageMessageSet that fills data (with verify, a CRC that does not match is an error).
@@ -274,10 +286,10 @@ func parseKafkaLegacyMessageMessageSet(buf []byte, pos, end int, verify bool) (*
 // read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
 func (x *KafkaLegacyMessageMessageSet) read(buf []byte, pos, end int, verify bool) (int, error) {
 	{
-		x.Entries = []KafkaLegacyMessage{}
+		x.Entries = []KafkaLegacyMessageInnerEntry{}
 		for pos < end {
 			before := pos
-			x.Entries = append(x.Entries, KafkaLegacyMessage{})
+			x.Entries = append(x.Entries, KafkaLegacyMessageInnerEntry{})
 			item := &x.Entries[len(x.Entries)-1]
 			next, err := item.read(buf, pos, end, verify)
 			if err != nil {
@@ -288,6 +300,65 @@ func (x *KafkaLegacyMessageMessageSet) read(buf []byte, pos, end int, verify boo
 				return pos, noProgress("kafka_legacy_message /types/message_set/seq/0", pos, "entries")
 			}
 		}
+	}
+	return pos, nil
+}
+
+// KafkaLegacyMessageInnerEntry: One message of a wrapper's inner set, or the partial entry
+// that ends the set.
+type KafkaLegacyMessageInnerEntry struct {
+	// A trailing entry that is not all there: its bytes, which Kafka drops unread (fewer than 12
+	// bytes, or fewer than its length says).
+	Partial []byte `ksy:"partial"`
+	// The message, when it is all there.
+	Message *KafkaLegacyMessage `ksy:"message"`
+	// Length is read ahead (a positional instance); nil when the data ends before it.
+	Length *int32 `ksy:"length,pos"`
+}
+
+// ParseKafkaLegacyMessageInnerEntry reads one KafkaLegacyMessageInnerEntry that fills data (with verify, a CRC that does not match is an error).
+func ParseKafkaLegacyMessageInnerEntry(data []byte, verify bool) (*KafkaLegacyMessageInnerEntry, error) {
+	x, pos, err := parseKafkaLegacyMessageInnerEntry(data, 0, len(data), verify)
+	if err != nil {
+		return nil, err
+	}
+	if pos != len(data) {
+		return nil, trailing("kafka_legacy_message /types/inner_entry", pos, len(data))
+	}
+	return x, nil
+}
+
+func parseKafkaLegacyMessageInnerEntry(buf []byte, pos, end int, verify bool) (*KafkaLegacyMessageInnerEntry, int, error) {
+	x := &KafkaLegacyMessageInnerEntry{}
+	pos, err := x.read(buf, pos, end, verify)
+	if err != nil {
+		return nil, pos, err
+	}
+	return x, pos, nil
+}
+
+// read reads x in place from buf[pos:end] (elements of a list are read into the list's array).
+func (x *KafkaLegacyMessageInnerEntry) read(buf []byte, pos, end int, verify bool) (int, error) {
+	if p := int((int64(pos) + 8)); p >= 0 && p+4 <= end {
+		v := int32(binary.BigEndian.Uint32(buf[p:]))
+		x.Length = &v
+		if int64(v) < 14 {
+			return p, invalid("kafka_legacy_message /types/inner_entry/instances/length", p, "length", v, "must be at least 14")
+		}
+	}
+	if ((int64(end) - int64(pos)) < 12) || ((int64(deref(x.Length)) >= 14) && (((int64(end) - int64(pos)) - 12) < int64(deref(x.Length)))) {
+		n := end - pos
+		v := buf[pos : pos+n : pos+n]
+		pos += n
+		x.Partial = v
+	}
+	if int64(pos) < int64(end) {
+		v, next, err := parseKafkaLegacyMessage(buf, pos, end, verify)
+		if err != nil {
+			return pos, err
+		}
+		pos = next
+		x.Message = v
 	}
 	return pos, nil
 }

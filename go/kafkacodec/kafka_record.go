@@ -5,8 +5,8 @@ package kafkacodec
 
 // KafkaRecord: One record of a v2 record batch. Lengths, deltas and counts are zig-zag
 // varints; the offset and timestamp of a record are deltas from its batch's base offset and
-// base timestamp. A length of -1 stands for null (key, value, header value); a header key is
-// never null.
+// base timestamp. A length of -1 stands for null (key, value, header value), as does any
+// other negative length when Kafka reads one; a header key is never null.
 type KafkaRecord struct {
 	// Bytes of the record after this field.
 	LenBody int64 `ksy:"len_body"`
@@ -16,10 +16,11 @@ type KafkaRecord struct {
 	TimestampDelta int64 `ksy:"timestamp_delta"`
 	// Offset minus the batch's base offset.
 	OffsetDelta int64 `ksy:"offset_delta"`
-	// Key length in bytes, -1 for a null key.
+	// Key length in bytes, -1 for a null key. Kafka reads any negative length as null
+	// (Utils.readBytes), so every reader here does.
 	LenKey int64  `ksy:"len_key"`
 	Key    []byte `ksy:"key"`
-	// Value length in bytes, -1 for a null value.
+	// Value length in bytes, -1 for a null value (any negative length is null).
 	LenValue   int64               `ksy:"len_value"`
 	Value      []byte              `ksy:"value"`
 	NumHeaders int64               `ksy:"num_headers"`
@@ -95,9 +96,6 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 		}
 		pos = next
 		x.LenKey = v
-		if !(v >= -(1)) {
-			return pos, invalid("kafka_record /seq/4", pos, "len_key", v, "must satisfy _.value >= -1")
-		}
 	}
 	if x.LenKey >= 0 {
 		n64 := int64(x.LenKey)
@@ -116,9 +114,6 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 		}
 		pos = next
 		x.LenValue = v
-		if !(v >= -(1)) {
-			return pos, invalid("kafka_record /seq/6", pos, "len_value", v, "must satisfy _.value >= -1")
-		}
 	}
 	if x.LenValue >= 0 {
 		n64 := int64(x.LenValue)
@@ -171,7 +166,7 @@ type KafkaRecordHeader struct {
 	// Key length in bytes; never negative.
 	LenKey int64  `ksy:"len_key"`
 	Key    string `ksy:"key"`
-	// Value length in bytes, -1 for a null value.
+	// Value length in bytes, -1 for a null value (any negative length is null).
 	LenValue int64  `ksy:"len_value"`
 	Value    []byte `ksy:"value"`
 }
@@ -227,9 +222,6 @@ func (x *KafkaRecordHeader) read(buf []byte, pos, end int, verify bool) (int, er
 		}
 		pos = next
 		x.LenValue = v
-		if !(v >= -(1)) {
-			return pos, invalid("kafka_record /types/header/seq/2", pos, "len_value", v, "must satisfy _.value >= -1")
-		}
 	}
 	if x.LenValue >= 0 {
 		n64 := int64(x.LenValue)

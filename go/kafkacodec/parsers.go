@@ -887,6 +887,9 @@ var Parsers = map[string]Parser{
 	"KafkaLegacyMessageMessageSet": {0, func(data []byte, p []int64, verify bool) (any, error) {
 		return ParseKafkaLegacyMessageMessageSet(data, verify)
 	}},
+	"KafkaLegacyMessageInnerEntry": {0, func(data []byte, p []int64, verify bool) (any, error) {
+		return ParseKafkaLegacyMessageInnerEntry(data, verify)
+	}},
 	"KafkaLog":         {0, func(data []byte, p []int64, verify bool) (any, error) { return ParseKafkaLog(data, verify) }},
 	"KafkaLogEntry":    {0, func(data []byte, p []int64, verify bool) (any, error) { return ParseKafkaLogEntry(data, verify) }},
 	"KafkaOffsetIndex": {0, func(data []byte, p []int64, verify bool) (any, error) { return ParseKafkaOffsetIndex(data, verify) }},

@@ -3,12 +3,19 @@
  * each file read as a Kafka consumer reads a fetched record set with check.crcs=true
  * (MemoryRecords.readableRecords, the batches of ByteBufferLogInputStream, ensureValid on
  * every batch and record, the records through the batch's streamingIterator, which
- * decompresses with Kafka's CompressionType), printed as one line of JSON per file:
+ * decompresses with Kafka's CompressionType), printed as one line of JSON per file; the
+ * records of a control batch are read as Kafka reads them (ControlRecordType.parse, as a
+ * read_committed consumer and DumpLogSegments do, and EndTransactionMarker.deserialize for
+ * ABORT and COMMIT, as the broker's producer state and DumpLogSegments do):
  *
  *   {"batches": [{"position": P, "magic": M, "compression": C, "control": B, "records": [
  *      {"offset": O, "timestamp": T, "timestamp_type": "CreateTime", "key": HEX|null,
- *       "value": HEX|null, "headers": [[KEY, HEX|null], ...]}, ...]}, ...],
+ *       "value": HEX|null, "headers": [[KEY, HEX|null], ...],
+ *       "control": {"type": T, "coordinator_epoch": E|null}}, ...]}, ...],
  *    "error": {"class": "CorruptRecordException", "message": "...", "position": P}}
+ *
+ * (`control` only in a control batch's records.) A file name "-" reads the names, one a
+ * line, from standard input: one JVM for any number of files.
  *
  * "error" is there when Kafka refused something, with the position of the batch it was
  * reading; the batches before it are listed. Compiled against each release's kafka-clients.
@@ -22,7 +29,11 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Paths;
 import java.util.HexFormat;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.record.ControlRecordType;
+import org.apache.kafka.common.record.EndTransactionMarker;
 import org.apache.kafka.common.record.MemoryRecords;
 import org.apache.kafka.common.record.MutableRecordBatch;
 import org.apache.kafka.common.record.Record;
@@ -34,7 +45,17 @@ public class KafkaJudge {
     static final HexFormat HEX = HexFormat.of();
 
     public static void main(String[] args) throws Exception {
-        for (String file : args) System.out.println(JSON.writeValueAsString(judge(Files.readAllBytes(Paths.get(file)))));
+        for (String file : args) {
+            if (!file.equals("-")) {
+                System.out.println(JSON.writeValueAsString(judge(Files.readAllBytes(Paths.get(file)))));
+                continue;
+            }
+            BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+            for (String line; (line = in.readLine()) != null; ) {
+                System.out.println(JSON.writeValueAsString(judge(Files.readAllBytes(Paths.get(line)))));
+                System.out.flush();
+            }
+        }
     }
 
     static ObjectNode judge(byte[] data) {
@@ -60,6 +81,15 @@ public class KafkaJudge {
                         ArrayNode headers = rec.putArray("headers");
                         for (Header h : r.headers()) {
                             headers.addArray().add(h.key()).add(h.value() == null ? null : HEX.formatHex(h.value()));
+                        }
+                        if (batch.isControlBatch()) {
+                            ControlRecordType type = ControlRecordType.parse(r.key());
+                            ObjectNode control = rec.putObject("control");
+                            control.put("type", ControlRecordType.parseTypeId(r.key()));
+                            if (type == ControlRecordType.ABORT || type == ControlRecordType.COMMIT)
+                                control.put("coordinator_epoch", EndTransactionMarker.deserialize(r).coordinatorEpoch());
+                            else
+                                control.putNull("coordinator_epoch");
                         }
                     }
                 }

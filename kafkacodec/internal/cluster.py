@@ -246,7 +246,7 @@ def _fold_file(state: ClusterState, path: StoragePath, data, start_offset: int, 
                snapshot: bool = False) -> None:  # fmt: skip
     """Apply the metadata records of a file of batches (a segment or a snapshot), from
     start_offset on."""
-    it = BatchIterator(data, verify_crc=True, source=str(path))
+    it = BatchIterator(data, verify_crc=True, source=str(path), file=True)
     specs = codecs.metadata_specs("__cluster_metadata")
     apply = {api_key: _APPLY[spec] for api_key, (spec, _cls) in specs.items() if spec in _APPLY}
     changes = _change_readers(codecs) if _partition_changes is not None else None

@@ -158,7 +158,7 @@ def scan(data, *, source: str, start: int = 0, end: int | None = None,
     end = len(view) if end is None else end
     pos = start
     while pos < end:
-        it = BatchIterator(view, verify_crc=verify_crc, source=source, start=pos, end=end)
+        it = BatchIterator(view, verify_crc=verify_crc, source=source, start=pos, end=end, file=True)
         try:
             for batch in it:
                 last = batch.last_offset
@@ -345,7 +345,8 @@ def _checked_in_bulk(seg: Segment, data, size: int, *, verify_crc: bool, decode:
         before = int(last[i - 1]) if i else None
         out.problems.extend(_offset_problems(seg, int(position[i]), int(base[i]), int(last[i]), before))
         if flags is not None and flags[i] != W.CHECKED:
-            it = BatchIterator(view, verify_crc=False, source=str(seg.path), start=int(position[i]), end=size)
+            it = BatchIterator(view, verify_crc=False, source=str(seg.path), start=int(position[i]), end=size,
+                               file=True)  # fmt: skip
             _count_records(seg, next(it), out)
     out.batches += len(e)
     out.walk.extend(zip(position.tolist(), base.tolist(), last.tolist(), e["max_timestamp"].tolist()))

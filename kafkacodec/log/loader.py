@@ -43,7 +43,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..records.batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD, iter_batches
+from ..records.batches import HEADER_UP_TO_MAGIC, LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD, iter_batches
 from ..runtime.crc import crc32c
 from ..runtime.errors import DecodeError, LogError
 from ..storage import fsio
@@ -68,7 +68,6 @@ _V2_CRC_FROM, _V2_MIN = 21, 61
 _LEGACY_CRC_FROM, _LEGACY_CRC_AT, _LEGACY_TS_AT = 16, 12, 18
 _PREFIX = struct.Struct(">qi")
 _U32, _I64 = struct.Struct(">I"), struct.Struct(">q")
-_HEADER_UP_TO_MAGIC = 17  # FileLogInputStream.HEADER_SIZE_UP_TO_MAGIC
 _TXN_ENTRY = struct.Struct(">hqqqq")  # version, producer id, first, last, last stable offset
 _MAX_RELATIVE = 0x7FFFFFFF
 
@@ -86,7 +85,7 @@ class _Frames:
 
     def __iter__(self) -> Iterator[tuple[int, int, int, int]]:
         data, pos, end = self.data, 0, len(self.data)
-        while pos < end - _HEADER_UP_TO_MAGIC:
+        while pos < end - HEADER_UP_TO_MAGIC:  # FileLogInputStream.nextBatch
             offset, size = _PREFIX.unpack_from(data, pos)
             if size < MIN_MESSAGE_OVERHEAD:
                 self.corrupt = pos

@@ -671,7 +671,8 @@ def open_transactions(p: Partition, start: int = 0, end: int | None = None) -> d
         if end is not None and seg.base_offset >= end:
             break
         pos = seg.start_position(start) if seg is first else 0
-        e = columnar.walk_batches(seg.data, verify_crc=False, source=str(seg.path), start=pos, end=seg.size).entries
+        e = columnar.walk_batches(seg.data, verify_crc=False, source=str(seg.path), start=pos, end=seg.size,
+                                  file=True).entries  # fmt: skip
         e = e[(e["magic"] >= 2) & (bit_field(KafkaRecordBatch, "is_transactional", e["attributes"]) != 0)]
         control = bit_field(KafkaRecordBatch, "is_control", e["attributes"]) != 0
         for row, is_control in zip(e, control):

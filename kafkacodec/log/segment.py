@@ -256,9 +256,8 @@ class Segment:
         if blob.remote:
             return WindowedBatches(blob, position, stop, verify_crc=verify_crc,
                                    source=str(self.path))  # fmt: skip
-        return BatchIterator(
-            blob.whole(), verify_crc=verify_crc, source=str(self.path), start=position, end=stop
-        )
+        return BatchIterator(blob.whole(), verify_crc=verify_crc, source=str(self.path),
+                             start=position, end=stop, file=True)  # fmt: skip
 
     def reads(self, position: int = 0, *, verify_crc: bool = False) -> Iterator[Batch]:
         """The batches a running broker reads from a byte position: as batches(), but the
@@ -302,7 +301,7 @@ class Segment:
         data = self.window(position)
         yield from iter_columns(data, verify_crc=verify_crc, source=str(self.path),
                                 start=position, end=self.size, max_inflated=max_inflated,
-                                passed=self.pages(position).passed)  # fmt: skip
+                                passed=self.pages(position).passed, file=True)  # fmt: skip
 
     def sniff(self) -> None:
         """Raise NotASegmentError unless the file starts like a Kafka segment."""
@@ -639,7 +638,7 @@ class WindowedBatches:
                 # does over the whole file. Its first bytes are fetched for that judgement.
                 buf = self.blob.ensure(pos, min(self.end, pos + self.HEADER))
                 return BatchIterator(buf, verify_crc=self.verify_crc, source=self.source,
-                                     start=pos, end=self.end)  # fmt: skip
+                                     start=pos, end=self.end, file=True)  # fmt: skip
             stop = max(stop, need)
         self._window = min(self._window * 2, self.MAX_WINDOW)
         buf = self.blob.ensure(pos, stop)
@@ -648,7 +647,7 @@ class WindowedBatches:
             # fetched while this one is read
             self.blob.prefetch(stop, min(self.end, stop + self._window))
         return BatchIterator(buf, verify_crc=self.verify_crc, source=self.source, start=pos,
-                             end=stop)  # fmt: skip
+                             end=stop, file=True)  # fmt: skip
 
     def __iter__(self) -> WindowedBatches:
         return self

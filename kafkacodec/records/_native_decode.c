@@ -23,13 +23,13 @@ scan_record(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t total, RecordView *r
     r->attributes = (int8_t)buf[p++];
     if (read_varint(buf, &p, end, 10, &r->ts_delta) < 0
         || read_varint(buf, &p, end, 5, &r->offset_delta) < 0
-        || read_varint(buf, &p, end, 5, &r->len_key) < 0 || r->len_key < -1
+        || read_varint(buf, &p, end, 5, &r->len_key) < 0
         || r->len_key > end - p)
         return -1;
     r->key_at = p;
     if (r->len_key > 0)
         p += (Py_ssize_t)r->len_key;
-    if (read_varint(buf, &p, end, 5, &r->len_value) < 0 || r->len_value < -1
+    if (read_varint(buf, &p, end, 5, &r->len_value) < 0
         || r->len_value > end - p)
         return -1;
     r->value_at = p;
@@ -44,7 +44,7 @@ scan_record(const uint8_t *buf, Py_ssize_t *pos, Py_ssize_t total, RecordView *r
         if (read_varint(buf, &p, end, 5, &len_hkey) < 0 || len_hkey < 0 || len_hkey > end - p)
             return -1;
         p += (Py_ssize_t)len_hkey;
-        if (read_varint(buf, &p, end, 5, &len_hvalue) < 0 || len_hvalue < -1
+        if (read_varint(buf, &p, end, 5, &len_hvalue) < 0
             || len_hvalue > end - p)
             return -1;
         if (len_hvalue > 0)

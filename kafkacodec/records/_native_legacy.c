@@ -17,6 +17,7 @@ PyDoc_STRVAR(decode_legacy_doc,
 /* What each record of a legacy message set shares. */
 typedef struct {
     int wrapped;             /* inner messages of a wrapper (else one top-level message) */
+    int wrapper_magic;       /* the wrapper's magic, when wrapped */
     long long base;          /* added to each inner offset (magic 1 wrappers), else 0 */
     PyObject *log_append;    /* the wrapper's LogAppendTime timestamp, or NULL */
     PyObject *ts_names[3];   /* NoTimestampType, CreateTime, LogAppendTime */
@@ -33,20 +34,22 @@ make_legacy_record(const LegacyCtx *c, const uint8_t *p, const BatchEntry *e, Py
     long long offset;
     if (__builtin_add_overflow(c->base, (long long)e->base_offset, &offset))
         return 0;
+    /* A record's timestamp type is its batch's (a consumer's ConsumerRecord takes
+     * RecordBatch.timestampType()): a top-level message's own, an inner one's wrapper's
+     * (Kafka ignores the inner bit). Its timestamp: none for magic 0, else its own, or the
+     * wrapper's for a magic 1 message in a LogAppendTime wrapper (DeepRecordsIterator). */
     PyObject *timestamp, *ts_type;
-    if (c->log_append != NULL) {
-        timestamp = Py_NewRef(c->log_append);
-        ts_type = c->ts_names[2];
-    } else if (e->magic == 0) {
+    if (c->wrapped)
+        ts_type = c->ts_names[c->log_append != NULL ? 2 : c->wrapper_magic == 0 ? 0 : 1];
+    else
+        ts_type = c->ts_names[e->magic == 0 ? 0
+                              : e->attributes & KAFKA_LEGACY_MESSAGE_LOG_APPEND_TIME_BIT_MASK ? 2 : 1];
+    if (e->magic == 0)
         timestamp = PyLong_FromLong(-1);
-        ts_type = c->ts_names[0];
-    } else {
+    else if (c->log_append != NULL)
+        timestamp = Py_NewRef(c->log_append);
+    else
         timestamp = PyLong_FromLongLong(e->base_timestamp);
-        /* a top-level message says its own type; an inner one is CreateTime unless its
-         * wrapper is LogAppendTime (Kafka ignores the inner bit) */
-        ts_type = c->ts_names[!c->wrapped && (e->attributes & KAFKA_LEGACY_MESSAGE_LOG_APPEND_TIME_BIT_MASK)
-                              ? 2 : 1];
-    }
     LegacyLayout l = {0, 0, 0, 0};
     legacy_layout(p, LOG_OVERHEAD + (Py_ssize_t)e->len_batch, &l);
     PyObject *rec = c->record_type->tp_alloc(c->record_type, 0);
@@ -191,6 +194,7 @@ decode_legacy(PyObject *Py_UNUSED(module), PyObject *args)
                               &wrapper_magic, &log_append))
             goto done;
         c.log_append = log_append == Py_None ? NULL : log_append;
+        c.wrapper_magic = wrapper_magic;
     }
     out = legacy_list((const uint8_t *)view.buf, view.len, start, end, &c, wrapper_offset,
                       wrapper_magic, crc32);

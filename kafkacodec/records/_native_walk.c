@@ -69,7 +69,7 @@ read_legacy(const uint8_t *p, int32_t size, BatchEntry *e)
         return 0;
     const int32_t len_key = be32(p + q);
     q += 4;
-    if (len_key < -1 || len_key > end - q)
+    if (len_key > end - q) /* a negative length is null (Utils.sizeDelimited) */
         return 0;
     if (len_key > 0)
         q += len_key;
@@ -77,12 +77,9 @@ read_legacy(const uint8_t *p, int32_t size, BatchEntry *e)
         return 0;
     const int32_t len_value = be32(p + q);
     q += 4;
-    if (len_value < -1 || len_value > end - q)
+    if (len_value > end - q)
         return 0;
-    if (len_value > 0)
-        q += len_value;
-    if (q != end)
-        return 0;
+    /* bytes after the value are Kafka's to ignore (LegacyRecord): the schema's `unused` */
     e->base_offset = be64(p);
     e->len_batch = size;
     e->partition_leader_epoch = -1;
@@ -210,6 +207,7 @@ enum {
     LZ_LEGACY_TIMESTAMP, /* magic 1's timestamp, None for magic 0 */
     LZ_LEGACY_LEN_KEY, LZ_LEGACY_KEY, LZ_LEGACY_LEN_VALUE, LZ_LEGACY_VALUE,
     LZ_LEGACY_INNER_RAW,
+    LZ_LEGACY_UNUSED,      /* the bytes after the value, which Kafka never reads */
     LZ_LEGACY_BASE_OFFSET, /* a plain message's offset; a wrapper's: the class's own getter */
 };
 
@@ -258,6 +256,7 @@ static const LazySpec LEGACY_SPECS[] = {
     {"value", "value", LZ_LEGACY_VALUE, 0, 0},
     {"inner", "inner", LZ_NONE, 0, 0},
     {"inner_raw", "inner_raw", LZ_LEGACY_INNER_RAW, 0, 0},
+    {"unused", "unused", LZ_LEGACY_UNUSED, 0, 0},
     {"crc_start", "crc_start", LZ_POS_PLUS, KAFKA_LEGACY_MESSAGE_CRC_FROM, 0},
     {"crc_end", "crc_end", LZ_END, 0, 0},
     /* Kafka's names (AbstractLegacyRecordBatch.lastOffset, baseOffset), read-only: a
@@ -322,17 +321,18 @@ int
 legacy_layout(const uint8_t *p, Py_ssize_t avail, LegacyLayout *l)
 {
     const Py_ssize_t end = LOG_OVERHEAD + (Py_ssize_t)be32(p + KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_AT);
-    Py_ssize_t q = KAFKA_LEGACY_MESSAGE_FIXED_SIZE + (p[KAFKA_LEGACY_MESSAGE_MAGIC_AT] >= 1 ? 8 : 0);
+    /* any magic but 0 has magic 1's layout (LegacyRecord) */
+    Py_ssize_t q = KAFKA_LEGACY_MESSAGE_FIXED_SIZE + (p[KAFKA_LEGACY_MESSAGE_MAGIC_AT] != 0 ? 8 : 0);
     if (end > avail || end - q < 4)
         return -1;
     l->len_key = be32(p + q);
     l->key_at = q + 4;
     q = l->key_at + (l->len_key > 0 ? l->len_key : 0);
-    if (l->len_key < -1 || end - q < 4)
+    if (end - q < 4)
         return -1;
     l->len_value = be32(p + q);
     l->value_at = q + 4;
-    if (l->len_value < -1 || l->len_value > end - l->value_at)
+    if (l->len_value > end - l->value_at)
         return -1;
     return 0;
 }
@@ -364,7 +364,7 @@ read_lazy(const LazyField *f, PyObject *obj)
         return NULL;
     }
     LegacyLayout l = {0, 0, 0, 0};
-    if (s->kind >= LZ_LEGACY_LEN_KEY && s->kind <= LZ_LEGACY_INNER_RAW
+    if (s->kind >= LZ_LEGACY_LEN_KEY && s->kind <= LZ_LEGACY_UNUSED
         && legacy_layout(p, avail, &l) < 0) {
         PyErr_Format(PyExc_ValueError, "cannot read %U: the message's lengths do not hold",
                      f->name);
@@ -423,6 +423,8 @@ read_lazy(const LazyField *f, PyObject *obj)
                                    != (s->kind == LZ_LEGACY_VALUE))
             Py_RETURN_NONE;
         return buffer_slice(obj, f, l.value_at, l.value_at + l.len_value);
+    case LZ_LEGACY_UNUSED:
+        return buffer_slice(obj, f, l.value_at + (l.len_value > 0 ? l.len_value : 0), end);
     }
     PyErr_SetString(PyExc_SystemError, "unknown lazy field kind");
     return NULL;
@@ -698,8 +700,10 @@ walker_init(Walker *w, PyObject *args, PyObject *kwds)
     return 0;
 }
 
-/* The next entry as a batch: 1 with *out set, 0 at the end of the data (or a partial entry
- * there), 2 when the generated parser must read it, -1 with an exception. */
+/* The next entry as a batch: 1 with *out set, 0 at the end of the data, 2 when the
+ * generated parser must read it (an entry it does not take whole, and a partial entry at
+ * the end, which Kafka's buffer and file walks end differently: BatchIterator._slow_next),
+ * -1 with an exception. */
 static int
 walk_one(Walker *w, PyObject **out)
 {
@@ -708,10 +712,8 @@ walk_one(Walker *w, PyObject **out)
         return 0;
     const uint8_t *p = (const uint8_t *)w->buf.buf + pos;
     const int32_t size = be32(p + KAFKA_RECORD_BATCH_LEN_BATCH_AT);
-    if (size < KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_MIN)
+    if (size < KAFKA_LEGACY_MESSAGE_LEN_MESSAGE_MIN || size > w->end - pos - LOG_OVERHEAD)
         return 2;
-    if (size > w->end - pos - LOG_OVERHEAD)
-        return 0;
     BatchEntry e;
     const int ok = read_entry(p, size, w->crc32c, w->crc32, &e);
     if (ok <= 0)

@@ -26,7 +26,6 @@ from ..runtime._prim import Generated
 from ..runtime.errors import (
     CorruptRecordError,
     DecodeError,
-    TruncatedError,
     UnknownMagicError,
 )
 
@@ -58,6 +57,11 @@ BytesLike = bytes | bytearray | memoryview | mmap.mmap
 
 LOG_OVERHEAD = 12  # offset (int64) + size (int32) before every batch or message
 MIN_MESSAGE_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0, checked for every magic
+#: Bytes of an entry up to and with its magic byte (Records.HEADER_SIZE_UP_TO_MAGIC).
+HEADER_UP_TO_MAGIC = 17
+#: Fewer bytes than this at the end of a file are not looked at (FileLogInputStream.nextBatch
+#: returns null when `position >= end - HEADER_SIZE_UP_TO_MAGIC`).
+_FILE_HEADER_MIN = HEADER_UP_TO_MAGIC + 1
 #: Kafka's names (TimestampType.name) of the schemas' timestamp_type enums, by id: v2, and
 #: legacy; and of the control record types (ControlRecordType). The schemas say them
 #: (their enums' -orig-id): the generated enums' KAFKA_NAMES (ids 0, 1, ...: a tuple by id).
@@ -215,6 +219,13 @@ class RecordBatch(KafkaRecordBatch):
         codec = attributes & 7
         try:
             raw = self.records_region_raw
+            if self.num_records == 0:
+                # DefaultRecordBatch's iterator of no record opens the stream and reads
+                # nothing more: bytes after the header are not looked at
+                if codec != _comp.NONE:
+                    _comp.check_head(codec, raw, 2)
+                self._records = []
+                return self._records
             data = self._region(raw, max_inflated)
         except DecodeError as err:
             raise _located(err, self._where(), 0, getattr(self, "source", None)) from None
@@ -233,7 +244,7 @@ class RecordBatch(KafkaRecordBatch):
         """How many records the batch holds, each judged as records() judges it (the same
         DecodeError when one is not right), without making them when nothing else is asked
         (verify's count): a native check of every record's framing, where it applies."""
-        if self._records is None and _native_check is not None and not self.is_control:
+        if self._records is None and _native_check is not None and not self.is_control and self.num_records:
             try:
                 data = self._region(self.records_region_raw, max_inflated)
             except DecodeError:
@@ -338,12 +349,17 @@ def _parse_records(batch: RecordBatch, data: bytes, ts_type: str) -> list[Record
 
 
 def parse_control(key: bytes | None, value: bytes | None) -> ControlInfo:
-    """Read a control record's key (and, for ABORT/COMMIT, its end-transaction marker)."""
+    """Read a control record's key (and, for ABORT/COMMIT, its end-transaction marker), as
+    Kafka does (ControlRecordType.parse; EndTransactionMarker.deserialize, which a broker's
+    producer state, DumpLogSegments and read_committed consumers use): bytes after what they
+    read are not looked at."""
     if key is None:
         raise CorruptRecordError("a control record has a null key")
     k = KafkaControlRecordKey.parse(key, 0, len(key))[0]
     info = ControlInfo(int(k.type), k.version)
-    if info.type in (0, 1) and value is not None and len(value) >= 6:
+    if info.type in (0, 1):
+        if value is None:
+            raise CorruptRecordError("an end transaction marker has a null value")
         marker = KafkaEndTxnMarker.parse(value, 0, len(value))[0]
         info.coordinator_epoch = marker.coordinator_epoch
         info.value_version = marker.version
@@ -479,6 +495,25 @@ def _b(v: bytes | memoryview | None) -> bytes | None:
 _INNER_HEAD = struct.Struct(">qi")  # an inner message's offset and size
 
 
+def _inner_entries(data: BytesLike) -> Iterator[tuple[int, int, int]]:
+    """(position, offset, size) of each message of a wrapper's decompressed inner set, as
+    Kafka's AbstractLegacyRecordBatch.DataLogInputStream finds them: the set ends at the
+    end of the data or at an entry the data does not hold whole (fewer than 12 bytes, or
+    fewer than its length says), which Kafka drops; a length below 14 is corrupt."""
+    pos, end = 0, len(data)
+    while end - pos >= LOG_OVERHEAD:
+        offset, size = _INNER_HEAD.unpack_from(data, pos)
+        if size < MIN_MESSAGE_OVERHEAD:
+            raise CorruptRecordError(
+                f"an inner message declares {size} bytes, less than the minimum record "
+                f"overhead ({MIN_MESSAGE_OVERHEAD})", pos + 8,
+            )  # fmt: skip
+        if end - pos - LOG_OVERHEAD < size:
+            return
+        yield pos, offset, size
+        pos += LOG_OVERHEAD + size
+
+
 def _wrapper_heads(wrapper: LegacyBatch) -> tuple[int, int] | None:
     """A wrapper's first absolute offset (Kafka's AbstractLegacyRecordBatch.baseOffset: the
     first inner record's) and its inner messages' count (None: it holds none), from their
@@ -490,32 +525,21 @@ def _wrapper_heads(wrapper: LegacyBatch) -> tuple[int, int] | None:
         raise CorruptRecordError("a compressed wrapper has a null value", wrapper.position).within(
             where
         )
+    first = last = None
+    count = 0
     try:
         data = _comp.decompress(wrapper.attributes & 7, raw, wrapper.magic)
+        for pos, offset, _size in _inner_entries(data):
+            if data[pos + LOG_OVERHEAD + 5] & 7 != _comp.NONE:
+                raise CorruptRecordError(
+                    "a compressed message inside a compressed wrapper (Kafka allows one level)", pos
+                )
+            if first is None:
+                first = offset
+            last = offset
+            count += 1
     except DecodeError as err:
         raise _located(err, f"decompressed {where}") from None
-    first = last = None
-    pos, end, count = 0, len(data), 0
-    while pos < end:
-        if end - pos < LOG_OVERHEAD + MIN_MESSAGE_OVERHEAD:
-            raise TruncatedError(
-                f"{end - pos} bytes remain, fewer than the smallest inner message ({LOG_OVERHEAD + MIN_MESSAGE_OVERHEAD})",
-                pos,
-            ).within(f"decompressed {where}")  # fmt: skip
-        offset, size = _INNER_HEAD.unpack_from(data, pos)
-        if size < MIN_MESSAGE_OVERHEAD or end - pos - LOG_OVERHEAD < size:
-            raise TruncatedError(
-                f"an inner message declares {size} bytes, {end - pos - LOG_OVERHEAD} remain", pos
-            ).within(f"decompressed {where}")
-        if data[pos + LOG_OVERHEAD + 5] & 7 != _comp.NONE:
-            raise CorruptRecordError(
-                "a compressed message inside a compressed wrapper (Kafka allows one level)", pos
-            ).within(f"decompressed {where}")
-        if first is None:
-            first = offset
-        last = offset
-        count += 1
-        pos += LOG_OVERHEAD + size
     if first is None or last is None:
         return None
     if wrapper.magic == 0 or wrapper.offset == 0:  # as _inner_records: offsets as they are
@@ -531,6 +555,13 @@ def _wrapper_heads(wrapper: LegacyBatch) -> tuple[int, int] | None:
 def _inner_records(
     wrapper: LegacyBatch, verify_crc: bool, max_inflated: int | None
 ) -> list[Record]:
+    """A wrapper's inner messages as records, with Kafka's rules (AbstractLegacyRecordBatch's
+    DeepRecordsIterator, as a consumer reads them): the set read as DataLogInputStream reads
+    it (_inner_entries), any inner magic (magic 0's layout, or magic 1's for any other
+    value), one level of compression, no empty wrapper, magic 1 inner offsets relative to
+    the last one unless the wrapper's offset is 0; each record takes its wrapper's
+    timestamp type, and its timestamp is the wrapper's for a magic 1 message in a
+    LogAppendTime wrapper, none for magic 0, else its own."""
     where = f"inner messages of the wrapper at byte {wrapper.position} (offset {wrapper.offset})"
     if wrapper.inner_raw is None:
         raise CorruptRecordError("a compressed wrapper has a null value", wrapper.position).within(
@@ -551,9 +582,10 @@ def _inner_records(
             return recs
     # the generated parser, which names what is wrong
     try:
-        inner = wrapper.read_inner(max_size=max_inflated, verify=verify_crc).entries
+        entries = wrapper.read_inner(max_size=max_inflated, verify=verify_crc).entries
     except DecodeError as err:
         raise _located(err, f"decompressed {where}") from None
+    inner = [e.message for e in entries if e.message is not None]
     if not inner:
         # Kafka refuses it: AbstractLegacyRecordBatch.DeepRecordsIterator, "Found invalid
         # compressed record set with no inner records" (InvalidRecordException)
@@ -565,6 +597,7 @@ def _inner_records(
                 wrapper.position,
             ).within(where)
     magic = wrapper.magic
+    base = 0
     if magic >= 1:
         last_inner = inner[-1].offset
         if wrapper.offset == 0:
@@ -575,24 +608,21 @@ def _inner_records(
                 wrapper.position,
             ).within(where)
         else:
+            # exact: an offset past 2^63 stays the sum (Kafka's long would wrap it), as a
+            # v2 record's does; the columns refuse it
             base = wrapper.offset - last_inner
+    ts_type = wrapper.timestamp_type
     out = []
     for msg in inner:
-        offset = base + msg.offset if magic >= 1 else msg.offset
-        if not -(1 << 63) <= offset < 1 << 63:  # Java's long would wrap: no offset of Kafka's
-            raise CorruptRecordError(
-                f"the absolute offset {offset} of an inner message does not fit in 64 bits",
-                wrapper.position,
-            ).within(where)
-        if log_append:
-            ts, ts_type = wrapper.timestamp, "LogAppendTime"
-        elif msg.magic == 0:
-            ts, ts_type = -1, "NoTimestampType"
+        if msg.magic == 0:
+            ts = -1
+        elif msg.magic == 1 and log_append:
+            ts = wrapper.timestamp
         else:
-            ts, ts_type = msg.timestamp, "CreateTime"
+            ts = msg.timestamp
         out.append(
             Record(
-                offset,
+                base + msg.offset,
                 ts,
                 _b(msg.key),
                 _b(msg.value),
@@ -640,6 +670,15 @@ class BatchIterator(_Walker or _PyWalker):  # type: ignore[misc]
     """Iterates the batches of a buffer; after it ends, `position` is where it stopped and
     `remaining` how many bytes were left there (a partial entry at the end, or 0).
 
+    Where the entries end is Kafka's rule for the kind of data (`file`): a buffer (a fetch
+    response, a produce request, any bytes: MemoryRecords) is walked as Kafka's
+    ByteBufferLogInputStream.nextBatchSize walks it, a log segment (file=True) as
+    FileLogInputStream.nextBatch does. They differ only at a trailing entry that is not
+    all there: the buffer's walk refuses a length below 14 once the 12 bytes up to it are
+    there and an invalid magic once the 17 up to it are, before asking whether the entry
+    is whole; the file's walk looks at nothing in fewer than 18 bytes, refuses a length
+    below 14, and ends at an entry the file does not hold whole whatever its magic.
+
     The native walk (kafkacodec/records/_native_walk.c, Walker) checks each entry as the generated parsers
     do, its CRC too, and yields batches whose fields are read from their bytes on first
     access; any entry it does not take whole (damaged, partial, an unknown magic) comes
@@ -650,15 +689,17 @@ class BatchIterator(_Walker or _PyWalker):  # type: ignore[misc]
     batches: int
     verify_crc: bool
     source: str | None
+    file: bool
     _view: memoryview
 
     def __init__(self, data: BytesLike, *, verify_crc: bool = True, source: str | None = None,
-                 start: int = 0, end: int | None = None) -> None:  # fmt: skip
+                 start: int = 0, end: int | None = None, file: bool = False) -> None:  # fmt: skip
         view = byte_view(data)
         super().__init__(
             view, start, len(view) if end is None else end, verify_crc, source, RecordBatch,
             LegacyBatch, *_crc.NATIVE, _native_walk,
         )  # fmt: skip
+        self.file = file
 
     @property
     def remaining(self) -> int:
@@ -670,29 +711,33 @@ class BatchIterator(_Walker or _PyWalker):  # type: ignore[misc]
         view = self._view
         pos = self.position
         end = self.end
-        if end - pos < LOG_OVERHEAD:
-            raise StopIteration
-        _offset, size = _PREFIX.unpack_from(view, pos)
+        left = end - pos
         try:
+            if left < (_FILE_HEADER_MIN if self.file else LOG_OVERHEAD):
+                raise StopIteration
+            _offset, size = _PREFIX.unpack_from(view, pos)
             if size < MIN_MESSAGE_OVERHEAD:
                 raise CorruptRecordError(
                     f"record size {size} is less than the minimum record overhead ({MIN_MESSAGE_OVERHEAD})",
                     pos + 8,
                 )
-            if end - pos < size + LOG_OVERHEAD:
+            whole = left >= size + LOG_OVERHEAD
+            if not whole and (self.file or left < HEADER_UP_TO_MAGIC):
                 raise StopIteration
             magic = view[pos + 16]
+            if magic not in (0, 1, 2):
+                signed = magic - 256 if magic > 127 else magic
+                raise UnknownMagicError(f"invalid magic {signed} (known: 0, 1, 2)", pos + 16)
+            if not whole:
+                raise StopIteration
             if magic == 2:
                 batch, nxt = RecordBatch.parse(
                     view, pos, pos + size + LOG_OVERHEAD, verify=self.verify_crc
                 )
-            elif magic in (0, 1):
+            else:
                 batch, nxt = LegacyBatch.parse(
                     view, pos, pos + size + LOG_OVERHEAD, verify=self.verify_crc
                 )
-            else:
-                signed = magic - 256 if magic > 127 else magic
-                raise UnknownMagicError(f"invalid magic {signed} (known: 0, 1, 2)", pos + 16)
         except DecodeError as err:
             if self.source:
                 err.with_source(self.source)
@@ -707,14 +752,18 @@ class BatchIterator(_Walker or _PyWalker):  # type: ignore[misc]
 
 
 def iter_batches(
-    data: BytesLike, *, verify_crc: bool = True, source: str | None = None
+    data: BytesLike, *, verify_crc: bool = True, source: str | None = None, file: bool = False
 ) -> BatchIterator:
     """Shallow iteration over a buffer (bytes, bytearray, memoryview, mmap) holding any mix
     of magic 0, 1 and 2 entries. Records are not decoded (see batch.records()). A partial
     entry at the end ends the iteration without an error: the iterator's `position` and
-    `remaining` then say where and how many bytes are left. With verify_crc, a batch whose
-    CRC does not match raises ChecksumError; without it, batch.is_valid tells."""
-    return BatchIterator(data, verify_crc=verify_crc, source=source)
+    `remaining` then say where and how many bytes are left. As Kafka reads a buffer
+    (ByteBufferLogInputStream), a partial entry whose length is below 14 or whose magic is
+    invalid is refused first; with file=True the data is walked as Kafka walks a log
+    segment (FileLogInputStream), which ends at any partial entry (BatchIterator). With
+    verify_crc, a batch whose CRC does not match raises ChecksumError; without it,
+    batch.is_valid tells."""
+    return BatchIterator(data, verify_crc=verify_crc, source=source, file=file)
 
 
 if _lazy_fields is not None:  # the native walk's batches read their fields when asked

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from kafkacodec.generated.kafka_control_record_key import KafkaControlRecordKey
 from kafkacodec.generated.kafka_end_txn_marker import KafkaEndTxnMarker
-from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage, MessageSet
+from kafkacodec.generated.kafka_legacy_message import KafkaLegacyMessage
 from kafkacodec.generated.kafka_record import Header, KafkaRecord
 from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch, RecordList
 
@@ -403,7 +403,7 @@ def _wrapper(entries: list[KafkaLegacyMessage], magic: int, codec: int, base_off
     wrapper_ts = None
     if magic == 1:
         wrapper_ts = log_append_time if ts_bit else max(e.timestamp for e in entries)
-    return _wrapper_message(MessageSet(entries=entries).build(), last_offset, magic, codec, ts_bit,
+    return _wrapper_message(b"".join(e.build() for e in entries), last_offset, magic, codec, ts_bit,
                             wrapper_ts, encode).build()  # fmt: skip
 
 

@@ -117,11 +117,12 @@ def _entry(b) -> tuple:
 
 
 def walk_batches(data, *, verify_crc: bool = True, source: str | None = None, start: int = 0,
-                 end: int | None = None) -> Walk:  # fmt: skip
+                 end: int | None = None, file: bool = False) -> Walk:  # fmt: skip
     """Walk the batches of data[start:end] (any magic) reading headers only, as iter_batches
-    does, and return them as a Walk; an error is returned in it, not raised, so that a
-    caller can first use the batches before it. With verify_crc each batch's CRC is checked
-    (a mismatch stops the walk with ChecksumError)."""
+    does (a log segment's bytes with file=True: BatchIterator), and return them as a Walk;
+    an error is returned in it, not raised, so that a caller can first use the batches
+    before it. With verify_crc each batch's CRC is checked (a mismatch stops the walk with
+    ChecksumError)."""
     view = byte_view(data)
     end = len(view) if end is None else end
     pieces: list[np.ndarray] = []
@@ -137,7 +138,7 @@ def walk_batches(data, *, verify_crc: bool = True, source: str | None = None, st
                     rows = []
                 pieces.append(run)
         # What the native walk stopped at (or everything, without it): the Python iterator.
-        it = BatchIterator(view, verify_crc=verify_crc, source=source, start=pos, end=end)
+        it = BatchIterator(view, verify_crc=verify_crc, source=source, start=pos, end=end, file=file)
         try:
             b = next(it)
         except StopIteration:
@@ -154,10 +155,10 @@ def walk_batches(data, *, verify_crc: bool = True, source: str | None = None, st
 
 
 def scan_batches(data, *, verify_crc: bool = True, source: str | None = None, start: int = 0,
-                 end: int | None = None) -> pa.Table:  # fmt: skip
+                 end: int | None = None, file: bool = False) -> pa.Table:  # fmt: skip
     """One row per batch of data[start:end] (BATCH_SCHEMA), from the headers only; no
     record is decoded or decompressed. Raises the DecodeError iter_batches raises."""
-    w = walk_batches(data, verify_crc=verify_crc, source=source, start=start, end=end)
+    w = walk_batches(data, verify_crc=verify_crc, source=source, start=start, end=end, file=file)
     if w.error is not None:
         raise w.error
     return batch_table(w.entries)
@@ -229,12 +230,13 @@ def batch_table(e: np.ndarray) -> pa.Table:
 
 
 def decode_columns(data, *, verify_crc: bool = True, source: str | None = None, start: int = 0,
-                   end: int | None = None, max_inflated: int | None = None) -> pa.Table:  # fmt: skip
+                   end: int | None = None, max_inflated: int | None = None,
+                   file: bool = False) -> pa.Table:  # fmt: skip
     """The records of every complete batch in data[start:end] as an Arrow table (SCHEMA),
     in chunks of about 1 MB of input. CRCs are checked per batch unless verify_crc is
     False; bad input raises the DecodeError the object path raises, the first in file
     order."""
-    w = walk_batches(data, verify_crc=verify_crc, source=source, start=start, end=end)
+    w = walk_batches(data, verify_crc=verify_crc, source=source, start=start, end=end, file=file)
     # The records of the batches before a damaged one are decoded (and may fail) first.
     table = records_table(data, w, max_inflated=max_inflated)
     if w.error is not None:
@@ -248,8 +250,8 @@ CHUNK_BYTES = 16 << 20
 
 def iter_columns(data, *, verify_crc: bool = True, source: str | None = None, start: int = 0,
                  end: int | None = None, max_inflated: int | None = None,
-                 chunk_bytes: int = CHUNK_BYTES,
-                 passed: Callable[[int], None] | None = None) -> Iterator[pa.RecordBatch]:  # fmt: skip
+                 chunk_bytes: int = CHUNK_BYTES, passed: Callable[[int], None] | None = None,
+                 file: bool = False) -> Iterator[pa.RecordBatch]:  # fmt: skip
     """decode_columns a chunk at a time: the records of data[start:end] as SCHEMA record
     batches, about chunk_bytes of input each, in order, so that memory stays that of one
     chunk whatever the size of the data (a batch larger than a chunk is one chunk). After
@@ -261,17 +263,15 @@ def iter_columns(data, *, verify_crc: bool = True, source: str | None = None, st
     pos = start
     while pos < end:
         stop = min(end, pos + chunk_bytes)
-        w = walk_batches(view, verify_crc=verify_crc, source=source, start=pos, end=stop)
-        if w.position == pos and w.error is None:  # no whole batch before stop
-            if stop == end or end - pos < LOG_OVERHEAD:
-                return  # a partial entry at the end
+        w = walk_batches(view, verify_crc=verify_crc, source=source, start=pos, end=stop, file=file)
+        if w.position == pos and w.error is None and stop < end:  # no whole batch before stop
+            # the entry that crosses stop, walked whole (or to the end, where a partial one
+            # or one too small to be an entry is the walk's to judge)
             size = int.from_bytes(view[pos + 8 : pos + 12], "big", signed=True)
-            stop = pos + LOG_OVERHEAD + size
-            if size < MIN_MESSAGE_OVERHEAD:  # no entry is this small: a walk to the end names it
-                stop = end
-            elif stop > end:
-                return
-            w = walk_batches(view, verify_crc=verify_crc, source=source, start=pos, end=stop)
+            stop = end if size < MIN_MESSAGE_OVERHEAD else min(end, pos + LOG_OVERHEAD + size)
+            w = walk_batches(view, verify_crc=verify_crc, source=source, start=pos, end=stop, file=file)
+        if w.position == pos and w.error is None:
+            return  # a partial entry at the end
         yield from records_table(view, w, max_inflated=max_inflated).to_batches()
         if w.error is not None:
             raise w.error
@@ -430,7 +430,8 @@ def _wrappers_at_once(view, run: np.ndarray, max_inflated) -> list[pa.RecordBatc
     below its last inner one): the caller then takes them one at a time."""
     u8 = np.frombuffer(view, np.uint8)
     magic = run["magic"]
-    # The walk has checked each wrapper's layout: its key and value lengths fill it exactly.
+    # The walk has checked each wrapper's layout: its key and value fit in it (bytes after the
+    # value, which Kafka never reads, may follow).
     len_key_at = _len_key_at(run)
     len_value_at = len_key_at + 4 + np.maximum(_be32(u8, len_key_at), 0)
     len_value = _be32(u8, len_value_at)
@@ -483,7 +484,9 @@ def _wrappers_at_once(view, run: np.ndarray, max_inflated) -> list[pa.RecordBatc
     out["base_offset"] = np.repeat(first, counts)  # the first record's
     log_append = np.repeat((magic >= 1) & (bit_field(V2, "timestamp_type", run["attributes"]) == 1),
                            counts)  # fmt: skip
-    out["timestamp"] = np.where(log_append, np.repeat(run["base_timestamp"], counts),
+    # a magic 1 inner message takes a LogAppendTime wrapper's time; magic 0 has none
+    # (DeepRecordsIterator); the walk stores -1 for magic 0's
+    out["timestamp"] = np.where(log_append & (e["magic"] == 1), np.repeat(run["base_timestamp"], counts),
                                 e["base_timestamp"])  # fmt: skip
     return [_record_batch(out)]
 
@@ -497,11 +500,14 @@ def _inner_messages(view, w, max_inflated):
     len_key_at = pos + 18 + 8 * (magic >= 1)
     len_key = int.from_bytes(view[len_key_at : len_key_at + 4], "big", signed=True)
     value_at = len_key_at + 4 + max(len_key, 0) + 4
-    if len_key < -1 or value_at > pos + size:
+    if value_at > pos + size:
+        return None
+    len_value = int.from_bytes(view[value_at - 4 : value_at], "big", signed=True)
+    if not 0 <= len_value <= pos + size - value_at:  # (bytes after the value: `unused`)
         return None
     try:
         data = _comp.decompress(bit_field(V2, "compression", int(w["attributes"])),
-                                view[value_at : pos + size], magic, max_inflated)  # fmt: skip
+                                view[value_at : value_at + len_value], magic, max_inflated)  # fmt: skip
     except DecodeError:
         return None
     inner = walk_batches(data, verify_crc=True)
@@ -542,8 +548,8 @@ def _inner_batch(e: np.ndarray, inners: list[tuple]) -> pa.RecordBatch:
     out["base_offset"] = np.repeat([o[0] for *_x, o in inners], counts)  # the first record's
     log_append = np.repeat((wrappers["magic"] >= 1)
                            & (bit_field(V2, "timestamp_type", wrappers["attributes"]) == 1), counts)  # fmt: skip
-    out["timestamp"] = np.where(log_append, np.repeat(wrappers["base_timestamp"], counts),
-                                inner["base_timestamp"])  # fmt: skip
+    out["timestamp"] = np.where(log_append & (inner["magic"] == 1),
+                                np.repeat(wrappers["base_timestamp"], counts), inner["base_timestamp"])  # fmt: skip
     return _record_batch(out)
 
 

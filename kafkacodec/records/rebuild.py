@@ -100,7 +100,10 @@ def first_difference(a, b) -> int:
 
 def rebuild_region(region, count: int) -> bytes:
     """A v2 records region rebuilt from its count records' decoded fields (DecodeError,
-    located in the region, when it does not hold exactly count records)."""
+    located in the region, when it does not hold exactly count records). A count of 0 is no
+    record, whatever the region holds (Kafka reads none of it: DefaultRecordBatch)."""
+    if count == 0:
+        return b""
     if _native_reencode is not None:
         out = _native_reencode(region, count)
         if out is not None:
@@ -373,4 +376,4 @@ def _inner_messages(b: LegacyBatch, max_inflated: int | None) -> list[KafkaLegac
         inner = b.read_inner(max_size=max_inflated, verify=True)
     except DecodeError as err:
         raise err.within(where) from None
-    return list(inner.entries) if inner is not None else []
+    return [e.message for e in inner.entries if e.message is not None] if inner is not None else []

@@ -36,8 +36,8 @@ SCRIPT = textwrap.dedent(
         elif codec == 1:
             c = zlib.compressobj(1, zlib.DEFLATED, 31)
             out = [c.compress(head)] + [c.compress(chunk) for _ in range(size >> 20)] + [c.compress(tail), c.flush()]
-        else:
-            c = lz4.frame.LZ4FrameCompressor()
+        else:  # a frame Kafka reads: independent blocks (Lz4BlockInputStream refuses linked ones)
+            c = lz4.frame.LZ4FrameCompressor(block_linked=False)
             out = [c.begin(), c.compress(head)] + [c.compress(chunk) for _ in range(size >> 20)] + [c.compress(tail), c.flush()]
         return batch(b"".join(out), 1, codec)
 

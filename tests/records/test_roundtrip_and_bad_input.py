@@ -21,6 +21,7 @@ from kafkacodec.generated.kafka_time_index import KafkaTimeIndex
 from kafkacodec.generated.kafka_txn_index import Entry as TxnEntry
 from kafkacodec.generated.kafka_txn_index import KafkaTxnIndex
 from kafkacodec.runtime.compression import DecompressionLimitError, codec_name, compress
+from kafkacodec.runtime.crc import crc32c
 from kafkacodec.runtime.varint import encode_varint, read_varint
 
 i16 = st.integers(-(2**15), 2**15 - 1)
@@ -111,9 +112,18 @@ def _gzip_wrapper(inner: bytes, offset: int = 0, magic: int = 1) -> bytes:
 INNER = kc.build_message_set([kc.Record(None, 1, None, b"v")] * 2, magic=1)  # offsets 0, 1
 
 
+@pytest.mark.parametrize("tail", [b"\0" * 5, INNER[: len(INNER) // 2 - 2]])
+def test_a_wrappers_inner_set_ends_at_a_partial_message_as_kafkas_does(tail):
+    """Kafka reads a wrapper's inner messages until the data ends or holds no whole message
+    (AbstractLegacyRecordBatch.DataLogInputStream.nextBatch returns null: the bytes left,
+    fewer than 12 or fewer than a message's length, are dropped)."""
+    batch = next(kc.iter_batches(_gzip_wrapper(INNER + tail, offset=100)))
+    assert batch.base_offset == 99 and batch.count_records() == 2
+    assert [r.offset for r in batch.records()] == [99, 100]
+
+
 @pytest.mark.parametrize("inner, error, at", [
-    (INNER + b"\0" * 5, kc.TruncatedError, len(INNER)),  # a tail shorter than any message
-    (INNER[:-2], kc.TruncatedError, len(INNER) // 2),  # the last message cut
+    (INNER + struct.pack(">qi", 2, 13) + b"\0" * 13, kc.CorruptRecordError, len(INNER) + 8),  # too small
     (_gzip_wrapper(INNER), kc.CorruptRecordError, 0),  # a wrapper inside a wrapper
 ])  # fmt: skip
 def test_a_wrappers_base_offset_names_what_is_wrong_inside(inner, error, at):
@@ -181,9 +191,22 @@ def test_overlong_and_out_of_range_varints():
 
 
 def test_negative_lengths_and_unknown_codec():
-    rec = KafkaRecord(attributes=0, timestamp_delta=0, offset_delta=0, len_key=-2, key=None, value=b"", headers=[])
+    # Kafka reads any negative key, value or header value length as null (DefaultRecord.readFrom
+    # through Utils.readBytes; LegacyRecord through Utils.sizeDelimited); a header key is never
+    # null ("Invalid negative header key size")
+    rec = KafkaRecord(attributes=0, timestamp_delta=0, offset_delta=0, len_key=-2, key=None,
+                      len_value=-64, value=None, headers=[Header(len_value=-7, key="h", value=None)])  # fmt: skip
+    back = KafkaRecord.parse_all(rec.build())
+    assert (back.key, back.value, back.headers[0].value) == (None, None, None)
+    bad = KafkaRecord(attributes=0, timestamp_delta=0, offset_delta=0, key=None, value=b"",
+                      headers=[Header(len_key=-2, key="", value=None)])  # fmt: skip
     with pytest.raises(kc.ValidationError, match="len_key"):
-        KafkaRecord.parse_all(rec.build())
+        KafkaRecord.parse_all(bad.build())
+    legacy = kc.build_message_set([kc.Record(None, 1, b"k", b"v")], magic=1)
+    minus_two = legacy[:26] + (-2).to_bytes(4, "big", signed=True) + legacy[31:]  # key "k" -> len -2
+    minus_two = minus_two[:8] + (len(minus_two) - 12).to_bytes(4, "big") + minus_two[12:]
+    (msg,) = kc.iter_batches(minus_two, verify_crc=False)
+    assert (msg.records()[0].key, msg.records()[0].value) == (None, b"v")
     data = bytearray(kc.build_batch([kc.Record(None, 1, b"k", b"v")]))
     data[22] = 0x07  # codec 7
     with pytest.raises(kc.UnsupportedCodecError, match="codec 7"):
@@ -265,14 +288,25 @@ def test_zstd_reads_the_same_in_one_call_or_as_a_stream(size, content_size):
 
 
 @pytest.mark.parametrize("cut", [1, 3, 4, 5, 8, 12, -1, -4])
-def test_a_zstd_frame_cut_short_is_refused_not_read_as_empty(cut):
-    """zstandard's stream reader returns what it has of a truncated frame (nothing, for a
-    cut inside the first block): that would lose the batch's records silently."""
+def test_a_zstd_frame_cut_short_gives_nothing_and_its_batch_is_refused(cut):
+    """zstd-jni reads a frame cut short before any of its content as the end of the stream
+    (its read gives 0, which Kafka's ChunkedBytesStream takes as the end), and one cut after
+    some content as an error ("Truncated source"): never part of the content. So no record
+    is lost in silence: the batch that counts records refuses ("premature EOF", here a
+    count the region cannot hold)."""
     from kafkacodec.runtime.compression import decompress
 
     good = compress(4, b"kafka" * 1000)
+    try:
+        assert decompress(4, good[:cut]) == b""
+    except kc.CompressionError as err:
+        assert "cut short" in str(err)
     with pytest.raises(kc.CompressionError):
-        decompress(4, good[:cut])
-    with pytest.raises(kc.CompressionError):
-        decompress(4, good + b"\x00")  # bytes after the frame that are no frame
+        decompress(4, good + b"\x00")  # bytes after the frame that start no frame
     assert decompress(4, good + good) == b"kafka" * 2000  # frames back to back
+    batch = bytearray(kc.build_batch([kc.Record(None, 1, b"k", b"v" * 100)] * 5, compression="zstd"))
+    cut_batch = batch[: len(batch) - (len(batch) - 61) // 2]
+    struct.pack_into(">i", cut_batch, 8, len(cut_batch) - 12)
+    struct.pack_into(">I", cut_batch, 17, crc32c(bytes(cut_batch[21:])))
+    with pytest.raises(kc.DecodeError):
+        next(kc.iter_batches(bytes(cut_batch))).records()

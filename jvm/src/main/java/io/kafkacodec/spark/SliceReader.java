@@ -239,7 +239,8 @@ final class SliceReader implements PartitionReader<InternalRow> {
         if (r.key() == null) throw new Irregular("control record without a key");
         KafkaControlRecordKey k = new KafkaControlRecordKey(new ByteBufferKaitaiStream(r.key()));
         long type = k.type() == null ? -1 : k.type().id();
-        if ((type == 0 || type == 1) && r.value() != null && r.value().length >= 6) {
+        if (type == 0 || type == 1) {  // Kafka's EndTransactionMarker refuses a marker it cannot read
+            if (r.value() == null) throw new Irregular("an end transaction marker without a value");
             new KafkaEndTxnMarker(new ByteBufferKaitaiStream(r.value()));
         }
     }
@@ -282,7 +283,14 @@ final class SliceReader implements PartitionReader<InternalRow> {
             return;
         }
         if (m.inner() == null) throw new Irregular("wrapper with a null value");
-        List<KafkaLegacyMessage> messages = m.inner().entries();
+        List<KafkaLegacyMessage> messages = new ArrayList<>();
+        for (KafkaLegacyMessage.InnerEntry e : m.inner().entries()) {
+            // a partial inner message (Kafka drops it), or an inner magic other than 0 and 1
+            // (Kafka reads it with magic 1's layout): Python reads those
+            if (e.message() == null) throw new Irregular("a partial inner message");
+            if (e.message().magic() != 0 && e.message().magic() != 1) throw new Irregular("an inner magic of neither 0 nor 1");
+            messages.add(e.message());
+        }
         if (messages.isEmpty()) throw new Irregular("a wrapper of no inner message");  // Kafka refuses it
         // Each inner message's CRC over the range its own length names (always checked, as
         // Kafka does): a length that disagrees with the message's fields fails it, or the sum
@@ -303,7 +311,8 @@ final class SliceReader implements PartitionReader<InternalRow> {
         long first = Math.addExact(messages.get(0).offset(), shift);
         boolean logAppend = magic >= 1 && tsType == 1;
         for (KafkaLegacyMessage im : messages) {
-            long ts = logAppend ? m.timestamp() : (im.magic() == 0 ? -1 : im.timestamp());
+            // magic 0 has no time; a magic 1 one takes a LogAppendTime wrapper's (DeepRecordsIterator)
+            long ts = im.magic() == 0 ? -1 : logAppend ? m.timestamp() : im.timestamp();
             add(rows, im.key(), im.value(), Math.addExact(im.offset(), shift), ts, tsType, null, first, magic, codec,
                 -1L, (short) -1, -1, false, false, -1, at);
         }
