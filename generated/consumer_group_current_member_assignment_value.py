@@ -691,6 +691,7 @@ class TopicPartitions(_p.Generated):
                 "tag": 0,
             },
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (

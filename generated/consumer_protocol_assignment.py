@@ -89,7 +89,7 @@ class ConsumerProtocolAssignment(_p.Generated):
         (
             (1, 1, None, None, ((3, 0, 0, 18),), 4, 1, None),
             (7, 2, None, (1, 1), (), "TopicPartition", ((1, 0),), None),
-            (1, 3, None, None, ((3, 0, 1, 22, 18),), 4, 1, None),
+            (1, 3, None, None, (), 4, 1, None),
             (4, 4, (1, 3, 0, 0, 18), None, (), (1, 3), None, None),
         ),
         1,
@@ -151,14 +151,6 @@ class ConsumerProtocolAssignment(_p.Generated):
             if end - pos < 4:
                 raise _p.truncated(cls.PATH, pos, end, 4)
             (len_user_data,) = _S0.unpack_from(buf, pos)
-            if not (len_user_data >= (-1)):
-                raise _p.invalid(
-                    "consumer_protocol_assignment /seq/2",
-                    pos + 0,
-                    "len_user_data",
-                    len_user_data,
-                    "must satisfy _ >= -1",
-                )
             pos += 4
             if len_user_data >= 0:
                 n = len_user_data

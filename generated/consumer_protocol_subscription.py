@@ -132,12 +132,12 @@ class ConsumerProtocolSubscription(_p.Generated):
         (
             (1, 1, None, None, ((3, 0, 0, 18),), 4, 1, None),
             (7, 2, None, (1, 1), (), "ClassicStrItem", (), None),
-            (1, 3, None, None, ((3, 0, 1, 22, 18),), 4, 1, None),
+            (1, 3, None, None, (), 4, 1, None),
             (4, 4, (1, 3, 0, 0, 18), None, (), (1, 3), None, None),
             (1, 5, (1, 0, 0, 1, 18, 1, 0, 0, 1, 18, 19), None, ((3, 0, 0, 18),), 4, 1, None),
             (7, 6, (1, 0, 0, 1, 18), (1, 5), (), "TopicPartition", ((1, 0),), None),
             (1, 7, (1, 0, 0, 2, 18), None, (), 4, 1, None),
-            (1, 8, (1, 0, 0, 3, 18, 1, 0, 0, 3, 18, 19), None, ((3, 0, 1, 22, 18),), 2, 1, None),
+            (1, 8, (1, 0, 0, 3, 18, 1, 0, 0, 3, 18, 19), None, (), 2, 1, None),
             (6, 9, (1, 0, 0, 3, 18, 1, 8, 0, 0, 18, 19), None, (), (1, 8), None, None),
         ),
         1,
@@ -202,14 +202,6 @@ class ConsumerProtocolSubscription(_p.Generated):
             if end - pos < 4:
                 raise _p.truncated(cls.PATH, pos, end, 4)
             (len_user_data,) = _S0.unpack_from(buf, pos)
-            if not (len_user_data >= (-1)):
-                raise _p.invalid(
-                    "consumer_protocol_subscription /seq/2",
-                    pos + 0,
-                    "len_user_data",
-                    len_user_data,
-                    "must satisfy _ >= -1",
-                )
             pos += 4
             if len_user_data >= 0:
                 n = len_user_data
@@ -260,14 +252,6 @@ class ConsumerProtocolSubscription(_p.Generated):
                     raise _p.truncated("consumer_protocol_subscription /seq/7", pos, end, 2)
                 len_rack_id = _S1.unpack_from(buf, pos)[0]
                 pos += 2
-                if not (len_rack_id >= (-1)):
-                    raise _p.invalid(
-                        "consumer_protocol_subscription /seq/7",
-                        pos,
-                        "len_rack_id",
-                        len_rack_id,
-                        "must satisfy _ >= -1",
-                    )
             else:
                 len_rack_id = None
             if (version >= 3) and (len_rack_id >= 0):

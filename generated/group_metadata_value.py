@@ -154,7 +154,7 @@ class GroupMetadataValue(_p.Generated):
             (3, 2, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
             (6, 3, None, None, (), (1, 0, 0, 4, 18, 1, 2, 0, 1, 11, 1, 1, 23), None, None),
             (1, 4, None, None, (), 4, 1, None),
-            (1, 5, (1, 0, 0, 3, 16), None, ((3, 0, 1, 22, 18),), 2, 1, None),
+            (1, 5, (1, 0, 0, 3, 16), None, (), 2, 1, None),
             (3, 6, (1, 0, 0, 4, 18), None, (), 5, None, None),
             (
                 6,
@@ -166,7 +166,7 @@ class GroupMetadataValue(_p.Generated):
                 None,
                 None,
             ),
-            (1, 8, (1, 0, 0, 3, 16), None, ((3, 0, 1, 22, 18),), 2, 1, None),
+            (1, 8, (1, 0, 0, 3, 16), None, (), 2, 1, None),
             (3, 9, (1, 0, 0, 4, 18), None, (), 5, None, None),
             (
                 6,
@@ -301,14 +301,6 @@ class GroupMetadataValue(_p.Generated):
                     raise _p.truncated("group_metadata_value /seq/4", pos, end, 2)
                 len_protocol = _S1.unpack_from(buf, pos)[0]
                 pos += 2
-                if not (len_protocol >= (-1)):
-                    raise _p.invalid(
-                        "group_metadata_value /seq/4",
-                        pos,
-                        "len_protocol",
-                        len_protocol,
-                        "must satisfy _ >= -1",
-                    )
             else:
                 len_protocol = None
             if version >= 4:
@@ -335,14 +327,6 @@ class GroupMetadataValue(_p.Generated):
                     raise _p.truncated("group_metadata_value /seq/7", pos, end, 2)
                 len_leader = _S1.unpack_from(buf, pos)[0]
                 pos += 2
-                if not (len_leader >= (-1)):
-                    raise _p.invalid(
-                        "group_metadata_value /seq/7",
-                        pos,
-                        "len_leader",
-                        len_leader,
-                        "must satisfy _ >= -1",
-                    )
             else:
                 len_leader = None
             if version >= 4:
@@ -831,6 +815,7 @@ class MemberMetadata(_p.Generated):
             {"id": "subscription", "type": "bytes", "name": "subscription", "versions": "0+"},
             {"id": "assignment", "type": "bytes", "name": "assignment", "versions": "0+"},
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
@@ -863,7 +848,7 @@ class MemberMetadata(_p.Generated):
             (1, 1, (1, 0, 0, 3, 16), None, ((3, 0, 0, 18),), 2, 1, None),
             (3, 2, (1, 0, 0, 4, 18), None, ((3, 0, 1, 18),), 5, None, None),
             (6, 3, None, None, (), (1, 0, 0, 4, 18, 1, 2, 0, 1, 11, 1, 1, 23), None, None),
-            (1, 4, (1, 0, 0, 3, 18, 1, 0, 0, 3, 13, 19), None, ((3, 0, 1, 22, 18),), 2, 1, None),
+            (1, 4, (1, 0, 0, 3, 18, 1, 0, 0, 3, 13, 19), None, (), 2, 1, None),
             (3, 5, (1, 0, 0, 3, 18, 1, 0, 0, 4, 18, 19), None, (), 5, None, None),
             (
                 6,
@@ -1008,14 +993,6 @@ class MemberMetadata(_p.Generated):
                     )
                 len_group_instance_id = _S1.unpack_from(buf, pos)[0]
                 pos += 2
-                if not (len_group_instance_id >= (-1)):
-                    raise _p.invalid(
-                        "group_metadata_value /types/member_metadata/seq/3",
-                        pos,
-                        "len_group_instance_id",
-                        len_group_instance_id,
-                        "must satisfy _ >= -1",
-                    )
             else:
                 len_group_instance_id = None
             if (version >= 3) and (version >= 4):

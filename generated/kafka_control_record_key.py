@@ -20,7 +20,7 @@ __all__ = [
     "ControlRecordType",
 ]
 
-_S0 = struct.Struct(">hH")
+_S0 = struct.Struct(">hh")
 
 
 class ControlRecordType(_p.KafkaEnum):
@@ -59,7 +59,7 @@ class KafkaControlRecordKey(_p.Generated):
     Fields, in byte order (schemas/kafka_control_record_key.ksy, /):
 
     - version: s2. Key schema version, 0; a negative version is invalid.
-    - type: u2
+    - type: s2. The control type, an int16 as Kafka reads it (ControlRecordTypeSchema), so 0x8f00 is -28928.
     """
 
     #: Stored fields, in byte order (params first).

@@ -1305,7 +1305,7 @@
 #define KAFKA_CONTROL_RECORD_KEY_VERSION_AT              0  /* s2 */
 #define KAFKA_CONTROL_RECORD_KEY_VERSION_SIZE            2
 #define KAFKA_CONTROL_RECORD_KEY_VERSION_MIN             0  /* valid min */
-#define KAFKA_CONTROL_RECORD_KEY_TYPE_AT                 2  /* u2 */
+#define KAFKA_CONTROL_RECORD_KEY_TYPE_AT                 2  /* s2 */
 #define KAFKA_CONTROL_RECORD_KEY_TYPE_SIZE               2
 #define KAFKA_CONTROL_RECORD_KEY_FIXED_SIZE              4  /* bytes of the fixed-width fields it starts with */
 

@@ -440,6 +440,7 @@ class Voter(_p.Generated):
                 "versions": "1+",
             },
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (

@@ -458,6 +458,7 @@ class TopicPartitions(_p.Generated):
             {"id": "topic_id", "type": "uuid", "name": "TopicId", "versions": "0+"},
             {"id": "partitions", "type": "[]int32", "name": "Partitions", "versions": "0+"},
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (

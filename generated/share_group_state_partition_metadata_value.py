@@ -566,6 +566,7 @@ class TopicPartitionsInfo(_p.Generated):
             {"id": "topic_name", "type": "string", "name": "TopicName", "versions": "0+"},
             {"id": "partitions", "type": "[]int32", "name": "Partitions", "versions": "0+"},
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
@@ -982,6 +983,7 @@ class TopicInfo(_p.Generated):
             {"id": "topic_id", "type": "uuid", "name": "TopicId", "versions": "0+"},
             {"id": "topic_name", "type": "string", "name": "TopicName", "versions": "0+"},
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (

@@ -968,6 +968,7 @@ class TaskIds(_p.Generated):
                 "tag": 0,
             },
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (

@@ -738,6 +738,7 @@ class Endpoint(_p.Generated):
             {"id": "host", "type": "string", "name": "Host", "versions": "0+"},
             {"id": "port", "type": "uint16", "name": "Port", "versions": "0+"},
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
@@ -1063,6 +1064,7 @@ class KeyValue(_p.Generated):
             {"id": "key", "type": "string", "name": "Key", "versions": "0+"},
             {"id": "value", "type": "string", "name": "Value", "versions": "0+"},
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (

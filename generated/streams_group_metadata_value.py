@@ -472,6 +472,7 @@ class LastAssignmentConfig(_p.Generated):
             {"id": "key", "type": "string", "name": "Key", "versions": "0+"},
             {"id": "value", "type": "string", "name": "Value", "versions": "0+"},
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (

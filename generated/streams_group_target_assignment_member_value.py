@@ -539,6 +539,7 @@ class TaskIds(_p.Generated):
             {"id": "subtopology_id", "type": "string", "name": "SubtopologyId", "versions": "0+"},
             {"id": "partitions", "type": "[]int32", "name": "Partitions", "versions": "0+"},
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (

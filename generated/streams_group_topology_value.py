@@ -509,6 +509,7 @@ class TopicConfig(_p.Generated):
             {"id": "key", "type": "string", "name": "key", "versions": "0+"},
             {"id": "value", "type": "string", "name": "value", "versions": "0+"},
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
@@ -884,6 +885,7 @@ class TopicInfo(_p.Generated):
                 "versions": "0+",
             },
         ],
+        "versions": "0+",
     }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (

@@ -183,7 +183,7 @@ class TransactionLogValue(_p.Generated):
             (1, 2, None, None, (), 2, 1, None),
             (1, 3, None, None, (), 4, 1, None),
             (1, 4, None, None, (), 1, 1, None),
-            (1, 5, (1, 0, 0, 0, 16), None, ((3, 0, 1, 22, 18),), 4, 1, None),
+            (1, 5, (1, 0, 0, 0, 16), None, (), 4, 1, None),
             (3, 6, (1, 0, 0, 1, 18), None, (), 5, None, None),
             (
                 7,
@@ -263,14 +263,6 @@ class TransactionLogValue(_p.Generated):
                     raise _p.truncated("transaction_log_value /seq/4", pos, end, 4)
                 num_transaction_partitions = _S2.unpack_from(buf, pos)[0]
                 pos += 4
-                if not (num_transaction_partitions >= (-1)):
-                    raise _p.invalid(
-                        "transaction_log_value /seq/4",
-                        pos,
-                        "num_transaction_partitions",
-                        num_transaction_partitions,
-                        "must satisfy _ >= -1",
-                    )
             else:
                 num_transaction_partitions = None
             if version >= 1:

@@ -144,6 +144,9 @@ class MessageSpec:
     fields: list[SpecField]
     common_structs: dict[str, list[SpecField]]
     path: str  # relative to the directory it was loaded from
+    #: Each common struct's own versions (Kafka generates its class for them alone: no
+    #: version check when read, its fields' versions tested against these).
+    common_versions: dict[str, Versions] = field(default_factory=dict)
 
     @property
     def folder(self) -> str:
@@ -275,12 +278,14 @@ def parse_spec(text: str, path: Path | str, relative: str) -> MessageSpec:
     if api_key is not None and not isinstance(api_key, int):
         raise SpecError(path, "/apiKey", f"{api_key!r} is not a number")
     structs: dict[str, list[SpecField]] = {}
+    common_versions: dict[str, Versions] = {}
     for i, s in enumerate(node.get("commonStructs") or []):
         where = f"/commonStructs/{i}"
         if not isinstance(s, dict) or not isinstance(s.get("name"), str):
             raise SpecError(path, where, "a common struct has a name and fields")
         structs[s["name"]] = [_field(f, path, f"{where}/fields/{j}")
                               for j, f in enumerate(s.get("fields") or [])]  # fmt: skip
+        common_versions[s["name"]] = _versions(s, "versions", path, where, Versions(0, None))
     return MessageSpec(
         name=name, type=str(node.get("type", "")), api_key=api_key,
         valid=_versions(node, "validVersions", path, ""),
@@ -288,6 +293,7 @@ def parse_spec(text: str, path: Path | str, relative: str) -> MessageSpec:
         fields=[_field(f, path, f"/fields/{i}") for i, f in enumerate(node.get("fields") or [])],
         common_structs=structs,
         path=relative,
+        common_versions=common_versions,
     )  # fmt: skip
 
 

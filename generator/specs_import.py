@@ -313,6 +313,8 @@ class _Importer:
             if not f.fields and name not in self.structs:
                 raise self.fail(where, f"struct {name} has no fields and is no common struct")
         node = self.struct_type(name, fields, f"{where}/fields")
+        if not f.fields and name in self.spec.common_versions:  # a common struct: its own versions
+            node["-kafkacodec-message"]["versions"] = str(self.spec.common_versions[name])
         self.add_type(name, node)
         return tid
 
@@ -420,11 +422,9 @@ class _Importer:
                     "-kafkacodec-length-of": {"field": fid, "when-null": -1}}  # fmt: skip
             attr = _if(attr, _and(present, None if in_tag else self.v.cond(classic_vs)))
             nullable = null_vs & classic_vs
-            if nullable != classic_vs:
+            if nullable != classic_vs:  # (where nullable, any negative is null, as in Kafka's readers)
                 ok = "_ >= 0" if not nullable else f"_ >= 0 or ({self.v.cond(nullable)})"
                 attr["valid"] = {"expr": ok}
-            else:
-                attr["valid"] = {"expr": "_ >= -1"}
             out.append(attr)
         if compact_vs:
             cid = f"{lid}_compact" if classic_vs else lid

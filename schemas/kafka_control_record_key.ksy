@@ -15,8 +15,9 @@ seq:
     valid:
       min: 0
   - id: type
-    type: u2
+    type: s2
     enum: control_record_type
+    doc: The control type, an int16 as Kafka reads it (ControlRecordTypeSchema), so 0x8f00 is -28928.
 enums:
   control_record_type:  # Kafka's ControlRecordType names (-orig-id)
     0:

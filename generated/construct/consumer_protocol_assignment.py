@@ -88,10 +88,7 @@ def ConsumerProtocolAssignment(version):
         )
         * "The list of topics and partitions assigned to this consumer.",
         "len_user_data"
-        / Rebuild(
-            ExprValidator(Int32sb, lambda _, this: not (not (_ >= (-1)))),
-            lambda this: encoded_size(this, ("user_data", GreedyBytes)),
-        )
+        / Rebuild(Int32sb, lambda this: encoded_size(this, ("user_data", GreedyBytes)))
         * "The length of user_data, -1 for null (versions that are not flexible).",
         "user_data"
         / If(lambda this: this.len_user_data >= 0, Bytes(lambda this: this.len_user_data))

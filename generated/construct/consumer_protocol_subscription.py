@@ -104,10 +104,7 @@ def ConsumerProtocolSubscription(version):
         / Array(lambda this: this.num_topics, ClassicStrItem)
         * "The topics that the member wants to consume.",
         "len_user_data"
-        / Rebuild(
-            ExprValidator(Int32sb, lambda _, this: not (not (_ >= (-1)))),
-            lambda this: encoded_size(this, ("user_data", GreedyBytes)),
-        )
+        / Rebuild(Int32sb, lambda this: encoded_size(this, ("user_data", GreedyBytes)))
         * "The length of user_data, -1 for null (versions that are not flexible).",
         "user_data"
         / If(lambda this: this.len_user_data >= 0, Bytes(lambda this: this.len_user_data))
@@ -138,8 +135,7 @@ def ConsumerProtocolSubscription(version):
         / If(
             lambda this: (this.version >= 3) and (this.version >= 3),
             Rebuild(
-                ExprValidator(Int16sb, lambda _, this: not (not (_ >= (-1)))),
-                lambda this: encoded_size(this, ("rack_id", Text(GreedyBytes, "utf-8"))),
+                Int16sb, lambda this: encoded_size(this, ("rack_id", Text(GreedyBytes, "utf-8")))
             ),
         )
         * "The length of rack_id, -1 for null (versions that are not flexible).",

@@ -100,7 +100,7 @@ def MemberMetadata(version):
         / If(
             lambda this: (this.version >= 3) and (this.version == 3),
             Rebuild(
-                ExprValidator(Int16sb, lambda _, this: not (not (_ >= (-1)))),
+                Int16sb,
                 lambda this: encoded_size(this, ("group_instance_id", Text(GreedyBytes, "utf-8"))),
             ),
         )
@@ -340,8 +340,7 @@ def GroupMetadataValue(version):
         / If(
             lambda this: this.version <= 3,
             Rebuild(
-                ExprValidator(Int16sb, lambda _, this: not (not (_ >= (-1)))),
-                lambda this: encoded_size(this, ("protocol", Text(GreedyBytes, "utf-8"))),
+                Int16sb, lambda this: encoded_size(this, ("protocol", Text(GreedyBytes, "utf-8")))
             ),
         )
         * "The length of protocol, -1 for null (versions that are not flexible).",
@@ -379,8 +378,7 @@ def GroupMetadataValue(version):
         / If(
             lambda this: this.version <= 3,
             Rebuild(
-                ExprValidator(Int16sb, lambda _, this: not (not (_ >= (-1)))),
-                lambda this: encoded_size(this, ("leader", Text(GreedyBytes, "utf-8"))),
+                Int16sb, lambda this: encoded_size(this, ("leader", Text(GreedyBytes, "utf-8")))
             ),
         )
         * "The length of leader, -1 for null (versions that are not flexible).",

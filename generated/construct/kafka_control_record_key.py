@@ -20,7 +20,6 @@ import enum
 from construct import (
     ExprValidator,
     Int16sb,
-    Int16ub,
     Struct,
 )
 
@@ -44,7 +43,9 @@ KafkaControlRecordKey = Struct(
     "version"
     / ExprValidator(Int16sb, lambda _, this: not (_ < 0))
     * "Key schema version, 0; a negative version is invalid.",
-    "type" / Int16ub,
+    "type"
+    / Int16sb
+    * "The control type, an int16 as Kafka reads it (ControlRecordTypeSchema), so 0x8f00 is -28928.",
 )
 KafkaControlRecordKey.__doc__ = """The key of a record in a control batch (attribute bit 5). Control records are never
 handed to an application as data. Unknown types must be reported, not rejected: later

@@ -270,7 +270,7 @@ def TransactionLogValue(version):
         / If(
             lambda this: this.version <= 0,
             Rebuild(
-                ExprValidator(Int32sb, lambda _, this: not (not (_ >= (-1)))),
+                Int32sb,
                 lambda this: (
                     -1
                     if this["transaction_partitions"] is None

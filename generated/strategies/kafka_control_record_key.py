@@ -42,7 +42,7 @@ def _draw_kafka_control_record_key(draw, invalid):
     version = draw(_h.ints("h", lo=0, invalid=invalid))
     type = draw(
         st.one_of(
-            st.sampled_from([int(m) for m in ControlRecordType]), _h.ints("H", invalid=invalid)
+            st.sampled_from([int(m) for m in ControlRecordType]), _h.ints("h", invalid=invalid)
         )
     )
     obj = KafkaControlRecordKey(

@@ -84,9 +84,6 @@ func (x *ConsumerProtocolAssignment) read(buf []byte, pos, end int, version int6
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenUserData = v
-		if !(int64(v) >= -(1)) {
-			return pos, invalid("consumer_protocol_assignment /seq/2", pos, "len_user_data", v, "must satisfy _ >= -1")
-		}
 	}
 	if int64(x.LenUserData) >= 0 {
 		n64 := int64(int64(x.LenUserData))

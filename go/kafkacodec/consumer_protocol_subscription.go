@@ -94,9 +94,6 @@ func (x *ConsumerProtocolSubscription) read(buf []byte, pos, end int, version in
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.LenUserData = v
-		if !(int64(v) >= -(1)) {
-			return pos, invalid("consumer_protocol_subscription /seq/2", pos, "len_user_data", v, "must satisfy _ >= -1")
-		}
 	}
 	if int64(x.LenUserData) >= 0 {
 		n64 := int64(int64(x.LenUserData))
@@ -150,9 +147,6 @@ func (x *ConsumerProtocolSubscription) read(buf []byte, pos, end int, version in
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenRackId = &v
-		if !(int64(v) >= -(1)) {
-			return pos, invalid("consumer_protocol_subscription /seq/7", pos, "len_rack_id", v, "must satisfy _ >= -1")
-		}
 	}
 	if (x.Version >= 3) && (int64(deref(x.LenRackId)) >= 0) {
 		n64 := int64(int64(deref(x.LenRackId)))

@@ -118,9 +118,6 @@ func (x *GroupMetadataValue) read(buf []byte, pos, end int, version int64, verif
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenProtocol = &v
-		if !(int64(v) >= -(1)) {
-			return pos, invalid("group_metadata_value /seq/4", pos, "len_protocol", v, "must satisfy _ >= -1")
-		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /seq/5")
@@ -147,9 +144,6 @@ func (x *GroupMetadataValue) read(buf []byte, pos, end int, version int64, verif
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenLeader = &v
-		if !(int64(v) >= -(1)) {
-			return pos, invalid("group_metadata_value /seq/7", pos, "len_leader", v, "must satisfy _ >= -1")
-		}
 	}
 	if x.Version >= 4 {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /seq/8")
@@ -424,9 +418,6 @@ func (x *GroupMetadataValueMemberMetadata) read(buf []byte, pos, end int, versio
 		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.LenGroupInstanceId = &v
-		if !(int64(v) >= -(1)) {
-			return pos, invalid("group_metadata_value /types/member_metadata/seq/3", pos, "len_group_instance_id", v, "must satisfy _ >= -1")
-		}
 	}
 	if (x.Version >= 3) && (x.Version >= 4) {
 		v, next, err := readUvarint(buf, pos, end, 5, "group_metadata_value /types/member_metadata/seq/4")

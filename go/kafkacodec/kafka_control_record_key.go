@@ -23,8 +23,10 @@ const (
 // rejected: later Kafka versions add new ones.
 type KafkaControlRecordKey struct {
 	// Key schema version, 0; a negative version is invalid.
-	Version int16  `ksy:"version"`
-	Type    uint16 `ksy:"type"`
+	Version int16 `ksy:"version"`
+	// The control type, an int16 as Kafka reads it (ControlRecordTypeSchema), so 0x8f00 is
+	// -28928.
+	Type int16 `ksy:"type"`
 }
 
 // ParseKafkaControlRecordKey reads one KafkaControlRecordKey that fills data (with verify, a CRC that does not match is an error).
@@ -65,7 +67,7 @@ func (x *KafkaControlRecordKey) read(buf []byte, pos, end int, verify bool) (int
 		if end-pos < 2 {
 			return pos, truncated("kafka_control_record_key /seq/1", pos, end, 2)
 		}
-		v := binary.BigEndian.Uint16(buf[pos:])
+		v := int16(binary.BigEndian.Uint16(buf[pos:]))
 		pos += 2
 		x.Type = v
 	}

@@ -100,9 +100,6 @@ func (x *TransactionLogValue) read(buf []byte, pos, end int, version int64, veri
 		v := int32(binary.BigEndian.Uint32(buf[pos:]))
 		pos += 4
 		x.NumTransactionPartitions = &v
-		if !(int64(v) >= -(1)) {
-			return pos, invalid("transaction_log_value /seq/4", pos, "num_transaction_partitions", v, "must satisfy _ >= -1")
-		}
 	}
 	if x.Version >= 1 {
 		v, next, err := readUvarint(buf, pos, end, 5, "transaction_log_value /seq/5")

@@ -194,6 +194,7 @@ types:
         nullableVersions: 0+
         taggedVersions: 0+
         tag: 0
+      versions: 0+
   consumer_group_current_member_assignment_value_tagged_field:
     doc: 'One tagged field of ConsumerGroupCurrentMemberAssignmentValue: tag, size, value.'
     params:

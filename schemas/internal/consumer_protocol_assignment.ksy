@@ -31,8 +31,6 @@ seq:
   doc: The list of topics and partitions assigned to this consumer.
 - id: len_user_data
   type: s4
-  valid:
-    expr: _ >= -1
   -kafkacodec-length-of:
     field: user_data
     when-null: -1

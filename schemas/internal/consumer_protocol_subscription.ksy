@@ -31,8 +31,6 @@ seq:
   doc: The topics that the member wants to consume.
 - id: len_user_data
   type: s4
-  valid:
-    expr: _ >= -1
   -kafkacodec-length-of:
     field: user_data
     when-null: -1
@@ -66,8 +64,6 @@ seq:
 - id: len_rack_id
   type: s2
   if: version >= 3 and version >= 3
-  valid:
-    expr: _ >= -1
   -kafkacodec-length-of:
     field: rack_id
     when-null: -1

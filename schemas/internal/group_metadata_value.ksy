@@ -47,8 +47,6 @@ seq:
 - id: len_protocol
   type: s2
   if: version <= 3
-  valid:
-    expr: _ >= -1
   -kafkacodec-length-of:
     field: protocol
     when-null: -1
@@ -71,8 +69,6 @@ seq:
 - id: len_leader
   type: s2
   if: version <= 3
-  valid:
-    expr: _ >= -1
   -kafkacodec-length-of:
     field: leader
     when-null: -1
@@ -220,8 +216,6 @@ types:
     - id: len_group_instance_id
       type: s2
       if: version >= 3 and version == 3
-      valid:
-        expr: _ >= -1
       -kafkacodec-length-of:
         field: group_instance_id
         when-null: -1
@@ -397,6 +391,7 @@ types:
         type: bytes
         name: assignment
         versions: 0+
+      versions: 0+
   group_metadata_value_tagged_field:
     doc: 'One tagged field of GroupMetadataValue: tag, size, value.'
     params:

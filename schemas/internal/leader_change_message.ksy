@@ -137,6 +137,7 @@ types:
         type: uuid
         name: VoterDirectoryId
         versions: 1+
+      versions: 0+
   leader_change_message_tagged_field:
     doc: 'One tagged field of LeaderChangeMessage: tag, size, value.'
     params:

@@ -137,6 +137,7 @@ types:
         type: '[]int32'
         name: Partitions
         versions: 0+
+      versions: 0+
   share_group_current_member_assignment_value_tagged_field:
     doc: 'One tagged field of ShareGroupCurrentMemberAssignmentValue: tag, size, value.'
     params:

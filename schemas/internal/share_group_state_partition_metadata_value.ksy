@@ -169,6 +169,7 @@ types:
         type: '[]int32'
         name: Partitions
         versions: 0+
+      versions: 0+
   topic_info_tagged_field:
     doc: 'One tagged field of TopicInfo: tag, size, value.'
     params:
@@ -228,6 +229,7 @@ types:
         type: string
         name: TopicName
         versions: 0+
+      versions: 0+
   share_group_state_partition_metadata_value_tagged_field:
     doc: 'One tagged field of ShareGroupStatePartitionMetadataValue: tag, size, value.'
     params:

@@ -281,6 +281,7 @@ types:
         nullableVersions: 0+
         taggedVersions: 0+
         tag: 0
+      versions: 0+
   streams_group_current_member_assignment_value_tagged_field:
     doc: 'One tagged field of StreamsGroupCurrentMemberAssignmentValue: tag, size, value.'
     params:

@@ -238,6 +238,7 @@ types:
         type: uint16
         name: Port
         versions: 0+
+      versions: 0+
   key_value_tagged_field:
     doc: 'One tagged field of KeyValue: tag, size, value.'
     params:
@@ -308,6 +309,7 @@ types:
         type: string
         name: Value
         versions: 0+
+      versions: 0+
   streams_group_member_metadata_value_tagged_field:
     doc: 'One tagged field of StreamsGroupMemberMetadataValue: tag, size, value.'
     params:

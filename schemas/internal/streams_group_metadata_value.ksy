@@ -165,6 +165,7 @@ types:
         type: string
         name: Value
         versions: 0+
+      versions: 0+
   streams_group_metadata_value_tag_1:
     doc: 'Tagged field 1: LastAssignmentConfigs.'
     params:

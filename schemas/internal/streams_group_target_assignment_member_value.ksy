@@ -161,6 +161,7 @@ types:
         type: '[]int32'
         name: Partitions
         versions: 0+
+      versions: 0+
   streams_group_target_assignment_member_value_tagged_field:
     doc: 'One tagged field of StreamsGroupTargetAssignmentMemberValue: tag, size, value.'
     params:

@@ -146,6 +146,7 @@ types:
         type: string
         name: value
         versions: 0+
+      versions: 0+
   topic_info_tagged_field:
     doc: 'One tagged field of TopicInfo: tag, size, value.'
     params:
@@ -233,6 +234,7 @@ types:
         type: '[]TopicConfig'
         name: TopicConfigs
         versions: 0+
+      versions: 0+
   copartition_group_tagged_field:
     doc: 'One tagged field of CopartitionGroup: tag, size, value.'
     params:

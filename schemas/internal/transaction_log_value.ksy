@@ -34,8 +34,6 @@ seq:
 - id: num_transaction_partitions
   type: s4
   if: version <= 0
-  valid:
-    expr: _ >= -1
   -kafkacodec-length-of:
     field: transaction_partitions
     when-null: -1

@@ -42,7 +42,7 @@ def test_record_roundtrip(rec):
 
 
 @FAST
-@given(st.builds(KafkaControlRecordKey, version=st.integers(0, 2**15 - 1), type=st.integers(0, 65535)),
+@given(st.builds(KafkaControlRecordKey, version=st.integers(0, 2**15 - 1), type=st.integers(-(2**15), 2**15 - 1)),
        st.builds(KafkaEndTxnMarker, version=st.integers(0, 2**15 - 1), coordinator_epoch=i32),
        st.builds(Kafka07Message, magic=st.just(1), attributes=st.integers(-128, 127), payload=st.binary(max_size=30)))
 def test_small_types_roundtrip(key, marker, m07):
