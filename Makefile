@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: jar test test-quick test-kafka drill judge-drill harness specs demo docs bench peers generate check-generated clean
+.PHONY: jar test test-quick test-kafka drill judge-drill dump-drill harness specs demo docs bench peers generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -20,8 +20,13 @@ SHELL_VERSIONS := 4.0.0
 # `make bench` times the two. The newest release whose connector Maven Central serves (4.3.0
 # is on PyPI, its connector is not).
 SPARK_VERSION := 4.2.0
+# Every release whose kafka-dump-log (DumpLogSegments, the tool alone: harness/tools/pom.xml)
+# `kafkacodec dump --kafka-version` is compared with: every one `--kafka-version` takes
+# (kafkacodec/internal/dump_format.py RELEASES; tests/test_packaging.py keeps the two equal).
+TOOL_VERSIONS := 3.9.1 3.9.2 4.0.0 4.0.1 4.0.2 4.1.0 4.1.1 4.1.2 4.2.0 4.2.1 4.2.2 4.3.0 4.3.1 4.4.0
 HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt harness/target/tiered-$(v).txt) \
-	$(foreach v,$(SHELL_VERSIONS),harness/target/shell-$(v).txt) harness/target/spark-kafka-$(SPARK_VERSION).txt
+	$(foreach v,$(SHELL_VERSIONS),harness/target/shell-$(v).txt) harness/target/spark-kafka-$(SPARK_VERSION).txt \
+	$(foreach v,$(TOOL_VERSIONS),harness/target/tools-$(v).txt)
 
 # The JVM reader of the `kafkacodec` Spark format (jvm/: a DataSourceV2 over the schemas' Java
 # output from the official compiler, with the official Kaitai Java runtime), in the Python
@@ -76,6 +81,13 @@ harness/target/cp-%.txt: harness/pom.xml
 	mvn -q -B -f harness/pom.xml dependency:build-classpath -Dkafka.version=$* \
 		-DexcludeClassifiers=test,test-sources -Dmdep.outputFile=$(CURDIR)/harness/target/cp-$*.txt
 
+# kafka-dump-log of a release on a classpath of its own (harness/tools/pom.xml)
+harness/target/tools-%.txt: harness/tools/pom.xml
+	@command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
+	mkdir -p harness/target
+	mvn -q -B -f harness/tools/pom.xml dependency:build-classpath -Dkafka.version=$* \
+		-Dmdep.outputFile=$(CURDIR)/harness/target/tools-$*.txt
+
 # the tiered-storage plugin (LocalTieredStorage) the brokers of the tiered tests load
 harness/target/tiered-%.txt: harness/target/cp-%.txt
 	mvn -q -B -f harness/pom.xml dependency:build-classpath -Dkafka.version=$* \
@@ -125,6 +137,12 @@ drill: $(STAMP) $(HARNESS)
 # CI runs a seeded subset: tests/kafka/test_kafka_judges_mutations.py).
 judge-drill: $(STAMP) $(HARNESS)
 	cd tests && ../$(PY) kafka_mutation_drill.py --cases 200000 --seed 1 --root ../out/judge-drill
+
+# Every release's kafka-dump-log and `kafkacodec dump --kafka-version` of it over the
+# internal topics' payloads damaged at 20 seeds (tests/dump_drill.py; CI runs seed 1:
+# tests/kafka/test_kafka_dump_releases.py).
+dump-drill: $(STAMP) $(HARNESS)
+	cd tests && ../$(PY) dump_drill.py --seeds 1-20 --root ../out/dump-drill
 
 # Everything but the slow, Spark, fuzzing, cross-language and Kafka-broker tests, on every
 # core (about a minute here); `make test` (CI) runs them all.

@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import base64
 import json
-import operator
 from collections.abc import Iterator
 from pathlib import Path
 
 from kafkacodec.generated.kafka_legacy_message import MessageSet
 
-from .internal.dump_format import NEWEST
+from .internal.dump_format import NEWEST, KafkaStops, Release
 from .log.index import OffsetIndex, TimeIndex, TxnIndex
 from .log.segment import parse_segment_name
-from .records.batches import BatchIterator
+from .records.batches import BatchIterator, parse_control
 from .records.lines import dump_lines
 from .runtime import compression as _comp
-from .runtime.errors import DecodeError, KafkacodecError, LogError
+from .runtime.errors import DecodeError, LogError
 from .storage import read_whole
 from .storage.fsio import PageDropper
 
@@ -75,7 +74,6 @@ def _batch_line(b) -> str:
     )
 
 
-_FAILED = operator.itemgetter(2)  # a decoder's (key, payload, failed)
 
 
 def _size(v) -> int:
@@ -84,7 +82,7 @@ def _size(v) -> int:
 
 def _record_lines(b, print_data: bool, last: list, decoder=None,
                   findings: Findings | None = None, source: str = "",
-                  kafka: tuple[int, int] = NEWEST, codecs=None,
+                  kafka: Release = NEWEST, codecs=None,
                   native: bool = False) -> Iterator[str]:  # fmt: skip
     """Kafka's record lines. `last` is [previous record offset, gaps found]: it carries
     across batches so that gaps are reported as kafka-dump-log reports them. decoder: one
@@ -92,18 +90,28 @@ def _record_lines(b, print_data: bool, last: list, decoder=None,
     records at once), for keys and values of an internal topic;
     codecs: those KRaft control records are read with (default: the shipped ones).
     native: every line ends with a newline, and a v2 batch's lines may come as one block
-    from the native formatter (records.lines.dump_lines); else one line at a time, without."""
+    from the native formatter (records.lines.dump_lines); else one line at a time, without.
+
+    Where kafka-dump-log dies, so does the dump: the records Kafka's iterator hands out
+    before a damaged one are printed, then its DecodeError is raised
+    (RecordBatch.kafka_records); a record whose printing throws in Kafka (a control
+    record it cannot read, a parser that catches nothing) raises KafkaStops, its line so
+    far in `partial`."""
     nl = "\n" if native else ""
     decoded = None  # the decoder's (key, payload, failed) for each record, found once
+    failed = None  # the error Kafka's record iterator stops at
     if b.magic >= 2:
-        records = b.records(verify_crc=False)
+        records, failed = b.kafka_records()
         data = print_data and not b.is_control
         if data and decoder is not None and hasattr(decoder, "many"):  # a batch at a time
             decoded = decoder.many(records)
-            if findings is not None and any(map(_FAILED, decoded)):
-                findings.decode_errors += [(source, r.offset, key or payload) for r, (key, payload, failed)
-                                           in zip(records, decoded) if failed]  # fmt: skip
-        if native and (decoder is None or decoded is not None or not data):
+            if findings is not None:
+                findings.decode_errors += [(source, r.offset, d[0] or d[1]) for r, d in zip(records, decoded)
+                                           if type(d) is tuple and d[2]]  # fmt: skip
+        regular = failed is None and all(type(d) is tuple for d in decoded or ())
+        if b.is_control:  # a control record its batch's reading left unread: _control reads it
+            regular = regular and all(r.control is not None for r in records)
+        if native and regular and (decoder is None or decoded is not None or not data):
             done = dump_lines(records, data, last[0], decoded or None)
             if done is not None:  # the native formatter, where it applies
                 text, last[0], gaps = done
@@ -121,46 +129,59 @@ def _record_lines(b, print_data: bool, last: list, decoder=None,
             f"| offset: {r.offset} {r.timestamp_type}: {r.timestamp} keySize: {_size(r.key)} "
             f"valueSize: {_size(r.value)}"
         )
-        if b.magic >= 2:
-            line += f" sequence: {r.sequence} headerKeys: [{','.join(k for k, _ in r.headers)}]"
-        else:
-            line += f" isValid: {_bool(valid)} crc: {crc}}}"  # sic: Kafka prints a stray brace
-        if r.control is not None and r.control.type in (0, 1):
-            line += f" endTxnMarker: {r.control.type_name} coordinatorEpoch: {r.control.coordinator_epoch}"
-        elif r.control is not None:
-            line += " " + _control(r, findings, source, kafka, codecs)
-        if print_data and not b.is_control:  # Kafka prints only what is present
-            if decoded is not None:
-                key, payload, _failed = decoded[i]
-            elif decoder is not None:
-                key, payload, failed = decoder(r.key, r.value, r.offset)
-                if failed and findings is not None:
-                    findings.decode_errors.append((source, r.offset, key or payload))
+        try:
+            if b.magic >= 2:
+                line += f" sequence: {r.sequence} headerKeys: [{','.join(k for k, _ in r.headers)}]"
             else:
-                key = None if r.key is None else _text(r.key)
-                payload = None if r.value is None else _text(r.value)
-            if key is not None:
-                line += f" key: {key}"
-            if payload is not None:
-                line += f" payload: {payload}"
+                line += f" isValid: {_bool(valid)} crc: {crc}}}"  # sic: Kafka prints a stray brace
+            if b.is_control:
+                line += " " + _control(r, findings, source, kafka, codecs)
+            if print_data and not b.is_control:  # Kafka prints only what is present
+                if decoded is not None:
+                    got = decoded[i]
+                    if type(got) is not tuple:
+                        raise got
+                    key, payload, _failed = got
+                elif decoder is not None:
+                    key, payload, bad = decoder(r.key, r.value, r.offset)
+                    if bad and findings is not None:
+                        findings.decode_errors.append((source, r.offset, key or payload))
+                else:
+                    key = None if r.key is None else _text(r.key)
+                    payload = None if r.value is None else _text(r.value)
+                if key is not None:
+                    line += f" key: {key}"
+                if payload is not None:
+                    line += f" payload: {payload}"
+        except KafkaStops as stop:
+            stop.partial = line
+            stop.where = (source, r.offset)
+            raise
         yield line + nl
+    if failed is not None:
+        raise failed
 
 
-def _control(r, findings: Findings | None, source: str, kafka: tuple[int, int] = NEWEST,
+def _control(r, findings: Findings | None, source: str, kafka: Release = NEWEST,
              codecs=None) -> str:  # fmt: skip
-    """A KRaft control record as kafka-dump-log prints it: `SnapshotHeader {...}` and the
-    like for the types it decodes, else `controlType: NAME(N)`."""
+    """A control record as kafka-dump-log prints it (printControlRecord): `endTxnMarker:
+    COMMIT coordinatorEpoch: N`, `SnapshotHeader {...}` and the like for the KRaft types it
+    decodes, else `controlType: NAME(N)`. Where Kafka's readers throw (a key
+    ControlRecordType.parse refuses, a marker EndTransactionMarker.deserialize refuses, a
+    KRaft record its generated class cannot read), kafka-dump-log dies: KafkaStops."""
     from .internal.codecs import DEFAULT
-    from .internal.dump_format import control_text
+    from .internal.dump_format import control_refused, control_text
 
-    plain = f"controlType: {r.control.type_name}({r.control.type})"
-    try:
-        text = control_text(r.control.type, r.value, codecs or DEFAULT, kafka=kafka)
-    except KafkacodecError as err:
-        if findings is not None:
-            findings.decode_errors.append((source, r.offset, str(err)))
-        return f"{plain} error: {err}"
-    return plain if text is None else text
+    control = r.control
+    if control is None:
+        try:
+            control = parse_control(r.key, r.value)
+        except DecodeError:
+            raise control_refused(r.key, r.value, kafka) from None
+    if control.type in (0, 1):
+        return f"endTxnMarker: {control.type_name} coordinatorEpoch: {control.coordinator_epoch}"
+    text = control_text(control.type, r.value, codecs or DEFAULT, kafka=kafka)
+    return f"controlType: {control.type_name}({control.type})" if text is None else text
 
 
 def _text(v) -> str:
@@ -210,7 +231,7 @@ class Findings:
 def dump_text(path: Path, data, *, deep: bool = False, print_data: bool = False,
               max_bytes: int | None = None, findings: Findings | None = None,
               progress=None, decoder=None, name: str | None = None,
-              kafka: tuple[int, int] = NEWEST, codecs=None, blocks: bool = False) -> Iterator[str]:  # fmt: skip
+              kafka: Release = NEWEST, codecs=None, blocks: bool = False) -> Iterator[str]:  # fmt: skip
     """Kafka's kafka-dump-log text for a .log file (or any file of batches, a KRaft
     snapshot's .checkpoint among them), one line at a time (without its newline). `print_data`
     implies `deep`, as in Kafka; `progress(n)` is told the size of each batch printed;
@@ -403,7 +424,7 @@ def record_dict(r, how: str = "hex") -> dict:
 
 def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
                findings: Findings | None = None, source: str = "",
-               kafka: tuple[int, int] = NEWEST, codecs=None) -> dict:  # fmt: skip
+               kafka: Release = NEWEST, codecs=None) -> dict:  # fmt: skip
     """A batch as the JSON contract names it (DESIGN.md, "Command line")."""
     out = {
         "base_offset": b.base_offset, "last_offset": b.last_offset, "count": b.count, "magic": b.magic,
@@ -437,7 +458,7 @@ def batch_dict(b, *, deep: bool = False, how: str = "hex", decoder=None,
 
 def dump_json(path: Path, data, *, deep: bool = False, how: str = "hex",
               max_bytes: int | None = None, progress=None, decoder=None,
-              findings: Findings | None = None, kafka: tuple[int, int] = NEWEST,
+              findings: Findings | None = None, kafka: Release = NEWEST,
               codecs=None) -> Iterator[dict]:  # fmt: skip
     """The batches of a .log file as JSON objects (DESIGN.md "Command line"); with a
     decoder, each record also carries what it decodes to ("decoded")."""

@@ -26,6 +26,8 @@ import time
 import zipfile
 from pathlib import Path
 
+from kafkacodec.internal.dump_format import RELEASES
+
 ROOT = Path(__file__).resolve().parents[1]
 HARNESS = ROOT / "harness"
 #: The releases the tests run: the oldest 4.x and the newest one that resolves (Makefile:
@@ -58,8 +60,18 @@ class HarnessError(RuntimeError):
     """A broker or a tool that did not do what the test needs (its log's tail attached)."""
 
 
+#: Every release whose kafka-dump-log the dump texts are compared with: every release
+#: `dump --kafka-version` takes (dump_format.RELEASES; Makefile: TOOL_VERSIONS resolves
+#: each one's tool from Maven Central, harness/tools/pom.xml).
+DUMP_RELEASES = tuple(p for patches in RELEASES.values() for p in patches)
+
+
 def classpath(version: str) -> str:
+    """A release's broker, tools and client (harness/target/cp-VERSION.txt), else, for a
+    release the tests only run kafka-dump-log of, its tools (tools-VERSION.txt)."""
     cp = HARNESS / "target" / f"cp-{version}.txt"
+    if not cp.exists():
+        cp = HARNESS / "target" / f"tools-{version}.txt"
     if not cp.exists():
         raise HarnessError(f"{cp} is missing: `make harness` resolves Kafka {version} from Maven Central")
     return cp.read_text().strip()
@@ -470,11 +482,66 @@ def dump_log_segments(version: str, files, *flags: str) -> str:
     return java(version, dump_main(version), "--files", ",".join(map(str, files)), *flags).stdout
 
 
+_DUMP_MANY: dict[str, Path] = {}
+
+
+def dump_many(version: str, runs: list[list[str]], build: Path) -> list[tuple[str, str]]:
+    """kafka-dump-log of a release run with each of runs' arguments, in one JVM
+    (harness/src/DumpMany.java): (stdout, "ok" or the exception that ended it) of each."""
+    if version not in _DUMP_MANY:
+        out = build / "dump-many"
+        out.mkdir(parents=True, exist_ok=True)
+        res = subprocess.run(["javac", "-d", str(out), str(HARNESS / "src" / "DumpMany.java")],
+                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        if res.returncode != 0:
+            raise HarnessError(f"javac: {res.stderr[-3000:]}")
+        _DUMP_MANY[version] = out
+    res = subprocess.run(["java", "-Xmx512m", "-cp", f"{classpath(version)}{os.pathsep}{_DUMP_MANY[version]}",
+                          "DumpMany", dump_main(version)],
+                         input="".join("\t".join(map(str, run)) + "\n" for run in runs),
+                         capture_output=True, text=True, timeout=1800)  # fmt: skip
+    if res.returncode != 0:
+        raise HarnessError(f"DumpMany exited {res.returncode}:\n{res.stderr[-3000:]}")
+    out = []
+    for n in range(len(runs)):
+        body = res.stdout.split(f"\0RUN {n}\n", 1)[1].split(f"\0END {n} ", 1)
+        out.append((body[0], body[1].split("\n", 1)[0]))
+    return out
+
+
+def _named(kafka: list[str]) -> list[str]:
+    """Kafka's lines with each file named as kafkacodec names it: where Kafka prints the
+    path it was given (`Dumping <path>`, `<path> is empty.`, `<path> passed sanity
+    check.`), kafkacodec prints the file's name (a deliberate difference, README)."""
+    return [re.sub(r"^(Dumping )?/\S*/([^/ ]+)", r"\1\2", line) for line in kafka]
+
+
+#: A Java double as Double.toString prints it.
+_DOUBLE = re.compile(r"-?\d+\.\d+(?:E-?\d+)?")
+
+
+def _doubles_as_values(line: str) -> str:
+    """A line with each double as its value: the harness's JDK 17 prints a few doubles with
+    a digit more than the shortest that rounds to them (JDK-4511638, fixed in JDK 19),
+    kafkacodec the shortest (as Kafka on JDK 19 and later prints them, kafka_json.java_double)."""
+    def value(m: re.Match) -> str:  # (the notation and the exponent kept as printed)
+        whole, _, exponent = m.group().partition("E")
+        return f"<{float(m.group())!r} {len(whole.split('.')[0])} {exponent}>"
+
+    return _DOUBLE.sub(value, line)
+
+
+def _same_lines(kafka: list[str], got: list[str], what) -> None:
+    for n, (a, b) in enumerate(zip(kafka, got)):
+        if a != b and _doubles_as_values(a) == _doubles_as_values(b):
+            continue
+        assert a == b, f"line {n + 1} of {what}:\n  Kafka:      {a}\n  kafkacodec: {b}"
+    assert len(got) == len(kafka), (what, len(got), len(kafka), kafka[len(got):][:3], got[len(kafka):][:3])
+
+
 def same_dump(version: str, files: list, flags: list[str], ours_flags: list[str] | None = None) -> None:
     """DumpLogSegments and `kafkacodec dump --kafka-version` of that release over the same
-    files print the same lines; where Kafka names a file by the path it was given
-    (`Dumping <path>`, `<path> is empty.`, `<path> passed sanity check.`), kafkacodec names
-    it by its name (a deliberate difference, README)."""
+    files print the same lines (files named as _named says)."""
     from conftest import kafkacodec_cli
 
     assert files
@@ -483,11 +550,7 @@ def same_dump(version: str, files: list, flags: list[str], ours_flags: list[str]
     mine = kafkacodec_cli("dump", "--kafka-version", release, *(flags if ours_flags is None else ours_flags),
                *files, ok=None)  # fmt: skip
     assert "Traceback" not in mine.stderr
-    kafka = [re.sub(r"^(Dumping )?/\S*/([^/ ]+)", r"\1\2", line) for line in kafka]
-    got = mine.stdout.splitlines()
-    for n, (a, b) in enumerate(zip(kafka, got)):
-        assert a == b, f"line {n + 1} of {flags}:\n  Kafka:      {a}\n  kafkacodec: {b}"
-    assert len(got) == len(kafka), (flags, len(got), len(kafka), kafka[len(got):][:3], got[len(kafka):][:3])
+    _same_lines(_named(kafka), mine.stdout.splitlines(), flags)
 
 
 #: ListOffsets' specs as the client program names them, and `kafkacodec lookup`'s targets.
@@ -538,3 +601,34 @@ def as_consumed(p, *, committed: bool = False, partition: int | None = None) -> 
             for _seg, batch, r in p.read(p.kafka_log_start_offset() if p.segments else None,
                                          committed_only=committed)
             if r.control is None]  # fmt: skip
+
+
+def kafkacodec_dumps(runs: list[list[str]]) -> list[dict]:
+    """`kafkacodec dump` with each of runs' arguments, in one process (tests/dump_runner.py):
+    {"status", "stdout", "stderr"} of each."""
+    import sys
+
+    res = subprocess.run([sys.executable, str(ROOT / "tests" / "dump_runner.py")],
+                         input="".join(json.dumps(list(map(str, run))) + "\n" for run in runs),
+                         capture_output=True, text=True, timeout=1800)  # fmt: skip
+    if res.returncode != 0:
+        raise HarnessError(f"dump_runner exited {res.returncode}:\n{res.stderr[-3000:]}")
+    return [json.loads(line) for line in res.stdout.splitlines()]
+
+
+def same_dumps(version: str, runs: list[tuple[list, list[str], list[str]]], build: Path) -> None:
+    """same_dump for many runs (files, Kafka's flags, kafkacodec's flags) of one release,
+    Kafka's in one JVM and kafkacodec's in one process, kafkacodec given the release's own
+    specs (`--specs` over its jars) and `--kafka-version` of the release, as a user of that
+    release would run it. A run that Kafka ends with an exception is one kafkacodec ends
+    with exit status 1 (as it does for records it could not decode, where Kafka's tool
+    prints its error and goes on), the lines before it the same."""
+    kafka = dump_many(version, [["--files", ",".join(map(str, files)), *flags] for files, flags, _ in runs], build)
+    mine = kafkacodec_dumps([["--kafka-version", version, "--specs", libs(version), *ours, *files]
+                             for files, _flags, ours in runs])  # fmt: skip
+    for (files, flags, _ours), (text, status), got in zip(runs, kafka, mine):
+        assert "Traceback" not in got["stderr"], got["stderr"][-2000:]
+        what = f"Kafka {version} {' '.join(flags)} over {len(files)} files ({status})"
+        _same_lines(_named(text.splitlines()), got["stdout"].splitlines(), what)
+        assert got["status"] in (0, 1), (what, got["status"], got["stderr"][-500:])
+        assert status == "ok" or got["status"] == 1, (what, got["stderr"][-500:])

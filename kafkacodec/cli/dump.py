@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ..console import out, out_lines, output_closed
-from ..internal.dump_format import NEWEST
+from ..internal.dump_format import NEWEST, KafkaStops
 from ..runtime.errors import NotASegmentError
 from ..units import integer
 from .common import (
@@ -55,11 +55,12 @@ def define(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     specs_argument(p)
     p.add_argument("--kafka-version", type=_release, default=".".join(map(str, NEWEST)),
-                   metavar="X.Y",
+                   metavar="X.Y[.Z]",
                    help="print what that release's kafka-dump-log prints where releases differ "
                    "(4.1 prints the transaction log and LeaderChange records as JSON; 4.3 trims "
-                   f"producer snapshot lines); default {'.'.join(map(str, NEWEST))}, the newest "
-                   "checked against Kafka")  # fmt: skip
+                   "producer snapshot lines; each reads damaged payloads its own way); X.Y is its "
+                   f"newest patch release; default {'.'.join(map(str, NEWEST))}; a release no "
+                   "test has run beside kafkacodec is refused")  # fmt: skip
     storage_arguments(p)
     for flag, what in DECODERS.items():
         p.add_argument(
@@ -103,20 +104,24 @@ def run(args: argparse.Namespace) -> int:
     show = not args.quiet and not sys.stdout.isatty()  # on a terminal the dump is the progress
     findings = dumplog.Findings()
     status = 0
-    with Progress(total, "dump", quiet=not show) as progress:
-        for path, suffix, name in files:
-            if output_closed():
-                break
-            progress.describe(path.name)
-            if suffix in dumplog.INDEX_SUFFIXES:
-                status |= _index(args, path, suffix, findings, name)
-            elif suffix == "state":
-                _state(args, path, name)
-            else:
-                for lines in _log(args, path, suffix, findings, progress, name):
-                    if output_closed():
-                        break
-                    out_lines(lines)
+    try:
+        with Progress(total, "dump", quiet=not show) as progress:
+            for path, suffix, name in files:
+                if output_closed():
+                    break
+                progress.describe(path.name)
+                if suffix in dumplog.INDEX_SUFFIXES:
+                    status |= _index(args, path, suffix, findings, name)
+                elif suffix == "state":
+                    _state(args, path, name)
+                else:
+                    for lines in _log(args, path, suffix, findings, progress, name):
+                        if output_closed():
+                            break
+                        out_lines(lines)
+    except KafkaStops as stop:
+        _stopped(args, stop, files)
+        return 1
     for line in findings.lines():
         print(line, file=sys.stderr)
     if args.verify_index_only and findings.index_problems:
@@ -127,6 +132,20 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         status |= 1
     return status
+
+
+def _stopped(args: argparse.Namespace, stop: KafkaStops, files: list) -> None:
+    """Where kafka-dump-log dies, the dump stops as it does: the record's line so far,
+    without its newline (Kafka's stdout ends there), then on stderr what Kafka threw, and
+    that nothing after it (the file's other records, the files after it, the summaries
+    printed at the end) was printed."""
+    out_lines(stop.partial)
+    sys.stdout.flush()
+    source, offset = stop.where or ("?", -1)
+    release = ".".join(map(str, args.kafka_version))
+    print(f"\nkafkacodec dump: {source}: record at offset {offset}: kafka-dump-log {release} stops here "
+          f"({stop}), and so does this dump (--kafka-version); `kafkacodec records` reads on",
+          file=sys.stderr)  # fmt: skip
 
 
 def _files(args: argparse.Namespace) -> list[tuple[Path, str, str]]:

@@ -16,7 +16,9 @@
  *       gives it; OP_OPTIONAL_LEN c (a str) when it is null, else a, its length, b;
  *       OP_STRUCT the program a over it; OP_SORTED_MAP its items, read by the reader plan a
  *       (their key and value), as a Java TreeMap prints them: "{k=v, ...}" by key, the last
- *       of a key winning.
+ *       of a key winning. Checks write nothing, and give up when they fail: OP_CHECK_MIN the
+ *       field below a (an int), OP_CHECK_NOT_BELOW the field below field a (an index),
+ *       OP_CHECK_NONEMPTY an empty list, OP_CHECK_NAMED an id that a ({int: str}) lacks.
  *   template_texts(items, programs) -> [(None, text, False) | None]
  *       items: Codecs.metadata_items' output, (apiKey, version, object) or an error;
  *       programs: {apiKey: (program | None for each version from 0)}.
@@ -24,7 +26,9 @@
 #include "_native.h"
 
 enum { OP_LIT = 0, OP_INT = 1, OP_STR = 2, OP_UUID = 3, OP_BOOL = 4, OP_NAMES = 5,
-       OP_OPTIONAL_LEN = 6, OP_STRUCT = 7, OP_SORTED_MAP = 8 };
+       OP_OPTIONAL_LEN = 6, OP_STRUCT = 7, OP_SORTED_MAP = 8,
+       /* checks: nothing written; a check that fails gives up (Python raises Kafka's error) */
+       OP_CHECK_MIN = 10, OP_CHECK_NOT_BELOW = 11, OP_CHECK_NONEMPTY = 12, OP_CHECK_NAMED = 13 };
 #define MAX_DEPTH 16
 
 typedef struct {
@@ -99,7 +103,9 @@ template_program(PyObject *Py_UNUSED(module), PyObject *args)
             goto error;
         op->a = Py_NewRef(a), op->b = Py_NewRef(b), op->c = Py_NewRef(c);
         const int reads = op->kind != OP_LIT;
-        if (op->kind < OP_LIT || op->kind > OP_SORTED_MAP || (reads && (op->index < 0 || op->index >= plan->n))) {
+        const int known = (op->kind >= OP_LIT && op->kind <= OP_SORTED_MAP)
+                          || (op->kind >= OP_CHECK_MIN && op->kind <= OP_CHECK_NAMED);
+        if (!known || (reads && (op->index < 0 || op->index >= plan->n))) {
             PyErr_Format(PyExc_ValueError, "op %zd: kind %d of field %zd is not one of the plan", i, op->kind, op->index);
             goto error;
         }
@@ -109,8 +115,19 @@ template_program(PyObject *Py_UNUSED(module), PyObject *args)
             bad = !PyUnicode_Check(a);
             break;
         case OP_NAMES:
+        case OP_CHECK_NAMED:
             bad = !PyDict_Check(a);
             break;
+        case OP_CHECK_MIN:
+            bad = !PyLong_CheckExact(a);
+            break;
+        case OP_CHECK_NOT_BELOW: {
+            const Py_ssize_t other = PyLong_CheckExact(a) ? PyLong_AsSsize_t(a) : -1;
+            bad = other < 0 || other >= plan->n;
+            if (bad)
+                PyErr_Clear();
+            break;
+        }
         case OP_OPTIONAL_LEN:
             bad = !PyUnicode_Check(a) || !PyUnicode_Check(b) || !PyUnicode_Check(c);
             break;
@@ -303,6 +320,25 @@ run(Out *o, PyObject *obj, const Program *p, int depth)
         case OP_SORTED_MAP:
             rc = emit_sorted_map(o, x, plan_of(op->a));
             break;
+        case OP_CHECK_MIN:
+        case OP_CHECK_NOT_BELOW: {
+            PyObject *bound = op->kind == OP_CHECK_MIN ? op->a : v[PyLong_AsSsize_t(op->a)];
+            if (!PyLong_CheckExact(x) || !PyLong_CheckExact(bound))
+                rc = 1;
+            else {
+                const int below = PyObject_RichCompareBool(x, bound, Py_LT);
+                rc = below < 0 ? -1 : below;
+            }
+            break;
+        }
+        case OP_CHECK_NONEMPTY:
+            rc = PyList_CheckExact(x) && PyList_GET_SIZE(x) > 0 ? 0 : 1;
+            break;
+        case OP_CHECK_NAMED: {
+            const int has = PyLong_CheckExact(x) ? PyDict_Contains(op->a, x) : 0;
+            rc = has < 0 ? -1 : !has;
+            break;
+        }
         default:
             rc = 1;
         }

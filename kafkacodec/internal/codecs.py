@@ -35,7 +35,9 @@ __all__ = [
 
 
 class UnknownVersionError(CorruptRecordError):
-    """A record at a version its spec (as this codec knows it) does not have."""
+    """A record at a version its spec (as this codec knows it) does not have: `version`."""
+
+    version: int | None = None
 
 
 class UnknownRecordTypeError(CorruptRecordError):
@@ -220,19 +222,23 @@ class Codecs:
         if not in_versions(valid, version):
             newer = version > version_bounds(valid)[0]
             what = "is newer than this codec knows" if newer else "is not one this codec knows"
-            raise UnknownVersionError(f"{m['spec']} version {version} {what} ({valid})", pos)
+            err = UnknownVersionError(f"{m['spec']} version {version} {what} ({valid})", pos)
+            err.version = version
+            raise err
 
     # -- decoding
     def parse_struct(
         self, cls: Any, data, pos: int, end: int, version: int, trailing: bool = False,
-        version_at: int | None = None,
+        version_at: int | None = None, any_version: bool = False,
     ) -> Any:  # fmt: skip
         """One struct of a spec at a version, which must take the bytes to end (unless
         trailing: bytes after it are ignored, as Kafka's readers of nested bytes do).
         version_at: where the version was read, the position an unknown version names
-        (pos when the caller was given the version)."""
+        (pos when the caller was given the version). any_version: read a version outside
+        the spec's validVersions too, as Kafka's generated readers do when asked to (each
+        field's versions tested only where they cut the valid ones)."""
         program, lo, hi = self.info(cls)
-        if not lo <= version <= hi:
+        if not lo <= version <= hi and not any_version:
             self.check_version(cls, version, pos if version_at is None else version_at)
         if program is not None:
             done = _programs.parse(program, data, pos, end, version)
@@ -434,6 +440,12 @@ class Codecs:
     def control_record(self, control_type: int, data, version: int = 0) -> Message:
         """A KRaft control record value of a control type, read at version (Kafka's
         kafka-dump-log reads every one at 0)."""
+        spec, cls = self.control_class(control_type)
+        obj = self.parse_struct(cls, data, 0, len(data), version)
+        return Message(spec, version, obj)
+
+    def control_class(self, control_type: int) -> tuple[str, Any]:
+        """The spec and class of a KRaft control record type's value."""
         key = ("control", "types")
         if key not in self._framing:
             table = self.framing("kraft_control_value")
@@ -441,8 +453,7 @@ class Codecs:
         spec = self._framing[key].get(control_type)
         if spec is None:
             raise UnknownRecordTypeError(f"no spec for control type {control_type}", 0)
-        obj = self.parse_struct(self.message_class(spec), data, 0, len(data), version)
-        return Message(spec, version, obj)
+        return spec, self.message_class(spec)
 
     def versioned(self, spec: str, data, trailing: bool = False) -> Message:
         """A struct preceded by its int16 version (ConsumerProtocolSubscription and

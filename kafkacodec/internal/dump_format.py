@@ -12,32 +12,66 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kafkacodec.runtime.errors import KafkacodecError
+from kafkacodec.runtime.errors import CorruptRecordError, KafkacodecError
 
-from .codecs import DEFAULT, Codecs, UnknownRecordTypeError
-from .kafka_json import NativeJson, access, to_json, uuid_text
+from .codecs import DEFAULT, Codecs, Message, UnknownRecordTypeError, UnknownVersionError
+from .java_read import JavaReadError, java_read, java_uvarint, java_versions
+from .kafka_json import NativeJson, access, java_text, to_json, uuid_text
 
 __all__ = [
     "PARSERS", "Decoder", "get_many", "offsets_parser", "share_group_state_parser", "transaction_log_parser",
-    "cluster_metadata_parser", "remote_log_metadata_parser", "control_text", "get",
-    "TRANSACTION_STATES", "scala_hash_set_order", "NEWEST", "release", "BY_RELEASE",
-    "TRANSACTION_JSON_SINCE", "LEADER_CHANGE_SINCE", "SNAPSHOT_LINE_TRIMMED_SINCE",
+    "cluster_metadata_parser", "remote_log_metadata_parser", "control_text", "control_refused", "get",
+    "TRANSACTION_STATES", "scala_hash_set_order", "NEWEST", "release", "READ_BOUNDS", "Release",
+    "TRANSACTION_JSON_SINCE", "TRANSACTION_STATE_NAMES_SINCE", "LEADER_CHANGE_SINCE",
+    "SNAPSHOT_LINE_TRIMMED_SINCE", "RELEASES", "OFFSETS_TYPES_39",
 ]  # fmt: skip
 
 Parsed = tuple[str | None, str | None, bool]
 
-# -- what changed in kafka-dump-log's text, release by release (each found by running that
-# release's DumpLogSegments over the same broker-written files: tests/kafka/test_kafka_writes.py)
+# -- what changed in kafka-dump-log's text, release by release: each found, and checked, by
+# running that release's DumpLogSegments over the same files (tests/kafka/
+# test_kafka_dump_releases.py sweeps every release below; test_kafka_writes.py the
+# broker-written log.dirs of the oldest and the newest)
 
+#: The releases `kafkacodec dump --kafka-version` takes, by (major, minor), with their patch
+#: releases: every one Maven Central serves of the last 3.x and of 4.x, each checked.
+RELEASES: dict[tuple[int, int], tuple[str, ...]] = {
+    (3, 9): ("3.9.1", "3.9.2"),
+    (4, 0): ("4.0.0", "4.0.1", "4.0.2"),
+    (4, 1): ("4.1.0", "4.1.1", "4.1.2"),
+    (4, 2): ("4.2.0", "4.2.1", "4.2.2"),
+    (4, 3): ("4.3.0", "4.3.1"),
+    (4, 4): ("4.4.0",),
+}
+#: A release as (major, minor, patch): what `--kafka-version` gives the decoders; compared
+#: with (major, minor) pairs below (4.1.0 and later is `>= (4, 1)`).
+Release = tuple[int, ...]
 #: The newest release the tests run: `kafkacodec dump --kafka-version`'s default.
-NEWEST = (4, 4)
+NEWEST: Release = max(tuple(map(int, p.split("."))) for ps in RELEASES.values() for p in ps)
+#: The releases whose generated readers (MessageDataGenerator) bound the counts they read:
+#: a collection over 1,000,000 items, and a tagged-field count that is negative, more than
+#: the bytes left or over 10,000, refused in their own words (java_read's `bounded`).
+#: Backported to 4.2.2; 4.3.0 and 4.3.1, released before, have not.
+READ_BOUNDS = frozenset({(4, 2, 2), (4, 4, 0)})
+#: A coordinator value of a version its spec does not have is refused
+#: (UnknownRecordVersionException); 3.9's CoordinatorRecordSerde reads it at that version.
+VALUE_VERSION_CHECKED_SINCE = (4, 0)
+#: Kafka's record classes in org.apache.kafka.common.record.internal (a null pointer's
+#: message names the class).
+RECORD_INTERNAL_SINCE = (4, 3)
+#: EndTransactionMarker read by a generated class (EndTxnMarker): no size check of its own,
+#: a short value is the ByteBuffer's BufferUnderflowException.
+END_TXN_MARKER_GENERATED_SINCE = (4, 1)
 #: __transaction_state records as JSON ({"type":..,"data":..} keys, {"version":..,"data":..}
 #: values, as the offsets decoder prints its own), no longer TransactionLog's text.
 TRANSACTION_JSON_SINCE = (4, 1)
+#: A transaction's state by its TransactionState name in that JSON ("Ongoing"; its id before).
+TRANSACTION_STATE_NAMES_SINCE = (4, 4)
 #: __share_group_state values as {"version":..,"data":..} (ShareGroupStateMessageParser
 #: became a CoordinatorRecordMessageParser), no longer {"type":..,"data":..}.
 SHARE_STATE_VERSION_SINCE = (4, 1)
@@ -47,14 +81,26 @@ LEADER_CHANGE_SINCE = (4, 1)
 #: A producer snapshot entry without batch metadata ends without a space (the tool's Java
 #: port, org.apache.kafka.tools.DumpLogSegments).
 SNAPSHOT_LINE_TRIMMED_SINCE = (4, 3)
+#: The record types 3.9's OffsetsMessageParser prints (the keys it matches: the classic
+#: groups' and KIP-848 consumer groups'); any other is an unknown record type to it.
+OFFSETS_TYPES_39 = frozenset(range(9))
 
 
-def release(text: str) -> tuple[int, int]:
-    """A release as (major, minor) from "4.1" or "4.1.0"; ValueError for anything else."""
+def release(text: str) -> Release:
+    """A release as (major, minor, patch) from "4.1.0", or from "4.1" (its newest patch
+    release); ValueError for anything else, and for a release whose text no test has
+    checked (RELEASES)."""
     parts = text.strip().split(".")
     if len(parts) not in (2, 3) or not all(p.isdigit() for p in parts):
         raise ValueError(f"{text!r} is not a Kafka release (such as 4.1)")
-    return int(parts[0]), int(parts[1])
+    key = (int(parts[0]), int(parts[1]))
+    known = RELEASES.get(key)
+    if known is None or (len(parts) == 3 and ".".join(map(str, (*key, int(parts[2])))) not in known):
+        names = ", ".join(f"{a}.{b}" for a, b in RELEASES)
+        patch = f" (its releases: {', '.join(known)})" if known else ""
+        raise ValueError(f"no Kafka release {text.strip()} whose kafka-dump-log text kafkacodec knows{patch}; "
+                         f"known: {names}")  # fmt: skip
+    return (*key, int(parts[2]) if len(parts) == 3 else int(known[-1].split(".")[2]))
 
 
 #: The native writer's plans for structs printed as to_json prints them, with nothing replaced.
@@ -140,7 +186,10 @@ def _reader(cls, version: int, names: tuple[str, ...]) -> Callable[[Any], Sequen
 
 
 def _access(cls, version: int) -> dict[str, tuple]:
-    table = {f["name"]: access(f, version) for f in cls.MESSAGE["fields"]}  # field_value's rule
+    # field_value's rule; at a version outside validVersions, as Kafka's generated code reads
+    # it (a GroupMetadataValue at version -1 has its protocolType: VersionConditional)
+    valid = cls.MESSAGE.get("validVersions")
+    table = {f["name"]: access(f, version, valid) for f in cls.MESSAGE["fields"]}
     by_version = _ACCESS.setdefault(cls, {})
     if len(by_version) < 1000:  # versions come from data: keep the cache bounded
         by_version[version] = table
@@ -150,17 +199,21 @@ def _access(cls, version: int) -> dict[str, tuple]:
 # -- __consumer_offsets (OffsetsMessageParser) and __share_group_state
 
 
-def _consumer_protocol(codecs: Codecs, spec: str) -> Callable:
+def _consumer_protocol(codecs: Codecs, spec: str, kafka: Release) -> Callable:
     """A GroupMetadataValue member's subscription or assignment as its decoded
-    ConsumerProtocol JSON (None: keep the base64, as Kafka does when decoding fails)."""
+    ConsumerProtocol JSON, read as OffsetsMessageParser's replaceField reads it: an int16
+    version, then the struct at that version (any: the generated reader does not check),
+    what follows it unread; None (keep the base64, as Kafka does) where it throws."""
+    cls = codecs.message_class(spec)
 
     def replace(value) -> str | None:
-        if value is None:
+        if value is None or cls is None or len(value) < 2:
             return None
+        data = bytes(value)
+        version = _int16(data)
         try:
-            m = codecs.versioned(spec, bytes(value), trailing=True)
-            return to_json(m.obj, m.version)
-        except KafkacodecError:
+            return to_json(kafka_reads(codecs, cls, data, 2, version, kafka)[0], version)
+        except KafkacodecError:  # (JavaReadError among them)
             return None
 
     return replace
@@ -174,68 +227,186 @@ _CONSUMER_PROTOCOL_FIELDS = {
 }
 
 
-def _consumer_protocols(codecs: Codecs, v) -> dict:
+def _consumer_protocols(codecs: Codecs, v, kafka: Release = NEWEST) -> dict:
     """A consumer group's members' subscription and assignment decoded (OffsetsMessageParser)."""
     if v.spec != "GroupMetadataValue" or get(v.obj, "protocolType") != "consumer":
         return {}
-    return {where: _consumer_protocol(codecs, spec) for where, spec in _CONSUMER_PROTOCOL_FIELDS.items()}
+    return {where: _consumer_protocol(codecs, spec, kafka) for where, spec in _CONSUMER_PROTOCOL_FIELDS.items()}
 
 
 #: The field 4.1's TransactionLogMessageParser prints by its TransactionState name.
 _TRANSACTION_STATUS = ("TransactionLogValue", "transactionStatus")
 
 
-def _transaction_state_names(codecs: Codecs, v) -> dict:
-    """A transaction's state by its TransactionState name (4.1's TransactionLogMessageParser)."""
+def _transaction_state_names(codecs: Codecs, v, kafka: Release = NEWEST) -> dict:
+    """A transaction's state by its TransactionState name (4.4's TransactionLogMessageParser)."""
     return {_TRANSACTION_STATUS: lambda status: f'"{TRANSACTION_STATES.get(status, status)}"'}
 
 
-def _coordinator_parser(topic: str, value_word: str,
-                        replacing: Callable[[Codecs, Any], dict] | None = None):  # fmt: skip
-    """A coordinator topic's parser: keys and values as JSON; `replacing(codecs, value)`
-    gives the fields printed otherwise (kafka_json.to_json's replace)."""
-    def parse(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
-        if key is None:  # Kafka throws here, which stops kafka-dump-log
-            return (
-                f"Error at offset {offset}, skipping. Failed to decode message at offset {offset} "
-                "using offset topic decoder (message had a missing key)", None, True,
-            )  # fmt: skip
+class KafkaStops(KafkacodecError):
+    """Here kafka-dump-log dies: an exception none of its parsers catches leaves the JVM,
+    after the record's line so far (`partial`, set by the caller that printed it). `java`
+    is the exception's message (what the JVM prints after its class name)."""
+
+    def __init__(self, java: str, exception: str = "java.lang.RuntimeException"):
+        super().__init__(f"{exception}: {java}" if java else exception)  # (as the JVM prints it)
+        self.java, self.exception = java, exception
+        self.partial = ""  # the record's line so far, as kafka-dump-log printed it
+        self.where: tuple[str, int] | None = None  # (file, record offset)
+
+
+#: What each coordinator decoder calls itself when a record has no key, before 4.1.
+_MISSING_KEY_DECODER = {"__consumer_offsets": "offset topic decoder",
+                        "__share_group_state": "share group state topic decoder"}  # fmt: skip
+
+
+def _missing_key(topic: str, offset: int, kafka: Release) -> KafkaStops:
+    """The parser's RuntimeException for a record with no key: it leaves kafka-dump-log."""
+    what = "the specified decoder" if kafka >= (4, 1) else f"{_MISSING_KEY_DECODER[topic]}"
+    return KafkaStops(f"Failed to decode message at offset {offset} using {what} (message had a missing key)")
+
+
+def _int16(data) -> int:
+    return ((data[0] << 8) | data[1]) - ((data[0] & 0x80) << 9)
+
+
+def kafka_reads(codecs: Codecs, cls, data: bytes, pos: int, version: int, kafka: Release) -> tuple[Any, int]:
+    """The struct Kafka's generated reader makes of data[pos:] at version (any version:
+    Kafka's readers read whatever they are asked to), and where it stops: kafkacodec's
+    reading where that takes every byte, else what Kafka read (java_read's bytes as Kafka
+    took them, read by kafkacodec: a tagged field's lying size, a length Kafka takes as
+    null, the bytes Kafka leaves after the struct). JavaReadError, with Kafka's message,
+    where Kafka's reader throws."""
+    low, high = java_versions(cls.MESSAGE.get("validVersions", "0+"))
+    if low <= version <= high:  # (outside, a nested struct's reader may refuse the version)
         try:
-            k = codecs.coordinator_key(topic, bytes(key))
-            # Jackson's ObjectNode: {"type":"<record type>","data":{...}} (numbers as text)
-            key_text = f'{{"type":"{k.record_type}","data":{to_json(k.obj, k.version)}}}'
-            if value is None:
-                return key_text, "<DELETE>", False
-            v = codecs.coordinator_value(topic, k.record_type, bytes(value))
-            data = to_json(v.obj, v.version, replacing(codecs, v) if replacing else None)
-            return key_text, f'{{"{value_word}":"{v.version}","data":{data}}}', False
+            return codecs.parse_struct(cls, data, pos, len(data), version, any_version=True), len(data)
+        except KafkacodecError:
+            pass
+    end, taken = java_read(cls, data, pos, len(data), version, kafka in READ_BOUNDS)
+    try:
+        return codecs.parse_struct(cls, taken, 0, len(taken), version, any_version=True), end
+    except KafkacodecError as err:  # what this emulation of Kafka's reader does not cover
+        raise CorruptRecordError(f"Kafka reads this {cls.MESSAGE.get('spec', cls.__name__)} version {version}, "
+                                 f"and kafkacodec cannot read what it read: {err}", pos) from None
+
+
+def _kafka_serde(codecs: Codecs, topic: str, key: bytes, value: bytes | None, kafka: Release) -> tuple | str:
+    """CoordinatorRecordSerde.deserialize as Kafka runs it, for a record kafkacodec's
+    stricter reading refused (java_read says how Kafka's generated readers read): the
+    RuntimeException's message where Kafka throws, else the key and value Messages read
+    as far as Kafka reads them (the bytes Kafka leaves unread after a struct ignored)."""
+    if len(key) < 2:
+        return "Could not read version from key's buffer."
+    record_type = _int16(key)
+    k = codecs.coordinator_structs(topic, "key").get(record_type)
+    if k is None:
+        raise UnknownRecordTypeError(f"Unknown record type {record_type}", 0)
+    try:
+        key_obj = kafka_reads(codecs, k.cls, key, 2, record_type, kafka)[0]  # (read at the record type)
+    except JavaReadError as why:
+        return f"Could not read record with version {record_type} from key's buffer due to: {why.java}."
+    key_msg = Message(k.spec, k.key_version, key_obj, record_type)
+    if value is None:
+        return key_msg, None
+    if len(value) < 2:
+        return "Could not read version from value's buffer."
+    v = codecs.coordinator_structs(topic, "value").get(record_type)
+    if v is None:
+        raise UnknownRecordTypeError(f"Unknown record type {record_type}", 0)
+    version = _int16(value)
+    lo, hi = codecs.info(v.cls)[1:]
+    if not lo <= version <= hi and kafka >= VALUE_VERSION_CHECKED_SINCE:  # UnknownRecordVersionException
+        return f"Found an unknown record version {version} for {record_type} type"
+    try:
+        value_obj = kafka_reads(codecs, v.cls, value, 2, version, kafka)[0]
+    except JavaReadError as why:
+        return f"Could not read record with version {version} from value's buffer due to: {why.java}."
+    return key_msg, Message(v.spec, version, value_obj, record_type)
+
+
+def _coordinator_parser(topic: str, value_word: str,
+                        replacing: Callable[[Codecs, Any, Release], dict] | None = None):  # fmt: skip
+    """A coordinator topic's parser (Kafka's CoordinatorRecordMessageParser): keys and
+    values as JSON; `replacing(codecs, value, release)` gives the fields printed otherwise
+    (kafka_json.to_json's replace). A record kafkacodec's reading refuses is read again
+    as Kafka reads it (_kafka_serde), so that the text is Kafka's either way."""
+
+    def text(k: Message, v: Message | None, codecs: Codecs, kafka: Release) -> tuple[str, str]:
+        # Jackson's ObjectNode: {"type":"<record type>","data":{...}} (numbers as text)
+        key_text = f'{{"type":"{k.record_type}","data":{to_json(k.obj, k.version)}}}'
+        if v is None:
+            return key_text, "<DELETE>"
+        data = to_json(v.obj, v.version, replacing(codecs, v, kafka) if replacing else None)
+        return key_text, f'{{"{value_word}":"{v.version}","data":{data}}}'
+
+    def parse(key, value, offset: int, codecs: Codecs = DEFAULT, kafka: Release = NEWEST) -> Parsed:
+        if key is None:
+            raise _missing_key(topic, offset, kafka)
+        k = None
+        try:
+            try:
+                k = codecs.coordinator_key(topic, bytes(key))
+                v = None if value is None else codecs.coordinator_value(topic, k.record_type, bytes(value))
+            except UnknownRecordTypeError:
+                raise
+            except KafkacodecError as err:
+                if isinstance(err, UnknownVersionError) and kafka >= VALUE_VERSION_CHECKED_SINCE:
+                    raise
+                got = _kafka_serde(codecs, topic, bytes(key), None if value is None else bytes(value), kafka)
+                if isinstance(got, str):
+                    return f"Error at offset {offset}, skipping. {got}", None, True
+                k, v = got
+            key_text, value_text = text(k, v, codecs, kafka)
+            return key_text, value_text, False
         except UnknownRecordTypeError as err:
             if err.message.startswith("Unknown record type"):
                 rtype = err.message.split()[-1]
                 return f"Unknown record type {rtype} at offset {offset}, skipping.", None, True
             return f"Error at offset {offset}, skipping. {err.message}", None, True
+        except UnknownVersionError as err:
+            if err.version is not None and k is not None:  # the value's (CoordinatorRecordSerde)
+                return (f"Error at offset {offset}, skipping. Found an unknown record version "
+                        f"{err.version} for {k.record_type} type", None, True)  # fmt: skip
+            return f"Error at offset {offset}, skipping. {err}", None, True
         except KafkacodecError as err:
             return f"Error at offset {offset}, skipping. {err}", None, True
 
     return parse
 
 
-offsets_parser = _coordinator_parser("__consumer_offsets", "version", _consumer_protocols)
+_offsets_json = _coordinator_parser("__consumer_offsets", "version", _consumer_protocols)
+
+
+def offsets_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
+                   kafka: Release = NEWEST) -> Parsed:  # fmt: skip
+    """Kafka's OffsetsMessageParser: keys and values as JSON, a consumer group's members'
+    protocol decoded; before 4.0, a record of a type it has no key class for
+    (OFFSETS_TYPES_39) is an unknown record type."""
+    if kafka < (4, 0) and key is not None and len(key) >= 2:
+        record_type = int.from_bytes(bytes(key[:2]), "big", signed=True)
+        if record_type not in OFFSETS_TYPES_39:
+            return f"Unknown record type {record_type} at offset {offset}, skipping.", None, True
+    return _offsets_json(key, value, offset, codecs, kafka)
+
+
 _share_state_json = _coordinator_parser("__share_group_state", "version")
 _share_state_json_40 = _coordinator_parser("__share_group_state", "type")
 
 
 def share_group_state_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
-                             kafka: tuple[int, int] = NEWEST) -> Parsed:  # fmt: skip
+                             kafka: Release = NEWEST) -> Parsed:  # fmt: skip
     """Kafka's ShareGroupStateMessageParser: keys and values as JSON, a value's version under
     "version" from 4.1 on (a CoordinatorRecordMessageParser, as the offsets decoder's), under
     "type" in 4.0."""
     parse = _share_state_json if kafka >= SHARE_STATE_VERSION_SINCE else _share_state_json_40
-    return parse(key, value, offset, codecs)
+    return parse(key, value, offset, codecs, kafka)
 
 
-#: 4.1's TransactionLogMessageParser: the records as JSON, the state by its name.
+#: 4.4's TransactionLogMessageParser: the records as JSON, the state by its name; 4.1's to
+#: 4.3's: the records as JSON, the state by its id.
 _transaction_json = _coordinator_parser("__transaction_state", "version", _transaction_state_names)
+_transaction_json_41 = _coordinator_parser("__transaction_state", "version")
 
 
 # -- __transaction_state (TransactionLogMessageParser: TransactionLog.formatRecordKeyAndValue)
@@ -279,41 +450,82 @@ def scala_hash_set_order(partitions: list[tuple[str, int]]) -> list[tuple[str, i
     return sorted(unique, key=key)
 
 
-def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
-                           kafka: tuple[int, int] = NEWEST) -> Parsed:  # fmt: skip
-    """Kafka's TransactionLogMessageParser: from 4.1 on the records as JSON, as the offsets
-    decoder prints them; before, TransactionLog.formatRecordKeyAndValue's text. Where Kafka
-    would throw (and stop), the error is printed in place of the key."""
-    if kafka >= TRANSACTION_JSON_SINCE:
-        return _transaction_json(key, value, offset, codecs)
+def kafka_struct(codecs: Codecs, cls, data, pos: int, version: int, kafka: Release):
+    """A struct as Kafka's generated reader reads data[pos:] at version (the bytes it
+    leaves after the struct ignored): kafkacodec's reading where it agrees, Kafka's
+    (java_read) where kafkacodec's stricter reading refuses; KafkaStops with Kafka's
+    message where Kafka's reader throws. (Callers whose Kafka catches nothing.)"""
     try:
-        if key is None:
-            raise KafkacodecError("the record has no key")
-        k = codecs.coordinator_key("__transaction_state", bytes(key))
-        key_text = f"transaction_metadata::transactionalId={get(k.obj, 'TransactionalId')}"
-        if value is None:
-            return key_text, "<DELETE>", False
-        v = codecs.coordinator_value("__transaction_state", k.record_type, bytes(value))
-        status = get(v.obj, "TransactionStatus")
-        state = TRANSACTION_STATES.get(status)
-        if state is None:
-            raise KafkacodecError(f"Unknown transaction state id {status}")
-        parts = []
-        for p in get(v.obj, "TransactionPartitions") or []:
-            topic = get(p, "Topic")
-            parts += [(topic, pid) for pid in get(p, "PartitionIds")]
-        if state == "Empty" and parts:
-            raise KafkacodecError(
-                f"Transaction is not expected to have any partitions since its state is {state}"
-            )
-    except KafkacodecError as err:
-        return f"Error at offset {offset}, skipping. {err}", None, True
+        return kafka_reads(codecs, cls, data, pos, version, kafka)[0]
+    except JavaReadError as why:
+        raise KafkaStops(why.java) from None
+
+
+def _underflow() -> KafkaStops:
+    return KafkaStops("", "java.nio.BufferUnderflowException")
+
+
+#: The client transaction versions Kafka 4.0's TransactionVersion.fromFeatureLevel knows.
+_TRANSACTION_VERSIONS_40 = (0, 1, 2)
+
+
+def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
+                           kafka: Release = NEWEST) -> Parsed:  # fmt: skip
+    """Kafka's TransactionLogMessageParser: from 4.1 on the records as JSON, as the offsets
+    decoder prints them; before, TransactionLog.formatRecordKeyAndValue's text, whose
+    parser catches nothing: where it throws, kafka-dump-log stops (KafkaStops)."""
+    if kafka >= TRANSACTION_STATE_NAMES_SINCE:
+        return _transaction_json(key, value, offset, codecs, kafka)
+    if kafka >= TRANSACTION_JSON_SINCE:
+        return _transaction_json_41(key, value, offset, codecs, kafka)
+    topic = "__transaction_state"
+    if key is None:  # readTxnRecordKey(null)
+        raise KafkaStops('Cannot invoke "java.nio.ByteBuffer.getShort()" because "buffer" is null',
+                         "java.lang.NullPointerException")  # fmt: skip
+    key = bytes(key)
+    if len(key) < 2:
+        raise _underflow()
+    key_version = _int16(key)
+    k = codecs.coordinator_structs(topic, "key").get(0)  # TransactionLogKey
+    lo, hi = codecs.info(k.cls)[1:]
+    if not lo <= key_version <= hi:  # UnknownKey: its version, and no value read
+        return f"unknown::version={key_version}", None, False
+    key_obj = kafka_struct(codecs, k.cls, key, 2, key_version, kafka)
+    key_text = f"transaction_metadata::transactionalId={java_text(get(key_obj, 'TransactionalId'))}"
+    if value is None:
+        return key_text, "<DELETE>", False
+    value = bytes(value)
+    if len(value) < 2:
+        raise _underflow()
+    version = _int16(value)
+    v = codecs.coordinator_structs(topic, "value").get(0)  # TransactionLogValue
+    lo, hi = codecs.info(v.cls)[1:]
+    if not lo <= version <= hi:
+        raise KafkaStops(f"Unknown version {version} from the transaction log message value",
+                         "java.lang.IllegalStateException")  # fmt: skip
+    obj = kafka_struct(codecs, v.cls, value, 2, version, kafka)
+    status = get(obj, "TransactionStatus")
+    state = TRANSACTION_STATES.get(status)
+    if state is None:  # TransactionState.fromId
+        raise KafkaStops(f"Unknown transaction state id {status} from the transaction status message",
+                         "java.lang.IllegalStateException")  # fmt: skip
+    if kafka >= (4, 0):  # TransactionVersion.fromFeatureLevel (a tagged field; 0 when absent)
+        level = get(obj, "ClientTransactionVersion") if "ClientTransactionVersion" in _table(obj) else None
+        level = 0 if level is None else level
+        if level not in _TRANSACTION_VERSIONS_40:
+            raise KafkaStops(f"No feature:transaction.version with feature level {level}",
+                             "java.lang.IllegalArgumentException")  # fmt: skip
+    parts = []
+    if state != "Empty":  # an Empty transaction's partitions are not read back
+        for p in get(obj, "TransactionPartitions") or []:
+            topic_name = java_text(get(p, "Topic"))
+            parts += [(topic_name, pid) for pid in get(p, "PartitionIds")]
     ordered = scala_hash_set_order(parts)
     payload = (
-        f"producerId:{get(v.obj, 'ProducerId')},producerEpoch:{get(v.obj, 'ProducerEpoch')},"
+        f"producerId:{get(obj, 'ProducerId')},producerEpoch:{get(obj, 'ProducerEpoch')},"
         f"state={state},partitions=[{','.join(f'{t}-{p}' for t, p in ordered)}],"
-        f"txnLastUpdateTimestamp={get(v.obj, 'TransactionLastUpdateTimestampMs')},"
-        f"txnTimeoutMs={get(v.obj, 'TransactionTimeoutMs')}"
+        f"txnLastUpdateTimestamp={get(obj, 'TransactionLastUpdateTimestampMs')},"
+        f"txnTimeoutMs={get(obj, 'TransactionTimeoutMs')}"
     )
     return key_text, payload, False
 
@@ -321,13 +533,69 @@ def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
 # -- __cluster_metadata (ClusterMetadataLogMessageParser)
 
 
-def cluster_metadata_parser(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
+class _Refused(Exception):
+    """What a Kafka serde throws, its message as kafka-dump-log prints it."""
+
+
+def _short_varint(data: bytes, pos: int, entity: str) -> tuple[int, int]:
+    """AbstractApiMessageSerde.unsignedIntToShort: an unsigned varint read as a short."""
     try:
-        if value is None:
-            raise KafkacodecError("the record has no value")
-        m = codecs.metadata_record("__cluster_metadata", bytes(value))
+        val, pos = java_uvarint(data, pos, len(data))
+    except JavaReadError:
+        raise _Refused(f"Error while reading {entity}") from None
+    if val > 0x7FFF:
+        raise _Refused(f"Value for {entity} was too large.")
+    return ((val + 0x8000) & 0xFFFF) - 0x8000, pos  # (short) val
+
+
+def _api_message_serde(codecs: Codecs, topic: str, data: bytes, kafka: Release) -> Message:
+    """AbstractApiMessageSerde.read as Kafka runs it (MetadataRecordSerde, and the
+    BytesApiMessageSerde of RemoteLogMetadataSerde), for a record kafkacodec's stricter
+    reading refused: its frame version, apiKey and version as shorts, the struct read as
+    Kafka's generated reader reads it (java_read), at any version, nothing left after it;
+    _Refused with MetadataParseException's message where Kafka throws."""
+    frame, pos = _short_varint(data, 0, "frame version")
+    if frame == 0:
+        raise _Refused("Could not deserialize metadata record with frame version 0. Note that upgrades from "
+                       "the preview release of KRaft in 2.8 to newer versions are not supported.")  # fmt: skip
+    if frame != 1:
+        raise _Refused(f"Could not deserialize metadata record due to unknown frame version {frame}"
+                       "(only frame version 1 is supported)")  # fmt: skip
+    api_key, pos = _short_varint(data, pos, "type")
+    version, pos = _short_varint(data, pos, "version")
+    spec, cls = codecs.metadata_specs(topic).get(api_key, (None, None))
+    if cls is None:  # MetadataRecordType.fromId, wrapped: its toString
+        raise _Refused(f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}")
+    try:
+        obj, end = kafka_reads(codecs, cls, data, pos, version, kafka)
+    except JavaReadError:
+        raise _Refused(f"Failed to deserialize record with type {api_key}") from None
+    if end < len(data):
+        raise _Refused(f"Found {len(data) - end} byte(s) of garbage after {api_key}")
+    return Message(spec, version, obj, api_key=api_key)
+
+
+def _metadata(codecs: Codecs, topic: str, value, kafka: Release) -> Message:
+    """A metadata record as Kafka's serde reads it: kafkacodec's reading, or where that
+    refuses it, Kafka's (_api_message_serde)."""
+    data = bytes(value)
+    try:
+        return codecs.metadata_record(topic, data)
+    except KafkacodecError:
+        return _api_message_serde(codecs, topic, data, kafka)
+
+
+def cluster_metadata_parser(key, value, offset: int, codecs: Codecs = DEFAULT, kafka: Release = NEWEST) -> Parsed:
+    """ClusterMetadataLogMessageParser: a record as {"type":..,"version":..,"data":..}, or
+    `Error at <offset>, skipping. <why>` in Kafka's words."""
+    try:
+        if value is None:  # (the serde's first read, of the frame version, throws)
+            raise _Refused("Error while reading frame version")
+        m = _metadata(codecs, "__cluster_metadata", value, kafka)
         name = codecs.metadata_type_name("__cluster_metadata", m.api_key)
         out = f'{{"type":"{name}","version":{m.version},"data":{_json(m.obj, m.version)}}}'
+    except _Refused as why:
+        return None, f"Error at {offset}, skipping. {why}", True
     except KafkacodecError as err:
         return None, f"Error at {offset}, skipping. {err}", True
     return None, out, False  # no keys for metadata records
@@ -347,9 +615,17 @@ _PARTITION_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED"
 # of an id (an unknown one: "unknown <what> id N"), (T_OPTIONAL_LEN, field, before, after,
 # empty) an Optional of bytes, (T_STRUCT, field, template) a nested struct, (T_SORTED_MAP,
 # field, key, value, error) a TreeMap of the items' key and value fields (none: the error);
-# (T_IF, field, template) writes the template when the spec has that field. _render writes
-# them (the reference); the native writer runs the same templates (_native_template.c).
+# (T_IF, field, template) writes the template when the spec has that field. Checks write
+# nothing and raise Kafka's error, in the order Kafka's classes make them (a template starts
+# with the checks of the constructors its record goes through): (T_CHECK_MIN, field, bound,
+# error) a field below the bound, (T_CHECK_NOT_BELOW, field, other, error) a field below
+# another, (T_CHECK_NONEMPTY, field, error) an empty list, (T_CHECK_NAMED, field, {id: name},
+# error) an id with no name; an error names fields as {Field}. _render writes them (the
+# reference); the native writer runs the same templates (_native_template.c), and leaves a
+# record whose check fails to _render.
 T_LIT, T_INT, T_STR, T_UUID, T_BOOL, T_NAMES, T_OPTIONAL_LEN, T_STRUCT, T_SORTED_MAP, T_IF = range(10)
+T_CHECK_MIN, T_CHECK_NOT_BELOW, T_CHECK_NONEMPTY, T_CHECK_NAMED = range(10, 14)
+_CHECKS = frozenset({T_CHECK_MIN, T_CHECK_NOT_BELOW, T_CHECK_NONEMPTY, T_CHECK_NAMED})
 
 _TOPIC_ID_PARTITION = ((T_UUID, "Id"), ":", (T_STR, "Name"), "-", (T_INT, "Partition"))  # TopicIdPartition
 _SEGMENT_ID = ("RemoteLogSegmentId{topicIdPartition=", (T_STRUCT, "TopicIdPartition", _TOPIC_ID_PARTITION),
@@ -358,9 +634,24 @@ _CUSTOM = (T_OPTIONAL_LEN, "CustomMetadata", "Optional[CustomMetadata{", " bytes
 _EPOCHS = (T_SORTED_MAP, "SegmentLeaderEpochs", "LeaderEpoch", "Offset", "segmentLeaderEpochs can not be empty")
 _SEGMENT_STATE = (T_NAMES, "RemoteLogSegmentState", _SEGMENT_STATES, "RemoteLogSegmentState")
 
-#: RemoteLogMetadata.toString of each record of __remote_log_metadata, by spec.
+#: RemoteLogSegmentState.forId of an id no state has: null, which the constructors refuse.
+_STATE_NULL = (T_CHECK_NAMED, "RemoteLogSegmentState", _SEGMENT_STATES, "state can not be null")
+
+#: RemoteLogMetadata.toString of each record of __remote_log_metadata, by spec, after the
+#: checks of the constructors RemoteLogMetadataSerde's transforms call: RemoteLogSegmentMetadata
+#: (its start offset, end offset, leader epochs), then the RemoteLogSegmentMetadataUpdate of
+#: its state (RemoteLogSegmentMetadataTransform); RemoteLogSegmentMetadataUpdate;
+#: RemotePartitionDeleteMetadata (Objects.requireNonNull of its state: a message of null);
+#: RemoteLogSegmentMetadataSnapshot (its state, then its leader epochs).
 _REMOTE_TEMPLATES: dict[str, tuple] = {
     "RemoteLogSegmentMetadataRecord": (
+        (T_CHECK_MIN, "StartOffset", 0,
+         "Unexpected start offset = {StartOffset}. StartOffset for a remote segment cannot be negative"),
+        (T_CHECK_NOT_BELOW, "EndOffset", "StartOffset",
+         "Unexpected end offset = {EndOffset}. EndOffset for a remote segment cannot be less than "
+         "startOffset = {StartOffset}"),
+        (T_CHECK_NONEMPTY, "SegmentLeaderEpochs", "segmentLeaderEpochs can not be null or empty"),
+        _STATE_NULL,
         "RemoteLogSegmentMetadata{remoteLogSegmentId=", (T_STRUCT, "RemoteLogSegmentId", _SEGMENT_ID),
         ", startOffset=", (T_INT, "StartOffset"), ", endOffset=", (T_INT, "EndOffset"),
         ", brokerId=", (T_INT, "BrokerId"), ", maxTimestampMs=", (T_INT, "MaxTimestampMs"),
@@ -371,21 +662,27 @@ _REMOTE_TEMPLATES: dict[str, tuple] = {
         "}",
     ),
     "RemoteLogSegmentMetadataUpdateRecord": (
+        _STATE_NULL,
         "RemoteLogSegmentMetadataUpdate{remoteLogSegmentId=", (T_STRUCT, "RemoteLogSegmentId", _SEGMENT_ID),
         ", customMetadata=", _CUSTOM, ", state=", _SEGMENT_STATE,
         ", eventTimestampMs=", (T_INT, "EventTimestampMs"), ", brokerId=", (T_INT, "BrokerId"), "}",
     ),
     "RemotePartitionDeleteMetadataRecord": (
+        (T_CHECK_NAMED, "RemotePartitionDeleteState", _PARTITION_STATES, "null"),
         "RemotePartitionDeleteMetadata{topicPartition=", (T_STRUCT, "TopicIdPartition", _TOPIC_ID_PARTITION),
         ", state=", (T_NAMES, "RemotePartitionDeleteState", _PARTITION_STATES, "RemotePartitionDeleteState"),
         ", eventTimestampMs=", (T_INT, "EventTimestampMs"), ", brokerId=", (T_INT, "BrokerId"), "}",
     ),
     "RemoteLogSegmentMetadataSnapshotRecord": (
+        _STATE_NULL,
+        (T_CHECK_NONEMPTY, "SegmentLeaderEpochs", "segmentLeaderEpochs can not be null or empty"),
         "RemoteLogSegmentMetadataSnapshot{segmentId=", (T_UUID, "SegmentId"),
         ", startOffset=", (T_INT, "StartOffset"), ", endOffset=", (T_INT, "EndOffset"),
         ", maxTimestampMs=", (T_INT, "MaxTimestampMs"), ", segmentLeaderEpochs=", _EPOCHS,
         ", segmentSizeInBytes=", (T_INT, "SegmentSizeInBytes"), ", customMetadata=", _CUSTOM,
-        ", state=", _SEGMENT_STATE, "}",
+        ", state=", _SEGMENT_STATE,
+        (T_IF, "TxnIndexEmpty", (", txnIdxEmpty=", (T_BOOL, "TxnIndexEmpty"))),  # Kafka 4.0 on
+        "}",
     ),
 }  # fmt: skip
 
@@ -403,8 +700,18 @@ def _render(template: tuple, o, out: list[str]) -> None:
                 _render(args[0], o, out)
             continue
         v = get(o, name)
-        if kind in (T_INT, T_STR):
+        if kind in _CHECKS:
+            failed = ((kind == T_CHECK_MIN and v < args[0])
+                      or (kind == T_CHECK_NOT_BELOW and v < get(o, args[0]))
+                      or (kind == T_CHECK_NONEMPTY and not v)
+                      or (kind == T_CHECK_NAMED and v not in args[0]))  # fmt: skip
+            if failed:
+                raise KafkacodecError(re.sub(r"\{(\w+)\}", lambda m: str(get(o, m[1])), args[-1]))
+            continue
+        if kind == T_INT:
             out.append(f"{v}")
+        elif kind == T_STR:
+            out.append(java_text(v))
         elif kind == T_UUID:
             out.append(uuid_text(v))
         elif kind == T_BOOL:
@@ -459,7 +766,8 @@ def _program(template: tuple, cls, version: int) -> Any:
                 flat += op[2]
         else:
             flat.append(op)
-    names = tuple(dict.fromkeys(op[1] for op in flat if type(op) is not str))
+    names = tuple(dict.fromkeys(n for op in flat if type(op) is not str
+                                for n in ((op[1], op[2]) if op[0] == T_CHECK_NOT_BELOW else (op[1],))))  # fmt: skip
     reader = NativeJson.reader(cls, version, names)
     if reader is None:
         return None
@@ -471,8 +779,12 @@ def _program(template: tuple, cls, version: int) -> Any:
             continue
         kind, name, *args = op
         index = names.index(name)
-        if kind == T_NAMES:
+        if kind in (T_NAMES, T_CHECK_NAMED, T_CHECK_MIN):
             ops.append((kind, index, args[0]))
+        elif kind == T_CHECK_NOT_BELOW:
+            ops.append((kind, index, names.index(args[0])))
+        elif kind == T_CHECK_NONEMPTY:
+            ops.append((kind, index))
         elif kind == T_OPTIONAL_LEN:
             ops.append((kind, index, *args))
         elif kind in (T_STRUCT, T_SORTED_MAP):
@@ -489,12 +801,19 @@ def _program(template: tuple, cls, version: int) -> Any:
     return _native.template_program(reader, tuple(ops))
 
 
-def remote_log_metadata_parser(key, value, offset: int, codecs: Codecs = DEFAULT) -> Parsed:
+def remote_log_metadata_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
+                               kafka: Release = NEWEST) -> Parsed:  # fmt: skip
+    """RemoteMetadataLogMessageParser: RemoteLogMetadataSerde's object's toString, or `Error
+    at offset <offset>, skipping. <why>` in Kafka's words."""
     try:
-        if value is None:
-            raise KafkacodecError("the record has no value")
-        m = codecs.metadata_record("__remote_log_metadata", bytes(value))
+        if value is None:  # new byte[record.value().remaining()]
+            record = "record.internal" if kafka >= RECORD_INTERNAL_SINCE else "record"
+            raise _Refused('Cannot invoke "java.nio.ByteBuffer.remaining()" because the return value of '
+                           f'"org.apache.kafka.common.{record}.Record.value()" is null')  # fmt: skip
+        m = _metadata(codecs, "__remote_log_metadata", value, kafka)
         out = _remote_text(m.spec, m.obj)
+    except _Refused as why:
+        return None, f"Error at offset {offset}, skipping. {why}", True
     except KafkacodecError as err:
         return None, f"Error at offset {offset}, skipping. {err}", True
     return None, out, False
@@ -508,8 +827,6 @@ PARSERS = {
     "remote-log-metadata": remote_log_metadata_parser,
     "share-group-state": share_group_state_parser,
 }
-#: The decoders whose text depends on the release (a `kafka` argument).
-BY_RELEASE = frozenset({"transaction-log", "share-group-state"})
 #: The decoder of each internal topic, when none is given.
 TOPIC_DECODERS = {
     "__consumer_offsets": "offsets",
@@ -539,22 +856,23 @@ class Decoder:
     decoder and JSON writer (Codecs.coordinator_pairs, kafka_json.NativeJson), with every
     record they do not take decoded by the call."""
 
-    def __init__(self, name: str, codecs: Codecs = DEFAULT, kafka: tuple[int, int] = NEWEST):
+    def __init__(self, name: str, codecs: Codecs = DEFAULT, kafka: Release = NEWEST):
         if name not in PARSERS:
             raise ValueError(f"no decoder {name!r} (one of {', '.join(PARSERS)})")
         self.name, self.codecs, self.kafka = name, codecs, kafka
         parser: Callable = PARSERS[name]
-        self._one = (functools.partial(parser, codecs=codecs, kafka=kafka) if name in BY_RELEASE
-                     else functools.partial(parser, codecs=codecs))  # fmt: skip
+        self._one = functools.partial(parser, codecs=codecs, kafka=kafka)
         # (topic, the value's version word, plans) where the texts are coordinator JSON
         self._coordinator: tuple[str, str, NativeJson] | None = None
-        if name == "offsets":
+        if name == "offsets" and kafka >= (4, 0):  # (3.9's: every record by the call)
             self._coordinator = ("__consumer_offsets", "version", _OFFSETS_JSON)
         elif name == "share-group-state":
             word = "version" if kafka >= SHARE_STATE_VERSION_SINCE else "type"
             self._coordinator = ("__share_group_state", word, _PLAIN_JSON)
-        elif name == "transaction-log" and kafka >= TRANSACTION_JSON_SINCE:
+        elif name == "transaction-log" and kafka >= TRANSACTION_STATE_NAMES_SINCE:
             self._coordinator = ("__transaction_state", "version", _TRANSACTION_JSON)
+        elif name == "transaction-log" and kafka >= TRANSACTION_JSON_SINCE:
+            self._coordinator = ("__transaction_state", "version", _PLAIN_JSON)
         self._tables: tuple[dict, dict] | None = None
         self._metadata = name == "cluster-metadata" and NativeJson.available()
         self._remote = name == "remote-log-metadata"
@@ -563,14 +881,23 @@ class Decoder:
     def __call__(self, key, value, offset: int) -> Parsed:
         return self._one(key, value, offset)
 
-    def many(self, records: Sequence) -> list[Parsed]:
-        """(key, payload, failed) for each record (objects with key, value and offset)."""
+    def _each(self, key, value, offset: int) -> Parsed | KafkaStops:
+        """One record's text, or the KafkaStops it raises (in its place: the records
+        before it are printed first)."""
+        try:
+            return self._one(key, value, offset)
+        except KafkaStops as stop:
+            return stop
+
+    def many(self, records: Sequence) -> list[Parsed | KafkaStops]:
+        """(key, payload, failed) for each record (objects with key, value and offset), or
+        the KafkaStops where kafka-dump-log dies at it."""
         if self._metadata:
             return self._metadata_many(records)
         if self._remote:
             return self._remote_many(records)
         if self._coordinator is None or not NativeJson.available():
-            return [self._one(r.key, r.value, r.offset) for r in records]
+            return [self._each(r.key, r.value, r.offset) for r in records]
         topic, word, _plans = self._coordinator
         items = self.codecs.coordinator_pairs(topic, [(r.key, r.value) for r in records])
         return self._rest(NativeJson.coordinator_texts(items, *self._plan_tables(), word), records)
@@ -581,7 +908,7 @@ class Decoder:
             for i, text in enumerate(got):
                 if text is None:
                     r = records[i]
-                    got[i] = self._one(r.key, r.value, r.offset)
+                    got[i] = self._each(r.key, r.value, r.offset)
         return got
 
     def _metadata_many(self, records: Sequence) -> list[Parsed]:
@@ -607,7 +934,7 @@ class Decoder:
             try:
                 out.append((None, _remote_text(specs[item[0]][0], item[2]), False))
             except (KafkacodecError, TypeError):  # (TypeError: the item is the record's error)
-                out.append(self._one(r.key, r.value, r.offset))
+                out.append(self._each(r.key, r.value, r.offset))
         return out
 
     def _remote_programs(self) -> dict:
@@ -664,18 +991,58 @@ class Decoder:
 CONTROL_LABELS = {3: "SnapshotHeader", 4: "SnapshotFooter", 5: "KRaftVersion", 6: "KRaftVoters"}
 
 
+def control_refused(key, value, kafka: Release = NEWEST) -> KafkaStops:
+    """What kafka-dump-log throws for a control record whose key or end-transaction marker
+    kafkacodec's reading refused (batches.parse_control): ControlRecordType.parseTypeId,
+    then for ABORT and COMMIT EndTransactionMarker.deserialize (their texts: from 4.1 the
+    marker is read by a generated class, from 4.3 the key too, in record.internal). Nothing
+    in the tool catches it."""
+    irx = "org.apache.kafka.common.InvalidRecordException"
+    npe = "java.lang.NullPointerException"
+    if key is None:
+        call = "duplicate" if kafka >= RECORD_INTERNAL_SINCE else "remaining"
+        return KafkaStops(f'Cannot invoke "java.nio.ByteBuffer.{call}()" because "key" is null', npe)
+    key = bytes(key)
+    if len(key) < 4:
+        what = "control record key. Must" if kafka >= RECORD_INTERNAL_SINCE else "end control record key. Must"
+        return KafkaStops(f"Invalid value size found for {what} have at least 4 bytes, but found only {len(key)}", irx)
+    version = _int16(key)
+    if version < 0:
+        return KafkaStops(f"Invalid version found for control record: {version}. May indicate data corruption", irx)
+    generated = kafka >= END_TXN_MARKER_GENERATED_SINCE
+    if value is None:  # EndTransactionMarker.deserializeValue(type, record.value())
+        call = "getShort" if generated else "remaining"
+        return KafkaStops(f'Cannot invoke "java.nio.ByteBuffer.{call}()" because "value" is null', npe)
+    value = bytes(value)
+    if not generated and len(value) < 6:
+        return KafkaStops("Invalid value size found for end transaction marker. Must have at least 6 bytes, "
+                          f"but found only {len(value)}", irx)  # fmt: skip
+    if len(value) < 2:
+        return KafkaStops("", "java.nio.BufferUnderflowException")
+    marker_version = _int16(value)
+    if marker_version < 0:
+        return KafkaStops(f"Invalid version found for end transaction marker: {marker_version}. "
+                          "May indicate data corruption", irx)  # fmt: skip
+    return KafkaStops("", "java.nio.BufferUnderflowException")  # (the generated EndTxnMarker's readInt)
+
+
 def control_text(control_type: int, value, codecs: Codecs = DEFAULT,
-                 kafka: tuple[int, int] = NEWEST) -> str | None:  # fmt: skip
+                 kafka: Release = NEWEST) -> str | None:  # fmt: skip
     """` SnapshotHeader {...}` (without the leading space) for the KRaft control records
     kafka-dump-log decodes: read at version 0, whatever their Version field says, and
     written as JSON at that field's value (ControlRecordUtils, then the JsonConverter at
     message.version()); from 4.1 on also `LeaderChange: {...}`. None for the others
-    (kafka-dump-log prints controlType: NAME(N))."""
+    (kafka-dump-log prints controlType: NAME(N)). KafkaStops where ControlRecordUtils
+    throws (nothing in kafka-dump-log catches it)."""
     if control_type == 2 and kafka >= LEADER_CHANGE_SINCE:
-        m = codecs.control_record(control_type, bytes(value or b""), 0)
-        return f"LeaderChange: {to_json(m.obj, get(m.obj, 'Version'))}"
-    label = CONTROL_LABELS.get(control_type)
-    if label is None:
-        return None
-    m = codecs.control_record(control_type, bytes(value or b""), 0)
-    return f"{label} {to_json(m.obj, get(m.obj, 'Version'))}"
+        label = "LeaderChange:"
+    else:
+        label = CONTROL_LABELS.get(control_type)
+        if label is None:
+            return None
+    if value is None:  # ControlRecordUtils: record.value().slice()
+        raise KafkaStops('Cannot invoke "java.nio.ByteBuffer.slice()" because "data" is null',
+                         "java.lang.NullPointerException")  # fmt: skip
+    _spec, cls = codecs.control_class(control_type)
+    obj = kafka_struct(codecs, cls, bytes(value), 0, 0, kafka)
+    return f"{label} {to_json(obj, get(obj, 'Version'))}"

@@ -29,8 +29,6 @@ import functools
 import math
 from typing import Any
 
-from kafkacodec.runtime.errors import CorruptRecordError
-
 from .codecs import in_versions, version_bounds
 
 try:  # the optional native writer; to_json is the reference
@@ -39,7 +37,7 @@ except ImportError:  # pragma: no cover - no compiler at install time
     _native = None
 
 __all__ = [
-    "to_json", "java_double", "json_string", "field_value", "tagged_values", "TextError", "present",
+    "to_json", "java_double", "json_string", "java_utf8", "java_text", "field_value", "tagged_values", "present",
     "uuid_text", "NativeJson", "access",
 ]  # fmt: skip
 
@@ -58,19 +56,93 @@ _TABLE[ord('"')] = '\\"'
 _TABLE[ord("\\")] = "\\\\"
 
 
-class TextError(CorruptRecordError):
-    """A string field whose bytes are not UTF-8."""
+_REPLACEMENT = "\ufffd"
+
+
+def _continuation(b: int) -> bool:
+    return (b & 0xC0) == 0x80
+
+
+def java_utf8(src: bytes) -> str:
+    """src as Java's `new String(bytes, StandardCharsets.UTF_8)` reads it (JDK 17's
+    String.decodeUTF8_UTF16, the reader of every string field Kafka's generated classes
+    read): each malformed sequence one U+FFFD, where Java draws its bounds (unlike
+    Python's decoder: an encoded surrogate, ED A0 80, is one replacement, not three; a
+    sequence cut short at the end, one)."""
+    out: list[str] = []
+    sp, sl = 0, len(src)
+    while sp < sl:
+        b1 = src[sp]
+        sp += 1
+        if b1 < 0x80:
+            out.append(chr(b1))
+        elif b1 >> 5 == 0b110 and b1 & 0x1E:  # two bytes (C0 and C1 never start one)
+            if sp < sl:
+                b2 = src[sp]
+                if _continuation(b2):
+                    out.append(chr(((b1 & 0x1F) << 6) | (b2 & 0x3F)))
+                    sp += 1
+                else:
+                    out.append(_REPLACEMENT)
+                continue
+            out.append(_REPLACEMENT)
+            break
+        elif b1 >> 4 == 0b1110:  # three bytes
+            if sp + 1 < sl:
+                b2, b3 = src[sp], src[sp + 1]
+                bad2 = (b1 == 0xE0 and (b2 & 0xE0) == 0x80) or not _continuation(b2)
+                if bad2 or not _continuation(b3):  # malformed3: one byte or two
+                    out.append(_REPLACEMENT)
+                    sp += 0 if bad2 else 1
+                else:
+                    c = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+                    out.append(_REPLACEMENT if 0xD800 <= c <= 0xDFFF else chr(c))
+                    sp += 2
+                continue
+            out.append(_REPLACEMENT)
+            if sp < sl and ((b1 == 0xE0 and (src[sp] & 0xE0) == 0x80) or not _continuation(src[sp])):
+                continue
+            break
+        elif b1 >> 3 == 0b11110:  # four bytes
+            bad2 = b1 > 0xF4  # (malformed4's first test, on the byte after b1)
+            if sp < sl:
+                b2 = src[sp]
+                bad2 = bad2 or (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF) or (b1 == 0xF4 and (b2 & 0xF0) != 0x80)
+                bad2 = bad2 or not _continuation(b2)
+            if sp + 2 < sl:
+                b2, b3, b4 = src[sp], src[sp + 1], src[sp + 2]
+                uc = ((b1 & 0x07) << 18) | ((b2 & 0x3F) << 12) | ((b3 & 0x3F) << 6) | (b4 & 0x3F)
+                if _continuation(b2) and _continuation(b3) and _continuation(b4) and 0x10000 <= uc <= 0x10FFFF:
+                    out.append(chr(uc))
+                    sp += 3
+                else:
+                    out.append(_REPLACEMENT)
+                    sp += 0 if bad2 else (1 if not _continuation(b3) else 2)
+                continue
+            out.append(_REPLACEMENT)
+            if bad2:
+                continue
+            sp += 1
+            if sp < sl and not _continuation(src[sp]):
+                continue
+            break
+        else:
+            out.append(_REPLACEMENT)
+    return "".join(out)
+
+
+def java_text(text: str) -> str:
+    """A decoded string as Java holds it: the bytes that were not UTF-8 (kept by the
+    decoder as surrogate escapes) replaced as java_utf8 replaces them."""
+    if text.isascii() or not any("\udc80" <= ch <= "\udcff" for ch in text):
+        return text
+    return java_utf8(text.encode("utf-8", "surrogateescape"))
 
 
 def json_string(text: str, where: str = "") -> str:
-    """text as a JSON string, escaped as Jackson escapes it. Bytes that were not UTF-8
-    (kept by the decoder as surrogate escapes) are an error: Kafka would have replaced
-    them, and the JSON would not say what the bytes were."""
-    if not text.isascii():
-        for ch in text:
-            if "\udc80" <= ch <= "\udcff":
-                raise TextError(f"{where or 'a string'} is not valid UTF-8")
-    return '"' + text.translate(_TABLE) + '"'
+    """text as a JSON string, escaped as Jackson escapes it, after Java's reading of its
+    bytes (java_text: what was not UTF-8 is U+FFFD, as Kafka's JSON prints it)."""
+    return '"' + java_text(text).translate(_TABLE) + '"'
 
 
 def java_double(value: float) -> str:
@@ -285,6 +357,10 @@ def to_json(obj, version: int, replace: Replace | None = None, valid: str | None
         valid = message.get("validVersions")
     tagged = None
     parts = []
+    # The version the struct was read at (its `version` parameter): a field printed at
+    # `version` that it did not read holds its default, as in Kafka's generated classes
+    # (a KRaft control record read at 0 and printed at its Version field)
+    read = getattr(obj, "version", version)
     for name, where, f, is_tagged in _plan(cls, version, valid):
         if is_tagged:
             if tagged is None:
@@ -295,6 +371,8 @@ def to_json(obj, version: int, replace: Replace | None = None, valid: str | None
                 continue
         else:
             value = getattr(obj, f["id"])
+            if value is None and read != version and not access(f, read, valid):
+                value = default_of(f)
         text = None
         if replace:
             fn = replace.get((message["struct"], name))

@@ -13,7 +13,7 @@ from kafkacodec.runtime.errors import CorruptRecordError, KafkacodecError, LogEr
 from kafkacodec.storage import read_side_file
 
 from .codecs import DEFAULT, Codecs
-from .dump_format import NEWEST, SNAPSHOT_LINE_TRIMMED_SINCE, get
+from .dump_format import NEWEST, SNAPSHOT_LINE_TRIMMED_SINCE, Release, get
 
 __all__ = ["STATE_FILES", "dump_state_file", "producer_snapshot", "is_state_file"]
 
@@ -50,7 +50,7 @@ def _decrement_sequence(seq: int, by: int) -> int:
 
 
 def producer_snapshot(path: Path, data: bytes, codecs: Codecs = DEFAULT,
-                      kafka: tuple[int, int] = NEWEST) -> tuple[list[str], dict]:  # fmt: skip
+                      kafka: Release = NEWEST) -> tuple[list[str], dict]:  # fmt: skip
     """A producer-state snapshot: Kafka's ProducerStateManager.readSnapshot (version 1, a
     CRC-32C of the bytes after it, the entries), printed as that release's kafka-dump-log
     prints it (a space ends an entry without batch metadata before 4.3)."""
@@ -123,7 +123,7 @@ def _checkpoint(path: Path, data: bytes, fields: int) -> tuple[int, list[list[st
 
 
 def dump_state_file(path: Path, codecs: Codecs = DEFAULT,
-                    kafka: tuple[int, int] = NEWEST) -> tuple[list[str], dict]:  # fmt: skip
+                    kafka: Release = NEWEST) -> tuple[list[str], dict]:  # fmt: skip
     """(text lines, JSON object) of one state file, in that release's kafka-dump-log text."""
     data = _read(path)
     name = path.name

@@ -286,6 +286,40 @@ class RecordBatch(KafkaRecordBatch):
             raise failed from None
         raise failed
 
+    def kafka_records(self, *, max_inflated: int | None = None) -> tuple[list[Record], DecodeError | None]:
+        """The records as Kafka's DefaultRecordBatch.iterator() hands them to a reader that
+        prints each as it comes (kafka-dump-log), with the error it stops at (None: none):
+        an uncompressed batch's records are read one at a time (uncompressedIterator), so
+        those before a damaged one come, and the last one only once nothing remains after
+        it ("Incorrect declared batch size, records still remaining"); a compressed batch's
+        are all read first (compressedIterator into a list), so all come or none. A control
+        record's key is read where the whole batch reads (`control`); where one does not,
+        the keys are left to the caller (ControlRecordType.parse is its reader's): `control`
+        is None on each."""
+        try:
+            return self.records(verify_crc=False, max_inflated=max_inflated), None
+        except DecodeError as err:
+            failed = err
+        if self.attributes & 7 != _comp.NONE:
+            try:
+                data = self._region(self.records_region_raw, max_inflated)
+                ts_type = TIMESTAMP_TYPES[bit_field(KafkaRecordBatch, "timestamp_type", self.attributes)]
+                return _parse_records(self, bytes(data), ts_type), None  # a control batch's keys failed
+            except DecodeError:
+                return [], failed
+        ts_type = TIMESTAMP_TYPES[bit_field(KafkaRecordBatch, "timestamp_type", self.attributes)]
+        out: list[Record] = []
+        stop: list[int] = []
+        data = bytes(self.records_region_raw)
+        try:
+            for rec in _iter_parsed(self, data, ts_type, stop):
+                out.append(rec)
+        except DecodeError:
+            return out, failed
+        if stop[0] != len(data):  # the last record is refused as it is read
+            return out[:-1], failed
+        return out, None  # (what failed was a control record's key)
+
     def _where(self) -> str:
         return f"records of the batch at byte {self.position} (base offset {self.base_offset})"
 

@@ -19,7 +19,7 @@ from internal_vectors import CODECS, ROWS, TOPIC, decode, row_id
 from kafkacodec.internal import DEFAULT, groups
 from kafkacodec.internal import kafka_json as K
 from kafkacodec.internal.codecs import in_versions
-from kafkacodec.internal.dump_format import PARSERS, Decoder
+from kafkacodec.internal.dump_format import PARSERS, Decoder, KafkaStops
 from kafkacodec.records.batches import Record
 from kafkacodec.runtime.errors import DecodeError
 
@@ -189,7 +189,14 @@ def test_a_decoders_batch_is_its_calls(name, kafka):
               "transaction-log": "transaction-coordinator"}.get(name, "group-coordinator")  # fmt: skip
     records = _coordinator_records(module) + _metadata_records()
     d = Decoder(name, CODECS, kafka)
-    assert d.many(records) == [d(r.key, r.value, r.offset) for r in records]
+
+    def one(r):  # a record kafka-dump-log dies at (no key, for a coordinator topic): in place
+        try:
+            return d(r.key, r.value, r.offset)
+        except KafkaStops as stop:
+            return str(stop)
+
+    assert [x if type(x) is tuple else str(x) for x in d.many(records)] == [one(r) for r in records]
 
 
 def test_consumer_group_members_are_decoded_as_kafka_does():
@@ -197,7 +204,7 @@ def test_consumer_group_members_are_decoded_as_kafka_does():
     never written natively (its plan is None), so Python's replacement prints it."""
     d = Decoder("offsets", CODECS)
     records = _coordinator_records("group-coordinator")
-    many = d.many(records)
+    many = [m for m in d.many(records) if type(m) is tuple]
     texts = [m[1] for m in many if m[1] and '"protocolType":"consumer"' in m[1]]
     members = [t for t in texts if '"members":[{' in t]
     assert members and all('"subscription":{' in t for t in members)
@@ -205,7 +212,7 @@ def test_consumer_group_members_are_decoded_as_kafka_does():
 
 def test_transaction_states_by_name():
     d = Decoder("transaction-log", CODECS, (4, 4))
-    texts = [m[1] for m in d.many(_coordinator_records("transaction-coordinator")) if m[1]]
+    texts = [m[1] for m in d.many(_coordinator_records("transaction-coordinator")) if type(m) is tuple and m[1]]
     states = [t for t in texts if '"transactionStatus":' in t]
     assert states and all('"transactionStatus":"' in t for t in states)
 

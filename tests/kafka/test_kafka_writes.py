@@ -15,6 +15,7 @@ import time
 import pytest
 from conftest import kafkacodec_cli as cli
 from kafka_broker import (
+    DUMP_RELEASES,
     SHARE_GROUPS,
     SHELL_VERSIONS,
     T0,
@@ -30,6 +31,7 @@ from kafka_broker import (
     not_known,
     record,
     same_dump,
+    same_dumps,
     small_segments,
 )
 
@@ -289,6 +291,31 @@ def test_dump_of_producer_snapshots_is_kafkas(written, codecs):
 def test_dump_of_indexes_is_kafkas(written, flags):
     files = [f for s in ("*.index", "*.timeindex", "*.txnindex") for f in _files(written["logs"], s)]
     same_dump(written["version"], sorted(files), flags)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("release", DUMP_RELEASES)
+def test_every_release_dumps_this_brokers_files_as_kafkacodec_does(written, release, tmp_path):
+    """kafka-dump-log of every release `--kafka-version` takes (not only the broker's own)
+    over this broker's files, in every mode the tests above put to the broker's release:
+    user segments, each decoder over its internal topic, KRaft snapshots, producer
+    snapshots, indexes; `kafkacodec dump --kafka-version` of the release, with its specs,
+    prints the same."""
+    logs = written["logs"]
+    segments = _files(logs, "*.log", USER)
+    runs = [(segments, f, f + (["--raw-data"] if f else [])) for f in (["--deep-iteration"], ["--print-data-log"], [])]
+    topics = {"__consumer_offsets": "--offsets-decoder", "__transaction_state": "--transaction-log-decoder",
+              "__cluster_metadata": "--cluster-metadata-decoder"}  # fmt: skip
+    if release >= "4.0":
+        topics["__share_group_state"] = "--share-group-state-decoder"
+    runs += [(files, [flag], [flag]) for topic, flag in topics.items() if (files := _files(logs, "*.log", (topic,)))]
+    snaps = _files(logs, "*.checkpoint", ("__cluster_metadata",))
+    runs += [(snaps, ["--cluster-metadata-decoder"], ["--cluster-metadata-decoder"]),
+             (snaps, ["--deep-iteration"], ["--deep-iteration", "--raw-data"]),
+             (_files(logs, "*.snapshot"), [], [])]  # fmt: skip
+    indexes = sorted(f for s in ("*.index", "*.timeindex", "*.txnindex") for f in _files(logs, s))
+    runs += [(indexes, [], []), (indexes, ["--verify-index-only"], ["--verify-index-only"])]
+    same_dumps(release, [r for r in runs if r[0]], tmp_path)
 
 
 def test_index_sanity_check_is_kafkas(written):

@@ -33,8 +33,8 @@ def dump_reference(recs, print_data, previous):
         magic, is_control = 2, False
 
         @staticmethod
-        def records(verify_crc=True):
-            return recs
+        def kafka_records():
+            return recs, None
 
     last = [previous, []]
     text = "".join(line + "\n" for line in dump._record_lines(Batch, print_data, last))
