@@ -486,8 +486,10 @@ class Request:
         if found is not None:
             return found
         if starting and limit.strategy == "error":
+            note = ends.partition.mtime_note()
             raise PipelineError(f"{ends.partition.path}: No offset matched from request of "
-                                f"topic-partition {key[0]}-{key[1]} and timestamp {value}.")  # fmt: skip
+                                f"topic-partition {key[0]}-{key[1]} and timestamp {value}."
+                                + ("" if note is None else f" ({note})"))  # fmt: skip
         return ends.latest
 
     def available(self, p: Partition, start: int, ends: Ends) -> int:

@@ -77,8 +77,14 @@ def run(args: argparse.Namespace) -> int:
             return _by_offset(args, p)
         found = p.list_offsets(args.timestamp)
         res = None if found is None else found._asdict()
-        return _answer(args, res, f"{p.path}: no record has a timestamp at or after "
-                                  f"{args.timestamp}")  # fmt: skip
+        note = p.mtime_note()
+        if note is None:
+            missing = f"{p.path}: no record has a timestamp at or after {args.timestamp}"
+        else:  # the answer is Kafka's, and rests on files' modification times
+            missing = f"{p.path}: Kafka answers no offset for timestamp {args.timestamp}: {note}"
+            if found is not None:
+                print(f"kafkacodec lookup: {safe(f'{p.path}: {note}')}", file=sys.stderr)
+        return _answer(args, res, missing)
     finally:
         p.close()
 

@@ -90,10 +90,14 @@ def run(args: argparse.Namespace) -> int:
         start = args.from_offset
         if args.from_timestamp is not None:
             found = p.list_offsets(args.from_timestamp)
+            note = p.mtime_note()  # Kafka's answer rests on files' modification times
             if found is None:
-                print(f"kafkacodec records: {safe(str(p.path))}: no record has a timestamp at or "
-                      f"after {args.from_timestamp}", file=sys.stderr)  # fmt: skip
+                why = (f"no record has a timestamp at or after {args.from_timestamp}" if note is None
+                       else f"Kafka answers no offset for timestamp {args.from_timestamp}: {note}")  # fmt: skip
+                print(f"kafkacodec records: {safe(str(p.path))}: {safe(why)}", file=sys.stderr)
                 return PROBLEMS
+            if note is not None:
+                print(f"kafkacodec records: {safe(str(p.path))}: {safe(note)}", file=sys.stderr)
             start = found.offset
         if start is not None:
             p.check_offset(start)  # OffsetOutOfRangeError: exit 1, with the log's range

@@ -53,7 +53,11 @@ def producer_snapshot(path: Path, data: bytes, codecs: Codecs = DEFAULT,
                       kafka: Release = NEWEST) -> tuple[list[str], dict]:  # fmt: skip
     """A producer-state snapshot: Kafka's ProducerStateManager.readSnapshot (version 1, a
     CRC-32C of the bytes after it, the entries), printed as that release's kafka-dump-log
-    prints it (a space ends an entry without batch metadata before 4.3)."""
+    prints it (a space ends an entry without batch metadata before 4.3). Codecs without the
+    spec (3.9's: its ProducerStateManager wrote the same bytes through a Schema of its own,
+    ProducerSnapshot.json came with 4.0) read it with the shipped ones."""
+    if codecs.message_class("ProducerSnapshot") is None:
+        codecs = DEFAULT
     try:
         m = codecs.versioned("ProducerSnapshot", data)
     except KafkacodecError as err:

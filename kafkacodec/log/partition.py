@@ -174,6 +174,9 @@ class Partition:
         #: Side files that could not be read (a malformed checkpoint or partition.metadata):
         #: reported by verify, while the segments are still read.
         self.problems: list[str] = []
+        #: (segment name, its file's modification time in ms) of each segment whose time the
+        #: last list_offsets for a timestamp took as its largest timestamp (mtime_note).
+        self.mtimes_used: list[tuple[str, int]] = []
         self.leader_epochs: list[EpochEntry] = []
         self.metadata: dict = {}
         try:
@@ -466,13 +469,34 @@ class Partition:
             raise LogError(self.path, f"unsupported ListOffsets target {timestamp} (a timestamp, or -1 to -5)")
         last = self.segments[-1] if self.segments else None
         answer = None
+        self.mtimes_used = []
+        # UnifiedLog.fetchOffsetByTimestamp: the first segment whose largestTimestamp reaches
+        # the target, and only it (a segment holding no timestamp stands for its file's
+        # modification time there: LogSegment.largestTimestamp)
         for seg in self.segments:
-            if seg.max_timestamp_so_far(immutable=seg is not last).timestamp >= timestamp:
+            largest, by_mtime = seg.largest_timestamp(immutable=seg is not last)
+            if by_mtime:
+                self.mtimes_used.append((seg.path.name, largest))
+            if largest >= timestamp:
                 found = seg.find_offset_by_timestamp(timestamp, start)
                 answer = self._located(found, seg) if found else None
                 break
         self._answerable(timestamp, answer)
         return answer
+
+    def mtime_note(self) -> str | None:
+        """What the last list_offsets for a timestamp took from files' modification times
+        (LogSegment.largestTimestamp of segments holding no timestamp), as a sentence;
+        None when it took none. A copy of the files, or an object store, may not keep the
+        times the broker's files had, and Kafka's answer there rests on them."""
+        used = self.mtimes_used
+        if not used:
+            return None
+        named = ", ".join(f"{name} (modified {ms})" for name, ms in used)
+        return (f"the answer rests on the modification time of {named}: holding no timestamp, "
+                "Kafka takes its file's last-modified time as its largest timestamp "
+                "(LogSegment.largestTimestamp); a copy or an object store may not keep the times "
+                "the broker's files had")  # fmt: skip
 
     def _answerable(self, timestamp: int, answer: ListOffsetsResult | None) -> None:
         """Raise OffsetOutOfRangeError when offsets this view cannot read may hold the

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 from itertools import accumulate, takewhile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from ..records.batches import LOG_OVERHEAD, BatchIterator, BytesLike, LegacyBatch, RecordBatch
@@ -387,6 +388,32 @@ class Segment:
         best = self._max_timestamp_walk()
         self._max_ts = (size, best)
         return best
+
+    def largest_timestamp(self, *, immutable: bool = False) -> tuple[int, bool]:
+        """Kafka's LogSegment.largestTimestamp, which UnifiedLog.fetchOffsetByTimestamp
+        picks a segment by: the largest timestamp the segment holds (max_timestamp_so_far),
+        else (a segment holding none: empty, emptied by the log cleaner, or only timestamps
+        of -1) its .log file's last-modified time in milliseconds, as java.io.File's
+        lastModified gives it; and whether it is that time."""
+        found = self.max_timestamp_so_far(immutable=immutable).timestamp
+        if found >= 0:
+            return found, False
+        return self.last_modified(), True
+
+    def last_modified(self) -> int:
+        """The .log file's last-modified time in milliseconds (truncated, as File.lastModified):
+        the filesystem's, or an object store's (the object's upload time, not the broker's
+        file's). MissingSegmentError where the storage gives none."""
+        try:
+            if isinstance(self.path, Path):
+                return self.path.stat().st_mtime_ns // 1_000_000
+            mtime = self.path.info().mtime_ns
+        except FileNotFoundError:
+            raise MissingSegmentError(self.path, "segment file is missing") from None
+        if mtime is None:
+            raise MissingSegmentError(self.path, "the storage gives no modification time of the segment, "
+                                      "which Kafka takes as the largest timestamp of a segment holding none")  # fmt: skip
+        return mtime // 1_000_000
 
     def _max_timestamp_walk(self) -> TimestampOffset:
         best = self.time_index.last_entry()

@@ -251,3 +251,24 @@ def test_a_segment_renamed_after_it_was_opened_and_before_it_was_planned(tmp_pat
     assert all(s.identity is not None for s in slices)
     got = [o for s in slices for b in records(s, opts) for o in b.column("offset").to_pylist()]
     assert got == want and got
+
+
+def test_a_segment_without_timestamps_decides_as_in_kafka(tmp_path):
+    """A compacted partition whose first segment the cleaner emptied: Kafka's ListOffsets
+    for a later timestamp stops at it when its file was modified after the target
+    (LogSegment.largestTimestamp), so Spark's source finds no offset: an error by default
+    (startingOffsetsByTimestampStrategy=error, naming the segment's modification time),
+    the latest offset with `latest`; modified before the target, the next segment answers."""
+    import time
+
+    from timestamp_partitions import T0, set_mtime, write
+
+    d = write(tmp_path / "logs" / "compact-0", "cleaned")
+    set_mtime(d, int(time.time() * 1000))
+    with pytest.raises(PipelineError, match="No offset matched.*modification time of 00000000000000000000.log"):
+        read(tmp_path / "logs", subscribe="compact", startingTimestamp=str(T0 + 15))
+    assert read(tmp_path / "logs", subscribe="compact", startingTimestamp=str(T0 + 15),
+                startingOffsetsByTimestampStrategy="latest") == []  # fmt: skip
+    set_mtime(d, T0 + 5)
+    got = read(tmp_path / "logs", subscribe="compact", startingTimestamp=str(T0 + 15))
+    assert [o for _t, _p, o in got] == list(range(15, 20))
