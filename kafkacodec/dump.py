@@ -19,6 +19,7 @@ from .runtime import compression as _comp
 from .runtime.errors import DecodeError, LogError
 from .storage import read_whole
 from .storage.fsio import PageDropper
+from .storage.tiered import remote_file_name
 
 __all__ = [
     "Findings", "record_dict", "dump_text", "dump_index", "index_sanity", "dump_json", "index_json",
@@ -283,8 +284,20 @@ INDEX_SUFFIXES = tuple(_INDEXES)
 
 
 def _open_index(path: Path, kind: str):
+    return _INDEXES[kind](path, _index_segment(path)[0])
+
+
+def _index_segment(path: Path) -> tuple[int, Path]:
+    """An index file's base offset and its .log's path: <base>.log beside <base>.index, or
+    a tiered layout's <offset>-<segmentId>.log beside <offset>-<segmentId>.index (both
+    layouts keep the base offset in the name); base 0 for a file named otherwise."""
     parsed = parse_segment_name(path.name)
-    return _INDEXES[kind](path, parsed[0] if parsed else 0)
+    if parsed is not None:
+        return parsed[0], path.with_name(f"{parsed[0]:020d}.log")
+    remote = remote_file_name(path.name)
+    if remote is not None:
+        return remote[0], path.with_name(f"{path.name.rsplit('.', 1)[0]}.log")
+    return 0, path.with_name(f"{0:020d}.log")
 
 
 def _first_batch(data, start: int, source: str, until=None):
@@ -311,7 +324,7 @@ def dump_index(path: Path, kind: str, *, verify_only: bool = False,
             yield (f"version: 0 producerId: {e.producer_id} firstOffset: {e.first_offset} "
                    f"lastOffset: {e.last_offset} lastStableOffset: {e.last_stable_offset}")  # fmt: skip
         return
-    log_path = path.with_name(f"{idx.base_offset:020d}.log")
+    log_path = _index_segment(path)[1]
     data = read_whole(log_path)
     if data is None and verify_only:
         raise LogError(path, f"no {log_path.name} beside it to verify the index against")
@@ -333,7 +346,7 @@ def dump_index(path: Path, kind: str, *, verify_only: bool = False,
             if not verify_only:
                 yield f"offset: {e.offset} position: {e.position}"
         return
-    offsets = OffsetIndex(path.with_name(f"{idx.base_offset:020d}.index"), idx.base_offset)
+    offsets = OffsetIndex(log_path.with_suffix(".index"), idx.base_offset)
     prev = -1
     for e in idx.dump_entries():
         if data is not None:

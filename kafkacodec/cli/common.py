@@ -102,6 +102,12 @@ def expand(paths, *, index_only: bool = False, options: dict | None = None) -> l
                 raise NotASegmentError(p, "no such file or directory")
             found.append((p, p.name))
             continue
+        remote = _tiered_files(p, wanted, options)
+        if remote is not None:
+            if not remote:
+                raise NotASegmentError(p, f"a tiered-storage folder that holds no remote {kinds}: nothing to dump")
+            found.extend(remote)
+            continue
         log = open_log(p)
         try:
             if isinstance(log, LogDirs):
@@ -118,6 +124,35 @@ def expand(paths, *, index_only: bool = False, options: dict | None = None) -> l
             raise NotASegmentError(p, f"holds no {what}: nothing to dump")
         found.extend(files)
     return found
+
+
+def _tiered_files(path, wanted: set[str], options: dict | None) -> list | None:
+    """(file, label) of the remote segments' files of a tiered-storage folder (a partition
+    or a root of Aiven's layout, or of Kafka's LocalTieredStorage), in offset order: each
+    .log (Aiven's read through its manifest, read_file) and LocalTieredStorage's index
+    copies (Aiven's indexes travel in one encrypted bundle, which is no Kafka file: not
+    listed); None when path is no such folder. Labels name the partition inside a root."""
+    from ..log.tiered import TieredLogDirs, open_tiered
+    from ..storage.tiered import INDEX_KINDS, KeyRing
+
+    found = open_tiered(path, KeyRing(options or {}))
+    if found is None:
+        return None
+    parts = found.partitions if isinstance(found, TieredLogDirs) else [found]
+    out = []
+    try:
+        for part in parts:
+            where = "" if part is found else f"{part.path.relative_to(path)}/"
+            for seg in part.remote_segments:
+                files = seg.files
+                named = [files.log] if ".log" in wanted and files.log is not None else []
+                if files.layout == "local-tiered":
+                    named += [files.files[k] for k in ("offset", "timestamp", "transaction")
+                              if k in files.files and f".{INDEX_KINDS[k][1]}" in wanted]  # fmt: skip
+                out += [(f, f"{where}{f.name}") for f in named]
+    finally:
+        found.close()
+    return out
 
 
 def _files_in(directory, wanted: set[str]) -> list:

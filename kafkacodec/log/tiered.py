@@ -92,6 +92,7 @@ class TieredPartition(Partition):
         self.index_files, self.snapshots, self.leftovers, self.unknown = {}, [], [], []
         self.kafka07, self.repair_files, self.orphan_indexes = [], [], []
         self.problems = list(problems)
+        self.mtimes_used = []
         self.metadata = {"topic_id": topic_id} if topic_id else {}
         self.local = local
         #: The tiered-storage root the remote segments were looked for under (--tiered).
@@ -240,6 +241,8 @@ def open_tiered(path: StoragePath, keys=None) -> TieredPartition | TieredLogDirs
         layout.AIVEN_TOPIC_DIR.match(c.name) or layout.LOCAL_PARTITION_DIR.match(c.name)
         or c.name == layout.LOCAL_ROOT for c in path.iterdir()
     ):  # fmt: skip
+        return _tiered_root(path, keys)
+    if layout.AIVEN_TOPIC_DIR.match(path.name):  # one topic's folder of Aiven's layout
         return _tiered_root(path, keys)
     return None
 

@@ -51,7 +51,7 @@ __all__ = [
     "aiven_segments", "local_tiered_segments", "is_aiven_partition", "is_local_tiered_partition",
     "KeyRing", "decode_chunk_sizes", "INDEX_KINDS", "AIVEN_TOPIC_DIR", "LOCAL_PARTITION_DIR",
     "LOCAL_ROOT", "remote_partition_dir", "segment_files", "missing_files", "REQUIRED",
-    "aiven_segment_of", "TieredRoot", "tiered_root",
+    "aiven_segment_of", "TieredRoot", "tiered_root", "remote_file_name",
 ]  # fmt: skip
 
 #: A Kafka Uuid as Uuid.toString() writes it: 16 bytes in 22 characters of URL-safe base64,
@@ -60,6 +60,16 @@ __all__ = [
 UUID = r"[A-Za-z0-9_-]{21}[AQgw]"
 _AIVEN_FILE = re.compile(rf"^(\d{{20}})-({UUID})\.(log|indexes|rsm-manifest|index|timeindex|snapshot|txnindex|leader-epoch-checkpoint)$")
 _LOCAL_FILE = re.compile(rf"^(\d+)-({UUID})\.(log|index|timeindex|txnindex|leader_epoch_checkpoint|snapshot)$")
+
+
+def remote_file_name(name: str) -> tuple[int, str, str] | None:
+    """(start offset, segment id, type) of a file a tiered layout names
+    <offset>-<segmentId>.<type> (Aiven's 20-digit offsets, LocalTieredStorage's padded or
+    not), else None."""
+    m = _AIVEN_FILE.match(name) or _LOCAL_FILE.match(name)
+    return (int(m[1]), m[2], m[3]) if m else None
+
+
 #: Aiven's topic directory, <topic>-<topicId>; LocalTieredStorage's partition directory.
 AIVEN_TOPIC_DIR = re.compile(rf"^(?P<topic>.+)-(?P<id>{UUID})$")
 LOCAL_PARTITION_DIR = re.compile(rf"^(?P<topic>.+)-(?P<partition>\d+)-(?P<id>{UUID})$")

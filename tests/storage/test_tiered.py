@@ -197,6 +197,58 @@ def test_local_tiered_storage_reads_as_its_segments(tmp_path, source, padded):
     assert out.stdout == cli("records", source, "--limit", "3").stdout
 
 
+def _entries(text: str) -> list[str]:
+    """A dump's batch, record and index-entry lines (the lines that do not name a file)."""
+    return [line for line in text.splitlines()
+            if line.startswith(("baseOffset:", "| offset:", "offset:", "timestamp:"))]  # fmt: skip
+
+
+def _source_dump(source, *flags) -> list[str]:
+    names = sorted(f for s in (".log", ".index", ".timeindex", ".txnindex") for f in source.glob(f"*{s}"))
+    return _entries(cli("dump", *flags, *sorted(names, key=lambda f: (f.stem, _ORDER[f.suffix]))).stdout)
+
+
+_ORDER = {".log": 0, ".index": 1, ".timeindex": 2, ".txnindex": 3}
+
+
+@pytest.mark.parametrize("padded", [True, False])
+def test_dump_of_a_local_tiered_storage_folder(tmp_path, source, padded):
+    """`dump` of a LocalTieredStorage partition folder, and of the directory it was given:
+    every remote segment's batches and index entries, as dump of the segments they were
+    (each index read at its segment's base offset, checked against its own .log)."""
+    for seg in Partition(source).segments:
+        write_local_tiered(tmp_path, "orders", TOPIC_ID, 0, source, seg.base_offset, padded=padded)
+    d = tmp_path / "kafka-tiered-storage" / f"orders-0-{TOPIC_ID}"
+    want = _source_dump(source, "--deep-iteration")
+    assert any(line.startswith("offset:") for line in want) and any(line.startswith("| offset:") for line in want)
+    out = cli("dump", "--deep-iteration", d)
+    assert _entries(out.stdout) == want and not out.stderr
+    whole = cli("dump", "--deep-iteration", tmp_path).stdout
+    assert _entries(whole) == want and f"Dumping kafka-tiered-storage/orders-0-{TOPIC_ID}/" in whole
+    assert cli("dump", "--verify-index-only", d).returncode == 0  # each index found its .log
+
+
+def test_dump_of_an_aiven_partition_folder(tmp_path, source, key):
+    """`dump` of a partition folder of Aiven's layout (and of its topic folder and root):
+    every remote segment's .log read through its manifest, as dump of the segments."""
+    pem, public = key
+    root = tmp_path / "fs-backend"
+
+    def put(k, data):
+        (root / k).parent.mkdir(parents=True, exist_ok=True)
+        (root / k).write_bytes(data)
+
+    for seg in Partition(source).segments:
+        write_aiven(put, "", "orders", TOPIC_ID, 0, source, seg.base_offset, chunk_size=4096,
+                    compression=True, encryption=Encryptor(public))  # fmt: skip
+    want = _entries(cli("dump", "--deep-iteration", *sorted(source.glob("*.log"))).stdout)
+    opt = ["--storage-option", f"encryption_key={pem}"]
+    for where in (root / f"orders-{TOPIC_ID}" / "0", root / f"orders-{TOPIC_ID}", root):
+        out = cli("dump", "--deep-iteration", where, *opt)
+        assert _entries(out.stdout) == want and want, where
+    assert f"Dumping orders-{TOPIC_ID}/0/00000000000000000000-" in out.stdout
+
+
 def _local_copy(source, tmp_path, first: int):
     """A broker's log dir holding the partition's segments from index `first` on (the older
     ones deleted by local retention once they were remote)."""
