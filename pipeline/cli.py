@@ -1,4 +1,4 @@
-"""`kafkacodec spark export | stats | verify | rewrite | pack`: the command line's Spark jobs, a
+"""`kafkacodec spark export | stats | verify | rewrite | pack | options`: the command line's Spark jobs, a
 command of kafkacodec.cli (HELP, EXAMPLE, define, run) and, through main(), the program
 spark-submit runs (submit.py). Defining the arguments needs no pyspark; running a job does
 (the `pipeline` extra).
@@ -69,6 +69,9 @@ def define(p: argparse.ArgumentParser) -> None:
             "e.g. region=eu-west-1 or endpoint_override=URL; repeatable (the data source's "
             "storage.KEY options). The AWS environment applies on the driver and executors",
         )  # fmt: skip
+    opts_help = ("list the options of the kafkacodec Spark data sources (Spark's kafka "
+                 "source's, and kafkacodec's own), with what each does on log directories")  # fmt: skip
+    jobs.add_parser("options", help=opts_help, description=opts_help)
     rw = jobs.add_parser(
         "rewrite", help=REWRITE_HELP, description=REWRITE_HELP + ". SRC and DST are where every "
         "executor sees them (a shared file system on a cluster)",
@@ -126,6 +129,11 @@ def run(args: argparse.Namespace) -> int:
         raise KafkacodecError(
             f"Spark jobs need pyspark: pip install 'kafkacodec[pipeline]' ({err})"
         ) from None
+    if args.job == "options":  # (no Spark session: the table the parsers read)
+        from .request import options_reference
+
+        out(options_reference().rstrip("\n"))
+        return 0
     if args.job == "rewrite":
         options: dict = {}
     else:

@@ -73,7 +73,9 @@ def record_slices(paths: list[Path], opts: Options, request: Request) -> list[Se
     starts, whatever is appended while it runs), cut as Spark cuts them for minPartitions
     and maxRecordsPerPartition, then into slices of at most split_size bytes. A segment the
     broker deletes while this plans is planned again from the partition as it is then."""
-    wanted = [p for p in partitions_of(paths, opts=opts) if request.wants(p)]
+    held = partitions_of(paths, opts=opts)
+    request.check_topics(held, paths)
+    wanted = [p for p in held if request.wants(p)]
     request.assigned(wanted)
     fail = opts.on_corrupt == "fail"
     ranges = [r for p in wanted for r in _again(p, opts, lambda q: [request.range_of(q, on_corrupt_fail=fail)])]

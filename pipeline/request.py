@@ -32,6 +32,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kafkacodec.internal.topics import UNLISTED
 from kafkacodec.log import Partition
 
 from .meter import OPTION as METER
@@ -89,8 +90,10 @@ class Option:
 #: is read from it; the documentation's tables are written from it).
 OPTIONS = (
     Option(("assign", "subscribe", "subscribePattern"), "exactly one, as in Spark",
-           "the same; none given reads every topic. `topics` is the earlier name of `subscribe`; "
-           "`partitions` (numbers) narrows any of them"),
+           "the same: `subscribePattern` keeps a topic whose name the pattern is found in, anywhere "
+           "(Spark's `findFirstIn`; anchor it with `^...$`), a `subscribe` topic the log.dirs do not "
+           "hold is an error (Spark's source fails on it); none given reads every topic. `topics` is "
+           "the earlier name of `subscribe`; `partitions` (numbers) narrows any of them"),
     Option(("startingOffsets",), "`earliest` (batch default), `latest` (stream default), JSON per partition "
            "with `-2` / `-1`",
            "the same: earliest is the log start offset (its checkpoint's, moved by retention and "
@@ -156,8 +159,8 @@ def options_reference() -> str:
         "# Spark data source options",
         "",
         "Written from the table the data sources parse their options with",
-        "(`kafkacodec.pipeline.request.OPTIONS`) when the site is built. Names are",
-        "case-insensitive, as in Spark.",
+        "(`kafkacodec.pipeline.request.OPTIONS`): the site's page and `kafkacodec spark",
+        "options` print it. Names are case-insensitive, as in Spark.",
         "",
         "## Spark's options",
         "",
@@ -216,7 +219,7 @@ def check_names(options: dict[str, str], *, known=KNOWN) -> None:
             ignored.append(name)
         elif name not in known and not name.startswith("storage."):
             raise PipelineError(f"unknown option {name!r} (the options are Spark's kafka "
-                                "source's and kafkacodec's: docs/reference/spark-options.md)")  # fmt: skip
+                                "source's and kafkacodec's: `kafkacodec spark options` lists them)")  # fmt: skip
     if ignored:
         _log.warning("options of a broker connection, ignored on log directories: %s",
                      ", ".join(ignored))  # fmt: skip
@@ -272,7 +275,10 @@ class Subscription:
     """Which partitions a read takes (Spark's ConsumerStrategy): subscribe's topics, a
     subscribePattern (a regular expression the whole topic name matches), or assign's
     partitions; with kafkacodec's partitions option, only those partition numbers. Nothing
-    given: every partition of the log directories."""
+    given: every partition of the log directories. A pattern keeps a topic when it is found
+    anywhere in the name, as Spark's SubscribePatternStrategy keeps it (Regex.findFirstIn):
+    `t.*` keeps `orders-t1`; anchor it (`^t.*$`) for whole names. Kafka's internal topics,
+    which Admin.listTopics does not list, are never taken by a pattern."""
 
     topics: frozenset | None = None
     pattern: str | None = None
@@ -317,8 +323,9 @@ class Subscription:
             return False
         if self.topics is not None:
             return topic in self.topics
-        if self.pattern is not None:
-            return re.fullmatch(self.pattern, topic) is not None
+        if self.pattern is not None:  # Spark's SubscribePatternStrategy: findFirstIn, anywhere,
+            # over the topics Admin.listTopics lists (not the internal ones)
+            return topic not in UNLISTED and re.search(self.pattern, topic) is not None
         if self.assigned is not None:
             return (topic, partition) in self.assigned
         return True
@@ -454,6 +461,21 @@ class Request:
         if self.end is not None:
             end = min(end, self.end)
         return Range(p, key, start, max(start, end))
+
+    def check_topics(self, partitions: list[Partition], where) -> None:
+        """subscribe's topics must all be held (Spark's SubscribeStrategy describes them,
+        and a topic the cluster does not have fails the query with
+        UnknownTopicOrPartitionException): a topic no partition directory of the log
+        directories read holds is refused, naming them, rather than read as no rows."""
+        topics = self.subscription.topics
+        if topics is None:
+            return
+        unknown = sorted(topics - {p.topic for p in partitions})
+        if unknown:
+            places = ", ".join(str(w) for w in where)
+            raise PipelineError(f"option subscribe: no partition of {', '.join(unknown)} in the log "
+                                f"directories read ({places}): as Spark's kafka source, which fails "
+                                "with UnknownTopicOrPartitionException, the read stops")  # fmt: skip
 
     def assigned(self, partitions: list[Partition]) -> dict[tuple[str, int], Partition]:
         """The partitions read, by (topic, partition); assign's partitions must all be

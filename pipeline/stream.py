@@ -142,6 +142,7 @@ class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Where the query's first run starts (Spark's getOrCreateInitialPartitionOffsets):
         startingOffsets resolved as a batch read resolves them."""
         parts = self._partitions()
+        self.request.check_topics(partitions_of(self.paths, empty_ok=True), self.paths)
         by_key = {(p.topic, p.partition): name for name, p in parts.items()}
         mine = self.request.assigned(list(parts.values()))
         offsets = {}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "Topic", "TOPICS", "FRAMINGS", "COORDINATOR_TOPICS", "METADATA_TOPICS", "topic_of",
+    "Topic", "TOPICS", "FRAMINGS", "COORDINATOR_TOPICS", "METADATA_TOPICS", "UNLISTED", "topic_of",
     "TAG_UNREAD", "TAG_VERSION_CHECK",
 ]  # fmt: skip
 
@@ -20,6 +20,10 @@ class Topic:
     kind: str  # "coordinator" (key: int16 record type + struct; value: int16 version +
     #            struct) or "metadata" (uvarint frame version, apiKey, version + struct)
     folders: tuple[str, ...]  # the folders of Kafka's source tree holding the specs
+    #: Whether Admin.listTopics lists it by default: not the internal topics (Kafka's
+    #: Topic.isInternal: INTERNAL_TOPICS), nor the KRaft metadata log, which is no topic of
+    #: the metadata image. A consumer's pattern subscription never takes those.
+    listed: bool = False
 
 
 TOPICS = {
@@ -35,11 +39,13 @@ TOPICS = {
             ("transaction-coordinator", "core"),
         ),  # fmt: skip
         Topic("__cluster_metadata", "cluster_metadata_record", "metadata", ("metadata",)),
-        Topic("__remote_log_metadata", "remote_log_metadata_record", "metadata", ("storage",)),
+        Topic("__remote_log_metadata", "remote_log_metadata_record", "metadata", ("storage",), listed=True),
     )
 }
 COORDINATOR_TOPICS = {n: t for n, t in TOPICS.items() if t.kind == "coordinator"}
 METADATA_TOPICS = {n: t for n, t in TOPICS.items() if t.kind == "metadata"}
+#: The topics Admin.listTopics leaves out (Topic.listed).
+UNLISTED = frozenset(n for n, t in TOPICS.items() if not t.listed)
 
 #: Every framing schema `kafkacodec specs import` writes.
 FRAMINGS = (

@@ -166,6 +166,27 @@ def test_an_end_past_the_log_fails_both(session, broker):
         ours.count()
 
 
+@pytest.mark.parametrize("pattern", ["o", "ec", "x", "mpac", "^c.*s$", "s$"])
+def test_a_pattern_is_found_anywhere_in_a_name(session, broker, pattern):
+    """Spark's SubscribePatternStrategy keeps a topic whose name the pattern is found in
+    (Regex.findFirstIn), among those Admin.listTopics lists (no internal topic)."""
+    got = same(session, broker, subscribePattern=pattern)
+    assert got
+
+
+def test_an_unknown_topic_fails_both(session, broker):
+    """subscribe naming a topic the cluster does not have: Spark's source fails
+    (UnknownTopicOrPartitionException); kafkacodec names the topic and the log.dirs."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import PySparkException
+
+    kafka, ours = both(session, broker, subscribe="codecs,nosuch")
+    with pytest.raises((Py4JJavaError, PySparkException), match="UnknownTopicOrPartition"):
+        kafka.count()
+    with pytest.raises(PySparkException, match=f"no partition of nosuch in the log directories read .*{broker.log_dir}"):
+        ours.count()
+
+
 def test_timestamps(session, broker):
     same(session, broker, subscribe="codecs", startingTimestamp=str(T0 + 1005), endingTimestamp=str(T0 + 3000))
     by = json.dumps({"codecs": {"0": T0 + 500, "1": T0 + 2000}})

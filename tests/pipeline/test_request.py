@@ -48,7 +48,12 @@ def test_subscribe_pattern_and_assign_take_the_partitions_they_name(logdirs):
     assert read(logdirs, subscribe="orders") == [r for r in every if r[0] == "orders"]
     assert read(logdirs, topics="orders") == read(logdirs, subscribe="orders")  # the earlier name
     assert read(logdirs, subscribePattern="ord.*|cl.cks") == [r for r in every if r[0] in ("orders", "clicks")]
-    assert read(logdirs, subscribePattern="rders") == []  # the whole name must match, as in Java
+    # found anywhere in a name, as Spark's SubscribePatternStrategy finds it (findFirstIn)
+    assert read(logdirs, subscribePattern="rders") == [r for r in every if r[0] == "orders"]
+    assert read(logdirs, subscribePattern="^rders$") == []
+    with pytest.raises(PipelineError, match=r"option subscribe: no partition of nosuch, other in the log "
+                                            r"directories read \(.*\): as Spark's kafka source"):
+        read(logdirs, subscribe="orders,nosuch,other")
     assign = json.dumps({"orders": [1], "clicks": [0]})
     assert read(logdirs, assign=assign) == [r for r in every if r[:2] in (("orders", 1), ("clicks", 0))]
     with pytest.raises(PipelineError, match="Only one of"):
@@ -114,7 +119,7 @@ def test_timestamps_start_where_kafka_lists_them(logdirs):
 
 
 def test_option_names(logdirs, caplog):
-    with pytest.raises(PipelineError, match="unknown option 'startingoffset'"):
+    with pytest.raises(PipelineError, match="unknown option 'startingoffset'.*`kafkacodec spark options` lists them"):
         read(logdirs, startingOffset="earliest")
     with pytest.raises(PipelineError, match="not supported"):
         read(logdirs, **{"kafka.auto.offset.reset": "earliest"})
@@ -272,3 +277,19 @@ def test_a_segment_without_timestamps_decides_as_in_kafka(tmp_path):
     set_mtime(d, T0 + 5)
     got = read(tmp_path / "logs", subscribe="compact", startingTimestamp=str(T0 + 15))
     assert [o for _t, _p, o in got] == list(range(15, 20))
+
+
+def test_a_pattern_takes_no_internal_topic(tmp_path):
+    """Spark's pattern subscription matches the topics Admin.listTopics lists: not
+    __consumer_offsets, __transaction_state, __share_group_state (Topic.isInternal) nor the
+    metadata log; __remote_log_metadata is listed."""
+    import kafkacodec as kc
+    from kafkacodec.log import PartitionWriter
+
+    names = ("__consumer_offsets-0", "__transaction_state-0", "__cluster_metadata-0", "__remote_log_metadata-0",
+             "orders-0")  # fmt: skip
+    for name in names:
+        with PartitionWriter(tmp_path / name, fsync=False) as w:
+            w.append(kc.build_batch([kc.Record(None, 0, b"k", b"v")]))
+    assert {t for t, _p, _o in read(tmp_path, subscribePattern="_|o")} == {"__remote_log_metadata", "orders"}
+    assert {t for t, _p, _o in read(tmp_path, subscribe="__consumer_offsets")} == {"__consumer_offsets"}
