@@ -142,3 +142,24 @@ def test_the_command_lines_summary_names_only_options_its_commands_take():
         if shown - options:
             wrong.append(f"{' '.join(words[:2])}: {sorted(shown - options)}")
     assert not wrong, wrong
+
+
+def test_the_languages_offered_are_the_languages_built():
+    """README.md and the site's index offer a language only where docs/languages.md's table
+    says it is built and checked (a row with "no claim" is not offered, except as "no X")."""
+    import re
+
+    from conftest import ROOT
+
+    rows = [line.split("|")[1:-1] for line in (ROOT / "docs" / "languages.md").read_text().splitlines()
+            if line.startswith("| ") and not line.startswith("| language")]  # fmt: skip
+    unclaimed = {name.strip() for cells in rows if "no claim" in cells[-1]
+                 for name in cells[0].split(",")}  # fmt: skip
+    assert "Rust" in unclaimed
+    readme = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| languages |"))
+    index = next(line for line in (ROOT / "docs" / "index.md").read_text().splitlines() if "schemas from" in line)
+    for text in (readme, index):
+        for name in unclaimed:
+            offered = [m for m in re.finditer(rf"\b{re.escape(name)}\b", text)
+                       if not text[: m.start()].rstrip().endswith("no")]  # fmt: skip
+            assert not offered, (name, text)
