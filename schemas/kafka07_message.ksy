@@ -42,7 +42,7 @@ instances:
       parser's). For other languages, whose parsers cannot compute a CRC: check CRC-32 over
       [crc_from, crc_to) of the message's bytes.
   crc_to:
-    value: 4 + len_message
+    value: '(4 + len_message.as<s8>).as<s8>'
     doc: 'Where the bytes the CRC covers end (exclusive): the end of the message.'
   compression:
     value: 'magic == 1 ? attributes & 0x3 : 0'

@@ -83,7 +83,7 @@ instances:
       is that field's offset). For other languages, whose parsers cannot compute a CRC:
       check CRC-32 over [crc_from, crc_to) of the message's bytes.
   crc_to:
-    value: 12 + len_message
+    value: '(12 + len_message.as<s8>).as<s8>'
     doc: 'Where the bytes the CRC covers end (exclusive): the end of the message.'
   compression:
     value: attributes & 0x7

@@ -91,7 +91,7 @@ instances:
       number is that field's offset). For other languages, whose parsers cannot compute a
       CRC: check CRC-32C over [crc_from, crc_to) of the batch's bytes.
   crc_to:
-    value: 12 + len_batch
+    value: '(12 + len_batch.as<s8>).as<s8>'
     doc: 'Where the bytes the CRC covers end (exclusive): the end of the batch.'
   compression:
     value: attributes & 0x7
@@ -108,7 +108,7 @@ instances:
   has_delete_horizon:
     value: (attributes & 0x40) != 0
   last_offset:
-    value: base_offset + last_offset_delta
+    value: '(base_offset + last_offset_delta).as<s8>'
 types:
   record_list:
     doc: The (decompressed) records of a batch.

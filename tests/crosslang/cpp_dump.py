@@ -10,6 +10,8 @@ from __future__ import annotations
 from crosslang import MODULES
 
 UNSIGNED = {"B", "H", "I"}
+WIDTH_TYPES = {"b": "int8_t", "h": "int16_t", "i": "int32_t", "q": "int64_t",
+               "B": "uint8_t", "H": "uint16_t", "I": "uint32_t", "Q": "uint64_t"}  # fmt: skip
 
 
 def _cpp_name(module_id: str, path: str) -> str:
@@ -39,6 +41,12 @@ def _value(f, expr: str, module_id: str, table) -> list[str]:
     """Statements that append the JSON of one value (not a list) of field f to `o`."""
     if f.kind == "int":
         cast = "unsigned long long" if f.fmt in UNSIGNED else "long long"
+        # an enum field through its declared width first: the compiler's C++ enums have no
+        # fixed underlying type, and one whose members are all >= 0 holds a negative int16
+        # (a control record's type) as a large unsigned number
+        width = WIDTH_TYPES.get(f.fmt)
+        if width is not None and f.enum_class:
+            return [f"o += std::to_string(({cast}) ({width}) ({expr}));"]
         return [f"o += std::to_string(({cast}) ({expr}));"]
     if f.kind == "float":
         return [f"put_double(o, {expr});"]

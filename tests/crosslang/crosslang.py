@@ -216,3 +216,20 @@ def check_case(case: Case, theirs: dict) -> None:
     assert "error" in theirs, (
         f"the corpus expects {expect['error']['check']}, the other parser reads it"
     )
+
+
+def wide_batches(to: Path) -> list[tuple[Path, dict]]:
+    """v2 batches whose value instances leave 32 bits (Kafka's largest offsets: base
+    offset 4611686018427387900, the last 3 further; one at 2^40 that a double holds
+    exactly), each written to a file, with what kafkacodec's parser computes of them."""
+    from kafkacodec.generated.kafka_record_batch import KafkaRecordBatch
+
+    out = []
+    for base in (4611686018427387900, 1 << 40):
+        data = kc.build_batch([kc.Record(None, 1700000000000 + i, b"k", b"v") for i in range(4)], base_offset=base)
+        path = to / f"wide-{base}.bin"
+        path.write_bytes(data)
+        b = KafkaRecordBatch.parse(data, 0, len(data))[0]
+        out.append((path, {"base_offset": b.base_offset, "last_offset": b.last_offset, "crc_to": b.crc_to}))
+    assert out[0][1]["last_offset"] == 4611686018427387903
+    return out

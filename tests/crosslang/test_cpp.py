@@ -25,6 +25,7 @@ from crosslang import (
     internal_jobs,
     jobs_file,
     log_jobs,
+    wide_batches,
 )
 
 from kafkacodec.export import export
@@ -128,3 +129,39 @@ def test_the_exported_cpp_initializes_what_its_clean_up_reads(tmp_path):
     fixed = fix_cpp_read(read + "\n}\n")
     head = fixed.split("\n")[1:4]
     assert head == ["    n_partial = true;", "    n_body = true;", "    m_body = 0;"]
+
+
+WIDTHS_CPP = r"""
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include "kafka_record_batch.h"
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        std::ifstream f(argv[i], std::ios::binary);
+        std::stringstream ss;
+        ss << f.rdbuf();
+        kaitai::kstream ks(ss.str());
+        kafka_record_batch_t b(&ks);
+        std::cout << "{\"base_offset\":" << b.base_offset() << ",\"last_offset\":" << b.last_offset()
+                  << ",\"crc_to\":" << b.crc_to() << "}" << std::endl;
+    }
+    return 0;
+}
+"""
+
+
+def test_value_instances_leave_32_bits_in_cpp(binary, tmp_path):
+    """The official compiler's C++ typed last_offset int32_t (Kafka's largest offsets read
+    as -1) until the schema cast it (tests/generator/test_value_widths.py)."""
+    objs = [o for o in sorted((binary.parent / "obj").glob("*.o")) if o.stem != "kafkacodec_dump"]
+    src = binary.parent / "cpp_stl"
+    (tmp_path / "widths.cpp").write_text(WIDTHS_CPP)
+    exe = tmp_path / "widths"
+    proc = subprocess.run(["g++", "-std=c++11", "-w", f"-I{HERE / 'runtime'}", f"-I{HERE}", f"-I{src}",
+                           str(tmp_path / "widths.cpp"), *map(str, objs), "-o", str(exe), "-lz", ZSTD],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cases = wide_batches(tmp_path)
+    out = subprocess.run([str(exe), *(str(p) for p, _ in cases)], capture_output=True, text=True, check=True, timeout=60)
+    assert [json.loads(line) for line in out.stdout.splitlines()] == [want for _p, want in cases]

@@ -25,6 +25,7 @@ from crosslang import (
     internal_jobs,
     jobs_file,
     log_jobs,
+    wide_batches,
 )
 
 _ = corpus_fixture  # the `corpus` fixture, session-wide
@@ -143,3 +144,33 @@ def unknown_enums(mine, theirs) -> int:
     elif isinstance(mine, list) and isinstance(theirs, list):
         n += sum(unknown_enums(a, b) for a, b in zip(mine, theirs))
     return n
+
+
+WIDTHS_JAVA = """
+import io.kaitai.struct.ByteBufferKaitaiStream;
+import io.kafkacodec.kaitai.KafkaRecordBatch;
+import java.nio.file.*;
+public class Widths {
+    public static void main(String[] args) throws Exception {
+        for (String path : args) {
+            KafkaRecordBatch b = new KafkaRecordBatch(new ByteBufferKaitaiStream(Files.readAllBytes(Paths.get(path))));
+            System.out.println("{\\"base_offset\\":" + b.baseOffset() + ",\\"last_offset\\":" + b.lastOffset()
+                               + ",\\"crc_to\\":" + b.crcTo() + "}");
+        }
+    }
+}
+"""
+
+
+def test_value_instances_leave_32_bits_on_the_jvm(jvm, tmp_path):
+    """The official compiler types an integer expression as an int unless the schema casts
+    it: last_offset of Kafka's largest offsets came out as -1. The schemas cast every value
+    instance that can leave 32 bits (tests/generator/test_value_widths.py)."""
+    _out, cp = jvm
+    (tmp_path / "Widths.java").write_text(WIDTHS_JAVA)
+    subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "Widths.java")],
+                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    cases = wide_batches(tmp_path)
+    proc = subprocess.run(["java", "-cp", f"{tmp_path}:{cp}", "Widths", *(str(p) for p, _ in cases)],
+                          capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    assert [json.loads(line) for line in proc.stdout.splitlines()] == [want for _p, want in cases]

@@ -26,6 +26,7 @@ from crosslang import (
     internal_jobs,
     jobs_file,
     log_jobs,
+    wide_batches,
 )
 
 from kafkacodec.export import export
@@ -144,3 +145,22 @@ def test_the_official_runtime_misreads_negative_int64s_and_the_fix_reads_them(ja
     assert [float(x) for x in node_reads("kaitai-struct/KaitaiStream", javascript)] == wrong
     fixed = node_reads(str(javascript / "KaitaiStream64.js"), javascript)
     assert [float(x) for x in fixed] == [float(v) for v in values]
+
+
+def test_value_instances_leave_32_bits_in_javascript(javascript, tmp_path):
+    """last_offset and crc_to as doubles: exact below 2^53, the nearest double above
+    (documented), never wrapped at 32 bits."""
+    env = dict(os.environ, NODE_PATH=f"{KSC / 'node_modules'}{os.pathsep}{javascript}")
+    cases = wide_batches(tmp_path)
+    script = (
+        "require('./KaitaiStream64.js'); const KS = require('kaitai-struct/KaitaiStream');"
+        "const B = require('./KafkaRecordBatch.js').KafkaRecordBatch || require('./KafkaRecordBatch.js');"
+        "for (const p of process.argv.slice(1)) { const b = new B(new KS(require('fs').readFileSync(p)));"
+        " console.log(JSON.stringify({base_offset: b.baseOffset, last_offset: b.lastOffset, crc_to: b.crcTo})); }"
+    )
+    proc = subprocess.run(["node", "-e", script, *(str(p) for p, _ in cases)], cwd=javascript, env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = [as_double(json.loads(line)) for line in proc.stdout.splitlines()]  # (JSON prints them whole)
+    assert got == [as_double(want) for _p, want in cases]
+    assert got[1]["last_offset"] == (1 << 40) + 3  # exact below 2^53

@@ -189,8 +189,9 @@ final class SliceReader implements PartitionReader<InternalRow> {
     }
 
     /** The CRC the schema's crc_from and crc_to delimit, from the entry at `at`. */
-    private static void crc(ByteBuffer buf, int at, int from, int to, long stored, java.util.zip.Checksum c) {
-        c.update(buf.slice(at + from, to - from));
+    private static void crc(ByteBuffer buf, int at, int from, long to, long stored, java.util.zip.Checksum c) {
+        // (crc_to is a long in the schema: 12 + a length of up to 2^31 - 1; the entry was read whole)
+        c.update(buf.slice(at + from, Math.toIntExact(to - from)));
         if (c.getValue() != stored) throw new Irregular("crc");
     }
 
@@ -299,7 +300,7 @@ final class SliceReader implements PartitionReader<InternalRow> {
         for (KafkaLegacyMessage im : messages) {
             if (im.compression().id() != 0) throw new Irregular("a compressed inner message");
             crc(inner, ip, im.crcFrom(), im.crcTo(), im.crc(), new CRC32());
-            ip += im.crcTo();
+            ip += Math.toIntExact(im.crcTo());
         }
         if (ip != inner.limit()) throw new Irregular("inner messages' lengths disagree with the set");
         long lastInner = messages.get(messages.size() - 1).offset();
