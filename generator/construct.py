@@ -307,7 +307,8 @@ class _Planner:
         return self.field_validated(sub, t, f)
 
     def field_validated(self, sub: str, t: TypeIR, f: FieldIR) -> str:
-        return self.validated(sub, t, f.kind, f.ksy.get("valid"), f"{f.path}/valid")
+        spec = f.ksy.get("valid") if f.valid_spec is None else (f.valid_spec or None)
+        return self.validated(sub, t, f.kind, spec, f"{f.path}/valid")
 
     def validated(self, sub: str, t: TypeIR, kind: str, spec, where: str) -> str:
         """sub checked by the schema's `valid` (both ways)."""

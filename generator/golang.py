@@ -325,7 +325,7 @@ class _Module:
         return _indent(f"if {raw} != nil {{\n" + "\n".join(lines) + "\n}", "\t")
 
     def checks(self, t: TypeIR, f: FieldIR, var: str) -> list[str]:
-        if "valid" not in f.ksy:
+        if "valid" not in f.ksy or f.valid_spec == {}:
             return []
         kind = {
             "int": "int",
@@ -336,7 +336,8 @@ class _Module:
         }.get(f.kind, "object")
         value = f"int64({var})" if f.kind == "int" else var
         out = []
-        for cond, msg in self.valid_checks(t, f.ksy["valid"], kind, value, f"{f.path}/valid"):
+        spec = f.ksy["valid"] if f.valid_spec is None else f.valid_spec
+        for cond, msg in self.valid_checks(t, spec, kind, value, f"{f.path}/valid"):
             shown = var if kind in ("int", "str") else f"len({var})"
             out.append(
                 f"if {cond} {{\n\treturn nil, pos, invalid({_q(f.where)}, pos, {_q(f.name)}, {shown}, {_q(msg)})\n}}"

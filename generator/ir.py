@@ -138,6 +138,9 @@ class FieldIR:
     crc_algorithm: str | None = None
     crc_from: str | None = None
     length_of_rest: bool = False
+    #: The field's `valid` as the parsers check it, where that is not the schema's own (a
+    #: bound the length-of-rest check already makes left out); None: the schema's.
+    valid_spec: dict | None = None
     length_of: str | None = None  # -kafkacodec-length-of {field}: the field this counts
     length_plus: int = 0  # added to the length (Kafka's compact lengths: +1)
     length_when_null: int = -1  # written when the field is None (compact: 0)
@@ -1028,7 +1031,38 @@ class ModuleBuilder:
         if "process" in attr:
             self._field_process(f, attr, where, scope)
         self._field_extensions(f, attr, where)
+        self._allocation_bound(f, attr, scope, where)
         return f
+
+    #: The `valid` of a length that bounds it by what the input holds after it, for the
+    #: official compiler's readers (Java's and C++'s readBytes allocate the length they are
+    #: given before reading it): `max` of an integer, `expr` of a varint.
+    #: (A negative length, null, is tested first: C++ compares an int with the stream's
+    #: unsigned size as unsigned.)
+    ALLOCATION_BOUNDS = {("max", "_io.size-_io.pos"), ("expr", "_<0or_<=_io.size-_io.pos"),
+                         ("expr", "_.value<0or_.value<=_io.size-_io.pos")}  # fmt: skip
+
+    def _allocation_bound(self, f: FieldIR, attr: dict, scope: _Scope, where: str) -> None:
+        """kafkacodec's parsers check every read against the end of their input (a length
+        that reaches past it is refused where it is read, as a length): the allocation
+        bound the schema gives the other languages is not checked twice, and a `valid` that
+        is only that bound is none."""
+        spec = attr.get("valid")
+        if not isinstance(spec, dict):
+            return
+        expr = str(spec.get("expr", ""))
+        rest, sep, last = expr.rpartition(" and ")
+        if sep and last.replace(" ", "") in ("_.value<=_io.size-_io.pos", "_<=_io.size-_io.pos"):
+            # `<check> and <bound>`, the check making the value >= 0 (C++ above)
+            f.valid_spec = {**spec, "expr": rest}
+        else:
+            bound = [k for k, v in spec.items() if (k, str(v).replace(" ", "")) in self.ALLOCATION_BOUNDS]
+            if not bound:
+                return
+            f.valid_spec = {k: v for k, v in spec.items() if k != bound[0]}
+            f.bounds.pop(bound[0], None)
+        f.bounds.pop("max", None)
+        f.valid = self._valid(f.valid_spec, f, scope, f"{where}/valid") if f.valid_spec else []
 
     def _field_type(self, f: FieldIR, attr: dict, where: str, scope: _Scope) -> None:
         """What the field is: contents, a switch, bytes or a string, an integer, a varint

@@ -19,9 +19,12 @@ seq:
   - id: len_message
     -orig-id: messageSize
     type: s4
-    doc: Bytes of the message after this field.
+    doc: |
+      Bytes of the message after this field. Never more than the input holds after it
+      (`max`): a reader allocates no more than it was given.
     valid:
       min: 14
+      max: _io.size - _io.pos
     -kafkacodec-length-of: rest
   - id: crc
     type: u4
@@ -48,6 +51,8 @@ seq:
   - id: len_key
     -orig-id: keyLength
     type: s4
+    valid:  # (the compiled readers allocate the length they read; null first, for C++)
+      expr: _ < 0 or _ <= _io.size - _io.pos
     doc: -1 for a null key; Kafka reads any negative length as null (Utils.sizeDelimited).
   - id: key
     size: len_key
@@ -55,6 +60,8 @@ seq:
   - id: len_value
     -orig-id: valueLength
     type: s4
+    valid:  # (the compiled readers allocate the length they read; null first, for C++)
+      expr: _ < 0 or _ <= _io.size - _io.pos
     doc: -1 for a null value (any negative length is null).
   - id: value
     size: len_value

@@ -34,7 +34,10 @@ seq:
     type: zigzag_varint(5)
     doc: |
       Key length in bytes, -1 for a null key. Kafka reads any negative length as null
-      (Utils.readBytes), so every reader here does.
+      (Utils.readBytes), so every reader here does. Never more than the record holds after
+      it (`valid`): the compiled readers allocate the length they read.
+    valid:
+      expr: _.value < 0 or _.value <= _io.size - _io.pos
   - id: key
     size: len_key.value
     if: len_key.value >= 0
@@ -42,14 +45,19 @@ seq:
     -orig-id: valueLen
     type: zigzag_varint(5)
     doc: Value length in bytes, -1 for a null value (any negative length is null).
+    valid:
+      expr: _.value < 0 or _.value <= _io.size - _io.pos
   - id: value
     size: len_value.value
     if: len_value.value >= 0
   - id: num_headers
     -orig-id: headersCount
     type: zigzag_varint(5)
+    doc: |
+      Never negative, nor more than the bytes after it (a header takes two at least): the
+      compiled readers reserve room for the count they read.
     valid:
-      expr: _.value >= 0
+      expr: _.value >= 0 and _.value <= _io.size - _io.pos
   - id: headers
     type: header
     repeat: expr
@@ -62,9 +70,9 @@ types:
       - id: len_key
         -orig-id: headerKeyLength
         type: zigzag_varint(5)
-        doc: Key length in bytes; never negative.
+        doc: Key length in bytes; never negative, nor more than the bytes after it.
         valid:
-          expr: _.value >= 0
+          expr: _.value >= 0 and _.value <= _io.size - _io.pos
       - id: key
         type: str
         encoding: UTF-8
@@ -73,6 +81,8 @@ types:
         -orig-id: headerValueLength
         type: zigzag_varint(5)
         doc: Value length in bytes, -1 for a null value (any negative length is null).
+        valid:
+          expr: _.value < 0 or _.value <= _io.size - _io.pos
       - id: value
         size: len_value.value
         if: len_value.value >= 0

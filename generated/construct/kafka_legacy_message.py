@@ -116,7 +116,7 @@ KafkaLegacyMessage = KafkaStruct(
     "offset" / Int64sb * "Logical offset; for a wrapper, the offset of its last inner message.",
     "len_message"
     / ExprValidator(Int32sb, lambda _, this: not (_ < 14))
-    * "Bytes of the message after this field.",
+    * "Bytes of the message after this field. Never more than the input holds after it (`max`): a reader allocates no more than it was given.",
     "crc" / Int32ub * "CRC-32 (IEEE) of `magic` to the end of the value.",
     "magic"
     / Int8sb

@@ -46,7 +46,7 @@ Header = Struct(
         ExprValidator(ZigZagVarint(5), lambda _, this: not (not (_ >= 0))),
         lambda this: encoded_size(this, ("key", Text(GreedyBytes, "utf-8"))),
     )
-    * "Key length in bytes; never negative.",
+    * "Key length in bytes; never negative, nor more than the bytes after it.",
     "key" / Text(Bytes(lambda this: this.len_key), "utf-8"),
     "len_value"
     / Rebuild(ZigZagVarint(5), lambda this: encoded_size(this, ("value", GreedyBytes)))
@@ -65,7 +65,7 @@ KafkaRecord = KafkaStruct(
     "offset_delta" / ZigZagVarint(5) * "Offset minus the batch's base offset.",
     "len_key"
     / Rebuild(ZigZagVarint(5), lambda this: encoded_size(this, ("key", GreedyBytes)))
-    * "Key length in bytes, -1 for a null key. Kafka reads any negative length as null (Utils.readBytes), so every reader here does.",
+    * "Key length in bytes, -1 for a null key. Kafka reads any negative length as null (Utils.readBytes), so every reader here does. Never more than the record holds after it (`valid`): the compiled readers allocate the length they read.",
     "key" / If(lambda this: this.len_key >= 0, Bytes(lambda this: this.len_key)),
     "len_value"
     / Rebuild(ZigZagVarint(5), lambda this: encoded_size(this, ("value", GreedyBytes)))
@@ -75,7 +75,8 @@ KafkaRecord = KafkaStruct(
     / Rebuild(
         ExprValidator(ZigZagVarint(5), lambda _, this: not (not (_ >= 0))),
         lambda this: len(this["headers"]),
-    ),
+    )
+    * "Never negative, nor more than the bytes after it (a header takes two at least): the compiled readers reserve room for the count they read.",
     "headers" / Array(lambda this: this.num_headers, Header),
     rest="len_body",
 )

@@ -30,7 +30,8 @@ const (
 type KafkaLegacyMessage struct {
 	// Logical offset; for a wrapper, the offset of its last inner message.
 	Offset int64 `ksy:"offset"`
-	// Bytes of the message after this field.
+	// Bytes of the message after this field. Never more than the input holds after it (`max`): a
+	// reader allocates no more than it was given.
 	LenMessage int32 `ksy:"len_message"`
 	// CRC-32 (IEEE) of `magic` to the end of the value.
 	Crc uint32 `ksy:"crc"`

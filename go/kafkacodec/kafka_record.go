@@ -17,12 +17,15 @@ type KafkaRecord struct {
 	// Offset minus the batch's base offset.
 	OffsetDelta int64 `ksy:"offset_delta"`
 	// Key length in bytes, -1 for a null key. Kafka reads any negative length as null
-	// (Utils.readBytes), so every reader here does.
+	// (Utils.readBytes), so every reader here does. Never more than the record holds after it
+	// (`valid`): the compiled readers allocate the length they read.
 	LenKey int64  `ksy:"len_key"`
 	Key    []byte `ksy:"key"`
 	// Value length in bytes, -1 for a null value (any negative length is null).
-	LenValue   int64               `ksy:"len_value"`
-	Value      []byte              `ksy:"value"`
+	LenValue int64  `ksy:"len_value"`
+	Value    []byte `ksy:"value"`
+	// Never negative, nor more than the bytes after it (a header takes two at least): the
+	// compiled readers reserve room for the count they read.
 	NumHeaders int64               `ksy:"num_headers"`
 	Headers    []KafkaRecordHeader `ksy:"headers"`
 }
@@ -163,7 +166,7 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 
 // KafkaRecordHeader: A record header; keys may repeat and keep their order.
 type KafkaRecordHeader struct {
-	// Key length in bytes; never negative.
+	// Key length in bytes; never negative, nor more than the bytes after it.
 	LenKey int64  `ksy:"len_key"`
 	Key    string `ksy:"key"`
 	// Value length in bytes, -1 for a null value (any negative length is null).

@@ -6,6 +6,7 @@ another language's JSON dump with the Python values."""
 from __future__ import annotations
 
 import importlib
+import struct
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -233,3 +234,44 @@ def wide_batches(to: Path) -> list[tuple[Path, dict]]:
         out.append((path, {"base_offset": b.base_offset, "last_offset": b.last_offset, "crc_to": b.crc_to}))
     assert out[0][1]["last_offset"] == 4611686018427387903
     return out
+
+
+def _zigzag(v: int) -> bytes:
+    z, out = (v << 1) ^ (v >> 63), bytearray()
+    while True:
+        if z < 0x80:
+            return bytes(out + bytes([z]))
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+
+
+def greedy_jobs(to: Path) -> list[Job]:
+    """Inputs of about 3 KB whose lengths or counts claim up to 2^31 - 1: a reader that
+    allocates what it reads before it reads it (Java's and C++'s readBytes, C++'s
+    vector::reserve) exhausts its memory on them; every reader must refuse each."""
+    pad = bytes(3000)
+    legacy = [
+        # message size 2^31 - 1, a value length 2^31 - 1 (magic 1, no key)
+        struct.pack(">qiIbbqii", 0, 0x7FFFFFFF, 0, 1, 0, 0, -1, 0x7FFFFFFF) + pad,
+        # a true message size, then a key length the message does not hold
+        struct.pack(">qiIbbqi", 0, 22 + len(pad), 0, 1, 0, 0, 0x7FFF0000) + pad,
+        # a message size past the input, key and value small: what is left over is huge
+        struct.pack(">qiIbbqii", 0, 0x7FFFFF00, 0, 1, 0, 0, -1, 0) + pad,
+    ]
+    body = lambda *tail: bytes([0]) + _zigzag(0) + _zigzag(0) + b"".join(tail)  # noqa: E731
+    records = [
+        body(_zigzag(0x7FFFFFFF)) + pad,  # a key length of 2^31 - 1
+        body(_zigzag(-1), _zigzag(0x7FFFFFF0)) + pad,  # a value length
+        body(_zigzag(-1), _zigzag(-1), _zigzag(0x7FFFFFFF)) + pad,  # a header count
+        body(_zigzag(-1), _zigzag(-1), _zigzag(1), _zigzag(0x7FFFFFF0)) + pad,  # a header key length
+    ]
+    jobs = []
+    for n, data in enumerate(legacy):
+        (to / f"greedy-legacy-{n}.bin").write_bytes(data)
+        jobs.append(Job(f"greedy-legacy-{n}", to / f"greedy-legacy-{n}.bin", "KafkaLegacyMessage", None, 0,
+                        ("error", "any")))  # fmt: skip
+    for n, rec in enumerate(records):
+        data = _zigzag(len(rec)) + rec
+        (to / f"greedy-record-{n}.bin").write_bytes(data)
+        jobs.append(Job(f"greedy-record-{n}", to / f"greedy-record-{n}.bin", "KafkaRecord", None, 0, ("error", "any")))
+    return jobs

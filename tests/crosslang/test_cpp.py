@@ -24,6 +24,7 @@ from crosslang import (
     corpus_jobs,
     internal_jobs,
     jobs_file,
+    greedy_jobs,
     log_jobs,
     wide_batches,
 )
@@ -165,3 +166,25 @@ def test_value_instances_leave_32_bits_in_cpp(binary, tmp_path):
     cases = wide_batches(tmp_path)
     out = subprocess.run([str(exe), *(str(p) for p, _ in cases)], capture_output=True, text=True, check=True, timeout=60)
     assert [json.loads(line) for line in out.stdout.splitlines()] == [want for _p, want in cases]
+
+
+def test_lengths_past_the_input_cost_no_memory_in_cpp(binary, tmp_path):
+    """Lengths and counts of up to 2^31 - 1 in inputs of 3 KB, read under a 256 MB address
+    space: each refused by a check of the schema itself (a length against what the input
+    holds after it), before a read_bytes is asked for it; none by std::bad_alloc. (The
+    official runtime's read_bytes allocates the length it is given; the test's runtime
+    checks first, so the schema's own refusal is what is asserted.)"""
+    import resource
+
+    jobs = greedy_jobs(tmp_path)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (256 << 20, 256 << 20))
+
+    proc = subprocess.run([str(binary), str(jobs_file(jobs, tmp_path / "greedy.jobs"))], capture_output=True,
+                          text=True, timeout=120, preexec_fn=limit)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = [json.loads(line) for line in proc.stdout.split("\n")[:-1]]
+    assert len(got) == len(jobs)
+    for job, theirs in zip(jobs, got):
+        assert "validation failed" in theirs.get("message", ""), (job.name, theirs)

@@ -24,6 +24,7 @@ from crosslang import (
     fields_table,
     internal_jobs,
     jobs_file,
+    greedy_jobs,
     log_jobs,
     wide_batches,
 )
@@ -174,3 +175,19 @@ def test_value_instances_leave_32_bits_on_the_jvm(jvm, tmp_path):
     proc = subprocess.run(["java", "-cp", f"{tmp_path}:{cp}", "Widths", *(str(p) for p, _ in cases)],
                           capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
     assert [json.loads(line) for line in proc.stdout.splitlines()] == [want for _p, want in cases]
+
+
+def test_lengths_past_the_input_cost_no_memory_on_the_jvm(jvm, tmp_path):
+    """Lengths and counts of up to 2^31 - 1 in inputs of 3 KB, read in a 64 MB heap: each
+    refused by a check of the schema (the length against what the input holds after it),
+    none by an OutOfMemoryError (Java's readBytes allocates the length it is given)."""
+    out, cp = jvm
+    jobs = greedy_jobs(tmp_path)
+    proc = subprocess.run(["java", "-Xmx64m", "-cp", cp, "KafkacodecDump", str(out / "fields.tsv"),
+                           str(jobs_file(jobs, tmp_path / "greedy.jobs")), PACKAGE],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = [json.loads(line) for line in proc.stdout.split("\n")[:-1]]
+    assert len(got) == len(jobs)
+    for job, theirs in zip(jobs, got):
+        assert "error" in theirs and theirs["error"].startswith("Validation"), (job.name, theirs)
