@@ -22,9 +22,9 @@ from crosslang import (
     check_case,
     corpus_fixture,
     corpus_jobs,
+    greedy_jobs,
     internal_jobs,
     jobs_file,
-    greedy_jobs,
     log_jobs,
     wide_batches,
 )

@@ -22,9 +22,9 @@ from crosslang import (
     corpus_fixture,
     corpus_jobs,
     fields_table,
+    greedy_jobs,
     internal_jobs,
     jobs_file,
-    greedy_jobs,
     log_jobs,
     wide_batches,
 )
