@@ -173,6 +173,7 @@ def _lines_agree(recs: list[kc.Record]) -> None:
                 "magic": 2,
                 "is_control": False,
                 "records": staticmethod(lambda verify_crc=True: recs),
+                "kafka_records": staticmethod(lambda: (recs, None)),
             },
         )
         last: list = [None, []]

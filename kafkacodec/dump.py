@@ -346,7 +346,7 @@ def dump_index(path: Path, kind: str, *, verify_only: bool = False,
             if not verify_only:
                 yield f"offset: {e.offset} position: {e.position}"
         return
-    offsets = OffsetIndex(log_path.with_suffix(".index"), idx.base_offset)
+    offsets = OffsetIndex(log_path.with_name(log_path.name[: -len(".log")] + ".index"), idx.base_offset)
     prev = -1
     for e in idx.dump_entries():
         if data is not None:

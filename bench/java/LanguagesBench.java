@@ -37,7 +37,7 @@ public final class LanguagesBench {
             if (!(e.body() instanceof KafkaRecordBatch)) break;
             KafkaRecordBatch b = (KafkaRecordBatch) e.body();
             CRC32C crc = new CRC32C();
-            crc.update(data, pos + b.crcFrom(), b.crcTo() - b.crcFrom());
+            crc.update(data, pos + b.crcFrom(), Math.toIntExact(b.crcTo() - b.crcFrom()));
             if (crc.getValue() != b.crc()) throw new IllegalStateException("CRC mismatch at " + pos);
             boolean logAppend = b.timestampType() == KafkaRecordBatch.TimestampType.LOG_APPEND_TIME;
             for (KafkaRecord r : b.recordsRegion().records()) {

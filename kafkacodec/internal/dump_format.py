@@ -486,7 +486,7 @@ def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
     if len(key) < 2:
         raise _underflow()
     key_version = _int16(key)
-    k = codecs.coordinator_structs(topic, "key").get(0)  # TransactionLogKey
+    k = codecs.coordinator_structs(topic, "key")[0]  # TransactionLogKey
     lo, hi = codecs.info(k.cls)[1:]
     if not lo <= key_version <= hi:  # UnknownKey: its version, and no value read
         return f"unknown::version={key_version}", None, False
@@ -498,7 +498,7 @@ def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
     if len(value) < 2:
         raise _underflow()
     version = _int16(value)
-    v = codecs.coordinator_structs(topic, "value").get(0)  # TransactionLogValue
+    v = codecs.coordinator_structs(topic, "value")[0]  # TransactionLogValue
     lo, hi = codecs.info(v.cls)[1:]
     if not lo <= version <= hi:
         raise KafkaStops(f"Unknown version {version} from the transaction log message value",
@@ -564,7 +564,7 @@ def _api_message_serde(codecs: Codecs, topic: str, data: bytes, kafka: Release) 
     api_key, pos = _short_varint(data, pos, "type")
     version, pos = _short_varint(data, pos, "version")
     spec, cls = codecs.metadata_specs(topic).get(api_key, (None, None))
-    if cls is None:  # MetadataRecordType.fromId, wrapped: its toString
+    if cls is None or spec is None:  # MetadataRecordType.fromId, wrapped: its toString
         raise _Refused(f"org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}")
     try:
         obj, end = kafka_reads(codecs, cls, data, pos, version, kafka)
@@ -902,7 +902,7 @@ class Decoder:
         items = self.codecs.coordinator_pairs(topic, [(r.key, r.value) for r in records])
         return self._rest(NativeJson.coordinator_texts(items, *self._plan_tables(), word), records)
 
-    def _rest(self, got: list, records: Sequence) -> list[Parsed]:
+    def _rest(self, got: list, records: Sequence) -> list[Parsed | KafkaStops]:
         """got, with the records the native writer left (None) decoded one at a time."""
         if not all(got):  # (C speed: the texts are tuples, None where Python must write one)
             for i, text in enumerate(got):
@@ -911,14 +911,14 @@ class Decoder:
                     got[i] = self._each(r.key, r.value, r.offset)
         return got
 
-    def _metadata_many(self, records: Sequence) -> list[Parsed]:
+    def _metadata_many(self, records: Sequence) -> list[Parsed | KafkaStops]:
         """ClusterMetadataLogMessageParser's text for a batch's records (what
         cluster_metadata_parser gives each), decoded at once (Codecs.metadata_items) and
         written by the native writer where it applies."""
         items = self.codecs.metadata_items("__cluster_metadata", [r.value for r in records])
         return self._rest(NativeJson.metadata_texts(items, *self._metadata_tables()), records)
 
-    def _remote_many(self, records: Sequence) -> list[Parsed]:
+    def _remote_many(self, records: Sequence) -> list[Parsed | KafkaStops]:
         """RemoteMetadataLogMessageParser's text for a batch's records (what
         remote_log_metadata_parser gives each), decoded at once (Codecs.metadata_items)
         and written by the native templates where they apply."""
@@ -929,7 +929,7 @@ class Decoder:
 
             return self._rest(_native.template_texts(items, self._remote_programs()), records)
         specs = self.codecs.metadata_specs(topic)
-        out: list[Parsed] = []
+        out: list[Parsed | KafkaStops] = []
         for r, item in zip(records, items):  # the templates in Python, over the same items
             try:
                 out.append((None, _remote_text(specs[item[0]][0], item[2]), False))
@@ -1034,6 +1034,7 @@ def control_text(control_type: int, value, codecs: Codecs = DEFAULT,
     message.version()); from 4.1 on also `LeaderChange: {...}`. None for the others
     (kafka-dump-log prints controlType: NAME(N)). KafkaStops where ControlRecordUtils
     throws (nothing in kafka-dump-log catches it)."""
+    label: str | None
     if control_type == 2 and kafka >= LEADER_CHANGE_SINCE:
         label = "LeaderChange:"
     else:

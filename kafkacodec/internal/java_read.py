@@ -196,7 +196,7 @@ class _Reader:
 @functools.lru_cache(maxsize=256)
 def _structs(module_name: str) -> dict[str, Any]:
     """The classes of a generated module, by the struct name of their spec."""
-    out = {}
+    out: dict[str, Any] = {}
     for value in vars(sys.modules[module_name]).values():
         m = getattr(value, "MESSAGE", None)
         if isinstance(m, dict) and m.get("struct") and isinstance(value, type):

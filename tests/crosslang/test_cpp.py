@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from cpp_dump import source
 from crosslang import (
+    KNOWN_GAPS,
     check,
     check_case,
     corpus_fixture,
@@ -26,6 +27,9 @@ from crosslang import (
     internal_jobs,
     jobs_file,
     log_jobs,
+    lz4_frames,
+    mutated_jobs,
+    unchecked_difference,
     wide_batches,
 )
 
@@ -36,6 +40,9 @@ _ = corpus_fixture  # the `corpus` fixture, session-wide
 HERE = Path(__file__).resolve().parent / "cpp"
 ZSTD = next((p for p in ("/usr/lib/x86_64-linux-gnu/libzstd.so.1", "/usr/lib/aarch64-linux-gnu/libzstd.so.1",
                          "/usr/lib64/libzstd.so.1") if Path(p).exists()), None)  # fmt: skip
+
+#: How many seeded mutations a run reads (tests/mutations.py).
+MUTATIONS = 600
 
 pytestmark = [
     pytest.mark.crosslang,
@@ -75,7 +82,7 @@ def binary(tmp_path_factory):
 
 
 def run(exe: Path, jobs, name: str) -> list[dict]:
-    proc = subprocess.run([str(exe), str(jobs_file(jobs, exe.parent / f"{name}.jobs"))],
+    proc = subprocess.run([str(exe), str(jobs_file(jobs, exe.parent / f"{name}.jobs"))], errors="replace",
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.split("\n")[:-1]  # not splitlines: strings may hold U+2028
@@ -188,3 +195,59 @@ def test_lengths_past_the_input_cost_no_memory_in_cpp(binary, tmp_path):
     assert len(got) == len(jobs)
     for job, theirs in zip(jobs, got):
         assert "validation failed" in theirs.get("message", ""), (job.name, theirs)
+
+
+def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks(binary, tmp_path):
+    """Seeded mutations of the shared vectors (tests/mutations.py): every one kafkacodec
+    reads without CRC checks is read to the same values, every one it refuses is refused,
+    but for the kinds crosslang.KNOWN_GAPS names (counted in the output)."""
+    jobs = mutated_jobs(tmp_path / "mutations", seed=54, count=MUTATIONS)
+    differ = {}
+    for job, theirs in zip(jobs, run(binary, jobs, "mutations")):
+        why = unchecked_difference(job, theirs)
+        if why is not None:
+            differ.setdefault(why.split(" (")[0], []).append(job.name)
+    unknown = {k: (len(v), v[:5]) for k, v in differ.items() if k not in KNOWN_GAPS}
+    print({k: len(v) for k, v in differ.items()})
+    assert not unknown, unknown
+
+
+LZ4_CPP = r"""
+#include <iostream>
+#include <string>
+#include "kafka_compression.h"
+static std::string unhex(const std::string& h) {
+    std::string out;
+    for (size_t i = 0; i + 1 < h.size(); i += 2) out.push_back((char) std::stoi(h.substr(i, 2), nullptr, 16));
+    return out;
+}
+int main() {
+    int magic;
+    std::string hex;
+    while (std::cin >> magic >> hex) {
+        try {
+            std::string got = kafka_compression_t(3, magic).decode(unhex(hex));
+            static const char* d = "0123456789abcdef";
+            std::string out;
+            for (unsigned char c : got) { out.push_back(d[c >> 4]); out.push_back(d[c & 15]); }
+            std::cout << out << "\n";
+        } catch (const std::exception&) {
+            std::cout << "refused\n";
+        }
+    }
+    return 0;
+}
+"""
+
+
+def test_lz4_frames_read_as_kafka_reads_them_in_cpp(tmp_path):
+    """The test's kafka_compression.h keeps Kafka's LZ4 frame rules (crosslang.lz4_frames)."""
+    (tmp_path / "lz4.cpp").write_text(LZ4_CPP)
+    exe = tmp_path / "lz4"
+    proc = subprocess.run(["g++", "-std=c++11", "-w", f"-I{HERE}", f"-I{HERE / 'runtime'}", str(tmp_path / "lz4.cpp"),
+                           "-o", str(exe), "-lz", ZSTD], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cases = lz4_frames()
+    got = subprocess.run([str(exe)], input="".join(f"{m} {f.hex()}\n" for _n, m, f, _w in cases),
+                         capture_output=True, text=True, timeout=60, check=True).stdout.split()  # fmt: skip
+    assert {n: g for (n, *_x), g in zip(cases, got)} == {n: "refused" if w is None else w.hex() for n, _m, _f, w in cases}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from crosslang import (
+    KNOWN_GAPS,
     check,
     check_case,
     corpus_fixture,
@@ -26,6 +27,9 @@ from crosslang import (
     internal_jobs,
     jobs_file,
     log_jobs,
+    lz4_frames,
+    mutated_jobs,
+    unchecked_difference,
     wide_batches,
 )
 
@@ -37,6 +41,9 @@ TARGET = ROOT / "jvm" / "target"
 PACKAGE = "io.kafkacodec.kaitai"
 KAFKA = "4.4.0"  # whose compression libraries the generated code calls
 CODEC_JARS = ("lz4-java", "snappy-java", "zstd-jni")
+
+#: How many seeded mutations a run reads (tests/mutations.py).
+MUTATIONS = 600
 
 pytestmark = [
     pytest.mark.crosslang,
@@ -191,3 +198,52 @@ def test_lengths_past_the_input_cost_no_memory_on_the_jvm(jvm, tmp_path):
     assert len(got) == len(jobs)
     for job, theirs in zip(jobs, got):
         assert "error" in theirs and theirs["error"].startswith("Validation"), (job.name, theirs)
+
+
+def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks(jvm, tmp_path):
+    """Seeded mutations of the shared vectors (tests/mutations.py): every one kafkacodec
+    reads without CRC checks is read to the same values, every one it refuses is refused,
+    but for the kinds crosslang.KNOWN_GAPS names (counted in the output)."""
+    jobs = mutated_jobs(tmp_path / "mutations", seed=54, count=MUTATIONS)
+    differ = {}
+    for job, theirs in zip(jobs, run(jvm, jobs, "mutations")):
+        why = unchecked_difference(job, theirs)
+        if why is not None:
+            differ.setdefault(why.split(" (")[0], []).append(job.name)
+    unknown = {k: (len(v), v[:5]) for k, v in differ.items() if k not in KNOWN_GAPS}
+    print({k: len(v) for k, v in differ.items()})
+    assert not unknown, unknown
+
+
+LZ4_JAVA = """
+import io.kafkacodec.kaitai.KafkaCompression;
+import java.io.*;
+import java.util.HexFormat;
+public class Lz4Frames {
+    public static void main(String[] args) throws Exception {
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
+        for (String line; (line = in.readLine()) != null; ) {
+            String[] part = line.split(" ");
+            try {
+                byte[] got = new KafkaCompression(3, Long.parseLong(part[0])).decode(HexFormat.of().parseHex(part[1]));
+                System.out.println(HexFormat.of().formatHex(got));
+            } catch (RuntimeException e) {
+                System.out.println("refused");
+            }
+        }
+    }
+}
+"""
+
+
+def test_lz4_frames_read_as_kafka_reads_them_on_the_jvm(jvm, tmp_path):
+    """KafkaCompression.java's LZ4 reader keeps Kafka's frame rules (crosslang.lz4_frames)."""
+    _out, cp = jvm
+    (tmp_path / "Lz4Frames.java").write_text(LZ4_JAVA)
+    subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "Lz4Frames.java")],
+                   check=True, capture_output=True, timeout=300)  # fmt: skip
+    cases = lz4_frames()
+    proc = subprocess.run(["java", "-cp", f"{tmp_path}:{cp}", "Lz4Frames"], capture_output=True, text=True,
+                          input="".join(f"{m} {f.hex()}\n" for _n, m, f, _w in cases), timeout=120, check=True)  # fmt: skip
+    got = proc.stdout.split()
+    assert {n: g for (n, *_x), g in zip(cases, got)} == {n: "refused" if w is None else w.hex() for n, _m, _f, w in cases}

@@ -10,6 +10,7 @@ values compare as doubles, and the stress logs prove they are rounded, not wrong
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import KSC
 from crosslang import (
+    KNOWN_GAPS,
     check,
     check_case,
     corpus_fixture,
@@ -26,12 +28,18 @@ from crosslang import (
     internal_jobs,
     jobs_file,
     log_jobs,
+    lz4_frames,
+    mutated_jobs,
+    unchecked_difference,
     wide_batches,
 )
 
 from kafkacodec.export import export
 
 _ = corpus_fixture  # the `corpus` fixture, session-wide
+
+#: How many seeded mutations a run reads (tests/mutations.py).
+MUTATIONS = 600
 
 pytestmark = [
     pytest.mark.crosslang,
@@ -164,3 +172,38 @@ def test_value_instances_leave_32_bits_in_javascript(javascript, tmp_path):
     got = [as_double(json.loads(line)) for line in proc.stdout.splitlines()]  # (JSON prints them whole)
     assert got == [as_double(want) for _p, want in cases]
     assert got[1]["last_offset"] == (1 << 40) + 3  # exact below 2^53
+
+
+def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks(javascript, tmp_path):
+    """Seeded mutations of the shared vectors (tests/mutations.py): every one kafkacodec
+    reads without CRC checks is read to the same values, every one it refuses is refused,
+    but for the kinds crosslang.KNOWN_GAPS names (counted in the output)."""
+    jobs = mutated_jobs(tmp_path / "mutations", seed=54, count=MUTATIONS)
+    differ = {}
+    for job, theirs in zip(jobs, node(javascript, jobs, "mutations")):
+        if job.expected[0] == "ok":  # (integers beyond 2^53 as the doubles JavaScript holds)
+            job = dataclasses.replace(job, expected=("ok", as_double(job.expected[1])))
+        why = unchecked_difference(job, as_double(theirs))
+        if why is not None:
+            differ.setdefault(why.split(" (")[0], []).append(job.name)
+    unknown = {k: (len(v), v[:5]) for k, v in differ.items() if k not in KNOWN_GAPS}
+    print({k: len(v) for k, v in differ.items()})
+    assert not unknown, unknown
+
+
+def test_lz4_frames_read_as_kafka_reads_them_in_javascript(javascript):
+    """KafkaCompression.js's LZ4 reader keeps Kafka's frame rules (crosslang.lz4_frames)."""
+    env = dict(os.environ, NODE_PATH=f"{KSC / 'node_modules'}{os.pathsep}{javascript}")
+    cases = lz4_frames()
+    script = (
+        "const { KafkaCompression } = require('./KafkaCompression.js');"
+        "const lines = require('fs').readFileSync(0, 'utf8').trim().split('\\n');"
+        "for (const line of lines) { const [m, hex] = line.split(' ');"
+        " try { console.log(Buffer.from(new KafkaCompression(3, Number(m)).decode(Buffer.from(hex, 'hex'))).toString('hex')); }"
+        " catch (e) { console.log('refused'); } }"
+    )
+    proc = subprocess.run(["node", "-e", script], cwd=javascript, env=env, capture_output=True, text=True,
+                          input="".join(f"{m} {f.hex()}\n" for _n, m, f, _w in cases), timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = proc.stdout.split("\n")[: len(cases)]
+    assert {n: g for (n, *_x), g in zip(cases, got)} == {n: "refused" if w is None else w.hex() for n, _m, _f, w in cases}

@@ -10,6 +10,7 @@
 const zlib = require("zlib");
 const SnappyJS = require("snappyjs");
 const lz4 = require("lz4js");
+const xxh32 = require("lz4js/xxh32.js");
 const fzstd = require("fzstd");
 
 const XERIAL = [0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00];
@@ -69,47 +70,74 @@ function snappyBlock(block, limit) {
   }
 }
 
-function unlz4(data, limit) {
-  // The frame is read here (lz4js reads block checksums at the wrong place); lz4js
-  // decodes the blocks.
+function unlz4(data, limit, magic) {
+  // Kafka's Lz4BlockInputStream over one LZ4 frame (kafkacodec.runtime.compression._unlz4
+  // states the same rules): FLG with no reserved bit, independent blocks, version 1; BD
+  // with no reserved bit and a block size of 64 KiB to 4 MiB; the descriptor's checksum
+  // but for magic 0 (KAFKA-3160); blocks to the end mark (a size of 0 whatever its top
+  // bit), a block checksum checked, the content checksum not; a block of no bytes ends the
+  // stream (Kafka's ChunkedBytesStream), and nothing after the end mark is read. The frame
+  // is read here (lz4js reads block checksums at the wrong place); lz4js decodes blocks.
   const parts = [];
   let total = 0;
-  let at = 0;
-  while (at < data.length) {
-    if (u32le(data, at) !== LZ4_MAGIC) throw new KafkaCompressionError("lz4: not a frame");
-    const flags = data[at + 4];
-    if (flags === undefined || flags >> 6 !== 1) throw new KafkaCompressionError("lz4: unknown frame version");
-    const blockSum = (flags & 0x10) !== 0;
-    const contentSum = (flags & 0x04) !== 0;
-    const maxBlock = [0, 0, 0, 0, 64 << 10, 256 << 10, 1 << 20, 4 << 20][(data[at + 5] >> 4) & 7];
-    if (!maxBlock) throw new KafkaCompressionError("lz4: bad block size");
-    at += 6 + ((flags & 0x08) ? 8 : 0) + ((flags & 0x01) ? 4 : 0) + 1;
-    for (;;) {
-      const word = u32le(data, at);
-      at += 4;
-      if (word === 0) break;
-      const size = word & 0x7fffffff;
-      if (at + size > data.length) throw new KafkaCompressionError("lz4: truncated block");
-      let block;
-      if (word & 0x80000000) {
-        block = data.slice(at, at + size);
-      } else {
-        const dst = new Uint8Array(maxBlock);
-        let n;
-        try {
-          n = lz4.decompressBlock(data, dst, at, size, 0);
-        } catch (err) {
-          throw new KafkaCompressionError("lz4: " + err.message);
-        }
-        if (!(n >= 0 && n <= maxBlock)) throw new KafkaCompressionError("lz4: corrupt block");
-        block = dst.subarray(0, n);
-      }
-      total += block.length;
-      if (total > limit) throw new KafkaCompressionError("lz4: inflates past the bound");
-      parts.push(block);
-      at += size + (blockSum ? 4 : 0);
+  const n = data.length;
+  if (n < 6) throw new KafkaCompressionError("lz4: frame header cut short");
+  if (u32le(data, 0) !== LZ4_MAGIC) throw new KafkaCompressionError("lz4: not a frame (bad magic number)");
+  const flg = data[4];
+  const bd = data[5];
+  if (flg & 3) throw new KafkaCompressionError("lz4: reserved descriptor bits must be 0");
+  if (!(flg & 0x20)) throw new KafkaCompressionError("lz4: dependent blocks are not supported");
+  if (flg >> 6 !== 1) throw new KafkaCompressionError("lz4: frame version " + (flg >> 6) + " is not supported");
+  if (bd & 0x8f) throw new KafkaCompressionError("lz4: reserved block descriptor bits must be 0");
+  const sizeId = (bd >> 4) & 7;
+  if (sizeId < 4) throw new KafkaCompressionError("lz4: the block size must be 4 to 7");
+  let at = 6;
+  if (flg & 0x08) {  // a content size, skipped
+    if (n - at < 8) throw new KafkaCompressionError("lz4: frame header cut short");
+    at += 8;
+  }
+  if (n - at < 1) throw new KafkaCompressionError("lz4: frame header cut short");
+  if (magic !== 0 && data[at] !== ((xxh32.hash(0, data, 4, at - 4) >>> 8) & 0xff)) {
+    throw new KafkaCompressionError("lz4: frame descriptor corrupted (its checksum does not match)");
+  }
+  at += 1;
+  const maxBlock = 1 << (2 * sizeId + 8);
+  for (;;) {
+    if (n - at < 4) throw new KafkaCompressionError("lz4: frame ends before its end mark");
+    const word = u32le(data, at);
+    at += 4;
+    const size = word & 0x7fffffff;
+    if (size === 0) {  // the end mark
+      if ((flg & 0x04) && n - at < 4) throw new KafkaCompressionError("lz4: frame ends inside its content checksum");
+      break;
     }
-    if (contentSum) at += 4;
+    if (size > maxBlock) throw new KafkaCompressionError("lz4: block of " + size + " bytes, past the frame's " + maxBlock);
+    if (n - at < size) throw new KafkaCompressionError("lz4: frame ends inside a block");
+    let block;
+    if (word & 0x80000000) {
+      block = data.slice(at, at + size);
+    } else {
+      const dst = new Uint8Array(maxBlock);
+      let got;
+      try {
+        got = lz4.decompressBlock(data, dst, at, size, 0);
+      } catch (err) {
+        throw new KafkaCompressionError("lz4: " + err.message);
+      }
+      if (!(got >= 0 && got <= maxBlock)) throw new KafkaCompressionError("lz4: corrupt block");
+      block = dst.subarray(0, got);
+    }
+    const blockAt = at;
+    at += size;
+    if (flg & 0x10) {  // a block checksum
+      if (n - at < 4) throw new KafkaCompressionError("lz4: frame ends inside a block checksum");
+      if (xxh32.hash(0, data, blockAt, size) !== u32le(data, at)) throw new KafkaCompressionError("lz4: block checksum mismatch");
+      at += 4;
+    }
+    if (block.length === 0) break;  // a block of no bytes ends the stream
+    total += block.length;
+    if (total > limit) throw new KafkaCompressionError("lz4: inflates past the bound");
+    parts.push(block);
   }
   return concat(parts, total);
 }
@@ -146,7 +174,7 @@ class KafkaCompression {
     if (!fn || (this.codec === 4 && this.magic < 2)) {
       throw new KafkaCompressionError(`unknown compression codec ${this.codec} for magic ${this.magic}`);
     }
-    return fn(data, KafkaCompression.maxSize);
+    return fn(data, KafkaCompression.maxSize, this.magic);
   }
 }
 KafkaCompression.maxSize = 128 * 1024 * 1024;

@@ -148,24 +148,90 @@ private:
         return out;
     }
 
-    static std::string unlz4(const std::string& src) {
-        if (src.size() < 7 || le32(src, 0) != 0x184D2204u) throw std::runtime_error("lz4: not a frame");
-        unsigned flg = (unsigned char) src[4];
-        size_t at = 6 + ((flg & 0x08) ? 8 : 0) + ((flg & 0x01) ? 4 : 0) + 1;  // FLG BD [size] [dict] HC
-        bool block_checksum = (flg & 0x10) != 0;
+    // Kafka's Lz4BlockInputStream over one LZ4 frame (kafkacodec.runtime.compression._unlz4
+    // states the same rules): FLG with no reserved bit, independent blocks, version 1; BD
+    // with no reserved bit and a block size of 64 KiB to 4 MiB; the descriptor's checksum
+    // but for magic 0 (KAFKA-3160); blocks to the end mark (a size of 0 whatever its top
+    // bit), a block checksum checked, the content checksum not; a block of no bytes ends
+    // the stream, and nothing after the end mark is read.
+    std::string unlz4(const std::string& src) const {
+        size_t n = src.size();
+        if (n < 6) throw std::runtime_error("lz4: frame header cut short");
+        if (le32(src, 0) != 0x184D2204u) throw std::runtime_error("lz4: not a frame (bad magic number)");
+        unsigned flg = (unsigned char) src[4], bd = (unsigned char) src[5];
+        if (flg & 3) throw std::runtime_error("lz4: reserved descriptor bits must be 0");
+        if (!(flg & 0x20)) throw std::runtime_error("lz4: dependent blocks are not supported");
+        if ((flg >> 6) != 1) throw std::runtime_error("lz4: frame version is not supported");
+        if (bd & 0x8f) throw std::runtime_error("lz4: reserved block descriptor bits must be 0");
+        unsigned size_id = (bd >> 4) & 7;
+        if (size_id < 4) throw std::runtime_error("lz4: the block size must be 4 to 7");
+        size_t at = 6;
+        if (flg & 0x08) {
+            if (n - at < 8) throw std::runtime_error("lz4: frame header cut short");
+            at += 8;
+        }
+        if (n - at < 1) throw std::runtime_error("lz4: frame header cut short");
+        if (m_magic != 0 && (unsigned char) src[at] != ((xxh32(src, 4, at - 4) >> 8) & 0xff))
+            throw std::runtime_error("lz4: frame descriptor corrupted (its checksum does not match)");
+        at += 1;
+        size_t max_block = (size_t) 1 << (2 * size_id + 8);
         std::string out;
         for (;;) {
-            uint32_t size = le32(src, at);
+            if (n - at < 4) throw std::runtime_error("lz4: frame ends before its end mark");
+            uint32_t word = le32(src, at);
             at += 4;
-            if (size == 0) break;
-            bool raw = (size & 0x80000000u) != 0;
-            size &= 0x7fffffffu;
-            if (size > src.size() - at) throw std::runtime_error("lz4: a block longer than the data");
-            if (raw) out.append(src, at, size);
+            size_t size = word & 0x7fffffffu;
+            if (size == 0) {
+                if ((flg & 0x04) && n - at < 4) throw std::runtime_error("lz4: frame ends inside its content checksum");
+                return out;
+            }
+            if (size > max_block) throw std::runtime_error("lz4: a block past the frame's block size");
+            if (n - at < size) throw std::runtime_error("lz4: frame ends inside a block");
+            size_t before = out.size();
+            if (word & 0x80000000u) out.append(src, at, size);
             else lz4_block(src, at, at + size, out);
-            at += size + (block_checksum ? 4 : 0);
+            if (out.size() - before > max_block) throw std::runtime_error("lz4: a block inflates past the block size");
+            size_t block_at = at;
+            at += size;
+            if (flg & 0x10) {
+                if (n - at < 4) throw std::runtime_error("lz4: frame ends inside a block checksum");
+                if (xxh32(src, block_at, size) != le32(src, at)) throw std::runtime_error("lz4: block checksum mismatch");
+                at += 4;
+            }
+            if (out.size() == before) return out;  // a block of no bytes ends the stream
         }
-        return out;
+    }
+
+    static uint32_t rotl(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+    // xxHash32 (seed 0), as LZ4 frames use it
+    static uint32_t xxh32(const std::string& s, size_t at, size_t len) {
+        const uint32_t p1 = 2654435761u, p2 = 2246822519u, p3 = 3266489917u, p4 = 668265263u, p5 = 374761393u;
+        const unsigned char* b = (const unsigned char*) s.data() + at;
+        const unsigned char* end = b + len;
+        uint32_t h;
+        if (len >= 16) {
+            uint32_t v1 = p1 + p2, v2 = p2, v3 = 0, v4 = 0u - p1;
+            const unsigned char* limit = end - 16;
+            do {
+                v1 = rotl(v1 + rd32(b) * p2, 13) * p1; b += 4;
+                v2 = rotl(v2 + rd32(b) * p2, 13) * p1; b += 4;
+                v3 = rotl(v3 + rd32(b) * p2, 13) * p1; b += 4;
+                v4 = rotl(v4 + rd32(b) * p2, 13) * p1; b += 4;
+            } while (b <= limit);
+            h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18);
+        } else {
+            h = p5;
+        }
+        h += (uint32_t) len;
+        while (b + 4 <= end) { h = rotl(h + rd32(b) * p3, 17) * p4; b += 4; }
+        while (b < end) { h = rotl(h + (*b) * p5, 11) * p1; b++; }
+        h ^= h >> 15; h *= p2; h ^= h >> 13; h *= p3; h ^= h >> 16;
+        return h;
+    }
+
+    static uint32_t rd32(const unsigned char* b) {
+        return (uint32_t) b[0] | ((uint32_t) b[1] << 8) | ((uint32_t) b[2] << 16) | ((uint32_t) b[3] << 24);
     }
 
     static void lz4_block(const std::string& s, size_t at, size_t end, std::string& out) {

@@ -113,58 +113,73 @@ public class KafkaCompression {
         return (b[at] & 0xff) | ((b[at + 1] & 0xff) << 8) | ((b[at + 2] & 0xff) << 16) | ((b[at + 3] & 0xff) << 24);
     }
 
-    /** Kafka's LZ4 frames (KafkaLZ4BlockInputStream), back to back. */
+    /**
+     * Kafka's Lz4BlockInputStream over one LZ4 frame (kafkacodec.runtime.compression._unlz4
+     * states the same rules): FLG with no reserved bit, independent blocks, version 1; BD
+     * with no reserved bit and a block size of 64 KiB to 4 MiB; the descriptor's checksum
+     * but for magic 0 (KAFKA-3160); blocks to the end mark (a size of 0 whatever its top
+     * bit), a block checksum checked, the content checksum not; a block of no bytes ends
+     * the stream (Kafka's ChunkedBytesStream), and nothing after the end mark is read.
+     */
     private byte[] unlz4(byte[] src) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
-        int at = 0;
-        do {
-            int frameStart = out.size();
-            if (src.length - at < 7 || le32(src, at) != LZ4_MAGIC) throw new Failure("not an LZ4 frame (bad magic number)");
-            int flg = src[at + 4] & 0xff;
-            int bd = src[at + 5] & 0xff;
-            if ((flg >> 6) != 1 || (flg & 0x02) != 0 || (bd & 0x8f) != 0) throw new Failure("LZ4 frame descriptor not supported");
-            int descEnd = at + 6 + ((flg & 0x08) != 0 ? 8 : 0) + ((flg & 0x01) != 0 ? 4 : 0);
-            if (src.length <= descEnd) throw new Failure("LZ4 frame header is truncated");
-            if (magic != 0) {  // magic 0 frames carry KAFKA-3160's checksum, over the magic too
-                int hc = (XXH.hash(src, at + 4, descEnd - at - 4, 0) >> 8) & 0xff;
-                if (hc != (src[descEnd] & 0xff)) throw new Failure("LZ4 frame header checksum does not match");
+        int n = src.length;
+        if (n < 6) throw new Failure("LZ4 frame header cut short");
+        if (le32(src, 0) != LZ4_MAGIC) throw new Failure("not an LZ4 frame (bad magic number)");
+        int flg = src[4] & 0xff;
+        int bd = src[5] & 0xff;
+        if ((flg & 3) != 0) throw new Failure("LZ4 frame descriptor: reserved bits must be 0");
+        if ((flg & 0x20) == 0) throw new Failure("LZ4 frame descriptor: dependent blocks are not supported");
+        if ((flg >> 6) != 1) throw new Failure("LZ4 frame version " + (flg >> 6) + " is not supported");
+        if ((bd & 0x8f) != 0) throw new Failure("LZ4 frame descriptor: reserved block descriptor bits must be 0");
+        int sizeId = (bd >> 4) & 7;
+        if (sizeId < 4) throw new Failure("LZ4 frame descriptor: the block size must be 4 to 7");
+        int at = 6;
+        if ((flg & 0x08) != 0) {  // a content size, skipped
+            if (n - at < 8) throw new Failure("LZ4 frame header cut short");
+            at += 8;
+        }
+        if (n - at < 1) throw new Failure("LZ4 frame header cut short");
+        if (magic != 0 && (src[at] & 0xff) != ((XXH.hash(src, 4, at - 4, 0) >> 8) & 0xff)) {
+            throw new Failure("LZ4 frame descriptor corrupted (its checksum does not match)");
+        }
+        at += 1;
+        int maxBlock = 1 << (2 * sizeId + 8);
+        while (true) {
+            if (n - at < 4) throw new Failure("LZ4 frame ends before its end mark");
+            int word = le32(src, at);
+            at += 4;
+            int size = word & 0x7fffffff;
+            if (size == 0) {  // the end mark
+                if ((flg & 0x04) != 0 && n - at < 4) throw new Failure("LZ4 frame ends inside its content checksum");
+                return out.toByteArray();
             }
-            int maxBlock = 1 << (8 + 2 * ((bd >> 4) & 7));
-            at = descEnd + 1;
-            while (true) {
-                if (src.length - at < 4) throw new Failure("LZ4 frame ends before its end mark");
-                int size = le32(src, at);
-                at += 4;
-                if (size == 0) break;
-                boolean raw = (size & 0x80000000) != 0;
-                size &= 0x7fffffff;
-                if (size > src.length - at || size > maxBlock) throw new Failure("LZ4 block overruns its frame");
-                if ((flg & 0x10) != 0) {
-                    if (src.length - at - size < 4 || le32(src, at + size) != XXH.hash(src, at, size, 0)) throw new Failure("LZ4 block checksum does not match");
+            if (size > maxBlock) throw new Failure("LZ4 block of " + size + " bytes, past the frame's " + maxBlock);
+            if (n - at < size) throw new Failure("LZ4 frame ends inside a block");
+            boolean raw = (word & 0x80000000) != 0;
+            int got;
+            byte[] block = null;
+            if (raw) {
+                got = size;
+            } else {
+                block = new byte[maxBlock];
+                try {
+                    got = LZ4.decompress(src, at, size, block, 0, maxBlock);
+                } catch (LZ4Exception e) {
+                    throw new Failure("LZ4 block at byte " + at + " does not decompress: " + e.getMessage());
                 }
-                if (out.size() + (raw ? size : 0) > LIMIT) throw new Failure("lz4 data inflates past the limit of " + LIMIT + " bytes");
-                if (raw) {
-                    out.write(src, at, size);
-                } else {
-                    byte[] block = new byte[maxBlock];
-                    int n;
-                    try {
-                        n = LZ4.decompress(src, at, size, block, 0, maxBlock);
-                    } catch (LZ4Exception e) {
-                        throw new Failure("LZ4 frame does not decompress: " + e.getMessage());
-                    }
-                    if (out.size() + n > LIMIT) throw new Failure("lz4 data inflates past the limit of " + LIMIT + " bytes");
-                    out.write(block, 0, n);
-                }
-                at += size + ((flg & 0x10) != 0 ? 4 : 0);
             }
-            if ((flg & 0x04) != 0) {
-                if (src.length - at < 4) throw new Failure("LZ4 frame content checksum is truncated");
-                byte[] all = out.toByteArray();
-                if (le32(src, at) != XXH.hash(all, frameStart, all.length - frameStart, 0)) throw new Failure("LZ4 frame content checksum does not match");
+            int blockAt = at;
+            at += size;
+            if ((flg & 0x10) != 0) {  // a block checksum
+                if (n - at < 4) throw new Failure("LZ4 frame ends inside a block checksum");
+                if (XXH.hash(src, blockAt, size, 0) != le32(src, at)) throw new Failure("LZ4 block checksum mismatch at byte " + blockAt);
                 at += 4;
             }
-        } while (at < src.length);
-        return out.toByteArray();
+            if (got == 0) return out.toByteArray();  // a block of no bytes ends the stream
+            if (out.size() + got > LIMIT) throw new Failure("lz4 data inflates past the limit of " + LIMIT + " bytes");
+            if (raw) out.write(src, blockAt, size);
+            else out.write(block, 0, got);
+        }
     }
 }
