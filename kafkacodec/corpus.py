@@ -31,7 +31,9 @@ Cases: hand-written edge cases of the log formats (offsets and timestamps near 2
 deltas beyond 32 bits and negative, 5- and 10-byte varints, many and large headers, null
 and empty keys and values, a partial trailing batch, control batches, LogAppendTime, every
 codec, legacy magic 0 and 1), objects of every schema (and every version of the schemas
-made from Kafka's specs) drawn by the generated Hypothesis strategies with a fixed seed,
+made from Kafka's specs) drawn by the generated Hypothesis strategies with a fixed seed
+(under `valid/` when Kafka reads them, under `refused/`, kind "refused", when Kafka's
+classes refuse them: an unknown codec id, a compressed magic 0 wrapper with a null value),
 and damaged copies of the log images (a flipped byte in each CRC's range, lengths cut
 short or made too long, a bad magic, a varint made too long, the tail cut at several
 places). The same seed and version of kafkacodec and Hypothesis write the same corpus.
@@ -192,6 +194,26 @@ def expectation(cls, data: bytes, param=None) -> dict:
             except KafkacodecError as again:
                 out["error_without_crc"] = _failure(again)
         return out
+
+
+#: The schemas of record sets, whose images Kafka's record classes read (MemoryRecords).
+RECORD_SETS = ("kafka_log", "kafka_record_batch", "kafka_legacy_message")
+
+
+def kafka_refusal(schema: str, data: bytes) -> str | None:
+    """Why Kafka's record classes refuse a record-set image the schema reads (kafkacodec's
+    reading of its batches and records, which Kafka's classes judge in the tests), else
+    None; None for every other schema."""
+    if schema not in RECORD_SETS:
+        return None
+    from .records.batches import iter_batches
+
+    try:
+        for b in iter_batches(data):
+            b.records()
+    except KafkacodecError as err:
+        return str(err)
+    return None
 
 
 def _failure(err: KafkacodecError) -> dict:
@@ -366,9 +388,18 @@ def write_corpus(out: Path | str, *, count: int = 12, internal_count: int = 3, s
     for n, (schema, cls, param, about, data) in enumerate(
         _drawn_cases(count, internal_count if internal else 0, seed)
     ):
-        if not internal and param is not None or not valid_text(expectation(cls, data, param)):
+        expect = expectation(cls, data, param)
+        if not internal and param is not None or not valid_text(expect):
             continue
-        add("valid", schema, cls, param, f"drawn-{n:05d}", about, data)
+        # labelled by what Kafka does with it (kafkacodec's reading of records, judged by
+        # Kafka's classes): a drawn object the schema reads but Kafka refuses when its
+        # records are read (an unknown codec id, a compressed magic 0 wrapper with a null
+        # value, a wrapper inside a wrapper) is no valid case
+        refusal = None if "ok" not in expect else kafka_refusal(schema, data)
+        kind = "valid" if "ok" in expect and refusal is None else "refused"
+        add(kind, schema, cls, param, f"drawn-{n:05d}", about, data)
+        if refusal is not None:
+            cases[-1]["kafka_refuses"] = refusal
         if schema == "kafka_log" and data:
             logs[f"drawn-{n:05d}"] = data
     for name, data in logs.items():

@@ -22,7 +22,7 @@ def test_every_case_is_a_file_with_an_expectation(corpus):
     out, manifest = corpus
     assert manifest["format"] == 1 and manifest["seed"] == 5
     kinds = {c["kind"] for c in manifest["cases"]}
-    assert kinds == {"valid", "damaged"}
+    assert kinds <= {"valid", "refused", "damaged"} and {"valid", "damaged"} <= kinds
     for c in manifest["cases"]:
         assert (out / c["file"]).is_file()
         assert ("ok" in c["expect"]) != ("error" in c["expect"])
@@ -31,6 +31,24 @@ def test_every_case_is_a_file_with_an_expectation(corpus):
     assert {c["schema"] for c in manifest["cases"]} >= {
         "kafka_log", "kafka_record_batch", "kafka_offset_index", "offset_commit_value",
     }  # fmt: skip
+
+
+def test_a_drawn_case_kafka_refuses_is_no_valid_case(tmp_path):
+    """Seed 0 draws log images Kafka 4.1.1's classes refuse (compression ids 5 and 7, a
+    compressed magic 0 wrapper with a null value): they go under refused/, never valid/,
+    whose every case Kafka reads (tests/kafka/test_kafka_judges_corpus.py judges them)."""
+    from kafkacodec.corpus import kafka_refusal
+
+    manifest = write_corpus(tmp_path / "c", seed=0)
+    refused = [c for c in manifest["cases"] if c["kind"] == "refused"]
+    assert len(refused) >= 3, len(refused)
+    for c in manifest["cases"]:
+        assert c["file"].startswith(f"{c['kind']}/")
+        if c["kind"] == "valid":  # the schema reads it, and so do Kafka's record classes
+            assert "ok" in c["expect"] and kafka_refusal(c["schema"], (tmp_path / "c" / c["file"]).read_bytes()) is None
+        if c["kind"] == "refused":  # the schema refuses it, or Kafka does when its records are read
+            assert "error" in c["expect"] or c["kafka_refuses"]
+    assert any("null value" in c.get("kafka_refuses", "") for c in refused)
 
 
 def test_the_edge_cases_read_back_as_written():
