@@ -65,6 +65,22 @@ DAMAGE_MAX = 1 << 16  # logs up to this size get damaged copies
 _SURROGATE = re.compile(r"\\ud[89a-f][0-9a-f]{2}")
 
 
+def _broker_stamped(wrapper: bytes, log_append_time: int) -> bytes:
+    """A producer's compressed magic 1 wrapper as a broker in LogAppendTime stores it: the
+    wrapper's timestamp type and timestamp set, its CRC again, the inner messages as the
+    producer wrote them (their own CreateTime timestamps: Kafka's LogValidator rewrites
+    the wrapper only)."""
+    import struct
+    import zlib
+
+    out = bytearray(wrapper)
+    out[17] |= 0x08  # attributes: LogAppendTime
+    struct.pack_into(">q", out, 18, log_append_time)
+    end = 12 + struct.unpack_from(">i", out, 8)[0]
+    struct.pack_into(">I", out, 12, zlib.crc32(bytes(out[16:end])))
+    return bytes(out)
+
+
 def edge_cases() -> dict[str, bytes]:
     """Logs that stress what every language must get right (Kafka's varlong is 64 bits;
     offsets and timestamps are int64), built by kafkacodec's writer: name -> bytes."""
@@ -90,6 +106,15 @@ def edge_cases() -> dict[str, bytes]:
         + build_control_batch(False, offset=8, timestamp=T, producer_id=4, producer_epoch=0),
         "log-append-time": build_batch([R(None, T, b"k", b"v")] * 3, timestamp_type="LogAppendTime",
                                        log_append_time=T + 99),
+        # a magic 1 wrapper in LogAppendTime: its inner messages keep their own timestamps,
+        # which Kafka replaces by the wrapper's (AbstractLegacyRecordBatch)
+        "magic1-gzip-log-append-time": _broker_stamped(build_message_set(
+            [R(None, T + i, b"k", b"v") for i in range(3)], magic=1, compression="gzip"), T + 99),
+        # a magic 1 wrapper at offset 0 (a producer's, before the broker assigns offsets):
+        # Kafka takes its inner offsets 0, 1, 2 as they are (AbstractLegacyRecordBatch's
+        # DeepRecordsIterator: a wrapper offset of 0 is no absolute offset)
+        "magic1-gzip-wrapper-at-offset-0": bytes(8) + build_message_set(
+            [R(None, T + i, b"k", b"v") for i in range(3)], magic=1, compression="gzip")[8:],
     }  # fmt: skip
     for codec in ("gzip", "snappy", "lz4", "zstd"):
         records = [
@@ -271,6 +296,10 @@ def damaged(data: bytes) -> dict[str, bytes]:
     for cut in sorted({1, 11, 12, 16, 17, 40, len(data) // 2, len(data) - 1}):
         if 0 < cut < len(data):
             out[f"cut-at-{cut}"] = data[:cut]
+    # bytes after the last entry that are no entry (a segment's preallocated or torn tail):
+    # 20 of them hold a whole header whose size field Kafka's walk refuses
+    # (ByteBufferLogInputStream: a size below the record overhead is corrupt)
+    out["twenty-junk-bytes-after"] = data + b"\x00" * 4 + b"junk" * 4
     return out
 
 
