@@ -5,6 +5,7 @@ another language's JSON dump with the Python values."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
 import struct
@@ -399,3 +400,29 @@ def lz4_frames() -> list[tuple[str, int, bytes, bytes | None]]:
         out.append((name, magic, frame, want))
     assert sum(w is None for *_x, w in out) >= 8 and out[0][3] == payload
     return out
+
+
+def check_mutations(jobs: list[Job], dumps: list[dict], doubles=None) -> dict[str, int]:
+    """Every mutation another language reads as kafkacodec does without CRC checks, but
+    for the KNOWN_GAPS kinds, which are counted (returned, and printed); `doubles`: how
+    that language holds integers (JavaScript's as_double), applied to both sides."""
+    differ: dict[str, list[str]] = {}
+    for job, theirs in zip(jobs, dumps, strict=True):
+        if doubles is not None:
+            theirs = doubles(theirs)
+            if job.expected[0] == "ok":
+                job = dataclasses.replace(job, expected=("ok", doubles(job.expected[1])))
+        why = unchecked_difference(job, theirs)
+        if why is not None:
+            differ.setdefault(why.split(" (")[0], []).append(job.name)
+    unknown = {k: (len(v), v[:5]) for k, v in differ.items() if k not in KNOWN_GAPS}
+    counts = {k: len(v) for k, v in differ.items()}
+    print(counts)
+    assert not unknown, unknown
+    return counts
+
+
+def check_lz4_frames(got: list[str]) -> None:
+    """A language's answers to lz4_frames (the decoded bytes in hex, or "refused"), in order."""
+    cases = lz4_frames()
+    assert dict(zip((n for n, *_x in cases), got)) == {n: "refused" if w is None else w.hex() for n, _m, _f, w in cases}

@@ -166,18 +166,24 @@ def test_a_lookup_fetches_the_chunks_it_needs(s3_server, bucket, tmp_path):
     assert fetched < 0.05 * size, (fetched, size)
 
 
-def test_aiven_layout_on_a_disk(tmp_path, source, key):
-    """The plugin's filesystem backend: the same objects as files."""
-    pem, public = key
-    root = tmp_path / "fs-backend"
+def on_disk(root, source, public, prefix: str):
+    """The partition's segments as the plugin's filesystem backend writes them (the same
+    objects as files, zstd and encrypted) under root/prefix; returns root."""
 
     def put(k, data):
         (root / k).parent.mkdir(parents=True, exist_ok=True)
         (root / k).write_bytes(data)
 
     for seg in Partition(source).segments:
-        write_aiven(put, "pre/", "orders", TOPIC_ID, 0, source, seg.base_offset, chunk_size=4096,
+        write_aiven(put, prefix, "orders", TOPIC_ID, 0, source, seg.base_offset, chunk_size=4096,
                     compression=True, encryption=Encryptor(public))  # fmt: skip
+    return root
+
+
+def test_aiven_layout_on_a_disk(tmp_path, source, key):
+    """The plugin's filesystem backend: the same objects as files."""
+    pem, public = key
+    root = on_disk(tmp_path / "fs-backend", source, public, "pre/")
     p = open_log(root / "pre" / f"orders-{TOPIC_ID}" / "0", keys=KeyRing({"encryption_key": str(pem)}))
     assert records(p) == records(Partition(source))
     logs = open_log(root / "pre", keys=KeyRing({"encryption_key": str(pem)}))
@@ -232,15 +238,7 @@ def test_dump_of_an_aiven_partition_folder(tmp_path, source, key):
     """`dump` of a partition folder of Aiven's layout (and of its topic folder and root):
     every remote segment's .log read through its manifest, as dump of the segments."""
     pem, public = key
-    root = tmp_path / "fs-backend"
-
-    def put(k, data):
-        (root / k).parent.mkdir(parents=True, exist_ok=True)
-        (root / k).write_bytes(data)
-
-    for seg in Partition(source).segments:
-        write_aiven(put, "", "orders", TOPIC_ID, 0, source, seg.base_offset, chunk_size=4096,
-                    compression=True, encryption=Encryptor(public))  # fmt: skip
+    root = on_disk(tmp_path / "fs-backend", source, public, "")
     want = _entries(cli("dump", "--deep-iteration", *sorted(source.glob("*.log"))).stdout)
     opt = ["--storage-option", f"encryption_key={pem}"]
     for where in (root / f"orders-{TOPIC_ID}" / "0", root / f"orders-{TOPIC_ID}", root):
