@@ -42,7 +42,7 @@ class KafkaRecord(_p.Generated):
     - key: bytes, if len_key >= 0
     - len_value: varint, derived by builders. Value length in bytes, -1 for a null value (any negative length is null).
     - value: bytes, if len_value >= 0
-    - num_headers: varint, derived by builders. Never negative, nor more than the bytes after it (a header takes two at least): the compiled readers reserve room for the count they read.
+    - num_headers: varint, derived by builders. Never negative, nor more than the bytes after it (a header takes two at least): a count past them cannot be read.
     - headers: Header list
     """
 

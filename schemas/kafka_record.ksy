@@ -54,8 +54,8 @@ seq:
     -orig-id: headersCount
     type: zigzag_varint(5)
     doc: |
-      Never negative, nor more than the bytes after it (a header takes two at least): the
-      compiled readers reserve room for the count they read.
+      Never negative, nor more than the bytes after it (a header takes two at least): a
+      count past them cannot be read.
     valid:
       expr: _.value >= 0 and _.value <= _io.size - _io.pos
   - id: headers

@@ -76,7 +76,7 @@ KafkaRecord = KafkaStruct(
         ExprValidator(ZigZagVarint(5), lambda _, this: not (not (_ >= 0))),
         lambda this: len(this["headers"]),
     )
-    * "Never negative, nor more than the bytes after it (a header takes two at least): the compiled readers reserve room for the count they read.",
+    * "Never negative, nor more than the bytes after it (a header takes two at least): a count past them cannot be read.",
     "headers" / Array(lambda this: this.num_headers, Header),
     rest="len_body",
 )

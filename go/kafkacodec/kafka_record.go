@@ -24,8 +24,8 @@ type KafkaRecord struct {
 	// Value length in bytes, -1 for a null value (any negative length is null).
 	LenValue int64  `ksy:"len_value"`
 	Value    []byte `ksy:"value"`
-	// Never negative, nor more than the bytes after it (a header takes two at least): the
-	// compiled readers reserve room for the count they read.
+	// Never negative, nor more than the bytes after it (a header takes two at least): a count
+	// past them cannot be read.
 	NumHeaders int64               `ksy:"num_headers"`
 	Headers    []KafkaRecordHeader `ksy:"headers"`
 }
