@@ -249,8 +249,8 @@ def _zigzag(v: int) -> bytes:
 
 def greedy_jobs(to: Path) -> list[Job]:
     """Inputs of about 3 KB whose lengths or counts claim up to 2^31 - 1: a reader that
-    allocates what it reads before it reads it (Java's and C++'s readBytes, C++'s
-    vector::reserve) exhausts its memory on them; every reader must refuse each."""
+    allocates what it reads before it reads it (the official runtimes' readBytes of Java
+    and C++) exhausts its memory on them; every reader must refuse each."""
     pad = bytes(3000)
     legacy = [
         # message size 2^31 - 1, a value length 2^31 - 1 (magic 1, no key)
