@@ -118,9 +118,14 @@ class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return value
 
     # -- the partitions and their ends
-    def _partitions(self) -> dict[str, Partition]:
+    def _partitions(self, *, check_topics: bool = False) -> dict[str, Partition]:
+        """The partitions the query reads, by directory name; check_topics: refuse a
+        subscribed topic none of the log directories holds (Request.check_topics)."""
         found: dict[str, Partition] = {}
-        for p in partitions_of(self.paths, empty_ok=True):
+        held = partitions_of(self.paths, empty_ok=True)
+        if check_topics:
+            self.request.check_topics(held, self.paths)
+        for p in held:
             if not self.request.wants(p):
                 continue
             key = p.path.name
@@ -141,8 +146,7 @@ class RecordsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def initialOffset(self) -> dict:
         """Where the query's first run starts (Spark's getOrCreateInitialPartitionOffsets):
         startingOffsets resolved as a batch read resolves them."""
-        parts = self._partitions()
-        self.request.check_topics(partitions_of(self.paths, empty_ok=True), self.paths)
+        parts = self._partitions(check_topics=True)
         by_key = {(p.topic, p.partition): name for name, p in parts.items()}
         mine = self.request.assigned(list(parts.values()))
         offsets = {}

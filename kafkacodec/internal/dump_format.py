@@ -469,6 +469,17 @@ def _underflow() -> KafkaStops:
 _TRANSACTION_VERSIONS_40 = (0, 1, 2)
 
 
+def _transaction_framing(codecs: Codecs, part: str, data: bytes) -> tuple[Any, int, bool]:
+    """TransactionLog's read of a key's or value's version (an int16; BufferUnderflow on
+    fewer bytes): (its struct's codec entry, the version, whether the struct has it)."""
+    if len(data) < 2:
+        raise _underflow()
+    version = _int16(data)
+    entry = codecs.coordinator_structs("__transaction_state", part)[0]
+    lo, hi = codecs.info(entry.cls)[1:]
+    return entry, version, lo <= version <= hi
+
+
 def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
                            kafka: Release = NEWEST) -> Parsed:  # fmt: skip
     """Kafka's TransactionLogMessageParser: from 4.1 on the records as JSON, as the offsets
@@ -478,29 +489,20 @@ def transaction_log_parser(key, value, offset: int, codecs: Codecs = DEFAULT,
         return _transaction_json(key, value, offset, codecs, kafka)
     if kafka >= TRANSACTION_JSON_SINCE:
         return _transaction_json_41(key, value, offset, codecs, kafka)
-    topic = "__transaction_state"
     if key is None:  # readTxnRecordKey(null)
         raise KafkaStops('Cannot invoke "java.nio.ByteBuffer.getShort()" because "buffer" is null',
                          "java.lang.NullPointerException")  # fmt: skip
     key = bytes(key)
-    if len(key) < 2:
-        raise _underflow()
-    key_version = _int16(key)
-    k = codecs.coordinator_structs(topic, "key")[0]  # TransactionLogKey
-    lo, hi = codecs.info(k.cls)[1:]
-    if not lo <= key_version <= hi:  # UnknownKey: its version, and no value read
+    k, key_version, known = _transaction_framing(codecs, "key", key)  # TransactionLogKey
+    if not known:  # UnknownKey: its version, and no value read
         return f"unknown::version={key_version}", None, False
     key_obj = kafka_struct(codecs, k.cls, key, 2, key_version, kafka)
     key_text = f"transaction_metadata::transactionalId={java_text(get(key_obj, 'TransactionalId'))}"
     if value is None:
         return key_text, "<DELETE>", False
     value = bytes(value)
-    if len(value) < 2:
-        raise _underflow()
-    version = _int16(value)
-    v = codecs.coordinator_structs(topic, "value")[0]  # TransactionLogValue
-    lo, hi = codecs.info(v.cls)[1:]
-    if not lo <= version <= hi:
+    v, version, known = _transaction_framing(codecs, "value", value)  # TransactionLogValue
+    if not known:
         raise KafkaStops(f"Unknown version {version} from the transaction log message value",
                          "java.lang.IllegalStateException")  # fmt: skip
     obj = kafka_struct(codecs, v.cls, value, 2, version, kafka)
