@@ -38,12 +38,14 @@ from .runtime.errors import (
 )
 
 __all__ = ["out", "out_lines", "safe", "run_command", "output_closed", "notes_on_stderr", "Progress", "DONE", "CLEAN",
-           "PROBLEMS", "UNCHECKED", "error_status"]  # fmt: skip
+           "PROBLEMS", "UNCHECKED", "INTERRUPTED", "error_status"]  # fmt: skip
 
 #: The exit codes of every command (see the module's docstring). CLEAN is DONE.
 DONE = CLEAN = 0
 PROBLEMS = 1
 UNCHECKED = 2
+#: Stopped by Ctrl-C (SIGINT): 128 + 2, what a shell reports for a program SIGINT ended.
+INTERRUPTED = 130
 
 _closed = False
 
@@ -158,6 +160,13 @@ def run_command(command: str, job: Callable[[], int]) -> int:
         where = f"{err.filename}: " if err.filename else ""
         print(f"kafkacodec {command}: {safe(where)}{err.strerror or err}", file=sys.stderr)
         return error_status(err)
+    except KeyboardInterrupt:  # Ctrl-C: one line, the shell's status for SIGINT
+        try:
+            _flush()
+        except (OSError, KeyboardInterrupt):
+            pass
+        print(f"kafkacodec {command}: interrupted", file=sys.stderr)
+        return INTERRUPTED
     _flush()
     return status
 

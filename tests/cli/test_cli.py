@@ -435,3 +435,23 @@ def test_records_json_is_every_record_as_the_library_reads_it(tmp_path, how):
         assert [h[0] for h in g["headers"]] == [k for k, _ in r.headers]
         assert ("control" in g) == (r.control is not None)
     assert got[3]["control"] == {"type": "COMMIT", "version": 0, "coordinator_epoch": 4}
+
+
+def test_ctrl_c_is_one_line_and_status_130(tmp_path):
+    """Ctrl-C (SIGINT) while a command writes: one line on stderr, no traceback, the exit
+    status a shell gives a program SIGINT ended (130)."""
+    import signal
+    import time
+
+    from kafkacodec.sample import write_sample_log_dirs
+
+    logs = write_sample_log_dirs(tmp_path / "logs", batches=40)
+    # stdout is not read: the dump blocks on its pipe, and is there to be interrupted
+    proc = subprocess.Popen([str(EXE), "dump", "--deep-iteration", "--print-data-log", *[logs] * 50],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()[-2000:]
+    assert err.decode().strip().splitlines()[-1] == "kafkacodec dump: interrupted"
+    assert "Traceback" not in err.decode()
