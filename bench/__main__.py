@@ -335,7 +335,7 @@ def kaitai_decode(kafka_log, data):
             if crc32c(memoryview(data)[pos + 21 : end]) != body.crc:
                 raise AssertionError("crc")
             for r in body.records_region.records:
-                _fields = (r.key, r.value, r.headers)
+                _fields = (r.body.key, r.body.value, r.body.headers)
                 n += 1
         else:
             end = pos + 12 + body.len_message

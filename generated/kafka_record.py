@@ -34,7 +34,7 @@ class KafkaRecord(_p.Generated):
 
     Fields, in byte order (schemas/kafka_record.ksy, /):
 
-    - len_body: varint, derived by builders. Bytes of the record after this field.
+    - len_body: varint, derived by builders. Bytes of the record after this field: never negative, nor more than the input holds after it (`valid`: a reader allocates no more than it was given; Kafka: "Invalid record size").
     - attributes: s1. Unused; always 0.
     - timestamp_delta: varlong. Timestamp minus the batch's base timestamp (a varlong).
     - offset_delta: varint. Offset minus the batch's base offset.
@@ -126,23 +126,27 @@ class KafkaRecord(_p.Generated):
                 timestamp_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                timestamp_delta, pos = _p.read_varint(buf, pos, end, 10, "kafka_record /seq/2")
+                timestamp_delta, pos = _p.read_varint(
+                    buf, pos, end, 10, "kafka_record /types/body/seq/1"
+                )
             b = buf[pos]
             if b < 0x80:
                 offset_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                offset_delta, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/3")
+                offset_delta, pos = _p.read_varint(
+                    buf, pos, end, 5, "kafka_record /types/body/seq/2"
+                )
             b = buf[pos]
             if b < 0x80:
                 len_key = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                len_key, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/4")
+                len_key, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /types/body/seq/3")
             if len_key >= 0:
                 n = len_key
                 if not 0 <= n <= end - pos:
-                    raise _p.bad_size("kafka_record /seq/5", pos, "key", n, end - pos)
+                    raise _p.bad_size("kafka_record /types/body/seq/4", pos, "key", n, end - pos)
                 key = buf[pos : pos + n]
                 pos += n
             else:
@@ -152,11 +156,11 @@ class KafkaRecord(_p.Generated):
                 len_value = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                len_value, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/6")
+                len_value, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /types/body/seq/5")
             if len_value >= 0:
                 n = len_value
                 if not 0 <= n <= end - pos:
-                    raise _p.bad_size("kafka_record /seq/7", pos, "value", n, end - pos)
+                    raise _p.bad_size("kafka_record /types/body/seq/6", pos, "value", n, end - pos)
                 value = buf[pos : pos + n]
                 pos += n
             else:
@@ -166,10 +170,12 @@ class KafkaRecord(_p.Generated):
                 num_headers = (b >> 1) ^ -(b & 1)
                 pos += 1
             else:
-                num_headers, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/8")
+                num_headers, pos = _p.read_varint(
+                    buf, pos, end, 5, "kafka_record /types/body/seq/7"
+                )
             if not (num_headers >= 0):
                 raise _p.invalid(
-                    "kafka_record /seq/8",
+                    "kafka_record /types/body/seq/7",
                     pos,
                     "num_headers",
                     num_headers,
@@ -177,9 +183,11 @@ class KafkaRecord(_p.Generated):
                 )
             count = num_headers
             if count < 0:
-                raise _p.bad_count("kafka_record /seq/9", pos, "headers", count)
+                raise _p.bad_count("kafka_record /types/body/seq/8", pos, "headers", count)
             if count * 2 > end - pos:
-                raise _p.bad_count("kafka_record /seq/9", pos, "headers", count, end - pos, 2)
+                raise _p.bad_count(
+                    "kafka_record /types/body/seq/8", pos, "headers", count, end - pos, 2
+                )
             headers: list[Header] = []
             for _i in range(count):
                 item, pos = Header.parse(buf, pos, end, verify=verify)
@@ -233,15 +241,15 @@ class KafkaRecord(_p.Generated):
             if -64 <= timestamp_delta < 64:
                 o.append((timestamp_delta << 1) ^ (timestamp_delta >> 63))
             else:
-                _p.write_varint(o, timestamp_delta, 10, "kafka_record /seq/2")
+                _p.write_varint(o, timestamp_delta, 10, "kafka_record /types/body/seq/1")
             if -64 <= offset_delta < 64:
                 o.append((offset_delta << 1) ^ (offset_delta >> 63))
             else:
-                _p.write_varint(o, offset_delta, 5, "kafka_record /seq/3")
+                _p.write_varint(o, offset_delta, 5, "kafka_record /types/body/seq/2")
             if -64 <= len_key < 64:
                 o.append((len_key << 1) ^ (len_key >> 63))
             else:
-                _p.write_varint(o, len_key, 5, "kafka_record /seq/4")
+                _p.write_varint(o, len_key, 5, "kafka_record /types/body/seq/3")
             if len_key >= 0:
                 o += key_b
             elif key is not None:
@@ -249,7 +257,7 @@ class KafkaRecord(_p.Generated):
             if -64 <= len_value < 64:
                 o.append((len_value << 1) ^ (len_value >> 63))
             else:
-                _p.write_varint(o, len_value, 5, "kafka_record /seq/6")
+                _p.write_varint(o, len_value, 5, "kafka_record /types/body/seq/5")
             if len_value >= 0:
                 o += value_b
             elif value is not None:
@@ -257,7 +265,7 @@ class KafkaRecord(_p.Generated):
             if -64 <= num_headers < 64:
                 o.append((num_headers << 1) ^ (num_headers >> 63))
             else:
-                _p.write_varint(o, num_headers, 5, "kafka_record /seq/8")
+                _p.write_varint(o, num_headers, 5, "kafka_record /types/body/seq/7")
             for item in headers:
                 item.build_into(o)
             if rest_auto:
@@ -333,23 +341,31 @@ class KafkaRecord(_p.Generated):
                     timestamp_delta = (b >> 1) ^ -(b & 1)
                     pos += 1
                 else:
-                    timestamp_delta, pos = _p.read_varint(buf, pos, end, 10, "kafka_record /seq/2")
+                    timestamp_delta, pos = _p.read_varint(
+                        buf, pos, end, 10, "kafka_record /types/body/seq/1"
+                    )
                 b = buf[pos]
                 if b < 0x80:
                     offset_delta = (b >> 1) ^ -(b & 1)
                     pos += 1
                 else:
-                    offset_delta, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/3")
+                    offset_delta, pos = _p.read_varint(
+                        buf, pos, end, 5, "kafka_record /types/body/seq/2"
+                    )
                 b = buf[pos]
                 if b < 0x80:
                     len_key = (b >> 1) ^ -(b & 1)
                     pos += 1
                 else:
-                    len_key, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/4")
+                    len_key, pos = _p.read_varint(
+                        buf, pos, end, 5, "kafka_record /types/body/seq/3"
+                    )
                 if len_key >= 0:
                     n = len_key
                     if not 0 <= n <= end - pos:
-                        raise _p.bad_size("kafka_record /seq/5", pos, "key", n, end - pos)
+                        raise _p.bad_size(
+                            "kafka_record /types/body/seq/4", pos, "key", n, end - pos
+                        )
                     key = buf[pos : pos + n]
                     pos += n
                 else:
@@ -359,11 +375,15 @@ class KafkaRecord(_p.Generated):
                     len_value = (b >> 1) ^ -(b & 1)
                     pos += 1
                 else:
-                    len_value, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/6")
+                    len_value, pos = _p.read_varint(
+                        buf, pos, end, 5, "kafka_record /types/body/seq/5"
+                    )
                 if len_value >= 0:
                     n = len_value
                     if not 0 <= n <= end - pos:
-                        raise _p.bad_size("kafka_record /seq/7", pos, "value", n, end - pos)
+                        raise _p.bad_size(
+                            "kafka_record /types/body/seq/6", pos, "value", n, end - pos
+                        )
                     value = buf[pos : pos + n]
                     pos += n
                 else:
@@ -373,10 +393,12 @@ class KafkaRecord(_p.Generated):
                     num_headers = (b >> 1) ^ -(b & 1)
                     pos += 1
                 else:
-                    num_headers, pos = _p.read_varint(buf, pos, end, 5, "kafka_record /seq/8")
+                    num_headers, pos = _p.read_varint(
+                        buf, pos, end, 5, "kafka_record /types/body/seq/7"
+                    )
                 if not (num_headers >= 0):
                     raise _p.invalid(
-                        "kafka_record /seq/8",
+                        "kafka_record /types/body/seq/7",
                         pos,
                         "num_headers",
                         num_headers,
@@ -384,9 +406,11 @@ class KafkaRecord(_p.Generated):
                     )
                 count = num_headers
                 if count < 0:
-                    raise _p.bad_count("kafka_record /seq/9", pos, "headers", count)
+                    raise _p.bad_count("kafka_record /types/body/seq/8", pos, "headers", count)
                 if count * 2 > end - pos:
-                    raise _p.bad_count("kafka_record /seq/9", pos, "headers", count, end - pos, 2)
+                    raise _p.bad_count(
+                        "kafka_record /types/body/seq/8", pos, "headers", count, end - pos, 2
+                    )
                 pos = Header.parse_columns(buf, pos, end, count, col_headers.child, verify)
                 col_headers.add(count)
                 if pos != end:

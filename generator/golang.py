@@ -422,10 +422,12 @@ class _Module:
         call = self.user_call(
             t, f.user_class or "", self._type_args(f.ksy["type"]), "pos", "pos + n", f.path
         )
+        used = "used" if f.consumed else "_"
         return [
             *self.size(t, f),
-            f"{target}, _, err := {call}",
+            f"{target}, {used}, err := {call}",
             f"if err != nil {{\n\t{err}\n}}",
+            *([f"if used != pos+n {{\n\treturn nil, pos, trailing({_q(f.where)}, used, pos+n)\n}}"] if f.consumed else []),
             "pos += n",
         ]
 

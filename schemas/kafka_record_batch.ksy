@@ -80,7 +80,13 @@ seq:
     size: len_batch - 49
     type: record_list(num_records)
     process: kafka_compression(compression.to_i, 2)
-    doc: The records, compressed as one stream when the codec is not none.
+    doc: |
+      The records, compressed as one stream when the codec is not none. They take every
+      byte of the region (`valid`): bytes after the last record are corrupt ("Incorrect
+      declared batch size, records still remaining in file", DefaultRecordBatch's
+      iterators; a compressed stream's own end is its codec's).
+    valid:
+      expr: _._io.pos == _._io.size
     -kafkacodec-lazy: true
 instances:
   crc_from:

@@ -40,7 +40,8 @@ public final class LanguagesBench {
             crc.update(data, pos + b.crcFrom(), Math.toIntExact(b.crcTo() - b.crcFrom()));
             if (crc.getValue() != b.crc()) throw new IllegalStateException("CRC mismatch at " + pos);
             boolean logAppend = b.timestampType() == KafkaRecordBatch.TimestampType.LOG_APPEND_TIME;
-            for (KafkaRecord r : b.recordsRegion().records()) {
+            for (KafkaRecord rec : b.recordsRegion().records()) {
+                KafkaRecord.Body r = rec.body();
                 long ts = logAppend ? b.maxTimestamp() : b.baseTimestamp() + r.timestampDelta().value();
                 sum += b.baseOffset() + r.offsetDelta().value() + ts
                         + (r.key() == null ? 0 : r.key().length) + (r.value() == null ? 0 : r.value().length);

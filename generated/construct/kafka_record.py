@@ -57,7 +57,9 @@ Header.__doc__ = """A record header; keys may repeat and keep their order."""
 
 
 KafkaRecord = KafkaStruct(
-    "len_body" / ZigZagVarint(5) * "Bytes of the record after this field.",
+    "len_body"
+    / ZigZagVarint(5)
+    * 'Bytes of the record after this field: never negative, nor more than the input holds after it (`valid`: a reader allocates no more than it was given; Kafka: "Invalid record size").',
     "attributes" / Int8sb * "Unused; always 0.",
     "timestamp_delta"
     / ZigZagVarint(10)

@@ -107,7 +107,7 @@ KafkaRecordBatch = KafkaStruct(
             lambda this: 2,
         ),
     )
-    * "The records, compressed as one stream when the codec is not none.",
+    * "The records, compressed as one stream when the codec is not none. They take every byte of the region (`valid`): bytes after the last record are corrupt (\"Incorrect declared batch size, records still remaining in file\", DefaultRecordBatch's iterators; a compressed stream's own end is its codec's).",
     "crc_from"
     / Computed(lambda this: 21)
     * "Where the bytes the CRC covers begin, counted from the batch's first byte: at `attributes` (the CRC field's `-kafkacodec-crc` says so; a test checks that this number is that field's offset). For other languages, whose parsers cannot compute a CRC: check CRC-32C over [crc_from, crc_to) of the batch's bytes.",

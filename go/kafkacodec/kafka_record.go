@@ -8,7 +8,8 @@ package kafkacodec
 // base timestamp. A length of -1 stands for null (key, value, header value), as does any
 // other negative length when Kafka reads one; a header key is never null.
 type KafkaRecord struct {
-	// Bytes of the record after this field.
+	// Bytes of the record after this field: never negative, nor more than the input holds after
+	// it (`valid`: a reader allocates no more than it was given; Kafka: "Invalid record size").
 	LenBody int64 `ksy:"len_body"`
 	// Unused; always 0.
 	Attributes int8 `ksy:"attributes"`
@@ -70,14 +71,14 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 	}
 	{
 		if end-pos < 1 {
-			return pos, truncated("kafka_record /seq/1", pos, end, 1)
+			return pos, truncated("kafka_record /types/body/seq/0", pos, end, 1)
 		}
 		v := int8(buf[pos])
 		pos += 1
 		x.Attributes = v
 	}
 	{
-		v, next, err := readVarint(buf, pos, end, 10, "kafka_record /seq/2")
+		v, next, err := readVarint(buf, pos, end, 10, "kafka_record /types/body/seq/1")
 		if err != nil {
 			return pos, err
 		}
@@ -85,7 +86,7 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 		x.TimestampDelta = v
 	}
 	{
-		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /seq/3")
+		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /types/body/seq/2")
 		if err != nil {
 			return pos, err
 		}
@@ -93,7 +94,7 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 		x.OffsetDelta = v
 	}
 	{
-		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /seq/4")
+		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /types/body/seq/3")
 		if err != nil {
 			return pos, err
 		}
@@ -103,7 +104,7 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 	if x.LenKey >= 0 {
 		n64 := int64(x.LenKey)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return pos, badSize("kafka_record /seq/5", pos, "key", n64, end-pos)
+			return pos, badSize("kafka_record /types/body/seq/4", pos, "key", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -111,7 +112,7 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 		x.Key = v
 	}
 	{
-		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /seq/6")
+		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /types/body/seq/5")
 		if err != nil {
 			return pos, err
 		}
@@ -121,7 +122,7 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 	if x.LenValue >= 0 {
 		n64 := int64(x.LenValue)
 		if n64 < 0 || n64 > int64(end-pos) {
-			return pos, badSize("kafka_record /seq/7", pos, "value", n64, end-pos)
+			return pos, badSize("kafka_record /types/body/seq/6", pos, "value", n64, end-pos)
 		}
 		n := int(n64)
 		v := buf[pos : pos+n : pos+n]
@@ -129,23 +130,23 @@ func (x *KafkaRecord) read(buf []byte, pos, end int, verify bool) (int, error) {
 		x.Value = v
 	}
 	{
-		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /seq/8")
+		v, next, err := readVarint(buf, pos, end, 5, "kafka_record /types/body/seq/7")
 		if err != nil {
 			return pos, err
 		}
 		pos = next
 		x.NumHeaders = v
 		if !(v >= 0) {
-			return pos, invalid("kafka_record /seq/8", pos, "num_headers", v, "must satisfy _.value >= 0")
+			return pos, invalid("kafka_record /types/body/seq/7", pos, "num_headers", v, "must satisfy _.value >= 0")
 		}
 	}
 	{
 		count := int64(x.NumHeaders)
 		if count < 0 {
-			return pos, badCount("kafka_record /seq/9", pos, "headers", count, -1, 0)
+			return pos, badCount("kafka_record /types/body/seq/8", pos, "headers", count, -1, 0)
 		}
 		if count*2 > int64(end-pos) {
-			return pos, badCount("kafka_record /seq/9", pos, "headers", count, end-pos, 2)
+			return pos, badCount("kafka_record /types/body/seq/8", pos, "headers", count, end-pos, 2)
 		}
 		x.Headers = make([]KafkaRecordHeader, count)
 		for i := int64(0); i < count; i++ {

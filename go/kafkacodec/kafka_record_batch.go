@@ -53,7 +53,10 @@ type KafkaRecordBatch struct {
 	// Sequence number of the first record, -1 when none.
 	BaseSequence int32 `ksy:"base_sequence"`
 	NumRecords   int32 `ksy:"num_records"`
-	// The records, compressed as one stream when the codec is not none.
+	// The records, compressed as one stream when the codec is not none. They take every byte of
+	// the region (`valid`): bytes after the last record are corrupt ("Incorrect declared batch
+	// size, records still remaining in file", DefaultRecordBatch's iterators; a compressed
+	// stream's own end is its codec's).
 	RecordsRegion *KafkaRecordBatchRecordList `ksy:"records_region"`
 	// CrcStart and CrcEnd: the bytes the CRC covers, as offsets into the parsed buffer.
 	CrcStart, CrcEnd int `ksy:"-"`

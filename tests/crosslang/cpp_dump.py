@@ -70,12 +70,42 @@ def _value(f, expr: str, module_id: str, table) -> list[str]:
     raise AssertionError(f"no dump for a {f.kind} field")
 
 
+def _fields(fields, m, table) -> list[str]:
+    """Statements that append each field of `x` (a pointer to its class) to `o`."""
+    body = []
+    for f in fields:
+        nullable = bool(f.cond) or (f.kind == "switch" and f.switch_default is None)
+        inner = [f'key(o, first, "{f.name}");']
+        if f.is_list:
+            item = f"(*x->{f.name}())[i]"
+            inner += ['o += "[";', f"for (size_t i = 0; i < x->{f.name}()->size(); i++) {{",
+                      'if (i) o += ",";', *_value(f, item, m.id, table), "}", 'o += "]";']  # fmt: skip
+        else:
+            inner += _value(f, f"x->{f.name}()", m.id, table)
+        if f.kind == "switch" and f.switch_raw_default:
+            raw = [f'key(o, first, "{f.name}");', f"put_hex(o, x->_raw_{f.name}());"]
+            body += [f"if (!x->_is_null_{f.name}()) {{", *inner, "} else {", *raw, "}"]
+        elif nullable:
+            body += [f"if (!x->_is_null_{f.name}()) {{", *inner, "}"]
+        else:
+            body += inner
+    return body
+
+
 def source() -> str:
     table = classes()
     decls, bodies = [], []
     for m in MODULES:
         for t in m.types:
             cpp, fn = table[(m.id, t.class_name)]
+            # an inlined body (-kafkacodec-inline) is a class of its own in the compiler's output
+            inlined = [(b, _cpp_name(m.id, b.path), _func(m.id, b.path)) for b in t.inlined]
+            for b, bcpp, bfn in inlined:
+                decls.append(f"static void {bfn}({bcpp}* x, std::string& o);")
+                bodies.append("\n".join([f"static void {bfn}({bcpp}* x, std::string& o) {{", 'o += "{";',
+                                          "bool first = true;",
+                                          *_fields([f for f in t.fields if f.via == b.name], m, table),
+                                          'o += "}";', "}"]))  # fmt: skip
             decls.append(f"static void {fn}({cpp}* x, std::string& o);")
             body = [
                 f"static void {fn}({cpp}* x, std::string& o) {{",
@@ -87,22 +117,9 @@ def source() -> str:
                     f'key(o, first, "{p.name}");',
                     f"o += std::to_string((long long) x->{p.name}());",
                 ]
-            for f in t.fields:
-                nullable = bool(f.cond) or (f.kind == "switch" and f.switch_default is None)
-                inner = [f'key(o, first, "{f.name}");']
-                if f.is_list:
-                    item = f"(*x->{f.name}())[i]"
-                    inner += ['o += "[";', f"for (size_t i = 0; i < x->{f.name}()->size(); i++) {{",
-                              'if (i) o += ",";', *_value(f, item, m.id, table), "}", 'o += "]";']  # fmt: skip
-                else:
-                    inner += _value(f, f"x->{f.name}()", m.id, table)
-                if f.kind == "switch" and f.switch_raw_default:
-                    raw = [f'key(o, first, "{f.name}");', f"put_hex(o, x->_raw_{f.name}());"]
-                    body += [f"if (!x->_is_null_{f.name}()) {{", *inner, "} else {", *raw, "}"]
-                elif nullable:
-                    body += [f"if (!x->_is_null_{f.name}()) {{", *inner, "}"]
-                else:
-                    body += inner
+            body += _fields([f for f in t.fields if f.via is None], m, table)
+            for b, _bcpp, bfn in inlined:
+                body += [f'key(o, first, "{b.name}");', f"{bfn}(x->{b.name}(), o);"]
             body += ['o += "}";', "}"]
             bodies.append("\n".join(body))
     includes = "".join(f'#include "{m.id}.h"\n' for m in MODULES)

@@ -24,6 +24,7 @@ from crosslang import (
     check_mutations,
     corpus_fixture,
     corpus_jobs,
+    disagreeing_lengths,
     greedy_jobs,
     internal_jobs,
     jobs_file,
@@ -195,6 +196,15 @@ def test_lengths_past_the_input_cost_no_memory_in_cpp(binary, tmp_path):
     assert len(got) == len(jobs)
     for job, theirs in zip(jobs, got):
         assert "validation failed" in theirs.get("message", ""), (job.name, theirs)
+
+
+def test_lengths_that_disagree_with_their_fields_are_refused_in_cpp(binary, tmp_path):
+    """A record's length one more or one less than its fields, bytes after a batch's last
+    record: refused as Kafka refuses them (the schemas read a record's body and the records
+    region as sized substreams that their structures take to the last byte)."""
+    jobs = disagreeing_lengths(tmp_path)
+    for job, theirs in zip(jobs, run(binary, jobs, "lengths"), strict=True):
+        assert "error" in theirs, (job.name, theirs)
 
 
 def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks(binary, tmp_path):

@@ -14,7 +14,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from crosslang import as_json, corpus_fixture, corpus_jobs, internal_jobs, jobs_file, log_jobs
+from crosslang import (
+    as_json,
+    corpus_fixture,
+    corpus_jobs,
+    disagreeing_lengths,
+    internal_jobs,
+    jobs_file,
+    log_jobs,
+)
 
 _ = corpus_fixture  # the `corpus` fixture, session-wide
 
@@ -82,6 +90,13 @@ def test_every_internal_payload_reads_the_same_in_go(dump, tmp_path):
             raise AssertionError(f"{job.name}: {err}") from None
     assert len(jobs) > 900
 
+
+def test_lengths_that_disagree_with_their_fields_are_refused_in_go(dump, tmp_path):
+    """A record's length one more or one less than its fields, bytes after a batch's last
+    record: refused as Kafka refuses them."""
+    jobs = disagreeing_lengths(tmp_path)
+    for job, theirs in zip(jobs, run(dump, jobs, tmp_path, "lengths"), strict=True):
+        assert "error" in theirs, (job.name, theirs)
 
 def test_the_corpus_reads_as_expected_in_go(dump, corpus, tmp_path):
     """Every case of `kafkacodec corpus`: the values, or the same refusal (family and byte)."""

@@ -25,6 +25,7 @@ from crosslang import (
     check_mutations,
     corpus_fixture,
     corpus_jobs,
+    disagreeing_lengths,
     internal_jobs,
     jobs_file,
     log_jobs,
@@ -171,6 +172,15 @@ def test_value_instances_leave_32_bits_in_javascript(javascript, tmp_path):
     got = [as_double(json.loads(line)) for line in proc.stdout.splitlines()]  # (JSON prints them whole)
     assert got == [as_double(want) for _p, want in cases]
     assert got[1]["last_offset"] == (1 << 40) + 3  # exact below 2^53
+
+
+def test_lengths_that_disagree_with_their_fields_are_refused_in_javascript(javascript, tmp_path):
+    """A record's length one more or one less than its fields, bytes after a batch's last
+    record: refused as Kafka refuses them (the schemas read a record's body and the records
+    region as sized substreams that their structures take to the last byte)."""
+    jobs = disagreeing_lengths(tmp_path)
+    for job, theirs in zip(jobs, node(javascript, jobs, "lengths"), strict=True):
+        assert "error" in theirs, (job.name, theirs)
 
 
 def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks(javascript, tmp_path):

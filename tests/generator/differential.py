@@ -24,21 +24,29 @@ def camel(schema_id: str) -> str:
 POSITIONS = {"crc_start", "crc_end"}  # where a CRC's bytes are, kept by kafkacodec's parsers
 
 
-def _read_ahead() -> dict[str, set[str]]:
-    """Each class's positional instances: bytes of its fields read ahead (the length and
-    magic of a log entry), which a recompressed encoding changes with the field."""
+def _types():
     from kafkacodec.generator.ir import SchemaSet
     from kafkacodec.generator.render import SCHEMA_DIR
 
-    return {
-        t.class_name: {i.name for i in t.pos_instances}
-        for m in SchemaSet(SCHEMA_DIR).modules()
-        for t in m.types
-        if t.pos_instances
-    }
+    return [t for m in SchemaSet(SCHEMA_DIR).modules() for t in m.types]
 
 
-READ_AHEAD = _read_ahead()
+#: Each class's positional instances: bytes of its fields read ahead (the length and magic
+#: of a log entry), which a recompressed encoding changes with the field.
+_TYPES = _types()
+READ_AHEAD = {t.class_name: {i.name for i in t.pos_instances} for t in _TYPES if t.pos_instances}
+#: Each class's sized bodies that kafkacodec reads inline (-kafkacodec-inline) and the
+#: official compiler as objects of their own (a record's `body`).
+INLINED = {t.class_name: [b.name for b in t.inlined] for t in _TYPES if t.inlined}
+
+
+def _kaitai_field(kobj, name: str):
+    """A field of an official-compiler object, looked for in its inlined bodies too."""
+    for via in INLINED.get(type(kobj).__name__, ()):
+        body = getattr(kobj, via, None)
+        if body is not None and name in vars(body):
+            return getattr(body, name)
+    return getattr(kobj, name, None)
 
 
 def ours_tree(obj, derived: bool = True, verify: bool = True):
@@ -123,7 +131,7 @@ def kaitai_project(kobj, like):
     if isinstance(like, dict):
         ahead = READ_AHEAD.get(type(kobj).__name__, set())
         return {
-            k: None if (v is None and k in ahead) else kaitai_project(getattr(kobj, k, None), v)
+            k: None if (v is None and k in ahead) else kaitai_project(_kaitai_field(kobj, k), v)
             for k, v in like.items()
         }
     if isinstance(like, list) and isinstance(kobj, list):

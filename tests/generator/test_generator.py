@@ -683,3 +683,141 @@ def test_the_strategies_pass_hypothesis_health_checks_on_a_first_run(tmp_path):
                              timeout=300)  # fmt: skip
         assert res.returncode == 0, f"{run} run: {res.stderr[-3000:]}"
     assert (tmp_path / ".hypothesis").is_dir()
+
+
+INLINE = """
+    meta:
+      id: t
+      endian: be
+    seq:
+      - id: tag
+        type: u1
+      - id: len_body
+        type: u1
+      - id: body
+        size: len_body
+        type: body
+        valid:
+          expr: _._io.pos == _._io.size
+        -kafkacodec-inline: true
+    types:
+      body:
+        seq:
+          - id: len_name
+            type: u1
+            valid:
+              max: _io.size - _io.pos
+          - id: name
+            size: len_name
+          - id: items
+            type: item
+            repeat: eos
+      item:
+        seq:
+          - id: a
+            type: u1
+    """
+
+
+def test_an_inlined_body_is_read_as_the_holding_types_fields(tmp_path):
+    """-kafkacodec-inline: a length-prefixed body the official compiler reads as a sized
+    substream of its own type, and kafkacodec's targets as the holding type's own fields,
+    the length a length-of-rest (bounded, checked, derived)."""
+    from kafkacodec.runtime.errors import KafkacodecError
+
+    mod = gen(tmp_path, INLINE)
+    data = mod.T(tag=7, name=b"ab", items=[mod.Item(a=1), mod.Item(a=2)]).build()
+    assert data == bytes([7, 5, 2]) + b"ab" + bytes([1, 2])
+    back = mod.T.parse_all(data)
+    assert (back.tag, back.len_body, back.name, [i.a for i in back.items]) == (7, 5, b"ab", [1, 2])
+    assert not hasattr(mod, "Body")  # no class for the body: its fields are T's
+    assert "len_body" in mod.T.DERIVED
+    # the name's bound is the body's end, not the input's: a length past the body fails
+    with pytest.raises(KafkacodecError, match=r"name is 5 bytes long: needs 5 bytes, 1 available \[t /types/body"):
+        mod.T.parse_all(bytes([7, 2, 5]) + b"abcde")
+    # a length past the input, or one that the fields do not fill (repeat: eos fills it)
+    with pytest.raises(KafkacodecError):
+        mod.T.parse_all(bytes([7, 9, 0]))
+    ns = run_generated(mod.files["construct/t.py"], "construct_t.py")
+    assert ns["T"].parse(data).name == b"ab"
+    # the body's fields say where they are in the schema
+    assert "t /types/body/seq/1" in mod.files["t.py"]
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda s: s.replace("      - id: body\n        size: len_body", "      - id: body\n        size: tag"),
+     "size is the field before it ('len_body')"),
+    (lambda s: s.replace("          expr: _._io.pos == _._io.size\n        -kafkacodec-inline", "          expr: true\n        -kafkacodec-inline"),
+     "an inlined body says it takes its whole size"),
+    (lambda s: s.replace("    types:\n      body:\n", "      - id: after\n        type: u1\n    types:\n      body:\n"),
+     "an inlined body is the last field"),
+    (lambda s: s.replace("        type: body\n", "        type: item\n").replace("      item:\n        seq:\n          - id: a\n            type: u1\n", "      item:\n        seq:\n          - id: a\n            type: u1\n        instances:\n          x:\n            value: 1\n"),
+     "instances"),
+    (lambda s: s.replace("        type: body\n", "        type: nowhere\n"),
+     "an inlined body's type is one of this type's own types"),
+    (lambda s: s.replace("        -kafkacodec-inline: true", "        -kafkacodec-inline: yes please"),
+     "the only value is true"),
+])  # fmt: skip
+def test_a_bad_inlined_body_is_named(tmp_path, change, message):
+    (tmp_path / "t.ksy").write_text(textwrap.dedent(change(INLINE)))
+    with pytest.raises(SchemaError, match=re.escape(message)):
+        render.render_all(tmp_path, raw=True)
+
+
+def test_a_processed_structure_says_it_takes_its_whole_size(tmp_path):
+    """kafkacodec's parsers read a processed structure to its last byte; the official
+    compiler's only where the schema's `valid` says so: the generator asks for it."""
+    text = textwrap.dedent("""
+        meta:
+          id: t
+          endian: be
+        seq:
+          - id: codec
+            type: u1
+          - id: region
+            size-eos: true
+            type: inner
+            process: kafka_compression(codec, 2)
+        types:
+          inner:
+            seq:
+              - id: a
+                type: u1
+        """)
+    (tmp_path / "t.ksy").write_text(text)
+    with pytest.raises(SchemaError, match="read to its last byte"):
+        render.render_all(tmp_path, raw=True)
+    (tmp_path / "t.ksy").write_text(text.replace("process:", "valid:\n      expr: _._io.pos == _._io.size\n    process:"))
+    render.render_all(tmp_path, raw=True)
+
+
+def test_a_sized_structure_that_says_it_takes_its_size_is_checked(tmp_path):
+    """The same `valid` on an unprocessed sized structure: every target checks it (Kaitai
+    leaves a substream's rest unread otherwise, and so do kafkacodec's parsers)."""
+    from kafkacodec.runtime.errors import KafkacodecError
+
+    text = """
+        meta:
+          id: t
+          endian: be
+        seq:
+          - id: len_inner
+            type: u1
+          - id: inner
+            size: len_inner
+            type: inner
+        types:
+          inner:
+            seq:
+              - id: a
+                type: u1
+        """
+    (tmp_path / "loose").mkdir()
+    (tmp_path / "strict").mkdir()
+    loose = gen(tmp_path / "loose", text)
+    assert loose.T.parse_all(bytes([2, 9, 9])).inner.a == 9  # the rest of the size skipped
+    consumed = "            valid:\n              expr: _._io.pos == _._io.size\n"
+    strict = gen(tmp_path / "strict", text.replace("size: len_inner\n", "size: len_inner\n" + consumed))
+    assert strict.T.parse_all(bytes([1, 9])).inner.a == 9
+    with pytest.raises(KafkacodecError, match="unexpected bytes"):
+        strict.T.parse_all(bytes([2, 9, 9]))

@@ -54,6 +54,6 @@ def test_official_python_output_decodes_a_vector(kaitai):
     for entry, b in zip(log.entries, ours):
         body = entry.body
         assert (body.base_offset, body.crc, body.num_records) == (b.base_offset, b.crc, b.count)
-        theirs = [(r.offset_delta.value, r.key, r.value) for r in body.records_region.records]
+        theirs = [(r.body.offset_delta.value, r.body.key, r.body.value) for r in body.records_region.records]
         mine = [(r.offset - b.base_offset, r.key, r.value) for r in b.records()]
         assert theirs == mine

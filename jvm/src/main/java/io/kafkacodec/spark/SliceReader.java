@@ -201,11 +201,11 @@ final class SliceReader implements PartitionReader<InternalRow> {
         if (slice.first != null && base + b.lastOffsetDelta() < slice.first) return;
         if (slice.last != null && base > slice.last) return;
         if (slice.since != null && b.maxTimestamp() < slice.since) return;
+        // the schema checks that the records take the region and each record its length
         KafkaRecordBatch.RecordList region = b.recordsRegion();
-        if (!region._io().isEof()) throw new Irregular("bytes after the records");
         boolean control = b.isControl();
         if (control && !settings.includeControl) {
-            for (KafkaRecord r : region.records()) control(r);  // checked as Python checks them
+            for (KafkaRecord r : region.records()) control(r.body());  // checked as Python checks them
             return;
         }
         boolean transactional = b.isTransactional();
@@ -213,8 +213,8 @@ final class SliceReader implements PartitionReader<InternalRow> {
         boolean logAppend = b.timestampType() == KafkaRecordBatch.TimestampType.LOG_APPEND_TIME;
         int codec = (int) b.compression().id();
         List<Object[]> rows = new ArrayList<>(region.records().size());
-        for (KafkaRecord r : region.records()) {
-            checkLength(r);
+        for (KafkaRecord rec : region.records()) {
+            KafkaRecord.Body r = rec.body();
             if (control) control(r);
             long ts = logAppend ? b.maxTimestamp() : b.baseTimestamp() + r.timestampDelta().value();
             add(rows, r.key(), r.value(), base + r.offsetDelta().value(), ts, logAppend ? 1 : 0, headers(r), base,
@@ -224,19 +224,8 @@ final class SliceReader implements PartitionReader<InternalRow> {
         pending = rows.iterator();
     }
 
-    /** A record's length field against the bytes after it (DefaultRecord.readFrom). */
-    private static void checkLength(KafkaRecord r) {
-        long body = 1 + r.timestampDelta().len() + r.offsetDelta().len() + r.lenKey().len()
-            + Math.max(r.lenKey().value(), 0) + r.lenValue().len() + Math.max(r.lenValue().value(), 0)
-            + r.numHeaders().len();
-        for (KafkaRecord.Header h : r.headers()) {
-            body += h.lenKey().len() + h.lenKey().value() + h.lenValue().len() + Math.max(h.lenValue().value(), 0);
-        }
-        if (body != r.lenBody().value()) throw new Irregular("record length");
-    }
-
     /** A control record's key (and end-transaction marker), read as batches.parse_control. */
-    private static void control(KafkaRecord r) {
+    private static void control(KafkaRecord.Body r) {
         if (r.key() == null) throw new Irregular("control record without a key");
         KafkaControlRecordKey k = new KafkaControlRecordKey(new ByteBufferKaitaiStream(r.key()));
         long type = k.type() == null ? -1 : k.type().id();
@@ -253,7 +242,7 @@ final class SliceReader implements PartitionReader<InternalRow> {
         return false;
     }
 
-    private static Object headers(KafkaRecord r) {
+    private static Object headers(KafkaRecord.Body r) {
         List<KafkaRecord.Header> hs = r.headers();
         if (hs.isEmpty()) return null;  // Spark's source: null, not an empty list
         Object[] out = new Object[hs.size()];
