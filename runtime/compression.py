@@ -290,15 +290,23 @@ def _unsnappy_block(block, limit: int, so_far: int) -> bytes:
 
 
 _SNAPPY_MAX_CHUNK = 512 * 1024 * 1024  # SnappyInputStream.MAX_CHUNK_SIZE
+#: What Kafka asks of SnappyInputStream at a time: ChunkedBytesStream's buffer, sized by
+#: SnappyCompression.decompressionOutputSize (2 KiB).
+_SNAPPY_KAFKA_READ = 2 * 1024
 
 
 def _unsnappy(data, limit: int) -> bytes:
-    """snappy-java's SnappyInputStream (1.1.10): fewer than 16 bytes, or bytes that do not
-    start with its magic, are one raw snappy block, read whole; else its header (not
-    checked further) and chunks, each an int32 length and a raw block, until fewer than 4
-    bytes are left (hasNextChunk: the end, whatever those bytes); a length that is the
-    magic's first 4 bytes starts a concatenated stream's header (its version checked), or,
-    when the rest of the magic does not follow, ends the stream."""
+    """snappy-java's SnappyInputStream (1.1.10) as Kafka reads it (SnappyCompression: through
+    ChunkedBytesStream, 2 KiB at a time): fewer than 16 bytes, or bytes that do not start
+    with its magic, are one raw snappy block, read whole; else its header (not checked
+    further) and chunks, each an int32 length and a raw block, until fewer than 4 bytes
+    are left (hasNextChunk: the end, whatever those bytes); a length that is the magic's
+    first 4 bytes starts a concatenated stream's header (its version checked). When the
+    rest of the magic does not follow, hasNextChunk returns false having read those 16
+    bytes: the read returns -1 if it gave nothing yet (the end), else what it gave, and the
+    next read goes on after them. Where a read begins is where Kafka's reads begin: every
+    2 KiB of output here (a record whose body is 2 KiB or more is read past that buffer,
+    and its reads begin elsewhere; only a header that is not one tells the difference)."""
     data = bytes(data)
     if not data:
         raise CompressionError("snappy data is empty (snappy-java: cannot decompress an empty stream)")
@@ -306,6 +314,7 @@ def _unsnappy(data, limit: int) -> bytes:
         return _unsnappy_block(data, limit, 0)
     pos = _XERIAL_HEADER.size
     out = bytearray()
+    read_start = 0  # where in the output the current read began
     while len(data) - pos >= 4:
         (n,) = struct.unpack_from(">i", data, pos)
         pos += 4
@@ -313,7 +322,11 @@ def _unsnappy(data, limit: int) -> bytes:
             if len(data) - pos < _XERIAL_HEADER.size - 4:
                 raise CompressionError(f"snappy-java header cut short at byte {pos - 4}")
             if data[pos - 4 : pos + 4] != _XERIAL_MAGIC:
-                break
+                pos += _XERIAL_HEADER.size - 4
+                if (len(out) - read_start) % _SNAPPY_KAFKA_READ == 0:
+                    break  # nothing given in this read: -1, the end
+                read_start = len(out)
+                continue
             (version,) = struct.unpack_from(">i", data, pos + 4)
             if version < 1:
                 raise CompressionError(f"snappy-java stream of version {version} at byte {pos - 4}")
@@ -628,14 +641,19 @@ def _unzstd_frame(frame, limit: int, so_far: int) -> bytes:
     return bytes(out)
 
 
+#: How much input zstd-jni's ZstdInputStreamNoFinalizer reads at a time (its source
+#: buffer: ZSTD_DStreamInSize, a block and its header).
+_ZSTD_JNI_READ = (128 << 10) + 3
+
+
 def _unzstd(data, limit: int) -> bytes:
-    """zstd-jni's ZstdInputStreamNoFinalizer as Kafka reads it (through ChunkedBytesStream,
-    which takes a read of 0 bytes as the end): frames one after the other; the stream ends
-    at the end of the data, at a frame that gives no content (an empty or a skippable
-    one: its read returns 0), and at bytes that match a magic number so far but are too
-    few to say more (zstd waits for more, and the read gives 0). A frame cut short is an
-    error once it gave content ("Truncated source"), the end when it gave none; bytes that
-    start no frame are an error."""
+    """zstd-jni's ZstdInputStreamNoFinalizer as Kafka reads it (ZstdCompression: through
+    ChunkedBytesStream): frames one after the other, empty and skippable ones giving
+    nothing (its read() asks again until it gets something); bytes that start no frame
+    are an error. At the end of the data, after the last whole frame: the end; and after
+    a frame cut short (what it gave is kept) or bytes that match a magic number so far,
+    the end if a frame (of any kind) ended since zstd-jni last read input (its
+    frameFinished; it reads _ZSTD_JNI_READ bytes at a time), else "Truncated source"."""
     n = len(data)
     ends, pos = [], 0
     while pos < n:
@@ -656,16 +674,22 @@ def _unzstd(data, limit: int) -> bytes:
         except zstandard.ZstdError:
             _ZSTD.dctx = None
     out = bytearray()
+    done = None  # where the last frame that ended ends
     for start, end in ends:
         got = _unzstd_frame(memoryview(data)[start : min(end, n)], limit, len(out))
-        if end > n:
-            if got:
-                raise CompressionError(f"zstd frame at byte {start} is cut short (truncated source)")
-            break
-        if not got:
-            break  # a frame that gives nothing: the read returns 0, Kafka's end of the records
         out += got
-    return bytes(out)
+        if end > n:
+            break
+        done = end
+    if pos >= n and (not ends or ends[-1][1] <= n):
+        return bytes(out)
+    # the data ends inside a frame or a magic number: zstd-jni's next read of input finds
+    # nothing; the end if a frame ended after its last read, else an error
+    last_read = (n - 1) // _ZSTD_JNI_READ * _ZSTD_JNI_READ
+    if done is not None and done > last_read:
+        return bytes(out)
+    at = ends[-1][0] if ends and ends[-1][1] > n else pos
+    raise CompressionError(f"zstd frame at byte {at} is cut short (truncated source)")
 
 
 _ZSTD_WRITERS: dict[int, zstandard.ZstdCompressor] = {}

@@ -391,11 +391,9 @@ def mutated_jobs(to: Path, seed: int, count: int) -> list[Job]:
 #: kafkacodec's message for each mutation it refuses (mutated_jobs).
 REFUSALS: dict[str, str] = {}
 
-#: What the official compiler's outputs do not do yet (issue 54, point 6: the codecs' rules
-#: for bytes after a compressed stream), by how kafkacodec names it: a difference of these
-#: kinds is known and counted; any other fails the test.
+#: Where another language may read a mutation otherwise than kafkacodec, by how kafkacodec
+#: names it: a difference of these kinds is known and counted; any other fails the test.
 KNOWN_GAPS = {
-    "bytes after a compressed stream": re.compile(r"-r(junk\d+|twice)$"),
     # not a gap of the schemas: kafkacodec keeps a string's invalid UTF-8 (surrogate
     # escapes), the runtimes decode it their own way (Java's and JavaScript's decoders put
     # U+FFFD in, C++ keeps the bytes)
@@ -435,55 +433,6 @@ def unchecked_difference(job: Job, theirs: dict) -> str | None:
     return why
 
 
-def lz4_frames() -> list[tuple[str, int, bytes, bytes | None]]:
-    """LZ4 frames at the edges of Kafka's rules (Lz4BlockInputStream, Lz4BlockOutputStream's
-    FLG and BD), as (name, magic, frame, what Kafka's reading gives: the bytes, or None where
-    it refuses): kafkacodec's runtime (kafkacodec.runtime.compression, judged by Kafka's own
-    classes) says which. Every language's kafka_compression must give the same."""
-    from kafkacodec.runtime import compression as C
-
-    payload = b"kafkacodec " * 300
-    good = C.compress(3, payload, magic=2)
-    head_end = 7  # magic, FLG, BD, HC (Kafka writes no content size)
-
-    def with_descriptor(flg: int, bd: int, frame: bytes = good, fix: bool = True) -> bytes:
-        head = bytearray(frame[:head_end])
-        head[4], head[5] = flg, bd
-        if fix:
-            head[6] = (C.xxh32(bytes(head[4:6])) >> 8) & 0xFF
-        return bytes(head) + frame[head_end:]
-
-    flg, bd = good[4], good[5]
-    end = good.rindex(b"\0\0\0\0")
-    cases = [
-        ("kafkas", 2, good),
-        ("dict-id-bit", 2, with_descriptor(flg | 0x01, bd)),
-        ("reserved-bit", 2, with_descriptor(flg | 0x02, bd)),
-        ("dependent-blocks", 2, with_descriptor(flg & ~0x20, bd)),
-        ("version-2", 2, with_descriptor((flg & 0x3F) | 0x80, bd)),
-        ("bd-reserved", 2, with_descriptor(flg, bd | 0x01)),
-        ("block-size-3", 2, with_descriptor(flg, (bd & 0x8F) | 0x30)),
-        ("bad-header-checksum", 2, with_descriptor(flg, bd, fix=False)[:6] + bytes([good[6] ^ 0xFF]) + good[7:]),
-        ("bad-header-checksum-magic-0", 0, good[:6] + bytes([good[6] ^ 0xFF]) + good[7:]),
-        ("content-checksum-flag", 2, with_descriptor(flg | 0x04, bd)),
-        ("junk-after-end-mark", 2, good + b"junk after the frame"),
-        ("second-frame", 2, good + C.compress(3, b"more", magic=2)),
-        ("raw-end-mark", 2, good[:end] + b"\0\0\0\x80"),
-        ("empty-raw-block", 2, good[:end] + b"\0\0\0\x80" + b"\x05\0\0\x80hello" + b"\0\0\0\0"),
-        ("cut-in-header", 2, good[:5]),
-        ("cut-before-end-mark", 2, good[:end]),
-    ]
-    out = []
-    for name, magic, frame in cases:
-        try:
-            want = C.decompress(3, frame, magic=magic)
-        except Exception:  # noqa: BLE001 (refused, whatever the reason)
-            want = None
-        out.append((name, magic, frame, want))
-    assert sum(w is None for *_x, w in out) >= 8 and out[0][3] == payload
-    return out
-
-
 def check_mutations(jobs: list[Job], dumps: list[dict], doubles=None) -> dict[str, int]:
     """Every mutation another language reads as kafkacodec does without CRC checks, but
     for the KNOWN_GAPS kinds, which are counted (returned, and printed); `doubles`: how
@@ -502,9 +451,3 @@ def check_mutations(jobs: list[Job], dumps: list[dict], doubles=None) -> dict[st
     print(counts)
     assert not unknown, unknown
     return counts
-
-
-def check_lz4_frames(got: list[str]) -> None:
-    """A language's answers to lz4_frames (the decoded bytes in hex, or "refused"), in order."""
-    cases = lz4_frames()
-    assert dict(zip((n for n, *_x in cases), got)) == {n: "refused" if w is None else w.hex() for n, _m, _f, w in cases}

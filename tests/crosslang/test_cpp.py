@@ -16,11 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from codec_edges import check_codec_edges, codec_edges, codec_input
 from cpp_dump import source
 from crosslang import (
     check,
     check_case,
-    check_lz4_frames,
     check_mutations,
     corpus_fixture,
     corpus_jobs,
@@ -29,7 +29,6 @@ from crosslang import (
     internal_jobs,
     jobs_file,
     log_jobs,
-    lz4_frames,
     mutated_jobs,
     wide_batches,
 )
@@ -215,7 +214,7 @@ def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks(binary, tmp_
     check_mutations(jobs, run(binary, jobs, "mutations"))
 
 
-LZ4_CPP = r"""
+CODECS_CPP = r"""
 #include <iostream>
 #include <string>
 #include "kafka_compression.h"
@@ -225,13 +224,13 @@ static std::string unhex(const std::string& h) {
     return out;
 }
 int main() {
-    int magic;
+    int codec, magic;
     std::string hex;
-    while (std::cin >> magic >> hex) {
+    while (std::cin >> codec >> magic >> hex) {
         try {
-            std::string got = kafka_compression_t(3, magic).decode(unhex(hex));
+            std::string got = kafka_compression_t(codec, magic).decode(hex == "-" ? std::string() : unhex(hex));
             static const char* d = "0123456789abcdef";
-            std::string out;
+            std::string out = "=";
             for (unsigned char c : got) { out.push_back(d[c >> 4]); out.push_back(d[c & 15]); }
             std::cout << out << "\n";
         } catch (const std::exception&) {
@@ -243,14 +242,14 @@ int main() {
 """
 
 
-def test_lz4_frames_read_as_kafka_reads_them_in_cpp(tmp_path):
-    """The test's kafka_compression.h keeps Kafka's LZ4 frame rules (crosslang.lz4_frames)."""
-    (tmp_path / "lz4.cpp").write_text(LZ4_CPP)
-    exe = tmp_path / "lz4"
-    proc = subprocess.run(["g++", "-std=c++11", "-w", f"-I{HERE}", f"-I{HERE / 'runtime'}", str(tmp_path / "lz4.cpp"),
+def test_codec_edges_read_as_kafka_reads_them_in_cpp(tmp_path):
+    """The test's kafka_compression.h keeps Kafka's rules for LZ4 frames and for the bytes
+    after a gzip, snappy or zstd stream (crosslang.codec_edges)."""
+    (tmp_path / "codecs.cpp").write_text(CODECS_CPP)
+    exe = tmp_path / "codecs"
+    proc = subprocess.run(["g++", "-std=c++11", "-w", f"-I{HERE}", f"-I{HERE / 'runtime'}", str(tmp_path / "codecs.cpp"),
                            "-o", str(exe), "-lz", ZSTD], capture_output=True, text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    cases = lz4_frames()
-    got = subprocess.run([str(exe)], input="".join(f"{m} {f.hex()}\n" for _n, m, f, _w in cases),
+    got = subprocess.run([str(exe)], input=codec_input(codec_edges()),
                          capture_output=True, text=True, timeout=60, check=True).stdout.split()  # fmt: skip
-    check_lz4_frames(got)
+    check_codec_edges(got)

@@ -16,10 +16,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from codec_edges import check_codec_edges, codec_edges, codec_input
 from crosslang import (
     check,
     check_case,
-    check_lz4_frames,
     check_mutations,
     corpus_fixture,
     corpus_jobs,
@@ -29,7 +29,6 @@ from crosslang import (
     internal_jobs,
     jobs_file,
     log_jobs,
-    lz4_frames,
     mutated_jobs,
     wide_batches,
 )
@@ -218,18 +217,19 @@ def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks(jvm, tmp_pat
     check_mutations(jobs, run(jvm, jobs, "mutations"))
 
 
-LZ4_JAVA = """
+CODECS_JAVA = """
 import io.kafkacodec.kaitai.KafkaCompression;
 import java.io.*;
 import java.util.HexFormat;
-public class Lz4Frames {
+public class CodecEdges {
     public static void main(String[] args) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
         for (String line; (line = in.readLine()) != null; ) {
             String[] part = line.split(" ");
             try {
-                byte[] got = new KafkaCompression(3, Long.parseLong(part[0])).decode(HexFormat.of().parseHex(part[1]));
-                System.out.println(HexFormat.of().formatHex(got));
+                byte[] data = part[2].equals("-") ? new byte[0] : HexFormat.of().parseHex(part[2]);
+                byte[] got = new KafkaCompression(Long.parseLong(part[0]), Long.parseLong(part[1])).decode(data);
+                System.out.println("=" + HexFormat.of().formatHex(got));
             } catch (RuntimeException e) {
                 System.out.println("refused");
             }
@@ -239,14 +239,13 @@ public class Lz4Frames {
 """
 
 
-def test_lz4_frames_read_as_kafka_reads_them_on_the_jvm(jvm, tmp_path):
-    """KafkaCompression.java's LZ4 reader keeps Kafka's frame rules (crosslang.lz4_frames)."""
+def test_codec_edges_read_as_kafka_reads_them_on_the_jvm(jvm, tmp_path):
+    """KafkaCompression.java keeps Kafka's rules for LZ4 frames and for the bytes after a
+    gzip, snappy or zstd stream (crosslang.codec_edges)."""
     _out, cp = jvm
-    (tmp_path / "Lz4Frames.java").write_text(LZ4_JAVA)
-    subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "Lz4Frames.java")],
+    (tmp_path / "CodecEdges.java").write_text(CODECS_JAVA)
+    subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(tmp_path), str(tmp_path / "CodecEdges.java")],
                    check=True, capture_output=True, timeout=300)  # fmt: skip
-    cases = lz4_frames()
-    proc = subprocess.run(["java", "-cp", f"{tmp_path}:{cp}", "Lz4Frames"], capture_output=True, text=True,
-                          input="".join(f"{m} {f.hex()}\n" for _n, m, f, _w in cases), timeout=120, check=True)  # fmt: skip
-    got = proc.stdout.split()
-    check_lz4_frames(got)
+    proc = subprocess.run(["java", "-cp", f"{tmp_path}:{cp}", "CodecEdges"], capture_output=True, text=True,
+                          input=codec_input(codec_edges()), timeout=120, check=True)  # fmt: skip
+    check_codec_edges(proc.stdout.split())

@@ -17,11 +17,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from codec_edges import check_codec_edges, codec_edges, codec_input
 from conftest import KSC
 from crosslang import (
     check,
     check_case,
-    check_lz4_frames,
     check_mutations,
     corpus_fixture,
     corpus_jobs,
@@ -29,7 +29,6 @@ from crosslang import (
     internal_jobs,
     jobs_file,
     log_jobs,
-    lz4_frames,
     mutated_jobs,
     wide_batches,
 )
@@ -191,19 +190,20 @@ def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks(javascript, 
     check_mutations(jobs, node(javascript, jobs, "mutations"), doubles=as_double)
 
 
-def test_lz4_frames_read_as_kafka_reads_them_in_javascript(javascript):
-    """KafkaCompression.js's LZ4 reader keeps Kafka's frame rules (crosslang.lz4_frames)."""
+def test_codec_edges_read_as_kafka_reads_them_in_javascript(javascript):
+    """KafkaCompression.js keeps Kafka's rules for LZ4 frames and for the bytes after a
+    gzip, snappy or zstd stream (crosslang.codec_edges)."""
     env = dict(os.environ, NODE_PATH=f"{KSC / 'node_modules'}{os.pathsep}{javascript}")
-    cases = lz4_frames()
+    cases = codec_edges()
     script = (
         "const { KafkaCompression } = require('./KafkaCompression.js');"
         "const lines = require('fs').readFileSync(0, 'utf8').trim().split('\\n');"
-        "for (const line of lines) { const [m, hex] = line.split(' ');"
-        " try { console.log(Buffer.from(new KafkaCompression(3, Number(m)).decode(Buffer.from(hex, 'hex'))).toString('hex')); }"
+        "for (const line of lines) { const [c, m, hex] = line.split(' ');"
+        " const data = new Uint8Array(hex === '-' ? [] : Buffer.from(hex, 'hex'));"
+        " try { console.log('=' + Buffer.from(new KafkaCompression(Number(c), Number(m)).decode(data)).toString('hex')); }"
         " catch (e) { console.log('refused'); } }"
     )
     proc = subprocess.run(["node", "-e", script], cwd=javascript, env=env, capture_output=True, text=True,
-                          input="".join(f"{m} {f.hex()}\n" for _n, m, f, _w in cases), timeout=60)  # fmt: skip
+                          input=codec_input(cases), timeout=60)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
-    got = proc.stdout.split("\n")[: len(cases)]
-    check_lz4_frames(got)
+    check_codec_edges(proc.stdout.split("\n")[: len(cases)])

@@ -5,13 +5,17 @@
 // Codecs as Kafka writes them (FORMATS.md 3): 1 gzip (members may be concatenated),
 // 2 snappy (xerial framing, or one raw block), 3 lz4 (frame format; magic 0 frames carry
 // Kafka's old, wrong header checksum, which is not checked), 4 zstd (magic 2 only).
+// Each is read as Kafka's Java streams read it, to where they end (what follows a stream
+// is read, skipped or refused as they do): kafkacodec.runtime.compression states the same
+// rules, and Kafka's own classes judge them (tests/kafka/test_kafka_stream_ends.py).
 // A region that inflates past KafkaCompression.maxSize (128 MB) is refused.
 "use strict";
 const zlib = require("zlib");
-const SnappyJS = require("snappyjs");
 const lz4 = require("lz4js");
 const xxh32 = require("lz4js/xxh32.js");
 const fzstd = require("fzstd");
+
+const { crc32 } = require("./KafkaCrc");
 
 const XERIAL = [0x82, 0x53, 0x4e, 0x41, 0x50, 0x50, 0x59, 0x00];
 const LZ4_MAGIC = 0x184d2204;
@@ -38,36 +42,199 @@ function concat(parts, total) {
   return out;
 }
 
+function s32(buf, at) {
+  return (buf[at] << 24) | (buf[at + 1] << 16) | (buf[at + 2] << 8) | buf[at + 3];
+}
+
+function s32le(buf, at) {
+  return buf[at] | (buf[at + 1] << 8) | (buf[at + 2] << 16) | (buf[at + 3] << 24);
+}
+
+// GZIPInputStream's input buffer as Kafka's GzipCompression sizes it: where the JDK looks
+// for a next member after one ends depends on what it has read ahead.
+const GZIP_JDK_BUFFER = 8 * 1024;
+
+// The length of the gzip member header at data[pos], as the JDK's GZIPInputStream.readHeader
+// reads it (reserved flag bits not looked at; a header CRC checked).
+function gzipHeader(data, pos) {
+  const n = data.length;
+  const need = (at, k) => {
+    if (n - at < k) throw new KafkaCompressionError("gzip: header cut short at byte " + at);
+  };
+  need(pos, 10);
+  if (data[pos] !== 0x1f || data[pos + 1] !== 0x8b) throw new KafkaCompressionError("gzip: not in gzip format at byte " + pos);
+  if (data[pos + 2] !== 8) throw new KafkaCompressionError("gzip: compression method " + data[pos + 2] + " is not deflate");
+  const flg = data[pos + 3];
+  let at = pos + 10;
+  if (flg & 4) {  // FEXTRA
+    need(at, 2);
+    at += 2 + (data[at] | (data[at + 1] << 8));
+    need(at, 0);
+  }
+  for (const bit of [8, 16]) {  // FNAME, FCOMMENT: zero-terminated
+    if (flg & bit) {
+      const end = data.indexOf(0, at);
+      if (end < 0) throw new KafkaCompressionError("gzip: header cut short at byte " + n);
+      at = end + 1;
+    }
+  }
+  if (flg & 2) {  // FHCRC
+    need(at, 2);
+    if ((data[at] | (data[at + 1] << 8)) !== (crc32(data.subarray(pos, at)) & 0xffff)) {
+      throw new KafkaCompressionError("gzip: corrupt header at byte " + pos + " (its CRC does not match)");
+    }
+    at += 2;
+  }
+  return at - pos;
+}
+
+// java.util.zip.GZIPInputStream over the bytes (kafkacodec.runtime.compression._gunzip):
+// a member's header, raw deflate, trailer (CRC-32, length); then, only when the JDK looks
+// at what follows (input it has not read yet, or more than 26 bytes of its 8 KiB buffer
+// left after the deflate data), a next member if a header it takes starts there, else the
+// end: anything else after a member is never read.
 function gunzip(data, limit) {
-  try {
-    return new Uint8Array(zlib.gunzipSync(data, { maxOutputLength: limit }));
-  } catch (err) {
-    throw new KafkaCompressionError("gzip: " + err.message);
+  const size = data.length;
+  let pos = gzipHeader(data, 0);
+  let inPos = pos;  // how far the JDK has pulled bytes into its buffer
+  const parts = [];
+  let total = 0;
+  for (;;) {
+    let r;
+    try {
+      r = zlib.inflateRawSync(data.subarray(pos), { info: true, maxOutputLength: Math.max(1, limit - total) });
+    } catch (err) {
+      throw new KafkaCompressionError("gzip: " + err.message);
+    }
+    const member = new Uint8Array(r.buffer);
+    const deflateEnd = pos + r.engine.bytesWritten;
+    if (deflateEnd > inPos) {  // the 8 KiB fills that reached the deflate data's end
+      inPos = Math.min(size, inPos + Math.ceil((deflateEnd - inPos) / GZIP_JDK_BUFFER) * GZIP_JDK_BUFFER);
+    }
+    const buffered = inPos - deflateEnd;  // read ahead past the deflate data (the trailer too)
+    if (size - deflateEnd < 8) throw new KafkaCompressionError("gzip: member ends inside its trailer");
+    if ((s32le(data, deflateEnd) >>> 0) !== crc32(member) || (s32le(data, deflateEnd + 4) >>> 0) !== member.length % 2 ** 32) {
+      throw new KafkaCompressionError("gzip: corrupt trailer (its CRC or length does not match)");
+    }
+    total += member.length;
+    if (total > limit) throw new KafkaCompressionError("gzip: inflates past the bound");
+    parts.push(member);
+    inPos = Math.max(inPos, deflateEnd + 8);
+    if (!(size - inPos > 0 || buffered > 26)) return concat(parts, total);
+    let header;
+    try {
+      header = gzipHeader(data, deflateEnd + 8);
+    } catch (err) {
+      if (err instanceof KafkaCompressionError) return concat(parts, total);  // "ignore any malformed"
+      throw err;
+    }
+    pos = deflateEnd + 8 + header;
+    inPos = Math.max(inPos, pos);
   }
 }
 
+// What Kafka asks of SnappyInputStream at a time (SnappyCompression.decompressionOutputSize).
+const SNAPPY_KAFKA_READ = 2 * 1024;
+const SNAPPY_MAX_CHUNK = 512 * 1024 * 1024;
+const XERIAL_HEAD = s32(XERIAL, 0);
+
+// snappy-java's SnappyInputStream as Kafka reads it (kafkacodec.runtime.compression._unsnappy):
+// fewer than 16 bytes, or no magic, is one raw block; else chunks (an int32 length, a raw
+// block) until fewer than 4 bytes are left; a length that is the magic's first 4 bytes
+// starts a concatenated stream's header (version at least 1), or, when the rest of the
+// magic does not follow, is 16 bytes skipped: the end when the read Kafka made (2 KiB of
+// output at a time) had given nothing yet, else the stream goes on.
 function unsnappy(data, limit) {
+  if (data.length === 0) throw new KafkaCompressionError("snappy: empty data");
   const isXerial = data.length >= 16 && XERIAL.every((b, i) => data[i] === b);
   if (!isXerial) return snappyBlock(data, limit);
   const parts = [];
   let total = 0;
-  for (let at = 16; at < data.length; ) {
-    const n = u32(data, at);
-    if (at + 4 + n > data.length) throw new KafkaCompressionError("snappy: truncated xerial block");
-    const block = snappyBlock(data.subarray(at + 4, at + 4 + n), limit - total);
+  let readStart = 0;
+  let at = 16;
+  while (data.length - at >= 4) {
+    const n = s32(data, at);
+    at += 4;
+    if (n === XERIAL_HEAD) {
+      if (data.length - at < 12) throw new KafkaCompressionError("snappy: header cut short at byte " + (at - 4));
+      const magic = s32(data, at) === s32(XERIAL, 4);
+      const version = s32(data, at + 4);
+      at += 12;
+      if (!magic) {
+        if ((total - readStart) % SNAPPY_KAFKA_READ === 0) break;  // -1: the end
+        readStart = total;
+        continue;
+      }
+      if (version < 1) throw new KafkaCompressionError("snappy: stream of version " + version);
+      continue;
+    }
+    if (n < 0 || n > SNAPPY_MAX_CHUNK || n > data.length - at) {
+      throw new KafkaCompressionError("snappy: chunk at byte " + (at - 4) + " claims " + n + " bytes");
+    }
+    const block = snappyBlock(data.subarray(at, at + n), limit - total);
     parts.push(block);
     total += block.length;
-    at += 4 + n;
+    at += n;
   }
   return concat(parts, total);
 }
 
-function snappyBlock(block, limit) {
-  try {
-    return new Uint8Array(SnappyJS.uncompress(block, limit));
-  } catch (err) {
-    throw new KafkaCompressionError("snappy: " + err.message);
+// One raw snappy block as Google's snappy (which snappy-java calls) takes it: its length
+// (a uvarint of at most 5 bytes), then literals and copies that fill exactly that many
+// bytes and use every byte of the block (snappyjs, which takes bytes after the output is
+// full, is not used: Kafka refuses them).
+function snappyBlock(b, limit) {
+  const end = b.length;
+  let at = 0;
+  let len = 0;
+  for (let shift = 0; ; shift += 7) {
+    if (at >= end || shift > 28) throw new KafkaCompressionError("snappy: bad length");
+    const c = b[at++];
+    len += (c & 0x7f) * 2 ** shift;
+    if (c < 0x80) break;
   }
+  if (len > limit) throw new KafkaCompressionError("snappy: inflates past the bound");
+  const out = new Uint8Array(len);
+  let o = 0;
+  while (at < end) {
+    const tag = b[at++];
+    let n;
+    let offset;
+    if ((tag & 3) === 0) {
+      n = tag >> 2;
+      if (n >= 60) {
+        const bytes = n - 59;
+        if (bytes > end - at) throw new KafkaCompressionError("snappy: bad literal");
+        n = 0;
+        for (let i = 0; i < bytes; i++) n += b[at++] * 2 ** (8 * i);
+      }
+      n += 1;
+      if (n > end - at || o + n > len) throw new KafkaCompressionError("snappy: bad literal");
+      out.set(b.subarray(at, at + n), o);
+      o += n;
+      at += n;
+      continue;
+    }
+    if ((tag & 3) === 1) {
+      if (at >= end) throw new KafkaCompressionError("snappy: cut short");
+      n = ((tag >> 2) & 7) + 4;
+      offset = ((tag >> 5) << 8) | b[at++];
+    } else if ((tag & 3) === 2) {
+      if (end - at < 2) throw new KafkaCompressionError("snappy: cut short");
+      n = (tag >> 2) + 1;
+      offset = b[at] | (b[at + 1] << 8);
+      at += 2;
+    } else {
+      if (end - at < 4) throw new KafkaCompressionError("snappy: cut short");
+      n = (tag >> 2) + 1;
+      offset = s32le(b, at) >>> 0;
+      at += 4;
+    }
+    if (offset === 0 || offset > o || o + n > len) throw new KafkaCompressionError("snappy: bad copy");
+    for (let i = 0; i < n; i++, o++) out[o] = out[o - offset];
+  }
+  if (o !== len) throw new KafkaCompressionError("snappy: length mismatch");
+  return out;
 }
 
 function unlz4(data, limit, magic) {
@@ -142,21 +309,84 @@ function unlz4(data, limit, magic) {
   return concat(parts, total);
 }
 
+const ZSTD_MAGIC = 0xfd2fb528;
+const ZSTD_SKIPPABLE = 0x184d2a50;  // to 0x184d2a5f
+// How much input zstd-jni's ZstdInputStreamNoFinalizer reads at a time (ZSTD_DStreamInSize).
+const ZSTD_JNI_READ = 128 * 1024 + 3;
+
+// Where the frame (or skippable frame) at data[pos] ends, from its headers and its blocks'
+// headers (RFC 8878); null when the data ends inside a magic number (zstd waits for more);
+// an error for bytes that start no frame or a block of the reserved type. The end may lie
+// past the data (the frame is cut short). kafkacodec.runtime.compression._zstd_frame_end.
+function zstdFrameEnd(data, pos) {
+  const n = data.length;
+  const head = data.subarray(pos, pos + 4);
+  const magicBytes = [0x28, 0xb5, 0x2f, 0xfd];
+  if (head.length < 4 || (n - pos < 5 && head.every((b, i) => b === magicBytes[i]))) {
+    const prefix = head.every((b, i) => b === magicBytes[i]);
+    const skip = head.length > 0 && head[0] >= 0x50 && head[0] <= 0x5f && head.every((b, i) => i === 0 || b === [0x50, 0x2a, 0x4d, 0x18][i]);
+    if (prefix || skip) return null;
+    throw new KafkaCompressionError("zstd: data holds no frame at byte " + pos);
+  }
+  const magic = s32le(data, pos) >>> 0;
+  if (((magic & 0xfffffff0) >>> 0) === ZSTD_SKIPPABLE) {
+    if (n - pos < 8) return pos + 8;
+    return pos + 8 + (s32le(data, pos + 4) >>> 0);
+  }
+  if (magic !== ZSTD_MAGIC) throw new KafkaCompressionError("zstd: data holds no frame at byte " + pos);
+  const fhd = data[pos + 4];
+  const single = (fhd >> 5) & 1;
+  let at = pos + 4 + 1 + (1 - single) + [0, 1, 2, 4][fhd & 3] + [single, 2, 4, 8][fhd >> 6];
+  for (;;) {
+    if (n - at < 3) return at + 3;
+    const bh = data[at] | (data[at + 1] << 8) | (data[at + 2] << 16);
+    const kind = (bh >> 1) & 3;
+    if (kind === 3) throw new KafkaCompressionError("zstd: block of the reserved type at byte " + at);
+    at += 3 + (kind === 1 ? 1 : bh >> 3);  // an RLE block holds one byte
+    if (bh & 1) return at + 4 * ((fhd >> 2) & 1);  // and its content checksum
+  }
+}
+
+// zstd-jni's ZstdInputStreamNoFinalizer as Kafka reads it (kafkacodec.runtime.compression
+// _unzstd): frames one after the other, empty and skippable ones giving nothing; at the end
+// of the data after a frame cut short (what it gave is kept) or inside a magic number: the
+// end if a frame ended since zstd-jni last read input (131075 bytes at a time), else
+// "Truncated source".
 function unzstd(data, limit) {
+  const n = data.length;
   const parts = [];
   let total = 0;
-  try {
-    const stream = new fzstd.Decompress((chunk) => {
-      total += chunk.length;
-      if (total > limit) throw new KafkaCompressionError("zstd: inflates past the bound");
-      parts.push(chunk);
-    });
-    stream.push(data, true);
-  } catch (err) {
-    if (err instanceof KafkaCompressionError) throw err;
-    throw new KafkaCompressionError("zstd: " + err.message);
+  let done = -1;  // where the last frame that ended ends
+  let pos = 0;
+  const frame = (bytes, whole) => {
+    try {
+      const stream = new fzstd.Decompress((chunk) => {
+        total += chunk.length;
+        if (total > limit) throw new KafkaCompressionError("zstd: inflates past the bound");
+        parts.push(chunk);
+      });
+      stream.push(bytes, whole);
+    } catch (err) {
+      if (err instanceof KafkaCompressionError) throw err;
+      throw new KafkaCompressionError("zstd: " + err.message);
+    }
+  };
+  while (pos < n) {
+    const end = zstdFrameEnd(data, pos);
+    if (end === null) break;
+    const skippable = ((s32le(data, pos) & 0xfffffff0) >>> 0) === ZSTD_SKIPPABLE;
+    if (end > n) {
+      if (!skippable) frame(data.subarray(pos, n), false);  // what a frame cut short gives
+      break;
+    }
+    if (!skippable) frame(data.subarray(pos, end), true);
+    done = end;
+    pos = end;
   }
-  return concat(parts, total);
+  if (pos >= n) return concat(parts, total);
+  const lastRead = Math.floor((n - 1) / ZSTD_JNI_READ) * ZSTD_JNI_READ;
+  if (done > lastRead) return concat(parts, total);
+  throw new KafkaCompressionError("zstd: frame at byte " + pos + " is cut short (truncated source)");
 }
 
 const CODECS = { 1: gunzip, 2: unsnappy, 3: unlz4, 4: unzstd };

@@ -1,10 +1,13 @@
 // The custom process of kafkacodec's schemas (`process: kafka_compression(codec, magic)`)
 // for the official compiler's C++ output, as the cross-language tests plug it in: the
 // generated code constructs kafka_compression_t(codec, magic) and calls decode() on the
-// compressed region. Here: gzip through zlib, snappy (xerial's stream format, or a raw
-// block) and lz4 (Kafka's frame) decoded by hand, zstd through libzstd's one-shot
-// ZSTD_decompress (declared here: its ABI is stable, and this machine has the library but
-// not its headers). A user plugs in any decompressor the same way.
+// compressed region. Here: gzip through zlib's raw inflate, snappy (xerial's stream
+// format, or a raw block) and lz4 (Kafka's frame) decoded by hand, zstd through libzstd's
+// streaming decoder (declared here: its ABI is stable, and this machine has the library
+// but not its headers). Each stream is read as Kafka's Java streams read it, to where they
+// end (what follows is read, skipped or refused as they do: kafkacodec.runtime.compression
+// states the same rules, which Kafka's classes judge), and never past LIMIT bytes of output.
+// A user plugs in any decompressor the same way.
 #ifndef KAFKA_COMPRESSION_H_
 #define KAFKA_COMPRESSION_H_
 
@@ -16,7 +19,13 @@
 #include <string>
 
 extern "C" {
-size_t ZSTD_decompress(void* dst, size_t dst_capacity, const void* src, size_t src_size);
+typedef struct ZSTD_DCtx_s ZSTD_DStream;
+typedef struct { const void* src; size_t size; size_t pos; } ZSTD_inBuffer;
+typedef struct { void* dst; size_t size; size_t pos; } ZSTD_outBuffer;
+ZSTD_DStream* ZSTD_createDStream(void);
+size_t ZSTD_freeDStream(ZSTD_DStream* zds);
+size_t ZSTD_initDStream(ZSTD_DStream* zds);
+size_t ZSTD_decompressStream(ZSTD_DStream* zds, ZSTD_outBuffer* output, ZSTD_inBuffer* input);
 unsigned ZSTD_isError(size_t code);
 }
 
@@ -37,38 +46,99 @@ public:
         }
     }
 
+    //: runtime/compression.py DEFAULT_MAX_INFLATED: what one region may inflate to.
+    static const size_t LIMIT = (size_t) 128 << 20;
+
 private:
     int m_codec;
     int m_magic;
 
-    static std::string gunzip(const std::string& src) {
-        std::string out;
-        z_stream s = z_stream();
-        if (inflateInit2(&s, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error("gzip: inflateInit2");
-        s.next_in = (Bytef*) src.data();
-        s.avail_in = (uInt) src.size();
-        char buf[65536];
-        for (;;) {
-            s.next_out = (Bytef*) buf;
-            s.avail_out = sizeof buf;
-            int rc = inflate(&s, Z_NO_FLUSH);
-            out.append(buf, sizeof buf - s.avail_out);
-            if (rc == Z_STREAM_END) {
-                if (s.avail_in == 0) break;
-                inflateReset(&s);  // another gzip member follows
-                continue;
-            }
-            if (rc != Z_OK) {
-                inflateEnd(&s);
-                throw std::runtime_error("gzip: corrupt data");
-            }
-            if (s.avail_in == 0 && s.avail_out != 0) {
-                inflateEnd(&s);
-                throw std::runtime_error("gzip: truncated data");
+    static uint32_t le32u(const std::string& b, size_t at) {
+        return (uint32_t) (unsigned char) b[at] | (uint32_t) (unsigned char) b[at + 1] << 8 |
+               (uint32_t) (unsigned char) b[at + 2] << 16 | (uint32_t) (unsigned char) b[at + 3] << 24;
+    }
+
+    // The length of the gzip member header at s[pos], as the JDK's GZIPInputStream.readHeader
+    // reads it (reserved flag bits not looked at; a header CRC checked); throws otherwise.
+    static size_t gzip_header(const std::string& s, size_t pos) {
+        const unsigned char* b = (const unsigned char*) s.data();
+        size_t n = s.size();
+        if (n - pos < 10) throw std::runtime_error("gzip: header cut short");
+        if (b[pos] != 0x1f || b[pos + 1] != 0x8b) throw std::runtime_error("gzip: not in gzip format");
+        if (b[pos + 2] != 8) throw std::runtime_error("gzip: not deflate");
+        unsigned flg = b[pos + 3];
+        size_t at = pos + 10;
+        if (flg & 4) {  // FEXTRA
+            if (n - at < 2) throw std::runtime_error("gzip: header cut short");
+            at += 2 + (b[at] | (size_t) b[at + 1] << 8);
+            if (at > n) throw std::runtime_error("gzip: header cut short");
+        }
+        for (unsigned bit = 8; bit <= 16; bit <<= 1) {  // FNAME, FCOMMENT: zero-terminated
+            if (flg & bit) {
+                size_t z = s.find('\0', at);
+                if (z == std::string::npos) throw std::runtime_error("gzip: header cut short");
+                at = z + 1;
             }
         }
-        inflateEnd(&s);
-        return out;
+        if (flg & 2) {  // FHCRC
+            if (n - at < 2) throw std::runtime_error("gzip: header cut short");
+            uLong crc = crc32(0L, b + pos, (uInt) (at - pos));
+            if ((b[at] | (unsigned) b[at + 1] << 8) != (crc & 0xffff)) throw std::runtime_error("gzip: corrupt header");
+            at += 2;
+        }
+        return at - pos;
+    }
+
+    // java.util.zip.GZIPInputStream over the bytes, with the 8 KiB input buffer Kafka's
+    // GzipCompression gives it (kafkacodec.runtime.compression._gunzip): a member's header,
+    // raw deflate, trailer (CRC-32, length); then, only when the JDK looks at what follows
+    // (input it has not read yet, or more than 26 bytes of its buffer left after the deflate
+    // data), a next member if a header it takes starts there, else the end.
+    static std::string gunzip(const std::string& src) {
+        const size_t jdk_buffer = 8 * 1024;
+        size_t size = src.size();
+        size_t pos = gzip_header(src, 0);
+        size_t in_pos = pos;
+        std::string out;
+        for (;;) {
+            z_stream s = z_stream();
+            if (inflateInit2(&s, -MAX_WBITS) != Z_OK) throw std::runtime_error("gzip: inflateInit2");
+            s.next_in = (Bytef*) src.data() + pos;
+            s.avail_in = (uInt) (size - pos);
+            size_t member_start = out.size();
+            char buf[65536];
+            int rc;
+            do {
+                s.next_out = (Bytef*) buf;
+                s.avail_out = sizeof buf;
+                rc = inflate(&s, Z_NO_FLUSH);
+                out.append(buf, sizeof buf - s.avail_out);
+                if (out.size() > LIMIT) rc = Z_MEM_ERROR;
+            } while (rc == Z_OK && (s.avail_in > 0 || s.avail_out == 0));
+            size_t deflate_end = size - s.avail_in;
+            inflateEnd(&s);
+            if (rc != Z_STREAM_END) throw std::runtime_error("gzip: corrupt, cut short or too large");
+            if (deflate_end > in_pos) {  // the 8 KiB fills that reached the deflate data's end
+                size_t fills = (deflate_end - in_pos + jdk_buffer - 1) / jdk_buffer;
+                in_pos = in_pos + fills * jdk_buffer < size ? in_pos + fills * jdk_buffer : size;
+            }
+            size_t buffered = in_pos - deflate_end;
+            if (size - deflate_end < 8) throw std::runtime_error("gzip: member ends inside its trailer");
+            uLong crc = crc32(0L, (const Bytef*) out.data() + member_start, (uInt) (out.size() - member_start));
+            if (le32u(src, deflate_end) != (uint32_t) crc || le32u(src, deflate_end + 4) != (uint32_t) (out.size() - member_start)) {
+                throw std::runtime_error("gzip: corrupt trailer");
+            }
+            if (in_pos < deflate_end + 8) in_pos = deflate_end + 8;
+            if (!(size > in_pos || buffered > 26)) return out;
+            size_t header;
+            try {
+                header = gzip_header(src, deflate_end + 8);
+            } catch (const std::runtime_error&) {
+                return out;  // "ignore any malformed": the stream ends here
+            }
+            pos = deflate_end + 8 + header;
+            if (in_pos < pos) in_pos = pos;
+        }
     }
 
     static uint32_t be32(const std::string& b, size_t at) {
@@ -83,22 +153,43 @@ private:
                (uint32_t) (unsigned char) b[at + 2] << 16 | (uint32_t) (unsigned char) b[at + 3] << 24;
     }
 
+    // snappy-java's SnappyInputStream as Kafka reads it (kafkacodec.runtime.compression
+    // _unsnappy): fewer than 16 bytes, or no magic, is one raw block; else chunks (an int32
+    // length, a raw block) until fewer than 4 bytes are left; a length that is the magic's
+    // first 4 bytes starts a concatenated stream's header (version at least 1), or, when the
+    // rest of the magic does not follow, is 16 bytes skipped: the end when the read Kafka
+    // made (2 KiB of output at a time) had given nothing yet, else the stream goes on.
     static std::string unsnappy(const std::string& src) {
         static const char xerial[8] = {(char) 0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
-        if (src.size() < 16 || src.compare(0, 8, std::string(xerial, 8)) != 0) return snappy_block(src, 0, src.size());
+        const size_t kafka_read = 2 * 1024, max_chunk = (size_t) 512 << 20;
+        if (src.empty()) throw std::runtime_error("snappy: empty data");
+        if (src.size() < 16 || src.compare(0, 8, std::string(xerial, 8)) != 0) return snappy_block(src, 0, src.size(), 0);
         std::string out;
-        size_t at = 16;  // magic, version, compatible version
-        while (at < src.size()) {
+        size_t at = 16, read_start = 0;  // magic, version, compatible version
+        while (src.size() - at >= 4) {
             uint32_t n = be32(src, at);
             at += 4;
-            if (n > src.size() - at) throw std::runtime_error("snappy: a chunk longer than the data");
-            out += snappy_block(src, at, at + n);
+            if (n == be32(std::string(xerial, 8), 0)) {  // a concatenated stream's header
+                if (src.size() - at < 12) throw std::runtime_error("snappy: header cut short");
+                bool magic = src.compare(at, 4, std::string(xerial + 4, 4)) == 0;
+                int32_t version = (int32_t) be32(src, at + 4);
+                at += 12;
+                if (!magic) {
+                    if ((out.size() - read_start) % kafka_read == 0) break;  // -1: the end
+                    read_start = out.size();
+                    continue;
+                }
+                if (version < 1) throw std::runtime_error("snappy: stream of version below 1");
+                continue;
+            }
+            if (n > max_chunk || n > src.size() - at) throw std::runtime_error("snappy: a chunk longer than the data");
+            out += snappy_block(src, at, at + n, out.size());
             at += n;
         }
         return out;
     }
 
-    static std::string snappy_block(const std::string& s, size_t at, size_t end) {
+    static std::string snappy_block(const std::string& s, size_t at, size_t end, size_t before) {
         const unsigned char* b = (const unsigned char*) s.data();
         uint64_t len = 0;
         for (int shift = 0;; shift += 7) {
@@ -107,6 +198,7 @@ private:
             len |= (uint64_t) (c & 0x7f) << shift;
             if (c < 0x80) break;
         }
+        if (before + len > LIMIT) throw std::runtime_error("snappy: inflates past the limit");
         std::string out;
         out.reserve((size_t) len);
         while (at < end) {
@@ -191,6 +283,7 @@ private:
             if (word & 0x80000000u) out.append(src, at, size);
             else lz4_block(src, at, at + size, out);
             if (out.size() - before > max_block) throw std::runtime_error("lz4: a block inflates past the block size");
+            if (out.size() > LIMIT) throw std::runtime_error("lz4: inflates past the limit");
             size_t block_at = at;
             at += size;
             if (flg & 0x10) {
@@ -270,17 +363,92 @@ private:
         }
     }
 
-    // Kafka's zstd frames carry no content size: the output buffer grows until it fits.
-    static std::string unzstd(const std::string& src) {
-        for (size_t cap = src.size() * 8 > 65536 ? src.size() * 8 : 65536;; cap *= 2) {
-            std::string out(cap, '\0');
-            size_t n = ZSTD_decompress(&out[0], cap, src.data(), src.size());
-            if (!ZSTD_isError(n)) {
-                out.resize(n);
-                return out;
-            }
-            if (cap >= ((size_t) 1 << 30)) throw std::runtime_error("zstd: cannot decompress (or more than 1 GiB)");
+    // Where the frame (or skippable frame) at s[pos] ends, from its headers and its blocks'
+    // headers (RFC 8878); 0 when the data ends inside a magic number (zstd waits for more);
+    // throws for bytes that start no frame or a reserved block. The end may lie past the
+    // data (the frame is cut short). kafkacodec.runtime.compression._zstd_frame_end.
+    static size_t zstd_frame_end(const std::string& s, size_t pos) {
+        const unsigned char* b = (const unsigned char*) s.data();
+        size_t n = s.size();
+        static const unsigned char magic[4] = {0x28, 0xb5, 0x2f, 0xfd}, skip[4] = {0x50, 0x2a, 0x4d, 0x18};
+        size_t have = n - pos < 4 ? n - pos : 4;
+        bool prefix = true, skippable = have > 0 && b[pos] >= 0x50 && b[pos] <= 0x5f;
+        for (size_t i = 0; i < have; i++) {
+            prefix = prefix && b[pos + i] == magic[i];
+            if (i > 0) skippable = skippable && b[pos + i] == skip[i];
         }
+        if (have < 4 || (n - pos < 5 && prefix)) {
+            if (prefix || skippable) return 0;
+            throw std::runtime_error("zstd: data holds no frame");
+        }
+        if (skippable) return n - pos < 8 ? pos + 8 : pos + 8 + le32u(s, pos + 4);
+        if (!prefix) throw std::runtime_error("zstd: data holds no frame");
+        unsigned fhd = b[pos + 4];
+        unsigned single = (fhd >> 5) & 1;
+        static const size_t dict[4] = {0, 1, 2, 4};
+        size_t fcs[4] = {single, 2, 4, 8};
+        size_t at = pos + 4 + 1 + (1 - single) + dict[fhd & 3] + fcs[fhd >> 6];
+        for (;;) {
+            if (at > n || n - at < 3) return at + 3;
+            uint32_t bh = b[at] | (uint32_t) b[at + 1] << 8 | (uint32_t) b[at + 2] << 16;
+            unsigned kind = (bh >> 1) & 3;
+            if (kind == 3) throw std::runtime_error("zstd: block of the reserved type");
+            at += 3 + (kind == 1 ? 1 : bh >> 3);  // an RLE block holds one byte
+            if (bh & 1) return at + 4 * ((fhd >> 2) & 1);  // and its content checksum
+        }
+    }
+
+    // One frame's content (or what a frame cut short gives before its end), by libzstd's
+    // streaming decoder, within LIMIT.
+    static void zstd_frame(const std::string& s, size_t from, size_t to, std::string& out) {
+        ZSTD_DStream* z = ZSTD_createDStream();
+        if (!z || ZSTD_isError(ZSTD_initDStream(z))) throw std::runtime_error("zstd: cannot start");
+        ZSTD_inBuffer in = {s.data() + from, to - from, 0};
+        char buf[65536];
+        for (;;) {
+            ZSTD_outBuffer o = {buf, sizeof buf, 0};
+            size_t rc = ZSTD_decompressStream(z, &o, &in);
+            if (ZSTD_isError(rc)) {
+                ZSTD_freeDStream(z);
+                throw std::runtime_error("zstd: corrupt data");
+            }
+            out.append(buf, o.pos);
+            if (out.size() > LIMIT) {
+                ZSTD_freeDStream(z);
+                throw std::runtime_error("zstd: inflates past the limit");
+            }
+            if (rc == 0 || (in.pos == in.size && o.pos < o.size)) break;  // the frame's end, or no more input
+        }
+        ZSTD_freeDStream(z);
+    }
+
+    // zstd-jni's ZstdInputStreamNoFinalizer as Kafka reads it (kafkacodec.runtime.compression
+    // _unzstd): frames one after the other, empty and skippable ones giving nothing; at the
+    // end of the data after a frame cut short (what it gave is kept) or inside a magic
+    // number: the end if a frame ended since zstd-jni last read input (131075 bytes at a
+    // time), else "Truncated source".
+    static std::string unzstd(const std::string& src) {
+        const size_t jni_read = (128 << 10) + 3;
+        size_t n = src.size(), pos = 0, done = 0;
+        bool any_done = false;
+        std::string out;
+        while (pos < n) {
+            size_t end = zstd_frame_end(src, pos);
+            if (end == 0) break;
+            bool skippable = src[pos] != (char) 0x28;
+            if (end > n) {
+                if (!skippable) zstd_frame(src, pos, n, out);
+                break;
+            }
+            if (!skippable) zstd_frame(src, pos, end, out);
+            done = end;
+            any_done = true;
+            pos = end;
+        }
+        if (pos >= n) return out;
+        size_t last_read = (n - 1) / jni_read * jni_read;
+        if (any_done && done > last_read) return out;
+        throw std::runtime_error("zstd: a frame cut short (truncated source)");
     }
 };
 

@@ -44,7 +44,9 @@ public class KafkaCompression {
         try {
             switch (codec) {
                 case 0: return src;
-                case 1: return drain(new GZIPInputStream(new ByteArrayInputStream(src), 64 * 1024), "gzip");
+                // Kafka's GzipCompression: an 8 KiB input buffer, which decides where the JDK
+                // looks for a next member after one ends (GZIPInputStream.readTrailer)
+                case 1: return drain(new GZIPInputStream(new ByteArrayInputStream(src), 8 * 1024), "gzip");
                 case 2: return unsnappy(src);
                 case 3: return unlz4(src);
                 case 4:
@@ -82,16 +84,47 @@ public class KafkaCompression {
         return true;
     }
 
+    private static int be32(byte[] b, int at) {
+        return ((b[at] & 0xff) << 24) | ((b[at + 1] & 0xff) << 16) | ((b[at + 2] & 0xff) << 8) | (b[at + 3] & 0xff);
+    }
+
+    /** SnappyCompression.decompressionOutputSize: what Kafka asks of SnappyInputStream at a time. */
+    private static final int SNAPPY_KAFKA_READ = 2 * 1024;
+    private static final int SNAPPY_MAX_CHUNK = 512 * 1024 * 1024;  // SnappyInputStream's
+
+    /**
+     * snappy-java's SnappyInputStream as Kafka reads it (kafkacodec.runtime.compression._unsnappy
+     * states the same rules): fewer than 16 bytes, or no magic, is one raw block; else chunks
+     * (an int32 length, a raw block) until fewer than 4 bytes are left; a length that is the
+     * magic's first 4 bytes starts a concatenated stream's header (version at least 1), or,
+     * when the rest of the magic does not follow, is 16 bytes skipped: the end when the read
+     * Kafka made (2 KiB of output at a time) had given nothing yet, else the stream goes on.
+     * Every length is checked before anything is allocated for it.
+     */
     private static byte[] unsnappy(byte[] src) throws IOException {
-        if (!xerial(src)) return snappyBlock(src, 0, src.length, 0).toByteArray();
-        if (src.length < 16) throw new Failure("snappy-java stream header is truncated");
+        if (src.length == 0) throw new Failure("snappy data is empty");
+        if (src.length < 16 || !xerial(src)) return snappyBlock(src, 0, src.length, 0).toByteArray();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int at = 16;  // magic, version, compatible version
-        while (at < src.length) {
-            if (src.length - at < 4) throw new Failure("snappy-java block length truncated at byte " + at);
-            int n = ((src[at] & 0xff) << 24) | ((src[at + 1] & 0xff) << 16) | ((src[at + 2] & 0xff) << 8) | (src[at + 3] & 0xff);
+        int readStart = 0;
+        while (src.length - at >= 4) {
+            int n = be32(src, at);
             at += 4;
-            if (n < 0 || n > src.length - at) throw new Failure("snappy-java block at byte " + (at - 4) + " claims " + n + " bytes");
+            if (n == be32(XERIAL, 0)) {  // a concatenated stream's header
+                if (src.length - at < 12) throw new Failure("snappy-java header cut short at byte " + (at - 4));
+                boolean magic = be32(src, at) == be32(XERIAL, 4);
+                int version = be32(src, at + 4);
+                at += 12;
+                if (!magic) {
+                    if ((out.size() - readStart) % SNAPPY_KAFKA_READ == 0) break;  // -1: the end
+                    readStart = out.size();
+                    continue;
+                }
+                if (version < 1) throw new Failure("snappy-java stream of version " + version + " at byte " + (at - 16));
+                continue;
+            }
+            if (n < 0 || n > SNAPPY_MAX_CHUNK) throw new Failure("snappy-java chunk at byte " + (at - 4) + " claims " + n + " bytes");
+            if (n > src.length - at) throw new Failure("snappy-java chunk at byte " + (at - 4) + " claims " + n + " bytes, " + (src.length - at) + " left");
             snappyBlock(src, at, n, out.size()).writeTo(out);
             at += n;
         }

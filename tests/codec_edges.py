@@ -1,0 +1,181 @@
+"""Compressed streams at the edges of Kafka's rules, for every language's kafka_compression:
+LZ4 frames (Lz4BlockInputStream) and gzip, snappy and zstd streams with bytes after them
+(GZIPInputStream, SnappyInputStream, zstd-jni, each through Kafka's ChunkedBytesStream), with
+what Kafka's reading gives. kafkacodec's runtime (kafkacodec.runtime.compression) computes
+that answer; tests/kafka/test_kafka_stream_ends.py holds it to Kafka's own
+Compression.wrapForInput, and tests/crosslang to every other language."""
+
+from __future__ import annotations
+
+
+def lz4_frames() -> list[tuple[str, int, bytes, bytes | None]]:
+    """LZ4 frames at the edges of Kafka's rules (Lz4BlockInputStream, Lz4BlockOutputStream's
+    FLG and BD), as (name, magic, frame, what Kafka's reading gives: the bytes, or None where
+    it refuses): kafkacodec's runtime (kafkacodec.runtime.compression, judged by Kafka's own
+    classes) says which. Every language's kafka_compression must give the same."""
+    from kafkacodec.runtime import compression as C
+
+    payload = b"kafkacodec " * 300
+    good = C.compress(3, payload, magic=2)
+    head_end = 7  # magic, FLG, BD, HC (Kafka writes no content size)
+
+    def with_descriptor(flg: int, bd: int, frame: bytes = good, fix: bool = True) -> bytes:
+        head = bytearray(frame[:head_end])
+        head[4], head[5] = flg, bd
+        if fix:
+            head[6] = (C.xxh32(bytes(head[4:6])) >> 8) & 0xFF
+        return bytes(head) + frame[head_end:]
+
+    flg, bd = good[4], good[5]
+    end = good.rindex(b"\0\0\0\0")
+    cases = [
+        ("kafkas", 2, good),
+        ("dict-id-bit", 2, with_descriptor(flg | 0x01, bd)),
+        ("reserved-bit", 2, with_descriptor(flg | 0x02, bd)),
+        ("dependent-blocks", 2, with_descriptor(flg & ~0x20, bd)),
+        ("version-2", 2, with_descriptor((flg & 0x3F) | 0x80, bd)),
+        ("bd-reserved", 2, with_descriptor(flg, bd | 0x01)),
+        ("block-size-3", 2, with_descriptor(flg, (bd & 0x8F) | 0x30)),
+        ("bad-header-checksum", 2, with_descriptor(flg, bd, fix=False)[:6] + bytes([good[6] ^ 0xFF]) + good[7:]),
+        ("bad-header-checksum-magic-0", 0, good[:6] + bytes([good[6] ^ 0xFF]) + good[7:]),
+        ("content-checksum-flag", 2, with_descriptor(flg | 0x04, bd)),
+        ("junk-after-end-mark", 2, good + b"junk after the frame"),
+        ("second-frame", 2, good + C.compress(3, b"more", magic=2)),
+        ("raw-end-mark", 2, good[:end] + b"\0\0\0\x80"),
+        ("empty-raw-block", 2, good[:end] + b"\0\0\0\x80" + b"\x05\0\0\x80hello" + b"\0\0\0\0"),
+        ("cut-in-header", 2, good[:5]),
+        ("cut-before-end-mark", 2, good[:end]),
+    ]
+    out = []
+    for name, magic, frame in cases:
+        try:
+            want = C.decompress(3, frame, magic=magic)
+        except Exception:  # noqa: BLE001 (refused, whatever the reason)
+            want = None
+        out.append((name, magic, frame, want))
+    assert sum(w is None for *_x, w in out) >= 8 and out[0][3] == payload
+    return out
+
+
+def stream_ends() -> list[tuple[str, int, int, bytes, bytes | None]]:
+    """gzip, snappy and zstd streams with bytes after them, as (name, codec, magic, data,
+    what Kafka's reading gives: the bytes, or None where it refuses). kafkacodec's runtime
+    says which (kafkacodec.runtime.compression: _gunzip is GZIPInputStream with the 8 KiB
+    buffer Kafka's GzipCompression gives it, _unsnappy snappy-java's SnappyInputStream,
+    _unzstd zstd-jni through Kafka's ChunkedBytesStream; tests/kafka judges them with
+    Kafka's classes on mutated batches). Every language's kafka_compression must give the
+    same."""
+    import random
+
+    from kafkacodec.runtime import compression as C
+
+    rng = random.Random(54)
+    small, other = b"kafkacodec " * 40, b"another member"
+    noise = bytes(rng.getrandbits(8) for _ in range(20000))  # incompressible: 8 KiB fills
+    cases: list[tuple[str, int, bytes]] = []
+    gz, gz2, big = C.compress(1, small), C.compress(1, other), C.compress(1, noise)
+    header = gz[:10]
+    for n in (1, 2, 4, 8, 17, 18, 19, 26, 27, 40):
+        cases.append((f"gzip-junk-{n}", 1, gz + bytes([0x42]) * n))
+    cases += [
+        ("gzip-twice", 1, gz + gz2),
+        ("gzip-magic-only-after", 1, gz + b"\x1f\x8b"),
+        ("gzip-header-and-5-junk", 1, gz + header + b"junk!"),  # 23 bytes read ahead: not looked at
+        ("gzip-header-and-20-junk", 1, gz + header + bytes(range(1, 21))),
+        ("gzip-bad-header-crc-after", 1, gz + header[:3] + b"\x02" + header[4:] + b"\0\0" + gz2[10:]),
+        ("gzip-big-then-header-and-5-junk", 1, big + header + b"junk!"),
+        ("gzip-big-then-20-junk", 1, big + bytes(range(1, 21))),
+        ("gzip-big-twice", 1, big + gz2),
+        ("gzip-cut-in-trailer", 1, gz[:-3]),
+    ]
+    sn = C.compress(2, small, magic=1)  # xerial framing (snappy-java's stream)
+    sn2 = C.compress(2, other, magic=1)
+    raw = sn[20:]  # the stream's one chunk: a raw block
+    bad = b"\x82SNA" + b"NOTSNAPPY!!!"
+    s2048, s2047 = C.compress(2, b"x" * 2048, magic=1), C.compress(2, b"x" * 2047, magic=1)
+    s4096 = C.compress(2, noise[:4096], magic=1)
+    assert len(sn) == 20 + len(raw), "one chunk"
+    cases += [
+        ("snappy-twice", 2, sn + sn2),
+        ("snappy-junk-1", 2, sn + b"\x01"),
+        ("snappy-junk-3", 2, sn + b"\x01\x02\x03"),
+        ("snappy-junk-4", 2, sn + b"\x00\x00\x00\x09"),
+        ("snappy-magic-head-then-junk", 2, sn + b"\x82SNA" + b"junk" * 4),
+        ("snappy-magic-head-cut", 2, sn + b"\x82SNAPP"),
+        ("snappy-second-header-version-0", 2, sn + sn2[:8] + b"\0\0\0\0" + sn2[12:]),
+        ("snappy-negative-chunk", 2, sn + b"\xff\xff\xff\xff" + raw),
+        ("snappy-raw-block", 2, raw),
+        ("snappy-raw-block-and-junk", 2, raw + b"\0\0"),
+        ("snappy-short-magic-is-raw", 2, sn[:12]),
+        ("snappy-empty", 2, b""),
+        # a length that is the magic's first bytes, the rest not the magic: snappy-java skips
+        # those 16 bytes, and its read returns what it gave (the next read goes on after
+        # them), or -1 when it gave nothing yet (ChunkedBytesStream's 2 KiB reads: the end)
+        ("snappy-bad-header-then-chunk", 2, sn + bad + sn2[16:]),
+        ("snappy-bad-header-twice-then-chunk", 2, sn + bad + bad + sn2[16:]),
+        ("snappy-bad-header-at-2048", 2, s2048 + bad + sn2[16:]),
+        ("snappy-bad-header-at-4096", 2, s4096 + bad + sn2[16:]),
+        ("snappy-bad-header-at-2047", 2, s2047 + bad + sn2[16:]),
+    ]
+    zs, zs2 = C.compress(4, small), C.compress(4, other)
+    zbig, zbig2 = (C.compress(4, bytes(rng.getrandbits(8) for _ in range(100000))) for _ in range(2))
+    assert 90000 < len(zbig) < 131075 < len(zbig) + len(zbig2), len(zbig)
+    skippable = (0x184D2A50).to_bytes(4, "little") + (3).to_bytes(4, "little") + b"abc"
+    empty = C.compress(4, b"")
+    cases += [
+        ("zstd-twice", 4, zs + zs2),
+        ("zstd-junk", 4, zs + b"junk"),
+        ("zstd-skippable-then-frame", 4, zs + skippable + zs2),
+        ("zstd-empty-frame-then-frame", 4, zs + empty + zs2),
+        ("zstd-magic-part-after", 4, zs + zs2[:2]),
+        ("zstd-magic-only-after", 4, zs + zs2[:4]),
+        ("zstd-cut-frame-after", 4, zs + zs2[:-3]),
+        ("zstd-cut", 4, zs[:-3]),
+        ("zstd-skippable-first", 4, skippable + zs),
+        ("zstd-frame-then-skippable", 4, zs + skippable),
+        ("zstd-empty-then-cut", 4, empty + zs2[:-3]),
+        ("zstd-frame-then-cut-in-first-block", 4, zs + zs2[:8]),
+        ("zstd-skippable-then-cut", 4, zs + skippable + zs2[:-3]),
+        ("zstd-skippable-then-cut-alone", 4, skippable + zs2[:-3]),
+        ("zstd-empty-then-magic-part", 4, empty + zs2[:2]),
+        ("zstd-magic-part-only", 4, zs2[:2]),
+        ("zstd-empty-only", 4, empty),
+        ("zstd-skippable-only", 4, skippable),
+        ("zstd-cut-in-header", 4, zs[:6]),
+        # zstd-jni reads its input 131075 bytes at a time: a frame cut short after a frame
+        # that ended since its last read is the quiet end, else "Truncated source"
+        ("zstd-big-then-small-cut", 4, zbig + zs2[:-3]),
+        ("zstd-big-then-big-cut", 4, zbig + zbig2[:-3]),
+    ]
+    out = []
+    for name, codec, data in cases:
+        magic = 1 if codec == 2 else 2
+        try:
+            want = C.decompress(codec, data, magic=magic)
+        except Exception:  # noqa: BLE001 (refused, whatever the reason)
+            want = None
+        out.append((name, codec, magic, data, want))
+    refused = {n for n, *_x, w in out if w is None}
+    assert {"gzip-header-and-20-junk", "snappy-negative-chunk", "zstd-junk"} <= refused, refused
+    assert not {"gzip-junk-1", "gzip-header-and-5-junk", "snappy-junk-3", "zstd-magic-part-after"} & refused
+    return out
+
+
+def codec_edges() -> list[tuple[str, int, int, bytes, bytes | None]]:
+    """lz4_frames and stream_ends, as (name, codec, magic, data, want)."""
+    return [(n, 3, m, f, w) for n, m, f, w in lz4_frames()] + stream_ends()
+
+
+def codec_input(cases) -> str:
+    """The edge cases as a driver's input: one `codec magic hex` line each (`-` for none)."""
+    return "".join(f"{c} {m} {d.hex() or '-'}\n" for _n, c, m, d, _w in cases)
+
+
+def check_codec_edges(got: list[str]) -> None:
+    """A language's answers to codec_edges (`=` and the decoded bytes in hex, or
+    "refused"), in order."""
+    cases = codec_edges()
+    assert len(got) == len(cases), (len(got), len(cases))
+    want = {n: "refused" if w is None else "=" + w.hex() for n, _c, _m, _d, w in cases}
+    differ = {n: (g[:40], len(g), want[n][:40], len(want[n])) for (n, *_x), g in zip(cases, got) if g != want[n]}
+    assert not differ, differ
