@@ -14,14 +14,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from codec_edges import check_codec_edges, codec_edges, codec_input
 from crosslang import (
     as_json,
+    check_mutations,
     corpus_fixture,
     corpus_jobs,
     disagreeing_lengths,
     internal_jobs,
     jobs_file,
     log_jobs,
+    mutated_jobs,
 )
 
 _ = corpus_fixture  # the `corpus` fixture, session-wide
@@ -53,8 +56,8 @@ def dump(tmp_path_factory) -> Path:
     return out
 
 
-def run(dump: Path, jobs, tmp: Path, name: str) -> list[dict]:
-    proc = subprocess.run([str(dump), str(jobs_file(jobs, tmp / f"{name}.jobs"))],
+def run(dump: Path, jobs, tmp: Path, name: str, verify: bool = True) -> list[dict]:
+    proc = subprocess.run([str(dump), *([] if verify else ["-no-crc"]), str(jobs_file(jobs, tmp / f"{name}.jobs"))],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     lines = proc.stdout.split("\n")[:-1]  # not splitlines: strings may hold U+2028
@@ -126,3 +129,20 @@ def test_the_go_module_vets_and_its_examples_run():
     for cmd in (["go", "vet", "./..."], ["go", "test", "./..."]):
         proc = subprocess.run(cmd, cwd=GO, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks_in_go(dump, tmp_path):
+    """Seeded mutations of the shared vectors (tests/mutations.py), read without CRC checks:
+    every one kafkacodec reads is read to the same values, every one it refuses is refused
+    (but for crosslang.KNOWN_GAPS, counted)."""
+    jobs = mutated_jobs(tmp_path / "mutations", seed=54, count=600)
+    check_mutations(jobs, run(dump, jobs, tmp_path, "mutations", verify=False), official=False)
+
+
+def test_codec_edges_read_as_kafka_reads_them_in_go(dump):
+    """The Go package's Decompress keeps Kafka's rules for LZ4 frames and for the bytes
+    after a gzip, snappy or zstd stream (tests/codec_edges.py)."""
+    proc = subprocess.run([str(dump), "-codecs"], input=codec_input(codec_edges()), capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    check_codec_edges(proc.stdout.split())

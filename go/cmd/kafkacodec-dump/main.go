@@ -1,13 +1,18 @@
 // Command kafkacodec-dump reads files with the generated Go parsers and prints what each
 // holds as a tree of its stored fields, for the cross-language tests (tests/crosslang):
 //
-//	kafkacodec-dump JOBS
+//	kafkacodec-dump [-no-crc] JOBS
+//	kafkacodec-dump -codecs < CASES
 //
 // JOBS has one line per input, CLASS<TAB>PARAM<TAB>OFFSET<TAB>PATH: the type (its Go name,
 // or the Java binary name KafkaLog$Entry), its parameter or "-", and where in the file the
 // value starts (it runs to the end). One JSON line per job: {"ok": TREE} or
 // {"error": MESSAGE, "check": CHECK}. A tree has each stored field by its schema name,
-// absent fields left out and bytes as {"hex": ...}.
+// absent fields left out and bytes as {"hex": ...}. -no-crc reads without CRC checks.
+//
+// -codecs decompresses one payload per line of standard input, CODEC MAGIC HEX ("-" for
+// no bytes), with kafkacodec.Decompress, and prints "=" and the bytes in hex, or
+// "refused".
 package main
 
 import (
@@ -25,11 +30,20 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: kafkacodec-dump JOBS")
+	args := os.Args[1:]
+	if len(args) == 1 && args[0] == "-codecs" {
+		codecs()
+		return
+	}
+	verify := true
+	if len(args) == 2 && args[0] == "-no-crc" {
+		verify, args = false, args[1:]
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: kafkacodec-dump [-no-crc] JOBS | -codecs")
 		os.Exit(2)
 	}
-	f, err := os.Open(os.Args[1])
+	f, err := os.Open(args[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -42,7 +56,7 @@ func main() {
 		if scan.Text() == "" {
 			continue
 		}
-		line, err := json.Marshal(run(strings.Split(scan.Text(), "\t")))
+		line, err := json.Marshal(run(strings.Split(scan.Text(), "\t"), verify))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
@@ -51,7 +65,32 @@ func main() {
 	}
 }
 
-func run(job []string) map[string]any {
+func codecs() {
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	scan := bufio.NewScanner(os.Stdin)
+	scan.Buffer(make([]byte, 1<<22), 1<<22)
+	for scan.Scan() {
+		part := strings.Fields(scan.Text())
+		if len(part) != 3 {
+			continue
+		}
+		codec, _ := strconv.ParseInt(part[0], 10, 64)
+		magic, _ := strconv.ParseInt(part[1], 10, 64)
+		var data []byte
+		if part[2] != "-" {
+			data, _ = hex.DecodeString(part[2])
+		}
+		got, err := kafkacodec.Decompress(codec, magic, data)
+		if err != nil {
+			fmt.Fprintln(out, "refused")
+		} else {
+			fmt.Fprintln(out, "="+hex.EncodeToString(got))
+		}
+	}
+}
+
+func run(job []string, verify bool) map[string]any {
 	name := strings.ReplaceAll(job[0], "$", "")
 	p, ok := kafkacodec.Parsers[name]
 	if !ok {
@@ -70,7 +109,7 @@ func run(job []string) map[string]any {
 	if err != nil {
 		return map[string]any{"error": err.Error(), "check": "usage"}
 	}
-	v, err := p.Parse(data[offset:], params, true)
+	v, err := p.Parse(data[offset:], params, verify)
 	if err != nil {
 		var e *kafkacodec.Error
 		if errors.As(err, &e) {
