@@ -364,6 +364,12 @@ def disagreeing_lengths(to: Path) -> list[Job]:
     return jobs
 
 
+def check_refused(jobs: list[Job], dumps: list[dict]) -> None:
+    """Every job (disagreeing_lengths, greedy_jobs) refused by the other language."""
+    for job, theirs in zip(jobs, dumps, strict=True):
+        assert "error" in theirs, (job.name, theirs)
+
+
 def mutated_jobs(to: Path, seed: int, count: int) -> list[Job]:
     """Seeded mutations of the shared record-set vectors (tests/mutations.py: cuts, short
     tails, edge bytes, changed records and compressed regions, lengths and counts), each as
