@@ -5,6 +5,7 @@ rolled segments. Deterministic: the same call writes the same bytes."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -95,7 +96,11 @@ def write_sized_log_dirs(root, *, records: int | None = 100_000, size: int | Non
     `partitions` directories `<topic>-<n>`, batches of `batch_records` JSON-like records of
     about `record_bytes` bytes, compressed with each of `codecs` in turn, timestamps 10 ms
     apart, until `records` records or `size` bytes on disk (whichever comes first). Refuses
-    a root that exists and is not empty. Returns what was written."""
+    a root that exists and is not empty. Returns what was written.
+
+    The log.dirs is written beside root (a hidden `.<name>.sample-<pid>`) and renamed to
+    root when whole: stopped at any moment (Ctrl-C, an error, a full disk), it leaves
+    nothing (what was written is removed), and a second run starts afresh."""
     root = Path(root)
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         raise FileExistsError(f"{root}: exists and is not empty; sample writes a new log.dirs")
@@ -103,6 +108,21 @@ def write_sized_log_dirs(root, *, records: int | None = 100_000, size: int | Non
         raise ValueError("give records or size")
     if partitions < 1 or batch_records < 1 or not codecs:
         raise ValueError("partitions, batch_records and codecs must be at least 1")
+    root.parent.mkdir(parents=True, exist_ok=True)
+    stage = root.parent / f".{root.name}.sample-{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    try:
+        written = _write_sized(stage, records, size, partitions, codecs, topic, record_bytes,
+                               batch_records, segment_bytes, progress)  # fmt: skip
+        os.replace(stage, root)  # onto an empty root, or none
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return {**written, "partitions": partitions, "root": str(root)}
+
+
+def _write_sized(root: Path, records, size, partitions, codecs, topic, record_bytes, batch_records,
+                 segment_bytes, progress) -> dict:  # fmt: skip
     writers = [PartitionWriter(root / f"{topic}-{p}", segment_bytes=segment_bytes, fsync=False)
                for p in range(partitions)]  # fmt: skip
     pad = "x" * max(0, record_bytes - 60)
@@ -136,4 +156,4 @@ def write_sized_log_dirs(root, *, records: int | None = 100_000, size: int | Non
     finally:
         for w in writers:
             w.close()
-    return {**written, "partitions": partitions, "root": str(root)}
+    return written

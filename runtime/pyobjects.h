@@ -17,6 +17,19 @@
 #include <stdint.h>
 #include <string.h>
 
+/* Drop the pending error so that a fast path can let the Python path answer, when it is
+ * an ordinary one (an Exception): 1. A KeyboardInterrupt (Ctrl-C, raised in Python code a
+ * fast path called), SystemExit or other BaseException is never dropped: 0, the error
+ * still set, for the caller to return. */
+static inline int
+drop_ordinary_error(void)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return 0;
+    PyErr_Clear();
+    return 1;
+}
+
 /* The object slot at byte offset off of obj (a member descriptor's offset). */
 #define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
 

@@ -22,7 +22,9 @@ def define(p: argparse.ArgumentParser) -> None:
                    "stops")  # fmt: skip
     p.add_argument("--partitions", type=integer(1), default=4, metavar="P",
                    help="partition directories (default 4)")  # fmt: skip
-    p.add_argument("--topic", default="sample", help="the topic's name (default sample)")
+    p.add_argument("--topic", default="sample", type=_topic,
+                   help="the topic's name, as Kafka takes one: up to 249 of a-z A-Z 0-9 . _ - "
+                   "(default sample)")  # fmt: skip
     p.add_argument(
         "--codecs",
         type=_codecs, default="none,gzip,snappy,lz4,zstd",
@@ -35,6 +37,16 @@ def define(p: argparse.ArgumentParser) -> None:
     p.add_argument("--segment-bytes", type=size(1), default=1 << 30, metavar="BYTES",
                    help="roll segments at this size (default 1g)")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _topic(text: str) -> str:
+    """--topic: a name Kafka takes (log.partition.topic_name_problem; argparse's error otherwise)."""
+    from ..log.partition import topic_name_problem
+
+    problem = topic_name_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
 
 
 def _codecs(text: str) -> tuple[str, ...]:

@@ -36,7 +36,7 @@ def define(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from ..console import Progress
     from ..log.index import Problems
-    from ..log.workers import in_order
+    from ..log.workers import in_order, usable_cpus, worker_count
     from ..storage import size_of
 
     problems, notes, unchecked = Problems(args.max_problems), [], []
@@ -50,10 +50,15 @@ def run(args: argparse.Namespace) -> int:
             unchecked.append(str(err))
     regions = []
     total = sum(size_of(path) for path, _check, _kind, _task in targets)
+    units = sum(task is not None for _path, _check, _kind, task in targets)
+    jobs = worker_count(args.jobs, units)
+    if jobs < args.jobs:  # bounded by the work and the machine (log.workers.worker_count)
+        print(f"kafkacodec verify: --jobs {args.jobs} lowered to {jobs} ({units} local segments to "
+              f"check, {usable_cpus()} CPUs)", file=sys.stderr)  # fmt: skip
     with Progress(total, "verify", quiet=args.quiet) as progress:
         # each segment checked here, or by a worker process (log.workers.in_order: the
         # results are taken in the targets' order, so the report is the same for any N)
-        done = in_order(targets, lambda t: t[3] if args.jobs > 1 else None, _checked, _checked, args.jobs)
+        done = in_order(targets, lambda t: t[3] if jobs > 1 else None, _checked, _checked, jobs)
         for (path, check, kind, _task), result in done:
             progress.describe(path.name)
             _verify_one(_checked(check) if result is None else result, kind, totals, problems, notes,

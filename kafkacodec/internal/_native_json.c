@@ -302,10 +302,8 @@ write_array(Out *o, PyObject *list, Entry *e, Plan *p, int depth)
             return -1;
         if (e->element == J_STR || e->element == J_BYTES) {
             PyObject *inner = PyObject_GetAttr(item, VALUE_NAME);
-            if (inner == NULL) {
-                PyErr_Clear();
-                return 1;
-            }
+            if (inner == NULL)
+                return drop_ordinary_error() ? 1 : -1;
             done = write_value(o, inner, e->element, e, p, depth);
             Py_DECREF(inner);
         } else {

@@ -64,6 +64,26 @@ _DIR_NAME = re.compile(
     r"^(?P<topic>.+)-(?P<partition>[0-9]+)(?:\.(?P<uid>[0-9a-f]{32})-(?P<state>delete|future|stray))?$"
 )
 
+#: Kafka's topic names (org.apache.kafka.common.internals.Topic.validate): 1 to 249
+#: characters of [a-zA-Z0-9._-], not "." nor "..".
+TOPIC_MAX_LENGTH = 249
+_TOPIC_CHARS = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+def topic_name_problem(name: str) -> str | None:
+    """What Kafka's Topic.validate says of a topic name, None when it takes it."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return "Topic name cannot be \".\" or \"..\""
+    if len(name) > TOPIC_MAX_LENGTH:
+        return (f"Topic name is illegal, it can't be longer than {TOPIC_MAX_LENGTH} characters, "
+                f"topic name: {name}")
+    if not _TOPIC_CHARS.fullmatch(name):
+        return (f"Topic name \"{name}\" is illegal, it contains a character other than ASCII "
+                "alphanumerics, '.', '_' and '-'")
+    return None
+
 
 def _side_text(path: StoragePath) -> str | None:
     """A small text file of a partition or log.dirs (None when missing), size-capped."""

@@ -47,7 +47,7 @@ from .index import IndexBuilder, encode_offset_entries, encode_time_entries
 from .partition import EPOCH_CHECKPOINT, LogDirs, Partition, open_log, read_epoch_checkpoint
 from .recovery import DEFAULT_INDEX_INTERVAL
 from .segment import Segment, parse_segment_name, segment_name
-from .workers import in_order
+from .workers import in_order, usable_cpus, worker_count
 
 __all__ = [
     "RewriteSummary", "Difference", "rewrite", "STAGE_SUFFIX", "DIFFERENCES_LISTED", "UNIT_BYTES",
@@ -98,6 +98,8 @@ class RewriteSummary:
     intervals: dict[str, int] = field(default_factory=dict)  #: index.interval.bytes used, by partition
     seconds: float = 0.0
     jobs: int = 1  #: worker processes that shared the work (1: none)
+    jobs_asked: int | None = None  #: --jobs, when the work or the machine lowered it
+    units: int = 0  #: units of work (about UNIT_BYTES each) the workers shared
     tasks: int = 0  #: Spark tasks that shared the work (the Spark job: one per partition)
     rolled_back: str | None = None  #: a staging directory an earlier run left, removed
 
@@ -138,7 +140,8 @@ class RewriteSummary:
             "differences": [_difference(d) for d in self.differences],
             "copied": self.copied, "skipped": self.skipped,
             "index_interval_bytes": self.intervals,
-            "seconds": round(self.seconds, 3), "jobs": self.jobs, "tasks": self.tasks, "rolled_back": self.rolled_back,
+            "seconds": round(self.seconds, 3), "jobs": self.jobs, "jobs_asked": self.jobs_asked,
+            "tasks": self.tasks, "rolled_back": self.rolled_back,
         }  # fmt: skip
 
 
@@ -157,6 +160,9 @@ class RewriteSummary:
                f"  time {self.seconds:.2f} s ({rate:,.0f} MB/s of segment"
                + (f", {self.tasks:,} Spark tasks)" if self.tasks else
                   f", {self.jobs} processes)" if self.jobs > 1 else ")")]  # fmt: skip
+        if self.jobs_asked is not None:
+            out.append(f"  --jobs {self.jobs_asked} lowered to {self.jobs} (the work: {self.units:,} "
+                       f"units of up to {UNIT_BYTES >> 20} MiB; this machine: {usable_cpus()} CPUs)")
         if self.options:
             out.append(f"  batches written unchanged {self.identical:,}, changed {self.different:,}")
         else:
@@ -397,11 +403,11 @@ def _copy(src: Path, dst: Path) -> None:
         _sync(out)
 
 
-def _perform(steps: Iterable[_Step], jobs: int, summary: RewriteSummary) -> None:
+def _perform(steps: Iterable[_Step], jobs: tuple[int, int | None, int], summary: RewriteSummary) -> None:
     """Run the steps in order, writing what the units rebuilt (when writing)."""
-    summary.jobs = jobs
+    summary.jobs, summary.jobs_asked, summary.units = jobs
     writer: _SegmentWriter | None = None
-    results = _ordered(steps, jobs)
+    results = _ordered(steps, summary.jobs)
     try:
         for step, done in results:
             if step.kind == "unit":
@@ -679,14 +685,16 @@ def _run(kind: str, log: Segment | Partition | LogDirs, src: Path, stage: Path |
         copy_log_dirs_files(src, stage, {p.path.name for p in log.partitions}, summary)
 
 
-def _jobs(jobs: int | None, segments: list[Segment]) -> int:
-    """Worker processes for a rewrite of these segments: none for less than two units'
-    worth of bytes (starting workers would cost more than they save)."""
-    if sum(seg.size for seg in segments) < 2 * UNIT_BYTES:
-        return 1
-    if jobs is None:
-        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, jobs)
+def _jobs(asked: int | None, segments: list[Segment]) -> tuple[int, int | None, int]:
+    """Worker processes for a rewrite of these segments (log.workers.worker_count: no more
+    than its units of up to UNIT_BYTES, nor than the CPUs; none for less than two units'
+    worth of bytes, where starting workers would cost more than they save), the number
+    asked for when that was more (None otherwise: also when none was asked), and the
+    units."""
+    units = sum(max(1, -(-seg.size // UNIT_BYTES)) for seg in segments)
+    work = 1 if sum(seg.size for seg in segments) < 2 * UNIT_BYTES else units
+    used = worker_count(usable_cpus() if asked is None else asked, work)
+    return used, (asked if asked is not None and used < asked else None), work
 
 
 def _partition_of(segment: Path) -> Partition | None:

@@ -4,14 +4,46 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["in_order"]
+__all__ = ["in_order", "usable_cpus", "worker_count"]
 
 T = TypeVar("T")
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, else the machine's)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def worker_count(asked: int, units: int) -> int:
+    """The worker processes to start for `units` units of work when `asked` were asked
+    for: never more than the units (a worker with nothing to do costs a process) nor
+    than the CPUs this process may use (the work is CPU-bound: more would only wait);
+    1 means none (the work runs here)."""
+    return max(1, min(asked, units, usable_cpus()))
+
+
+def _ignore_interrupts() -> None:
+    """A worker's start: Ctrl-C (SIGINT to the terminal's process group) is the parent's
+    to handle, which ends the workers; a worker printing its own KeyboardInterrupt
+    traceback is what an operator must not see."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _end(pool: ProcessPoolExecutor) -> None:
+    """Stop the workers now, whatever they are doing (an interrupt, an error, a consumer
+    that stopped taking results): nothing is waited for, no process is left behind."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        proc.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def in_order(items: Iterable[T], unit_of: Callable[[T], Any], here: Callable[[Any], Any],
@@ -28,7 +60,7 @@ def in_order(items: Iterable[T], unit_of: Callable[[T], Any], here: Callable[[An
         return
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    pool = ProcessPoolExecutor(jobs, mp_context=context)
+    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_interrupts)
     window: deque[tuple[T, Future | None]] = deque()
     running = 0
     try:
@@ -43,5 +75,7 @@ def in_order(items: Iterable[T], unit_of: Callable[[T], Any], here: Callable[[An
         while window:
             head, future = window.popleft()
             yield head, None if future is None else future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:
+        _end(pool)
+        raise
+    pool.shutdown(wait=True)

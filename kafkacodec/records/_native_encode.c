@@ -308,8 +308,12 @@ encode_v2_batch(PyObject *Py_UNUSED(module), PyObject *args)
         packed = plain ? PyObject_CallFunction(compress, "Oii", plain, codec, 2) : NULL;
         Py_XDECREF(plain);
         if (packed == NULL || !PyBytes_Check(packed)) {
-            /* the generated builder compresses again and reports the failure, located */
-            PyErr_Clear();
+            /* the generated builder compresses again and reports the failure, located; an
+             * interrupt in the compressor stays one */
+            if (packed == NULL && !drop_ordinary_error()) {
+                PyMem_Free(o.data);
+                return NULL;
+            }
             Py_XDECREF(packed);
             PyMem_Free(o.data);
             Py_RETURN_NONE;

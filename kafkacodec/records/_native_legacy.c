@@ -235,8 +235,10 @@ legacy_records_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs, P
         else if (!PyErr_Occurred() && pos >= 0 && view->len - pos > KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT)
             attrs = (int8_t)((const uint8_t *)view->buf)[pos + KAFKA_LEGACY_MESSAGE_ATTRIBUTES_AT];
         Py_XDECREF(attributes);
-        if (PyErr_Occurred())
-            PyErr_Clear(); /* the Python method answers */
+        if (PyErr_Occurred()) {
+            if (!drop_ordinary_error()) /* the Python method answers; an interrupt stays one */
+                return NULL;
+        }
         else if (attrs >= 0 && (attrs & KAFKA_LEGACY_MESSAGE_COMPRESSION_MASK) == 0 && pos >= 0) {
             LegacyCtx c;
             if (legacy_ctx(&c, (PyTypeObject *)LEGACY_METHOD.record_type, LEGACY_METHOD.ts_names) < 0)

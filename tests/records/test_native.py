@@ -570,3 +570,31 @@ def test_calling_record_is_calling_its_init():
     assert B.Record.__init__ is not B.record_init_reference
     with pytest.raises(TypeError, match="unexpected keyword argument 'crc'"):
         B.Record(crc=1)
+
+
+def test_an_interrupt_in_the_compressor_stays_an_interrupt(monkeypatch):
+    """Ctrl-C while the native encoder has Python compress a region: the KeyboardInterrupt
+    goes up (the fast path used to drop every error to let the generated builder compress
+    again, which took Ctrl-C away from `kafkacodec sample`)."""
+    import kafkacodec.records.builders as B
+
+    if B._native_batch is None:
+        pytest.skip("no native extension")
+
+    calls = []
+    real = B._encoder
+
+    def encoder(*args):
+        encode = real(*args)
+
+        def interrupted_once(*a):  # as a signal is: raised once, where Python code runs next
+            calls.append(a)
+            if len(calls) == 1:
+                raise KeyboardInterrupt
+            return encode(*a)
+
+        return interrupted_once
+
+    monkeypatch.setattr(B, "_encoder", encoder)
+    with pytest.raises(KeyboardInterrupt):
+        kc.build_batch([kc.Record(None, 1, b"k", b"v" * 100)], compression="gzip")
