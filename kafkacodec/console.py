@@ -35,6 +35,7 @@ from .runtime.errors import (
     RefusedError,
     SchemaError,
     StorageError,
+    UsageError,
 )
 
 __all__ = ["out", "out_lines", "safe", "run_command", "output_closed", "notes_on_stderr", "Progress", "DONE", "CLEAN",
@@ -96,7 +97,8 @@ def error_status(err: BaseException) -> int:
     itself is wrong."""
     could_not = (NotAPartitionError, NotASegmentError, StorageError, RefusedError, OSError,
                  NotKnownError,  # an answer only a file not at hand holds
-                 SchemaError)  # a schema or message spec that cannot be read  # fmt: skip
+                 SchemaError,  # a schema or message spec that cannot be read
+                 UsageError)  # fmt: skip
     return UNCHECKED if isinstance(err, could_not) else PROBLEMS
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -148,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         print("kafkacodec spark rewrite: give DST to write, or --check to write nothing",
               file=sys.stderr)  # fmt: skip
         return 2
+    before_spark(args)
     spark = jobs.session(args.master, conf=conf)
     try:
         return {"export": _export, "stats": _stats, "verify": _verify, "rewrite": _rewrite}[args.job](
@@ -155,8 +157,48 @@ def run(args: argparse.Namespace) -> int:
         )
     except PySparkException as err:
         raise KafkacodecError(spark_message(err)) from None
+    except KeyboardInterrupt:
+        # Ctrl-C during the job reaches this process alone (Spark's JVM runs in a session
+        # of its own: jobs.session): stop Spark (its jobs cancelled), then end what it
+        # started; a second Ctrl-C while it stops ends them at once
+        try:
+            spark.sparkContext.setLogLevel("OFF")  # the tasks it kills are no news
+            spark.stop()
+        except Exception:  # noqa: BLE001 (a py4j call the interrupt cut: the JVM is ended below)
+            pass
+        finally:
+            spark = None
+            jobs.end_spark()
+        raise
     finally:
-        spark.stop()
+        if spark is not None:
+            spark.stop()
+
+
+#: Spark's master URLs (SparkContext.createTaskScheduler, SparkSubmit): what --master takes.
+MASTER = re.compile(r"local(\[(\*|\d+)(,\s*\d+)?\])?|local-cluster\[\d+,\s*\d+,\s*\d+\]|"
+                    r"(spark|k8s|mesos)://\S+|yarn")  # fmt: skip
+
+
+def before_spark(args: argparse.Namespace) -> None:
+    """What a job can be refused for before Spark starts (a JVM, tens of seconds): a master
+    URL Spark has no scheduler for, a local LOGDIR or SRC that is not there, an export's
+    OUT that exists without --overwrite. One line each, exit 2 (console.error_status)."""
+    from kafkacodec.runtime.errors import NotASegmentError, RefusedError, UsageError
+
+    from .jobs import _local
+
+    if args.master is not None and not MASTER.fullmatch(args.master):
+        raise UsageError(f"--master {args.master}: not a Spark master URL (local[*], local[N], "
+                         "spark://HOST:PORT, yarn, k8s://URL)")  # fmt: skip
+    paths = [args.src] if args.job == "rewrite" else list(args.paths)
+    for raw in map(str, paths):
+        if _local(raw) and not Path(raw.removeprefix("file://")).exists():
+            raise NotASegmentError(raw, "no such file or directory")
+    if args.job == "export" and not args.overwrite and _local(args.out):
+        out_path = Path(args.out.removeprefix("file://"))
+        if out_path.exists():
+            raise RefusedError(args.out, "exists (give --overwrite to replace it)")
 
 
 def _read_options(args: argparse.Namespace) -> dict:

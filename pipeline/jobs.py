@@ -55,10 +55,109 @@ def session(master: str | None = None, app: str = "kafkacodec", conf: dict | Non
         builder = builder.config(key, value)
     if not os.environ.get("PYSPARK_GATEWAY_PORT"):
         _python_here((conf or {}).get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON"))
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    register(spark)
+    here = not os.environ.get("PYSPARK_GATEWAY_PORT")
+    if here:
+        # py4j reports a call Ctrl-C cut on the root logger (its tracebacks on stderr):
+        # the command says "interrupted" instead
+        import logging
+
+        logging.getLogger().addHandler(logging.NullHandler())
+    try:
+        if here:
+            _own_session_gateway(conf)
+        spark = builder.getOrCreate()
+        if here:
+            # Ctrl-C is the command's to answer (cli.run: stop Spark, end its JVM), not
+            # pyspark's handler's (it cancels the jobs over a py4j call the interrupt cut)
+            import signal
+
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        spark.sparkContext.setLogLevel("ERROR")
+        register(spark)
+    except BaseException as err:
+        # Ctrl-C (or a failure) while Spark starts: pyspark started its JVM with SIGINT
+        # ignored and may not hold it yet, so nothing would stop it; end it here
+        end_spark()
+        if isinstance(err, Exception) and "JAVA_GATEWAY_EXITED" in str(err):
+            raise PipelineError("Spark's JVM exited before it started (its messages above; "
+                                "is Java 17 or 21 installed, and JAVA_HOME right?)") from None  # fmt: skip
+        raise
     return spark
+
+
+def end_spark(wait: float = 10.0) -> None:
+    """End Spark's JVM as it ends when its Python driver exits (Spark's PythonGatewayServer
+    exits at the end of its stdin, cleaning up after itself), waiting `wait` seconds for
+    it; then end whatever this process started that still runs (end_children)."""
+    import subprocess
+
+    from pyspark import SparkContext
+
+    proc = getattr(SparkContext._gateway, "proc", None)
+    if proc is not None:
+        try:
+            proc.stdin.close()
+            proc.wait(timeout=wait)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    end_children()
+
+
+def _own_session_gateway(conf: dict) -> None:
+    """Start Spark's JVM (pyspark's gateway) in a session of its own, before the builder
+    would start it in ours: Ctrl-C at the terminal then reaches this process alone, which
+    stops Spark and ends the JVM (cli.run), instead of reaching the JVM's Python workers
+    and planner too, each printing its own traceback."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    with SparkContext._lock:
+        if SparkContext._gateway is not None:
+            return
+        spark_conf = SparkConf(loadDefaults=False)
+        for key, value in conf.items():
+            spark_conf.set(key, value)
+        SparkContext._gateway = launch_gateway(spark_conf, popen_kwargs={"start_new_session": True})
+        SparkContext._jvm = SparkContext._gateway.jvm
+
+
+def end_children(grace: float = 2.0) -> None:
+    """End every process this one started, and theirs (Spark's JVM, its Python workers):
+    SIGTERM, then SIGKILL after `grace` seconds for what still runs. Linux (/proc); a no-op
+    elsewhere."""
+    import signal
+    import time
+
+    def children(pid: int) -> list[int]:
+        try:
+            text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+        except OSError:
+            return []
+        return [int(c) for c in text.split()]
+
+    found, todo = [], children(os.getpid())
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children(pid)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in found:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + grace
+        while found and time.monotonic() < deadline:
+            for pid in list(found):
+                try:
+                    done, _ = os.waitpid(pid, os.WNOHANG)
+                except ChildProcessError:  # not ours to reap (a grandchild): is it there?
+                    done = pid if not Path(f"/proc/{pid}").exists() else 0
+                if done:
+                    found.remove(pid)
+            time.sleep(0.05)
+        if not found:
+            return
 
 
 def _python_here(python: str | None) -> None:

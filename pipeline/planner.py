@@ -134,7 +134,11 @@ def answer(request: dict) -> dict:
 
 
 def main() -> None:
-    """Requests on stdin, answers on stdout, one JSON line each, until stdin ends."""
+    """Requests on stdin, answers on stdout, one JSON line each, until stdin ends (the JVM
+    that started it ends it: a Ctrl-C at the terminal is not this process's to answer)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing but answers on the JVM's pipe
     for line in sys.stdin:

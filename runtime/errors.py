@@ -12,6 +12,7 @@ import os
 
 __all__ = [
     "KafkacodecError",
+    "UsageError",
     "NotKnownError",
     "SchemaError",
     "DecodeError",
@@ -71,6 +72,11 @@ class SchemaError(KafkacodecError):
             self.file = file
             self.args = (self._text(),)
         return self
+
+
+class UsageError(KafkacodecError):
+    """An argument the command cannot take (a Spark master URL that is not one, a language
+    the compiler has not): nothing was read."""
 
 
 class DecodeError(KafkacodecError, ValueError):
