@@ -35,6 +35,7 @@ from .runtime.errors import (
     RefusedError,
     SchemaError,
     StorageError,
+    UnreadableError,
     UsageError,
 )
 
@@ -95,7 +96,7 @@ def error_status(err: BaseException) -> int:
     """The exit code of an error that stopped a command: UNCHECKED when nothing could be
     checked (not what the command reads, not readable, refused), PROBLEMS when the data
     itself is wrong."""
-    could_not = (NotAPartitionError, NotASegmentError, StorageError, RefusedError, OSError,
+    could_not = (NotAPartitionError, NotASegmentError, StorageError, RefusedError, OSError, UnreadableError,
                  NotKnownError,  # an answer only a file not at hand holds
                  SchemaError,  # a schema or message spec that cannot be read
                  UsageError)  # fmt: skip

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .runtime.errors import KafkacodecError
+from .runtime.errors import KafkacodecError, UsageError
 
 TARGETS = Path(__file__).resolve().parent / "targets"
 KSC_PACKAGES = ["kaitai-struct-compiler@0.11.0", "js-yaml@4.1.0"]
@@ -29,6 +29,10 @@ LANGUAGES = (
 
 class ExportError(KafkacodecError):
     """The official compiler could not be found, installed or run."""
+
+
+class UnknownLanguageError(ExportError, UsageError):
+    """A language the official compiler has no target for (a usage error: exit 2)."""
 
 
 def _schema_dir() -> Path:
@@ -80,7 +84,7 @@ def compile_schemas(out: Path, languages, schema_dir: Path | None = None) -> lis
     (schema, language): {schema, lang, ok, files | error}."""
     for lang in languages:
         if lang not in LANGUAGES:
-            raise ExportError(f"unknown language {lang!r} (known: {', '.join(LANGUAGES)})")
+            raise UnknownLanguageError(f"unknown language {lang!r} (known: {', '.join(LANGUAGES)})")
     env = dict(os.environ, NODE_PATH=str(compiler_modules()))
     schema_dir = Path(schema_dir or _schema_dir())
     proc = subprocess.run(

@@ -13,6 +13,7 @@ import os
 __all__ = [
     "KafkacodecError",
     "UsageError",
+    "UnreadableError",
     "NotKnownError",
     "SchemaError",
     "DecodeError",
@@ -218,6 +219,11 @@ class NotAPartitionError(LogError):
 
 class NotASegmentError(LogError):
     """A file that is not a Kafka segment or index file."""
+
+
+class UnreadableError(LogError):
+    """A file or directory that cannot be opened or read (its permissions, a disk that
+    fails, a link not followed): what it holds was not checked."""
 
 
 class RefusedError(LogError):

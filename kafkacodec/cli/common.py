@@ -189,7 +189,7 @@ def open_partition(path, args=None):
     from ..internal.remote import learn_remote_extent
     from ..log import TieredSegment
     from ..log.tiered import open_partition as opened
-    from ..runtime.errors import NotAPartitionError
+    from ..runtime.errors import NotAPartitionError, UnreadableError
 
     p = opened(path, keys=keys(args), tiered=tiered(args))
     if not p.segments:
@@ -198,10 +198,22 @@ def open_partition(path, args=None):
     learn_remote_extent(p)
     for problem in p.problems:  # a side file not read, remote segments not found: said
         logging.getLogger("kafkacodec.cli").warning(problem)
+    unreadable = []
     for seg in p.segments:
         if not isinstance(seg, TieredSegment):  # a remote one is named by its layout
-            with damaged_if_named(True):
-                seg.sniff()
+            try:
+                with damaged_if_named(True):
+                    seg.sniff()
+            except UnreadableError as err:  # read what can be read; said, and an error if reached
+                unreadable.append((seg, err))
+    if unreadable and len(unreadable) == len(p.segments):
+        p.close()
+        raise unreadable[0][1]
+    for seg, err in unreadable:
+        nxt = next((b for b in p.base_offsets if b > seg.base_offset), None)
+        span = f"offsets {seg.base_offset}-{nxt - 1}" if nxt is not None else f"offsets from {seg.base_offset}"
+        logging.getLogger("kafkacodec.cli").warning(
+            f"{err}: {span} cannot be read here; a read that reaches them stops there")
     return p
 
 

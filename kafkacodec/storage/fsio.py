@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..runtime.errors import LogError, RefusedError
+from ..runtime.errors import LogError, RefusedError, UnreadableError
 
 __all__ = [
     "SIDE_FILE_LIMIT", "TMP_SUFFIX", "open_regular", "read_side_file", "map_regular", "map_identified",
@@ -55,10 +55,10 @@ _KINDS = (
 
 def _oserror(path, err: OSError, verb: str) -> LogError:
     if err.errno == errno.ELOOP:
-        return LogError(path, "is a symbolic link inside a log directory: not followed ("
+        return UnreadableError(path, "is a symbolic link inside a log directory: not followed ("
                               "kafkacodec follows a link only when it is named on the command "
                               "line)")  # fmt: skip
-    return LogError(path, f"cannot {verb}: {err.strerror}")
+    return UnreadableError(path, f"cannot {verb}: {err.strerror}")
 
 
 def open_regular(path, flags: int = os.O_RDONLY) -> int:
