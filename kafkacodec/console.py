@@ -39,7 +39,7 @@ from .runtime.errors import (
     UsageError,
 )
 
-__all__ = ["out", "out_lines", "safe", "run_command", "output_closed", "notes_on_stderr", "Progress", "DONE", "CLEAN",
+__all__ = ["out", "out_lines", "safe", "counted", "run_command", "output_closed", "notes_on_stderr", "Progress", "DONE", "CLEAN",
            "PROBLEMS", "UNCHECKED", "INTERRUPTED", "error_status"]  # fmt: skip
 
 #: The exit codes of every command (see the module's docstring). CLEAN is DONE.
@@ -101,6 +101,11 @@ def error_status(err: BaseException) -> int:
                  SchemaError,  # a schema or message spec that cannot be read
                  UsageError)  # fmt: skip
     return UNCHECKED if isinstance(err, could_not) else PROBLEMS
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """n and its noun, singular for 1: "1 partition", "3 partitions", "1 bad region"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def safe(text: str) -> str:

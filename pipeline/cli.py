@@ -22,6 +22,7 @@ EXAMPLE = ("kafkacodec spark export /var/lib/kafka /data/kafka-parquet\n"
 
 def define(p: argparse.ArgumentParser) -> None:
     jobs = p.add_subparsers(dest="job", required=True)
+    p.jobs = jobs.choices  # each job's parser (cli.main: its usage on a wrong argument)
     for name, help_ in (
         ("export", "write every record to Parquet, partitioned by topic and partition"),
         ("stats", "per topic-partition: records, batches, bytes, codecs, timestamps, transactions"),

@@ -222,8 +222,8 @@ class NotASegmentError(LogError):
 
 
 class UnreadableError(LogError):
-    """A file or directory that cannot be opened or read (its permissions, a disk that
-    fails, a link not followed): what it holds was not checked."""
+    """A file or directory that cannot be opened, read or written (its permissions, a disk
+    that fails, a link not followed): what it holds was not checked, nothing was written."""
 
 
 class RefusedError(LogError):

@@ -76,7 +76,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="kafkacodec", description="Read, search, verify and repair Kafka data on disk.",
         epilog="exit codes: 0 done, 1 problems found (or what was asked for is not there), "
-        "2 could not check (docs/cli.md)",
+        "2 could not check (a path, a file that cannot be read, a usage error), 130 interrupted. "
+        "`kafkacodec COMMAND --help` for a command's arguments, with an example",
     )  # fmt: skip
     p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
@@ -84,6 +85,7 @@ def parser() -> argparse.ArgumentParser:
         command.define(sub.add_parser(name, help=command.HELP, description=command.HELP,
                                       epilog=f"example:\n  {command.EXAMPLE}",
                                       formatter_class=argparse.RawDescriptionHelpFormatter))  # fmt: skip
+    p.commands = sub.choices  # each command's parser, for its own usage line on a wrong argument
     return p
 
 
@@ -92,7 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "generate":  # before anything imports generated code
         return generate.run_early(argv[1:])
-    args = parser().parse_args(argv)
+    p = parser()
+    args, extra = p.parse_known_args(argv)
+    if extra:  # an argument the command does not take: the command's usage, not the top one's
+        command = p.commands[args.command]
+        jobs = getattr(command, "jobs", {})  # a command of commands (spark): the job's parser
+        command = jobs.get(getattr(args, "job", None), command)
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return run_command(args.command, lambda: COMMANDS[args.command].run(args))
     finally:

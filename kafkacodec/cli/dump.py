@@ -47,7 +47,7 @@ def define(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     p.add_argument(
         "--json", action="store_true",
-        help="one JSON object per batch or index entry (docs/cli.md)",
+        help="one JSON object per batch or index entry, the fields kafka-dump-log prints",
     )  # fmt: skip
     p.add_argument(
         "--bytes", choices=("hex", "base64", "utf8"), default="hex", help="how --json prints bytes"
@@ -64,11 +64,11 @@ def define(p: argparse.ArgumentParser) -> None:
     storage_arguments(p)
     for flag, what in DECODERS.items():
         p.add_argument(
-            f"--{flag}-decoder", dest="decoder", action="store_const", const=flag,
+            f"--{flag}-decoder", dest="decoders", action="append_const", const=flag,
             help=f"decode records as {what} (implies --print-data-log)",
         )  # fmt: skip
     p.add_argument(
-        "--raw-data", dest="decoder", action="store_const", const="raw",
+        "--raw-data", dest="decoders", action="append_const", const="raw",
         help="print keys and values as text even in an internal topic (kafka-dump-log's "
         "default); without a decoder flag, --print-data-log decodes the records of an "
         "internal topic's directory with that topic's decoder",
@@ -94,7 +94,22 @@ DECODERS = {
 }
 
 
+def _choose_decoder(args: argparse.Namespace) -> None:
+    """args.decoder from the decoder flags given: as kafka-dump-log chooses (DumpLogSegments
+    takes the first of its flags in DECODERS' order, whatever else is given), a decoder flag
+    over --raw-data; said when more than one was given."""
+    given = list(dict.fromkeys(args.decoders or []))
+    kafka = [flag for flag in DECODERS if flag in given]
+    args.decoder = kafka[0] if kafka else ("raw" if given else None)
+    if len(given) > 1:
+        flags = " and ".join(f"--{g}-decoder" if g != "raw" else "--raw-data" for g in given)
+        print(f"kafkacodec dump: note: {flags}: kafka-dump-log decodes with the first of "
+              f"{', '.join(DECODERS)} it is given (DumpLogSegments), and so does this dump: "
+              f"--{args.decoder}-decoder", file=sys.stderr)  # fmt: skip
+
+
 def run(args: argparse.Namespace) -> int:
+    _choose_decoder(args)
     from .. import dump as dumplog
     from ..console import Progress
     from ..storage import size_of

@@ -31,9 +31,27 @@ def define(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _writable_out(out) -> None:
+    """OUT checked before the compiler runs: a directory this user may write in (made when
+    missing), else one line naming OUT and the cause."""
+    import os
+
+    from ..runtime.errors import RefusedError, UnreadableError
+
+    if out.exists() and not out.is_dir():
+        raise RefusedError(out, "exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UnreadableError(out, f"cannot create: {err.strerror}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UnreadableError(out, "cannot write there: Permission denied")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..export import export
 
+    _writable_out(args.out)
     results = export(args.out, args.lang, java_pkg=args.java_package)
     failed = [r for r in results if not r["ok"]]
     for lang in args.lang:

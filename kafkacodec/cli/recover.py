@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
+from ..console import CLEAN, PROBLEMS, UNCHECKED, counted, out, safe
 from ..runtime.errors import KafkacodecError
 from ..units import integer
 from .common import local_path
@@ -237,7 +237,8 @@ def _report_steps(plan, done, name: str) -> None:
         out(f"{name}: not repairable by kafkacodec: {safe(plan.refused)}")
         return
     if plan.clean:
-        out(f"{name}: clean, {len(reps)} segments, {sum(r.batches for r in reps)} batches, "
+        out(f"{name}: clean, {counted(len(reps), 'segment')}, "
+             f"{counted(sum(r.batches for r in reps), 'batch', 'batches')}, "
              f"log end offset {plan.log_end_offset}")  # fmt: skip
         return
     would = "" if done else "would "

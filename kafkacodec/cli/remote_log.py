@@ -9,7 +9,7 @@ import json
 import sys
 from datetime import datetime, timezone
 
-from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
+from ..console import CLEAN, PROBLEMS, UNCHECKED, counted, out, safe
 from .common import codecs_of, specs_argument, storage_arguments, target
 
 HELP = "remote (tiered) segments from __remote_log_metadata on disk; --tiered checks their files"
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         for line in check.notes:
             print(f"kafkacodec remote-log: note: {safe(line)}", file=sys.stderr)
         print(f"checked the files of {check.checked} segments under {args.tiered}: "
-              + (f"{len(check.problems)} problems" if check.problems else "all there"), file=sys.stderr)  # fmt: skip
+              + (counted(len(check.problems), "problem") if check.problems else "all there"), file=sys.stderr)  # fmt: skip
         if check.problems:
             status = PROBLEMS
     return status

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
+from ..console import CLEAN, PROBLEMS, UNCHECKED, counted, out, safe
 from ..runtime.errors import KafkacodecError
 from ..units import integer
 from .common import held, keys, no_segments, storage_arguments, target, tiered
@@ -23,7 +23,8 @@ def define(p: argparse.ArgumentParser) -> None:
                    help="a log.dirs, a partition directory, a segment (.log) or an index file "
                    "(.index, .timeindex, .txnindex: checked against its .log)")  # fmt: skip
     p.add_argument("--json", action="store_true",
-                   help="the summary as one JSON object (docs/cli.md)")  # fmt: skip
+                   help="the summary as one JSON object: the counts, clean, problems, "
+                   "bad_regions, unchecked, notes")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--max-problems", type=integer(0), default=1000, metavar="N",
                    help="list at most N problems (the rest are counted); default 1000")  # fmt: skip
@@ -77,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
         elif status == CLEAN:
             out(f"{summary}: clean")
         elif problems:
-            out(f"{summary}: {problems.total} problems ({totals['bad_regions']} bad regions, "
-                 f"{totals['unreadable_bytes']} bytes unreadable)")  # fmt: skip
+            out(f"{summary}: {counted(problems.total, 'problem')} ({counted(totals['bad_regions'], 'bad region')}, "
+                 f"{counted(totals['unreadable_bytes'], 'byte')} unreadable)")  # fmt: skip
         else:
             out(f"{summary}: no problems in what was checked")
         for line in problems.lines():
@@ -93,12 +94,12 @@ def run(args: argparse.Namespace) -> int:
 def _summary(t: dict) -> str:
     """What was checked: partitions, segments, batches and records when segments were;
     index files (each against its log) when they were named."""
-    head = [f"{t['partitions']} partitions", f"{t['segments']} segments"] if t["segments"] else []
+    head = [counted(t["partitions"], "partition"), counted(t["segments"], "segment")] if t["segments"] else []
     if t["indexes"]:
-        head.append(f"{t['indexes']} index files")
+        head.append(counted(t["indexes"], "index file"))
     if t["segments"]:
-        head += [f"{t['batches']} batches", f"{t['records']} records"]
-    return ", ".join([*head, f"{t['bytes']} bytes checked"])
+        head += [counted(t["batches"], "batch", "batches"), counted(t["records"], "record")]
+    return ", ".join([*head, f"{counted(t['bytes'], 'byte')} checked"])
 
 
 def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:

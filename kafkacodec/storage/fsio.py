@@ -398,7 +398,7 @@ class LogDirLock:
     owner (as the broker would), and kept, as Kafka keeps it."""
 
     def __init__(self, log_dir):
-        self.log_dir = Path(log_dir)
+        self.log_dir = Path(os.path.abspath(log_dir))  # (what a message names: the folder too)
         self.path = self.log_dir / LOCK_FILE
         self._fd: int | None = None
 

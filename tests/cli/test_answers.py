@@ -175,7 +175,7 @@ def test_verify_checks_an_index_against_its_log(logdirs, tmp_path):
     part = logdirs / "orders-0"
     for suffix in (".index", ".timeindex", ".txnindex"):
         out = kc("verify", part / f"00000000000000000000{suffix}")
-        assert out.stdout.startswith("1 index files, ") and out.stdout.rstrip().endswith(": clean")
+        assert out.stdout.startswith("1 index file, ") and out.stdout.rstrip().endswith(": clean")
     bad = copy(logdirs, tmp_path) / "orders-0"
     idx = bytearray((bad / "00000000000000000000.index").read_bytes())
     idx[4:8] = struct.pack(">i", struct.unpack(">i", idx[4:8])[0] + 1)  # off a batch boundary

@@ -84,7 +84,7 @@ def test_dump_and_verify(topic):
     assert [r["offset"] for r in rows] == addr[:4] and all(r["is_valid"] for r in rows)
     v = cli("verify", d)
     assert (
-        v.stdout.startswith("1 partitions, 2 segments, 6 batches, 8 records")
+        v.stdout.startswith("1 partition, 2 segments, 6 batches, 8 records")
         and "clean" in v.stdout
     )
 

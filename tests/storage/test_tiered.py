@@ -137,7 +137,7 @@ def test_the_command_line_reads_a_tiered_partition(s3_server, bucket, source, ke
         b = cli(args[0], url, *args[1:], *opt, env=s3_server.env)
         if args[0] == "verify":
             # the counts of what was checked are the same; the names differ
-            assert a.stdout.split(":")[0].replace("1 partitions", "") == b.stdout.split(":")[0].replace("1 partitions", "")
+            assert a.stdout.split(":")[0].replace("1 partition", "") == b.stdout.split(":")[0].replace("1 partition", "")
             assert b.stdout.rstrip().endswith("clean")
         else:  # a remote segment is named as stored: <offset>-<segment id>.log
             assert a.stdout == re.sub(r"-[A-Za-z0-9_-]{22}\.log", ".log", b.stdout) and b.stdout
