@@ -93,7 +93,14 @@ def end_spark(wait: float = 10.0) -> None:
 
     from pyspark import SparkContext
 
-    proc = getattr(SparkContext._gateway, "proc", None)
+    gateway = SparkContext._gateway
+    if gateway is not None:  # what a JVM cut short in its start or its job logs is no news
+        try:
+            log4j = gateway.jvm.org.apache.logging.log4j
+            log4j.core.config.Configurator.setRootLevel(log4j.Level.OFF)
+        except Exception:  # noqa: BLE001 (a JVM that no longer answers: ended below all the same)
+            pass
+    proc = getattr(gateway, "proc", None) or _JVM.get("proc")  # (a stopped context forgets it)
     if proc is not None:
         try:
             proc.stdin.close()
@@ -101,6 +108,10 @@ def end_spark(wait: float = 10.0) -> None:
         except (OSError, subprocess.TimeoutExpired):
             pass
     end_children()
+
+
+#: The JVM process _own_session_gateway started (end_spark waits for it).
+_JVM: dict = {}
 
 
 def _own_session_gateway(conf: dict) -> None:
@@ -119,6 +130,7 @@ def _own_session_gateway(conf: dict) -> None:
             spark_conf.set(key, value)
         SparkContext._gateway = launch_gateway(spark_conf, popen_kwargs={"start_new_session": True})
         SparkContext._jvm = SparkContext._gateway.jvm
+        _JVM["proc"] = getattr(SparkContext._gateway, "proc", None)
 
 
 def end_children(grace: float = 2.0) -> None:
