@@ -980,9 +980,7 @@ class ModuleBuilder:
             length = seq[i - 1].get("id")
             if str(attr.get("size", "")).replace(" ", "") not in (length, f"{length}.value"):
                 raise SchemaError(f"{where}/size", f"an inlined body's size is the field before it ({length!r})")
-            valid = attr.get("valid")
-            if not (isinstance(valid, dict) and set(valid) == {"expr"}
-                    and str(valid["expr"]).replace(" ", "") == self.CONSUMED):  # fmt: skip
+            if not self._says_consumed(attr):
                 raise SchemaError(f"{where}/valid", "an inlined body says it takes its whole size: "
                                   "valid: {expr: '_._io.pos == _._io.size'}")  # fmt: skip
             self._check_name(attr.get("id"), where)
@@ -1013,11 +1011,16 @@ class ModuleBuilder:
             raise SchemaError(f.path, "a processed or lazy structure is read to its last byte: say so "
                               "for every target (valid: {expr: '_._io.pos == _._io.size'})")  # fmt: skip
 
+    @classmethod
+    def _says_consumed(cls, attr: dict) -> bool:
+        """Whether attr's `valid` is exactly CONSUMED."""
+        valid = attr.get("valid")
+        return (isinstance(valid, dict) and set(valid) == {"expr"}
+                and str(valid["expr"]).replace(" ", "") == cls.CONSUMED)  # fmt: skip
+
     def _consumed(self, f: FieldIR, attr: dict, where: str) -> bool:
         """A `valid` that says a sized structure takes every byte of its size: f.consumed."""
-        valid = attr.get("valid")
-        if not (isinstance(valid, dict) and set(valid) == {"expr"}
-                and str(valid["expr"]).replace(" ", "") == self.CONSUMED):  # fmt: skip
+        if not self._says_consumed(attr):
             return False
         if f.kind != "user" or (f.size is None and not f.size_eos) or f.is_list:
             raise SchemaError(f"{where}/valid", "'_._io.pos == _._io.size' applies to a sized user-type field")
