@@ -37,6 +37,7 @@ from .runtime.errors import (
     StorageError,
     UnreadableError,
     UsageError,
+    WorkerError,
 )
 
 __all__ = ["out", "out_lines", "safe", "counted", "run_command", "output_closed", "notes_on_stderr", "Progress", "DONE", "CLEAN",
@@ -99,7 +100,8 @@ def error_status(err: BaseException) -> int:
     could_not = (NotAPartitionError, NotASegmentError, StorageError, RefusedError, OSError, UnreadableError,
                  NotKnownError,  # an answer only a file not at hand holds
                  SchemaError,  # a schema or message spec that cannot be read
-                 UsageError)  # fmt: skip
+                 UsageError,
+                 WorkerError)  # a unit of work a worker process did not finish  # fmt: skip
     return UNCHECKED if isinstance(err, could_not) else PROBLEMS
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "StorageError",
     "RefusedError",
     "OffsetOutOfRangeError",
+    "WorkerError",
 ]
 
 
@@ -252,6 +253,12 @@ class OffsetOutOfRangeError(LogError):
 
 class CorruptIndexError(LogError):
     """An index file that fails Kafka's sanity check (readers fall back to a walk)."""
+
+
+class WorkerError(KafkacodecError):
+    """A worker process (`--jobs`) ended before it returned its unit's result: killed (the
+    kernel's OOM killer, a signal) or crashed. That unit was not done; nothing is known of
+    the data it was to read."""
 
 
 class StorageError(LogError):

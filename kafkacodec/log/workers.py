@@ -6,14 +6,20 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import traceback
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
-from concurrent.futures import Future, ProcessPoolExecutor
+from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
+
+from ..runtime.errors import WorkerError
 
 __all__ = ["in_order", "usable_cpus", "worker_count"]
 
 T = TypeVar("T")
+
+#: Seconds a worker asked to stop (SIGTERM) has before it is killed (SIGKILL).
+GRACE = 5.0
 
 
 def usable_cpus() -> int:
@@ -31,19 +37,141 @@ def worker_count(asked: int, units: int) -> int:
     return max(1, min(asked, units, usable_cpus()))
 
 
-def _ignore_interrupts() -> None:
-    """A worker's start: Ctrl-C (SIGINT to the terminal's process group) is the parent's
-    to handle, which ends the workers; a worker printing its own KeyboardInterrupt
-    traceback is what an operator must not see."""
+class _RemoteTraceback(Exception):
+    """The traceback of an exception a worker raised, as its __cause__ in this process."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def _serve(conn: Connection, other_end: Connection | None, there: Callable[[Any], Any]) -> None:
+    """A worker: there(unit) for each unit received, its result or its exception sent
+    back, until None or the parent's end closes. Ctrl-C (SIGINT to the terminal's
+    process group) is the parent's to handle, which ends the workers: a worker printing
+    its own KeyboardInterrupt traceback is what an operator must not see."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if other_end is not None:  # forked: the parent's end, so that its death reads as EOF here
+        other_end.close()
+    while True:
+        try:
+            unit = conn.recv()
+        except (EOFError, OSError):  # the parent is gone
+            return
+        if unit is None:
+            return
+        try:
+            reply = (True, there(unit), None)
+        except Exception as err:  # noqa: BLE001 (handed to the parent, raised there)
+            reply = (False, err, "".join(traceback.format_exception(err)))
+        try:
+            conn.send(reply)
+        except (EOFError, OSError):
+            return
+        except Exception:  # noqa: BLE001 (a result or an exception that does not pickle)
+            text = reply[2] or f"the result of a unit of work ({type(reply[1]).__name__}) cannot be pickled"
+            conn.send((False, RuntimeError(text.strip().splitlines()[-1]), text))
 
 
-def _end(pool: ProcessPoolExecutor) -> None:
-    """Stop the workers now, whatever they are doing (an interrupt, an error, a consumer
-    that stopped taking results): nothing is waited for, no process is left behind."""
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
-        proc.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
+class _Workers:
+    """`jobs` worker processes, each with a pipe of its own: a worker that dies (a signal,
+    the kernel's OOM killer) reads as the end of its pipe, never as a wait for the rest of
+    a message it had begun (the hang of a shared result queue, as concurrent.futures'
+    ProcessPoolExecutor has when a worker is killed mid-write), and ending them is a
+    signal and a join, with no thread or lock of ours in between."""
+
+    def __init__(self, there: Callable[[Any], Any], jobs: int) -> None:
+        methods = multiprocessing.get_all_start_methods()
+        self.forked = "fork" in methods
+        context = multiprocessing.get_context("fork" if self.forked else "spawn")
+        self.procs: dict[Connection, multiprocessing.process.BaseProcess] = {}
+        self.idle: list[Connection] = []
+        self.busy: dict[Connection, int] = {}
+        self.waiting: deque[tuple[int, Any]] = deque()
+        self.done: dict[int, tuple[bool, Any, str | None]] = {}
+        try:
+            for _ in range(jobs):
+                ours, theirs = context.Pipe(duplex=True)
+                proc = context.Process(target=_serve, args=(theirs, ours if self.forked else None, there),
+                                       daemon=True, name="kafkacodec-worker")  # fmt: skip
+                proc.start()
+                theirs.close()  # before the next fork: each worker holds its own end alone
+                self.procs[ours] = proc
+                self.idle.append(ours)
+        except BaseException:
+            self.end()
+            raise
+
+    def submit(self, ticket: int, unit: Any) -> None:
+        self.waiting.append((ticket, unit))
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        while self.idle and self.waiting:
+            conn = self.idle.pop()
+            ticket, unit = self.waiting.popleft()
+            self.busy[conn] = ticket
+            conn.send(unit)
+
+    def result(self, ticket: int) -> Any:
+        """The result of a ticket's unit (waiting for it), or the exception it raised."""
+        while ticket not in self.done:
+            if not self.busy:  # every ticket taken is submitted, so one of them is this one
+                raise AssertionError(f"unit {ticket} was never handed to a worker")
+            for conn in wait(list(self.busy)):
+                try:
+                    reply = conn.recv()
+                except (EOFError, OSError):
+                    raise self._died(conn) from None
+                self.done[self.busy.pop(conn)] = reply
+                self.idle.append(conn)
+            self._dispatch()
+        ok, value, text = self.done.pop(ticket)
+        if ok:
+            return value
+        if text is not None:
+            value.__cause__ = _RemoteTraceback(text)
+        raise value
+
+    def _died(self, conn: Connection) -> WorkerError:
+        proc = self.procs[conn]
+        proc.join(GRACE)
+        code = proc.exitcode
+        if code is not None and code < 0:
+            how = f"was killed by {signal.Signals(-code).name}"
+        elif code is not None:
+            how = f"exited with status {code}"
+        else:
+            how = "closed its pipe"
+        return WorkerError(f"worker process {proc.pid} {how} before it returned its result; "
+                           "its unit of work was not done")  # fmt: skip
+
+    def close(self) -> None:
+        """The work is done: each worker told to stop, and waited for."""
+        for conn in self.procs:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+        for proc in self.procs.values():
+            proc.join(GRACE)
+        self.end()
+
+    def end(self) -> None:
+        """Stop the workers now, whatever they are doing (an interrupt, an error, a
+        consumer that stopped taking results): SIGTERM, then SIGKILL after GRACE seconds
+        for one still running; no process is left behind."""
+        procs = list(self.procs.values())
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+        for proc in procs:
+            proc.join(GRACE)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        for conn in self.procs:
+            conn.close()
+        self.procs.clear()
 
 
 def in_order(items: Iterable[T], unit_of: Callable[[T], Any], here: Callable[[Any], Any],
@@ -52,30 +180,31 @@ def in_order(items: Iterable[T], unit_of: Callable[[T], Any], here: Callable[[An
     None, nothing run): here(unit) in this process when jobs is 1, else there(unit) (a
     module-level function, its unit picklable) in `jobs` worker processes at most 2 * jobs
     units ahead of the item taken (so at most that many results wait in memory). An
-    exception a unit raises is raised when its item is taken."""
+    exception a unit raises is raised when its item is taken; a worker that dies raises
+    WorkerError then. Interrupted (Ctrl-C), failed or closed early, it ends its workers."""
     if jobs <= 1:
         for item in items:
             unit = unit_of(item)
             yield item, None if unit is None else here(unit)
         return
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    pool = ProcessPoolExecutor(jobs, mp_context=context, initializer=_ignore_interrupts)
-    window: deque[tuple[T, Future | None]] = deque()
+    workers = _Workers(there, jobs)
+    window: deque[tuple[T, int | None]] = deque()
     running = 0
     try:
-        for item in items:
+        for ticket, item in enumerate(items):
             unit = unit_of(item)
-            window.append((item, None if unit is None else pool.submit(there, unit)))
+            if unit is not None:
+                workers.submit(ticket, unit)
+            window.append((item, None if unit is None else ticket))
             running += unit is not None
             while running > 2 * jobs or (window and window[0][1] is None):
-                head, future = window.popleft()
-                running -= future is not None
-                yield head, None if future is None else future.result()
+                head, taken = window.popleft()
+                running -= taken is not None
+                yield head, None if taken is None else workers.result(taken)
         while window:
-            head, future = window.popleft()
-            yield head, None if future is None else future.result()
+            head, taken = window.popleft()
+            yield head, None if taken is None else workers.result(taken)
     except BaseException:
-        _end(pool)
+        workers.end()
         raise
-    pool.shutdown(wait=True)
+    workers.close()
