@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -40,7 +41,7 @@ from .runtime.errors import (
     WorkerError,
 )
 
-__all__ = ["out", "out_lines", "safe", "counted", "run_command", "output_closed", "notes_on_stderr", "Progress", "DONE", "CLEAN",
+__all__ = ["out", "out_lines", "safe", "counted", "run_command", "output_closed", "notes_on_stderr", "Progress", "file_label", "DONE", "CLEAN",
            "PROBLEMS", "UNCHECKED", "INTERRUPTED", "error_status"]  # fmt: skip
 
 #: The exit codes of every command (see the module's docstring). CLEAN is DONE.
@@ -181,6 +182,23 @@ def run_command(command: str, job: Callable[[], int]) -> int:
     return status
 
 
+def _fit(label: str, width: int) -> str:
+    """label in exactly width columns: padded, or shortened in its middle ("orders-0/0…042.log"),
+    where a file name's base offset and a partition's number both survive."""
+    if len(label) <= width:
+        return label.ljust(width)
+    keep = width - 1
+    return label[: keep // 2] + "…" + label[len(label) - (keep - keep // 2) :]
+
+
+def file_label(path) -> str:
+    """A file as a progress bar names it: its partition's directory and its own name
+    ("orders-0/00000000000000000000.log"), since every partition's first segment has
+    the same name."""
+    parts = str(path).rstrip("/").rsplit("/", 2)
+    return safe("/".join(parts[-2:]))
+
+
 def _size(n: float) -> str:
     for unit in ("B", "kB", "MB", "GB", "TB"):
         if n < 1000 or unit == "TB":
@@ -190,38 +208,80 @@ def _size(n: float) -> str:
 
 
 class Progress:
-    """Bytes done out of `total`, with the rate and the time left."""
+    """Bytes done out of `total`, with the rate and the time left, on one line that fits
+    the terminal: what is being read named on the left (a partition's segment), a bar
+    that moves within a file as its reader reports where it is (at), for the files that
+    several worker processes read at once too."""
 
     WIDTH = 24
+    #: The columns a label keeps before the line drops what else it shows.
+    LABEL = 30
 
     def __init__(self, total: int, label: str, *, quiet: bool = False, stream=None):
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = not quiet and total > 0 and self.stream.isatty()
         self.total, self.label, self.done = total, label, 0
+        #: What is being read and how far each has got: key -> (bytes read, its label).
+        self.running: dict[object, tuple[int, str]] = {}
         self._start = self._last = time.monotonic()
         self._drawn = 0
 
-    def __call__(self, n: int) -> None:
-        """Count `n` more bytes as done."""
+    def __call__(self, n: int, key: object = None) -> None:
+        """Count `n` more bytes as done (those of `key`, no longer being read)."""
+        self.running.pop(key, None)
         self.done += n
+        self._update()
+
+    def at(self, key: object, n: int, label: str) -> None:
+        """`key` (a file, labelled `label`) is being read and has got `n` bytes in."""
+        self.running[key] = (n, label)
+        self._update()
+
+    def describe(self, label: str) -> None:
+        """Name what is being scanned now (a file, a segment)."""
+        self.label = label
+
+    def _update(self) -> None:
         if self.enabled:
             now = time.monotonic()
             if now - self._last >= 0.1 or not self._drawn:
                 self._last = now
                 self._draw(now)
 
-    def describe(self, label: str) -> None:
-        """Name what is being scanned now (a file, a segment)."""
-        self.label = label
+    def _label(self, width: int) -> str:
+        """What is being read, in width columns: the first file still being read, and
+        how many others are ("+2")."""
+        if not self.running:
+            return _fit(self.label, width)
+        first = next(iter(self.running.values()))[1]
+        more = f" +{len(self.running) - 1}" if len(self.running) > 1 else ""
+        return (_fit(first, max(width - len(more), 8)).rstrip() + more).ljust(width)
+
+    def _columns(self) -> int:
+        """The width of the terminal the bar is drawn on (stderr's, not stdout's: stdout
+        is often a pipe), else $COLUMNS, else 80."""
+        try:
+            columns = os.get_terminal_size(self.stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            columns = 0
+        return columns or shutil.get_terminal_size((80, 24)).columns  # 0: a terminal that does not say
 
     def _draw(self, now: float) -> None:
-        frac = min(self.done / self.total, 1.0)
-        filled = int(frac * self.WIDTH)
-        rate = self.done / max(now - self._start, 1e-9)
-        left = (self.total - self.done) / rate if rate and frac < 1 else 0.0
-        line = (f"{self.label[-30:]:<30} [{'#' * filled}{'.' * (self.WIDTH - filled)}] {frac:4.0%} "
-                f"{_size(self.done)}/{_size(self.total)} {_size(rate)}/s {left:.0f}s left")  # fmt: skip
-        self.stream.write("\r" + line.ljust(self._drawn))
+        done = self.done + sum(n for n, _label in self.running.values())
+        frac = min(done / self.total, 1.0)
+        columns = self._columns() - 1  # the last column wraps on some terminals
+        rate = done / max(now - self._start, 1e-9)
+        left = f" {(self.total - done) / rate:.0f}s left" if done and frac < 1 else ""
+        sizes = f" {_size(done)}/{_size(self.total)}"
+        # what a narrow terminal drops first: the rate, then the sizes, then the bar's width
+        for extra, width in ((f"{sizes} {_size(rate)}/s{left}", self.WIDTH), (f"{sizes}{left}", self.WIDTH),
+                             (left, self.WIDTH), (left, 10), ("", 10)):  # fmt: skip
+            if columns - (width + 8 + len(extra)) >= self.LABEL:
+                break
+        filled = int(frac * width)
+        rest = f" [{'#' * filled}{'.' * (width - filled)}] {frac:4.0%}{extra}"
+        line = (self._label(max(columns - len(rest), 8)) + rest)[:columns]
+        self.stream.write("\r" + line.ljust(min(self._drawn, columns)))
         self.stream.flush()
         self._drawn = len(line)
 

@@ -111,7 +111,7 @@ def _choose_decoder(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     _choose_decoder(args)
     from .. import dump as dumplog
-    from ..console import Progress
+    from ..console import Progress, file_label
     from ..storage import size_of
 
     files = _files(args)
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
             for path, suffix, name in files:
                 if output_closed():
                     break
-                progress.describe(path.name)
+                progress.describe(file_label(path))
                 if suffix in dumplog.INDEX_SUFFIXES:
                     status |= _index(args, path, suffix, findings, name)
                 elif suffix == "state":

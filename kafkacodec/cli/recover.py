@@ -110,6 +110,7 @@ def _recover_partition(args, part, progress) -> int:
     from ..log import repair as R
     from ..log.loader import predict_load
 
+    progress.describe(safe(part.path.name))
     if not part.segments:
         what = ("a Kafka 0.7 partition (.kafka files): recover does not rewrite that format; "
                 "verify and records read it" if part.kafka07 else "holds no segments: nothing to recover")  # fmt: skip

@@ -35,7 +35,7 @@ def define(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..console import Progress
+    from ..console import Progress, file_label
     from ..log.index import Problems
     from ..log.workers import in_order, usable_cpus, worker_count
     from ..storage import size_of
@@ -58,13 +58,21 @@ def run(args: argparse.Namespace) -> int:
               f"check, {usable_cpus()} CPUs)", file=sys.stderr)  # fmt: skip
     with Progress(total, "verify", quiet=args.quiet) as progress:
         # each segment checked here, or by a worker process (log.workers.in_order: the
-        # results are taken in the targets' order, so the report is the same for any N)
-        done = in_order(targets, lambda t: t[3] if jobs > 1 else None, _checked, _checked, jobs)
-        for (path, check, kind, _task), result in done:
-            progress.describe(path.name)
-            _verify_one(_checked(check) if result is None else result, kind, totals, problems, notes,
-                        unchecked, regions)  # fmt: skip
-            progress(size_of(path))
+        # results are taken in the targets' order, so the report is the same for any N),
+        # the bar moving as each check reports where it is
+        def at(item, position):
+            progress.at(item[0], position, file_label(item[0]))
+
+        def unit(item):  # a remote segment (no worker task) is checked here
+            return item[1] if jobs == 1 else item[3]
+
+        done = in_order(targets, unit, _checked, _checked, jobs, on_progress=at)
+        for item, result in done:
+            path, check, kind, _task = item
+            if result is None:
+                result = _checked(check, functools.partial(at, item))
+            _verify_one(result, kind, totals, problems, notes, unchecked, regions)
+            progress(size_of(path), path)
     checked = totals["segments"] + totals["indexes"] > 0
     status = UNCHECKED if unchecked or not checked else PROBLEMS if problems else CLEAN
     if args.json:
@@ -188,20 +196,21 @@ def _segment_target(seg, live: bool, indexes: bool):
     return seg.path, functools.partial(_check_segment, seg, live, indexes), "segments", task
 
 
-def _check_segment(seg, live: bool, indexes: bool):
+def _check_segment(seg, live: bool, indexes: bool, progress=None):
     from ..log.check import check_segment
 
     try:
-        return check_segment(seg, live=live, indexes=indexes)
+        return check_segment(seg, live=live, indexes=indexes, progress=progress)
     finally:
         seg.close()
 
 
-def _checked(check):
+def _checked(check, progress=None):
     """check()'s result, or the KafkacodecError it raised (so that one unreadable segment
-    does not stop the others, in this process or in a worker)."""
+    does not stop the others, in this process or in a worker); progress(position), when
+    given, is told where a segment's check has got."""
     try:
-        return check()
+        return check() if progress is None else check(progress=progress)
     except KafkacodecError as err:
         return err
 
@@ -209,9 +218,9 @@ def _checked(check):
 def _index_target(seg, suffix: str, path: Path, live: bool):
     from ..log.check import check_index
 
-    def check():
+    def check(progress=None):  # the .log read to judge the index is what takes time
         try:
-            return check_index(seg, suffix, live=live)
+            return check_index(seg, suffix, live=live, progress=progress)
         finally:
             seg.close()
 
@@ -221,7 +230,7 @@ def _index_target(seg, suffix: str, path: Path, live: bool):
 def _kafka07_target(path: Path):
     from ..log.kafka07 import Kafka07File, check_file
 
-    def check():
+    def check(progress=None):  # a 0.7 file is read in one pass, its size counted when done
         with Kafka07File(path) as f:
             return check_file(f)
 

@@ -16,7 +16,7 @@ import os
 import re
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ..records.batches import LOG_OVERHEAD, BatchIterator
@@ -48,6 +48,8 @@ _U32 = struct.Struct(">I")
 #: overhead (14 and 22 bytes), a v2 batch header less the log overhead (49 bytes).
 _MIN_SIZE = {0: 14, 1: 22, 2: 49}
 _MAGIC_AT_16 = re.compile(rb"(?s)(?=.{16}[\x00\x01\x02])")
+#: How far a check reads between two reports of where it is (check_segment's progress).
+PROGRESS_STEP = 1 << 20
 #: Where the size field of an entry lies (after the 8-byte offset), and how long it is.
 _SIZE_AT, _SIZE_LEN = 8, 4
 
@@ -198,22 +200,40 @@ def incomplete(view, pos: int, remaining: int) -> str:
             "the file")  # fmt: skip
 
 
+class _Reporter:
+    """progress(position) about every PROGRESS_STEP bytes read, never backwards."""
+
+    def __init__(self, progress: Callable[[int], None] | None) -> None:
+        self.progress, self.next = progress, 0
+
+    def __call__(self, position: int) -> None:
+        if self.progress is not None and position >= self.next:
+            self.next = position + PROGRESS_STEP
+            self.progress(position)
+
+
 def check_segment(seg: Segment, *, verify_crc: bool = True, live: bool = False,
-                  decode: bool = True, indexes: bool = True) -> SegmentCheck:  # fmt: skip
+                  decode: bool = True, indexes: bool = True,
+                  progress: Callable[[int], None] | None = None) -> SegmentCheck:  # fmt: skip
     """Check one segment: every batch (and with decode, every record), every bad region,
     and (with indexes) its index files against the log. `live`: the segment may be appended to while it is read
     (its partition's last segment, with a broker holding the log directory), so that an
-    incomplete batch at its end is one being written, not damage."""
+    incomplete batch at its end is one being written, not damage. `progress(position)`:
+    told the byte position reached, about every PROGRESS_STEP bytes (a segment of a
+    gigabyte of gzip takes a minute; a bar that moves once per segment says nothing)."""
     data, size = seg.data, seg.size
+    report = _Reporter(progress)
     out = SegmentCheck(str(seg.path), size)
     try:
         seg.sniff()
         not_kafka = None
     except NotASegmentError as err:
         not_kafka = err.message
-    start, last = _checked_in_bulk(seg, data, size, verify_crc=verify_crc, decode=decode, out=out)
+    start, last = _checked_in_bulk(seg, data, size, verify_crc=verify_crc, decode=decode, out=out,
+                                   report=report)  # fmt: skip
     for item in scan(data, source=str(seg.path), start=start, end=size, verify_crc=verify_crc,
                      last=last):  # fmt: skip
+        report(item.start if isinstance(item, BadRegion) else item.position)
         if isinstance(item, BadRegion):
             if item.start == 0 and not_kafka:
                 item.reason, item.tail = not_kafka, False
@@ -244,7 +264,8 @@ def check_segment(seg: Segment, *, verify_crc: bool = True, live: bool = False,
     return out
 
 
-def check_index(seg: Segment, suffix: str, *, live: bool = False) -> SegmentCheck:
+def check_index(seg: Segment, suffix: str, *, live: bool = False,
+                progress: Callable[[int], None] | None = None) -> SegmentCheck:  # fmt: skip
     """Check one index file of a segment (`kafkacodec verify FILE.index`): Kafka's sanity
     check, then its entries against the segment's .log by the rules verify applies to a
     whole segment (Segment.index_problems). The .log is read, not judged: damage in it is
@@ -253,7 +274,7 @@ def check_index(seg: Segment, suffix: str, *, live: bool = False) -> SegmentChec
             ".txnindex": seg.txnindex_path}[suffix]  # fmt: skip
     if not seg.path.exists():
         raise NotASegmentError(path, f"no {seg.path.name} beside it to check the index against")
-    log = check_segment(seg, live=live, indexes=False)
+    log = check_segment(seg, live=live, indexes=False, progress=progress)
     out = SegmentCheck(str(path), size_of(path))
     if log.regions or log.problems:
         out.notes.append(f"{seg.path}: {len(log.regions)} unreadable regions and "
@@ -306,7 +327,7 @@ BULK_FROM = 16 << 20
 
 
 def _checked_in_bulk(seg: Segment, data, size: int, *, verify_crc: bool, decode: bool,
-                     out: SegmentCheck) -> tuple[int, int | None]:  # fmt: skip
+                     out: SegmentCheck, report: _Reporter) -> tuple[int, int | None]:  # fmt: skip
     """Check the leading run of v2 batches of a segment at once, as the loop of
     check_segment checks them one at a time, into out: the native walk (framing and CRC),
     the offsets of the whole run compared in NumPy, and the records of its uncompressed
@@ -335,9 +356,9 @@ def _checked_in_bulk(seg: Segment, data, size: int, *, verify_crc: bool, decode:
         outside = (last < seg.base_offset) | (last > seg.base_offset + 0x7FFFFFFF)
         flagged = np.union1d(flagged, np.flatnonzero(outside))
     flags = None
-    if decode:
+    if decode:  # the uncompressed batches' records, then the compressed ones (the slow part)
         flags = W.check_run(data, e)
-        W.check_compressed(data, e, flags)
+        W.check_compressed(data, e, flags, progress=report)
         out.records += int(e["num_records"][flags == W.CHECKED].sum(dtype=np.int64))
         flagged = np.union1d(flagged, np.flatnonzero(flags != W.CHECKED))
     view = memoryview(data)

@@ -69,11 +69,12 @@ def check_run(data, entries: np.ndarray) -> np.ndarray:
     return np.frombuffer(bytearray(_native_check_run(byte_view(data), run)), np.uint8)
 
 
-def check_compressed(data, entries: np.ndarray, flags: np.ndarray) -> None:
+def check_compressed(data, entries: np.ndarray, flags: np.ndarray, progress=None) -> None:
     """check_run's check for the compressed v2 batches (not control batches) of a run,
     into flags (NOT_APPLICABLE there): each records region decompressed by the codec, as
     Batch.record_count decompresses it, then checked natively; CHECKED, or UNCHECKED when
-    it does not decompress or its records are not right (the parser then names what)."""
+    it does not decompress or its records are not right (the parser then names what).
+    `progress(position)`: told each batch's position before it is checked."""
     view = byte_view(data)
     codecs = bit_field(KafkaRecordBatch, "compression", entries["attributes"])
     control = bit_field(KafkaRecordBatch, "is_control", entries["attributes"]) != 0
@@ -81,6 +82,8 @@ def check_compressed(data, entries: np.ndarray, flags: np.ndarray) -> None:
     position, size, count = entries["position"], entries["len_batch"], entries["num_records"]
     for i in todo.tolist():
         start = int(position[i])
+        if progress is not None:
+            progress(start)
         try:
             region = _comp.decompress(int(codecs[i]), view[start + V2_RECORDS_AT : start + LOG_OVERHEAD + int(size[i])], 2)
         except DecodeError:
