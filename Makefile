@@ -154,8 +154,10 @@ demo: $(STAMP) $(JAR)
 
 # The documentation site (docs/conf.py): docs/ built into site/, every warning an error (a broken
 # link, a reference to nothing, a page in no table of contents); the reference pages come
-# from the code when it is built.
-docs: $(STAMP)
+# from the code when it is built. An environment already there is used as it is (a
+# pyproject.toml newer than it does not reinstall everything: `make .venv/.installed` does).
+docs:
+	@test -x $(VENV)/bin/sphinx-build || $(MAKE) $(STAMP)
 	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs site
 
 bench: $(STAMP) $(HARNESS) $(JAR)

@@ -16,6 +16,7 @@ site is built, this file writes
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -29,6 +30,8 @@ extensions = ["myst_parser", "sphinx.ext.autodoc"]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "conf.py"]
 html_theme = "furo"
+html_static_path = ["_static"]
+html_css_files = ["kafkacodec.css"]
 html_title = "kafkacodec"
 # `x` in a docstring is code, as it reads in the source
 default_role = "code"
@@ -37,6 +40,9 @@ myst_enable_extensions = ["colon_fence"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 autodoc_default_options = {"members": True, "show-inheritance": False}
+# quotes and ellipses made typographic, never dashes: "--json" in prose stays what is typed
+# (docutils' smartquotes would make it an en dash, and a copied option would not work)
+smartquotes_action = "qe"
 # the pages' fenced blocks of console output and shell sessions are not highlighted as code
 highlight_language = "none"
 
@@ -61,7 +67,9 @@ def _generate() -> None:
     for page in pages:
         _write(schemas / page.name, page.read_text())
     index = (ROOT / "generated" / "reference" / "README.md").read_text()
-    toc = "\n".join(p.stem for p in pages)
+    # the sidebar in the index's order (by section: the record batch first, not alphabetical)
+    listed = re.findall(r"\]\(([a-z0-9_]+)\.md\)", index)
+    toc = "\n".join(listed + sorted({p.stem for p in pages} - set(listed)))
     _write(schemas / "index.md", f"{index}\n```{{toctree}}\n:hidden:\n\n{toc}\n```\n")
 
 

@@ -107,7 +107,7 @@ def render_all(schema_dir: Path = SCHEMA_DIR, *, raw: bool = False) -> dict[str,
         page = env.get_template("reference.md.j2").render(**reference.plan(mod))
         files[f"reference/{mod.id}.md"] = _clean(page).rstrip("\n") + "\n"
     files["reference/README.md"] = _clean(
-        env.get_template("reference_index.md.j2").render(modules=modules)
+        env.get_template("reference_index.md.j2").render(sections=reference.index_plan(modules))
     )
     files["kafka_layout.h"] = _clean(
         env.get_template("layout.h.j2").render(**cheader.plan(modules))

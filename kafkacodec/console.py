@@ -41,7 +41,7 @@ from .runtime.errors import (
     WorkerError,
 )
 
-__all__ = ["out", "out_lines", "safe", "counted", "run_command", "output_closed", "notes_on_stderr", "Progress", "file_label", "DONE", "CLEAN",
+__all__ = ["out", "out_lines", "safe", "counted", "control_note", "run_command", "output_closed", "notes_on_stderr", "Progress", "file_label", "DONE", "CLEAN",
            "PROBLEMS", "UNCHECKED", "INTERRUPTED", "error_status"]  # fmt: skip
 
 #: The exit codes of every command (see the module's docstring). CLEAN is DONE.
@@ -109,6 +109,15 @@ def error_status(err: BaseException) -> int:
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """n and its noun, singular for 1: "1 partition", "3 partitions", "1 bad region"."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def control_note(n: int) -> str:
+    """What a count of every record holds besides what a consumer is handed: " (160 of
+    them control records)", or nothing. (verify counts every record; Spark's stats and its
+    report count data records and control records apart, as a consumer sees them.)"""
+    if not n:
+        return ""
+    return " (1 of them a control record)" if n == 1 else f" ({n} of them control records)"
 
 
 def safe(text: str) -> str:

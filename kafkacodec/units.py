@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Callable
 
 __all__ = ["parse_size", "integer", "size", "LATEST", "EARLIEST", "MAX_TIMESTAMP",
-           "TIMESTAMP_TARGETS", "timestamp_target", "EARLIEST_LOCAL", "LATEST_TIERED"]
+           "TIMESTAMP_TARGETS", "timestamp_target", "EARLIEST_LOCAL", "LATEST_TIERED", "utc_ms"]
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "t": 1 << 40, "tb": 1 << 40}  # fmt: skip
@@ -83,3 +83,11 @@ def timestamp_target(text: str) -> int:
 
 
 _named(timestamp_target, "timestamp")
+
+
+def utc_ms(ms: int) -> str:
+    """A Kafka timestamp (milliseconds since the epoch) as people read it, always in one
+    form: ISO 8601 in UTC to the millisecond, "2023-11-14T22:13:20.000Z"."""
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-from kafkacodec.console import out, run_command
+from kafkacodec.console import control_note, counted, out, run_command
 from kafkacodec.runtime.errors import KafkacodecError
 
 HELP = "Spark jobs over log directories (needs the pipeline extra: pyspark)"
@@ -263,6 +263,12 @@ def _fetched(d: dict | None, *, stream=None) -> None:
         print(f"kafkacodec spark: {line}", file=stream)
 
 
+#: What the columns of `spark stats` count (verify counts every record, control records
+#: among them; the JSON rows carry the same fields).
+STATS_LEGEND = ("records: data records, what a consumer is handed; control: control records "
+                "(transaction markers) apart; offsets and time range: the first and last data record's")
+
+
 def _stats(spark, args, options) -> int:
     from . import jobs, report
     from .meter import FetchMeter
@@ -280,13 +286,15 @@ def _stats(spark, args, options) -> int:
         for row in rows:
             out(json.dumps(row))
     else:
-        out(
-            f"{'topic':<20} {'part':>4} {'records':>9} {'batches':>8} {'bytes':>10} {'txn ok/aborted':>14}  codecs; time range"
-        )
+        out(f"{'topic':<20} {'part':>4} {'records':>9} {'control':>7} {'offsets':>15} {'batches':>8} {'bytes':>10} "
+            f"{'txn ok/aborted':>14}  codecs; time range (UTC)")  # fmt: skip
         for r in rows:
-            out(f"{r['topic']:<20} {r['partition']:>4} {r['records']:>9} {r['batches']:>8} {r['bytes']:>10} "
-                f"{str(r['committed']) + '/' + str(r['aborted']):>14}  {','.join(r['codecs'])}; "
-                f"{r['min_timestamp'] or '-'} .. {r['max_timestamp'] or '-'}")  # fmt: skip
+            offsets = "-" if r["first_offset"] is None else f"{r['first_offset']}..{r['last_offset']}"
+            out(f"{r['topic']:<20} {r['partition']:>4} {r['records']:>9} {r['control_records']:>7} {offsets:>15} "
+                f"{r['batches']:>8} {r['bytes']:>10} {str(r['committed']) + '/' + str(r['aborted']):>14}  "
+                f"{','.join(r['codecs'])}; {r['min_timestamp'] or '-'} .. {r['max_timestamp'] or '-'}")  # fmt: skip
+        if rows:
+            out(STATS_LEGEND)
     _fetched(meter.as_dict(), stream=sys.stderr if args.json else None)
     if args.html and not args.json:
         out(f"report written to {args.html}")
@@ -300,9 +308,10 @@ def _verify(spark, args, options) -> int:
     if args.json:
         out(json.dumps({k: v for k, v in res.items() if k != "per_segment"}))
     elif res["segments"]:
-        state = "clean" if res["clean"] else f"{len(res['problems'])} problems"
-        out(f"{res['segments']} segments, {res['batches']} batches, {res['records']} records, "
-            f"{res['bytes']} bytes: {state}")  # fmt: skip
+        state = "clean" if res["clean"] else counted(len(res['problems']), 'problem')
+        out(f"{counted(res['segments'], 'segment')}, {counted(res['batches'], 'batch', 'batches')}, "
+            f"{counted(res['records'], 'record')}{control_note(res['control_records'])}, "
+            f"{counted(res['bytes'], 'byte')}: {state}")  # fmt: skip
         for problem in res["problems"]:
             out(f"  {problem}")
         _fetched(res["fetched"])

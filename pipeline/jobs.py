@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+from kafkacodec.units import utc_ms
+
 from . import JAR, parquet
 from .meter import FetchMeter, measured
 from .options import Options, resolve
@@ -278,7 +280,7 @@ def verify(spark, paths, *, verify_crc: bool = True, **options) -> dict:
         .collect()
     )
     checked.sort(key=lambda c: (c["topic"], c["partition"], c["segment"]))
-    totals = {key: sum(c[key] for c in checked) for key in ("batches", "records", "bytes")}
+    totals = {key: sum(c[key] for c in checked) for key in ("batches", "records", "control_records", "bytes")}
     found = [p for c in checked for p in c["problems"]]
     return {"segments": len(checked), **totals, "problems": found,
             "clean": bool(checked) and not found, "per_segment": checked,
@@ -340,8 +342,9 @@ def _summaries(records, batches) -> list[dict]:
         F.sum(F.when(data, 1).otherwise(0)).alias("records"),
         F.min(F.when(data, F.col("offset"))).alias("first_offset"),
         F.max(F.when(data, F.col("offset"))).alias("last_offset"),
-        F.min(F.when(data, F.col("timestamp"))).alias("min_timestamp"),
-        F.max(F.when(data, F.col("timestamp"))).alias("max_timestamp"),
+        F.sum(F.when(data, 0).otherwise(1)).alias("control_records"),
+        F.min(F.when(data, F.unix_millis("timestamp"))).alias("min_timestamp"),
+        F.max(F.when(data, F.unix_millis("timestamp"))).alias("max_timestamp"),
         F.countDistinct(F.when(F.col("producer_id") >= 0, F.col("producer_id"))).alias("producers"),
         markers(COMMIT).alias("committed"),
         markers(ABORT).alias("aborted"),
@@ -358,17 +361,20 @@ def _summaries(records, batches) -> list[dict]:
     out = []
     for row in joined.collect():
         d = row.asDict()
-        for key in ("min_timestamp", "max_timestamp"):
+        for key in ("min_timestamp", "max_timestamp"):  # UTC to the millisecond, as Kafka keeps them
             if d[key] is not None:
-                d[key] = d[key].isoformat()
+                d[key] = utc_ms(d[key])
         d["records"] = d["records"] or 0
+        d["control_records"] = d["control_records"] or 0
         out.append(d)
     return out
 
 
 def stats(spark, paths, **options) -> list[dict]:
-    """Per topic-partition: records, batches, bytes, codecs, the timestamp range, producers,
-    and the transactions committed and aborted (from the control records). meter=FetchMeter
+    """Per topic-partition: records (data records, what a consumer is handed) and control
+    records apart, the first and last data record's offsets, batches, bytes, codecs, the
+    data records' timestamp range (ISO 8601, UTC, milliseconds), producers, and the
+    transactions committed and aborted (from the control records). meter=FetchMeter
     adds up what the reads fetch from object stores."""
     return _summaries(*_frames(spark, paths, options))
 

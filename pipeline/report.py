@@ -14,10 +14,11 @@ TIMELINE_SERIES = 9
 _WIDTH = 8.0  # inches, at matplotlib's 100 dpi for SVG sizes: 800 px
 
 _CSS = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 900px; color: #222; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
 table { border-collapse: collapse; font-size: 12px; }
-th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; text-align: right; }
+th, td { padding: 3px 6px; border-bottom: 1px solid #ddd; text-align: right; }
+th { vertical-align: bottom; } td { overflow-wrap: anywhere; } td.n { white-space: nowrap; }
 .wide { overflow-x: auto; }
 th:first-child, td:first-child { text-align: left; }
 svg { max-width: 100%; height: auto; }
@@ -121,19 +122,23 @@ def codecs_chart(codecs: list[dict]) -> str:
 
 
 def _table(rows: list[dict]) -> str:
-    head = ("topic", "partition", "records", "offsets", "batches", "bytes", "codecs", "magics",
-            "producers", "txn committed", "txn aborted", "timestamps")  # fmt: skip
+    head = ("partition", "data records", "control records", "data offsets", "batches", "bytes", "codecs",
+            "magics", "producers", "transactions committed / aborted", "timestamps (UTC), first and last")  # fmt: skip
     out = ["<table><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>"]
     for r in rows:
         offsets = "-" if r["first_offset"] is None else f"{r['first_offset']}..{r['last_offset']}"
-        times = (
-            "-" if r["min_timestamp"] is None else f"{r['min_timestamp']} .. {r['max_timestamp']}"
-        )
-        cells = (r["topic"], r["partition"], f"{r['records']:,}", offsets, f"{r['batches']:,}",
-                 _bytes(r["bytes"]).replace(" ", "\u00a0"), ", ".join(r["codecs"]), ", ".join(map(str, r["magics"])),
-                 r["producers"], r["committed"], r["aborted"], times)  # fmt: skip
-        out.append("<tr>" + "".join(f"<td>{escape(str(c))}</td>" for c in cells) + "</tr>")
-    return '<div class="wide">' + "".join(out) + "</table></div>"
+        cells = (f"{r['topic']}-{r['partition']}", f"{r['records']:,}", f"{r.get('control_records', 0):,}", offsets,
+                 f"{r['batches']:,}", _bytes(r["bytes"]), ", ".join(r["codecs"]), ", ".join(map(str, r["magics"])),
+                 r["producers"], f"{r['committed']} / {r['aborted']}")  # fmt: skip
+        times = "-" if r["min_timestamp"] is None else f"{escape(str(r['min_timestamp']))}<br>{escape(str(r['max_timestamp']))}"
+        # a number never breaks; a topic's name and the codecs may (at any character)
+        tds = [f"<td>{escape(str(c))}</td>" if k in (0, 6) else f'<td class="n">{escape(str(c))}</td>'
+               for k, c in enumerate(cells)]  # fmt: skip
+        out.append("<tr>" + "".join(tds) + f'<td class="n">{times}</td></tr>')
+    legend = ('<p class="muted">Data records are what a consumer is handed; control records '
+              "(transaction markers) are counted apart (kafkacodec verify counts every record, control "
+              "records among them). Offsets and timestamps are the first and last data record's.</p>")  # fmt: skip
+    return '<div class="wide">' + "".join(out) + "</table></div>" + legend
 
 
 def render(data: dict, *, title: str) -> str:
@@ -148,7 +153,7 @@ def render(data: dict, *, title: str) -> str:
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
-        f"<p>{len(rows)} topic-partitions, {total:,} records, "
+        f"<p>{len(rows)} topic-partitions, {total:,} data records, "
         f"{sum(r['batches'] for r in rows):,} batches, {_bytes(sum(r['bytes'] for r in rows))}.</p>",
         read, _table(rows),
         "<h2>Records over time, per partition</h2>", timeline_chart(data["timeline"]),

@@ -557,6 +557,6 @@ def check(s: SegmentSlice, *, verify_crc: bool = True) -> dict:
         seg.close()
     return {
         "topic": s.topic, "partition": s.partition, "segment": seg.path.name,
-        "bytes": c.size, "batches": c.batches, "records": c.records,
+        "bytes": c.size, "batches": c.batches, "records": c.records, "control_records": c.control_records,
         "problems": [str(r) for r in c.regions] + c.problems.lines(),
     }  # fmt: skip

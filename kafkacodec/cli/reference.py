@@ -6,6 +6,7 @@ documentation site's "Command line" reference page is this module's markdown() a
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Iterator
 
 __all__ = ["commands", "markdown", "undescribed"]
@@ -62,7 +63,20 @@ def _help(text: str | None, p: argparse.ArgumentParser, a: argparse.Action | Non
             text = text % params
         except (KeyError, TypeError, ValueError):
             pass
-    return " ".join(text.split()).replace("|", "\\|")
+    return _cell(" ".join(text.split()))
+
+
+#: An option named in a description (not already inside a code span).
+_OPTION = re.compile(r"(?<![\w`-])(--[a-z][a-z0-9-]*)")
+
+
+def _cell(text: str) -> str:
+    """Text for a table cell: each option it names a code span (what a reader copies must
+    be what is typed: prose would turn "--" into a dash), and its pipes escaped (a pipe,
+    inside a code span too, ends a cell of a Markdown table)."""
+    spans = text.split("`")  # the odd pieces are code spans already
+    spans[::2] = [_OPTION.sub(r"`\1`", piece) for piece in spans[::2]]
+    return "`".join(spans).replace("|", "\\|")
 
 
 def markdown(p: argparse.ArgumentParser) -> str:
@@ -81,7 +95,7 @@ def markdown(p: argparse.ArgumentParser) -> str:
         out += [f"{level} `kafkacodec {path}`", "", _help(sub.description or summary, sub), ""]
         usage = " ".join(sub.format_usage().split())
         out += ["```text", usage.removeprefix("usage: "), "```", ""]
-        rows = [(f"`{_usage(a)}`", _default(a), _help(a.help, sub, a)) for a in _options(sub)]
+        rows = [(_cell(f"`{_usage(a)}`"), _cell(_default(a)), _help(a.help, sub, a)) for a in _options(sub)]
         if rows:
             out += ["| argument | default | description |", "|---|---|---|"]
             out += [f"| {u} | {d} | {h} |" for u, d, h in rows]

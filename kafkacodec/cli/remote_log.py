@@ -7,9 +7,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime, timezone
 
 from ..console import CLEAN, PROBLEMS, UNCHECKED, counted, out, safe
+from ..units import utc_ms
 from .common import codecs_of, specs_argument, storage_arguments, target
 
 HELP = "remote (tiered) segments from __remote_log_metadata on disk; --tiered checks their files"
@@ -34,7 +34,7 @@ def define(p: argparse.ArgumentParser) -> None:
 def _time(ms: int) -> str:
     if ms is None or ms < 0:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).isoformat(timespec="milliseconds")
+    return utc_ms(ms)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..console import CLEAN, PROBLEMS, UNCHECKED, counted, out, safe
+from ..console import CLEAN, PROBLEMS, UNCHECKED, control_note, counted, out, safe
 from ..runtime.errors import KafkacodecError
 from ..units import integer
 from .common import held, keys, no_segments, storage_arguments, target, tiered
@@ -41,8 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from ..storage import size_of
 
     problems, notes, unchecked = Problems(args.max_problems), [], []
-    totals = dict.fromkeys(("partitions", "segments", "indexes", "batches", "records", "bytes",
-                            "bad_regions", "unreadable_bytes"), 0)  # fmt: skip
+    totals = dict.fromkeys(("partitions", "segments", "indexes", "batches", "records", "control_records",
+                            "bytes", "bad_regions", "unreadable_bytes"), 0)  # fmt: skip
     targets = []
     for raw in args.paths:
         try:
@@ -106,7 +106,7 @@ def _summary(t: dict) -> str:
     if t["indexes"]:
         head.append(counted(t["indexes"], "index file"))
     if t["segments"]:
-        head += [counted(t["batches"], "batch", "batches"), counted(t["records"], "record")]
+        head += [counted(t["batches"], "batch", "batches"), counted(t["records"], "record") + control_note(t["control_records"])]
     return ", ".join([*head, f"{counted(t['bytes'], 'byte')} checked"])
 
 
@@ -245,6 +245,7 @@ def _verify_one(c, kind: str, totals, problems, notes, unchecked, regions) -> No
     totals["bytes"] += c.size
     totals["batches"] += c.batches
     totals["records"] += c.records
+    totals["control_records"] += getattr(c, "control_records", 0)  # a 0.7 file's check has none
     totals["bad_regions"] += len(c.regions)
     totals["unreadable_bytes"] += c.unreadable_bytes
     for r in c.regions:

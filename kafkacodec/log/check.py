@@ -93,7 +93,10 @@ class SegmentCheck:
     path: str
     size: int
     batches: int = 0
+    #: Every record, control records (transaction markers, KRaft's) included.
     records: int = 0
+    #: The control records among them (what a consumer is never handed).
+    control_records: int = 0
     regions: list[BadRegion] = field(default_factory=list)
     #: Problems that are not unreadable bytes: records that do not decode inside a batch
     #: whose CRC matches, offsets out of order, index entries that disagree with the log.
@@ -299,6 +302,7 @@ def _count_records(seg: Segment, batch, out: SegmentCheck) -> None:
         out.problems.append(str(err.with_source(str(seg.path))))
         return
     if records is not None:
+        out.control_records += len(records)
         out.aborts.update((batch.producer_id, r.offset) for r in records
                           if r.control is not None and r.control.type == 0)  # fmt: skip
 

@@ -99,3 +99,18 @@ def test_the_bar_fits_the_terminal_and_keeps_the_partition_and_the_offset(monkey
         assert head.startswith(label) and "+1" in head
     else:
         assert head.startswith("a-very") and "6789.log" in head and "…" in head, head
+
+
+def test_verify_says_how_many_of_its_records_are_control_records(tmp_path, capsys):
+    """verify counts every record; a consumer (and spark stats) counts data records: the
+    line says how many control records the count holds (issue 55, point 9)."""
+    from kafkacodec.log.partition import LogDirs
+    from kafkacodec.sample import write_sample_log_dirs
+
+    root = write_sample_log_dirs(tmp_path / "kafka", batches=60)
+    reads = [r for p in LogDirs(root).partitions for _s, _b, r in p.read()]
+    controls = sum(r.control is not None for r in reads)
+    assert controls > 1
+    assert main(["verify", str(root)]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert f"{len(reads)} records ({controls} of them control records)" in line, line

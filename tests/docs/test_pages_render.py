@@ -79,3 +79,107 @@ def test_the_stats_report_renders_in_chromium(tmp_path):
     _looks_rendered(page.as_uri(), "Codec mix", tmp_path)
     dom = _chromium("--dump-dom", page.as_uri()).stdout
     assert dom.count("<svg") == 3 and "orders-1" in dom  # both partitions are in the chart's legend
+
+
+#: Measured in each page once it is laid out: tables wider than their container (the page's
+#: column, or the box that scrolls them), and text where an option lost its "--" to a dash.
+_MEASURE = r"""
+function measure(doc, win) {
+  const out = {tables: [], dashes: []};
+  doc.querySelectorAll("table").forEach((t, i) => {
+    let box = t.parentElement;
+    for (let p = t.parentElement; p && p !== doc.body; p = p.parentElement) {
+      const o = win.getComputedStyle(p).overflowX;
+      if (o === "auto" || o === "scroll" || o === "hidden") { box = p; break; }
+    }
+    const over = Math.round(t.getBoundingClientRect().width - box.clientWidth);
+    const head = Array.from(t.querySelectorAll("th")).slice(0, 3).map(h => h.textContent.trim()).join(" | ");
+    if (over > 1) out.tables.push(`table ${i} (${head}) is ${over} px wider than its container`);
+  });
+  const walk = doc.createTreeWalker(doc.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    const found = n.textContent.match(/[\u2013\u2014][a-z][a-z-]+/g);
+    if (found) out.dashes.push(...found);
+  }
+  return out;
+}
+"""
+
+
+def _measure_pages(root: Path, pages: list[str], width: int = 1280) -> dict:
+    """Each page (paths under root) loaded in turn in a frame `width` px wide, in one
+    headless Chromium, over a loopback HTTP server (same origin: the frame's DOM is the
+    probe's to read); what _MEASURE finds in each."""
+    import functools
+    import html
+    import json
+    import re
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            pass
+
+    probe = root / "__probe__.html"
+    probe.write_text(f"""<!DOCTYPE html><html><body style="margin:0">
+<iframe id="f" style="width:{width}px;height:1000px;border:0"></iframe><pre id="out"></pre>
+<script>{_MEASURE}
+const pages = {json.dumps(pages)}; const results = {{}}; let k = 0;
+const f = document.getElementById("f");
+f.onload = () => {{
+  try {{ results[pages[k]] = measure(f.contentDocument, f.contentWindow); }}
+  catch (e) {{ results[pages[k]] = {{error: String(e)}}; }}
+  k++;
+  if (k < pages.length) f.src = "/" + pages[k];
+  else document.getElementById("out").textContent = JSON.stringify(results);
+}};
+f.src = "/" + pages[0];
+</script></body></html>""")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        res = _chromium("--disable-background-networking", "--disable-component-update", "--no-first-run",
+                        f"--window-size={width + 20},1100", "--virtual-time-budget=600000", "--dump-dom",
+                        f"http://127.0.0.1:{server.server_address[1]}/__probe__.html")  # fmt: skip
+    finally:
+        server.shutdown()
+        probe.unlink()
+    found = re.search(r'<pre id="out">(.*?)</pre>', res.stdout, re.S)
+    assert found and found.group(1), f"the probe did not finish: {res.stderr[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def _report_page() -> str:
+    """The stats report of a realistic log: a dozen partitions of long topic names,
+    transactions, every codec, timestamps to the millisecond."""
+    from kafkacodec.pipeline import report
+    from kafkacodec.units import utc_ms
+
+    rows = [{"topic": f"payments.settlement.eu-west-1.v{p % 3}", "partition": p, "first_offset": 1_000_000 * p,
+             "last_offset": 1_000_000 * p + 4_064, "records": 10_292, "control_records": 160, "batches": 2_571,
+             "bytes": 734_003_200, "codecs": ["gzip", "lz4", "none", "snappy", "zstd"], "magics": [0, 1, 2],
+             "producers": 17, "committed": 120, "aborted": 40, "min_timestamp": utc_ms(1_700_000_000_123),
+             "max_timestamp": utc_ms(1_700_086_400_999)} for p in range(12)]  # fmt: skip
+    data = {"stats": rows, "fetched": None, "batch_sizes": {8: 3, 9: 10, 12: 1},
+            "timeline": {"start_ms": 1_700_000_000_000, "bucket_ms": 1000,
+                         "series": {f"t-{p}": [1, 2, 3, 0] for p in range(12)}},
+            "codecs": [{"compression": "zstd", "batches": 2, "bytes": 1500, "records": 10}]}  # fmt: skip
+    return report.render(data, title="twelve partitions")
+
+
+def test_no_page_cuts_a_table_or_turns_an_option_into_a_dash(site):
+    """Every page of the site, and the stats report, at 1280 px: no table wider than its
+    container, no "--" made a dash (issue 55). A page made to fail shows the probe sees."""
+    (site / "__bad__.html").write_text(
+        '<html><head><meta charset="utf-8"></head><body><div style="width:600px"><table><tr><th>a</th><td style="white-space:nowrap">'
+        + "x" * 400 + "</td></tr></table><p>\u2013max-bytes</p></div></body></html>")  # fmt: skip
+    (site / "__report__.html").write_text(_report_page())
+    pages = sorted(str(p.relative_to(site)) for p in site.rglob("*.html")
+                   if p.name not in ("genindex.html", "search.html", "py-modindex.html"))  # fmt: skip
+    found = _measure_pages(site, pages)
+    assert set(found) == set(pages), "the probe did not load every page"
+    bad = found.pop("__bad__.html")
+    assert bad["tables"] and bad["dashes"] == ["\u2013max-bytes"], f"the probe misses what it is for: {bad}"
+    wrong = {page: r for page, r in found.items() if r.get("tables") or r.get("dashes") or r.get("error")}
+    assert not wrong, "\n".join(f"{page}: {r}" for page, r in sorted(wrong.items()))

@@ -163,3 +163,34 @@ def test_the_languages_offered_are_the_languages_built():
             offered = [m for m in re.finditer(rf"\b{re.escape(name)}\b", text)
                        if not text[: m.start()].rstrip().endswith("no")]  # fmt: skip
             assert not offered, (name, text)
+
+
+def test_the_format_reference_is_ordered_by_what_readers_look_for():
+    """The record batch first, its indexes next, then each internal topic's payloads by
+    topic (issue 55: 40 internal-topic pages came before the record batch, by name)."""
+    index = (ROOT / "generated" / "reference" / "README.md").read_text()
+    listed = re.findall(r"\]\(([a-z0-9_]+)\.md\)", index)
+    pages = {p.stem for p in (ROOT / "generated" / "reference").glob("*.md")} - {"README"}
+    assert sorted(listed) == sorted(pages), "a schema's page is listed twice, or not at all"
+    assert listed[0] == "kafka_record_batch"
+    headings = re.findall(r"^## (.+)$", index, re.M)
+    assert headings[:3] == ["Records and log segments", "Index files", "__consumer_offsets"], headings
+    sections = dict(zip(headings, re.split(r"^## .+$", index, flags=re.M)[1:]))
+    assert "(kafka_offset_index.md)" in sections["Index files"]
+    assert "(offset_commit_value.md)" in sections["__consumer_offsets"]
+    assert "(transaction_log_value.md)" in sections["__transaction_state"]
+    assert "(partition_record.md)" in sections["__cluster_metadata"]
+    assert "(producer_snapshot.md)" in sections["State files"]
+    assert len(re.findall(r"^- ", sections.get("Other payloads", ""), re.M)) <= 1
+
+
+def test_option_names_in_the_cli_reference_survive_a_copy():
+    """An option in a description is code (prose would turn "--" into a dash) and a pipe in
+    a usage ("FILE|DIR") does not end the table's cell."""
+    page = markdown(parser())
+    for row in (line for line in page.splitlines() if line.startswith("| `")):
+        cells = re.split(r"(?<!\\)\|", row.strip().strip("|"))
+        assert len(cells) == 3, f"a pipe splits this row: {row}"
+        prose = re.sub(r"`[^`]*`", "", cells[2])  # what is not in a code span
+        for token in re.findall(r"(?<![\w-])--[a-z][a-z-]*", prose):
+            raise AssertionError(f"{token} is prose in: {row}")

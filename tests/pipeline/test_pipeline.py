@@ -1,6 +1,7 @@
 """The Spark data sources (kafkacodec.pipeline). Most tests call the readers' partitions()
 and read() directly; a few share one local SparkSession."""
 
+import re
 import shutil
 import struct
 import sys
@@ -21,6 +22,7 @@ from kafkacodec.records.columnar import walk_batches  # noqa: E402
 from kafkacodec.runtime.crc import crc32c  # noqa: E402
 from kafkacodec.runtime.errors import DecodeError  # noqa: E402
 from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
+from kafkacodec.units import utc_ms  # noqa: E402
 
 pytestmark = [pytest.mark.spark]
 
@@ -524,6 +526,19 @@ def test_stats_per_topic_partition(spark, logdirs):
         assert r["aborted"] == len(AbortFilter(p).ranges())
         markers = [b for b in walked if getattr(b, "is_control", False)]
         assert r["committed"] + r["aborted"] == len(markers)
+        # data records and control records apart, and together what verify counts (issue 55)
+        controls = object_path(logdirs, include_control=True)
+        mine = [t for t in controls if t[:2] == (p.topic, p.partition)]
+        assert r["control_records"] == len(mine) - r["records"] == len(markers)
+        data = [t for t in object_path(logdirs) if t[:2] == (p.topic, p.partition)]
+        assert (r["first_offset"], r["last_offset"]) == (data[0][2], data[-1][2])
+        stamps = [t[6] for t in data if t[6] is not None]
+        assert (r["min_timestamp"], r["max_timestamp"]) == (utc_ms(min(stamps)), utc_ms(max(stamps)))
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", r["min_timestamp"])
+    verified = _cli_verify(logdirs)
+    stats = jobs.stats(spark, [logdirs])
+    assert verified["records"] == sum(r["records"] + r["control_records"] for r in stats)
+    assert verified["control_records"] == sum(r["control_records"] for r in stats) > 0
 
 
 def _cli_verify(path) -> dict:
@@ -544,7 +559,7 @@ def test_verify_job_agrees_with_the_command_line(spark, logdirs, tmp_path):
 
     for root in (logdirs, _damaged_copy(logdirs, tmp_path)[0]):
         got, expected = jobs.verify(spark, [root]), _cli_verify(root)
-        for key in ("segments", "batches", "records", "bytes", "clean"):
+        for key in ("segments", "batches", "records", "control_records", "bytes", "clean"):
             assert got[key] == expected[key], key
         assert sorted(got["problems"]) == sorted(expected["problems"])
     assert not got["clean"] and any("ChecksumError" in p or "CRC" in p for p in got["problems"])
