@@ -26,6 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 project = "kafkacodec"
 author = "the kafkacodec developers"
+# the footer's line: "Copyright © 2026, the kafkacodec developers" (a copyright with no name
+# read "Copyright ©" alone)
+copyright = f"2026, {author}"
 extensions = ["myst_parser", "sphinx.ext.autodoc"]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "conf.py"]

@@ -6,12 +6,13 @@ an export of the committed records to Parquet."""
 from __future__ import annotations
 
 import shlex
+import shutil
 import sys
 
 from . import cli
 from .cli.common import read_file
 from .dump import dump_text
-from .sample import write_sample_log_dirs
+from .sample import write_consumer_offsets, write_damaged_copy, write_sample_log_dirs
 
 
 def run(*argv: str) -> int:
@@ -25,6 +26,13 @@ def main(out: str = "out/logdirs") -> int:
     segs = sum(1 for _ in root.glob("*/*.log"))
     print(f"wrote {root}: {len(parts)} partitions ({', '.join(parts)}), {segs} segments")
     orders = root / "orders-0"
+    # what the README's repair and internal-topic examples read: a damaged copy of
+    # orders-0, and a __consumer_offsets partition (both written anew)
+    for extra in ("damaged", "consumer-offsets"):
+        shutil.rmtree(root.parent / extra, ignore_errors=True)
+    damaged = write_damaged_copy(orders, root.parent / "damaged")
+    offsets = write_consumer_offsets(root.parent / "consumer-offsets")
+    print(f"wrote {damaged} (two batches damaged) and {offsets} (300 offset commits)")
     first = sorted(orders.glob("*.log"))[0]
     status = run("verify", "--quiet", str(root))
     print(f"\n$ kafkacodec dump --deep-iteration {first} | head -5")

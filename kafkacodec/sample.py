@@ -13,7 +13,7 @@ from .log.writer import PartitionWriter
 from .records.batches import Record
 from .records.builders import build_batch, build_control_batch, build_message_set
 
-__all__ = ["write_sample_log_dirs", "write_sized_log_dirs"]
+__all__ = ["write_sample_log_dirs", "write_sized_log_dirs", "write_damaged_copy", "write_consumer_offsets"]
 
 T0 = 1_700_000_000_000
 V2_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -157,3 +157,58 @@ def _write_sized(root: Path, records, size, partitions, codecs, topic, record_by
         for w in writers:
             w.close()
     return written
+
+
+def write_damaged_copy(partition, root, *, base_offsets=(1912, 2367)) -> Path:
+    """root/<the partition's name>: a copy of a partition directory whose batches at these
+    base offsets are damaged (each one's last byte inverted, inside its records: a CRC
+    mismatch), to try verify, records --skip-corrupt and recover on (`make demo` writes
+    out/damaged from the sample's orders-0). root must not hold that partition already."""
+    from .log.partition import Partition
+
+    src = Path(partition)
+    out = Path(root) / src.name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, out)
+    with Partition(out) as part:
+        spots = {seg.path: [b.position + b.size - 1 for b in seg.batches() if b.base_offset in base_offsets]
+                 for seg in part.segments}  # fmt: skip
+    for path, positions in spots.items():
+        if positions:
+            data = bytearray(Path(path).read_bytes())
+            for at in positions:
+                data[at] ^= 0xFF
+            Path(path).write_bytes(bytes(data))
+    return out
+
+
+def write_consumer_offsets(root, *, commits: int = 300, seed: int = 7) -> Path:
+    """root/__consumer_offsets-0: `commits` offset commits as a group coordinator appends
+    them (OffsetCommitKey version 1, OffsetCommitValue version 3, ten commits a batch):
+    three groups consuming orders-0 and orders-1, each commit a little further on, to try
+    `groups` and `dump --offsets-decoder` on (`make demo` writes out/consumer-offsets)."""
+    import random
+
+    from .generated.consumer_offsets_key import ConsumerOffsetsKey
+    from .generated.consumer_offsets_value import ConsumerOffsetsValue
+    from .generated.offset_commit_key import OffsetCommitKey
+    from .generated.offset_commit_value import OffsetCommitValue
+
+    rnd = random.Random(seed)
+    at = {(g, p): 0 for g in ("billing", "shipping", "analytics") for p in (0, 1)}
+    part = Path(root) / "__consumer_offsets-0"
+    with PartitionWriter(part, segment_bytes=1 << 30, fsync=False) as w:
+        for first in range(0, commits, 10):
+            records = []
+            for i in range(first, min(first + 10, commits)):
+                group, partition = rnd.choice(sorted(at))
+                at[group, partition] += rnd.randrange(10, 60)
+                stamp = T0 + 1000 * i
+                key = ConsumerOffsetsKey(record_type=1, key=OffsetCommitKey(
+                    version=1, group=group, topic="orders", partition=partition))  # fmt: skip
+                value = ConsumerOffsetsValue(record_type=1, version=3, value=OffsetCommitValue(
+                    version=3, offset=at[group, partition], leader_epoch=0, metadata="",
+                    commit_timestamp=stamp))  # fmt: skip
+                records.append(Record(None, stamp, key.build(), value.build()))
+            w.append(build_batch(records, base_offset=first))
+    return part

@@ -1,8 +1,8 @@
 """The shown command output of the README and of every page of the documentation site
 (docs/) comes from runs these tests repeat: every `$ kafkacodec` example is run against
 what the tests make (the `make demo` log.dirs in out/logdirs, the shared vectors in
-tests/vectors, /tmp/rd: that log.dirs' orders-0 with two damaged batches, a corpus, a
-__consumer_offsets partition, a bucket in moto's S3 server, a tiered partition in Aiven's
+tests/vectors, out/damaged: that log.dirs' orders-0 with two damaged batches, and
+out/consumer-offsets: a __consumer_offsets partition, as make demo writes them; a corpus, a bucket in moto's S3 server, a tiered partition in Aiven's
 layout, generate --check) and its output compared with the page's, line for line; the
 Spark examples on a local Spark, the cluster session on a standalone cluster
 (tests/pipeline/test_cluster.py). A shown command that no test runs fails. The ```pycon
@@ -28,7 +28,7 @@ from groups_sample import write_groups_log_dirs
 
 import kafkacodec as kc
 from kafkacodec.log import Partition
-from kafkacodec.sample import write_sample_log_dirs
+from kafkacodec.sample import write_consumer_offsets, write_damaged_copy, write_sample_log_dirs
 
 README = ROOT / "README.md"
 #: The object-store URL of the pages' examples: make demo's log.dirs in moto's S3 server.
@@ -42,7 +42,7 @@ PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 #: The page that shows `make demo`'s output (after the marker below).
 DEMO_PAGE = ROOT / "docs" / "getting-started.md"
 #: Where a README example's paths come from: what these tests make, or the checkout.
-RUNNABLE = ("out/logdirs", "tests/vectors", "/tmp/rd", "/tmp/co", "/tmp/kafka-corpus", "generate --check",
+RUNNABLE = ("out/logdirs", "tests/vectors", "out/damaged", "out/consumer-offsets", "/tmp/kafka-corpus", "generate --check",
             "records /tmp", "specs diff kafka-specs/", "/tmp/groups", "export-schemas ",
             BUCKET, TIERED, "broker/orders-0", "remote-log broker")  # fmt: skip
 
@@ -141,31 +141,16 @@ def runnable(cmd: str, spark: bool) -> bool:
     return any(where in cmd for where in RUNNABLE) and cmd.count("s3://") == buckets
 
 
-def damage(part: Path, bases=(1912, 2367)) -> None:
-    """The README's /tmp/rd: the batches at these base offsets damaged (their last byte,
-    inside the records: a CRC mismatch)."""
-    with Partition(part) as p:
-        for seg in p.segments:
-            spots = [b.position + b.size - 1 for b in seg.batches() if b.base_offset in bases]
-            if spots:
-                data = bytearray(Path(seg.path).read_bytes())
-                for at in spots:
-                    data[at] ^= 0xFF
-                Path(seg.path).write_bytes(bytes(data))
-
-
 @pytest.fixture(scope="module")
 def place(tmp_path_factory) -> Path:
     """A working directory with what the examples read: out/logdirs, tests -> the checkout's
     tests, and /tmp's stand-ins (rd, kafka-corpus's parent)."""
-    from bench.commands import offsets_partition
-
     d = tmp_path_factory.mktemp("readme")
     write_sample_log_dirs(d / "out" / "logdirs")
     (d / "tests").symlink_to(ROOT / "tests")
     (d / "kafka-specs").symlink_to(ROOT.parent / "shared" / "kafka-specs")  # Kafka's specs, as shared
     (d / "tmp").mkdir()
-    offsets_partition(d / "tmp" / "co", 300)  # a __consumer_offsets partition of 300 commits
+    write_consumer_offsets(d / "out" / "consumer-offsets")  # as make demo writes it
     write_groups_log_dirs(d / "tmp" / "groups")  # commits, a tombstone, transactions
     damaged(d)
     return d
@@ -219,14 +204,12 @@ def tiered(place: Path, s3_server) -> None:
 
 
 def damaged(place: Path) -> None:
-    """/tmp/rd as the examples start from it: the log.dirs' orders-0, damaged (a page's
-    repair examples change it: each page starts from it again)."""
-    rd = place / "tmp" / "rd"
-    shutil.rmtree(rd, ignore_errors=True)
-    shutil.rmtree(place / "tmp" / "kafkacodec-backup", ignore_errors=True)
-    rd.mkdir()
-    shutil.copytree(place / "out" / "logdirs" / "orders-0", rd / "orders-0")
-    damage(rd / "orders-0")
+    """out/damaged as make demo writes it and the examples start from it: the log.dirs'
+    orders-0, two batches damaged (a page's repair examples change it: each page starts
+    from it again)."""
+    shutil.rmtree(place / "out" / "damaged", ignore_errors=True)
+    shutil.rmtree(place / "out" / "kafkacodec-backup", ignore_errors=True)
+    write_damaged_copy(place / "out" / "logdirs" / "orders-0", place / "out" / "damaged")
 
 
 def run(place: Path, cmd: str) -> tuple[list[str], list[str]]:
@@ -248,7 +231,8 @@ def _locked(place: Path, lock: str | None):
     if lock is None:
         yield
         return
-    with open(lock.replace("/tmp", str(place / "tmp"), 1), "a+") as f:
+    path = lock.replace("/tmp", str(place / "tmp"), 1) if lock.startswith("/tmp") else str(place / lock)
+    with open(path, "a+") as f:
         fcntl.lockf(f, fcntl.LOCK_EX)
         try:
             yield

@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from ..console import CLEAN, PROBLEMS, UNCHECKED, out, safe
+from ..console import CLEAN, PROBLEMS, UNCHECKED, counted, out, safe
 from .common import codecs_of, specs_argument, storage_arguments, target
 
 HELP = "consumer groups' committed offsets and lag, from __consumer_offsets on disk"
@@ -42,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         for line in table(rows):
             out(safe(line))
-    print(f"{len(rows)} committed offsets from {folded.records} records of "
-          f"{folded.partitions} __consumer_offsets partitions"
-          + (f"; {folded.pending} transactional commits with no marker yet" if folded.pending else ""),
+    print(f"{counted(len(rows), 'committed offset')} from {counted(folded.records, 'record')} of "
+          f"{counted(folded.partitions, '__consumer_offsets partition')}"
+          + (f"; {counted(folded.pending, 'transactional commit')} with no marker yet" if folded.pending else ""),
           file=sys.stderr)  # fmt: skip
     for problem in folded.problems:
         print(f"kafkacodec groups: {safe(problem)}", file=sys.stderr)

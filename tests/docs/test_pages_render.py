@@ -21,7 +21,7 @@ pytestmark = [
 
 #: Pages of the site, and a text each must show once rendered.
 PAGES = {
-    "index.html": "Where to start, by task",
+    "index.html": "Where to start",
     "getting-started.html": "make demo",
     "speed.html": "The commands over a whole log",
     "reference/cli.html": "kafkacodec verify",
@@ -183,3 +183,11 @@ def test_no_page_cuts_a_table_or_turns_an_option_into_a_dash(site):
     assert bad["tables"] and bad["dashes"] == ["\u2013max-bytes"], f"the probe misses what it is for: {bad}"
     wrong = {page: r for page, r in found.items() if r.get("tables") or r.get("dashes") or r.get("error")}
     assert not wrong, "\n".join(f"{page}: {r}" for page, r in sorted(wrong.items()))
+
+
+def test_the_footer_names_whose_copyright_it_is(site):
+    """Furo's footer printed "Copyright ©" and nothing after it (issue 55)."""
+    import re
+
+    footer = re.search(r"Copyright &#169;([^<]*)", (site / "index.html").read_text())
+    assert footer and re.fullmatch(r" \d{4}, \w.+", footer.group(1).strip() and " " + footer.group(1).strip()), footer

@@ -22,7 +22,7 @@ def test_groups_fold_commits_tombstones_and_transactions(tmp_path):
         "other   elsewhere 0         4              -              -",
         "txn-app orders    0         9              10             1",
     ]
-    assert "1 transactional commits with no marker yet" in out.stderr
+    assert "1 transactional commit with no marker yet" in out.stderr
     rows = [
         json.loads(x)
         for x in kafkacodec_cli("groups", logs, "--json", "--group", "billing").stdout.splitlines()
