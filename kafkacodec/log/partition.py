@@ -134,23 +134,51 @@ def read_epoch_checkpoint(path: StoragePath) -> list[EpochEntry]:
     return [] if text is None else read_epoch_checkpoint_text(text, path)
 
 
+#: What ends a line for Java's BufferedReader.readLine: \n, \r, or \r\n.
+_JAVA_LINE_END = re.compile(r"\r\n|\r|\n")
+#: Java's \s+ (LeaderEpochCheckpointFile's WHITE_SPACES_PATTERN), ASCII whitespace only.
+_JAVA_SPACES = re.compile(r"[ \t\n\x0b\f\r]+")
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _java_int(text: str, bits: int) -> int:
+    """Integer.parseInt / Long.parseLong: an optional sign and digits, in range."""
+    if not _JAVA_INT.fullmatch(text) or not -(1 << (bits - 1)) <= int(text) < 1 << (bits - 1):
+        raise ValueError(f"{text!r} is not an int{bits}")
+    return int(text)
+
+
 def read_epoch_checkpoint_text(text: str, path: StoragePath | str) -> list[EpochEntry]:
-    """The entries of a leader-epoch checkpoint's text (path: how errors name it)."""
-    lines = text.splitlines()
+    """The entries of a leader-epoch checkpoint's text (path: how errors name it), by
+    Kafka's own reader (server-common's CheckpointFile.CheckpointReadBuffer.read with
+    LeaderEpochCheckpointFile's formatter): an empty file, or one that ends after its
+    version line, holds no entries (a broker writes a zero-length file for a replica with
+    no epoch yet, an empty __consumer_offsets partition's one); the version must be 0;
+    each entry is `epoch start_offset`, split at runs of whitespace; their count must be
+    the one the second line says."""
+    lines = _JAVA_LINE_END.split(text)
+    if lines and lines[-1] == "":  # readLine gives no line after the last line's end
+        lines.pop()
     try:
-        if not lines or int(lines[0]) != 0:
-            raise ValueError(f"version {lines[0] if lines else 'missing'} (expected 0)")
-        count = int(lines[1])
-        if count != len(lines) - 2:
-            raise ValueError(f"says {count} entries but has {len(lines) - 2}")
+        if not lines:
+            return []
+        if _java_int(lines[0], 32) != 0:
+            raise ValueError(f"unrecognised version {lines[0]} (expected 0)")
+        if len(lines) == 1:
+            return []
+        count = _java_int(lines[1], 32)
         out = []
         for n, line in enumerate(lines[2:], start=3):
-            parts = line.split()
+            parts = _JAVA_SPACES.split(line)
+            if parts and parts[-1] == "":  # Java's split drops trailing empty strings
+                parts = parts[:-1] if len(parts) > 1 else parts
             if len(parts) != 2:
                 raise ValueError(f"line {n}: {line!r} is not `epoch start_offset`")
-            out.append(EpochEntry(int(parts[0]), int(parts[1])))
+            out.append(EpochEntry(_java_int(parts[0], 32), _java_int(parts[1], 64)))
+        if len(out) != count:
+            raise ValueError(f"says {count} entries but has {len(out)}")
         return out
-    except (ValueError, IndexError) as err:
+    except ValueError as err:
         raise LogError(path, f"malformed leader-epoch-checkpoint: {err}") from None
 
 

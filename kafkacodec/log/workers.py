@@ -12,7 +12,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Generator, Iterable
 from multiprocessing.connection import Connection, wait
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ..runtime.errors import WorkerError
 
@@ -82,6 +82,7 @@ def _serve(conn: Connection, other_end: Connection | None, there: Callable[..., 
             return
         if unit is None:
             return
+        reply: tuple[str, bool, Any, str | None]
         try:
             reply = (_DONE, True, there(unit, *extra), None)
         except Exception as err:  # noqa: BLE001 (handed to the parent, raised there)
@@ -107,7 +108,7 @@ class _Workers:
         self.on_progress = on_progress
         methods = multiprocessing.get_all_start_methods()
         self.forked = "fork" in methods
-        context = multiprocessing.get_context("fork" if self.forked else "spawn")
+        context: Any = multiprocessing.get_context("fork" if self.forked else "spawn")
         self.procs: dict[Connection, multiprocessing.process.BaseProcess] = {}
         self.idle: list[Connection] = []
         self.busy: dict[Connection, int] = {}
@@ -143,7 +144,8 @@ class _Workers:
         while ticket not in self.done:
             if not self.busy:  # every ticket taken is submitted, so one of them is this one
                 raise AssertionError(f"unit {ticket} was never handed to a worker")
-            for conn in wait(list(self.busy)):
+            for ready in wait(list(self.busy)):
+                conn = cast(Connection, ready)  # wait() returns what it was given: our pipes
                 try:
                     reply = conn.recv()
                 except (EOFError, OSError):

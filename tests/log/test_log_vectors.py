@@ -2,6 +2,7 @@
 indexes): every lookup table, search, aborted-transaction list and recovery outcome."""
 
 import json
+import re
 import shutil
 
 import pytest
@@ -267,3 +268,44 @@ def test_partition_over_the_vector(tmp_path):
     assert p.aborted_transactions(1000, 1100) == [
         tuple(x) for x in SEG["collectAbortedTxns"][0]["aborted"]
     ]
+
+
+@pytest.mark.parametrize("text,entries", [
+    ("", []),  # a broker's zero-length file: a replica with no epoch yet (issue 56)
+    ("0\n", []), ("0\n0\n", []), ("0\n1\n5 10\n", [(5, 10)]),
+    ("0\r\n2\r\n5\t10 \r\n6  20\n", [(5, 10), (6, 20)]),  # readLine's line ends, \\s+ between
+])  # fmt: skip
+def test_a_leader_epoch_checkpoint_is_read_as_kafka_reads_it(text, entries):
+    """server-common's CheckpointFile.CheckpointReadBuffer.read with
+    LeaderEpochCheckpointFile's formatter: no line, or no count line, is no entry."""
+    from kafkacodec.log.partition import read_epoch_checkpoint_text
+
+    assert [tuple(e) for e in read_epoch_checkpoint_text(text, "x")] == entries
+
+
+@pytest.mark.parametrize("text,why", [
+    ("1\n0\n", "unrecognised version 1"), ("0\n2\n5 10\n", "says 2 entries but has 1"),
+    ("0\n1\n 5 10\n", "is not `epoch start_offset`"), ("0\n1\n5_0 10\n", "is not an int32"),
+    ("0\n1\n\n", "is not `epoch start_offset`"), ("0\n1\n5 99999999999999999999\n", "is not an int64"),
+])  # fmt: skip
+def test_a_malformed_leader_epoch_checkpoint_is_named(text, why):
+    from kafkacodec.log.partition import read_epoch_checkpoint_text
+    from kafkacodec.runtime.errors import LogError
+
+    with pytest.raises(LogError, match=re.escape(why)):
+        read_epoch_checkpoint_text(text, "x")
+
+
+def test_verify_finds_a_replica_with_a_zero_length_epoch_checkpoint_clean(tmp_path):
+    """Kafka writes leader-epoch-checkpoint with no bytes for a replica that has no epoch
+    yet (an empty __consumer_offsets partition of a healthy cluster): verify called it
+    malformed and exited 1 (issue 56)."""
+    from kafkacodec.cli import main
+
+    part = tmp_path / "logs" / "__consumer_offsets-7"
+    part.mkdir(parents=True)
+    (part / "00000000000000000000.log").write_bytes(b"")
+    (part / "00000000000000000000.index").write_bytes(b"")
+    (part / "00000000000000000000.timeindex").write_bytes(b"")
+    (part / "leader-epoch-checkpoint").write_bytes(b"")
+    assert main(["verify", str(tmp_path / "logs"), "--quiet"]) == 0

@@ -26,10 +26,16 @@ BIG = 48 << 20  # a result far larger than a pipe holds: its write takes many re
 @pytest.fixture(autouse=True)
 def no_hang():
     """A hang ends this test's process with every thread's traceback (xdist then reports a
-    crashed worker) instead of holding the suite until CI's limit."""
+    crashed worker) instead of holding the suite until CI's limit. The children the test
+    process had before (another test's Spark, S3 server or broker) are not this test's."""
+    global BEFORE
+    BEFORE = set(_children())
     faulthandler.dump_traceback_later(120, exit=True)
     yield
     faulthandler.cancel_dump_traceback_later()
+
+
+BEFORE: set[int] = set()
 
 
 def big_result(n: int) -> bytes:
@@ -52,7 +58,11 @@ def kafkacodec_error(n: int) -> int:
 
 
 def live_children() -> list[int]:
-    """This process's children that are not zombies (Linux /proc)."""
+    """This process's children that are not zombies (Linux /proc), started by this test."""
+    return [pid for pid in _children() if pid not in BEFORE]
+
+
+def _children() -> list[int]:
     out = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

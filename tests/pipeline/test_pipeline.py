@@ -651,7 +651,8 @@ def test_spark_cli_verify_exits_1_on_damage(logdirs, tmp_path):
     )  # fmt: skip
     assert proc.returncode == 1, proc.stderr[-2000:]
     head, *problems = proc.stdout.splitlines()
-    assert head.endswith(f"{len(problems)} problems")  # the CRC, and index entries past it
+    # the CRC, and index entries past it (counted in the singular for one)
+    assert head.endswith(f"{len(problems)} problem{'' if len(problems) == 1 else 's'}")
     assert any(str(seg) in line and "byte" in line and "CRC" in line for line in problems)
 
 
