@@ -123,7 +123,9 @@ def partitions_of(paths: list[StoragePath], *, empty_ok: bool = False,
                   opts: Options | None = None) -> list[Partition]:  # fmt: skip
     """The partition directories at or below paths (tiered-storage layouts too, and with
     opts.tiered the remote segments joined to local partitions). A path with no Kafka data
-    is an error unless empty_ok (a stream waits for data to arrive)."""
+    is an error unless empty_ok (a stream waits for data to arrive), or unless it is a
+    broker's log directory (its meta.properties) among others that hold data: a JBOD
+    log.dir a broker has not used yet is part of a cluster's disks, not a wrong path."""
     out: list[Partition] = []
     storage = opts.storage_options if opts is not None else {}
     for path in paths:
@@ -133,11 +135,16 @@ def partitions_of(paths: list[StoragePath], *, empty_ok: bool = False,
         except LogError as err:
             raise PipelineError(f"{path}: {err}") from None
         found = log.partitions if isinstance(log, LogDirs) else [log]
-        if not empty_ok and not any(p.segments for p in found):
+        broker_dir = isinstance(log, LogDirs) and (log.path / "meta.properties").exists()
+        if not empty_ok and not broker_dir and not any(p.segments for p in found):
             raise PipelineError(f"{path}: no Kafka data (no .log segments in it or below it)")
         for p in found:
             _say_what_is_missing(p)
         out.extend(found)
+    if not empty_ok and paths and not any(p.segments for p in out):
+        where = ", ".join(map(str, paths))
+        raise PipelineError(f"{where}: no Kafka data (no .log segments in {'it' if len(paths) == 1 else 'any of them'} "
+                            "or below)")  # fmt: skip
     return out
 
 

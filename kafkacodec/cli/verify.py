@@ -143,6 +143,9 @@ def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:
     if isinstance(log, LogDirs):
         problems.extend(log.problems)
         if not log.partitions and not log.problems:
+            if (path / "meta.properties").exists():  # a broker's log.dir it has not used yet (JBOD)
+                notes.append(f"{path}: a broker's log directory that holds no partition")
+                return []
             raise NotAPartitionError(path, "neither a partition directory nor a log.dirs: no "
                                            "<topic>-<partition> directories or segments in it")  # fmt: skip
         parts = log.partitions

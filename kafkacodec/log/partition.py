@@ -914,6 +914,9 @@ def open_log(path: StoragePath | str) -> Partition | LogDirs:
             # named like a partition (a log.dirs called broker-1), but holding partition
             # directories: a partition directory never holds directories
             or any(_DIR_NAME.match(c.name) and c.is_dir() for c in children)
+            # or a broker's meta.properties, which Kafka writes in each log.dir and never
+            # in a partition (kafka-logs-2, a JBOD disk a broker has not used yet)
+            or any(c.name == "meta.properties" for c in children)
         ):
             return LogDirs(p)
     return Partition(p)

@@ -309,3 +309,15 @@ def test_verify_finds_a_replica_with_a_zero_length_epoch_checkpoint_clean(tmp_pa
     (part / "00000000000000000000.timeindex").write_bytes(b"")
     (part / "leader-epoch-checkpoint").write_bytes(b"")
     assert main(["verify", str(tmp_path / "logs"), "--quiet"]) == 0
+
+
+def test_a_log_dir_named_like_a_partition_is_a_log_dir_by_its_meta_properties(tmp_path):
+    """kafka-logs-2 reads as topic kafka-logs, partition 2 by its name; Kafka writes
+    meta.properties in each log.dir and never in a partition (issue 56)."""
+    from kafkacodec.log import LogDirs
+    from kafkacodec.log.partition import open_log
+
+    d = tmp_path / "kafka-logs-2"
+    d.mkdir()
+    (d / "meta.properties").write_text("version=1\nnode.id=2\n")
+    assert isinstance(open_log(d), LogDirs)

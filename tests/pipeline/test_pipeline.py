@@ -742,3 +742,43 @@ def test_spark_offsets_format(spark, tmp_path):
         ("g1", None),
         ("g2", 5),
     ]
+
+
+def test_a_brokers_unused_log_dir_among_others_is_read_as_empty(logdirs, tmp_path):
+    """A JBOD log.dir a broker has not used yet (meta.properties, no partition) among a
+    cluster's disks made the whole read fail with "no Kafka data" (issue 56); a directory
+    that is no broker's stays an error, and so does an input with no data at all."""
+    import json
+
+    unused = tmp_path / "broker-1-disk-2"
+    unused.mkdir()
+    (unused / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=c\ndirectory.id=d\n")
+    both = {"includeHeaders": "true", "include_metadata": "true", "paths": json.dumps([str(logdirs), str(unused)])}
+    assert rows(read_all(RecordsReader(both))) == object_path(logdirs)
+    typo = tmp_path / "not-a-log-dir"
+    typo.mkdir()
+    with pytest.raises(PipelineError, match="not-a-log-dir: no Kafka data"):
+        read_all(RecordsReader({**both, "paths": json.dumps([str(logdirs), str(typo)])}))
+    with pytest.raises(PipelineError, match="no Kafka data"):
+        read_all(RecordsReader({"path": str(unused)}))
+
+
+def test_verify_notes_a_brokers_unused_log_dir(logdirs, tmp_path):
+    unused = tmp_path / "disk-2"
+    unused.mkdir()
+    (unused / "meta.properties").write_text("version=1\nnode.id=1\ncluster.id=c\ndirectory.id=d\n")
+    got = _cli_verify_paths(logdirs, unused)
+    assert got["clean"] and f"{unused}: a broker's log directory that holds no partition" in got["notes"]
+
+
+def _cli_verify_paths(*paths) -> dict:
+    import contextlib
+    import io
+    import json
+
+    from kafkacodec.cli import main
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["verify", "--json", "--quiet", *map(str, paths)]) == 0
+    return json.loads(buf.getvalue())
