@@ -66,7 +66,7 @@ def _type(f: FieldIR, local: set[str]) -> str:
         name = str(k.get("type")).split("(")[0]
         link = f"#{anchor(name)}" if name in local else f"{name}.md"
         text = f"[{breakable(name)}]({link})"
-    else:
+    else:  # switch: its cases are _layout's
         text = "one of several types"
     return f"list of {text}" if f.repeat else text
 
@@ -87,7 +87,7 @@ def _layout(f: FieldIR) -> str:
             out.append(f"Arguments {_code('(' + str(k.get('type')).split('(', 1)[1])}.")
         if k.get("size") is not None:
             out.append(f"In {_code(k.get('size'))} bytes.")
-    elif f.kind not in ("varint",) and not f.fixed:
+    elif f.kind == "switch":
         cases = k["type"]["cases"]
         out.append(f"By {_code(k['type']['switch-on'])}: " + ", ".join(f"{key} → {v}" for key, v in cases.items()) + ".")
     if f.process:

@@ -55,10 +55,9 @@ def session(master: str | None = None, app: str = "kafkacodec", conf: dict | Non
         conf.setdefault("spark.kafkacodec.python", sys.executable)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
-        _python_here((conf or {}).get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON"))
-    here = not os.environ.get("PYSPARK_GATEWAY_PORT")
+    here = not os.environ.get("PYSPARK_GATEWAY_PORT")  # this process starts Spark's JVM
     if here:
+        _python_here((conf or {}).get("spark.pyspark.python") or os.environ.get("PYSPARK_PYTHON"))
         # py4j reports a call Ctrl-C cut on the root logger (its tracebacks on stderr):
         # the command says "interrupted" instead
         import logging

@@ -267,8 +267,7 @@ def check_segment(seg: Segment, *, verify_crc: bool = True, live: bool = False,
     return out
 
 
-def check_index(seg: Segment, suffix: str, *, live: bool = False,
-                progress: Callable[[int], None] | None = None) -> SegmentCheck:  # fmt: skip
+def check_index(seg: Segment, suffix: str, *, live: bool = False) -> SegmentCheck:
     """Check one index file of a segment (`kafkacodec verify FILE.index`): Kafka's sanity
     check, then its entries against the segment's .log by the rules verify applies to a
     whole segment (Segment.index_problems). The .log is read, not judged: damage in it is
@@ -277,7 +276,7 @@ def check_index(seg: Segment, suffix: str, *, live: bool = False,
             ".txnindex": seg.txnindex_path}[suffix]  # fmt: skip
     if not seg.path.exists():
         raise NotASegmentError(path, f"no {seg.path.name} beside it to check the index against")
-    log = check_segment(seg, live=live, indexes=False, progress=progress)
+    log = check_segment(seg, live=live, indexes=False)
     out = SegmentCheck(str(path), size_of(path))
     if log.regions or log.problems:
         out.notes.append(f"{seg.path}: {len(log.regions)} unreadable regions and "

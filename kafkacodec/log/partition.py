@@ -170,8 +170,8 @@ def read_epoch_checkpoint_text(text: str, path: StoragePath | str) -> list[Epoch
         out = []
         for n, line in enumerate(lines[2:], start=3):
             parts = _JAVA_SPACES.split(line)
-            if parts and parts[-1] == "":  # Java's split drops trailing empty strings
-                parts = parts[:-1] if len(parts) > 1 else parts
+            while parts and parts[-1] == "":  # Java's split drops trailing empty strings
+                parts.pop()
             if len(parts) != 2:
                 raise ValueError(f"line {n}: {line!r} is not `epoch start_offset`")
             out.append(EpochEntry(_java_int(parts[0], 32), _java_int(parts[1], 64)))
