@@ -304,12 +304,15 @@ class Progress:
 
     def close(self) -> None:
         """Draw the final state, then clear the line so that what follows starts clean."""
-        if self.enabled and self.done:
+        if self.enabled and (self.done or self._drawn):
             self._draw(time.monotonic())
             self.clear()
 
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
-        self.close()
+    def __exit__(self, kind, *exc):
+        if kind is None:
+            self.close()
+        else:  # an error or Ctrl-C: its one line starts at the line's start, no bar before it
+            self.clear()

@@ -114,3 +114,15 @@ def test_verify_says_how_many_of_its_records_are_control_records(tmp_path, capsy
     assert main(["verify", str(root)]) == 0
     line = capsys.readouterr().out.splitlines()[0]
     assert f"{len(reads)} records ({controls} of them control records)" in line, line
+
+
+def test_an_interrupted_bar_leaves_the_line_clean():
+    """Ctrl-C while only a file in flight was drawn (nothing done yet): "interrupted" was
+    printed after the bar, on the same line."""
+    stream = Terminal()
+    with pytest.raises(KeyboardInterrupt):
+        with console.Progress(100 << 20, "verify", stream=stream) as bar:
+            bar.at("x", 5 << 20, "orders-0/00000000000000000000.log")
+            raise KeyboardInterrupt
+    drawn = stream.getvalue()
+    assert "5%" in drawn and drawn.endswith("\r") and drawn.rsplit("\r", 2)[-2].strip() == ""
