@@ -2,6 +2,8 @@
 a brute-force walk, recovery keeps exactly the longest valid prefix, a repair killed at
 any step leaves the old or the new state, and bad directories get named errors."""
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -105,8 +107,12 @@ def test_lookups_agree_with_brute_force(tmp_path_factory, specs, data):
         got = p.list_offsets(ts)
         want = None
         for s in p.segments:
-            recs = [r for b in s.batches() for r in b.records()]
-            if recs and max(b.max_timestamp for b in s.batches()) >= ts:
+            # a segment holding no timestamp (magic 0 only) stands for its file's
+            # modification time (LogSegment.largestTimestamp): today, above every ts drawn
+            largest = max([b.max_timestamp for b in s.batches()] + [-1])
+            if largest < 0:
+                largest = s.path.stat().st_mtime_ns // 1_000_000
+            if largest >= ts:
                 want = next(((r.timestamp, r.offset) for b in s.batches() if b.max_timestamp >= ts
                              for r in b.records() if r.timestamp >= ts), None)  # fmt: skip
                 break
@@ -302,3 +308,27 @@ def test_an_index_read_at_once_is_its_entries_one_at_a_time(raw, base):
             assert idx.fields() == one
             assert idx.pairs() == [tuple(e) for e in idx]
     assert OffsetIndex.ENTRY.STRUCT.size == OffsetIndex.SIZE and TimeIndex.ENTRY.STRUCT.size == TimeIndex.SIZE
+
+
+def test_a_first_segment_without_timestamps_is_picked_by_its_modification_time(tmp_path):
+    """CI's counterexample: magic 0 batches alone in the first segment, a v2 batch in the
+    second. Kafka's UnifiedLog.fetchOffsetByTimestamp picks the first segment whose
+    LogSegment.largestTimestamp reaches the target; one holding no timestamp stands for its
+    file's modification time (today), so a target before every record picks the first
+    segment, finds no record with a timestamp there and answers nothing, though the second
+    segment holds one."""
+    d = tmp_path / "t-0"
+    specs = [(1, 15, [63, 1312, 1491, 122], "legacy0", 0),
+             (4, 310, [111, 202, 262, 5000], "legacy0", 0),
+             (3, 342, [2403, 288, 346, 1185], "legacy0", 2),
+             (3, 191, [1764, 159, 329, 69], "txn-commit", 1)]  # fmt: skip
+    write_log(d, specs)
+    p = Partition(d)
+    assert len(p.segments) == 2
+    assert all(b.max_timestamp == -1 for b in p.segments[0].batches())
+    assert p.list_offsets(1_699_999_999_990) is None
+    assert p.segments[0].path.name in p.mtime_note()
+    # its modification time moved before the target: the second segment answers
+    os.utime(p.segments[0].path, ns=(0, 0))
+    got = Partition(d).list_offsets(1_699_999_999_990)
+    assert (got.timestamp, got.offset) == (1_700_000_001_764, 11)
