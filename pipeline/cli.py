@@ -162,8 +162,9 @@ def run(args: argparse.Namespace) -> int:
         # Ctrl-C during the job reaches this process alone (Spark's JVM runs in a session
         # of its own: jobs.session): stop Spark (its jobs cancelled), then end what it
         # started; a second Ctrl-C while it stops ends them at once
+        jobs.hush()  # what the JVM logs while its jobs are cancelled and it ends is no news
         try:
-            spark.sparkContext.setLogLevel("OFF")  # the tasks it kills are no news
+            spark.sparkContext.setLogLevel("OFF")
             spark.stop()
         except Exception:  # noqa: BLE001 (a py4j call the interrupt cut: the JVM is ended below)
             pass

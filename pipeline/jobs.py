@@ -8,7 +8,9 @@ import contextlib
 import functools
 import json
 import os
+import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from kafkacodec.units import utc_ms
@@ -78,6 +80,8 @@ def session(master: str | None = None, app: str = "kafkacodec", conf: dict | Non
     except BaseException as err:
         # Ctrl-C (or a failure) while Spark starts: pyspark started its JVM with SIGINT
         # ignored and may not hold it yet, so nothing would stop it; end it here
+        if isinstance(err, KeyboardInterrupt):
+            hush()
         end_spark()
         if isinstance(err, Exception) and "JAVA_GATEWAY_EXITED" in str(err):
             raise PipelineError("Spark's JVM exited before it started (its messages above; "
@@ -108,6 +112,9 @@ def end_spark(wait: float = 10.0) -> None:
             proc.wait(timeout=wait)
         except (OSError, subprocess.TimeoutExpired):
             pass
+    relay = _JVM.get("relay")
+    if relay is not None:  # the JVM's last words, before this process's own
+        relay.join(timeout=2.0)
     end_children()
 
 
@@ -129,9 +136,37 @@ def _own_session_gateway(conf: dict) -> None:
         spark_conf = SparkConf(loadDefaults=False)
         for key, value in conf.items():
             spark_conf.set(key, value)
-        SparkContext._gateway = launch_gateway(spark_conf, popen_kwargs={"start_new_session": True})
+        # its stderr (and its Python workers') through this process: what a JVM being
+        # ended after Ctrl-C logs (cancelled tasks, connections refused) is no news (hush)
+        SparkContext._gateway = launch_gateway(
+            spark_conf, popen_kwargs={"start_new_session": True, "stderr": subprocess.PIPE}
+        )
         SparkContext._jvm = SparkContext._gateway.jvm
-        _JVM["proc"] = getattr(SparkContext._gateway, "proc", None)
+        proc = _JVM["proc"] = getattr(SparkContext._gateway, "proc", None)
+        if proc is not None and proc.stderr is not None:
+            relay = _JVM["relay"] = threading.Thread(
+                target=_relay, args=(proc.stderr.fileno(),), name="spark-stderr", daemon=True
+            )
+            relay.start()
+
+
+#: Set once the command is interrupted: the JVM's stderr is dropped from then on.
+_HUSHED = threading.Event()
+
+
+def hush() -> None:
+    """Drop what Spark's JVM prints from now on (Ctrl-C: it is being ended)."""
+    _HUSHED.set()
+
+
+def _relay(fd: int) -> None:
+    """Copy the JVM's stderr to this process's, until the JVM closes it or hush()."""
+    while chunk := os.read(fd, 65536):
+        if not _HUSHED.is_set():
+            try:
+                os.write(2, chunk)
+            except OSError:
+                return
 
 
 def end_children(grace: float = 2.0) -> None:
