@@ -10,9 +10,11 @@
  *       items: Codecs.metadata_items' output, (apiKey, version, object) or an error;
  *       inert: the apiKeys of records that change nothing cluster.py folds (NoOpRecord, ...),
  *       passed over;
- *       readers: {version: plan} of the fields read (kafka_json plans of TopicId,
- *       PartitionId, Isr, Replicas, AddingReplicas, RemovingReplicas, Leader, in that
- *       order); topics: ClusterState.topics.
+ *       readers: {version: plan} of the fields read (kafka_json plans of cluster.py's
+ *       _CHANGE: TopicId, PartitionId, Isr, Replicas, AddingReplicas, RemovingReplicas,
+ *       EligibleLeaderReplicas, LastKnownElr, Leader, LeaderRecoveryState, Directories,
+ *       in that order); topics: ClusterState.topics. A record carrying Directories is
+ *       left to cluster.py (its Uuids as text).
  *   From items[start] on, each PartitionChangeRecord of a partition the state holds is
  *   applied; it stops at the first item that is anything else (another record, an error,
  *   a partition no PartitionRecord created, a version with no reader), which the caller
@@ -20,15 +22,17 @@
  */
 #include "_native.h"
 
-#define N_READ 7
-enum { R_TOPIC, R_PARTITION, R_ISR, R_REPLICAS, R_ADDING, R_REMOVING, R_LEADER };
+#define N_READ 11
+enum { R_TOPIC, R_PARTITION, R_ISR, R_REPLICAS, R_ADDING, R_REMOVING, R_ELR, R_LAST_ELR,
+       R_LEADER, R_RECOVERY, R_DIRECTORIES };
+#define N_LISTS 6 /* R_ISR .. R_LAST_ELR, stored under K_ISR .. K_LAST_ELR */
 
 /* The state's keys (cluster.py's partition dicts), interned once. */
-enum { K_ISR, K_REPLICAS, K_ADDING, K_REMOVING, K_PARTITIONS, K_LEADER, K_LEADER_EPOCH,
-       K_PARTITION_EPOCH, N_KEYS };
+enum { K_ISR, K_REPLICAS, K_ADDING, K_REMOVING, K_ELR, K_LAST_ELR, K_PARTITIONS, K_LEADER,
+       K_LEADER_EPOCH, K_PARTITION_EPOCH, K_RECOVERY, N_KEYS };
 static const char *const KEY_NAMES[N_KEYS] = {
-    "isr", "replicas", "adding_replicas", "removing_replicas", "partitions", "leader",
-    "leader_epoch", "partition_epoch",
+    "isr", "replicas", "adding_replicas", "removing_replicas", "elr", "last_known_elr",
+    "partitions", "leader", "leader_epoch", "partition_epoch", "leader_recovery_state",
 };
 static PyObject *KEYS[N_KEYS];
 
@@ -85,7 +89,8 @@ bump(PyObject *d, PyObject *key)
 static int
 apply_change(PyObject *topics, PyObject *v[N_READ])
 {
-    if (!PyBytes_CheckExact(v[R_TOPIC]) || !PyLong_CheckExact(v[R_LEADER]))
+    if (!PyBytes_CheckExact(v[R_TOPIC]) || !PyLong_CheckExact(v[R_LEADER])
+        || !PyLong_CheckExact(v[R_RECOVERY]) || v[R_DIRECTORIES] != Py_None)
         return 0;
     PyObject *tid = topic_key(v[R_TOPIC]);
     if (tid == NULL)
@@ -99,7 +104,7 @@ apply_change(PyObject *topics, PyObject *v[N_READ])
         ? PyDict_GetItemWithError(partitions, v[R_PARTITION]) : NULL;
     if (p == NULL || !PyDict_Check(p))
         return PyErr_Occurred() ? -1 : 0;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < N_LISTS; k++) {
         PyObject *value = v[R_ISR + k];
         if (value == Py_None)
             continue;
@@ -110,6 +115,10 @@ apply_change(PyObject *topics, PyObject *v[N_READ])
             return -1;
     }
     int overflow = 0;
+    const long long recovery = PyLong_AsLongLongAndOverflow(v[R_RECOVERY], &overflow);
+    if ((overflow || recovery != -1) && PyDict_SetItem(p, KEYS[K_RECOVERY], v[R_RECOVERY]) < 0)
+        return -1;
+    overflow = 0;
     const long long leader = PyLong_AsLongLongAndOverflow(v[R_LEADER], &overflow);
     if (overflow || leader != -2) { /* NO_LEADER_CHANGE */
         if (PyDict_SetItem(p, KEYS[K_LEADER], v[R_LEADER]) < 0 || bump(p, KEYS[K_LEADER_EPOCH]) < 0)

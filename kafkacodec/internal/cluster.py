@@ -125,26 +125,38 @@ def _remove_topic(state: ClusterState, o) -> None:
 
 #: A PartitionRecord's fields, in the order _partition reads them.
 _PARTITION = ("TopicId", "PartitionId", "Leader", "LeaderEpoch", "PartitionEpoch", "Replicas", "Isr",
-              "AddingReplicas", "RemovingReplicas")  # fmt: skip
+              "AddingReplicas", "RemovingReplicas", "EligibleLeaderReplicas", "LastKnownElr",
+              "Directories", "LeaderRecoveryState")  # fmt: skip
 
 
 def _partition(state: ClusterState, o) -> None:
-    tid, pid, leader, leader_epoch, partition_epoch, replicas, isr, adding, removing = get_many(o, _PARTITION)
+    (tid, pid, leader, leader_epoch, partition_epoch, replicas, isr, adding, removing, elr,
+     last_known_elr, directories, recovery) = get_many(o, _PARTITION)  # fmt: skip
     t = state.topics.setdefault(_topic_id(bytes(tid)), {"name": None, "partitions": {}})
     t["partitions"][pid] = {
         "leader": leader, "leader_epoch": leader_epoch, "partition_epoch": partition_epoch,
         "replicas": list(replicas), "isr": list(isr), "adding_replicas": list(adding or []),
         "removing_replicas": list(removing or []),
+        # KIP-966's eligible leader replicas (tagged, null: none), the replicas' log dirs
+        # by directory.id (version 1+; absent: unknown), 1 when a leader elected uncleanly
+        # is recovering (LeaderRecoveryState.RECOVERING)
+        "elr": list(elr or []), "last_known_elr": list(last_known_elr or []),
+        "directories": [_topic_id(bytes(d)) for d in directories or []],
+        "leader_recovery_state": recovery,
     }  # fmt: skip
 
 
 #: A PartitionChangeRecord's fields, in the order _partition_change reads them.
-_CHANGE = ("TopicId", "PartitionId", "Isr", "Replicas", "AddingReplicas", "RemovingReplicas", "Leader")
-_CHANGE_KEYS = ("isr", "replicas", "adding_replicas", "removing_replicas")
+_CHANGE = ("TopicId", "PartitionId", "Isr", "Replicas", "AddingReplicas", "RemovingReplicas",
+           "EligibleLeaderReplicas", "LastKnownElr", "Leader", "LeaderRecoveryState",
+           "Directories")  # fmt: skip
+_CHANGE_KEYS = ("isr", "replicas", "adding_replicas", "removing_replicas", "elr", "last_known_elr")
 
 
 def _partition_change(state: ClusterState, o) -> None:
-    tid, pid, *lists, leader = get_many(o, _CHANGE)
+    """PartitionRegistration.merge: a null list, leader -2 (NO_LEADER_CHANGE) and a
+    recovery state of -1 leave the field as it was."""
+    tid, pid, *lists, leader, recovery, directories = get_many(o, _CHANGE)
     tid = bytes(tid)
     topic = state.topics.get(_topic_id(tid))
     p = topic["partitions"].get(pid) if topic else None
@@ -156,9 +168,13 @@ def _partition_change(state: ClusterState, o) -> None:
     for key, value in zip(_CHANGE_KEYS, lists):
         if value is not None:
             p[key] = list(value)
+    if directories is not None:
+        p["directories"] = [_topic_id(bytes(d)) for d in directories]
     if leader != -2:  # NO_LEADER_CHANGE
         p["leader"] = leader
         p["leader_epoch"] += 1
+    if recovery is not None and recovery != -1:
+        p["leader_recovery_state"] = recovery
     p["partition_epoch"] += 1
 
 
@@ -237,7 +253,8 @@ def _change_readers(codecs: Codecs) -> tuple[int, dict[int, Any]] | None:
     for api_key, (spec, cls) in codecs.metadata_specs("__cluster_metadata").items():
         if spec == "PartitionChangeRecord" and cls is not None:
             info = codecs.info(cls)
-            readers = {v: NativeJson.reader(cls, v, _CHANGE) for v in range(info.lo, min(info.hi, 255) + 1)}
+            readers = {v: NativeJson.reader(cls, v, _CHANGE, absent_none=True)
+                       for v in range(info.lo, min(info.hi, 255) + 1)}  # fmt: skip
             return api_key, {v: plan for v, plan in readers.items() if plan is not None}
     return None
 

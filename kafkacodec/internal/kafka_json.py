@@ -483,24 +483,29 @@ class NativeJson:
             return None
 
     @staticmethod
-    def reader(cls, version: int, names: tuple[str, ...]) -> Any:
+    def reader(cls, version: int, names: tuple[str, ...], *, absent_none: bool = False) -> Any:
         """A plan that reads fields of cls at a version by their Kafka names, each as
         dump_format.get reads it (a tagged field: the value of its tag, else its default),
         for the native loops that read fields rather than print them; None when one of
-        them is not in the version (or nothing is built)."""
+        them is not in the version (or nothing is built), unless absent_none: then such a
+        field reads as None, as get reads it."""
         if _native is None:
             return None
         fields = {f["name"]: f for f in cls.MESSAGE["fields"]}
+        tagged = "tagged_fields" if "tagged_fields" in getattr(cls, "FIELDS", ()) else None
         entries = []
         for name in names:
             how = access(fields[name], version)
+            if not how and absent_none and tagged is not None:
+                # read as a tag no valid record carries (one carrying it holds bytes there,
+                # which the native loop leaves to Python): always its default, None
+                how = (fields[name]["id"], (1 << 31) - 1, None)
             if not how:
                 return None
             entry: tuple = ("", how[0], _J_INT, 0, None)
             if len(how) == 3:
                 entry += (how[1], _D_EQ, how[2])
             entries.append(entry)
-        tagged = "tagged_fields" if "tagged_fields" in getattr(cls, "FIELDS", ()) else None
         try:
             return _native.plan(cls, tuple(entries), tagged, lambda _cls: None)
         except TypeError:  # a field that is not a slot of its class

@@ -111,10 +111,12 @@ def test_native_partition_changes_fold_as_python_does(tmp_path, monkeypatch):
     orders, other = bytes(range(16)), bytes(range(2, 18))
     rnd = random.Random(5)
 
-    def tag(number: int, **fields):
+    def tag(number: int, version: int = 0, **fields):
         cls = getattr(change, f"PartitionChangeRecordTag{number}")
-        return change.PartitionChangeRecordTaggedField(version=0, tag=number,
-                                                        value=cls(version=0, unread=b"", **fields))  # fmt: skip
+        if "tag_in_version" in cls.FIELDS:  # (a tag of some versions only: its check reads nothing)
+            fields["tag_in_version"] = b""
+        return change.PartitionChangeRecordTaggedField(version=version, tag=number,
+                                                        value=cls(version=version, unread=b"", **fields))  # fmt: skip
 
     values = [metadata_value("TopicRecord", 0, name="orders", topic_id=orders)]
     values += [metadata_value("PartitionRecord", 0, partition_id=p, topic_id=orders, replicas=[1, 2], isr=[1, 2],
@@ -132,11 +134,21 @@ def test_native_partition_changes_fold_as_python_does(tmp_path, monkeypatch):
             tags.append(tag(1, leader=9))  # the same tag again: the last wins
         if rnd.random() < 0.1:
             tags.append(change.PartitionChangeRecordTaggedField(version=0, tag=1, value=b"\x02"))  # bytes
+        version = rnd.choice([0, 2])
+        if version == 2:  # KIP-966's lists, the recovery state, JBOD's directories
+            if rnd.random() < 0.5:
+                tags.append(tag(6, 2, eligible_leader_replicas=rnd.sample([1, 2, 3], rnd.randint(0, 2))))
+            if rnd.random() < 0.3:
+                tags.append(tag(7, 2, last_known_elr=[rnd.choice([1, 2, 3])]))
+            if rnd.random() < 0.2:
+                tags.append(tag(5, 2, leader_recovery_state=rnd.choice([-1, 0, 1])))
+            if rnd.random() < 0.1:
+                tags.append(tag(8, 2, directories=[bytes([7] * 16), bytes(range(16))]))
         rnd.shuffle(tags)
         topic = other if rnd.random() < 0.05 else orders
-        body = change.PartitionChangeRecord(version=0, partition_id=rnd.choice([0, 1, 2, 7]), topic_id=topic,
-                                            tagged_fields=tags).build()  # fmt: skip
-        values.append(bytes([1, 5, 0]) + body)
+        body = change.PartitionChangeRecord(version=version, partition_id=rnd.choice([0, 1, 2, 7]),
+                                            topic_id=topic, tagged_fields=tags).build()  # fmt: skip
+        values.append(bytes([1, 5, version]) + body)
         if rnd.random() < 0.1:
             values.append(metadata_value("NoOpRecord", 0))
         if rnd.random() < 0.05:
@@ -146,8 +158,20 @@ def test_native_partition_changes_fold_as_python_does(tmp_path, monkeypatch):
     batches = [kc.build_batch([kc.Record(None, T0, None, v, []) for v in values[i : i + 37]], base_offset=i)
                for i in range(0, len(values), 37)]  # fmt: skip
     (d / "00000000000000000000.log").write_bytes(b"".join(batches))
+    applied = []
+
+    def counted(items, start, *rest):
+        stop = real(items, start, *rest)
+        applied.append(stop - start)
+        return stop
+
+    real = cluster._partition_changes
+    monkeypatch.setattr(cluster, "_partition_changes", counted)
     native = cluster.fold_cluster(d)
+    assert sum(applied) > 200  # the native loop applied most changes, not the Python one
     monkeypatch.setattr(cluster, "_partition_changes", None)
     python = cluster.fold_cluster(d)
     assert native.to_dict() == python.to_dict()
+    folded = python.to_dict()["topics"][0]["partitions"]
+    assert any(p["elr"] for p in folded) and any(p["directories"] for p in folded)
     assert python.problems and python.topics  # changes of unknown partitions were reported
