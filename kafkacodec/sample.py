@@ -13,7 +13,8 @@ from .log.writer import PartitionWriter
 from .records.batches import Record
 from .records.builders import build_batch, build_control_batch, build_message_set
 
-__all__ = ["write_sample_log_dirs", "write_sized_log_dirs", "write_damaged_copy", "write_consumer_offsets"]
+__all__ = ["write_sample_log_dirs", "write_sized_log_dirs", "write_damaged_copy", "write_consumer_offsets",
+           "write_cluster_disks", "SCENARIOS"]
 
 T0 = 1_700_000_000_000
 V2_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -212,3 +213,225 @@ def write_consumer_offsets(root, *, commits: int = 300, seed: int = 7) -> Path:
                 records.append(Record(None, stamp, key.build(), value.build()))
             w.append(build_batch(records, base_offset=first))
     return part
+
+
+#: What write_cluster_disks can make happen to each partition before the disks are copied.
+SCENARIOS = ("clean", "lagging", "unclean")
+
+
+def _uuid(rnd) -> bytes:
+    return bytes(rnd.getrandbits(8) for _ in range(16))
+
+
+def _uuid_text(raw: bytes) -> str:
+    import base64
+
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _metadata_value(spec: str, version: int, **fields) -> bytes:
+    """A __cluster_metadata record value (frame version 1, apiKey, version, the struct),
+    built with the generated codecs; tagged fields given as {tag: {field: value}}."""
+    from .internal.codecs import DEFAULT
+
+    cls = DEFAULT.top(DEFAULT.schema_of(spec))
+    module = __import__(cls.__module__, fromlist=["x"])
+    tags = []
+    for number, values in sorted(fields.pop("tags", {}).items()):
+        tag_cls = getattr(module, f"{cls.__name__}Tag{number}")
+        if "tag_in_version" in tag_cls.FIELDS:
+            values = {**values, "tag_in_version": b""}
+        tagged = getattr(module, f"{cls.__name__}TaggedField")
+        tags.append(tagged(version=version, tag=number, value=tag_cls(version=version, unread=b"", **values)))
+    obj = cls(version=version, tagged_fields=tags, **fields)
+    return bytes([1, cls.MESSAGE["apiKey"], version]) + obj.build()
+
+
+def _checkpoint(entries: dict) -> str:
+    """Kafka's OffsetCheckpointFile: version 0, a count, `topic partition offset` lines."""
+    lines = [f"{t} {p} {o}" for (t, p), o in sorted(entries.items())]
+    return "\n".join(["0", str(len(lines)), *lines]) + "\n"
+
+
+def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), records: int = 1000,
+                        batch_records: int = 10, scenario: str = "clean", seed: int = 0,
+                        set_apart: bool = False) -> dict:  # fmt: skip
+    """The disks of a KRaft cluster of `brokers` brokers, as copied after `scenario`
+    happened to every partition (replication factor min(3, brokers), replicas assigned
+    round-robin as Kafka's controller does, the last broker with two log.dirs (JBOD)):
+
+    - "clean": every replica holds the leader's `records` records; clean shutdown;
+    - "lagging": the third replica stopped at 60% of them and left the ISR, the others
+      went on;
+    - "unclean": the second replica stopped at 30% and left the ISR; the leader went on to
+      55%, the third replica to 50%; then the leader and the third replica died, and
+      unclean.leader.election.enable (set on the topic) elected the second, which wrote
+      12% more in its new epoch. Kafka will truncate the two others to 30% when they rejoin.
+
+    Each broker's metadata log (__cluster_metadata-0) holds the registrations and every
+    change; each log dir its meta.properties and checkpoints. set_apart adds a deleted
+    topic's `-delete` directory, a half-copied `-future` replica in the JBOD broker's
+    other log dir and a `-stray` one. Returns {"root", "log_dirs": {node id: [paths]},
+    "cluster_id", "partitions": {name: {"replicas", "leader", "ends": {node: end},
+    "cut": {node: offset}}}} with the scenario's own numbers."""
+    import random
+
+    if scenario not in SCENARIOS:
+        raise ValueError(f"scenario {scenario!r}: one of {', '.join(SCENARIOS)}")
+    if brokers < 1 or records < 10 or batch_records < 1:
+        raise ValueError("brokers >= 1, records >= 10 and batch_records >= 1")
+    rnd = random.Random(seed)
+    root = Path(root)
+    cluster_id = _uuid_text(_uuid(rnd))
+    rf = min(3, brokers)
+    if scenario != "clean" and rf < 3:
+        raise ValueError(f"scenario {scenario!r} needs 3 brokers")
+    nodes = list(range(1, brokers + 1))
+    dirs: dict[int, list[tuple[Path, bytes]]] = {}
+    for n in nodes:
+        names = ["kafka-logs-a", "kafka-logs-b"] if n == nodes[-1] and brokers > 1 else ["kafka-logs"]
+        dirs[n] = [(root / f"broker-{n}" / name, _uuid(rnd)) for name in names]
+        for d, did in dirs[n]:
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "meta.properties").write_text(
+                f"#\n#{'Sat Nov 28 00:00:00 UTC 2026'}\nnode.id={n}\ndirectory.id={_uuid_text(did)}\n"
+                f"version=1\ncluster.id={cluster_id}\n"
+            )
+    meta = [_metadata_value("FeatureLevelRecord", 0, name="metadata.version", feature_level=21)]
+    meta += [_register(n, rnd) for n in nodes]
+    hw: dict[Path, dict] = {}
+    ends: dict[Path, dict] = {}
+    out_parts: dict[str, dict] = {}
+    t = 0
+    for topic, count in topics:
+        tid = _uuid(rnd)
+        meta.append(_metadata_value("TopicRecord", 0, name=topic, topic_id=tid))
+        if scenario == "unclean":
+            meta.append(_metadata_value("ConfigRecord", 0, resource_type=2, resource_name=topic,
+                                        name="unclean.leader.election.enable", value="true"))  # fmt: skip
+        for p in range(count):
+            replicas = [nodes[(t + p + i) % brokers] for i in range(rf)]
+            where = {b: dirs[b][p % len(dirs[b])] for b in replicas}
+            history = _replicate(topic, p, replicas, records, batch_records, scenario, tid)
+            for b in replicas:
+                d, _did = where[b]
+                part = d / f"{topic}-{p}"
+                with PartitionWriter(part, segment_bytes=64 << 10, index_interval_bytes=4096, fsync=False) as w:
+                    for data in history["logs"][b]:
+                        w.append(data)
+                (part / "partition.metadata").write_text(f"version: 0\ntopic_id: {_uuid_text(tid)}\n")
+                hw.setdefault(d, {})[(topic, p)] = history["hw"][b]
+                ends.setdefault(d, {})[(topic, p)] = history["ends"][b]
+            meta.append(_metadata_value(
+                "PartitionRecord", 1, partition_id=p, topic_id=tid, replicas=replicas, isr=replicas,
+                removing_replicas=[], adding_replicas=[], leader=replicas[0], leader_epoch=0,
+                partition_epoch=0, directories=[where[b][1] for b in replicas]))  # fmt: skip
+            for change in history["changes"]:
+                meta.append(_metadata_value("PartitionChangeRecord", 0, partition_id=p, topic_id=tid,
+                                            tags=change))  # fmt: skip
+            out_parts[f"{topic}-{p}"] = {"replicas": replicas, "leader": history["leader"],
+                                         "ends": history["ends"], "cut": history["cut"],
+                                         "hw": history["hw"],
+                                         "paths": {b: str(where[b][0] / f"{topic}-{p}") for b in replicas}}  # fmt: skip
+        t += count
+    if set_apart:
+        _set_apart(dirs, rnd, nodes)
+    batch = build_batch([Record(None, T0, None, v) for v in meta], partition_leader_epoch=1)
+    for n in nodes:
+        d = dirs[n][0][0]
+        with PartitionWriter(d / "__cluster_metadata-0", fsync=False) as w:
+            w.append(batch)
+    for n in nodes:
+        for d, _did in dirs[n]:
+            (d / "replication-offset-checkpoint").write_text(_checkpoint(hw.get(d, {})))
+            (d / "recovery-point-offset-checkpoint").write_text(_checkpoint(ends.get(d, {})))
+            (d / "log-start-offset-checkpoint").write_text(_checkpoint({k: 0 for k in ends.get(d, {})}))
+            if scenario == "clean":
+                (d / ".kafka_cleanshutdown").write_text("")
+    return {"root": str(root), "cluster_id": cluster_id, "partitions": out_parts,
+            "log_dirs": {n: [str(d) for d, _ in dirs[n]] for n in nodes}}  # fmt: skip
+
+
+def _register(node: int, rnd) -> bytes:
+    return _metadata_value("RegisterBrokerRecord", 0, broker_id=node, incarnation_id=_uuid(rnd),
+                           broker_epoch=10 + node, end_points=[], features=[], rack=None, fenced=0)  # fmt: skip
+
+
+def _replicate(topic: str, p: int, replicas: list[int], records: int, batch_records: int, scenario: str,
+               tid: bytes) -> dict:  # fmt: skip
+    """Each replica's batches (the leader's bytes, as followers copy them), high watermarks,
+    ends, the metadata's PartitionChangeRecords' tags and the truncation Kafka will make."""
+    leader, second, third = (replicas + [None, None])[:3]
+    log: list[tuple[int, bytes, int]] = []  # (base offset, batch, epoch): the first leader's
+
+    def write(upto: int, epoch: int, by: int, into: list) -> None:
+        at = into[-1][0] + batch_records if into else 0
+        while at < upto:
+            n = min(batch_records, upto - at)
+            recs = [Record(None, T0 + 10 * (at + i), b"k%d" % ((at + i) % 97),
+                           f"{topic}-{p} offset {at + i} by broker {by} in epoch {epoch}".encode())
+                    for i in range(n)]  # fmt: skip
+            into.append((at, build_batch(recs, base_offset=at, partition_leader_epoch=epoch), epoch))
+            at += n
+
+    def upto(entries: list, end: int) -> list:
+        return [e for e in entries if e[0] < end]
+
+    def end_of(entries: list) -> int:
+        return entries[-1][0] + batch_records if entries else 0
+
+    rounded = lambda share: max(batch_records, (int(records * share) // batch_records) * batch_records)  # noqa: E731
+    changes: list[dict] = []
+    cut: dict[int, int] = {}
+    if scenario == "clean":
+        write(records, 0, leader, log)
+        logs = {b: list(log) for b in replicas}
+        hw = {b: end_of(log) for b in replicas}
+        now = leader
+    elif scenario == "lagging":
+        write(records, 0, leader, log)
+        stop = rounded(0.6)
+        logs = {leader: list(log), second: list(log), third: upto(log, stop)}
+        changes.append({0: {"isr": [leader, second]}})
+        hw = {leader: end_of(log), second: end_of(log), third: stop}
+        now = leader
+    else:  # unclean
+        a, b_, c = rounded(0.3), rounded(0.5), rounded(0.55)
+        write(c, 0, leader, log)
+        logs = {leader: list(log), second: upto(log, a), third: upto(log, b_)}
+        changes.append({0: {"isr": [leader, third]}})
+        hw = {leader: b_, second: a, third: b_}
+        # the leader and the third replica die: the ISR empties, unclean election of the second
+        changes.append({0: {"isr": [third]}, 1: {"leader": -1}})
+        changes.append({0: {"isr": []}})
+        changes.append({0: {"isr": [second]}, 1: {"leader": second}, 5: {"leader_recovery_state": 1}})
+        changes.append({5: {"leader_recovery_state": 0}})
+        new = logs[second]
+        write(a + rounded(0.12), 2, second, new)  # epoch 0, then -1 (no leader: 1), then 2
+        hw[second] = end_of(new)
+        cut = {leader: a, third: a}
+        now = second
+    return {"logs": {b: [e[1] for e in entries] for b, entries in logs.items()},
+            "hw": hw, "ends": {b: end_of(entries) for b, entries in logs.items()},
+            "changes": changes, "cut": cut, "leader": now}  # fmt: skip
+
+
+def _set_apart(dirs: dict, rnd, nodes: list[int]) -> None:
+    """A deleted topic's -delete directory, a half-copied -future replica and a -stray one."""
+    first = dirs[nodes[0]][0][0]
+    gone = first / f"gone-0.{_uuid(rnd).hex()}-delete"
+    with PartitionWriter(gone, fsync=False) as w:
+        w.append(build_batch([Record(None, T0, None, b"deleted topic's record")] * 5))
+    last = dirs[nodes[-1]]
+    if len(last) > 1:
+        parts = sorted(p for p in last[0][0].iterdir() if p.is_dir() and not p.name.startswith("__"))
+        if parts:
+            src = parts[0]
+            future = last[1][0] / f"{src.name}.{_uuid(rnd).hex()}-future"
+            future.mkdir()
+            first_log = sorted(src.glob("*.log"))[0]
+            data = first_log.read_bytes()
+            (future / first_log.name).write_bytes(data[: len(data) // 2])
+    stray = first / f"orders-99.{_uuid(rnd).hex()}-stray"
+    with PartitionWriter(stray, fsync=False) as w:
+        w.append(build_batch([Record(None, T0, None, b"stray record")] * 3))

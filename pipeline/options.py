@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kafkacodec import units
 from kafkacodec.log import LogDirs, Partition, open_log
-from kafkacodec.runtime.errors import LogError
+from kafkacodec.runtime.errors import KafkacodecError, LogError
 from kafkacodec.storage import ObjectPath, StoragePath, as_path, is_url
 from kafkacodec.storage.tiered import KeyRing
 
@@ -126,8 +126,8 @@ def partitions_of(paths: list[StoragePath], *, empty_ok: bool = False,
     is an error unless empty_ok (a stream waits for data to arrive), or unless it is a
     broker's log directory (its meta.properties) among others that hold data: a JBOD
     log.dir a broker has not used yet is part of a cluster's disks, not a wrong path."""
-    out: list[Partition] = []
     storage = opts.storage_options if opts is not None else {}
+    logs = []
     for path in paths:
         try:
             log = open_log(path, keys=KeyRing(storage), options=storage,
@@ -138,14 +138,36 @@ def partitions_of(paths: list[StoragePath], *, empty_ok: bool = False,
         broker_dir = isinstance(log, LogDirs) and (log.path / "meta.properties").exists()
         if not empty_ok and not broker_dir and not any(p.segments for p in found):
             raise PipelineError(f"{path}: no Kafka data (no .log segments in it or below it)")
-        for p in found:
-            _say_what_is_missing(p)
-        out.extend(found)
+        logs.append(log)
+    out = served_partitions(logs)
+    for p in out:
+        _say_what_is_missing(p)
     if not empty_ok and paths and not any(p.segments for p in out):
         where = ", ".join(map(str, paths))
         raise PipelineError(f"{where}: no Kafka data (no .log segments in {'it' if len(paths) == 1 else 'any of them'} "
                             "or below)")  # fmt: skip
     return out
+
+
+def served_partitions(logs: list) -> list[Partition]:
+    """Each partition once, from the replica Kafka would serve it from (kafkacodec.brokers:
+    the disks of several brokers give several replicas of a partition), the directories
+    that are no live replica (-future, -delete, -stray, unassigned) left out; each choice
+    among replicas and each directory left out said on the driver."""
+    from kafkacodec.brokers import open_disks
+
+    try:
+        disks = open_disks(logs)
+    except KafkacodecError as err:
+        raise PipelineError(str(err)) from None
+    for s in disks.set_apart:
+        _log.warning(f"{s.path} ({s.broker}): not read: {s.kind}: {s.why}")
+    for problem in disks.problems:
+        _log.warning(problem)
+    for pr in disks.partitions.values():
+        if len(pr.replicas) > 1 and pr.served is not None:
+            _log.info(f"{pr.name}: {len(pr.replicas)} replicas; read from {pr.served.broker}'s ({pr.why})")
+    return disks.served()
 
 
 def _say_what_is_missing(p: Partition) -> None:

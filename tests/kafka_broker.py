@@ -430,6 +430,192 @@ class Broker:
         self.kill()
 
 
+class Node(Broker):
+    """One node of a multi-node KRaft cluster (Cluster): a broker or a controller, with its
+    own log.dirs (several: JBOD) and the cluster's static controller quorum."""
+
+    def __init__(self, version: str, root: Path, *, node_id: int, roles: str, quorum: dict,
+                 log_dirs: list[Path], **props) -> None:  # fmt: skip
+        self.node_id, self.roles, self.quorum, self.log_dirs = node_id, roles, quorum, list(log_dirs)
+        super().__init__(version, root, **props)
+        self.log_dir = self.log_dirs[0]
+        self.props.update({"process.roles": roles, "node.id": str(node_id),
+                           "log.dirs": ",".join(map(str, self.log_dirs))})  # fmt: skip
+        self._new_ports()
+
+    def _new_ports(self) -> None:
+        """A controller keeps its port (the quorum's voters name it); a broker takes a new
+        one at each start (Broker._new_ports' reason)."""
+        if not hasattr(self, "quorum"):  # (Broker.__init__'s call, before Node's fields)
+            return
+        voters = ",".join(f"{n}@127.0.0.1:{port}" for n, port in sorted(self.quorum.items()))
+        if "controller" in self.roles:
+            port = self.quorum[self.node_id]
+            self.port = self.controller_port = port
+            self.props.update({"controller.quorum.voters": voters,
+                               "listeners": f"CONTROLLER://127.0.0.1:{port}"})  # fmt: skip
+            self.props.pop("advertised.listeners", None)
+        else:
+            self.port = _free_port()
+            self.props.update({
+                "controller.quorum.voters": voters, "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+                "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+                "inter.broker.listener.name": "PLAINTEXT",
+            })  # fmt: skip
+        self.started = False
+
+    def format_as(self, cluster_id: str) -> None:
+        conf = self._write_config()
+        java(self.version, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", conf)
+        self.formatted = True
+
+    def launch(self) -> int:
+        """Start it without waiting (Cluster.start waits for several at once): the server
+        log's size before the start."""
+        if self.started:
+            self._new_ports()
+        self.started = True
+        conf = self._write_config()
+        mark = self.server_log.stat().st_size if self.server_log.exists() else 0
+        self.proc = subprocess.Popen(
+            ["java", "-Xmx512m", f"-Dlog4j2.configurationFile={self.root / 'log4j2.properties'}",
+             "-cp", classpath(self.version), "kafka.Kafka", str(conf)],
+            stdout=open(self.root / "stdout", "ab"), stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        _RUNNING.add(self.proc)
+        return mark
+
+    def wait_started(self, mark: int, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is None or self.proc.poll() is not None:
+                raise HarnessError(f"Kafka {self.version} node {self.node_id} exited:\n{self.tail()}")
+            if "Kafka Server started" in self.log_text(mark):
+                return
+            time.sleep(0.2)
+        self.kill()
+        raise HarnessError(f"Kafka {self.version} node {self.node_id} did not start in {timeout} s:\n{self.tail()}")
+
+    def start(self, timeout: float = 120) -> Node:
+        self.wait_started(self.launch(), timeout)
+        return self
+
+
+class Cluster:
+    """A KRaft cluster on 127.0.0.1: one controller (node 100, its own metadata log dir)
+    and `brokers` brokers (nodes 1..n), those in `jbod` with two log.dirs. Internal topics
+    replicated 3 ways (at most the brokers). Brokers are fenced 2 s after they stop
+    heartbeating, so that a killed leader's partitions move on quickly."""
+
+    CONTROLLER = 100
+
+    def __init__(self, version: str, root: Path, *, brokers: int = 3, jbod: tuple[int, ...] = (3,),
+                 **props) -> None:  # fmt: skip
+        self.version, self.root = version, Path(root)
+        quorum = {self.CONTROLLER: _free_port()}
+        rf = str(min(3, brokers))
+        common = {"offsets_topic_replication_factor": rf, "transaction_state_log_replication_factor": rf,
+                  "transaction_state_log_min_isr": "1", "broker_session_timeout_ms": "2000",
+                  "broker_heartbeat_interval_ms": "500", **props}  # fmt: skip
+        base = self.root / "controller"
+        self.controller = Node(version, base, node_id=self.CONTROLLER, roles="controller", quorum=quorum,
+                               log_dirs=[base / "metadata"], **common)  # fmt: skip
+        self.brokers: dict[int, Node] = {}
+        for n in range(1, brokers + 1):
+            home = self.root / f"broker-{n}"
+            dirs = [home / "logs-a", home / "logs-b"] if n in jbod else [home / "logs"]
+            self.brokers[n] = Node(version, home, node_id=n, roles="broker", quorum=quorum, log_dirs=dirs, **common)
+        self.cluster_id = None
+
+    @property
+    def nodes(self) -> list[Node]:
+        return [self.controller, *self.brokers.values()]
+
+    @property
+    def bootstrap(self) -> str:
+        live = [b.bootstrap for b in self.brokers.values() if b.proc is not None]
+        if not live:
+            raise HarnessError("no broker of the cluster runs")
+        return ",".join(live)
+
+    def start(self, *ids: int, timeout: float = 180) -> Cluster:
+        """The controller (if down) and the brokers named (all by default), started at
+        once, waited for together."""
+        if self.cluster_id is None:
+            self.cluster_id = java(self.version, "kafka.tools.StorageTool", "random-uuid").stdout.strip().splitlines()[-1]
+            for node in self.nodes:
+                node.format_as(self.cluster_id)
+        if self.controller.proc is None:
+            self.controller.start(timeout)
+        todo = [self.brokers[i] for i in (ids or self.brokers)]
+        marks = [(b, b.launch()) for b in todo if b.proc is None]
+        for b, mark in marks:
+            b.wait_started(mark, timeout)
+        return self
+
+    def stop(self, *ids: int) -> None:
+        """Clean shutdowns of the brokers named (all, then the controller, by default)."""
+        for i in ids or list(self.brokers):
+            self.brokers[i].stop()
+        if not ids:
+            self.controller.stop()
+
+    def kill(self, *ids: int) -> None:
+        for i in ids or list(self.brokers):
+            self.brokers[i].kill()
+        if not ids:
+            self.controller.kill()
+
+    def log_dirs(self) -> list[Path]:
+        """Every log dir of every node: what a copy of the cluster's disks holds."""
+        return [d for node in self.nodes for d in node.log_dirs]
+
+    def copy_disks(self, dest: Path) -> list[Path]:
+        """The nodes' log dirs copied (stopped nodes: a consistent copy), as an operator
+        copies them off the machines: dest/<node>/<log dir>, times kept."""
+        out = []
+        for node in self.nodes:
+            for d in node.log_dirs:
+                target = Path(dest) / node.root.name / d.name
+                shutil.copytree(d, target, symlinks=True)
+                out.append(target)
+        return out
+
+    def client(self, build: Path, *args) -> subprocess.CompletedProcess:
+        return java(self.version, "KafkacodecClient", *args, cp_extra=str(client_classes(self.version, build)))
+
+    def describe(self, build: Path, topic: str) -> dict:
+        out = build / f"describe-{topic}-{time.monotonic_ns()}.json"
+        self.client(build, "describe", self.bootstrap, topic, out)
+        return {int(p): v for p, v in json.loads(out.read_text()).items()}
+
+    def client_consume(self, build: Path, topic: str, isolation: str = "read_uncommitted") -> list[dict]:
+        """Every record a consumer fetches from the topic (Broker.consume's)."""
+        out = build / f"consumed-{topic}-{isolation}-{time.monotonic_ns()}.jsonl"
+        self.client(build, "consume", self.bootstrap, topic, isolation, out)
+        return [json.loads(line) for line in out.read_text().splitlines()]
+
+    def wait_for(self, build: Path, topic: str, check, timeout: float = 60) -> dict:
+        """Admin.describeTopics until check(partitions) holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                parts = self.describe(build, topic)
+                if check(parts):
+                    return parts
+            except HarnessError:
+                parts = None
+            if time.monotonic() > deadline:
+                raise HarnessError(f"{topic}: not as expected after {timeout} s: {parts}")
+            time.sleep(0.5)
+
+    def __enter__(self) -> Cluster:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.kill()
+
+
 #: The releases whose brokers have share groups (KIP-932) on from the start (the
 #: share.version feature finalized when storage is formatted): of those the tests run,
 #: 4.4.0; 4.0.0's are early access, off.

@@ -45,7 +45,13 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * metadata-version LEVEL                              the MetadataVersion of a feature level
  * metadata-image FILE                                 the metadata image a metadata log file replays to
  * share BOOTSTRAP GROUP TOPIC COUNT OUT.jsonl           a share group's member acknowledges records
+ * describe BOOTSTRAP TOPIC OUT.json                   each partition's leader, replicas and ISR
+ * elect BOOTSTRAP TOPIC TYPE P ...                    Admin.electLeaders (PREFERRED or UNCLEAN)
+ * move-dir BOOTSTRAP TOPIC P BROKER DIR               Admin.alterReplicaLogDirs (a -future replica)
+ * reassign BOOTSTRAP TOPIC P=B,B,B ...                Admin.alterPartitionReassignments
+ * delete-topic BOOTSTRAP TOPIC                        Admin.deleteTopics
  * </pre>
+ * create takes replication.factor=N among its KEY=VALUE pairs (1 without it).
  */
 public final class KafkacodecClient {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -64,6 +70,11 @@ public final class KafkacodecClient {
                     org.apache.kafka.server.common.MetadataVersion.fromFeatureLevel(Short.parseShort(args[1])));
             case "metadata-image" -> metadataImage(args[1]);
             case "share" -> share(args);
+            case "describe" -> describe(args);
+            case "elect" -> elect(args);
+            case "move-dir" -> moveDir(args);
+            case "reassign" -> reassign(args);
+            case "delete-topic" -> deleteTopic(args);
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
     }
@@ -76,12 +87,17 @@ public final class KafkacodecClient {
 
     private static void create(String[] args) throws Exception {
         Map<String, String> configs = new HashMap<>();
+        short rf = 1;
         for (int i = 4; i < args.length; i++) {
             String[] kv = args[i].split("=", 2);
-            configs.put(kv[0], kv[1]);
+            if (kv[0].equals("replication.factor")) {
+                rf = Short.parseShort(kv[1]);
+            } else {
+                configs.put(kv[0], kv[1]);
+            }
         }
         try (Admin admin = admin(args[1])) {
-            NewTopic topic = new NewTopic(args[2], Integer.parseInt(args[3]), (short) 1).configs(configs);
+            NewTopic topic = new NewTopic(args[2], Integer.parseInt(args[3]), rf).configs(configs);
             admin.createTopics(List.of(topic)).all().get(60, TimeUnit.SECONDS);
         }
     }
@@ -421,5 +437,72 @@ public final class KafkacodecClient {
             }
         }
         JSON.writerWithDefaultPrettyPrinter().writeValue(new File(args[3]), out);
+    }
+
+    /** Each partition's leader (-1: none), replicas and ISR, as Admin.describeTopics gives them. */
+    private static void describe(String[] args) throws Exception {
+        Map<String, Object> out = new LinkedHashMap<>();
+        try (Admin admin = admin(args[1])) {
+            TopicDescription d = admin.describeTopics(List.of(args[2])).allTopicNames().get(60, TimeUnit.SECONDS).get(args[2]);
+            for (org.apache.kafka.common.TopicPartitionInfo p : d.partitions()) {
+                Map<String, Object> o = new LinkedHashMap<>();
+                o.put("leader", p.leader() == null ? -1 : p.leader().id());
+                o.put("replicas", p.replicas().stream().map(n -> n.id()).toList());
+                o.put("isr", p.isr().stream().map(n -> n.id()).toList());
+                out.put(Integer.toString(p.partition()), o);
+            }
+        }
+        JSON.writerWithDefaultPrettyPrinter().writeValue(new File(args[3]), out);
+    }
+
+    /** Admin.electLeaders of TYPE (PREFERRED, UNCLEAN) for the partitions named. */
+    private static void elect(String[] args) throws Exception {
+        java.util.Set<TopicPartition> tps = new java.util.HashSet<>();
+        for (int i = 4; i < args.length; i++) {
+            tps.add(new TopicPartition(args[2], Integer.parseInt(args[i])));
+        }
+        try (Admin admin = admin(args[1])) {
+            Map<TopicPartition, java.util.Optional<Throwable>> res = admin.electLeaders(
+                    org.apache.kafka.common.ElectionType.valueOf(args[3]), tps).partitions().get(60, TimeUnit.SECONDS);
+            for (Map.Entry<TopicPartition, java.util.Optional<Throwable>> e : res.entrySet()) {
+                if (e.getValue().isPresent()
+                        && !(e.getValue().get() instanceof org.apache.kafka.common.errors.ElectionNotNeededException)) {
+                    throw new IllegalStateException(e.getKey() + ": " + e.getValue().get());
+                }
+            }
+        }
+    }
+
+    /** Admin.alterReplicaLogDirs: the replica of TOPIC-P on BROKER moved to DIR (a -future
+     * directory there while it copies). */
+    private static void moveDir(String[] args) throws Exception {
+        try (Admin admin = admin(args[1])) {
+            admin.alterReplicaLogDirs(Map.of(new org.apache.kafka.common.TopicPartitionReplica(args[2],
+                    Integer.parseInt(args[3]), Integer.parseInt(args[4])), args[5])).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Admin.alterPartitionReassignments: each partition named (P=B,B,B) to these brokers. */
+    private static void reassign(String[] args) throws Exception {
+        Map<TopicPartition, java.util.Optional<org.apache.kafka.clients.admin.NewPartitionReassignment>> moves = new HashMap<>();
+        for (int i = 3; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            List<Integer> to = new ArrayList<>();
+            for (String b : kv[1].split(",")) {
+                to.add(Integer.parseInt(b));
+            }
+            moves.put(new TopicPartition(args[2], Integer.parseInt(kv[0])),
+                    java.util.Optional.of(new org.apache.kafka.clients.admin.NewPartitionReassignment(to)));
+        }
+        try (Admin admin = admin(args[1])) {
+            admin.alterPartitionReassignments(moves).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Admin.deleteTopics. */
+    private static void deleteTopic(String[] args) throws Exception {
+        try (Admin admin = admin(args[1])) {
+            admin.deleteTopics(List.of(args[2])).all().get(60, TimeUnit.SECONDS);
+        }
     }
 }

@@ -1,5 +1,5 @@
 """The `kafkacodec` command line: dump, verify, lookup, records, recover, groups, metadata,
-remote-log, rewrite, sample, generate, specs, export-schemas, spark.
+replicas, remote-log, rewrite, sample, generate, specs, export-schemas, spark.
 
 One module per command, each with HELP, EXAMPLE, define(parser) and run(args) returning
 the exit code; COMMANDS lists them. A command imports what it reads with when it runs, so
@@ -29,6 +29,7 @@ from . import (
     records,
     recover,
     remote_log,
+    replicas,
     rewrite,
     sample,
     specs,
@@ -37,7 +38,7 @@ from . import (
 
 COMMANDS = {
     "dump": dump, "verify": verify, "lookup": lookup, "records": records, "recover": recover,
-    "groups": groups, "metadata": metadata, "remote-log": remote_log, "rewrite": rewrite, "sample": sample, "corpus": corpus, "generate": generate, "specs": specs,
+    "groups": groups, "metadata": metadata, "replicas": replicas, "remote-log": remote_log, "rewrite": rewrite, "sample": sample, "corpus": corpus, "generate": generate, "specs": specs,
     "export-schemas": export_schemas,
     "spark": spark,
 }  # fmt: skip
