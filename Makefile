@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: jar test test-quick test-kafka drill judge-drill dump-drill harness specs demo docs bench peers generate check-generated clean
+.PHONY: jar test test-quick test-kafka drill judge-drill dump-drill cluster-drill harness specs demo docs bench peers generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -137,6 +137,13 @@ drill: $(STAMP) $(HARNESS)
 # CI runs a seeded subset: tests/kafka/test_kafka_judges_mutations.py).
 judge-drill: $(STAMP) $(HARNESS)
 	cd tests && ../$(PY) kafka_mutation_drill.py --cases 200000 --seed 1 --root ../out/judge-drill
+
+# A multi-broker Kafka (a controller, three brokers, one JBOD) judges kafkacodec on a
+# cluster's disks: 50 seeded scenarios of each kind (unclean election, lagging follower,
+# moved / deleted / reassigned replicas) per release (tests/cluster_drill.py; CI runs a
+# subset: tests/kafka/test_kafka_cluster.py).
+cluster-drill: $(STAMP) $(HARNESS)
+	cd tests && ../$(PY) cluster_drill.py --cases 50 --seed 1 --root ../out/cluster-drill
 
 # Every release's kafka-dump-log and `kafkacodec dump --kafka-version` of it over the
 # internal topics' payloads damaged at 20 seeds (tests/dump_drill.py; CI runs seed 1:

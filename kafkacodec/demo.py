@@ -12,7 +12,12 @@ import sys
 from . import cli
 from .cli.common import read_file
 from .dump import dump_text
-from .sample import write_consumer_offsets, write_damaged_copy, write_sample_log_dirs
+from .sample import (
+    write_cluster_disks,
+    write_consumer_offsets,
+    write_damaged_copy,
+    write_sample_log_dirs,
+)
 
 
 def run(*argv: str) -> int:
@@ -28,11 +33,14 @@ def main(out: str = "out/logdirs") -> int:
     orders = root / "orders-0"
     # what the README's repair and internal-topic examples read: a damaged copy of
     # orders-0, and a __consumer_offsets partition (both written anew)
-    for extra in ("damaged", "consumer-offsets"):
+    for extra in ("damaged", "consumer-offsets", "cluster"):
         shutil.rmtree(root.parent / extra, ignore_errors=True)
     damaged = write_damaged_copy(orders, root.parent / "damaged")
     offsets = write_consumer_offsets(root.parent / "consumer-offsets")
     print(f"wrote {damaged} (two batches damaged) and {offsets} (300 offset commits)")
+    # what the cluster page's examples read: three brokers' disks after an unclean election
+    cluster = write_cluster_disks(root.parent / "cluster", scenario="unclean", set_apart=True)
+    print(f"wrote {cluster['root']}: the disks of 3 brokers after an unclean leader election")
     first = sorted(orders.glob("*.log"))[0]
     status = run("verify", "--quiet", str(root))
     print(f"\n$ kafkacodec dump --deep-iteration {first} | head -5")

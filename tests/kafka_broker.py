@@ -589,6 +589,12 @@ class Cluster:
         self.client(build, "describe", self.bootstrap, topic, out)
         return {int(p): v for p, v in json.loads(out.read_text()).items()}
 
+    def list_offsets(self, build: Path, topic: str, *timestamps: int) -> dict:
+        """Admin.listOffsets' answers by partition (Broker.list_offsets')."""
+        out = build / f"offsets-{topic}-{time.monotonic_ns()}.json"
+        self.client(build, "offsets", self.bootstrap, topic, out, *timestamps)
+        return json.loads(out.read_text())
+
     def client_consume(self, build: Path, topic: str, isolation: str = "read_uncommitted") -> list[dict]:
         """Every record a consumer fetches from the topic (Broker.consume's)."""
         out = build / f"consumed-{topic}-{isolation}-{time.monotonic_ns()}.jsonl"

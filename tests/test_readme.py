@@ -2,7 +2,8 @@
 (docs/) comes from runs these tests repeat: every `$ kafkacodec` example is run against
 what the tests make (the `make demo` log.dirs in out/logdirs, the shared vectors in
 tests/vectors, out/damaged: that log.dirs' orders-0 with two damaged batches, and
-out/consumer-offsets: a __consumer_offsets partition, as make demo writes them; a corpus, a bucket in moto's S3 server, a tiered partition in Aiven's
+out/consumer-offsets: a __consumer_offsets partition, out/cluster: three brokers' disks
+after an unclean leader election, as make demo writes them; a corpus, a bucket in moto's S3 server, a tiered partition in Aiven's
 layout, generate --check) and its output compared with the page's, line for line; the
 Spark examples on a local Spark, the cluster session on a standalone cluster
 (tests/pipeline/test_cluster.py). A shown command that no test runs fails. The ```pycon
@@ -28,7 +29,12 @@ from groups_sample import write_groups_log_dirs
 
 import kafkacodec as kc
 from kafkacodec.log import Partition
-from kafkacodec.sample import write_consumer_offsets, write_damaged_copy, write_sample_log_dirs
+from kafkacodec.sample import (
+    write_cluster_disks,
+    write_consumer_offsets,
+    write_damaged_copy,
+    write_sample_log_dirs,
+)
 
 README = ROOT / "README.md"
 #: The object-store URL of the pages' examples: make demo's log.dirs in moto's S3 server.
@@ -42,7 +48,8 @@ PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 #: The page that shows `make demo`'s output (after the marker below).
 DEMO_PAGE = ROOT / "docs" / "getting-started.md"
 #: Where a README example's paths come from: what these tests make, or the checkout.
-RUNNABLE = ("out/logdirs", "tests/vectors", "out/damaged", "out/consumer-offsets", "/tmp/kafka-corpus", "generate --check",
+RUNNABLE = ("out/logdirs", "tests/vectors", "out/damaged", "out/consumer-offsets", "out/cluster", "/tmp/kafka-corpus",
+            "generate --check",
             "records /tmp", "specs diff kafka-specs/", "/tmp/groups", "export-schemas ",
             BUCKET, TIERED, "broker/orders-0", "remote-log broker")  # fmt: skip
 
@@ -151,6 +158,7 @@ def place(tmp_path_factory) -> Path:
     (d / "kafka-specs").symlink_to(ROOT.parent / "shared" / "kafka-specs")  # Kafka's specs, as shared
     (d / "tmp").mkdir()
     write_consumer_offsets(d / "out" / "consumer-offsets")  # as make demo writes it
+    write_cluster_disks(d / "out" / "cluster", scenario="unclean", set_apart=True)
     write_groups_log_dirs(d / "tmp" / "groups")  # commits, a tombstone, transactions
     damaged(d)
     return d

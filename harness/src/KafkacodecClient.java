@@ -50,6 +50,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * move-dir BOOTSTRAP TOPIC P BROKER DIR               Admin.alterReplicaLogDirs (a -future replica)
  * reassign BOOTSTRAP TOPIC P=B,B,B ...                Admin.alterPartitionReassignments
  * delete-topic BOOTSTRAP TOPIC                        Admin.deleteTopics
+ * broker-config BOOTSTRAP BROKER KEY=VALUE ...        a broker's dynamic configs set
  * </pre>
  * create takes replication.factor=N among its KEY=VALUE pairs (1 without it).
  */
@@ -75,6 +76,7 @@ public final class KafkacodecClient {
             case "move-dir" -> moveDir(args);
             case "reassign" -> reassign(args);
             case "delete-topic" -> deleteTopic(args);
+            case "broker-config" -> brokerConfig(args);
             default -> throw new IllegalArgumentException("unknown command " + args[0]);
         }
     }
@@ -503,6 +505,21 @@ public final class KafkacodecClient {
     private static void deleteTopic(String[] args) throws Exception {
         try (Admin admin = admin(args[1])) {
             admin.deleteTopics(List.of(args[2])).all().get(60, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Admin.incrementalAlterConfigs of a broker's dynamic configs (KEY=VALUE, SET). */
+    private static void brokerConfig(String[] args) throws Exception {
+        List<org.apache.kafka.clients.admin.AlterConfigOp> ops = new ArrayList<>();
+        for (int i = 3; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            ops.add(new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry(kv[0], kv[1]),
+                    org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET));
+        }
+        org.apache.kafka.common.config.ConfigResource broker = new org.apache.kafka.common.config.ConfigResource(
+                org.apache.kafka.common.config.ConfigResource.Type.BROKER, args[2]);
+        try (Admin admin = admin(args[1])) {
+            admin.incrementalAlterConfigs(Map.of(broker, ops)).all().get(60, TimeUnit.SECONDS);
         }
     }
 }

@@ -49,6 +49,9 @@ class LogDir:
     path: str
     meta: MetaProperties | None
     log: LogDirs | None  # None: a partition directory given alone (its parent unread)
+    #: "broker", or "controller" for a node none of whose log dirs here holds a partition
+    #: other than the metadata log's.
+    role: str = "broker"
 
     @property
     def node_id(self) -> int | None:
@@ -57,7 +60,7 @@ class LogDir:
     @property
     def broker(self) -> str:
         """How reports name the directory's owner."""
-        return f"broker {self.node_id}" if self.node_id is not None else self.path
+        return f"{self.role} {self.node_id}" if self.node_id is not None else self.path
 
 
 @dataclass
@@ -118,9 +121,12 @@ class SetApart:
     broker: str
     kind: str  # future / delete / stray / unassigned / other-topic-id / duplicate
     why: str
+    #: The partition it is a copy of (None: a directory not named as one).
+    partition: tuple[str, int] | None = None
 
     def to_dict(self) -> dict:
-        return {"path": self.path, "broker": self.broker, "kind": self.kind, "why": self.why}
+        return {"path": self.path, "broker": self.broker, "kind": self.kind, "why": self.why,
+                "partition": None if self.partition is None else f"{self.partition[0]}-{self.partition[1]}"}  # fmt: skip
 
 
 @dataclass
@@ -188,6 +194,12 @@ class Disks:
                 self._file(d, p, found, metadata_copies)
         for d, p in alone:
             self._file(d, p, found, metadata_copies)
+        serving = {r.node_id for rs in found.values() for r in rs}
+        for d in [*log_dirs, *(d for d, _p in alone)]:
+            if d.node_id is not None and d.node_id not in serving:
+                d.role = "controller"
+        self.brokers = sorted(n for n in self.brokers if n in serving)
+        self.controllers = sorted({d.node_id for d in log_dirs if d.role == "controller" and d.node_id is not None})
         if metadata or (metadata is None and any(len(v) > 1 for v in found.values())):
             self._read_metadata(metadata_copies)
         self.partitions: dict[tuple[str, int], PartitionReplicas] = {}
@@ -224,7 +236,7 @@ class Disks:
             what = {"future": "a replica being moved to this log dir (its current dir is read)",
                     "delete": "a deleted partition awaiting deletion",
                     "stray": "a replica Kafka found this broker should not host"}[p.state]  # fmt: skip
-            self.set_apart.append(SetApart(str(p.path), d.broker, p.state, what))
+            self.set_apart.append(SetApart(str(p.path), d.broker, p.state, what, (p.topic, p.partition)))
             return
         if p.topic == METADATA_TOPIC:
             metadata_copies.append(Replica(d, p))
@@ -284,7 +296,7 @@ class Disks:
                     self.set_apart.append(SetApart(r.path, r.broker, "stray",
                                                    f"the cluster's metadata ({self.metadata_from.path}) holds no "
                                                    f"topic {topic}: deleted while this broker was away (Kafka "
-                                                   "deletes the replica at startup)"))  # fmt: skip
+                                                   "deletes the replica at startup)", key))  # fmt: skip
                 return pr
         pr.registration = registration
         live = []
@@ -293,11 +305,11 @@ class Disks:
             if registration is not None and tid is not None and pr.topic_id is not None and tid != pr.topic_id:
                 self.set_apart.append(SetApart(r.path, r.broker, "other-topic-id",
                                                f"topic id {tid}, not the metadata's {pr.topic_id}: a "
-                                               "deleted topic's replica (Kafka marks it stray)"))  # fmt: skip
+                                               "deleted topic's replica (Kafka marks it stray)", key))  # fmt: skip
             elif registration is not None and r.node_id is not None and r.node_id not in registration["replicas"]:
                 self.set_apart.append(SetApart(r.path, r.broker, "unassigned",
                                                f"the metadata assigns {topic}-{pid} to brokers "
-                                               f"{registration['replicas']} (Kafka marks it stray)"))  # fmt: skip
+                                               f"{registration['replicas']} (Kafka marks it stray)", key))  # fmt: skip
             else:
                 live.append(r)
         pr.replicas = sorted(live, key=lambda r: (r.node_id is None, r.node_id or 0, r.path))
@@ -324,7 +336,7 @@ class Disks:
                 self.set_apart.append(SetApart(c.path, c.broker, "duplicate",
                                                f"{c.broker} holds {pr.name} in two log dirs (Kafka refuses "
                                                f"to start over it: LogManager 'Duplicate log directories'); "
-                                               f"{keep.path} is read"))  # fmt: skip
+                                               f"{keep.path} is read", (pr.topic, pr.partition)))  # fmt: skip
         return keep
 
     def _serve(self, pr: PartitionReplicas) -> None:
@@ -407,8 +419,14 @@ def _advance(r: Replica) -> tuple[int, int]:
     return max([r.partition.log_end_offset, *snaps]), -(r.node_id or 0)
 
 
-def _log_dir_of(log: LogDirs) -> LogDir:
-    return LogDir(str(log.path), read_meta_properties(log.path), log)
+def _meta_of(path, problems: list[str]) -> MetaProperties | None:
+    """A log dir's meta.properties; None when it has none, or one Kafka would refuse (then
+    problems says why, and the directory is read as no broker's)."""
+    try:
+        return read_meta_properties(path)
+    except LogError as err:
+        problems.append(f"{err}: read as a directory of no known broker")
+        return None
 
 
 def open_disks(logs: Sequence[Partition | LogDirs], *, metadata: bool | None = None) -> Disks:
@@ -418,14 +436,13 @@ def open_disks(logs: Sequence[Partition | LogDirs], *, metadata: bool | None = N
     one log dir given twice. metadata: Disks'."""
     dirs: list[LogDir] = []
     alone: list[tuple[LogDir, Partition]] = []
+    problems: list[str] = []
     for log in logs:
         if isinstance(log, LogDirs):
-            dirs.append(_log_dir_of(log))
+            dirs.append(LogDir(str(log.path), _meta_of(log.path, problems), log))
         else:
             parent = log.path.parent
-            try:
-                meta = read_meta_properties(parent)
-            except LogError:
-                meta = None
-            alone.append((LogDir(str(parent), meta, None), log))
-    return Disks(dirs, alone, metadata=metadata)
+            alone.append((LogDir(str(parent), _meta_of(parent, problems), None), log))
+    disks = Disks(dirs, alone, metadata=metadata)
+    disks.problems[:0] = problems
+    return disks

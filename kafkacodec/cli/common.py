@@ -3,12 +3,15 @@ kafkacodec.console)."""
 
 from __future__ import annotations
 
+import argparse
 import logging
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..runtime.errors import KafkacodecError
+from ..console import safe
+from ..runtime.errors import KafkacodecError, UsageError
 
 
 def local_path(raw: str) -> Path:
@@ -317,3 +320,62 @@ def codecs_of(args):
         _result, generated = generate_codecs(source, dest)
         _CODECS[key] = Codecs.load(generated)
     return _CODECS[key]
+
+
+PARTITION_DIRS_HELP = ("a partition directory (<topic>-<partition>); or several: the replicas "
+                       "of one partition on a cluster's disks, or brokers' log.dirs with "
+                       "--partition (the replica Kafka would serve it from is read)")  # fmt: skip
+
+
+def partition_arguments(p) -> None:
+    """DIR... and --partition, for a command that reads one partition."""
+    p.add_argument("dirs", nargs="+", metavar="DIR", help=PARTITION_DIRS_HELP)
+    p.add_argument("--partition", metavar="TOPIC-N", type=_partition_name,
+                   help="which partition of the log.dirs given (needed when they hold several)")  # fmt: skip
+
+
+def _partition_name(raw: str) -> tuple[str, int]:
+    topic, sep, n = raw.rpartition("-")
+    if not sep or not topic or not n.isdigit():
+        raise argparse.ArgumentTypeError(f"{raw!r}: expected TOPIC-N, e.g. orders-0")
+    return topic, int(n)
+
+
+def chosen_partition(args, command: str):
+    """The path of the partition a one-partition command reads: DIR itself when it is one
+    directory and no --partition; else the replica Kafka would serve it from among the
+    directories given (kafkacodec.brokers), said on stderr when there was a choice."""
+    from ..brokers import open_disks
+    from ..log import LogDirs, open_log
+    from ..runtime.errors import KafkacodecError
+
+    paths = [target(args, d) for d in args.dirs]
+    if len(paths) == 1 and args.partition is None:
+        return paths[0]
+    logs = [open_log(p) for p in paths]
+    disks = open_disks(logs)
+    held = {k: v for k, v in disks.partitions.items() if k[0] != "__cluster_metadata" or args.partition}
+    if args.partition is not None:
+        pr = held.get(args.partition)
+        if pr is None:
+            raise KafkacodecError(f"{'-'.join(map(str, args.partition))}: not on the disks given "
+                                  f"({', '.join(map(str, paths))})")  # fmt: skip
+    elif len(held) == 1:
+        (pr,) = held.values()
+    else:
+        names = ", ".join(v.name for v in held.values()) or "none"
+        shown = names if len(names) < 300 else names[:300] + "..."
+        raise UsageError(f"the directories given hold {len(held)} partitions ({shown}): name one "
+                         "with --partition TOPIC-N")  # fmt: skip
+    if pr.served is None:
+        raise KafkacodecError(f"{pr.name}: no replica of it can be read here")
+    for s in disks.set_apart:
+        if s.partition == (pr.topic, pr.partition):
+            print(f"kafkacodec {command}: {safe(s.path)} ({safe(s.broker)}): not read: {s.kind}: {s.why}",
+                  file=sys.stderr)  # fmt: skip
+    if len(pr.replicas) > 1 or any(isinstance(x, LogDirs) for x in logs):
+        others = len(pr.replicas) - 1
+        print(f"kafkacodec {command}: {pr.name}: read from {safe(pr.served.path)} ({pr.served.broker}"
+              + (f"; {others} other replica{'s' if others > 1 else ''} here: {pr.why}" if others else "")
+              + ")", file=sys.stderr)  # fmt: skip
+    return pr.served.partition.path

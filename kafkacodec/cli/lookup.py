@@ -13,7 +13,13 @@ from pathlib import Path
 from ..console import DONE, PROBLEMS, out, safe
 from ..runtime.errors import KafkacodecError, OffsetOutOfRangeError
 from ..units import integer, timestamp_target
-from .common import open_kafka07, open_partition, storage_arguments, target
+from .common import (
+    chosen_partition,
+    open_kafka07,
+    open_partition,
+    partition_arguments,
+    storage_arguments,
+)
 
 HELP = ("Kafka's answer for an offset or a timestamp (-1 latest, -2 earliest, -3 max timestamp, "
         "-4 earliest local, -5 latest tiered)")
@@ -21,7 +27,7 @@ EXAMPLE = "kafkacodec lookup /var/lib/kafka/orders-0 --timestamp 1700000000000"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dir", metavar="DIR", help="a partition directory (<topic>-<partition>)")
+    partition_arguments(p)
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--offset", type=integer(), metavar="N",
                    help="the batch a fetch at offset N starts with (an offset below the log "
@@ -67,7 +73,7 @@ def _lookup07(args, p) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    path = target(args, args.dir)
+    path = chosen_partition(args, "lookup")
     k07 = open_kafka07(path)
     if k07 is not None:
         return _lookup07(args, k07)

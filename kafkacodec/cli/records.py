@@ -11,14 +11,21 @@ from ..dump import record_dict
 from ..records.lines import record_lines
 from ..runtime.errors import KafkacodecError
 from ..units import integer, timestamp_target
-from .common import held, open_kafka07, open_partition, storage_arguments, target
+from .common import (
+    chosen_partition,
+    held,
+    open_kafka07,
+    open_partition,
+    partition_arguments,
+    storage_arguments,
+)
 
 HELP = "records for humans: keys and values as text when UTF-8, headers shown"
 EXAMPLE = "kafkacodec records /var/lib/kafka/orders-0 --from-offset 1200 --limit 5"
 
 
 def define(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dir", metavar="DIR", help="a partition directory (<topic>-<partition>)")
+    partition_arguments(p)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--from-offset", type=integer(), metavar="N",
                    help="start at offset N, as a consumer fetching it (out of range below the "
@@ -73,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     skipped: list[str] = []
     missing: list = []
     on_damage = skipped.append if args.skip_corrupt else None
-    path = target(args, args.dir)
+    path = chosen_partition(args, "records")
     from ..log.partition import AbortFilter
 
     k07 = open_kafka07(path)

@@ -110,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
     states = [r.status for rep in reports for r in rep.replicas]
     diverged = sum(s in ("diverged", "restarts") for s in states)
     offline = sum(rep.offline for rep in reports)
-    where = (f"{counted(len(disks.brokers), 'node')}" if disks.brokers else "no node identified")
+    where = (f"{counted(len(disks.brokers), 'broker')}" if disks.brokers else "no broker identified")
+    if disks.controllers:
+        where += f" and {counted(len(disks.controllers), 'controller')}"
     print(f"{counted(len(reports), 'partition')} on {where} ({counted(len(disks.log_dirs), 'log dir')}): "
           f"{states.count('in sync')} in sync, {states.count('lagging')} lagging, {diverged} diverged"
           + (f", {offline} offline" if offline else "")

@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
             targets += _verify_targets(target(args, raw), totals, problems, notes, args)
         except KafkacodecError as err:
             unchecked.append(str(err))
+    notes += _replica_notes([target(args, raw) for raw in args.paths])
     regions = []
     total = sum(size_of(path) for path, _check, _kind, _task in targets)
     units = sum(task is not None for _path, _check, _kind, task in targets)
@@ -108,6 +109,36 @@ def _summary(t: dict) -> str:
     if t["segments"]:
         head += [counted(t["batches"], "batch", "batches"), counted(t["records"], "record") + control_note(t["control_records"])]
     return ", ".join([*head, f"{counted(t['bytes'], 'byte')} checked"])
+
+
+#: Partitions with several replicas named one by one in verify's notes, up to this many.
+REPLICA_NOTES = 10
+
+
+def _replica_notes(paths: list) -> list[str]:
+    """What readers make of the directories given, when they are several brokers' disks:
+    each replica is checked here (its damage is its own), but a partition is read from one
+    replica (kafkacodec.brokers) and directories that are no live replica not at all."""
+    from ..brokers import open_disks
+    from ..log import open_log
+
+    dirs = [p for p in paths if p.is_dir()]
+    if len(dirs) < 2 and not any((p / "meta.properties").exists() for p in dirs):
+        return []
+    try:
+        disks = open_disks([open_log(p) for p in dirs])
+    except KafkacodecError as err:
+        return [f"replicas not compared: {err}"]
+    shared = [pr for pr in disks.partitions.values() if len(pr.replicas) > 1 and pr.served is not None]
+    notes = []
+    if len(shared) > REPLICA_NOTES:
+        notes.append(f"{counted(len(shared), 'partition')} with several replicas here, each checked; "
+                     "readers read one replica of each (kafkacodec replicas says which and why)")  # fmt: skip
+    else:
+        notes += [f"{pr.name}: {len(pr.replicas)} replicas checked ({', '.join(r.broker for r in pr.replicas)}); "
+                  f"readers read {pr.served.broker}'s: {pr.why}" for pr in shared if pr.served is not None]  # fmt: skip
+    notes += [f"{a.path} ({a.broker}): checked; readers leave it out: {a.kind}: {a.why}" for a in disks.set_apart]
+    return notes + disks.problems
 
 
 def _verify_targets(path: Path, totals, problems, notes, args=None) -> list:

@@ -10,7 +10,7 @@ pending until its producer's COMMIT marker, and an ABORT marker drops it.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from .codecs import DEFAULT, Codecs
 from .dump_format import get
 
 __all__ = [
-    "Commit", "GroupOffsets", "fold_offsets", "describe", "read_commit", "OFFSETS_TOPIC",
+    "Commit", "GroupOffsets", "fold_offsets", "describe", "live_partitions", "read_commit", "OFFSETS_TOPIC",
     "OFFSET_COMMIT_TYPES",
 ]  # fmt: skip
 
@@ -178,14 +178,24 @@ def fold_partition(p: Partition, out: GroupOffsets, latest: Latest, codecs: Code
     out.partitions += 1
 
 
-def fold_offsets(log_dirs: list[LogDirs], codecs: Codecs = DEFAULT) -> GroupOffsets:
+def live_partitions(log_dirs: list[LogDirs]) -> list[Partition]:
+    """Every partition of these log dirs that is a live copy (not one being deleted, nor a
+    future replica): one broker's, where each partition is there once."""
+    return [p for d in log_dirs for p in d.partitions if p.state is None]
+
+
+def fold_offsets(log_dirs: list[LogDirs], codecs: Codecs = DEFAULT,
+                 partitions: list[Partition] | None = None) -> GroupOffsets:  # fmt: skip
+    """The commits of the __consumer_offsets partitions among `partitions` (default:
+    live_partitions of the log dirs; a cluster's disks give one replica of each, chosen by
+    kafkacodec.brokers), with the log dirs' problems."""
     out = GroupOffsets()
     latest: Latest = {}
     for d in log_dirs:
         out.problems += d.problems
-        for p in d.partitions:
-            if p.topic == OFFSETS_TOPIC and p.state is None:
-                fold_partition(p, out, latest, codecs)
+    for p in live_partitions(log_dirs) if partitions is None else partitions:
+        if p.topic == OFFSETS_TOPIC and p.state is None:
+            fold_partition(p, out, latest, codecs)
     for key, newest in _leaves(latest, len(_key_attrs(codecs))):  # decoded again: they were checked
         record_type, offset = _NEWEST.unpack_from(newest)
         value = codecs.coordinator_value(OFFSETS_TOPIC, record_type, newest[_NEWEST.size :])
@@ -193,29 +203,29 @@ def fold_offsets(log_dirs: list[LogDirs], codecs: Codecs = DEFAULT) -> GroupOffs
     return out
 
 
-def log_end_offsets(log_dirs: list[LogDirs]) -> dict[tuple[str, int], int]:
-    """The log end offset of every partition on these log dirs (the live copy: not one
-    being deleted or a future replica)."""
+def log_end_offsets(partitions: list[Partition]) -> dict[tuple[str, int], int]:
+    """The log end offset of each partition (the largest, where one is there twice)."""
     out: dict[tuple[str, int], int] = {}
-    for d in log_dirs:
-        for p in d.partitions:
-            if p.state is None and p.topic is not None and p.partition is not None:
-                out[(p.topic, p.partition)] = max(
-                    out.get((p.topic, p.partition), 0), p.log_end_offset
-                )
+    for p in partitions:
+        if p.state is None and p.topic is not None and p.partition is not None:
+            out[(p.topic, p.partition)] = max(out.get((p.topic, p.partition), 0), p.log_end_offset)
     return out
 
 
 def describe(
-    paths: Iterable[Path | str], codecs: Codecs = DEFAULT
-) -> tuple[list[dict], GroupOffsets]:
+    paths: Iterable[Path | str], codecs: Codecs = DEFAULT,
+    choose: Callable[[list[LogDirs]], list[Partition]] | None = None,
+) -> tuple[list[dict], GroupOffsets]:  # fmt: skip
     """One row per committed group, topic and partition (sorted as kafka-consumer-groups
     sorts them: by group, then topic, then partition), with the partition's log end offset
-    and the lag when the partition is on these log dirs (None otherwise)."""
+    and the lag when the partition is on these log dirs (None otherwise). choose: the
+    partitions to read of the log dirs (default live_partitions; the command line passes
+    kafkacodec.brokers' choice of one replica each)."""
     dirs = [log_dirs_for(p, OFFSETS_TOPIC) for p in paths]
     try:
-        folded = fold_offsets(dirs, codecs)
-        leo = log_end_offsets(dirs)
+        parts = (choose or live_partitions)(dirs)
+        folded = fold_offsets(dirs, codecs, parts)
+        leo = log_end_offsets(parts)
     finally:
         for d in dirs:
             d.close()

@@ -169,7 +169,7 @@ def test_replicas_command_text_json_and_exit_code(tmp_path):
     assert out.returncode == 1  # diverged replicas: data that Kafka will drop
     assert "Kafka truncates it to 300 when it rejoins, dropping 250 records" in out.stdout
     assert "not read as a partition:" in out.stdout and "-future" in out.stdout
-    assert "3 partitions on 3 nodes (4 log dirs): 0 in sync, 0 lagging, 6 diverged" in out.stderr
+    assert "3 partitions on 3 brokers (4 log dirs): 0 in sync, 0 lagging, 6 diverged" in out.stderr
     rows = [json.loads(line) for line in cli("replicas", *dirs, "--json", ok=False).stdout.splitlines()]
     parts = [r for r in rows if "partition" in r]
     assert {r["partition"] for r in parts} == {"orders-0", "orders-1", "orders-2"}
