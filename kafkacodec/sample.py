@@ -255,7 +255,7 @@ def _checkpoint(entries: dict) -> str:
 
 def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), records: int = 1000,
                         batch_records: int = 10, scenario: str = "clean", seed: int = 0,
-                        set_apart: bool = False) -> dict:  # fmt: skip
+                        set_apart: bool = False, codecs=("none",), record_bytes: int | None = None) -> dict:  # fmt: skip
     """The disks of a KRaft cluster of `brokers` brokers, as copied after `scenario`
     happened to every partition (replication factor min(3, brokers), replicas assigned
     round-robin as Kafka's controller does, the last broker with two log.dirs (JBOD)):
@@ -271,7 +271,8 @@ def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), reco
     Each broker's metadata log (__cluster_metadata-0) holds the registrations and every
     change; each log dir its meta.properties and checkpoints. set_apart adds a deleted
     topic's `-delete` directory, a half-copied `-future` replica in the JBOD broker's
-    other log dir and a `-stray` one. Returns {"root", "log_dirs": {node id: [paths]},
+    other log dir and a `-stray` one. codecs: used in turn batch by batch; record_bytes:
+    values padded to about that many bytes (default: a short text). Returns {"root", "log_dirs": {node id: [paths]},
     "cluster_id", "partitions": {name: {"replicas", "leader", "ends": {node: end},
     "cut": {node: offset}}}} with the scenario's own numbers."""
     import random
@@ -312,7 +313,7 @@ def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), reco
         for p in range(count):
             replicas = [nodes[(t + p + i) % brokers] for i in range(rf)]
             where = {b: dirs[b][p % len(dirs[b])] for b in replicas}
-            history = _replicate(topic, p, replicas, records, batch_records, scenario, tid)
+            history = _replicate(topic, p, replicas, records, batch_records, scenario, codecs, record_bytes)
             for b in replicas:
                 d, _did = where[b]
                 part = d / f"{topic}-{p}"
@@ -358,7 +359,7 @@ def _register(node: int, rnd) -> bytes:
 
 
 def _replicate(topic: str, p: int, replicas: list[int], records: int, batch_records: int, scenario: str,
-               tid: bytes) -> dict:  # fmt: skip
+               codecs=("none",), record_bytes: int | None = None) -> dict:  # fmt: skip
     """Each replica's batches (the leader's bytes, as followers copy them), high watermarks,
     ends, the metadata's PartitionChangeRecords' tags and the truncation Kafka will make."""
     leader, second, third = (replicas + [None, None])[:3]
@@ -369,9 +370,11 @@ def _replicate(topic: str, p: int, replicas: list[int], records: int, batch_reco
         while at < upto:
             n = min(batch_records, upto - at)
             recs = [Record(None, T0 + 10 * (at + i), b"k%d" % ((at + i) % 97),
-                           f"{topic}-{p} offset {at + i} by broker {by} in epoch {epoch}".encode())
+                           _padded(f"{topic}-{p} offset {at + i} by broker {by} in epoch {epoch}", record_bytes))
                     for i in range(n)]  # fmt: skip
-            into.append((at, build_batch(recs, base_offset=at, partition_leader_epoch=epoch), epoch))
+            codec = codecs[(at // batch_records) % len(codecs)]
+            into.append((at, build_batch(recs, base_offset=at, partition_leader_epoch=epoch,
+                                         compression=codec), epoch))  # fmt: skip
             at += n
 
     def upto(entries: list, end: int) -> list:
@@ -414,6 +417,11 @@ def _replicate(topic: str, p: int, replicas: list[int], records: int, batch_reco
     return {"logs": {b: [e[1] for e in entries] for b, entries in logs.items()},
             "hw": hw, "ends": {b: end_of(entries) for b, entries in logs.items()},
             "changes": changes, "cut": cut, "leader": now}  # fmt: skip
+
+
+def _padded(text: str, size: int | None) -> bytes:
+    data = text.encode()
+    return data if size is None or len(data) >= size else data + b" " + b"x" * (size - len(data) - 1)
 
 
 def _set_apart(dirs: dict, rnd, nodes: list[int]) -> None:

@@ -36,6 +36,14 @@ def define(p: argparse.ArgumentParser) -> None:
                    help="records per batch (default 50)")  # fmt: skip
     p.add_argument("--segment-bytes", type=size(1), default=1 << 30, metavar="BYTES",
                    help="roll segments at this size (default 1g)")  # fmt: skip
+    p.add_argument("--brokers", type=integer(1), metavar="N",
+                   help="write N brokers' disks instead (replication factor up to 3, the last "
+                   "broker with two log.dirs, a __cluster_metadata copy on each): a cluster's "
+                   "disks, as docs/cluster.md reads them; --records is per partition then "
+                   "(default 10000)")  # fmt: skip
+    p.add_argument("--scenario", choices=("clean", "lagging", "unclean"), default="clean",
+                   help="with --brokers: what happened to every partition's replicas before the "
+                   "disks were copied (default clean; lagging, unclean need 3 brokers)")  # fmt: skip
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -65,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
     from ..console import Progress
     from ..sample import write_sized_log_dirs
 
+    if args.brokers is not None:
+        return _cluster(args)
     codecs = args.codecs
     size, segment = args.size, args.segment_bytes
     records = args.records if args.records is not None or size is not None else 100_000
@@ -79,4 +89,39 @@ def run(args: argparse.Namespace) -> int:
                                          "log.dirs") from None  # fmt: skip
     out(f"wrote {args.out}: {res['records']} records in {res['batches']} batches over "
          f"{res['partitions']} partitions, {res['bytes']} bytes ({', '.join(codecs)})")  # fmt: skip
+    return 0
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    """--brokers: a cluster's disks (sample.write_cluster_disks), written beside OUT and
+    renamed to it when whole: interrupted, it leaves nothing."""
+    import os
+    import shutil
+
+    from ..runtime.errors import UsageError
+    from ..sample import write_cluster_disks
+
+    if args.size is not None:
+        raise UsageError("--size is not taken with --brokers: give --records (per partition)")
+    if args.scenario != "clean" and args.brokers < 3:
+        raise UsageError(f"--scenario {args.scenario} needs --brokers 3 or more")
+    root = args.out
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise RefusedError(root, "exists and is not empty; sample writes new disks")
+    root.parent.mkdir(parents=True, exist_ok=True)
+    stage = root.parent / f".{root.name}.sample-{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    records = args.records if args.records is not None else 10_000
+    try:
+        res = write_cluster_disks(stage, brokers=args.brokers, topics=((args.topic, args.partitions),),
+                                  records=records, batch_records=args.batch_records,
+                                  scenario=args.scenario, codecs=args.codecs,
+                                  record_bytes=args.record_bytes)  # fmt: skip
+        os.replace(stage, root)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    dirs = sum(len(v) for v in res["log_dirs"].values())
+    out(f"wrote {root}: {args.brokers} brokers' disks ({dirs} log dirs), {args.partitions} partitions of "
+        f"{records} records each, each on {min(3, args.brokers)} brokers ({args.scenario})")  # fmt: skip
     return 0

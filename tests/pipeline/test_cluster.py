@@ -24,7 +24,7 @@ from conftest import EXE  # noqa: E402
 from test_readme import MASTER, cluster_session, shows  # noqa: E402
 
 from kafkacodec.log import LogDirs  # noqa: E402
-from kafkacodec.sample import write_sample_log_dirs  # noqa: E402
+from kafkacodec.sample import write_cluster_disks, write_sample_log_dirs  # noqa: E402
 
 
 def _free_port() -> int:
@@ -159,6 +159,36 @@ def test_an_output_overlapping_the_input_is_refused(site, cluster):
         res = _spark(site, cluster, "export", "out/logdirs", target, "--overwrite", ok=False)
         assert res.returncode == 1 and "overlaps the input" in res.stderr
     assert sorted(p.name for p in (site / "out" / "logdirs").rglob("*")) == before
+
+
+def test_a_clusters_disks_read_once_on_the_cluster_from_paths_and_from_a_bucket(site, cluster, s3_server):
+    """Three brokers' log.dirs (replication factor 3, after an unclean election), as every
+    worker sees them and as one bucket prefix per broker: Spark's stats count each
+    partition once, from the replica Kafka would serve (kafkacodec.brokers), not three
+    times (issue 56)."""
+    from kafkacodec.brokers import open_disks
+    from kafkacodec.log import open_log
+
+    w = write_cluster_disks(site / "out" / "disks", records=400, scenario="unclean", set_apart=True)
+    dirs = [Path(d) for ds in w["log_dirs"].values() for d in ds]
+    want = {(p.topic, p.partition): sum(1 for _s, _b, r in p.read() if r.control is None)
+            for p in open_disks([open_log(d) for d in dirs]).served()}  # fmt: skip
+    o0 = w["partitions"]["orders-0"]
+    assert want[("orders", 0)] == o0["ends"][o0["leader"]] == 160  # the new leader's log, not all three
+
+    def stats(*args):
+        rows = [json.loads(x) for x in _spark(site, cluster, "stats", *args, "--json").stdout.splitlines()
+                if x.startswith("{")]  # fmt: skip
+        return {(r["topic"], r["partition"]): r["records"] for r in rows}
+
+    assert stats(*(str(d.relative_to(site)) for d in dirs)) == want
+    s3_server.bucket("disks")
+    urls = []
+    for d in dirs:  # s3://disks/broker-N/<log dir>
+        url = f"s3://disks/{d.parent.name}/{d.name}"
+        s3_server.upload(d, url)
+        urls.append(url)
+    assert stats(*urls, "--storage-option", f"endpoint_override={s3_server.endpoint}") == want
 
 
 #: A driver of its own, started in the job's directory: a relative path is resolved where the
