@@ -306,31 +306,48 @@ class Broker:
         java(self.version, "kafka.tools.StorageTool", "format", "-t", cluster, "-c", conf)
         self.formatted = True
 
+    #: The JVM's heap.
+    HEAP = "-Xmx768m"
+
+    @property
+    def name(self) -> str:
+        return f"Kafka {self.version}"
+
     def start(self, timeout: float = 120) -> Broker:
         """Start it (formatting storage the first time) and wait until it serves."""
         if not self.formatted:
             self.format()
-        elif self.started:
+        self.wait_started(self.launch(), timeout)
+        return self
+
+    def launch(self) -> int:
+        """Start it without waiting (a Cluster waits for several at once): the server log's
+        size before the start, for wait_started."""
+        if self.started:
             self._new_ports()
         self.started = True
         conf = self._write_config()
         mark = self.server_log.stat().st_size if self.server_log.exists() else 0
         self.proc = subprocess.Popen(
-            ["java", "-Xmx768m", f"-Dlog4j2.configurationFile={self.root / 'log4j2.properties'}",
+            ["java", self.HEAP, f"-Dlog4j2.configurationFile={self.root / 'log4j2.properties'}",
              "-cp", classpath(self.version) + (os.pathsep + tiered_classpath(self.version) if self.tiered_dir else ""),
              "kafka.Kafka", str(conf)],
             stdout=open(self.root / "stdout", "ab"), stderr=subprocess.STDOUT,
         )  # fmt: skip
         _RUNNING.add(self.proc)
+        return mark
+
+    def wait_started(self, mark: int, timeout: float = 120) -> None:
+        """Until its server log says it started (after `mark`)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise HarnessError(f"Kafka {self.version} exited {self.proc.returncode}:\n{self.tail()}")
+            if self.proc is None or self.proc.poll() is not None:
+                raise HarnessError(f"{self.name} exited:\n{self.tail()}")
             if "Kafka Server started" in self.log_text(mark):
-                return self
+                return
             time.sleep(0.2)
         self.kill()
-        raise HarnessError(f"Kafka {self.version} did not start in {timeout} s:\n{self.tail()}")
+        raise HarnessError(f"{self.name} did not start in {timeout} s:\n{self.tail()}")
 
     def log_text(self, since: int = 0) -> str:
         if not self.server_log.exists():
@@ -464,41 +481,16 @@ class Node(Broker):
             })  # fmt: skip
         self.started = False
 
+    HEAP = "-Xmx512m"
+
+    @property
+    def name(self) -> str:
+        return f"Kafka {self.version} node {self.node_id}"
+
     def format_as(self, cluster_id: str) -> None:
         conf = self._write_config()
         java(self.version, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", conf)
         self.formatted = True
-
-    def launch(self) -> int:
-        """Start it without waiting (Cluster.start waits for several at once): the server
-        log's size before the start."""
-        if self.started:
-            self._new_ports()
-        self.started = True
-        conf = self._write_config()
-        mark = self.server_log.stat().st_size if self.server_log.exists() else 0
-        self.proc = subprocess.Popen(
-            ["java", "-Xmx512m", f"-Dlog4j2.configurationFile={self.root / 'log4j2.properties'}",
-             "-cp", classpath(self.version), "kafka.Kafka", str(conf)],
-            stdout=open(self.root / "stdout", "ab"), stderr=subprocess.STDOUT,
-        )  # fmt: skip
-        _RUNNING.add(self.proc)
-        return mark
-
-    def wait_started(self, mark: int, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc is None or self.proc.poll() is not None:
-                raise HarnessError(f"Kafka {self.version} node {self.node_id} exited:\n{self.tail()}")
-            if "Kafka Server started" in self.log_text(mark):
-                return
-            time.sleep(0.2)
-        self.kill()
-        raise HarnessError(f"Kafka {self.version} node {self.node_id} did not start in {timeout} s:\n{self.tail()}")
-
-    def start(self, timeout: float = 120) -> Node:
-        self.wait_started(self.launch(), timeout)
-        return self
 
 
 class Cluster:

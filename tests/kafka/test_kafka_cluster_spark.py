@@ -7,8 +7,6 @@ broker's log.dirs at once must give the same rows, row for row, in every column:
 partition read once, from its leader's replica, never once per replica."""
 
 import json
-import os
-import sys
 
 import pytest
 from kafka_broker import VERSIONS, Cluster, record
@@ -55,28 +53,16 @@ def _spec(build, spec):
     return path
 
 
-@pytest.fixture(scope="module")
-def session():
-    from kafkacodec.pipeline import jobs
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    spark = jobs.session("local[2]", conf={"spark.sql.shuffle.partitions": "2"})
-    try:
-        yield spark
-    finally:
-        spark.stop()
-
-
 def rows(df) -> list[tuple]:
     return sorted((tuple(r) for r in df.select(*COLUMNS).collect()), key=lambda r: (r[2], r[3], r[4]))
 
 
 @pytest.mark.parametrize("isolation", ["read_uncommitted", "read_committed"])
-def test_a_live_cluster_and_its_disks_give_the_same_rows(session, cluster, isolation):
+def test_a_live_cluster_and_its_disks_give_the_same_rows(spark, cluster, isolation):
     options = {"includeHeaders": "true", "subscribe": "codecs,txn", "kafka.isolation.level": isolation}
-    kafka = (session.read.format("kafka").option("kafka.bootstrap.servers", cluster.bootstrap)
+    kafka = (spark.read.format("kafka").option("kafka.bootstrap.servers", cluster.bootstrap)
              .option("kafkaConsumer.pollTimeoutMs", "20000"))  # fmt: skip
-    ours = session.read.format("kafkacodec")
+    ours = spark.read.format("kafkacodec")
     for k, v in options.items():
         kafka, ours = kafka.option(k, v), ours.option(k, v)
     want = rows(kafka.load())
