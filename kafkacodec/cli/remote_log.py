@@ -38,12 +38,14 @@ def _time(ms: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..brokers import open_disks
     from ..internal.remote import TOPIC, check_layout, fold_remote_log
     from ..log.partition import log_dirs_for
 
     dirs = [log_dirs_for(target(args, d), TOPIC) for d in args.log_dirs]
     try:
-        folded = fold_remote_log(dirs, codecs_of(args))
+        # a cluster's disks: each __remote_log_metadata partition from one replica
+        folded = fold_remote_log(dirs, codecs_of(args), open_disks(dirs).served())
     finally:
         for d in dirs:
             d.close()

@@ -119,29 +119,33 @@ def _fold(out: RemoteLog, m, where: str) -> None:
         out.partition_states[key] = PARTITION_STATES.get(get(o, "RemotePartitionDeleteState"), "UNKNOWN")
 
 
-def fold_remote_log(log_dirs: Iterable[LogDirs], codecs: Codecs = DEFAULT) -> RemoteLog:
-    """The remote segments __remote_log_metadata describes on these log dirs."""
+def fold_remote_log(log_dirs: Iterable[LogDirs], codecs: Codecs = DEFAULT,
+                    partitions: list | None = None) -> RemoteLog:  # fmt: skip
+    """The remote segments __remote_log_metadata describes on these log dirs: in each of
+    their partitions, or in `partitions` (a cluster's disks: one replica of each, chosen by
+    kafkacodec.brokers)."""
     out = RemoteLog()
+    log_dirs = list(log_dirs)
     for d in log_dirs:
         out.problems += d.problems
-        for p in d.partitions:
-            if p.topic != TOPIC or p.state is not None:
+    for p in partitions if partitions is not None else [q for d in log_dirs for q in d.partitions]:
+        if p.topic != TOPIC or p.state is not None:
+            continue
+        out.partitions += 1
+        damage: list[str] = []
+        for _seg, _b, r in p.read(verify_crc=True, on_damage=damage.append):
+            if r.control is not None:
                 continue
-            out.partitions += 1
-            damage: list[str] = []
-            for _seg, _b, r in p.read(verify_crc=True, on_damage=damage.append):
-                if r.control is not None:
-                    continue
-                out.records += 1
-                where = f"{p.path.name} offset {r.offset}"
-                if r.value is None:
-                    out.problems.append(f"{where}: a record with no value")
-                    continue
-                try:
-                    _fold(out, codecs.metadata_record(TOPIC, bytes(r.value)), where)
-                except (DecodeError, KafkacodecError) as err:
-                    out.problems.append(f"{where}: {err}")
-            out.problems += [f"{p.path.name}: {d}" for d in damage]
+            out.records += 1
+            where = f"{p.path.name} offset {r.offset}"
+            if r.value is None:
+                out.problems.append(f"{where}: a record with no value")
+                continue
+            try:
+                _fold(out, codecs.metadata_record(TOPIC, bytes(r.value)), where)
+            except (DecodeError, KafkacodecError) as err:
+                out.problems.append(f"{where}: {err}")
+        out.problems += [f"{p.path.name}: {d}" for d in damage]
     return out
 
 

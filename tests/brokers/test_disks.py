@@ -181,3 +181,27 @@ def test_replicas_command_text_json_and_exit_code(tmp_path):
     clean = write_cluster_disks(tmp_path / "c", records=100)
     out = cli("replicas", *[p for paths in clean["log_dirs"].values() for p in paths], "--topic", "orders")
     assert "6 in sync, 0 lagging, 0 diverged" in out.stderr
+
+
+def test_groups_reads_one_replica_of_each_partition(tmp_path):
+    """__consumer_offsets on three brokers, one replica lagging (its log a prefix of the
+    others'): `groups` answers from the replica Kafka would serve, as from that replica
+    alone; a lagging copy's older commits never win."""
+    from kafkacodec.sample import write_consumer_offsets
+
+    full = write_consumer_offsets(tmp_path / "source", commits=300)
+    with open_log(full) as p:
+        cut = list(p.segments[0].batches())[10].position  # 10 of its 30 batches: a lagging copy
+    for n in (1, 2, 3):
+        d = tmp_path / f"broker-{n}" / "kafka-logs"
+        shutil.copytree(full, d / full.name)
+        (d / "meta.properties").write_text(f"version=1\nnode.id={n}\ncluster.id=c1\n")
+        if n == 3:
+            log = d / full.name / "00000000000000000000.log"
+            log.write_bytes(log.read_bytes()[:cut])
+    dirs = [tmp_path / f"broker-{n}" / "kafka-logs" for n in (1, 2, 3)]
+    alone = cli("groups", tmp_path / "source", "--json").stdout
+    together = cli("groups", *dirs, "--json").stdout
+    assert together == alone and together
+    lagging = cli("groups", dirs[2], "--json").stdout
+    assert lagging != alone  # (the lagging copy alone holds older commits)
