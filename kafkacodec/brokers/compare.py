@@ -31,7 +31,8 @@ class ReplicaReport:
     high_watermark: int
     latest_epoch: int | None
     in_isr: bool | None
-    #: serves / in sync / lagging / diverged / restarts (ends before the leader's start)
+    #: serves / in sync / lagging / diverged / restarts (ends before the leader's start) /
+    #: unreadable / not compared (the served replica cannot be read)
     status: str
     lag_offsets: int = 0
     lag_bytes: int = 0
@@ -128,7 +129,11 @@ def _report(r: Replica, pr: PartitionReplicas, leader: LogEnds | None) -> Replic
     if problem:
         rep.problems.append(problem)
     rep.problems += r.partition.problems
-    if leader is None or r is pr.served:
+    if r is pr.served:
+        return rep
+    if leader is None:
+        rep.status = "not compared"
+        rep.problems.append(f"the replica served ({pr.served.path if pr.served else 'none'}) cannot be read")
         return rep
     plan = rejoin(leader, e)
     rep.steps = plan.steps
@@ -153,8 +158,12 @@ def _report(r: Replica, pr: PartitionReplicas, leader: LogEnds | None) -> Replic
 
 
 def compare(pr: PartitionReplicas, present: set[int]) -> PartitionReport:
-    """The report of one partition's replicas on these disks."""
-    leader = _leader_view(pr) if pr.served is not None else None
+    """The report of one partition's replicas on these disks (a replica whose files
+    cannot be read is reported so, and the others are not compared with it)."""
+    try:
+        leader = _leader_view(pr) if pr.served is not None else None
+    except KafkacodecError:
+        leader = None  # (the served replica's own report says why)
     reports = []
     for r in pr.replicas:
         try:
@@ -164,7 +173,7 @@ def compare(pr: PartitionReplicas, present: set[int]) -> PartitionReport:
             e.problems.append(str(err))
             reports.append(e)
     served = pr.served
-    hw = served.ends().high_watermark if served is not None else None
+    hw = leader.high_watermark if leader is not None else None
     reg = pr.registration
     meta = None
     if reg is not None:
@@ -174,8 +183,8 @@ def compare(pr: PartitionReplicas, present: set[int]) -> PartitionReport:
         pr.name, pr.topic, pr.partition, pr.topic_id,
         served.path if served else None, served.broker if served else None, pr.why, pr.offline,
         pr.leader_epoch, meta, pr.missing(present),
-        (served.ends().log_start, hw) if served is not None and hw is not None else None,
-        (served.ends().log_end - hw) if served is not None and hw is not None else 0,
+        (leader.log_start, hw) if leader is not None and hw is not None else None,
+        (leader.log_end - hw) if leader is not None and hw is not None else 0,
         reports, list(pr.notes),
     )  # fmt: skip
 

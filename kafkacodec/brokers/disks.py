@@ -188,6 +188,7 @@ class Disks:
         self._by_name: dict[str, tuple[str, dict]] = {}
         found: dict[tuple[str, int], list[Replica]] = {}
         metadata_copies: list[Replica] = []
+        self._filed: set[str] = set()
         for d in log_dirs:
             parts = d.log.partitions if d.log is not None else []
             for p in parts:
@@ -229,6 +230,10 @@ class Disks:
             seen[key] = d.path
 
     def _file(self, d: LogDir, p: Partition, found: dict, metadata_copies: list) -> None:
+        where = str(p.path)
+        if where in self._filed:  # (a log.dirs and one of its partitions both given)
+            return
+        self._filed.add(where)
         if p.topic is None or p.partition is None:
             found.setdefault((str(p.path), -1), []).append(Replica(d, p))
             return
@@ -330,7 +335,7 @@ class Disks:
             want = reg["directories"][reg["replicas"].index(copies[0].node_id)]
             keep = next((c for c in copies if c.log_dir.meta and c.log_dir.meta.directory_id == want), None)
         if keep is None:
-            keep = max(copies, key=lambda c: (c.ends().log_end, c.path))
+            keep = self._most_advanced(copies)
         for c in copies:
             if c is not keep:
                 self.set_apart.append(SetApart(c.path, c.broker, "duplicate",
@@ -390,10 +395,16 @@ class Disks:
                                      f"Kafka elects broker {b}, the first replica here")  # fmt: skip
         return None, f"no replica of its ISR ({isr}) is here"
 
-    @staticmethod
-    def _most_advanced(replicas: list[Replica]) -> Replica:
+    def _most_advanced(self, replicas: list[Replica]) -> Replica:
+        """The replica with the latest leader epoch, then the longest log (then the smallest
+        node id); one whose end cannot be read (damage) ranks last, and is said."""
         def rank(r: Replica) -> tuple:
-            e = r.ends()
+            try:
+                e = r.ends()
+            except KafkacodecError as err:
+                self.problems.append(f"{r.path}: its log end cannot be read ({err}): ranked last "
+                                     "among the replicas")  # fmt: skip
+                return (-2, -1, -(r.node_id or 0))
             latest = e.epochs.latest_epoch
             return (-1 if latest is None else latest, e.log_end, -(r.node_id or 0))
 

@@ -67,7 +67,9 @@ def _lines(rep, steps: bool) -> list[str]:
         hw = "-" if r.recorded_high_watermark is None else str(r.high_watermark)
         isr = "-" if r.in_isr is None else ("yes" if r.in_isr else "no")
         epoch = "-" if r.latest_epoch is None else str(r.latest_epoch)
-        rows.append([r.broker, str(r.log_start), str(r.log_end), hw, epoch, isr, _status(r)])
+        known = r.status != "unreadable"
+        rows.append([r.broker, str(r.log_start) if known else "-", str(r.log_end) if known else "-", hw, epoch,
+                     isr, _status(r)])  # fmt: skip
     widths = [max([len(t)] + [len(row[i]) for row in rows]) for i, t in enumerate(titles)]
     lines.append("  " + " ".join(t.ljust(w) for t, w in zip(titles, widths)).rstrip())
     lines += ["  " + " ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]

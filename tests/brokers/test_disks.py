@@ -205,3 +205,23 @@ def test_groups_reads_one_replica_of_each_partition(tmp_path):
     assert together == alone and together
     lagging = cli("groups", dirs[2], "--json").stdout
     assert lagging != alone  # (the lagging copy alone holds older commits)
+
+
+def test_a_damaged_replica_is_reported_not_a_crash(tmp_path):
+    """A replica whose last segment is not Kafka data: without metadata it ranks last (its
+    end cannot be read, said), the others are served and compared; the replicas command
+    names it and exits 1, no traceback."""
+    w = write_cluster_disks(tmp_path, records=100)
+    for paths in w["log_dirs"].values():
+        shutil.rmtree(Path(paths[0]) / "__cluster_metadata-0")
+    bad = Path(w["partitions"]["orders-0"]["paths"][1])
+    log = sorted(bad.glob("*.log"))[-1]
+    log.write_bytes(b"\xff" * 300)
+    for index in bad.glob("*index"):
+        index.unlink()
+    disks, dirs = disks_of(w)
+    pr = disks.partitions[("orders", 0)]
+    assert pr.served.node_id != 1
+    assert any(str(bad) in p and "cannot be read" in p for p in disks.problems)
+    out = cli("replicas", *dirs, "--topic", "orders", ok=False)
+    assert out.returncode == 1 and str(bad) in out.stdout + out.stderr
