@@ -323,10 +323,12 @@ def main() -> int:
     ap.add_argument("--kind", action="append", choices=KINDS)
     ap.add_argument("--root", type=Path, default=Path("../out/cluster-drill"))
     args = ap.parse_args()
-    bad = 0
+    bad = ran = 0
     for version in args.version or VERSIONS:
         for kind in args.kind or [k for k in KINDS if k in RUNNERS]:
             for seed in range(args.seed, args.seed + args.cases):
+                ran += 1
+                started = time.monotonic()
                 try:
                     case = run_case(kind, seed, version, args.root)
                 except HarnessError as err:
@@ -334,8 +336,10 @@ def main() -> int:
                     bad += 1
                     continue
                 print(f"{version} {kind} {seed}: {'agrees' if case.agrees else 'DISAGREES'} "
-                      f"predicted {case.predicted} judged {case.judged} {case.problems}", flush=True)  # fmt: skip
+                      f"({time.monotonic() - started:.0f} s) predicted {case.predicted} judged {case.judged} "
+                      f"{case.problems}", flush=True)  # fmt: skip
                 bad += not case.agrees
+    print(f"{ran - bad} of {ran} cases agree", flush=True)
     return 1 if bad else 0
 
 
