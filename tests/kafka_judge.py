@@ -50,6 +50,69 @@ def judge(version: str, build: Path, files: list) -> list[dict]:
     return out
 
 
+class Oracle:
+    """Kafka's record classes of one release in one long-lived JVM (KafkaJudge --stream):
+    images go in framed by their length, verdicts come back one JSON line each, in order.
+    A writer thread feeds the JVM while this thread reads, so any number of cases can be
+    in flight (no pipe fills up on either side).
+
+        with Oracle("4.4.0", build) as kafka:
+            verdicts = kafka.judge_many(images)
+    """
+
+    def __init__(self, version: str, build: Path) -> None:
+        cp, classes = compile_judge(version, build)
+        self.version = version
+        self.proc = subprocess.Popen(["java", "-Xmx512m", "-cp", f"{cp}:{classes}", "KafkaJudge", "--stream"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        self.cases = 0
+
+    def judge_many(self, images) -> list[dict]:
+        """Kafka's verdict on each image, in order."""
+        import struct
+        import threading
+
+        images = list(images)
+        failed: list[BaseException] = []
+
+        def feed() -> None:
+            try:
+                for data in images:
+                    self.proc.stdin.write(struct.pack(">i", len(data)) + bytes(data))
+                self.proc.stdin.flush()
+            except BaseException as err:  # noqa: BLE001 (said below, with the JVM's stderr)
+                failed.append(err)
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        out = []
+        for _ in images:
+            line = self.proc.stdout.readline()
+            if not line:
+                writer.join(5)
+                raise HarnessError(f"the Kafka {self.version} oracle ended after {self.cases} cases: "
+                                   f"{failed} {self.proc.stderr.read()[-3000:].decode('utf-8', 'replace')}")  # fmt: skip
+            out.append(json.loads(line))
+            self.cases += 1
+        writer.join()
+        return out
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> Oracle:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
 def _hex(v) -> str | None:
     return None if v is None else bytes(v).hex()
 

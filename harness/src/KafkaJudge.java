@@ -15,7 +15,11 @@
  *    "error": {"class": "CorruptRecordException", "message": "...", "position": P}}
  *
  * (`control` only in a control batch's records.) A file name "-" reads the names, one a
- * line, from standard input: one JVM for any number of files.
+ * line, from standard input: one JVM for any number of files. "--stream" reads the images
+ * themselves from standard input, each framed by its length (4 bytes, big-endian), and
+ * answers each with its line as soon as it is read (a long-lived oracle: a case costs a
+ * message, not a file nor a JVM start); the output is flushed whenever no more input is
+ * waiting, so a client may write many cases before it reads.
  *
  * "error" is there when Kafka refused something, with the position of the batch it was
  * reading; the batches before it are listed. Compiled against each release's kafka-clients.
@@ -45,6 +49,10 @@ public class KafkaJudge {
     static final HexFormat HEX = HexFormat.of();
 
     public static void main(String[] args) throws Exception {
+        if (args.length == 1 && args[0].equals("--stream")) {
+            stream();
+            return;
+        }
         for (String file : args) {
             if (!file.equals("-")) {
                 System.out.println(JSON.writeValueAsString(judge(Files.readAllBytes(Paths.get(file)))));
@@ -56,6 +64,25 @@ public class KafkaJudge {
                 System.out.flush();
             }
         }
+    }
+
+    static void stream() throws Exception {
+        java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(System.in, 1 << 16));
+        java.io.PrintStream out = new java.io.PrintStream(new java.io.BufferedOutputStream(System.out, 1 << 16), false, "UTF-8");
+        while (true) {
+            int size;
+            try {
+                size = in.readInt();
+            } catch (java.io.EOFException end) {
+                break;
+            }
+            if (size < 0) throw new IllegalArgumentException("a frame of " + size + " bytes");
+            byte[] data = new byte[size];
+            in.readFully(data);
+            out.println(JSON.writeValueAsString(judge(data)));
+            if (in.available() == 0) out.flush();
+        }
+        out.flush();
     }
 
     static ObjectNode judge(byte[] data) {

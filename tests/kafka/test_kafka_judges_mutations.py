@@ -93,3 +93,18 @@ def test_the_judge_runs_the_readers_every_check_reaches(judged, cases):
                   "Inner messages must not be compressed", "Corrupt GZIP trailer",
                   "Stream frame descriptor corrupted", "Invalid version found for control record"):  # fmt: skip
         assert words in said, words
+
+
+def test_the_long_lived_oracle_answers_as_the_judge_of_files(judged, cases, tmp_path):
+    """KafkaJudge --stream (kafka_judge.Oracle: the images framed on one pipe, the
+    verdicts streamed back while more are written) gives, case after case, the verdicts
+    the judge gives the same images as files; one JVM answers them all, and again after
+    a first round (it is long-lived)."""
+    from kafka_judge import Oracle
+
+    version, theirs = judged
+    images = [f.read_bytes() for f in cases]
+    with Oracle(version, tmp_path) as kafka:
+        assert kafka.judge_many(images) == theirs
+        assert kafka.judge_many(images[:50]) == theirs[:50]
+        assert kafka.cases == len(images) + 50
