@@ -1,0 +1,154 @@
+"""Divergences a maintainer can act on (issue 57, part 4): Kafka's verdict in the peers'
+shape, a signature that says what differs (so that a thousand cases of one bug are one
+finding), a minimizer that keeps the divergence while it removes entries and bytes, and
+the folder a finding is written to.
+
+    want = kafka_answer(verdict)                 # KafkaJudge's JSON -> {"records", "error"}
+    sig = signature(want, got)                   # "wrong: value", "missed: CorruptRecordException: ..."
+    small = minimize(data, lambda d: signature(kafka(d), parser(d)) == sig)
+    write_finding(out / parser_name, small, kafka(small), parser(small), sig, "command to rerun")
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+from . import CLASSES, _data, _long, _untimed, classify
+
+__all__ = ["kafka_answer", "signature", "minimize", "entries", "write_finding", "FIELDS"]
+
+#: A record's fields in the order a difference is named by.
+FIELDS = ("offset", "timestamp", "key", "value", "headers")
+_NUMBERS = re.compile(r"-?\b(0x[0-9a-fA-F]+|\d+)\b")
+
+
+def kafka_answer(verdict: dict) -> dict:
+    """KafkaJudge's verdict on an image (the oracle: Kafka's record classes) in the shape
+    the parsers answer in: every record (control records flagged), and Kafka's refusal
+    ("Class: message") or None, with the position of the batch it refused."""
+    records = []
+    for b in verdict.get("batches", []):
+        for r in b["records"]:
+            records.append({
+                "offset": _long(r["offset"]), "timestamp": None if b["magic"] == 0 else _long(r["timestamp"]),
+                "key": r["key"], "value": r["value"], "headers": [list(h) for h in r["headers"]],
+                "control": bool(b["control"]),
+            })  # fmt: skip
+    err = verdict.get("error")
+    return {"records": records, "error": None if err is None else f"{err['class']}: {err['message']}",
+            "error_position": None if err is None else err["position"]}  # fmt: skip
+
+
+def _generic(text: str) -> str:
+    """A message with its numbers taken out: the rule it states, not the case's values."""
+    return _NUMBERS.sub("N", text.splitlines()[0] if text else "")[:160]
+
+
+def signature(want: dict, got: dict) -> str:
+    """What a parser's answer (got) does differently from Kafka's (want), in words that
+    are the same for every case of one bug: its class (peers.CLASSES) and, for wrong
+    records, the first field that differs; for a refusal or a miss, Kafka's rule (its
+    exception and message, numbers taken out); for a crash, the first line of the panic.
+    "right" and "rejected" are no divergence."""
+    cls = classify(want, got)
+    if cls == "wrong":
+        mine = _data(want["records"])
+        theirs = _untimed(_data(got.get("records") or []), mine)
+        for a, b in zip(theirs, mine):
+            for f in FIELDS:
+                if a.get(f) != b.get(f):
+                    return f"wrong: {f}"
+        return "wrong: more records than Kafka reads"
+    if cls in ("missed", "refused"):
+        return f"{cls}: {_generic(want['error'] if cls == 'missed' else got.get('error') or '')}"
+    if cls == "crash":
+        return f"crash: {_generic(str(got.get('panic')))}"
+    return cls
+
+
+def diverges(sig: str) -> bool:
+    return sig.split(":")[0] not in ("right", "rejected")
+
+
+def entries(data: bytes) -> list[tuple[int, int]]:
+    """The top-level entries of an image as (start, end), by their framing alone (base
+    offset, length: 12 bytes, then the length's bytes); a last partial entry runs to the
+    end. Nothing is decoded: a damaged entry is an entry too."""
+    out, pos = [], 0
+    while pos < len(data):
+        if len(data) - pos < 12:
+            out.append((pos, len(data)))
+            break
+        (size,) = struct.unpack_from(">i", data, pos + 8)
+        end = pos + 12 + size if size >= 0 else len(data)
+        out.append((pos, min(end, len(data))))
+        pos = min(end, len(data))
+    return out
+
+
+def minimize(data: bytes, still: Callable[[bytes], bool], budget: int = 3000) -> bytes:
+    """The smallest image found that still diverges as data does (still(image) True),
+    within `budget` calls of still: whole top-level entries removed, then the end cut,
+    then runs of bytes removed, from large to single bytes (delta debugging). data must
+    diverge."""
+    calls = 0
+
+    def keep(candidate: bytes) -> bool:
+        nonlocal calls
+        if calls >= budget or not candidate:
+            return False
+        calls += 1
+        return still(candidate)
+
+    best = bytes(data)
+    changed = True
+    while changed and calls < budget:
+        changed = False
+        spans = entries(best)
+        for start, end in reversed(spans):  # whole entries
+            if len(spans) > 1 and keep(best[:start] + best[end:]):
+                best, changed = best[:start] + best[end:], True
+                spans = entries(best)
+        step = len(best) // 2
+        while step >= 1 and calls < budget:  # the end cut
+            if keep(best[: len(best) - step]):
+                best, changed = best[: len(best) - step], True
+            else:
+                step //= 2
+        size = max(1, len(best) // 2)
+        while size >= 1 and calls < budget:  # runs of bytes removed
+            at = 0
+            while at < len(best) and calls < budget:
+                candidate = best[:at] + best[at + size :]
+                if keep(candidate):
+                    best, changed = candidate, True
+                else:
+                    at += size
+            size //= 2
+    return best
+
+
+def write_finding(folder: Path, data: bytes, want: dict, got: dict, sig: str, reproduce: str,
+                  *, found_in: str = "") -> Path:  # fmt: skip
+    """A finding's folder, named by its signature: the input, Kafka's answer, the parser's,
+    and a README that says what differs and the one command that reproduces it."""
+    name = re.sub(r"[^a-z0-9]+", "-", sig.lower()).strip("-")[:80] or "finding"
+    d = folder / name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "input.bin").write_bytes(data)
+    (d / "kafka.json").write_text(json.dumps(want, indent=1) + "\n")
+    (d / "parser.json").write_text(json.dumps(got, indent=1) + "\n")
+    cls = sig.split(":")[0]
+    (d / "README.md").write_text(
+        f"# {folder.name}: {sig}\n\n{CLASSES.get(cls, cls)[0].upper() + CLASSES.get(cls, cls)[1:]}.\n\n"
+        f"- `input.bin`: {len(data)} bytes{(' (minimized from ' + found_in + ')') if found_in else ''}.\n"
+        "- `kafka.json`: what Kafka's record classes read (MemoryRecords, `ensureValid` on every batch "
+        "and record, Kafka's decompression), control records flagged.\n"
+        "- `parser.json`: what the parser answered.\n\n"
+        f"To reproduce:\n\n    {reproduce}\n"
+    )  # fmt: skip
+    return d
