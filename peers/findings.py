@@ -39,8 +39,13 @@ def kafka_answer(verdict: dict) -> dict:
                 "control": bool(b["control"]),
             })  # fmt: skip
     err = verdict.get("error")
-    return {"records": records, "error": None if err is None else f"{err['class']}: {err['message']}",
-            "error_position": None if err is None else err["position"]}  # fmt: skip
+    out = {"records": records, "error": None if err is None else f"{err['class']}: {err['message']}",
+           "error_position": None if err is None else err["position"]}  # fmt: skip
+    if err is not None and err["class"] == "OutOfMemoryError":
+        # no verdict: Kafka's DataLogInputStream allocates an inner message's declared size
+        # before reading it; with a heap that holds it, the message is a partial entry
+        out["unjudged"] = f"Kafka's reader ran out of the oracle's heap ({err['message']})"
+    return out
 
 
 def _generic(text: str) -> str:
@@ -53,7 +58,9 @@ def signature(want: dict, got: dict) -> str:
     are the same for every case of one bug: its class (peers.CLASSES) and, for wrong
     records, the first field that differs; for a refusal or a miss, Kafka's rule (its
     exception and message, numbers taken out); for a crash, the first line of the panic.
-    "right" and "rejected" are no divergence."""
+    "right" and "rejected" are no divergence, nor "unjudged" (Kafka gave no verdict)."""
+    if want.get("unjudged"):
+        return "unjudged"
     cls = classify(want, got)
     if cls == "wrong":
         mine = _data(want["records"])
@@ -66,12 +73,17 @@ def signature(want: dict, got: dict) -> str:
     if cls in ("missed", "refused"):
         return f"{cls}: {_generic(want['error'] if cls == 'missed' else got.get('error') or '')}"
     if cls == "crash":
-        return f"crash: {_generic(str(got.get('panic')))}"
+        panic = str(got.get("panic"))
+        if panic.startswith("Traceback"):  # a Python traceback: its last line is the exception
+            panic = next((line for line in reversed(panic.splitlines()) if line.strip()), panic)
+        return f"crash: {_generic(panic)}"
     return cls
 
 
 def diverges(sig: str) -> bool:
-    return sig.split(":")[0] not in ("right", "rejected")
+    """Whether a signature is a divergence (not right, rejected where Kafka refuses, or
+    a case Kafka gave no verdict on)."""
+    return sig.split(":")[0] not in ("right", "rejected", "unjudged")
 
 
 def entries(data: bytes) -> list[tuple[int, int]]:

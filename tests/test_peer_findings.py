@@ -44,6 +44,8 @@ def test_signatures_name_the_field_the_rule_or_nothing():
     assert signature(expected(data), {"panic": "index out of range [7] with length 3\ngoroutine 1"}) == \
         "crash: index out of range [N] with length N"  # fmt: skip
     assert signature(expected(data), {"records": [], "error": "boom"}) == "refused: boom"
+    tb = 'Traceback (most recent call last):\n  File "x.py", line 3, in f\nIndexError: index 40 is out of range\n'
+    assert signature(expected(data), {"panic": tb}) == "crash: IndexError: index N is out of range"
 
 
 def test_minimize_keeps_the_divergence_and_drops_the_rest():
@@ -87,3 +89,14 @@ def test_kafka_answer_in_the_parsers_shape_and_a_finding_folder(tmp_path):
     assert json.loads((d / "kafka.json").read_text()) == want
     readme = (d / "README.md").read_text()
     assert "some-parser input.bin" in readme and "minimized from a mutation" in readme
+
+
+def test_a_verdict_kafka_could_not_give_is_no_divergence():
+    """KafkaJudge's JVM out of heap (Kafka's DataLogInputStream allocates an inner message's
+    declared size first): no verdict, not a divergence of the parser's."""
+    from peers.findings import diverges
+
+    want = kafka_answer({"batches": [], "error": {"class": "OutOfMemoryError", "message": "Java heap space",
+                                                  "position": 0}})  # fmt: skip
+    assert want["unjudged"] and signature(want, {"records": [{"offset": 1}], "error": None}) == "unjudged"
+    assert not diverges("unjudged") and not diverges("rejected") and diverges("wrong: value")
