@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 from . import CLASSES, classify, expected
@@ -73,8 +74,18 @@ def run_parser(cmd: list[str], files: list[str], timeout: float) -> dict[str, di
             proc = subprocess.Popen([*cmd, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                     stderr=err, text=True)  # fmt: skip
             assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write("\n".join(left) + "\n")
-            proc.stdin.close()
+            stdin, names = proc.stdin, "\n".join(left) + "\n"
+
+            def feed(stdin=stdin, names=names) -> None:
+                # from a thread: a parser answers each name as it reads it, so writing
+                # every name before reading would fill both pipes and wait forever
+                try:
+                    stdin.write(names)
+                    stdin.close()
+                except (BrokenPipeError, OSError, ValueError):
+                    pass  # (it died: the loop below says so)
+
+            threading.Thread(target=feed, daemon=True).start()
             hung = False
             with selectors.DefaultSelector() as sel:
                 sel.register(proc.stdout, selectors.EVENT_READ)
@@ -105,6 +116,62 @@ def run_parser(cmd: list[str], files: list[str], timeout: float) -> dict[str, di
                                     "panic": f"the process died (exit status {status}): {err.read()[-2000:]}"}  # fmt: skip
             left = left[1:]
     return answers
+
+
+class Session:
+    """One parser process kept for case after case (the protocol's "-" mode, each name
+    answered as soon as it is read): what a minimizer asks thousands of times. A process
+    that dies answers a panic and is started again; one that gives no answer in `timeout`
+    seconds (plus a margin) answers a hang and is killed and started again."""
+
+    def __init__(self, cmd: list[str], timeout: float = 10) -> None:
+        self.cmd, self.timeout = cmd, timeout
+        self.proc: subprocess.Popen | None = None
+
+    def _start(self) -> subprocess.Popen:
+        if self.proc is None or self.proc.poll() is not None:
+            self.err = tempfile.TemporaryFile("w+")
+            self.proc = subprocess.Popen([*self.cmd, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self.err, text=True, bufsize=1)  # fmt: skip
+        return self.proc
+
+    def answer(self, path: str) -> dict:
+        proc = self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(path + "\n")
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass
+        with selectors.DefaultSelector() as sel:
+            sel.register(proc.stdout, selectors.EVENT_READ)
+            ready = sel.select(self.timeout + 5)
+        line = proc.stdout.readline() if ready else None
+        if line:
+            return json.loads(line)
+        if line is None:  # no answer in time
+            proc.kill()
+            proc.wait()
+            return {"file": path, "hang": True}
+        status = proc.wait()
+        self.err.seek(0)
+        return {"file": path, "panic": f"the process died (exit status {status}): {self.err.read()[-2000:]}"}
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def run(corpus: Path, build: Path, timeout: float = 10) -> dict:

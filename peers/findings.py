@@ -74,7 +74,7 @@ def signature(want: dict, got: dict) -> str:
         return f"{cls}: {_generic(want['error'] if cls == 'missed' else got.get('error') or '')}"
     if cls == "crash":
         panic = str(got.get("panic"))
-        if panic.startswith("Traceback"):  # a Python traceback: its last line is the exception
+        if "Traceback (most recent call last):" in panic:  # Python's: its last line is the exception
             panic = next((line for line in reversed(panic.splitlines()) if line.strip()), panic)
         return f"crash: {_generic(panic)}"
     return cls
@@ -147,7 +147,8 @@ def minimize(data: bytes, still: Callable[[bytes], bool], budget: int = 3000) ->
 def write_finding(folder: Path, data: bytes, want: dict, got: dict, sig: str, reproduce: str,
                   *, found_in: str = "") -> Path:  # fmt: skip
     """A finding's folder, named by its signature: the input, Kafka's answer, the parser's,
-    and a README that says what differs and the one command that reproduces it."""
+    and a README that says what differs and the one command that reproduces it
+    (`reproduce`, its "{input}" replaced by the input's path)."""
     name = re.sub(r"[^a-z0-9]+", "-", sig.lower()).strip("-")[:80] or "finding"
     d = folder / name
     d.mkdir(parents=True, exist_ok=True)
@@ -161,6 +162,6 @@ def write_finding(folder: Path, data: bytes, want: dict, got: dict, sig: str, re
         "- `kafka.json`: what Kafka's record classes read (MemoryRecords, `ensureValid` on every batch "
         "and record, Kafka's decompression), control records flagged.\n"
         "- `parser.json`: what the parser answered.\n\n"
-        f"To reproduce:\n\n    {reproduce}\n"
+        f"To reproduce:\n\n    {reproduce.replace('{input}', str(d / 'input.bin'))}\n"
     )  # fmt: skip
     return d

@@ -1,4 +1,5 @@
-"""kafka-python's and aiokafka's record decoders over Kafka log images, as each client's
+"""kafka-python's and aiokafka's record decoders (and kafkacodec's, for a fuzz run's own
+check) over Kafka log images, as each client's
 fetcher reads a fetched record set: MemoryRecords, every batch's CRC checked (the consumers'
 check_crcs, on by default), control batches told apart. The same JSON lines as the Go
 program (go/cmd/peers):
@@ -49,10 +50,33 @@ def aiokafka(data: bytes) -> list[dict]:
     return _records(MemoryRecords(data), CorruptRecordException)
 
 
-PARSERS = {"kafka-python": kafka_python, "aiokafka": aiokafka}
+def kafkacodec(data: bytes) -> list[dict]:
+    """kafkacodec's own reading (iter_batches, records(), CRCs checked), in the same shape."""
+    import kafkacodec as kc
+    from peers import _long  # (offsets and timestamps past int64 as Kafka's long wraps them)
+
+    out = []
+    for b in kc.iter_batches(data):
+        for r in b.records():
+            out.append({
+                "offset": _long(r.offset), "timestamp": None if b.magic == 0 else _long(r.timestamp),
+                "key": None if r.key is None else bytes(r.key).hex(),
+                "value": None if r.value is None else bytes(r.value).hex(),
+                "headers": [[k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                             None if v is None else bytes(v).hex()] for k, v in r.headers],
+                "control": bool(b.is_control),
+            })  # fmt: skip
+    return out
+
+
+PARSERS = {"kafka-python": kafka_python, "aiokafka": aiokafka, "kafkacodec": kafkacodec}
 
 
 def _own_errors(name: str) -> tuple[type, ...]:
+    if name == "kafkacodec":
+        from kafkacodec.runtime.errors import KafkacodecError
+
+        return (KafkacodecError,)
     if name == "kafka-python":
         from kafka.errors import KafkaError
 
@@ -64,8 +88,8 @@ def _own_errors(name: str) -> tuple[type, ...]:
 
 def main(argv: list[str]) -> int:
     name, files = argv[0], argv[1:]
-    if files == ["-"]:
-        files = [line.strip() for line in sys.stdin if line.strip()]
+    if files == ["-"]:  # each name answered as soon as it is read (peers.Session keeps one process)
+        files = (line.strip() for line in iter(sys.stdin.readline, "") if line.strip())
     read, own = PARSERS[name], _own_errors(name)
     for f in files:
         with open(f, "rb") as fh:

@@ -100,3 +100,36 @@ def test_a_verdict_kafka_could_not_give_is_no_divergence():
                                                   "position": 0}})  # fmt: skip
     assert want["unjudged"] and signature(want, {"records": [{"offset": 1}], "error": None}) == "unjudged"
     assert not diverges("unjudged") and not diverges("rejected") and diverges("wrong: value")
+
+
+def test_a_session_keeps_one_process_and_survives_crashes_and_hangs(tmp_path):
+    """peers.Session: one parser process answers case after case (each name answered as
+    soon as it is read); one that dies answers a panic and is started again, one that
+    does not answer in time answers a hang and is killed and started again."""
+    import sys
+
+    from peers.__main__ import Session
+
+    plugin = tmp_path / "plugin.py"
+    plugin.write_text(
+        "import json, os, sys, time\n"
+        "for line in iter(sys.stdin.readline, ''):\n"
+        "    name = line.strip()\n"
+        "    data = open(name, 'rb').read()\n"
+        "    if data == b'die': os._exit(3)\n"
+        "    if data == b'sleep': time.sleep(30)\n"
+        "    print(json.dumps({'file': name, 'pid': os.getpid(), 'records': [], 'error': None}), flush=True)\n"
+    )  # fmt: skip
+    cases = {}
+    for name in ("a", "b", "die", "c", "sleep", "d"):
+        cases[name] = tmp_path / name
+        cases[name].write_bytes(name.encode())
+    with Session([sys.executable, str(plugin)], timeout=0.5) as s:
+        a, b = s.answer(str(cases["a"])), s.answer(str(cases["b"]))
+        assert a["pid"] == b["pid"]  # one process for both
+        died = s.answer(str(cases["die"]))
+        assert "exit status 3" in died["panic"]
+        c = s.answer(str(cases["c"]))
+        assert c["pid"] != a["pid"] and c["records"] == []
+        assert s.answer(str(cases["sleep"])) == {"file": str(cases["sleep"]), "hang": True}
+        assert s.answer(str(cases["d"]))["pid"] not in (a["pid"], c["pid"])

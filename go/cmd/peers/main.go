@@ -60,31 +60,38 @@ func main() {
 	only := flag.String("parser", "", "run only this parser")
 	flag.Parse()
 	files := flag.Args()
+	out := json.NewEncoder(os.Stdout)
 	if len(files) == 1 && files[0] == "-" {
-		files = nil
+		// each name answered as soon as it is read: a caller may keep one process and
+		// send it one case at a time (peers.Session, the fuzz run's minimizer)
 		scan := bufio.NewScanner(os.Stdin)
 		for scan.Scan() {
 			if scan.Text() != "" {
-				files = append(files, scan.Text())
+				answer(scan.Text(), *only, *timeout, out)
 			}
 		}
+		return
 	}
-	out := json.NewEncoder(os.Stdout)
 	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
+		answer(f, *only, *timeout, out)
+	}
+}
+
+// answer prints each parser's reading of one file, a JSON line each.
+func answer(f, only string, timeout time.Duration, out *json.Encoder) {
+	data, err := os.ReadFile(f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	for _, p := range parsers {
+		if only != "" && p.name != only {
+			continue
 		}
-		for _, p := range parsers {
-			if *only != "" && p.name != *only {
-				continue
-			}
-			r := run(p, data, *timeout)
-			r.File, r.Parser = f, p.name
-			if err := out.Encode(r); err != nil {
-				os.Exit(2)
-			}
+		r := run(p, data, timeout)
+		r.File, r.Parser = f, p.name
+		if err := out.Encode(r); err != nil {
+			os.Exit(2)
 		}
 	}
 }

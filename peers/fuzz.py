@@ -1,0 +1,170 @@
+"""python -m peers.fuzz: fuzz any Kafka record-set parser with Kafka's own classes as the
+oracle (issue 57).
+
+    python -m peers.fuzz --parser aiokafka --parser mine='./my-reader --flag' \\
+        --cases 100000 --seed 1 --out out/fuzz
+
+Seeded mutations of the shared vectors (tests/mutations.py: every family, the CRCs and
+lengths re-derived or left stale) are judged by Kafka's record classes in one long-lived
+JVM (tests/kafka_judge.Oracle: KafkaJudge --stream, `make harness` resolves the release)
+and read by each parser; every answer that differs from Kafka's is signed by what differs
+(peers.findings.signature: the field, Kafka's rule, the panic), and the first case of each
+signature is minimized with the oracle in the loop and written to OUT/<parser>/<signature>/
+with the input, both answers and the command that reproduces it. OUT/README.md has the
+table: per parser, the cases read, the distinct divergences and how many cases each.
+
+A parser plugs in as a program that speaks the protocol of peers/python_parsers.py and
+go/cmd/peers: `PROGRAM FILE...` answers the files named; `PROGRAM -` reads file names on
+standard input, one a line, answering each as soon as it is read (the run keeps one
+process for case after case); each answer is one JSON line:
+
+    {"file": NAME, "records": [{"offset": N, "timestamp": N|null, "key": HEX|null,
+      "value": HEX|null, "headers": [[KEY, HEX|null], ...], "control": BOOL}, ...],
+     "error": TEXT|null}
+
+(or {"file": NAME, "panic": TEXT} for an exception that escaped its decoder). A process
+that dies costs the case it was on (a crash) and is started again after it; no answer in
+--timeout seconds is a hang. Built in: kafkacodec, kafka-python, aiokafka (Python), and
+franz-go, sarama, kafka-go (the Go program, built from go/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from . import CLASSES
+from .__main__ import ROOT, Session, go_binary, run_parser
+from .findings import diverges, kafka_answer, minimize, signature, write_finding
+
+BUILT_IN = {name: [sys.executable, "-m", "peers.python_parsers", name]
+            for name in ("kafkacodec", "kafka-python", "aiokafka")}  # fmt: skip
+GO = ("franz-go", "sarama", "kafka-go")
+#: Cases written and judged at a time (the files of one chunk on disk at once).
+CHUNK = 5000
+
+
+def _command(spec: str, build: Path, timeout: float) -> tuple[str, list[str]]:
+    name, sep, cmd = spec.partition("=")
+    if sep:
+        return name, shlex.split(cmd)
+    if name in BUILT_IN:
+        return name, BUILT_IN[name]
+    if name in GO:
+        return name, [str(go_binary(build)), "-timeout", f"{timeout}s", "-parser", name]
+    raise SystemExit(f"--parser {spec}: not built in ({', '.join([*BUILT_IN, *GO])}); give NAME=COMMAND")
+
+
+def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, out: Path,
+        timeout: float = 10, budget: int = 500, families=None) -> dict:  # fmt: skip
+    """The fuzz run: {parser: {"cases", "seconds", "divergences": {signature: count}}};
+    the findings and README.md written into out (replaced)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from kafka_judge import Oracle
+    from mutations import FAMILIES, Mutator
+
+    if out.exists():
+        shutil.rmtree(out)
+    work = out / ".work"
+    work.mkdir(parents=True)
+    table = {p: {"cases": 0, "seconds": 0.0, "divergences": {}} for p in parsers}
+    first: dict[tuple[str, str], tuple[bytes, str]] = {}
+    oracle_seconds = 0.0
+    with Oracle(version, work / "build") as oracle:
+        drawn = Mutator(seed).draw(cases, tuple(families or FAMILIES))
+        for at in range(0, len(drawn), CHUNK):
+            chunk = drawn[at : at + CHUNK]
+            files = []
+            for i, (name, data) in enumerate(chunk):
+                f = work / f"{at + i:07d}.bin"
+                f.write_bytes(data)
+                files.append((f, name, data))
+            t = time.monotonic()
+            kafka = [kafka_answer(v) for v in oracle.judge_many([d for _f, _n, d in files])]
+            oracle_seconds += time.monotonic() - t
+            for p, cmd in parsers.items():
+                t = time.monotonic()
+                answers = run_parser(cmd, [str(f) for f, _n, _d in files], timeout)
+                table[p]["seconds"] += time.monotonic() - t
+                table[p]["cases"] += len(files)
+                for (f, name, data), want in zip(files, kafka):
+                    sig = signature(want, answers[str(f)])
+                    if diverges(sig):
+                        table[p]["divergences"][sig] = table[p]["divergences"].get(sig, 0) + 1
+                        first.setdefault((p, sig), (data, name))
+            for f, _n, _d in files:
+                f.unlink()
+        sessions = {p: Session(cmd, timeout) for p, cmd in parsers.items()}
+        try:
+            for (p, sig), (data, name) in sorted(first.items()):
+                probe = work / f"probe-{p}.bin"
+
+                def answer(d: bytes, p=p, probe=probe) -> dict:
+                    probe.write_bytes(d)
+                    return sessions[p].answer(str(probe))
+
+                def still(d: bytes, sig=sig, answer=answer) -> bool:
+                    return signature(kafka_answer(oracle.judge_many([d])[0]), answer(d)) == sig
+
+                small = minimize(data, still, budget=budget)
+                write_finding(out / p, small, kafka_answer(oracle.judge_many([small])[0]), answer(small), sig,
+                              f"{shlex.join(parsers[p])} {{input}}", found_in=f"{name}, seed {seed}")  # fmt: skip
+        finally:
+            for session in sessions.values():
+                session.close()
+    shutil.rmtree(work)
+    _readme(out, table, cases=cases, seed=seed, version=version, oracle_seconds=oracle_seconds)
+    return table
+
+
+def _readme(out: Path, table: dict, *, cases: int, seed: int, version: str, oracle_seconds: float) -> None:
+    lines = [f"# Fuzz run: {cases} mutations, seed {seed}, judged by Kafka {version}'s record classes", "",
+             f"The oracle answered {cases / max(oracle_seconds, 1e-9):,.0f} cases/s. "
+             "A divergence is an answer that is not Kafka's (peers/__init__.py CLASSES); each "
+             "distinct one has a folder here, minimized, with the command that reproduces it.", "",
+             "| parser | cases | cases/s | distinct divergences | cases diverging |", "|---|---|---|---|---|"]  # fmt: skip
+    for p, t in table.items():
+        rate = t["cases"] / max(t["seconds"], 1e-9)
+        lines.append(f"| {p} | {t['cases']} | {rate:,.0f} | {len(t['divergences'])} | "
+                     f"{sum(t['divergences'].values())} |")  # fmt: skip
+    lines.append("")
+    for p, t in table.items():
+        if t["divergences"]:
+            lines.append(f"## {p}")
+            lines.append("")
+            for sig, n in sorted(t["divergences"].items(), key=lambda kv: -kv[1]):
+                lines.append(f"- {n} cases: `{sig}` ({CLASSES.get(sig.split(':')[0], '')})")
+            lines.append("")
+    (out / "README.md").write_text("\n".join(lines))
+    (out / "table.json").write_text(json.dumps(table, indent=1) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m peers.fuzz", description=__doc__.split("\n")[0])
+    ap.add_argument("--parser", action="append", required=True, metavar="NAME[=COMMAND]",
+                    help="a built-in parser, or NAME=COMMAND: a program speaking the protocol (repeatable)")  # fmt: skip
+    ap.add_argument("--cases", type=int, default=10000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--kafka", default="4.4.0", help="the Kafka release whose classes judge (default 4.4.0)")
+    ap.add_argument("--out", type=Path, default=Path("out/fuzz"))
+    ap.add_argument("--timeout", type=float, default=10, help="seconds a parser may take on a case")
+    ap.add_argument("--minimize-budget", type=int, default=500, help="tries per finding (default 500)")
+    args = ap.parse_args(argv)
+    build = args.out.parent / ".peers-build"
+    parsers = dict(_command(spec, build, args.timeout) for spec in args.parser)
+    table = run(parsers, cases=args.cases, seed=args.seed, version=args.kafka, out=args.out,
+                timeout=args.timeout, budget=args.minimize_budget)  # fmt: skip
+    for p, t in table.items():
+        print(f"{p}: {t['cases']} cases, {len(t['divergences'])} distinct divergences "
+              f"({sum(t['divergences'].values())} cases)")  # fmt: skip
+    print(f"report: {args.out / 'README.md'}")
+    return 1 if any(t["divergences"] for t in table.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
