@@ -53,20 +53,9 @@ def aiokafka(data: bytes) -> list[dict]:
 def kafkacodec(data: bytes) -> list[dict]:
     """kafkacodec's own reading (iter_batches, records(), CRCs checked), in the same shape."""
     import kafkacodec as kc
-    from peers import _long  # (offsets and timestamps past int64 as Kafka's long wraps them)
+    from peers import record_dict
 
-    out = []
-    for b in kc.iter_batches(data):
-        for r in b.records():
-            out.append({
-                "offset": _long(r.offset), "timestamp": None if b.magic == 0 else _long(r.timestamp),
-                "key": None if r.key is None else bytes(r.key).hex(),
-                "value": None if r.value is None else bytes(r.value).hex(),
-                "headers": [[k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                             None if v is None else bytes(v).hex()] for k, v in r.headers],
-                "control": bool(b.is_control),
-            })  # fmt: skip
-    return out
+    return [record_dict(b, r) for b in kc.iter_batches(data) for r in b.records()]
 
 
 PARSERS = {"kafka-python": kafka_python, "aiokafka": aiokafka, "kafkacodec": kafkacodec}
