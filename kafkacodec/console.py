@@ -41,7 +41,7 @@ from .runtime.errors import (
     WorkerError,
 )
 
-__all__ = ["out", "out_lines", "safe", "counted", "control_note", "run_command", "output_closed", "notes_on_stderr", "Progress", "file_label", "DONE", "CLEAN",
+__all__ = ["out", "out_lines", "safe", "counted", "columns", "control_note", "run_command", "output_closed", "notes_on_stderr", "Progress", "file_label", "DONE", "CLEAN",
            "PROBLEMS", "UNCHECKED", "INTERRUPTED", "error_status"]  # fmt: skip
 
 #: The exit codes of every command (see the module's docstring). CLEAN is DONE.
@@ -109,6 +109,14 @@ def error_status(err: BaseException) -> int:
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """n and its noun, singular for 1: "1 partition", "3 partitions", "1 bad region"."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def columns(titles, rows) -> list[str]:
+    """A table as Kafka's tools pad theirs (kafka-consumer-groups --describe): each column
+    as wide as its longest value or title, a space between, no trailing blanks; the title
+    line first."""
+    widths = [max([len(t)] + [len(row[i]) for row in rows]) for i, t in enumerate(titles)]
+    return [" ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in [list(titles), *rows]]
 
 
 def control_note(n: int) -> str:

@@ -9,12 +9,13 @@ import os
 import shutil
 from pathlib import Path
 
+from .log.partition import write_checkpoint_text
 from .log.writer import PartitionWriter
 from .records.batches import Record
 from .records.builders import build_batch, build_control_batch, build_message_set
 
 __all__ = ["write_sample_log_dirs", "write_sized_log_dirs", "write_damaged_copy", "write_consumer_offsets",
-           "write_cluster_disks", "SCENARIOS"]
+           "write_cluster_disks", "SCENARIOS", "metadata_value"]
 
 T0 = 1_700_000_000_000
 V2_CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
@@ -223,13 +224,7 @@ def _uuid(rnd) -> bytes:
     return bytes(rnd.getrandbits(8) for _ in range(16))
 
 
-def _uuid_text(raw: bytes) -> str:
-    import base64
-
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _metadata_value(spec: str, version: int, **fields) -> bytes:
+def metadata_value(spec: str, version: int, **fields) -> bytes:
     """A __cluster_metadata record value (frame version 1, apiKey, version, the struct),
     built with the generated codecs; tagged fields given as {tag: {field: value}}."""
     from .internal.codecs import DEFAULT
@@ -245,12 +240,6 @@ def _metadata_value(spec: str, version: int, **fields) -> bytes:
         tags.append(tagged(version=version, tag=number, value=tag_cls(version=version, unread=b"", **values)))
     obj = cls(version=version, tagged_fields=tags, **fields)
     return bytes([1, cls.MESSAGE["apiKey"], version]) + obj.build()
-
-
-def _checkpoint(entries: dict) -> str:
-    """Kafka's OffsetCheckpointFile: version 0, a count, `topic partition offset` lines."""
-    lines = [f"{t} {p} {o}" for (t, p), o in sorted(entries.items())]
-    return "\n".join(["0", str(len(lines)), *lines]) + "\n"
 
 
 def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), records: int = 1000,
@@ -277,13 +266,15 @@ def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), reco
     "cut": {node: offset}}}} with the scenario's own numbers."""
     import random
 
+    from .internal.kafka_json import uuid_text  # (Kafka's Uuid.toString)
+
     if scenario not in SCENARIOS:
         raise ValueError(f"scenario {scenario!r}: one of {', '.join(SCENARIOS)}")
     if brokers < 1 or records < 10 or batch_records < 1:
         raise ValueError("brokers >= 1, records >= 10 and batch_records >= 1")
     rnd = random.Random(seed)
     root = Path(root)
-    cluster_id = _uuid_text(_uuid(rnd))
+    cluster_id = uuid_text(_uuid(rnd))
     rf = min(3, brokers)
     if scenario != "clean" and rf < 3:
         raise ValueError(f"scenario {scenario!r} needs 3 brokers")
@@ -294,11 +285,11 @@ def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), reco
         dirs[n] = [(root / f"broker-{n}" / name, _uuid(rnd)) for name in names]
         for d, did in dirs[n]:
             d.mkdir(parents=True, exist_ok=True)
-            (d / "meta.properties").write_text(
-                f"#\n#{'Sat Nov 28 00:00:00 UTC 2026'}\nnode.id={n}\ndirectory.id={_uuid_text(did)}\n"
+            (d / "meta.properties").write_text(  # as Kafka's MetaPropertiesEnsemble writes it
+                f"#\n#Sat Nov 28 00:00:00 UTC 2026\nnode.id={n}\ndirectory.id={uuid_text(did)}\n"
                 f"version=1\ncluster.id={cluster_id}\n"
             )
-    meta = [_metadata_value("FeatureLevelRecord", 0, name="metadata.version", feature_level=21)]
+    meta = [metadata_value("FeatureLevelRecord", 0, name="metadata.version", feature_level=21)]
     meta += [_register(n, rnd) for n in nodes]
     hw: dict[Path, dict] = {}
     ends: dict[Path, dict] = {}
@@ -306,9 +297,9 @@ def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), reco
     t = 0
     for topic, count in topics:
         tid = _uuid(rnd)
-        meta.append(_metadata_value("TopicRecord", 0, name=topic, topic_id=tid))
+        meta.append(metadata_value("TopicRecord", 0, name=topic, topic_id=tid))
         if scenario == "unclean":
-            meta.append(_metadata_value("ConfigRecord", 0, resource_type=2, resource_name=topic,
+            meta.append(metadata_value("ConfigRecord", 0, resource_type=2, resource_name=topic,
                                         name="unclean.leader.election.enable", value="true"))  # fmt: skip
         for p in range(count):
             replicas = [nodes[(t + p + i) % brokers] for i in range(rf)]
@@ -320,15 +311,15 @@ def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), reco
                 with PartitionWriter(part, segment_bytes=64 << 10, index_interval_bytes=4096, fsync=False) as w:
                     for data in history["logs"][b]:
                         w.append(data)
-                (part / "partition.metadata").write_text(f"version: 0\ntopic_id: {_uuid_text(tid)}\n")
+                (part / "partition.metadata").write_text(f"version: 0\ntopic_id: {uuid_text(tid)}\n")
                 hw.setdefault(d, {})[(topic, p)] = history["hw"][b]
                 ends.setdefault(d, {})[(topic, p)] = history["ends"][b]
-            meta.append(_metadata_value(
+            meta.append(metadata_value(
                 "PartitionRecord", 1, partition_id=p, topic_id=tid, replicas=replicas, isr=replicas,
                 removing_replicas=[], adding_replicas=[], leader=replicas[0], leader_epoch=0,
                 partition_epoch=0, directories=[where[b][1] for b in replicas]))  # fmt: skip
             for change in history["changes"]:
-                meta.append(_metadata_value("PartitionChangeRecord", 0, partition_id=p, topic_id=tid,
+                meta.append(metadata_value("PartitionChangeRecord", 0, partition_id=p, topic_id=tid,
                                             tags=change))  # fmt: skip
             out_parts[f"{topic}-{p}"] = {"replicas": replicas, "leader": history["leader"],
                                          "ends": history["ends"], "cut": history["cut"],
@@ -344,9 +335,9 @@ def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), reco
             w.append(batch)
     for n in nodes:
         for d, _did in dirs[n]:
-            (d / "replication-offset-checkpoint").write_text(_checkpoint(hw.get(d, {})))
-            (d / "recovery-point-offset-checkpoint").write_text(_checkpoint(ends.get(d, {})))
-            (d / "log-start-offset-checkpoint").write_text(_checkpoint({k: 0 for k in ends.get(d, {})}))
+            (d / "replication-offset-checkpoint").write_text(write_checkpoint_text(hw.get(d, {})))
+            (d / "recovery-point-offset-checkpoint").write_text(write_checkpoint_text(ends.get(d, {})))
+            (d / "log-start-offset-checkpoint").write_text(write_checkpoint_text({k: 0 for k in ends.get(d, {})}))
             if scenario == "clean":
                 (d / ".kafka_cleanshutdown").write_text("")
     return {"root": str(root), "cluster_id": cluster_id, "partitions": out_parts,
@@ -354,7 +345,7 @@ def write_cluster_disks(root, *, brokers: int = 3, topics=(("orders", 3),), reco
 
 
 def _register(node: int, rnd) -> bytes:
-    return _metadata_value("RegisterBrokerRecord", 0, broker_id=node, incarnation_id=_uuid(rnd),
+    return metadata_value("RegisterBrokerRecord", 0, broker_id=node, incarnation_id=_uuid(rnd),
                            broker_epoch=10 + node, end_points=[], features=[], rack=None, fenced=0)  # fmt: skip
 
 

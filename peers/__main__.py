@@ -127,9 +127,12 @@ class Session:
     def __init__(self, cmd: list[str], timeout: float = 10) -> None:
         self.cmd, self.timeout = cmd, timeout
         self.proc: subprocess.Popen | None = None
+        self.err = None
 
     def _start(self) -> subprocess.Popen:
         if self.proc is None or self.proc.poll() is not None:
+            if self.err is not None:  # (the last process's, read when it died)
+                self.err.close()
             self.err = tempfile.TemporaryFile("w+")
             self.proc = subprocess.Popen([*self.cmd, "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=self.err, text=True, bufsize=1)  # fmt: skip
@@ -154,6 +157,7 @@ class Session:
             proc.wait()
             return {"file": path, "hang": True}
         status = proc.wait()
+        assert self.err is not None
         self.err.seek(0)
         return {"file": path, "panic": f"the process died (exit status {status}): {self.err.read()[-2000:]}"}
 
@@ -166,6 +170,9 @@ class Session:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.err is not None:
+            self.err.close()
+            self.err = None
 
     def __enter__(self) -> Session:
         return self

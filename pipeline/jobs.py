@@ -94,8 +94,6 @@ def end_spark(wait: float = 10.0) -> None:
     """End Spark's JVM as it ends when its Python driver exits (Spark's PythonGatewayServer
     exits at the end of its stdin, cleaning up after itself), waiting `wait` seconds for
     it; then end whatever this process started that still runs (end_children)."""
-    import subprocess
-
     from pyspark import SparkContext
 
     gateway = SparkContext._gateway

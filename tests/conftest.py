@@ -330,9 +330,8 @@ def spark():
 
 
 def metadata_value(spec: str, version: int, **fields) -> bytes:
-    """A __cluster_metadata record value: frame version 1, apiKey, version, the struct."""
-    from kafkacodec.internal import DEFAULT
+    """A __cluster_metadata record value: frame version 1, apiKey, version, the struct
+    (kafkacodec.sample.metadata_value)."""
+    from kafkacodec.sample import metadata_value as built
 
-    cls = DEFAULT.top(DEFAULT.schema_of(spec))
-    obj = cls(version=version, tagged_fields=[], **fields)
-    return bytes([1, cls.MESSAGE["apiKey"], version]) + obj.build()
+    return built(spec, version, **fields)

@@ -67,11 +67,6 @@ class PartitionReport:
     visible: tuple[int, int] | None
     above_high_watermark: int
     replicas: list[ReplicaReport]
-    notes: list[str]
-
-    @property
-    def problem(self) -> bool:
-        return self.offline or any(r.status in ("diverged", "restarts") for r in self.replicas)
 
     def to_dict(self) -> dict:
         return {
@@ -81,7 +76,7 @@ class PartitionReport:
             "metadata": self.metadata, "missing_brokers": self.missing_brokers,
             "visible": list(self.visible) if self.visible else None,
             "above_high_watermark": self.above_high_watermark,
-            "replicas": [r.to_dict() for r in self.replicas], "notes": self.notes,
+            "replicas": [r.to_dict() for r in self.replicas],
         }  # fmt: skip
 
 
@@ -173,7 +168,6 @@ def compare(pr: PartitionReplicas, present: set[int]) -> PartitionReport:
             e.problems.append(str(err))
             reports.append(e)
     served = pr.served
-    hw = leader.high_watermark if leader is not None else None
     reg = pr.registration
     meta = None
     if reg is not None:
@@ -183,9 +177,9 @@ def compare(pr: PartitionReplicas, present: set[int]) -> PartitionReport:
         pr.name, pr.topic, pr.partition, pr.topic_id,
         served.path if served else None, served.broker if served else None, pr.why, pr.offline,
         pr.leader_epoch, meta, pr.missing(present),
-        (leader.log_start, hw) if leader is not None and hw is not None else None,
-        (leader.log_end - hw) if leader is not None and hw is not None else 0,
-        reports, list(pr.notes),
+        (leader.log_start, leader.high_watermark) if leader is not None else None,
+        leader.log_end - leader.high_watermark if leader is not None else 0,
+        reports,
     )  # fmt: skip
 
 

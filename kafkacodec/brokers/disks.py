@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from kafkacodec.internal.cluster import METADATA_DIR, ClusterState, fold_cluster
 from kafkacodec.log.partition import LogDirs, Partition, read_checkpoint
 from kafkacodec.runtime.errors import KafkacodecError, LogError
+from kafkacodec.storage import as_path
 
 from .epochs import EpochCache, LogEnds
 from .meta import MetaProperties, read_meta_properties
@@ -52,6 +53,17 @@ class LogDir:
     #: "broker", or "controller" for a node none of whose log dirs here holds a partition
     #: other than the metadata log's.
     role: str = "broker"
+    _hw: tuple[dict, str | None] | None = field(default=None, repr=False)
+
+    def high_watermarks(self) -> tuple[dict[tuple[str, int], int], str | None]:
+        """Its replication-offset-checkpoint (read once for all its replicas), and the
+        problem reading it (None: read)."""
+        if self._hw is None:
+            try:
+                self._hw = (read_checkpoint(as_path(self.path) / HIGH_WATERMARKS), None)
+            except LogError as err:
+                self._hw = ({}, str(err))
+        return self._hw
 
     @property
     def node_id(self) -> int | None:
@@ -70,7 +82,6 @@ class Replica:
     log_dir: LogDir
     partition: Partition
     _ends: LogEnds | None = field(default=None, repr=False)
-    _hw: tuple[int | None, str | None] | None = field(default=None, repr=False)
 
     @property
     def node_id(self) -> int | None:
@@ -87,14 +98,9 @@ class Replica:
     def recorded_high_watermark(self) -> tuple[int | None, str | None]:
         """The high watermark its log dir's replication-offset-checkpoint records (None:
         none recorded), and the problem reading it (None: read)."""
-        if self._hw is None:
-            p = self.partition
-            try:
-                found = read_checkpoint(p.path.parent / HIGH_WATERMARKS)
-                self._hw = (found.get((p.topic or "", -1 if p.partition is None else p.partition)), None)
-            except LogError as err:
-                self._hw = (None, str(err))
-        return self._hw
+        found, problem = self.log_dir.high_watermarks()
+        p = self.partition
+        return found.get((p.topic or "", -1 if p.partition is None else p.partition)), problem
 
     def ends(self) -> LogEnds:
         """Its log start and end, epoch cache and high watermark as Kafka loads them
@@ -147,7 +153,6 @@ class PartitionReplicas:
     offline: bool = False
     #: The leader epoch the served replica will lead in after the restart.
     leader_epoch: int | None = None
-    notes: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -170,7 +175,6 @@ class Disks:
         self.log_dirs = log_dirs
         self.set_apart: list[SetApart] = []
         self.problems: list[str] = []
-        self.notes: list[str] = []
         ids = {d.meta.cluster_id for d in log_dirs if d.meta is not None and d.meta.cluster_id}
         if len(ids) > 1:
             by: dict[str, str] = {}
@@ -182,7 +186,6 @@ class Disks:
                                   + ": give one cluster's at a time")  # fmt: skip
         self.cluster_id = ids.pop() if ids else None
         self._check_given_once()
-        self.brokers = sorted({d.node_id for d in log_dirs if d.node_id is not None})
         self.metadata: ClusterState | None = None
         self.metadata_from: Replica | None = None
         self._by_name: dict[str, tuple[str, dict]] = {}
@@ -199,13 +202,13 @@ class Disks:
         for d in [*log_dirs, *(d for d, _p in alone)]:
             if d.node_id is not None and d.node_id not in serving:
                 d.role = "controller"
-        self.brokers = sorted(n for n in self.brokers if n in serving)
+        self.brokers = sorted(n for n in serving if n is not None)
         self.controllers = sorted({d.node_id for d in log_dirs if d.role == "controller" and d.node_id is not None})
-        if metadata or (metadata is None and any(len(v) > 1 for v in found.values())):
-            self._read_metadata(metadata_copies)
         self.partitions: dict[tuple[str, int], PartitionReplicas] = {}
         if metadata_copies:
             best = max(metadata_copies, key=_advance)
+            if metadata or (metadata is None and any(len(v) > 1 for v in found.values())):
+                self._read_metadata(best)
             self.partitions[(METADATA_TOPIC, 0)] = PartitionReplicas(
                 METADATA_TOPIC, 0, metadata_copies, served=best,
                 why="the most advanced copy of the metadata log: the largest end offset of its log "
@@ -248,12 +251,9 @@ class Disks:
             return
         found.setdefault((p.topic, p.partition), []).append(Replica(d, p))
 
-    def _read_metadata(self, copies: list[Replica]) -> None:
+    def _read_metadata(self, best: Replica) -> None:
         """The most advanced copy of __cluster_metadata (the largest end offset of its log
         or of its latest snapshot), folded."""
-        if not copies:
-            return
-        best = max(copies, key=_advance)
         try:
             self.metadata = fold_cluster(best.partition.path)
             self.metadata_from = best
@@ -264,6 +264,12 @@ class Disks:
             for tid, t in self.metadata.topics.items():
                 if t["name"] is not None:
                     self._by_name[t["name"]] = (tid, t)
+
+    def _registration(self, topic: str, pid: int) -> tuple[str | None, dict | None]:
+        """The metadata's topic id of a topic and its registration of the partition (None,
+        None: no metadata read, or no such topic)."""
+        named = self._by_name.get(topic) if self.metadata is not None else None
+        return (named[0], named[1]["partitions"].get(pid)) if named else (None, None)
 
     def _config(self, topic: str, key: str) -> str | None:
         state = self.metadata
@@ -288,26 +294,21 @@ class Disks:
                 kept.append(keep)
             else:
                 kept.extend(copies)
-        registration = None
-        if self.metadata is not None and pid >= 0:
-            named = self._by_name.get(topic)
-            if named is not None:
-                pr.topic_id = named[0]
-                registration = named[1]["partitions"].get(pid)
-            elif self.metadata_from is not None:
-                # KRaft brokers delete such a replica at startup (ReplicaManager: a log whose
-                # topic the metadata image does not hold is stray)
-                for r in kept:
-                    self.set_apart.append(SetApart(r.path, r.broker, "stray",
-                                                   f"the cluster's metadata ({self.metadata_from.path}) holds no "
-                                                   f"topic {topic}: deleted while this broker was away (Kafka "
-                                                   "deletes the replica at startup)", key))  # fmt: skip
-                return pr
+        pr.topic_id, registration = self._registration(topic, pid)
+        if self.metadata_from is not None and pid >= 0 and pr.topic_id is None:
+            # KRaft brokers delete such a replica at startup (ReplicaManager: a log whose
+            # topic the metadata image does not hold is stray)
+            for r in kept:
+                self.set_apart.append(SetApart(r.path, r.broker, "stray",
+                                               f"the cluster's metadata ({self.metadata_from.path}) holds no "
+                                               f"topic {topic}: deleted while this broker was away (Kafka "
+                                               "deletes the replica at startup)", key))  # fmt: skip
+            return pr
         pr.registration = registration
         live = []
         for r in kept:
             tid = r.partition.topic_id
-            if registration is not None and tid is not None and pr.topic_id is not None and tid != pr.topic_id:
+            if registration is not None and tid is not None and tid != pr.topic_id:
                 self.set_apart.append(SetApart(r.path, r.broker, "other-topic-id",
                                                f"topic id {tid}, not the metadata's {pr.topic_id}: a "
                                                "deleted topic's replica (Kafka marks it stray)", key))  # fmt: skip
@@ -326,10 +327,7 @@ class Disks:
         """One broker with the partition in two log dirs (LogManager.loadLog throws
         "Duplicate log directories"): the one the metadata's directory assignment names,
         else the longest; the others set apart."""
-        reg = None
-        if self.metadata is not None:
-            named = self._by_name.get(pr.topic)
-            reg = named[1]["partitions"].get(pr.partition) if named else None
+        _tid, reg = self._registration(pr.topic, pr.partition)
         keep = None
         if reg and reg.get("directories") and copies[0].node_id in reg["replicas"]:
             want = reg["directories"][reg["replicas"].index(copies[0].node_id)]
@@ -416,11 +414,6 @@ class Disks:
         """One Partition per partition: the replica served, in (topic, partition) order."""
         return [pr.served.partition for pr in self.partitions.values() if pr.served is not None]
 
-    def replica_of(self, partition: Partition) -> PartitionReplicas | None:
-        if partition.topic is None or partition.partition is None:
-            return None
-        return self.partitions.get((partition.topic, partition.partition))
-
 
 def _advance(r: Replica) -> tuple[int, int]:
     """How far a copy of the metadata log goes: the end offset of its log or of its latest
@@ -448,12 +441,15 @@ def open_disks(logs: Sequence[Partition | LogDirs], *, metadata: bool | None = N
     dirs: list[LogDir] = []
     alone: list[tuple[LogDir, Partition]] = []
     problems: list[str] = []
+    parents: dict[str, LogDir] = {}
     for log in logs:
         if isinstance(log, LogDirs):
             dirs.append(LogDir(str(log.path), _meta_of(log.path, problems), log))
-        else:
+        else:  # one LogDir per parent: its meta.properties and checkpoints read once
             parent = log.path.parent
-            alone.append((LogDir(str(parent), _meta_of(parent, problems), None), log))
+            if str(parent) not in parents:
+                parents[str(parent)] = LogDir(str(parent), _meta_of(parent, problems), None)
+            alone.append((parents[str(parent)], log))
     disks = Disks(dirs, alone, metadata=metadata)
     disks.problems[:0] = problems
     return disks

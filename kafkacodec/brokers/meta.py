@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kafkacodec.log.partition import JAVA_LINE_END, java_int
 from kafkacodec.runtime.errors import LogError
 from kafkacodec.storage import StoragePath, read_side_file
 
@@ -16,7 +17,6 @@ __all__ = ["META_PROPERTIES", "MetaProperties", "read_meta_properties", "java_pr
 META_PROPERTIES = "meta.properties"
 
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-_LINE_END = re.compile(r"\r\n|\r|\n")
 _BLANK = " \t\f"
 
 
@@ -46,7 +46,7 @@ def _logical_lines(text: str) -> list[str]:
     number of backslashes, each continuation's leading blanks dropped; comment (# or !)
     and blank lines left out."""
     lines, pending = [], None
-    for natural in _LINE_END.split(text):
+    for natural in JAVA_LINE_END.split(text):
         stripped = natural.lstrip(_BLANK)
         if pending is None:
             if not stripped or stripped[0] in "#!":
@@ -105,12 +105,6 @@ class MetaProperties:
     directory_id: str | None
 
 
-def _java_int(path: StoragePath, key: str, value: str) -> int:
-    if not re.fullmatch(r"[+-]?[0-9]+", value) or not -(1 << 31) <= int(value) < 1 << 31:
-        raise LogError(path, f"{key}={value!r} is not a 32-bit integer")
-    return int(value)
-
-
 def read_meta_properties(log_dir: StoragePath) -> MetaProperties | None:
     """The meta.properties of a log directory; None when it has none; LogError (naming
     the file and what is wrong) where Kafka's MetaProperties.Builder would refuse it: a
@@ -128,7 +122,10 @@ def read_meta_properties(log_dir: StoragePath) -> MetaProperties | None:
     key = "broker.id" if version == 0 else "node.id"
     node_id = None
     if key in props:
-        node_id = _java_int(path, key, props[key])  # Integer.parseInt: no blank taken
+        try:
+            node_id = java_int(props[key], 32)  # Integer.parseInt: no blank taken
+        except ValueError:
+            raise LogError(path, f"{key}={props[key]!r} is not a 32-bit integer") from None
     elif version == 1:
         raise LogError(path, "node.id was not found (version 1 requires it)")
     cluster_id = props.get("cluster.id")

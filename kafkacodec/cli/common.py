@@ -347,25 +347,24 @@ def chosen_partition(args, command: str):
     directories given (kafkacodec.brokers), said on stderr when there was a choice."""
     from ..brokers import open_disks
     from ..log import LogDirs, open_log
-    from ..runtime.errors import KafkacodecError
 
     paths = [target(args, d) for d in args.dirs]
     if len(paths) == 1 and args.partition is None:
         return paths[0]
     logs = [open_log(p) for p in paths]
     disks = open_disks(logs)
-    held = {k: v for k, v in disks.partitions.items() if k[0] != "__cluster_metadata" or args.partition}
+    candidates = {k: v for k, v in disks.partitions.items() if k[0] != "__cluster_metadata" or args.partition}
     if args.partition is not None:
-        pr = held.get(args.partition)
+        pr = candidates.get(args.partition)
         if pr is None:
             raise KafkacodecError(f"{'-'.join(map(str, args.partition))}: not on the disks given "
                                   f"({', '.join(map(str, paths))})")  # fmt: skip
-    elif len(held) == 1:
-        (pr,) = held.values()
+    elif len(candidates) == 1:
+        (pr,) = candidates.values()
     else:
-        names = ", ".join(v.name for v in held.values()) or "none"
+        names = ", ".join(v.name for v in candidates.values()) or "none"
         shown = names if len(names) < 300 else names[:300] + "..."
-        raise UsageError(f"the directories given hold {len(held)} partitions ({shown}): name one "
+        raise UsageError(f"the directories given hold {len(candidates)} partitions ({shown}): name one "
                          "with --partition TOPIC-N")  # fmt: skip
     if pr.served is None:
         raise KafkacodecError(f"{pr.name}: no replica of it can be read here")

@@ -30,16 +30,15 @@ def run(args: argparse.Namespace) -> int:
     from ..brokers import open_disks
     from ..internal.groups import describe, table
 
-    chosen = {}
+    said: list[str] = []
 
     def one_replica_each(dirs):  # a cluster's disks: each partition from the replica Kafka serves
-        chosen["disks"] = disks = open_disks(dirs)
+        disks = open_disks(dirs)
+        said.extend(disks.problems)
         return disks.served()
 
     rows, folded = describe([target(args, d) for d in args.log_dirs], codecs_of(args), one_replica_each)
-    disks = chosen.get("disks")
-    if disks is not None:
-        folded.problems += disks.problems
+    folded.problems += said
     if args.group:
         rows = [r for r in rows if r["group"] in set(args.group)]
     if folded.partitions == 0:

@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from ..console import CLEAN, PROBLEMS, counted, out, safe
+from ..console import CLEAN, PROBLEMS, columns, counted, out, safe
 from .common import storage_arguments, target
 
 HELP = "a cluster's disks: each partition's replicas in sync, lagging or diverged, and where Kafka will cut them"
@@ -70,15 +70,12 @@ def _lines(rep, steps: bool) -> list[str]:
         known = r.status != "unreadable"
         rows.append([r.broker, str(r.log_start) if known else "-", str(r.log_end) if known else "-", hw, epoch,
                      isr, _status(r)])  # fmt: skip
-    widths = [max([len(t)] + [len(row[i]) for row in rows]) for i, t in enumerate(titles)]
-    lines.append("  " + " ".join(t.ljust(w) for t, w in zip(titles, widths)).rstrip())
-    lines += ["  " + " ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    lines += ["  " + line for line in columns(titles, rows)]
     for r in rep.replicas:
         for problem in r.problems:
             lines.append(f"  {r.broker}: {problem}")
         if steps and r.steps:
             lines += [f"  {r.broker}: {s}" for s in r.steps]
-    lines += [f"  note: {n}" for n in rep.notes]
     return lines
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafkacodec.console import columns
 from kafkacodec.log.partition import LogDirs, Partition, log_dirs_for
 
 from .codecs import DEFAULT, Codecs
@@ -246,8 +247,4 @@ def table(rows: list[dict]) -> list[str]:
     its longest value or title, a space between): '-' where a value is unknown."""
     titles = ("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG")
     keys = ("group", "topic", "partition", "current_offset", "log_end_offset", "lag")
-    cells = [[("-" if r[k] is None else str(r[k])) for k in keys] for r in rows]
-    widths = [max([len(t)] + [len(c[i]) for c in cells]) for i, t in enumerate(titles)]
-    lines = [" ".join(t.ljust(w) for t, w in zip(titles, widths)).rstrip()]
-    lines += [" ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
-    return lines
+    return columns(titles, [[("-" if r[k] is None else str(r[k])) for k in keys] for r in rows])

@@ -47,7 +47,8 @@ __all__ = [
     "Partition", "LogDirs", "open_log", "EpochEntry", "ListOffsetsResult", "LATEST", "EARLIEST",
     "EARLIEST_LOCAL", "LATEST_TIERED",
     "MAX_TIMESTAMP", "read_epoch_checkpoint", "read_epoch_checkpoint_text", "EPOCH_CHECKPOINT",
-    "write_epoch_checkpoint_text", "read_checkpoint", "LOG_START_CHECKPOINT", "log_dirs_for",
+    "write_epoch_checkpoint_text", "read_checkpoint", "write_checkpoint_text", "LOG_START_CHECKPOINT",
+    "log_dirs_for", "java_int", "JAVA_LINE_END",
 ]  # fmt: skip
 
 #: Suffixes Kafka writes in a partition directory.
@@ -96,6 +97,13 @@ def _side_text(path: StoragePath) -> str | None:
         raise LogError(path, f"not UTF-8 text (byte {err.start})") from None
 
 
+def write_checkpoint_text(entries: dict[tuple[str, int], int]) -> str:
+    """The text of a broker checkpoint file (OffsetCheckpointFile) read_checkpoint reads:
+    version 0, the count, then `topic partition offset` lines."""
+    lines = [f"{t} {p} {o}\n" for (t, p), o in sorted(entries.items())]
+    return f"0\n{len(lines)}\n" + "".join(lines)
+
+
 def read_checkpoint(path: StoragePath) -> dict[tuple[str, int], int]:
     """A broker checkpoint file (OffsetCheckpointFile: version 0, a count, then `topic
     partition offset` lines); {} when missing, LogError when malformed."""
@@ -135,13 +143,13 @@ def read_epoch_checkpoint(path: StoragePath) -> list[EpochEntry]:
 
 
 #: What ends a line for Java's BufferedReader.readLine: \n, \r, or \r\n.
-_JAVA_LINE_END = re.compile(r"\r\n|\r|\n")
+JAVA_LINE_END = re.compile(r"\r\n|\r|\n")
 #: Java's \s+ (LeaderEpochCheckpointFile's WHITE_SPACES_PATTERN), ASCII whitespace only.
 _JAVA_SPACES = re.compile(r"[ \t\n\x0b\f\r]+")
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
 
 
-def _java_int(text: str, bits: int) -> int:
+def java_int(text: str, bits: int) -> int:
     """Integer.parseInt / Long.parseLong: an optional sign and digits, in range."""
     if not _JAVA_INT.fullmatch(text) or not -(1 << (bits - 1)) <= int(text) < 1 << (bits - 1):
         raise ValueError(f"{text!r} is not an int{bits}")
@@ -156,17 +164,17 @@ def read_epoch_checkpoint_text(text: str, path: StoragePath | str) -> list[Epoch
     no epoch yet, an empty __consumer_offsets partition's one); the version must be 0;
     each entry is `epoch start_offset`, split at runs of whitespace; their count must be
     the one the second line says."""
-    lines = _JAVA_LINE_END.split(text)
+    lines = JAVA_LINE_END.split(text)
     if lines and lines[-1] == "":  # readLine gives no line after the last line's end
         lines.pop()
     try:
         if not lines:
             return []
-        if _java_int(lines[0], 32) != 0:
+        if java_int(lines[0], 32) != 0:
             raise ValueError(f"unrecognised version {lines[0]} (expected 0)")
         if len(lines) == 1:
             return []
-        count = _java_int(lines[1], 32)
+        count = java_int(lines[1], 32)
         out = []
         for n, line in enumerate(lines[2:], start=3):
             parts = _JAVA_SPACES.split(line)
@@ -174,7 +182,7 @@ def read_epoch_checkpoint_text(text: str, path: StoragePath | str) -> list[Epoch
                 parts.pop()
             if len(parts) != 2:
                 raise ValueError(f"line {n}: {line!r} is not `epoch start_offset`")
-            out.append(EpochEntry(_java_int(parts[0], 32), _java_int(parts[1], 64)))
+            out.append(EpochEntry(java_int(parts[0], 32), java_int(parts[1], 64)))
         if len(out) != count:
             raise ValueError(f"says {count} entries but has {len(out)}")
         return out
