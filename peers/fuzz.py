@@ -57,7 +57,7 @@ def _command(spec: str, build: Path, timeout: float) -> tuple[str, list[str]]:
         return name, BUILT_IN[name]
     if name in GO:
         return name, [str(go_binary(build)), "-timeout", f"{timeout}s", "-parser", name]
-    raise SystemExit(f"--parser {spec}: not built in ({', '.join([*BUILT_IN, *GO])}); give NAME=COMMAND")
+    raise ValueError(f"--parser {spec}: not built in ({', '.join([*BUILT_IN, *GO])}); give NAME=COMMAND")
 
 
 def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, out: Path,
@@ -75,49 +75,51 @@ def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, o
     table = {p: {"cases": 0, "seconds": 0.0, "divergences": {}} for p in parsers}
     first: dict[tuple[str, str], tuple[bytes, str]] = {}
     oracle_seconds = 0.0
-    with Oracle(version, work / "build") as oracle:
-        drawn = Mutator(seed).draw(cases, tuple(families or FAMILIES))
-        for at in range(0, len(drawn), CHUNK):
-            chunk = drawn[at : at + CHUNK]
-            files = []
-            for i, (name, data) in enumerate(chunk):
-                f = work / f"{at + i:07d}.bin"
-                f.write_bytes(data)
-                files.append((f, name, data))
-            t = time.monotonic()
-            kafka = [kafka_answer(v) for v in oracle.judge_many([d for _f, _n, d in files])]
-            oracle_seconds += time.monotonic() - t
-            for p, cmd in parsers.items():
+    try:
+        with Oracle(version, work / "build") as oracle:
+            drawn = Mutator(seed).draw(cases, tuple(families or FAMILIES))
+            for at in range(0, len(drawn), CHUNK):
+                chunk = drawn[at : at + CHUNK]
+                files = []
+                for i, (name, data) in enumerate(chunk):
+                    f = work / f"{at + i:07d}.bin"
+                    f.write_bytes(data)
+                    files.append((f, name, data))
                 t = time.monotonic()
-                answers = run_parser(cmd, [str(f) for f, _n, _d in files], timeout)
-                table[p]["seconds"] += time.monotonic() - t
-                table[p]["cases"] += len(files)
-                for (f, name, data), want in zip(files, kafka):
-                    sig = signature(want, answers[str(f)])
-                    if diverges(sig):
-                        table[p]["divergences"][sig] = table[p]["divergences"].get(sig, 0) + 1
-                        first.setdefault((p, sig), (data, name))
-            for f, _n, _d in files:
-                f.unlink()
-        sessions = {p: Session(cmd, timeout) for p, cmd in parsers.items()}
-        try:
-            for (p, sig), (data, name) in sorted(first.items()):
-                probe = work / f"probe-{p}.bin"
+                kafka = [kafka_answer(v) for v in oracle.judge_many([d for _f, _n, d in files])]
+                oracle_seconds += time.monotonic() - t
+                for p, cmd in parsers.items():
+                    t = time.monotonic()
+                    answers = run_parser(cmd, [str(f) for f, _n, _d in files], timeout)
+                    table[p]["seconds"] += time.monotonic() - t
+                    table[p]["cases"] += len(files)
+                    for (f, name, data), want in zip(files, kafka):
+                        sig = signature(want, answers[str(f)])
+                        if diverges(sig):
+                            table[p]["divergences"][sig] = table[p]["divergences"].get(sig, 0) + 1
+                            first.setdefault((p, sig), (data, name))
+                for f, _n, _d in files:
+                    f.unlink()
+            sessions = {p: Session(cmd, timeout) for p, cmd in parsers.items()}
+            try:
+                for (p, sig), (data, name) in sorted(first.items()):
+                    probe = work / f"probe-{p}.bin"
 
-                def answer(d: bytes, p=p, probe=probe) -> dict:
-                    probe.write_bytes(d)
-                    return sessions[p].answer(str(probe))
+                    def answer(d: bytes, p=p, probe=probe) -> dict:
+                        probe.write_bytes(d)
+                        return sessions[p].answer(str(probe))
 
-                def still(d: bytes, sig=sig, answer=answer) -> bool:
-                    return signature(kafka_answer(oracle.judge_many([d])[0]), answer(d)) == sig
+                    def still(d: bytes, sig=sig, answer=answer) -> bool:
+                        return signature(kafka_answer(oracle.judge_many([d])[0]), answer(d)) == sig
 
-                small = minimize(data, still, budget=budget)
-                write_finding(out / p, small, kafka_answer(oracle.judge_many([small])[0]), answer(small), sig,
-                              f"{shlex.join(parsers[p])} {{input}}", found_in=f"{name}, seed {seed}")  # fmt: skip
-        finally:
-            for session in sessions.values():
-                session.close()
-    shutil.rmtree(work)
+                    small = minimize(data, still, budget=budget)
+                    write_finding(out / p, small, kafka_answer(oracle.judge_many([small])[0]), answer(small), sig,
+                                  f"{shlex.join(parsers[p])} {{input}}", found_in=f"{name}, seed {seed}")  # fmt: skip
+            finally:
+                for session in sessions.values():
+                    session.close()
+    finally:  # the cases' files and the build, also when interrupted
+        shutil.rmtree(work, ignore_errors=True)
     _readme(out, table, cases=cases, seed=seed, version=version, oracle_seconds=oracle_seconds)
     return table
 
@@ -156,9 +158,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minimize-budget", type=int, default=500, help="tries per finding (default 500)")
     args = ap.parse_args(argv)
     build = args.out.parent / ".peers-build"
-    parsers = dict(_command(spec, build, args.timeout) for spec in args.parser)
-    table = run(parsers, cases=args.cases, seed=args.seed, version=args.kafka, out=args.out,
-                timeout=args.timeout, budget=args.minimize_budget)  # fmt: skip
+    sys.path.insert(0, str(ROOT / "tests"))
+    from kafka_broker import HarnessError, classpath
+
+    try:
+        classpath(args.kafka)  # the release's jars, which `make harness` resolves
+        parsers = dict(_command(spec, build, args.timeout) for spec in args.parser)
+    except (HarnessError, ValueError) as err:
+        ap.error(str(err))  # (exit 2)
+    try:
+        table = run(parsers, cases=args.cases, seed=args.seed, version=args.kafka, out=args.out,
+                    timeout=args.timeout, budget=args.minimize_budget)  # fmt: skip
+    except KeyboardInterrupt:  # the oracle's JVM and the parsers' processes end with their pipes
+        print("peers.fuzz: interrupted", file=sys.stderr)
+        return 130
     for p, t in table.items():
         print(f"{p}: {t['cases']} cases, {len(t['divergences'])} distinct divergences "
               f"({sum(t['divergences'].values())} cases)")  # fmt: skip
