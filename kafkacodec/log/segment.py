@@ -129,9 +129,6 @@ class Segment:
         self.dir = as_path(directory)
         self.base_offset = base_offset
         self.path = self.dir / segment_name(base_offset)
-        self.index_path = self.dir / segment_name(base_offset, ".index")
-        self.timeindex_path = self.dir / segment_name(base_offset, ".timeindex")
-        self.txnindex_path = self.dir / segment_name(base_offset, ".txnindex")
         self._blob: Blob | None = None
         #: The first offset this segment is not read for, in a view where a later segment
         #: holds the offsets from there on (tiered storage: a remote segment that reaches
@@ -145,6 +142,20 @@ class Segment:
         #: (position, bytes) of an incomplete batch where a read (reads) stopped: a write
         #: cut short, or damage (Kafka's reads stop there too; its recovery truncates it).
         self.unread_tail: tuple[int, int] | None = None
+
+    # Its index files' paths, made when first asked for: listing a log.dirs makes a Segment
+    # per .log, most of them never looked into (a cluster's replicas not read, above all).
+    @cached_property
+    def index_path(self) -> StoragePath:
+        return self.dir / segment_name(self.base_offset, ".index")
+
+    @cached_property
+    def timeindex_path(self) -> StoragePath:
+        return self.dir / segment_name(self.base_offset, ".timeindex")
+
+    @cached_property
+    def txnindex_path(self) -> StoragePath:
+        return self.dir / segment_name(self.base_offset, ".txnindex")
 
     def __repr__(self) -> str:
         return f"Segment({str(self.path)!r})"
