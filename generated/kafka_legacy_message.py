@@ -109,6 +109,22 @@ class KafkaLegacyMessage(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 26
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "offset": "s8",
+        "len_message": "s4",
+        "crc": "u4",
+        "magic": "s1",
+        "attributes": "s1",
+        "timestamp": "s8",
+        "len_key": "s4",
+        "key": "bytes",
+        "len_value": "s4",
+        "value": "bytes",
+        "inner": "MessageSet",
+        "unused": "bytes",
+    }
     #: Instances that are bit fields: (field, mask, shift); v is stored as (v << shift) & mask.
     BITS = {
         "compression": ("attributes", 0x7, 0),
@@ -411,6 +427,11 @@ class MessageSet(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "entries": "InnerEntry[]",
+    }
 
     def __init__(
         self,
@@ -478,6 +499,12 @@ class InnerEntry(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "partial": "bytes",
+        "message": "KafkaLegacyMessage",
+    }
 
     def __init__(
         self,
@@ -507,6 +534,14 @@ class InnerEntry(_p.Generated):
                         "length",
                         length,
                         "must be at least 14",
+                    )
+                if length > 0x7FFFFFF7:
+                    raise _p.invalid(
+                        "kafka_legacy_message /types/inner_entry/instances/length",
+                        pos + 8,
+                        "length",
+                        length,
+                        "must be at most 0x7ffffff7",
                     )
             else:
                 length = None

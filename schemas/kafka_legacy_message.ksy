@@ -133,10 +133,14 @@ types:
         type: s4
         valid:
           min: 14
+          max: 2147483639
         doc: |
           The entry's length field, read ahead to tell a whole entry from a partial one;
           below 14 Kafka calls the set corrupt ("Record size is less than the minimum
-          record overhead").
+          record overhead"), above 2147483639 (Integer.MAX_VALUE - 8, the largest array a
+          JVM makes) invalid (Kafka 4.4's DataLogInputStream.nextBatch, maxRecordBodySize:
+          "Invalid record size: N exceeds the configured maximum record size of
+          2147483639"; Kafka 4.0 sets out to allocate it, and runs out of heap).
 enums:
   compression_type:
     0: none

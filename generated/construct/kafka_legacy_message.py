@@ -69,8 +69,11 @@ class TimestampType(enum.IntEnum):
 
 InnerEntry = Struct(
     "length"
-    / PeekAt(lambda this: this._io.tell() + 8, ExprValidator(Int32sb, lambda _, this: not (_ < 14)))
-    * 'The entry\'s length field, read ahead to tell a whole entry from a partial one; below 14 Kafka calls the set corrupt ("Record size is less than the minimum record overhead").',
+    / PeekAt(
+        lambda this: this._io.tell() + 8,
+        ExprValidator(Int32sb, lambda _, this: not ((_ < 14) or (_ > 0x7FFFFFF7))),
+    )
+    * 'The entry\'s length field, read ahead to tell a whole entry from a partial one; below 14 Kafka calls the set corrupt ("Record size is less than the minimum record overhead"), above 2147483639 (Integer.MAX_VALUE - 8, the largest array a JVM makes) invalid (Kafka 4.4\'s DataLogInputStream.nextBatch, maxRecordBodySize: "Invalid record size: N exceeds the configured maximum record size of 2147483639"; Kafka 4.0 sets out to allocate it, and runs out of heap).',
     "partial"
     / If(
         lambda this: (

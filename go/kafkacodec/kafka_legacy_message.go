@@ -346,6 +346,9 @@ func (x *KafkaLegacyMessageInnerEntry) read(buf []byte, pos, end int, verify boo
 		if int64(v) < 14 {
 			return p, invalid("kafka_legacy_message /types/inner_entry/instances/length", p, "length", v, "must be at least 14")
 		}
+		if int64(v) > 2147483639 {
+			return p, invalid("kafka_legacy_message /types/inner_entry/instances/length", p, "length", v, "must be at most 2147483639")
+		}
 	}
 	if ((int64(end) - int64(pos)) < 12) || ((int64(deref(x.Length)) >= 14) && (((int64(end) - int64(pos)) - 12) < int64(deref(x.Length)))) {
 		n := end - pos

@@ -57,6 +57,10 @@ BytesLike = bytes | bytearray | memoryview | mmap.mmap
 
 LOG_OVERHEAD = 12  # offset (int64) + size (int32) before every batch or message
 MIN_MESSAGE_OVERHEAD = 14  # Kafka's LegacyRecord.RECORD_OVERHEAD_V0, checked for every magic
+#: The most bytes an inner message of a wrapper may declare (schemas/kafka_legacy_message.ksy,
+#: inner_entry's length, whose `valid` tests/records/test_batches.py compares with this):
+#: Integer.MAX_VALUE - 8, Kafka 4.4's DataLogInputStream maxRecordBodySize.
+MAX_INNER_SIZE = 2147483639
 #: Bytes of an entry up to and with its magic byte (Records.HEADER_SIZE_UP_TO_MAGIC).
 HEADER_UP_TO_MAGIC = 17
 #: Fewer bytes than this at the end of a file are not looked at (FileLogInputStream.nextBatch
@@ -542,6 +546,10 @@ def _inner_entries(data: BytesLike) -> Iterator[tuple[int, int, int]]:
                 f"an inner message declares {size} bytes, less than the minimum record "
                 f"overhead ({MIN_MESSAGE_OVERHEAD})", pos + 8,
             )  # fmt: skip
+        if size > MAX_INNER_SIZE:  # checked before the bytes are read (DataLogInputStream.nextBatch)
+            raise CorruptRecordError(
+                f"an inner message declares {size} bytes, more than Kafka reads ({MAX_INNER_SIZE})", pos + 8
+            )
         if end - pos - LOG_OVERHEAD < size:
             return
         yield pos, offset, size

@@ -36,6 +36,7 @@ from ..runtime import compression as _comp
 from ..runtime._prim import column_buffers
 from ..runtime.errors import CorruptRecordError, DecodeError
 from .batches import LOG_OVERHEAD, MIN_MESSAGE_OVERHEAD, BatchIterator, bit_field, byte_view
+from .javatext import java_text, java_utf8
 from .walk import ENTRY, NATIVE, native_run
 
 V2 = KafkaRecordBatch  # whose BITS name the attribute bits (bit_field)
@@ -648,8 +649,8 @@ def _binary(type_, n: int, valid, offsets, data) -> pa.Array:
     if type_ == pa.string():
         try:
             return arr.cast(pa.string())  # checks that it is UTF-8
-        except pa.ArrowInvalid:  # it is not: replaced as the object path's text is
-            return pa.array([None if v is None else v.decode("utf-8", "replace")
+        except pa.ArrowInvalid:  # it is not: what is malformed replaced as Java replaces it
+            return pa.array([None if v is None else java_utf8(v)
                              for v in arr.to_pylist()], pa.string())  # fmt: skip
     return arr
 
@@ -739,7 +740,7 @@ def _from_objects(batches, max_inflated: int | None) -> pa.RecordBatch:
             cols["key"].append(None if r.key is None else bytes(r.key))
             cols["value"].append(None if r.value is None else bytes(r.value))
             cols["headers"].append([
-                {"key": k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                {"key": java_text(k),
                  "value": None if v is None else bytes(v)}
                 for k, v in r.headers
             ])  # fmt: skip
