@@ -26,7 +26,7 @@ SPARK_VERSION := 4.2.0
 TOOL_VERSIONS := 3.9.1 3.9.2 4.0.0 4.0.1 4.0.2 4.1.0 4.1.1 4.1.2 4.2.0 4.2.1 4.2.2 4.3.0 4.3.1 4.4.0
 HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt harness/target/tiered-$(v).txt) \
 	$(foreach v,$(SHELL_VERSIONS),harness/target/shell-$(v).txt) harness/target/spark-kafka-$(SPARK_VERSION).txt \
-	$(foreach v,$(TOOL_VERSIONS),harness/target/tools-$(v).txt)
+	$(foreach v,$(TOOL_VERSIONS),harness/target/tools-$(v).txt) harness/target/jacoco.txt
 
 # The JVM reader of the `kafkacodec` Spark format (jvm/: a DataSourceV2 over the schemas' Java
 # output from the official compiler, with the official Kaitai Java runtime), in the Python
@@ -92,6 +92,14 @@ harness/target/tools-%.txt: harness/tools/pom.xml
 harness/target/tiered-%.txt: harness/target/cp-%.txt
 	mvn -q -B -f harness/pom.xml dependency:build-classpath -Dkafka.version=$* \
 		-DincludeClassifiers=test,test-sources -Dmdep.outputFile=$(CURDIR)/harness/target/tiered-$*.txt
+
+# JaCoCo's agent and core: the branches of Kafka's record classes the fuzz oracle reaches
+# (harness/jacoco/pom.xml, peers/coverage.py)
+harness/target/jacoco.txt: harness/jacoco/pom.xml
+	@command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
+	mkdir -p harness/target
+	mvn -q -B -f harness/jacoco/pom.xml dependency:build-classpath \
+		-Dmdep.outputFile=$(CURDIR)/harness/target/jacoco.txt
 
 # Kafka's MetadataShell on a classpath of its own release (harness/shell/pom.xml)
 harness/target/shell-%.txt: harness/shell/pom.xml

@@ -76,6 +76,23 @@ class AccessControlEntryRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "id": "bytes",
+        "resource_type": "s1",
+        "len_resource_name": "uvarint32",
+        "resource_name": "str",
+        "pattern_type": "s1",
+        "len_principal": "uvarint32",
+        "principal": "str",
+        "len_host": "uvarint32",
+        "host": "str",
+        "operation": "s1",
+        "permission_type": "s1",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "AccessControlEntryRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "AccessControlEntryRecord",
@@ -388,6 +405,13 @@ class AccessControlEntryRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

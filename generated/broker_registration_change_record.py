@@ -57,6 +57,14 @@ class BrokerRegistrationChangeRecord(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 13
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "broker_id": "s4",
+        "broker_epoch": "s8",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "BrokerRegistrationChangeRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "BrokerRegistrationChangeRecord",
@@ -233,6 +241,12 @@ class BrokerRegistrationChangeRecordTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "fenced": "s1",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "fenced", "unread"),
@@ -323,6 +337,13 @@ class BrokerRegistrationChangeRecordTag1(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "in_controlled_shutdown": "s1",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag_in_version", "in_controlled_shutdown", "unread"),
@@ -442,6 +463,14 @@ class BrokerRegistrationChangeRecordTag2(_p.Generated):
     DERIVED = ("num_log_dirs",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "num_log_dirs": "uvarint32",
+        "log_dirs": "bytes[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag_in_version", "num_log_dirs", "log_dirs", "unread"),
@@ -618,6 +647,14 @@ class BrokerRegistrationChangeRecordTag3(_p.Generated):
     DERIVED = ("num_cordoned_log_dirs",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "num_cordoned_log_dirs": "uvarint32",
+        "cordoned_log_dirs": "bytes[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag_in_version", "num_cordoned_log_dirs", "cordoned_log_dirs", "unread"),
@@ -792,6 +829,13 @@ class BrokerRegistrationChangeRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -66,6 +66,18 @@ class ClientQuotaRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 12
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_entity": "uvarint32",
+        "entity": "EntityData[]",
+        "len_key": "uvarint32",
+        "key": "str",
+        "value": "f8",
+        "remove": "u1",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ClientQuotaRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ClientQuotaRecord",
@@ -287,6 +299,13 @@ class EntityDataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -418,6 +437,16 @@ class EntityData(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 3
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_entity_type": "uvarint32",
+        "entity_type": "str",
+        "len_entity_name": "uvarint32",
+        "entity_name": "str",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "EntityDataTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "EntityData",
@@ -639,6 +668,13 @@ class ClientQuotaRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

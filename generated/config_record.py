@@ -67,6 +67,19 @@ class ConfigRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 5
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "resource_type": "s1",
+        "len_resource_name": "uvarint32",
+        "resource_name": "str",
+        "len_name": "uvarint32",
+        "name": "str",
+        "len_value": "uvarint32",
+        "value": "str",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ConfigRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ConfigRecord",
@@ -314,6 +327,13 @@ class ConfigRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

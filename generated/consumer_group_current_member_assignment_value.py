@@ -70,6 +70,19 @@ class ConsumerGroupCurrentMemberAssignmentValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 12
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "member_epoch": "s4",
+        "previous_member_epoch": "s4",
+        "state": "s1",
+        "num_assigned_partitions": "uvarint32",
+        "assigned_partitions": "TopicPartitions[]",
+        "num_partitions_pending_revocation": "uvarint32",
+        "partitions_pending_revocation": "TopicPartitions[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ConsumerGroupCurrentMemberAssignmentValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ConsumerGroupCurrentMemberAssignmentValue",
@@ -387,6 +400,13 @@ class TopicPartitionsTag0(_p.Generated):
     DERIVED = ("num_assignment_epochs",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_assignment_epochs": "uvarint32",
+        "assignment_epochs": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "num_assignment_epochs", "assignment_epochs", "unread"),
@@ -530,6 +550,13 @@ class TopicPartitionsTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -675,6 +702,15 @@ class TopicPartitions(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "topic_id": "bytes",
+        "num_partitions": "uvarint32",
+        "partitions": "s4[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TopicPartitionsTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicPartitions",
@@ -901,6 +937,13 @@ class ConsumerGroupCurrentMemberAssignmentValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

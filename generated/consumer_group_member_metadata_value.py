@@ -93,6 +93,27 @@ class ConsumerGroupMemberMetadataValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 12
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_instance_id": "uvarint32",
+        "instance_id": "str",
+        "len_rack_id": "uvarint32",
+        "rack_id": "str",
+        "len_client_id": "uvarint32",
+        "client_id": "str",
+        "len_client_host": "uvarint32",
+        "client_host": "str",
+        "num_subscribed_topic_names": "uvarint32",
+        "subscribed_topic_names": "CompactStrItem[]",
+        "len_subscribed_topic_regex": "uvarint32",
+        "subscribed_topic_regex": "str",
+        "rebalance_timeout_ms": "s4",
+        "len_server_assignor": "uvarint32",
+        "server_assignor": "str",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ConsumerGroupMemberMetadataValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ConsumerGroupMemberMetadataValue",
@@ -637,6 +658,12 @@ class CompactStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_value": "uvarint32",
+        "value": "str",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("len_value", "value"),
@@ -751,6 +778,13 @@ class ClassicProtocolTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -896,6 +930,16 @@ class ClassicProtocol(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 3
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "len_metadata": "uvarint32",
+        "metadata": "bytes",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ClassicProtocolTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "ClassicProtocol",
@@ -1139,6 +1183,13 @@ class ClassicMemberMetadataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -1281,6 +1332,15 @@ class ClassicMemberMetadata(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "session_timeout_ms": "s4",
+        "num_supported_protocols": "uvarint32",
+        "supported_protocols": "ClassicProtocol[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ClassicMemberMetadataTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "ClassicMemberMetadata",
@@ -1503,6 +1563,13 @@ class ConsumerGroupMemberMetadataValueTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "present_classic_member_metadata": "uvarint32",
+        "classic_member_metadata": "ClassicMemberMetadata",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "present_classic_member_metadata", "classic_member_metadata", "unread"),
@@ -1626,6 +1693,13 @@ class ConsumerGroupMemberMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -52,6 +52,13 @@ class ConsumerGroupMetadataValue(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 5
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "epoch": "s4",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ConsumerGroupMetadataValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ConsumerGroupMetadataValue",
@@ -192,6 +199,12 @@ class ConsumerGroupMetadataValueTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "metadata_hash": "s8",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "metadata_hash", "unread"),
@@ -282,6 +295,13 @@ class ConsumerGroupMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

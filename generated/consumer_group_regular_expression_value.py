@@ -60,6 +60,16 @@ class ConsumerGroupRegularExpressionValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 18
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_topics": "uvarint32",
+        "topics": "CompactStrItem[]",
+        "version_field": "s8",
+        "timestamp": "s8",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ConsumerGroupRegularExpressionValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ConsumerGroupRegularExpressionValue",
@@ -271,6 +281,12 @@ class CompactStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_value": "uvarint32",
+        "value": "str",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("len_value", "value"),
@@ -385,6 +401,13 @@ class ConsumerGroupRegularExpressionValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -65,6 +65,12 @@ class ConsumerOffsetsKey(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "record_type": "s2",
+        "key": "switch",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "framing": "coordinator-key",

@@ -56,6 +56,14 @@ class ConsumerProtocolAssignment(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_assigned_partitions": "s4",
+        "assigned_partitions": "TopicPartition[]",
+        "len_user_data": "s4",
+        "user_data": "bytes",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ConsumerProtocolAssignment",
@@ -230,6 +238,14 @@ class TopicPartition(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_topic": "s2",
+        "topic": "str",
+        "num_partitions": "s4",
+        "partitions": "s4[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicPartition",

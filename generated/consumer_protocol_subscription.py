@@ -69,6 +69,19 @@ class ConsumerProtocolSubscription(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_topics": "s4",
+        "topics": "ClassicStrItem[]",
+        "len_user_data": "s4",
+        "user_data": "bytes",
+        "num_owned_partitions": "s4",
+        "owned_partitions": "TopicPartition[]",
+        "generation_id": "s4",
+        "len_rack_id": "s2",
+        "rack_id": "str",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ConsumerProtocolSubscription",
@@ -361,6 +374,12 @@ class ClassicStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_value": "s2",
+        "value": "str",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("len_value", "value"),
@@ -464,6 +483,14 @@ class TopicPartition(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_topic": "s2",
+        "topic": "str",
+        "num_partitions": "s4",
+        "partitions": "s4[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicPartition",

@@ -42,6 +42,12 @@ class ConsumerProtocolSubscriptionFramed(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 10
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "version": "s2",
+        "message": "ConsumerProtocolSubscription",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "framing": "versioned",

@@ -62,6 +62,17 @@ class DefaultPrincipalData(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_type": "uvarint32",
+        "type": "str",
+        "len_name": "uvarint32",
+        "name": "str",
+        "token_authenticated": "u1",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "DefaultPrincipalDataTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "DefaultPrincipalData",
@@ -278,6 +289,13 @@ class DefaultPrincipalDataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -77,6 +77,23 @@ class DelegationTokenRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 29
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_owner": "uvarint32",
+        "owner": "str",
+        "len_requester": "uvarint32",
+        "requester": "str",
+        "num_renewers": "uvarint32",
+        "renewers": "CompactStrItem[]",
+        "issue_timestamp": "s8",
+        "max_timestamp": "s8",
+        "expiration_timestamp": "s8",
+        "len_token_id": "uvarint32",
+        "token_id": "str",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "DelegationTokenRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "DelegationTokenRecord",
@@ -400,6 +417,12 @@ class CompactStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_value": "uvarint32",
+        "value": "str",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("len_value", "value"),
@@ -507,6 +530,13 @@ class DelegationTokenRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

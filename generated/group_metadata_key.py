@@ -47,6 +47,12 @@ class GroupMetadataKey(_p.Generated):
     DERIVED = ("len_group",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_group": "s2",
+        "group": "str",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "GroupMetadataKey",

@@ -90,6 +90,26 @@ class GroupMetadataValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_protocol_type": "s2",
+        "len_protocol_type_compact": "uvarint32",
+        "protocol_type": "str",
+        "generation": "s4",
+        "len_protocol": "s2",
+        "len_protocol_compact": "uvarint32",
+        "protocol": "str",
+        "len_leader": "s2",
+        "len_leader_compact": "uvarint32",
+        "leader": "str",
+        "current_state_timestamp": "s8",
+        "num_members": "s4",
+        "num_members_compact": "uvarint32",
+        "members": "MemberMetadata[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "GroupMetadataValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "GroupMetadataValue",
@@ -603,6 +623,13 @@ class MemberMetadataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -787,6 +814,32 @@ class MemberMetadata(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_member_id": "s2",
+        "len_member_id_compact": "uvarint32",
+        "member_id": "str",
+        "len_group_instance_id": "s2",
+        "len_group_instance_id_compact": "uvarint32",
+        "group_instance_id": "str",
+        "len_client_id": "s2",
+        "len_client_id_compact": "uvarint32",
+        "client_id": "str",
+        "len_client_host": "s2",
+        "len_client_host_compact": "uvarint32",
+        "client_host": "str",
+        "rebalance_timeout": "s4",
+        "session_timeout": "s4",
+        "len_subscription": "s4",
+        "len_subscription_compact": "uvarint32",
+        "subscription": "bytes",
+        "len_assignment": "s4",
+        "len_assignment_compact": "uvarint32",
+        "assignment": "bytes",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "MemberMetadataTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "MemberMetadata",
@@ -1528,6 +1581,13 @@ class GroupMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -74,6 +74,15 @@ class Kafka07Message(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 9
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_message": "s4",
+        "magic": "s1",
+        "attributes": "s1",
+        "crc": "u4",
+        "payload": "bytes",
+    }
 
     def __init__(
         self,

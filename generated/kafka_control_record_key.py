@@ -73,6 +73,12 @@ class KafkaControlRecordKey(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "version": "s2",
+        "type": "s2",
+    }
 
     def __init__(
         self,

@@ -44,6 +44,12 @@ class KafkaEndTxnMarker(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "version": "s2",
+        "coordinator_epoch": "s4",
+    }
 
     def __init__(
         self,

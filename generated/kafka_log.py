@@ -65,6 +65,11 @@ class KafkaLog(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "entries": "Entry[]",
+    }
 
     def __init__(
         self,
@@ -131,6 +136,12 @@ class Entry(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "partial": "bytes",
+        "body": "switch",
+    }
 
     def __init__(
         self,

@@ -45,6 +45,11 @@ class KafkaOffsetIndex(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "entries": "Entry[]",
+    }
 
     def __init__(
         self,
@@ -109,6 +114,12 @@ class Entry(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "relative_offset": "s4",
+        "position": "s4",
+    }
     #: Every value is these fixed-width fields and nothing else, unchecked: many values
     #: are read at once with STRUCT.iter_unpack, as parse reads one.
     STRUCT = _S0

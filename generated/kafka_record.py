@@ -70,6 +70,20 @@ class KafkaRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 7
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_body": "varint32",
+        "attributes": "s1",
+        "timestamp_delta": "varint64",
+        "offset_delta": "varint32",
+        "len_key": "varint32",
+        "key": "bytes",
+        "len_value": "varint32",
+        "value": "bytes",
+        "num_headers": "varint32",
+        "headers": "Header[]",
+    }
 
     def __init__(
         self,
@@ -454,6 +468,14 @@ class Header(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_key": "varint32",
+        "key": "str",
+        "len_value": "varint32",
+        "value": "bytes",
+    }
 
     def __init__(
         self,

@@ -113,6 +113,24 @@ class KafkaRecordBatch(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 61
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "base_offset": "s8",
+        "len_batch": "s4",
+        "partition_leader_epoch": "s4",
+        "magic": "s1",
+        "crc": "u4",
+        "attributes": "s2",
+        "last_offset_delta": "s4",
+        "base_timestamp": "s8",
+        "max_timestamp": "s8",
+        "producer_id": "s8",
+        "producer_epoch": "s2",
+        "base_sequence": "s4",
+        "num_records": "s4",
+        "records_region": "RecordList",
+    }
     #: Instances that are bit fields: (field, mask, shift); v is stored as (v << shift) & mask.
     BITS = {
         "compression": ("attributes", 0x7, 0),
@@ -392,6 +410,11 @@ class RecordList(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "records": "KafkaRecord[]",
+    }
 
     def __init__(
         self,

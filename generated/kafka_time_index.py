@@ -43,6 +43,11 @@ class KafkaTimeIndex(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "entries": "Entry[]",
+    }
 
     def __init__(
         self,
@@ -107,6 +112,12 @@ class Entry(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 12
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "timestamp": "s8",
+        "relative_offset": "s4",
+    }
     #: Every value is these fixed-width fields and nothing else, unchecked: many values
     #: are read at once with STRUCT.iter_unpack, as parse reads one.
     STRUCT = _S0

@@ -39,6 +39,11 @@ class KafkaTxnIndex(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "entries": "Entry[]",
+    }
 
     def __init__(
         self,
@@ -111,6 +116,15 @@ class Entry(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 34
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "version": "s2",
+        "producer_id": "s8",
+        "first_offset": "s8",
+        "last_offset": "s8",
+        "last_stable_offset": "s8",
+    }
 
     def __init__(
         self,

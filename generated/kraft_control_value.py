@@ -48,6 +48,11 @@ class KraftControlValue(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 3
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "message": "switch",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "framing": "control",

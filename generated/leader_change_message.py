@@ -67,6 +67,18 @@ class LeaderChangeMessage(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 9
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "version_field": "s2",
+        "leader_id": "s4",
+        "num_voters": "uvarint32",
+        "voters": "Voter[]",
+        "num_granting_voters": "uvarint32",
+        "granting_voters": "Voter[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "LeaderChangeMessageTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "LeaderChangeMessage",
@@ -307,6 +319,13 @@ class VoterTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -428,6 +447,14 @@ class Voter(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 5
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "voter_id": "s4",
+        "voter_directory_id": "bytes",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "VoterTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "Voter",
@@ -589,6 +616,13 @@ class LeaderChangeMessageTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

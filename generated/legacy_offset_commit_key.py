@@ -57,6 +57,15 @@ class LegacyOffsetCommitKey(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_group": "s2",
+        "group": "str",
+        "len_topic": "s2",
+        "topic": "str",
+        "partition": "s4",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "LegacyOffsetCommitKey",

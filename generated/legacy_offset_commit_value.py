@@ -52,6 +52,14 @@ class LegacyOffsetCommitValue(_p.Generated):
     DERIVED = ("len_metadata",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 18
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "offset": "s8",
+        "len_metadata": "s2",
+        "metadata": "str",
+        "commit_timestamp": "s8",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "LegacyOffsetCommitValue",

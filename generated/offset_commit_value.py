@@ -69,6 +69,19 @@ class OffsetCommitValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 16
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "offset": "s8",
+        "leader_epoch": "s4",
+        "len_metadata": "s2",
+        "len_metadata_compact": "uvarint32",
+        "metadata": "str",
+        "commit_timestamp": "s8",
+        "expire_timestamp": "s8",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "OffsetCommitValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "OffsetCommitValue",
@@ -362,6 +375,12 @@ class OffsetCommitValueTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "topic_id": "bytes",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "topic_id", "unread"),
@@ -461,6 +480,13 @@ class OffsetCommitValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

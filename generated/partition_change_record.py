@@ -62,6 +62,14 @@ class PartitionChangeRecord(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 5
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "partition_id": "s4",
+        "topic_id": "bytes",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "PartitionChangeRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "PartitionChangeRecord",
@@ -296,6 +304,13 @@ class PartitionChangeRecordTag0(_p.Generated):
     DERIVED = ("num_isr",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_isr": "uvarint32",
+        "isr": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "num_isr", "isr", "unread"),
@@ -435,6 +450,12 @@ class PartitionChangeRecordTag1(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "leader": "s4",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "leader", "unread"),
@@ -525,6 +546,13 @@ class PartitionChangeRecordTag2(_p.Generated):
     DERIVED = ("num_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_replicas": "uvarint32",
+        "replicas": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "num_replicas", "replicas", "unread"),
@@ -666,6 +694,13 @@ class PartitionChangeRecordTag3(_p.Generated):
     DERIVED = ("num_removing_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_removing_replicas": "uvarint32",
+        "removing_replicas": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "num_removing_replicas", "removing_replicas", "unread"),
@@ -809,6 +844,13 @@ class PartitionChangeRecordTag4(_p.Generated):
     DERIVED = ("num_adding_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_adding_replicas": "uvarint32",
+        "adding_replicas": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "num_adding_replicas", "adding_replicas", "unread"),
@@ -948,6 +990,12 @@ class PartitionChangeRecordTag5(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "leader_recovery_state": "s1",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "leader_recovery_state", "unread"),
@@ -1040,6 +1088,14 @@ class PartitionChangeRecordTag6(_p.Generated):
     DERIVED = ("num_eligible_leader_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "num_eligible_leader_replicas": "uvarint32",
+        "eligible_leader_replicas": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         (
@@ -1220,6 +1276,14 @@ class PartitionChangeRecordTag7(_p.Generated):
     DERIVED = ("num_last_known_elr",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "num_last_known_elr": "uvarint32",
+        "last_known_elr": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag_in_version", "num_last_known_elr", "last_known_elr", "unread"),
@@ -1390,6 +1454,14 @@ class PartitionChangeRecordTag8(_p.Generated):
     DERIVED = ("num_directories",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "num_directories": "uvarint32",
+        "directories": "bytes[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag_in_version", "num_directories", "directories", "unread"),
@@ -1562,6 +1634,13 @@ class PartitionChangeRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -90,6 +90,27 @@ class PartitionRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 21
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "partition_id": "s4",
+        "topic_id": "bytes",
+        "num_replicas": "uvarint32",
+        "replicas": "s4[]",
+        "num_isr": "uvarint32",
+        "isr": "s4[]",
+        "num_removing_replicas": "uvarint32",
+        "removing_replicas": "s4[]",
+        "num_adding_replicas": "uvarint32",
+        "adding_replicas": "s4[]",
+        "leader": "s4",
+        "leader_epoch": "s4",
+        "partition_epoch": "s4",
+        "num_directories": "uvarint32",
+        "directories": "bytes[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "PartitionRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "PartitionRecord",
@@ -566,6 +587,12 @@ class PartitionRecordTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "leader_recovery_state": "s1",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "leader_recovery_state", "unread"),
@@ -658,6 +685,14 @@ class PartitionRecordTag1(_p.Generated):
     DERIVED = ("num_eligible_leader_replicas",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "num_eligible_leader_replicas": "uvarint32",
+        "eligible_leader_replicas": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         (
@@ -831,6 +866,14 @@ class PartitionRecordTag2(_p.Generated):
     DERIVED = ("num_last_known_elr",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "num_last_known_elr": "uvarint32",
+        "last_known_elr": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag_in_version", "num_last_known_elr", "last_known_elr", "unread"),
@@ -989,6 +1032,13 @@ class PartitionRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

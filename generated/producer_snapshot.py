@@ -51,6 +51,13 @@ class ProducerSnapshot(_p.Generated):
     DERIVED = ("num_producer_entries",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "crc": "u4",
+        "num_producer_entries": "s4",
+        "producer_entries": "ProducerEntry[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ProducerSnapshot",
@@ -190,6 +197,18 @@ class ProducerEntry(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 46
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "producer_id": "s8",
+        "epoch": "s2",
+        "last_sequence": "s4",
+        "last_offset": "s8",
+        "offset_delta": "s4",
+        "timestamp": "s8",
+        "coordinator_epoch": "s4",
+        "current_txn_first_offset": "s8",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "ProducerEntry",

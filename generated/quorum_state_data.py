@@ -74,6 +74,21 @@ class QuorumStateData(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 13
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_cluster_id": "uvarint32",
+        "cluster_id": "str",
+        "leader_id": "s4",
+        "leader_epoch": "s4",
+        "voted_id": "s4",
+        "voted_directory_id": "bytes",
+        "applied_offset": "s8",
+        "num_current_voters": "uvarint32",
+        "current_voters": "Voter[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "QuorumStateDataTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "QuorumStateData",
@@ -415,6 +430,13 @@ class VoterTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -530,6 +552,13 @@ class Voter(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "voter_id": "s4",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "VoterTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "Voter",
@@ -659,6 +688,13 @@ class QuorumStateDataTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

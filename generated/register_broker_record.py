@@ -87,6 +87,24 @@ class RegisterBrokerRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 17
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "broker_id": "s4",
+        "is_migrating_zk_broker": "u1",
+        "incarnation_id": "bytes",
+        "broker_epoch": "s8",
+        "num_end_points": "uvarint32",
+        "end_points": "BrokerEndpoint[]",
+        "num_features": "uvarint32",
+        "features": "BrokerFeature[]",
+        "len_rack": "uvarint32",
+        "rack": "str",
+        "fenced": "u1",
+        "in_controlled_shutdown": "u1",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "RegisterBrokerRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "RegisterBrokerRecord",
@@ -466,6 +484,13 @@ class BrokerEndpointTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -612,6 +637,18 @@ class BrokerEndpoint(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 7
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "len_host": "uvarint32",
+        "host": "str",
+        "port": "u2",
+        "security_protocol": "s2",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "BrokerEndpointTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "BrokerEndpoint",
@@ -853,6 +890,13 @@ class BrokerFeatureTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -994,6 +1038,16 @@ class BrokerFeature(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "min_supported_version": "s2",
+        "max_supported_version": "s2",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "BrokerFeatureTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "BrokerFeature",
@@ -1196,6 +1250,14 @@ class RegisterBrokerRecordTag0(_p.Generated):
     DERIVED = ("num_log_dirs",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "num_log_dirs": "uvarint32",
+        "log_dirs": "bytes[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag_in_version", "num_log_dirs", "log_dirs", "unread"),
@@ -1372,6 +1434,14 @@ class RegisterBrokerRecordTag1(_p.Generated):
     DERIVED = ("num_cordoned_log_dirs",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag_in_version": "bytes",
+        "num_cordoned_log_dirs": "uvarint32",
+        "cordoned_log_dirs": "bytes[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag_in_version", "num_cordoned_log_dirs", "cordoned_log_dirs", "unread"),
@@ -1546,6 +1616,13 @@ class RegisterBrokerRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -73,6 +73,19 @@ class RegisterControllerRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "controller_id": "s4",
+        "incarnation_id": "bytes",
+        "zk_migration_ready": "u1",
+        "num_end_points": "uvarint32",
+        "end_points": "ControllerEndpoint[]",
+        "num_features": "uvarint32",
+        "features": "ControllerFeature[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "RegisterControllerRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "RegisterControllerRecord",
@@ -339,6 +352,13 @@ class ControllerEndpointTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -488,6 +508,18 @@ class ControllerEndpoint(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 7
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "len_host": "uvarint32",
+        "host": "str",
+        "port": "u2",
+        "security_protocol": "s2",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ControllerEndpointTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "ControllerEndpoint",
@@ -742,6 +774,13 @@ class ControllerFeatureTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -886,6 +925,16 @@ class ControllerFeature(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "min_supported_version": "s2",
+        "max_supported_version": "s2",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ControllerFeatureTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "ControllerFeature",
@@ -1095,6 +1144,13 @@ class RegisterControllerRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

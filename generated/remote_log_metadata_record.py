@@ -49,6 +49,14 @@ class RemoteLogMetadataRecord(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 23
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "frame_version": "uvarint32",
+        "api_key": "uvarint32",
+        "version": "uvarint32",
+        "message": "switch",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "framing": "metadata",

@@ -87,6 +87,24 @@ class RemoteLogSegmentMetadataRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 51
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "remote_log_segment_id": "RemoteLogSegmentIdEntry",
+        "start_offset": "s8",
+        "end_offset": "s8",
+        "broker_id": "s4",
+        "max_timestamp_ms": "s8",
+        "event_timestamp_ms": "s8",
+        "num_segment_leader_epochs": "uvarint32",
+        "segment_leader_epochs": "SegmentLeaderEpochEntry[]",
+        "segment_size_in_bytes": "s4",
+        "len_custom_metadata": "uvarint32",
+        "custom_metadata": "bytes",
+        "remote_log_segment_state": "s1",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "RemoteLogSegmentMetadataRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "RemoteLogSegmentMetadataRecord",
@@ -454,6 +472,13 @@ class TopicIdPartitionEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -598,6 +623,16 @@ class TopicIdPartitionEntry(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "id": "bytes",
+        "partition": "s4",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TopicIdPartitionEntryTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicIdPartitionEntry",
@@ -811,6 +846,13 @@ class RemoteLogSegmentIdEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -948,6 +990,14 @@ class RemoteLogSegmentIdEntry(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 7
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "topic_id_partition": "TopicIdPartitionEntry",
+        "id": "bytes",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "RemoteLogSegmentIdEntryTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "RemoteLogSegmentIdEntry",
@@ -1110,6 +1160,13 @@ class SegmentLeaderEpochEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -1247,6 +1304,14 @@ class SegmentLeaderEpochEntry(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 13
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "leader_epoch": "s4",
+        "offset": "s8",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "SegmentLeaderEpochEntryTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "SegmentLeaderEpochEntry",
@@ -1392,6 +1457,12 @@ class RemoteLogSegmentMetadataRecordTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "txn_index_empty": "u1",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "txn_index_empty", "unread"),
@@ -1484,6 +1555,13 @@ class RemoteLogSegmentMetadataRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

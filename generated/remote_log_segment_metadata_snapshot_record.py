@@ -83,6 +83,24 @@ class RemoteLogSegmentMetadataSnapshotRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 44
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "segment_id": "bytes",
+        "start_offset": "s8",
+        "end_offset": "s8",
+        "broker_id": "s4",
+        "max_timestamp_ms": "s8",
+        "event_timestamp_ms": "s8",
+        "num_segment_leader_epochs": "uvarint32",
+        "segment_leader_epochs": "SegmentLeaderEpochEntry[]",
+        "segment_size_in_bytes": "s4",
+        "len_custom_metadata": "uvarint32",
+        "custom_metadata": "bytes",
+        "remote_log_segment_state": "s1",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "RemoteLogSegmentMetadataSnapshotRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "RemoteLogSegmentMetadataSnapshotRecord",
@@ -466,6 +484,13 @@ class SegmentLeaderEpochEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -603,6 +628,14 @@ class SegmentLeaderEpochEntry(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 13
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "leader_epoch": "s4",
+        "offset": "s8",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "SegmentLeaderEpochEntryTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "SegmentLeaderEpochEntry",
@@ -748,6 +781,12 @@ class RemoteLogSegmentMetadataSnapshotRecordTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "txn_index_empty": "u1",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "txn_index_empty", "unread"),
@@ -838,6 +877,13 @@ class RemoteLogSegmentMetadataSnapshotRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

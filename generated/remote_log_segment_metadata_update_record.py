@@ -69,6 +69,18 @@ class RemoteLogSegmentMetadataUpdateRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 22
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "remote_log_segment_id": "RemoteLogSegmentIdEntry",
+        "broker_id": "s4",
+        "event_timestamp_ms": "s8",
+        "len_custom_metadata": "uvarint32",
+        "custom_metadata": "bytes",
+        "remote_log_segment_state": "s1",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "RemoteLogSegmentMetadataUpdateRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "RemoteLogSegmentMetadataUpdateRecord",
@@ -323,6 +335,13 @@ class TopicIdPartitionEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -467,6 +486,16 @@ class TopicIdPartitionEntry(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "id": "bytes",
+        "partition": "s4",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TopicIdPartitionEntryTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicIdPartitionEntry",
@@ -682,6 +711,13 @@ class RemoteLogSegmentIdEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -819,6 +855,14 @@ class RemoteLogSegmentIdEntry(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 7
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "topic_id_partition": "TopicIdPartitionEntry",
+        "id": "bytes",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "RemoteLogSegmentIdEntryTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "RemoteLogSegmentIdEntry",
@@ -981,6 +1025,13 @@ class RemoteLogSegmentMetadataUpdateRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

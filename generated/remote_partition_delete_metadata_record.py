@@ -59,6 +59,16 @@ class RemotePartitionDeleteMetadataRecord(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 20
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "topic_id_partition": "TopicIdPartitionEntry",
+        "broker_id": "s4",
+        "event_timestamp_ms": "s8",
+        "remote_partition_delete_state": "s1",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "RemotePartitionDeleteMetadataRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "RemotePartitionDeleteMetadataRecord",
@@ -252,6 +262,13 @@ class TopicIdPartitionEntryTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -396,6 +413,16 @@ class TopicIdPartitionEntry(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "id": "bytes",
+        "partition": "s4",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TopicIdPartitionEntryTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicIdPartitionEntry",
@@ -609,6 +636,13 @@ class RemotePartitionDeleteMetadataRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -64,6 +64,17 @@ class ShareGroupCurrentMemberAssignmentValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 11
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "member_epoch": "s4",
+        "previous_member_epoch": "s4",
+        "state": "s1",
+        "num_assigned_partitions": "uvarint32",
+        "assigned_partitions": "TopicPartitions[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ShareGroupCurrentMemberAssignmentValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ShareGroupCurrentMemberAssignmentValue",
@@ -309,6 +320,13 @@ class TopicPartitionsTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -451,6 +469,15 @@ class TopicPartitions(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "topic_id": "bytes",
+        "num_partitions": "uvarint32",
+        "partitions": "s4[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TopicPartitionsTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicPartitions",
@@ -668,6 +695,13 @@ class ShareGroupCurrentMemberAssignmentValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -54,6 +54,14 @@ class ShareGroupMemberMetadataKey(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_group_id": "s2",
+        "group_id": "str",
+        "len_member_id": "s2",
+        "member_id": "str",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ShareGroupMemberMetadataKey",

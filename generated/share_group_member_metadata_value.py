@@ -67,6 +67,20 @@ class ShareGroupMemberMetadataValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 5
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_rack_id": "uvarint32",
+        "rack_id": "str",
+        "len_client_id": "uvarint32",
+        "client_id": "str",
+        "len_client_host": "uvarint32",
+        "client_host": "str",
+        "num_subscribed_topic_names": "uvarint32",
+        "subscribed_topic_names": "CompactStrItem[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ShareGroupMemberMetadataValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ShareGroupMemberMetadataValue",
@@ -392,6 +406,12 @@ class CompactStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_value": "uvarint32",
+        "value": "str",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("len_value", "value"),
@@ -506,6 +526,13 @@ class ShareGroupMemberMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -47,6 +47,12 @@ class ShareGroupStatePartitionMetadataKey(_p.Generated):
     DERIVED = ("len_group_id",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_group_id": "s2",
+        "group_id": "str",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ShareGroupStatePartitionMetadataKey",

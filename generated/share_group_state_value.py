@@ -48,6 +48,12 @@ class ShareGroupStateValue(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 20
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "version": "s2",
+        "value": "switch",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "framing": "coordinator-value",

@@ -57,6 +57,14 @@ class ShareGroupTargetAssignmentMemberValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_topic_partitions": "uvarint32",
+        "topic_partitions": "TopicPartition[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ShareGroupTargetAssignmentMemberValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ShareGroupTargetAssignmentMemberValue",
@@ -261,6 +269,13 @@ class TopicPartitionTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -403,6 +418,15 @@ class TopicPartition(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "topic_id": "bytes",
+        "num_partitions": "uvarint32",
+        "partitions": "s4[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TopicPartitionTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicPartition",
@@ -619,6 +643,13 @@ class ShareGroupTargetAssignmentMemberValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -72,6 +72,20 @@ class ShareSnapshotValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 38
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "snapshot_epoch": "s4",
+        "state_epoch": "s4",
+        "leader_epoch": "s4",
+        "start_offset": "s8",
+        "create_timestamp": "s8",
+        "write_timestamp": "s8",
+        "num_state_batches": "uvarint32",
+        "state_batches": "StateBatch[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "ShareSnapshotValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ShareSnapshotValue",
@@ -319,6 +333,13 @@ class StateBatchTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -446,6 +467,16 @@ class StateBatch(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 20
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "first_offset": "s8",
+        "last_offset": "s8",
+        "delivery_state": "s1",
+        "delivery_count": "s2",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "StateBatchTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "StateBatch",
@@ -601,6 +632,12 @@ class ShareSnapshotValueTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "delivery_complete_count": "s4",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "delivery_complete_count", "unread"),
@@ -691,6 +728,13 @@ class ShareSnapshotValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

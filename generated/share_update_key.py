@@ -52,6 +52,14 @@ class ShareUpdateKey(_p.Generated):
     DERIVED = ("len_group_id",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_group_id": "s2",
+        "group_id": "str",
+        "topic_id": "bytes",
+        "partition": "s4",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "ShareUpdateKey",

@@ -50,6 +50,13 @@ class SnapshotFooterRecord(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 3
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "version_field": "s2",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "SnapshotFooterRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "SnapshotFooterRecord",
@@ -174,6 +181,13 @@ class SnapshotFooterRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -90,6 +90,27 @@ class StreamsGroupCurrentMemberAssignmentValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 16
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "member_epoch": "s4",
+        "previous_member_epoch": "s4",
+        "state": "s1",
+        "num_active_tasks": "uvarint32",
+        "active_tasks": "TaskIds[]",
+        "num_standby_tasks": "uvarint32",
+        "standby_tasks": "TaskIds[]",
+        "num_warmup_tasks": "uvarint32",
+        "warmup_tasks": "TaskIds[]",
+        "num_active_tasks_pending_revocation": "uvarint32",
+        "active_tasks_pending_revocation": "TaskIds[]",
+        "num_standby_tasks_pending_revocation": "uvarint32",
+        "standby_tasks_pending_revocation": "TaskIds[]",
+        "num_warmup_tasks_pending_revocation": "uvarint32",
+        "warmup_tasks_pending_revocation": "TaskIds[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "StreamsGroupCurrentMemberAssignmentValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "StreamsGroupCurrentMemberAssignmentValue",
@@ -661,6 +682,13 @@ class TaskIdsTag0(_p.Generated):
     DERIVED = ("num_assignment_epochs",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_assignment_epochs": "uvarint32",
+        "assignment_epochs": "s4[]",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "num_assignment_epochs", "assignment_epochs", "unread"),
@@ -804,6 +832,13 @@ class TaskIdsTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -952,6 +987,16 @@ class TaskIds(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 3
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_subtopology_id": "uvarint32",
+        "subtopology_id": "str",
+        "num_partitions": "uvarint32",
+        "partitions": "s4[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TaskIdsTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TaskIds",
@@ -1216,6 +1261,13 @@ class StreamsGroupCurrentMemberAssignmentValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

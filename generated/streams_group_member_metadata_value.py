@@ -94,6 +94,28 @@ class StreamsGroupMemberMetadataValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 16
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_instance_id": "uvarint32",
+        "instance_id": "str",
+        "len_rack_id": "uvarint32",
+        "rack_id": "str",
+        "len_client_id": "uvarint32",
+        "client_id": "str",
+        "len_client_host": "uvarint32",
+        "client_host": "str",
+        "rebalance_timeout_ms": "s4",
+        "topology_epoch": "s4",
+        "len_process_id": "uvarint32",
+        "process_id": "str",
+        "present_user_endpoint": "s1",
+        "user_endpoint": "Endpoint",
+        "num_client_tags": "uvarint32",
+        "client_tags": "KeyValue[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "StreamsGroupMemberMetadataValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "StreamsGroupMemberMetadataValue",
@@ -589,6 +611,13 @@ class EndpointTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -731,6 +760,15 @@ class Endpoint(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_host": "uvarint32",
+        "host": "str",
+        "port": "u2",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "EndpointTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "Endpoint",
@@ -912,6 +950,13 @@ class KeyValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -1057,6 +1102,16 @@ class KeyValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 3
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_key": "uvarint32",
+        "key": "str",
+        "len_value": "uvarint32",
+        "value": "str",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "KeyValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "KeyValue",
@@ -1275,6 +1330,13 @@ class StreamsGroupMemberMetadataValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -68,6 +68,15 @@ class StreamsGroupTopologyValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 6
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "epoch": "s4",
+        "num_subtopologies": "uvarint32",
+        "subtopologies": "Subtopology[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "StreamsGroupTopologyValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "StreamsGroupTopologyValue",
@@ -253,6 +262,12 @@ class CompactStrItem(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 1
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_value": "uvarint32",
+        "value": "str",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("len_value", "value"),
@@ -360,6 +375,13 @@ class TopicConfigTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -502,6 +524,16 @@ class TopicConfig(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 3
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_key": "uvarint32",
+        "key": "str",
+        "len_value": "uvarint32",
+        "value": "str",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TopicConfigTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicConfig",
@@ -720,6 +752,13 @@ class TopicInfoTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -866,6 +905,18 @@ class TopicInfo(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 9
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "partitions": "s4",
+        "replication_factor": "s2",
+        "num_topic_configs": "uvarint32",
+        "topic_configs": "TopicConfig[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TopicInfoTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "TopicInfo",
@@ -1131,6 +1182,13 @@ class CopartitionGroupTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -1281,6 +1339,18 @@ class CopartitionGroup(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "num_source_topics": "uvarint32",
+        "source_topics": "s2[]",
+        "num_source_topic_regex": "uvarint32",
+        "source_topic_regex": "s2[]",
+        "num_repartition_source_topics": "uvarint32",
+        "repartition_source_topics": "s2[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "CopartitionGroupTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "CopartitionGroup",
@@ -1599,6 +1669,13 @@ class SubtopologyTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -1766,6 +1843,26 @@ class Subtopology(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_subtopology_id": "uvarint32",
+        "subtopology_id": "str",
+        "num_source_topics": "uvarint32",
+        "source_topics": "CompactStrItem[]",
+        "num_source_topic_regex": "uvarint32",
+        "source_topic_regex": "CompactStrItem[]",
+        "num_state_changelog_topics": "uvarint32",
+        "state_changelog_topics": "TopicInfo[]",
+        "num_repartition_sink_topics": "uvarint32",
+        "repartition_sink_topics": "CompactStrItem[]",
+        "num_repartition_source_topics": "uvarint32",
+        "repartition_source_topics": "TopicInfo[]",
+        "num_copartition_groups": "uvarint32",
+        "copartition_groups": "CopartitionGroup[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "SubtopologyTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "Subtopology",
@@ -2358,6 +2455,13 @@ class StreamsGroupTopologyValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

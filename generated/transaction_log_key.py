@@ -47,6 +47,12 @@ class TransactionLogKey(_p.Generated):
     DERIVED = ("len_transactional_id",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_transactional_id": "s2",
+        "transactional_id": "str",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "TransactionLogKey",

@@ -80,6 +80,21 @@ class TransactionLogValue(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 31
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "producer_id": "s8",
+        "producer_epoch": "s2",
+        "transaction_timeout_ms": "s4",
+        "transaction_status": "s1",
+        "num_transaction_partitions": "s4",
+        "num_transaction_partitions_compact": "uvarint32",
+        "transaction_partitions": "PartitionsSchema[]",
+        "transaction_last_update_timestamp_ms": "s8",
+        "transaction_start_timestamp_ms": "s8",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "TransactionLogValueTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "TransactionLogValue",
@@ -443,6 +458,13 @@ class PartitionsSchemaTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -591,6 +613,18 @@ class PartitionsSchema(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 0
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_topic": "s2",
+        "len_topic_compact": "uvarint32",
+        "topic": "str",
+        "num_partition_ids": "s4",
+        "num_partition_ids_compact": "uvarint32",
+        "partition_ids": "s4[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "PartitionsSchemaTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "PartitionsSchema",
@@ -913,6 +947,12 @@ class TransactionLogValueTag0(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "previous_producer_id": "s8",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "previous_producer_id", "unread"),
@@ -1001,6 +1041,12 @@ class TransactionLogValueTag1(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 8
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "next_producer_id": "s8",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "next_producer_id", "unread"),
@@ -1089,6 +1135,12 @@ class TransactionLogValueTag2(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "client_transaction_version": "s2",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "client_transaction_version", "unread"),
@@ -1177,6 +1229,12 @@ class TransactionLogValueTag3(_p.Generated):
     DERIVED = ()
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "next_producer_epoch": "s2",
+        "unread": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "next_producer_epoch", "unread"),
@@ -1267,6 +1325,13 @@ class TransactionLogValueTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "switch",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

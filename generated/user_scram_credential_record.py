@@ -75,6 +75,22 @@ class UserScramCredentialRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 10
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "mechanism": "s1",
+        "len_salt": "uvarint32",
+        "salt": "bytes",
+        "len_stored_key": "uvarint32",
+        "stored_key": "bytes",
+        "len_server_key": "uvarint32",
+        "server_key": "bytes",
+        "iterations": "s4",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "UserScramCredentialRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "UserScramCredentialRecord",
@@ -397,6 +413,13 @@ class UserScramCredentialRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

@@ -66,6 +66,15 @@ class VotersRecord(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 4
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "version_field": "s2",
+        "num_voters": "uvarint32",
+        "voters": "Voter[]",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "VotersRecordTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "spec": "VotersRecord",
@@ -226,6 +235,13 @@ class EndpointTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -353,6 +369,17 @@ class Endpoint(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 5
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "len_name": "uvarint32",
+        "name": "str",
+        "len_host": "uvarint32",
+        "host": "str",
+        "port": "u2",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "EndpointTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "Endpoint",
@@ -561,6 +588,13 @@ class KRaftVersionFeatureTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -695,6 +729,14 @@ class KRaftVersionFeature(_p.Generated):
     DERIVED = ("num_tagged_fields",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 5
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "min_supported_version": "s2",
+        "max_supported_version": "s2",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "KRaftVersionFeatureTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "KRaftVersionFeature",
@@ -848,6 +890,13 @@ class VoterTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),
@@ -972,6 +1021,17 @@ class Voter(_p.Generated):
     )
     #: The smallest encoding, in bytes.
     MIN_SIZE = 11
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "voter_id": "s4",
+        "voter_directory_id": "bytes",
+        "num_endpoints": "uvarint32",
+        "endpoints": "Endpoint[]",
+        "k_raft_version_feature": "KRaftVersionFeature",
+        "num_tagged_fields": "uvarint32",
+        "tagged_fields": "VoterTaggedField[]",
+    }
     #: What the message spec says of this type (-kafkacodec-message).
     MESSAGE = {
         "struct": "Voter",
@@ -1180,6 +1240,13 @@ class VotersRecordTaggedField(_p.Generated):
     DERIVED = ("len_value",)
     #: The smallest encoding, in bytes.
     MIN_SIZE = 2
+    #: Each field's type on the wire (generator/ir.py FieldIR.wire): what a schema-aware
+    #: mutator (peers.mutate) sets it to depends on it.
+    KINDS = {
+        "tag": "uvarint32",
+        "len_value": "uvarint32",
+        "value": "bytes",
+    }
     #: The parse as a program for the native interpreter (generator/programs.py).
     PROGRAM = (
         ("version", "tag", "len_value", "value"),

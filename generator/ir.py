@@ -191,6 +191,22 @@ class FieldIR:
         return KSY_NAMES[self.fmt]
 
     @property
+    def wire(self) -> str:
+        """The field's type on the wire, as the generated KINDS says it (peers.mutate draws
+        values by it): Kaitai's name of a fixed-width number (s4, u4, f8), varint32 /
+        varint64 (zig-zag) or uvarint32 / uvarint64 (unsigned), bytes, str, contents, switch,
+        or the class a user type is parsed as; a list ends in []."""
+        if self.fixed:
+            one = self.ksy_type
+        elif self.kind == "varint":
+            one = f"{'' if self.varint_signed else 'u'}varint{self.varint_bits}"
+        elif self.kind == "user":
+            one = self.user_class or "user"
+        else:
+            one = self.kind
+        return one + "[]" if self.is_list else one
+
+    @property
     def read_as(self) -> str:
         """How a parser reads one value, the printing shape its template picks: fixed (an
         integer or float, by struct), varint (zig-zag), uvarint (unsigned), contents, switch; lazy (its raw bytes kept, decoded on use); bytes (a

@@ -333,7 +333,9 @@ def _without_local_constants():
         providers.CONSTANTS_CACHE.cache.clear()
 
 
-def _draw(strategy, count: int, seed: int) -> list:
+def draw_examples(strategy, count: int, seed: int) -> list:
+    """count objects of a Hypothesis strategy, the same ones for the same seed (the corpus's
+    drawn cases; peers.mutate's seeds)."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as fixed_seed
 
@@ -376,11 +378,11 @@ def _drawn_cases(count: int, internal_count: int, seed: int):
             versions = [v for v in range(int(lo), int(hi or lo) + 1) if in_versions(valid, v)]
             for v in versions:
                 for i, obj in enumerate(
-                    _draw(getattr(strategies, m.id)(v), internal_count, seed + v)
+                    draw_examples(getattr(strategies, m.id)(v), internal_count, seed + v)
                 ):
                     yield m.id, cls, v, f"drawn {i} of {m.id} version {v}", obj.build()
         else:
-            for i, obj in enumerate(_draw(getattr(strategies, m.id)(), count, seed)):
+            for i, obj in enumerate(draw_examples(getattr(strategies, m.id)(), count, seed)):
                 yield m.id, cls, None, f"drawn {i} of {m.id}", obj.build()
 
 

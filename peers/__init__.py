@@ -59,12 +59,13 @@ def record_dict(b, r) -> dict:
     """A record kafkacodec read, in the shape the parsers answer in: offsets and timestamps
     wrapped as Kafka's long wraps them (none for magic 0), bytes as hex, header keys as
     Java decodes UTF-8, control records flagged."""
+    from kafkacodec.records.javatext import java_text
+
     return {
         "offset": _long(r.offset), "timestamp": None if b.magic == 0 else _long(r.timestamp),
         "key": None if r.key is None else bytes(r.key).hex(),
         "value": None if r.value is None else bytes(r.value).hex(),
-        "headers": [[k.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                     None if v is None else bytes(v).hex()] for k, v in r.headers],
+        "headers": [[java_text(k), None if v is None else bytes(v).hex()] for k, v in r.headers],
         "control": bool(b.is_control),
     }  # fmt: skip
 

@@ -19,17 +19,28 @@ from pathlib import Path
 
 from . import CLASSES, _data, _long, _untimed, classify
 
-__all__ = ["kafka_answer", "signature", "minimize", "entries", "write_finding", "FIELDS"]
+__all__ = ["VIEWS", "BY_DESIGN", "by_design", "kafka_answer", "signature", "minimize", "entries", "write_finding", "FIELDS"]
 
 #: A record's fields in the order a difference is named by.
 FIELDS = ("offset", "timestamp", "key", "value", "headers")
 _NUMBERS = re.compile(r"-?\b(0x[0-9a-fA-F]+|\d+)\b")
 
 
-def kafka_answer(verdict: dict) -> dict:
+#: The two answers Kafka gives about an image (KafkaJudge): "records", its record classes
+#: reading every batch and record as a log reader does (the broker, DumpLogSegments,
+#: kafkacodec); "consumer", what a KafkaConsumer's CompletedFetch hands its application
+#: (control records left out, a record below the next fetch offset skipped, a legacy
+#: wrapper's own CRC not checked). A client library is judged by the second.
+VIEWS = ("records", "consumer")
+
+
+def kafka_answer(verdict: dict, view: str = "records") -> dict:
     """KafkaJudge's verdict on an image (the oracle: Kafka's record classes) in the shape
     the parsers answer in: every record (control records flagged), and Kafka's refusal
-    ("Class: message") or None, with the position of the batch it refused."""
+    ("Class: message") or None, with the position of the batch it refused (the records
+    view; the consumer view has no position)."""
+    if view == "consumer":
+        return _consumer_answer(verdict["consumer"])
     records = []
     for b in verdict.get("batches", []):
         for r in b["records"]:
@@ -44,6 +55,19 @@ def kafka_answer(verdict: dict) -> dict:
     if err is not None and err["class"] == "OutOfMemoryError":
         # no verdict: Kafka's DataLogInputStream allocates an inner message's declared size
         # before reading it; with a heap that holds it, the message is a partial entry
+        out["unjudged"] = f"Kafka's reader ran out of the oracle's heap ({err['message']})"
+    return out
+
+
+def _consumer_answer(c: dict) -> dict:
+    records = [{
+        "offset": r["offset"], "timestamp": None if r["timestamp_type"] == "NoTimestampType" else r["timestamp"],
+        "key": r["key"], "value": r["value"], "headers": [list(h) for h in r["headers"]], "control": False,
+    } for r in c["records"]]  # fmt: skip
+    err = c.get("error")
+    out = {"records": records, "error": None if err is None else f"{err['class']}: {err['message']}",
+           "error_position": None}  # fmt: skip
+    if err is not None and err["class"] == "OutOfMemoryError":
         out["unjudged"] = f"Kafka's reader ran out of the oracle's heap ({err['message']})"
     return out
 
@@ -78,6 +102,29 @@ def signature(want: dict, got: dict) -> str:
             panic = next((line for line in reversed(panic.splitlines()) if line.strip()), panic)
         return f"crash: {_generic(panic)}"
     return cls
+
+
+#: Where a parser answers otherwise than Kafka on purpose: (parser, signature pattern, why).
+#: A case so signed is counted apart (by design), with its reason, not as a divergence.
+BY_DESIGN: tuple[tuple[str, str, str], ...] = (
+    ("kafkacodec", r"refused: VarintError: byte N: (varint|varlong) value out of range.*",
+     "FORMATS.md: a varint or varlong whose value is out of range is corrupt. Kafka's "
+     "ByteUtils.readVarint / readVarlong shift the last (5th, 10th) byte in whole and keep the "
+     "low 32 / 64 bits: a value past the range is read as another, in silence"),
+    ("kafkacodec", r"missed: IllegalArgumentException: newLimit < N: \(N < N\)",
+     "a partial last entry whose size is within 12 of 2^31: ByteBufferLogInputStream.nextBatch "
+     "adds LOG_OVERHEAD to it in an int, which overflows, and ByteBuffer.limit refuses the "
+     "negative end; FileLogInputStream (the broker reading the same bytes from a segment) "
+     "and kafkacodec read a partial entry, no error"),
+)  # fmt: skip
+
+
+def by_design(parser: str, sig: str) -> str | None:
+    """Why parser's answer differs from Kafka's on purpose in cases signed sig, or None."""
+    for name, pattern, why in BY_DESIGN:
+        if name == parser and re.fullmatch(pattern, sig):
+            return why
+    return None
 
 
 def diverges(sig: str) -> bool:

@@ -4,14 +4,20 @@ oracle (issue 57).
     python -m peers.fuzz --parser aiokafka --parser mine='./my-reader --flag' \\
         --cases 100000 --seed 1 --out out/fuzz
 
-Seeded mutations of the shared vectors (tests/mutations.py: every family, the CRCs and
-lengths re-derived or left stale) are judged by Kafka's record classes in one long-lived
-JVM (tests/kafka_judge.Oracle: KafkaJudge --stream, `make harness` resolves the release)
-and read by each parser; every answer that differs from Kafka's is signed by what differs
-(peers.findings.signature: the field, Kafka's rule, the panic), and the first case of each
-signature is minimized with the oracle in the loop and written to OUT/<parser>/<signature>/
-with the input, both answers and the command that reproduces it. OUT/README.md has the
-table: per parser, the cases read, the distinct divergences and how many cases each.
+Seeded mutations (peers.mutate: the schema-aware families, which change a field, a varint's
+encoding, a list, the codec, the compressed payload's own frame, the nesting of legacy
+wrappers, control records or the entries' boundaries and then re-derive the CRCs, lengths
+and counts or leave them stale; and peers.bytewise's byte-level ones) are judged by Kafka's
+classes in one long-lived JVM (tests/kafka_judge.Oracle: KafkaJudge --stream, `make harness`
+resolves the release) and read by each parser. A parser is judged by one of Kafka's two
+answers (peers.findings.VIEWS): a client library by what a KafkaConsumer's CompletedFetch
+hands its application ("consumer", the default), a log reader (kafkacodec, or any parser
+given with --log-reader) by what Kafka's record classes read ("records"). Every answer that
+differs is signed by what differs (peers.findings.signature: the field, Kafka's rule, the
+panic), and the first case of each signature is minimized with the oracle in the loop and
+written to OUT/<parser>/<signature>/ with the input, both answers and the command that
+reproduces it. OUT/README.md has the table: per parser, the cases read, the distinct
+divergences and how many cases each.
 
 A parser plugs in as a program that speaks the protocol of peers/python_parsers.py and
 go/cmd/peers: `PROGRAM FILE...` answers the files named; `PROGRAM -` reads file names on
@@ -31,6 +37,7 @@ franz-go, sarama, kafka-go (the Go program, built from go/).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shlex
 import shutil
@@ -40,7 +47,8 @@ from pathlib import Path
 
 from . import CLASSES
 from .__main__ import ROOT, Session, go_binary, run_parser
-from .findings import diverges, kafka_answer, minimize, signature, write_finding
+from .findings import by_design, diverges, kafka_answer, minimize, signature, write_finding
+from .mutate import FAMILIES
 
 BUILT_IN = {name: [sys.executable, "-m", "peers.python_parsers", name]
             for name in ("kafkacodec", "kafka-python", "aiokafka")}  # fmt: skip
@@ -61,41 +69,46 @@ def _command(spec: str, build: Path, timeout: float) -> tuple[str, list[str]]:
 
 
 def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, out: Path,
-        timeout: float = 10, budget: int = 500, families=None) -> dict:  # fmt: skip
-    """The fuzz run: {parser: {"cases", "seconds", "divergences": {signature: count}}};
+        timeout: float = 10, budget: int = 500, families=None, log_readers=("kafkacodec",)) -> dict:  # fmt: skip
+    """The fuzz run: {parser: {"cases", "seconds", "view", "divergences": {signature: count}}};
     the findings and README.md written into out (replaced)."""
     sys.path.insert(0, str(ROOT / "tests"))
     from kafka_judge import Oracle
-    from mutations import FAMILIES, Mutator
+
+    from .mutate import FAMILIES, draw
 
     if out.exists():
         shutil.rmtree(out)
     work = out / ".work"
     work.mkdir(parents=True)
-    table = {p: {"cases": 0, "seconds": 0.0, "divergences": {}} for p in parsers}
+    views = {p: "records" if p in log_readers else "consumer" for p in parsers}
+    table = {p: {"cases": 0, "seconds": 0.0, "view": views[p], "divergences": {}, "by_design": {}} for p in parsers}
     first: dict[tuple[str, str], tuple[bytes, str]] = {}
     oracle_seconds = 0.0
+    drawn = draw(cases, seed, tuple(families or FAMILIES))
     try:
         with Oracle(version, work / "build") as oracle:
-            drawn = Mutator(seed).draw(cases, tuple(families or FAMILIES))
-            for at in range(0, len(drawn), CHUNK):
-                chunk = drawn[at : at + CHUNK]
+            at = 0
+            while chunk := list(itertools.islice(drawn, CHUNK)):
                 files = []
                 for i, (name, data) in enumerate(chunk):
                     f = work / f"{at + i:07d}.bin"
                     f.write_bytes(data)
                     files.append((f, name, data))
+                at += len(chunk)
                 t = time.monotonic()
-                kafka = [kafka_answer(v) for v in oracle.judge_many([d for _f, _n, d in files])]
+                verdicts = oracle.judge_many([d for _n, d in chunk])
                 oracle_seconds += time.monotonic() - t
                 for p, cmd in parsers.items():
                     t = time.monotonic()
                     answers = run_parser(cmd, [str(f) for f, _n, _d in files], timeout)
                     table[p]["seconds"] += time.monotonic() - t
                     table[p]["cases"] += len(files)
-                    for (f, name, data), want in zip(files, kafka):
-                        sig = signature(want, answers[str(f)])
-                        if diverges(sig):
+                    for (f, name, data), verdict in zip(files, verdicts):
+                        sig = signature(kafka_answer(verdict, views[p]), answers[str(f)])
+                        if diverges(sig) and by_design(p, sig):
+                            table[p]["by_design"][sig] = table[p]["by_design"].get(sig, 0) + 1
+                        elif diverges(sig):
                             table[p]["divergences"][sig] = table[p]["divergences"].get(sig, 0) + 1
                             first.setdefault((p, sig), (data, name))
                 for f, _n, _d in files:
@@ -109,11 +122,14 @@ def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, o
                         probe.write_bytes(d)
                         return sessions[p].answer(str(probe))
 
-                    def still(d: bytes, sig=sig, answer=answer) -> bool:
-                        return signature(kafka_answer(oracle.judge_many([d])[0]), answer(d)) == sig
+                    def kafka(d: bytes, p=p) -> dict:
+                        return kafka_answer(oracle.judge_many([d])[0], views[p])
+
+                    def still(d: bytes, sig=sig, answer=answer, kafka=kafka) -> bool:
+                        return signature(kafka(d), answer(d)) == sig
 
                     small = minimize(data, still, budget=budget)
-                    write_finding(out / p, small, kafka_answer(oracle.judge_many([small])[0]), answer(small), sig,
+                    write_finding(out / p, small, kafka(small), answer(small), sig,
                                   f"{shlex.join(parsers[p])} {{input}}", found_in=f"{name}, seed {seed}")  # fmt: skip
             finally:
                 for session in sessions.values():
@@ -125,22 +141,27 @@ def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, o
 
 
 def _readme(out: Path, table: dict, *, cases: int, seed: int, version: str, oracle_seconds: float) -> None:
-    lines = [f"# Fuzz run: {cases} mutations, seed {seed}, judged by Kafka {version}'s record classes", "",
+    lines = [f"# Fuzz run: {cases} mutations (peers.mutate), seed {seed}, judged by Kafka {version}'s classes", "",
              f"The oracle answered {cases / max(oracle_seconds, 1e-9):,.0f} cases/s. "
              "A divergence is an answer that is not Kafka's (peers/__init__.py CLASSES); each "
-             "distinct one has a folder here, minimized, with the command that reproduces it.", "",
-             "| parser | cases | cases/s | distinct divergences | cases diverging |", "|---|---|---|---|---|"]  # fmt: skip
+             "distinct one has a folder here, minimized, with the command that reproduces it. "
+             "Judged by: consumer, what a KafkaConsumer's CompletedFetch hands its application; "
+             "records, what Kafka's record classes read (a log reader's answer).", "",
+             "| parser | judged by | cases | cases/s | distinct divergences | cases diverging |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
     for p, t in table.items():
         rate = t["cases"] / max(t["seconds"], 1e-9)
-        lines.append(f"| {p} | {t['cases']} | {rate:,.0f} | {len(t['divergences'])} | "
+        lines.append(f"| {p} | {t['view']} | {t['cases']} | {rate:,.0f} | {len(t['divergences'])} | "
                      f"{sum(t['divergences'].values())} |")  # fmt: skip
     lines.append("")
     for p, t in table.items():
-        if t["divergences"]:
+        if t["divergences"] or t["by_design"]:
             lines.append(f"## {p}")
             lines.append("")
             for sig, n in sorted(t["divergences"].items(), key=lambda kv: -kv[1]):
                 lines.append(f"- {n} cases: `{sig}` ({CLASSES.get(sig.split(':')[0], '')})")
+            for sig, n in sorted(t["by_design"].items(), key=lambda kv: -kv[1]):
+                lines.append(f"- {n} cases, by design: `{sig}`: {by_design(p, sig)}")
             lines.append("")
     (out / "README.md").write_text("\n".join(lines))
     (out / "table.json").write_text(json.dumps(table, indent=1) + "\n")
@@ -156,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("out/fuzz"))
     ap.add_argument("--timeout", type=float, default=10, help="seconds a parser may take on a case")
     ap.add_argument("--minimize-budget", type=int, default=500, help="tries per finding (default 500)")
+    ap.add_argument("--family", action="append", choices=FAMILIES, help="mutation families (default: all)")
+    ap.add_argument("--log-reader", action="append", default=[], metavar="NAME",
+                    help="judge this parser by Kafka's record classes, as a log reader (kafkacodec is), "
+                         "not by what a consumer hands its application")  # fmt: skip
     args = ap.parse_args(argv)
     build = args.out.parent / ".peers-build"
     sys.path.insert(0, str(ROOT / "tests"))
@@ -168,7 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(err))  # (exit 2)
     try:
         table = run(parsers, cases=args.cases, seed=args.seed, version=args.kafka, out=args.out,
-                    timeout=args.timeout, budget=args.minimize_budget)  # fmt: skip
+                    timeout=args.timeout, budget=args.minimize_budget, families=args.family,
+                    log_readers=("kafkacodec", *args.log_reader))  # fmt: skip
     except KeyboardInterrupt:  # the oracle's JVM and the parsers' processes end with their pipes
         print("peers.fuzz: interrupted", file=sys.stderr)
         return 130

@@ -19,6 +19,7 @@ from conftest import generated_parsers_only
 from kafka_broker import HARNESS, HarnessError, classpath, for_release
 
 import kafkacodec as kc
+from kafkacodec.records.javatext import java_text
 from kafkacodec.runtime.errors import KafkacodecError
 
 
@@ -60,10 +61,13 @@ class Oracle:
             verdicts = kafka.judge_many(images)
     """
 
-    def __init__(self, version: str, build: Path) -> None:
+    def __init__(self, version: str, build: Path, *, jvm: tuple[str, ...] = (), broker: bool = False) -> None:
+        """jvm: options for the JVM (a JaCoCo agent); broker: also read each image as the
+        broker's log layer reads a segment (KafkaJudge --broker; the verdicts' "broker")."""
         cp, classes = compile_judge(version, build)
         self.version = version
-        self.proc = subprocess.Popen(["java", "-Xmx512m", "-cp", f"{cp}:{classes}", "KafkaJudge", "--stream"],
+        command = ["java", "-Xmx512m", *jvm, "-cp", f"{cp}:{classes}", "KafkaJudge", "--stream"]
+        self.proc = subprocess.Popen([*command, *(["--broker"] if broker else [])],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
         self.cases = 0
 
@@ -82,6 +86,8 @@ class Oracle:
                 self.proc.stdin.flush()
             except BaseException as err:  # noqa: BLE001 (said below, with the JVM's stderr)
                 failed.append(err)
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()  # the JVM ends: the reader below sees it and says why
 
         writer = threading.Thread(target=feed, daemon=True)
         writer.start()
@@ -118,10 +124,10 @@ def _hex(v) -> str | None:
 
 
 def as_string(key: str) -> str:
-    """A header key as Kafka's consumer gives it: its bytes decoded as Java decodes UTF-8,
-    a malformed sequence as U+FFFD (kafkacodec's Record keeps the bytes, surrogateescape;
-    its columns and the Spark format decode as Java does)."""
-    return key.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    """A header key as Kafka's consumer gives it: its bytes decoded as Java decodes UTF-8
+    (kafkacodec's Record keeps the bytes, surrogateescape; its columns and the Spark format
+    decode as Java does: kafkacodec.records.javatext)."""
+    return java_text(key)
 
 
 def record_dict(r, batch) -> dict:

@@ -1,5 +1,5 @@
 """The judged mutations at any scale (tests/kafka/test_kafka_judges_mutations.py runs a
-seeded subset in CI): N seeded mutations of the shared vectors (tests/mutations.py), read by
+seeded subset in CI): N seeded mutations of the shared vectors (peers/bytewise.py), read by
 Kafka's record classes of each release (harness/src/KafkaJudge.java) and by every reading
 path of kafkacodec; every disagreement is written to ROOT/disagreements-RELEASE.txt with the
 mutation's file kept, and the counts printed. Exit status 1 when any path disagrees.
@@ -16,7 +16,8 @@ import time
 from pathlib import Path
 
 from kafka_judge import columns_disagree, judge, objects_disagree, report
-from mutations import FAMILIES, Mutator, write
+
+from peers.bytewise import FAMILIES, Mutator, write
 
 
 def main(argv=None) -> int:

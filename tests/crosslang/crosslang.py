@@ -371,14 +371,13 @@ def check_refused(jobs: list[Job], dumps: list[dict]) -> None:
 
 
 def mutated_jobs(to: Path, seed: int, count: int) -> list[Job]:
-    """Seeded mutations of the shared record-set vectors (tests/mutations.py: cuts, short
+    """Seeded mutations of the shared record-set vectors (peers/bytewise.py: cuts, short
     tails, edge bytes, changed records and compressed regions, lengths and counts), each as
     a KafkaLog job with what kafkacodec's parser makes of it without CRC checks (which the
     compiled outputs cannot make: their dumps compute CRCs beside); REFUSALS[name] keeps
     kafkacodec's message where it refuses."""
-    from mutations import Mutator
-
     from kafkacodec.generated.kafka_log import KafkaLog
+    from peers.bytewise import Mutator
 
     to.mkdir(parents=True, exist_ok=True)
     jobs = []

@@ -42,7 +42,7 @@ HERE = Path(__file__).resolve().parent / "cpp"
 ZSTD = next((p for p in ("/usr/lib/x86_64-linux-gnu/libzstd.so.1", "/usr/lib/aarch64-linux-gnu/libzstd.so.1",
                          "/usr/lib64/libzstd.so.1") if Path(p).exists()), None)  # fmt: skip
 
-#: How many seeded mutations a run reads (tests/mutations.py).
+#: How many seeded mutations a run reads (peers/bytewise.py).
 MUTATIONS = 600
 
 pytestmark = [
@@ -207,7 +207,7 @@ def test_lengths_that_disagree_with_their_fields_are_refused_in_cpp(binary, tmp_
 
 
 def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks(binary, tmp_path):
-    """Seeded mutations of the shared vectors (tests/mutations.py): every one kafkacodec
+    """Seeded mutations of the shared vectors (peers/bytewise.py): every one kafkacodec
     reads without CRC checks is read to the same values, every one it refuses is refused,
     but for the kinds crosslang.KNOWN_GAPS names (counted in the output)."""
     jobs = mutated_jobs(tmp_path / "mutations", seed=54, count=MUTATIONS)

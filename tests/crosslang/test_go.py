@@ -132,7 +132,7 @@ def test_the_go_module_vets_and_its_examples_run():
 
 
 def test_mutations_read_as_kafkacodec_reads_them_without_crc_checks_in_go(dump, tmp_path):
-    """Seeded mutations of the shared vectors (tests/mutations.py), read without CRC checks:
+    """Seeded mutations of the shared vectors (peers/bytewise.py), read without CRC checks:
     every one kafkacodec reads is read to the same values, every one it refuses is refused
     (but for crosslang.KNOWN_GAPS, counted)."""
     jobs = mutated_jobs(tmp_path / "mutations", seed=54, count=600)

@@ -1,5 +1,5 @@
 """Kafka's record classes as the oracle of a fuzz run over parsers (issue 57): seeded
-mutations of the shared vectors (tests/mutations.py) judged by the long-lived oracle
+mutations of the shared vectors (peers/bytewise.py) judged by the long-lived oracle
 (kafka_judge.Oracle, the newest 4.x), read by kafkacodec and by the Python peers
 (kafka-python, aiokafka: peers/python_parsers.py, through the plug-in protocol the Go
 peers use too: file names on stdin, one JSON line each); every divergence signed
@@ -14,10 +14,10 @@ import time
 import pytest
 from kafka_broker import ROOT, VERSIONS
 from kafka_judge import Oracle
-from mutations import Mutator, write
 
 from peers import expected
 from peers.__main__ import Session, run_parser
+from peers.bytewise import Mutator, write
 from peers.findings import diverges, kafka_answer, minimize, signature, write_finding
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]

@@ -7,7 +7,7 @@ newest 4.x release, against what kafkacodec reads from the same bytes:
   generated parsers alone (the reference the native loops are held to);
 - the columns (decode_columns), which give the same records, and refuse what Kafka refuses.
 
-The mutations (tests/mutations.py) reach every check Kafka's readers make, in their order:
+The mutations (peers/bytewise.py) reach every check Kafka's readers make, in their order:
 ByteBufferLogInputStream.nextBatchSize (a partial entry's length, then its magic, then
 whether it is whole), DefaultRecordBatch.ensureValid and its record iterator (a count of 0
 reads nothing after the stream's header; each DefaultRecord.readFrom; the bytes left after
@@ -27,7 +27,8 @@ import struct
 
 import pytest
 from kafka_judge import columns_disagree, judge, objects_disagree, report
-from mutations import VECTORS, Mutator, write
+
+from peers.bytewise import VECTORS, Mutator, write
 
 pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 

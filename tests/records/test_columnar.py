@@ -446,7 +446,7 @@ def test_a_size_too_small_for_any_entry_is_named_by_a_chunked_walk(size, chunk):
 def test_the_judged_mutations_agree():
     """The mutations Kafka's classes judge (tests/kafka/test_kafka_judges_mutations.py), a
     seeded sample: the columns read each one as the objects do."""
-    from mutations import Mutator
+    from peers.bytewise import Mutator
 
     for _name, data in Mutator(6).draw(1500):
         agree(data)

@@ -295,7 +295,7 @@ def test_the_judged_mutations_walk_the_same():
     """The mutations Kafka's classes judge (tests/kafka/test_kafka_judges_mutations.py), a
     seeded sample: the native loops read each one as the generated parsers do, error for
     error, with CRCs checked and not."""
-    from mutations import Mutator
+    from peers.bytewise import Mutator
 
     for _name, data in Mutator(5).draw(1500):
         assert_same_walk(data)
