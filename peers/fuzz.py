@@ -51,7 +51,9 @@ from .findings import by_design, diverges, kafka_answer, minimize, signature, wr
 from .mutate import FAMILIES
 
 BUILT_IN = {name: [sys.executable, "-m", "peers.python_parsers", name]
-            for name in ("kafkacodec", "kafka-python", "aiokafka")}  # fmt: skip
+            for name in ("kafkacodec", "kafkacodec-python", "kafkacodec-columns", "kafka-python", "aiokafka")}  # fmt: skip
+#: kafkacodec's reading paths: log readers, judged by Kafka's record classes.
+KAFKACODEC = ("kafkacodec", "kafkacodec-python", "kafkacodec-columns")
 GO = ("franz-go", "sarama", "kafka-go")
 #: Cases written and judged at a time (the files of one chunk on disk at once).
 CHUNK = 5000
@@ -69,7 +71,7 @@ def _command(spec: str, build: Path, timeout: float) -> tuple[str, list[str]]:
 
 
 def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, out: Path,
-        timeout: float = 10, budget: int = 500, families=None, log_readers=("kafkacodec",)) -> dict:  # fmt: skip
+        timeout: float = 10, budget: int = 500, families=None, log_readers=KAFKACODEC) -> dict:  # fmt: skip
     """The fuzz run: {parser: {"cases", "seconds", "view", "divergences": {signature: count}}};
     the findings and README.md written into out (replaced)."""
     sys.path.insert(0, str(ROOT / "tests"))
@@ -194,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         table = run(parsers, cases=args.cases, seed=args.seed, version=args.kafka, out=args.out,
                     timeout=args.timeout, budget=args.minimize_budget, families=args.family,
-                    log_readers=("kafkacodec", *args.log_reader))  # fmt: skip
+                    log_readers=(*KAFKACODEC, *args.log_reader))  # fmt: skip
     except KeyboardInterrupt:  # the oracle's JVM and the parsers' processes end with their pipes
         print("peers.fuzz: interrupted", file=sys.stderr)
         return 130

@@ -1,5 +1,6 @@
-"""kafka-python's and aiokafka's record decoders (and kafkacodec's, for a fuzz run's own
-check) over Kafka log images, as each client's
+"""kafka-python's and aiokafka's record decoders (and kafkacodec's reading paths, for a fuzz
+run's own check: kafkacodec, its native loops; kafkacodec-python, the generated parsers
+alone; kafkacodec-columns, the columnar walk) over Kafka log images, as each client's
 fetcher reads a fetched record set: MemoryRecords, every batch's CRC checked (the consumers'
 check_crcs, on by default), control batches told apart. The same JSON lines as the Go
 program (go/cmd/peers):
@@ -17,8 +18,7 @@ import sys
 import traceback
 
 
-def _records(memory_records, corrupt) -> list[dict]:
-    out = []
+def _records(memory_records, corrupt, out: list[dict]) -> None:
     records = memory_records
     while (batch := records.next_batch()) is not None:
         if not batch.validate_crc():  # Fetcher: check_crcs (kafka-python and aiokafka)
@@ -33,36 +33,64 @@ def _records(memory_records, corrupt) -> list[dict]:
                 "headers": [[k, None if v is None else bytes(v).hex()] for k, v in r.headers],
                 "control": control,
             })  # fmt: skip
-    return out
 
 
-def kafka_python(data: bytes) -> list[dict]:
+def kafka_python(data: bytes, out: list[dict]) -> None:
     from kafka.errors import CorruptRecordError
     from kafka.record.memory_records import MemoryRecords
 
-    return _records(MemoryRecords(data), CorruptRecordError)
+    _records(MemoryRecords(data), CorruptRecordError, out)
 
 
-def aiokafka(data: bytes) -> list[dict]:
+def aiokafka(data: bytes, out: list[dict]) -> None:
     from aiokafka.errors import CorruptRecordException
     from aiokafka.record.memory_records import MemoryRecords
 
-    return _records(MemoryRecords(data), CorruptRecordException)
+    _records(MemoryRecords(data), CorruptRecordException, out)
 
 
-def kafkacodec(data: bytes) -> list[dict]:
-    """kafkacodec's own reading (iter_batches, records(), CRCs checked), in the same shape."""
+def kafkacodec(data: bytes, out: list[dict]) -> None:
+    """kafkacodec's own reading (iter_batches, records(), CRCs checked: its native loops
+    where they are built), in the same shape."""
     import kafkacodec as kc
     from peers import record_dict
 
-    return [record_dict(b, r) for b in kc.iter_batches(data) for r in b.records()]
+    for b in kc.iter_batches(data):
+        out.extend(record_dict(b, r) for r in b.records())
 
 
-PARSERS = {"kafka-python": kafka_python, "aiokafka": aiokafka, "kafkacodec": kafkacodec}
+def kafkacodec_python(data: bytes, out: list[dict]) -> None:
+    """kafkacodec's reading by the generated parsers alone (the reference its native loops
+    are held to)."""
+    from kafkacodec.records.batches import reference_parsers
+
+    with reference_parsers():
+        kafkacodec(data, out)
+
+
+def kafkacodec_columns(data: bytes, out: list[dict]) -> None:
+    """kafkacodec's columnar walk (iter_columns: the Arrow tables the Spark format and
+    `kafkacodec spark` read), its rows in the same shape."""
+    from kafkacodec.records.columnar import iter_columns
+    from peers import _long
+
+    for table in iter_columns(data):
+        for row in table.to_pylist():
+            out.append({
+                "offset": _long(row["offset"]), "timestamp": None if row["magic"] == 0 else _long(row["timestamp"]),
+                "key": None if row["key"] is None else row["key"].hex(),
+                "value": None if row["value"] is None else row["value"].hex(),
+                "headers": [[h["key"], None if h["value"] is None else h["value"].hex()] for h in row["headers"]],
+                "control": bool(row["is_control"]),
+            })  # fmt: skip
+
+
+PARSERS = {"kafka-python": kafka_python, "aiokafka": aiokafka, "kafkacodec": kafkacodec,
+           "kafkacodec-python": kafkacodec_python, "kafkacodec-columns": kafkacodec_columns}  # fmt: skip
 
 
 def _own_errors(name: str) -> tuple[type, ...]:
-    if name == "kafkacodec":
+    if name.startswith("kafkacodec"):
         from kafkacodec.runtime.errors import KafkacodecError
 
         return (KafkacodecError,)
@@ -84,10 +112,11 @@ def main(argv: list[str]) -> int:
         with open(f, "rb") as fh:
             data = fh.read()
         result: dict = {"file": f, "parser": name}
+        result["records"] = records = []  # the records read before an error are part of the answer
         try:
-            result["records"] = read(data)
+            read(data, records)
         except own as err:
-            result["records"], result["error"] = [], f"{type(err).__name__}: {err}"
+            result["error"] = f"{type(err).__name__}: {err}"
         except Exception as err:  # noqa: BLE001 - escaped the decoder: what the report calls a crash
             result["panic"] = "".join(traceback.format_exception(err))
         print(json.dumps(result), flush=True)

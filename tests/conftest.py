@@ -115,20 +115,10 @@ def hexs(b):
 def generated_parsers_only():
     """The records layer without its native loops: every entry read by the generated
     parsers (the reference the native walk and record loops are held to)."""
-    from kafkacodec.records import batches as B
+    from kafkacodec.records.batches import reference_parsers
 
-    switches = ("_native_walk", "_native_legacy", "_native_records")
-    saved = [getattr(B, name) for name in switches]
-    saved_method = B.LegacyBatch.records
-    for name in switches:
-        setattr(B, name, None if name != "_native_walk" else False)
-    B.LegacyBatch.records = B.legacy_records_reference
-    try:
+    with reference_parsers():
         yield
-    finally:
-        for name, value in zip(switches, saved):
-            setattr(B, name, value)
-        B.LegacyBatch.records = saved_method
 
 
 def assert_roundtrip(cls, obj, data: bytes | None = None):

@@ -7,8 +7,10 @@ sequence, validity, and records with absolute offsets and Kafka's timestamp rule
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import struct
+import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -824,3 +826,24 @@ if _keep_freed is not None:  # made and freed by the million: freed ones are reu
 legacy_records_reference = LegacyBatch.records
 if _native_legacy_records is not None:  # a plain legacy message's record, straight in C
     _native_legacy_records(LegacyBatch, legacy_records_reference, Record, LEGACY_TIMESTAMP_TYPES)
+
+
+@contextlib.contextmanager
+def reference_parsers() -> Iterator[None]:
+    """Within it, the records layer without its native loops: every entry read by the
+    generated parsers (the reference the native walk and record loops are held to: the
+    tests, and the fuzz run's kafkacodec-python target). Not thread-safe: it switches
+    module state."""
+    module = sys.modules[__name__]
+    switches = ("_native_walk", "_native_legacy", "_native_records")
+    saved = [getattr(module, name) for name in switches]
+    saved_method = LegacyBatch.records
+    for name in switches:
+        setattr(module, name, None if name != "_native_walk" else False)
+    LegacyBatch.records = legacy_records_reference  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        for name, value in zip(switches, saved):
+            setattr(module, name, value)
+        LegacyBatch.records = saved_method  # type: ignore[method-assign]

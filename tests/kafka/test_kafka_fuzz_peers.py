@@ -121,10 +121,11 @@ def test_the_fuzz_command_finds_a_planted_bug_in_a_plugged_in_parser(tmp_path):
         "names = sys.argv[1:] if sys.argv[1:] != ['-'] else iter(sys.stdin.readline, '')\n"
         "for line in names:\n"
         "    f = line.strip()\n"
+        "    records, error = [], None\n"
         "    try:\n"
-        "        records, error = kafkacodec(open(f, 'rb').read()), None\n"
+        "        kafkacodec(open(f, 'rb').read(), records)\n"
         "    except KafkacodecError as err:\n"
-        "        records, error = [], str(err)\n"
+        "        error = str(err)\n"
         "    print(json.dumps({'file': f, 'records': [dict(r, headers=[]) for r in records], 'error': error}),"
         " flush=True)\n"
     )  # fmt: skip
