@@ -30,8 +30,11 @@ process for case after case); each answer is one JSON line:
 
 (or {"file": NAME, "panic": TEXT} for an exception that escaped its decoder). A process
 that dies costs the case it was on (a crash) and is started again after it; no answer in
---timeout seconds is a hang. Built in: kafkacodec, kafka-python, aiokafka (Python), and
-franz-go, sarama, kafka-go (the Go program, built from go/).
+--timeout seconds is a hang. Built in: kafkacodec's reading paths (kafkacodec, its native
+loops; kafkacodec-python, the generated parsers alone; kafkacodec-columns, the columnar
+walk; kafkacodec-go, the Go package the schemas generate), the Python clients kafka-python
+and aiokafka, and the Go clients franz-go, sarama and kafka-go (the Go program, built from
+go/).
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ from .mutate import FAMILIES
 BUILT_IN = {name: [sys.executable, "-m", "peers.python_parsers", name]
             for name in ("kafkacodec", "kafkacodec-python", "kafkacodec-columns", "kafka-python", "aiokafka")}  # fmt: skip
 #: kafkacodec's reading paths: log readers, judged by Kafka's record classes.
-KAFKACODEC = ("kafkacodec", "kafkacodec-python", "kafkacodec-columns")
-GO = ("franz-go", "sarama", "kafka-go")
+KAFKACODEC = ("kafkacodec", "kafkacodec-python", "kafkacodec-columns", "kafkacodec-go")
+GO = ("franz-go", "sarama", "kafka-go", "kafkacodec-go")
 #: Cases written and judged at a time (the files of one chunk on disk at once).
 CHUNK = 5000
 

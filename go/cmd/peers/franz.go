@@ -22,7 +22,7 @@ func franz(data []byte) ([]Record, error) {
 		}
 		rec.Headers = [][2]*string{}
 		for _, h := range r.Headers {
-			k := h.Key
+			k := javaUTF8([]byte(h.Key))
 			rec.Headers = append(rec.Headers, [2]*string{&k, hexOf(h.Value)})
 		}
 		out = append(out, rec)

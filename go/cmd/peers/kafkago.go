@@ -64,7 +64,7 @@ func kafkaGoRecord(r *protocol.Record, control bool, version int8) (Record, erro
 		return rec, err
 	}
 	for _, h := range r.Headers {
-		k := h.Key
+		k := javaUTF8([]byte(h.Key))
 		rec.Headers = append(rec.Headers, [2]*string{&k, hexOf(h.Value)})
 	}
 	return rec, nil

@@ -53,6 +53,7 @@ var parsers = []parser{
 	{"franz-go", franz},
 	{"sarama", saramaFetch},
 	{"kafka-go", kafkaGo},
+	{"kafkacodec-go", kafkacodecGo},
 }
 
 func main() {

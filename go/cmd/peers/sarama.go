@@ -87,7 +87,7 @@ func saramaRecords(batch *sarama.RecordBatch) []Record {
 		rec := Record{Offset: batch.FirstOffset + r.OffsetDelta, Timestamp: millis(ts), Key: hexOf(r.Key),
 			Value: hexOf(r.Value), Control: batch.Control, Headers: [][2]*string{}}
 		for _, h := range r.Headers {
-			k := string(h.Key)
+			k := javaUTF8(h.Key)
 			rec.Headers = append(rec.Headers, [2]*string{&k, hexOf(h.Value)})
 		}
 		out = append(out, rec)
