@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: jar test test-quick test-kafka drill judge-drill dump-drill cluster-drill harness specs demo docs bench peers generate check-generated clean
+.PHONY: jar test test-quick test-kafka drill judge-drill dump-drill cluster-drill fuzz harness specs demo docs bench peers generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -26,7 +26,7 @@ SPARK_VERSION := 4.2.0
 TOOL_VERSIONS := 3.9.1 3.9.2 4.0.0 4.0.1 4.0.2 4.1.0 4.1.1 4.1.2 4.2.0 4.2.1 4.2.2 4.3.0 4.3.1 4.4.0
 HARNESS := $(foreach v,$(KAFKA_VERSIONS),harness/target/cp-$(v).txt harness/target/tiered-$(v).txt) \
 	$(foreach v,$(SHELL_VERSIONS),harness/target/shell-$(v).txt) harness/target/spark-kafka-$(SPARK_VERSION).txt \
-	$(foreach v,$(TOOL_VERSIONS),harness/target/tools-$(v).txt) harness/target/jacoco.txt
+	$(foreach v,$(TOOL_VERSIONS),harness/target/tools-$(v).txt) harness/target/jacoco.txt harness/target/jazzer.txt
 
 # The JVM reader of the `kafkacodec` Spark format (jvm/: a DataSourceV2 over the schemas' Java
 # output from the official compiler, with the official Kaitai Java runtime), in the Python
@@ -100,6 +100,13 @@ harness/target/jacoco.txt: harness/jacoco/pom.xml
 	mkdir -p harness/target
 	mvn -q -B -f harness/jacoco/pom.xml dependency:build-classpath \
 		-Dmdep.outputFile=$(CURDIR)/harness/target/jacoco.txt
+
+# Jazzer, coverage-guided fuzzing of the schemas' Java output (harness/jazzer/pom.xml)
+harness/target/jazzer.txt: harness/jazzer/pom.xml
+	@command -v mvn >/dev/null || (apt-get update -q && apt-get install -y -q maven)
+	mkdir -p harness/target
+	mvn -q -B -f harness/jazzer/pom.xml dependency:build-classpath \
+		-Dmdep.outputFile=$(CURDIR)/harness/target/jazzer.txt
 
 # Kafka's MetadataShell on a classpath of its own release (harness/shell/pom.xml)
 harness/target/shell-%.txt: harness/shell/pom.xml
@@ -194,6 +201,38 @@ bench: $(STAMP) $(HARNESS) $(JAR)
 # (peers/reports; tests/crosslang/test_peers.py checks that it is current). Needs Go.
 peers: $(STAMP)
 	$(PY) -m peers --out peers/reports
+
+# Every parser fuzzed against Kafka's classes (peers.fuzz, docs/fuzzing.md): FUZZ_CASES
+# schema-aware mutations each, judged by the newest release (one oracle, every target
+# reading the same cases), then the branches of Kafka's reading code the corpus, the
+# vectors and the cases reach, measured with JaCoCo in the oldest and the newest release
+# (peers.coverage). CI runs a seeded subset (tests/kafka/test_kafka_fuzz_peers.py,
+# test_kafka_coverage.py).
+FUZZ_CASES ?= 1000000
+FUZZ_SEED ?= 1
+FUZZ_TIME ?= 5m
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS := kafkacodec kafkacodec-python kafkacodec-columns kafkacodec-go franz-go sarama kafka-go kafka-python aiokafka
+fuzz: $(STAMP) $(HARNESS) $(JAR)
+	rm -rf out/fuzz
+	$(PY) -m peers.fuzz $(foreach t,$(FUZZ_TARGETS),--parser $(t)) --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
+		--kafka $(lastword $(KAFKA_VERSIONS)) --out out/fuzz || test -f out/fuzz/table.json  # (exit 1: divergences, the report written)
+	$(foreach v,$(firstword $(KAFKA_VERSIONS)) $(lastword $(KAFKA_VERSIONS)),$(PY) -m peers.coverage --kafka $(v) \
+		--cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --out out/coverage-$(v) &&) true
+	@# coverage-guided, seeded with the schema-aware mutations: Go's own fuzzer over the Go
+	@# package (go/kafkacodec/fuzz_test.go), atheris over the Python walk (fuzz/)
+	rm -rf out/fuzz-seeds && $(PY) -m peers.mutate --cases 20000 --seed $(FUZZ_SEED) --out out/fuzz-seeds
+	cd go && KAFKACODEC_SEEDS=$(CURDIR)/out/fuzz-seeds go test -run '^$$' -fuzz FuzzParseKafkaLog \
+		-fuzztime $(FUZZ_TIME) ./kafkacodec
+	$(PY) -m fuzz batches --seconds $(FUZZ_SECONDS) --corpus out/fuzz-seeds
+	@# Jazzer over the schemas' Java output (the official compiler's, as jvm/ builds it)
+	rm -rf out/jazzer && mkdir -p out/jazzer/classes
+	cp="$(CURDIR)/jvm/target/classes:$$(cat jvm/target/kaitai-classpath.txt):$$(tr ':' '\n' < harness/target/cp-$(lastword $(KAFKA_VERSIONS)).txt \
+		| grep -E '/(lz4-java|snappy-java|zstd-jni)-' | tr '\n' ':')" && \
+	javac -nowarn -cp "$$cp" -d out/jazzer/classes harness/src/JavaOutputFuzz.java && \
+	cd out/jazzer && java -cp "$$(cat ../../harness/target/jazzer.txt):classes:$$cp" com.code_intelligence.jazzer.Jazzer \
+		--target_class=JavaOutputFuzz --instrumentation_includes='io.kafkacodec.**' -max_total_time=$(FUZZ_SECONDS) \
+		$(CURDIR)/out/fuzz-seeds
 
 generate: $(STAMP)
 	$(PY) -m kafkacodec generate

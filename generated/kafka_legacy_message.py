@@ -297,7 +297,7 @@ class KafkaLegacyMessage(_p.Generated):
             key_b = key
             value_b = value
             inner_b = (
-                _p.process_encode("kafka_compression", inner.build(), int(attributes & 7), magic)
+                _p.process_encode("kafka_compression", inner.build(), attributes & 7, magic)
                 if inner is not None
                 else self.inner_raw
             )
@@ -369,11 +369,7 @@ class KafkaLegacyMessage(_p.Generated):
         if self.inner_raw is None:
             return None
         data = _p.process_decode(
-            "kafka_compression",
-            self.inner_raw,
-            int(self.attributes & 7),
-            self.magic,
-            max_size=max_size,
+            "kafka_compression", self.inner_raw, self.attributes & 7, self.magic, max_size=max_size
         )
         self.inner = MessageSet.parse_all(data, verify=verify)
         return self.inner

@@ -42,7 +42,7 @@ def write_corpus(out: Path) -> Path:
 
 
 def go_binary(build: Path) -> Path:
-    out = build / "peers"
+    out = build.resolve() / "peers"  # (go builds in go/: a relative path would land there)
     subprocess.run(["go", "build", "-o", str(out), "./cmd/peers"], cwd=ROOT / "go", check=True)
     return out
 

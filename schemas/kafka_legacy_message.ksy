@@ -70,7 +70,7 @@ seq:
   - id: inner
     size: len_value
     type: message_set
-    process: kafka_compression(compression.to_i, magic)
+    process: kafka_compression(attributes & 7, magic)
     if: len_value >= 0 and compression != compression_type::none
     doc: The inner message set of a wrapper, stored compressed as the wrapper's value.
     -kafkacodec-lazy: true

@@ -79,7 +79,7 @@ seq:
     -orig-id: records
     size: len_batch - 49
     type: record_list(num_records)
-    process: kafka_compression(compression.to_i, 2)
+    process: kafka_compression(attributes & 7, 2)
     doc: |
       The records, compressed as one stream when the codec is not none. They take every
       byte of the region (`valid`): bytes after the last record are corrupt ("Incorrect

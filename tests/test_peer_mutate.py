@@ -13,7 +13,6 @@ import zlib
 
 import pytest
 
-import kafkacodec as kc
 from kafkacodec.runtime import compression as C
 from kafkacodec.runtime.crc import crc32c
 from kafkacodec.runtime.errors import KafkacodecError
@@ -98,7 +97,7 @@ def test_a_longer_varint_reads_as_the_same_value():
 
 def test_parse_entry_reads_nested_wrappers_and_compressed_regions():
     seen = collections.Counter()
-    for name, data in SEEDS:
+    for _name, data in SEEDS:
         for s, e in entries(data):
             obj, lazies = parse_entry(data[s:e])
             if obj is None:

@@ -143,7 +143,7 @@ KafkaLegacyMessage = KafkaStruct(
             (
                 "inner",
                 KafkaCompressed(
-                    MessageSet, lambda this: int(this.attributes & 7), lambda this: this.magic
+                    MessageSet, lambda this: this.attributes & 7, lambda this: this.magic
                 ),
             ),
         ),
@@ -160,9 +160,7 @@ KafkaLegacyMessage = KafkaStruct(
         lambda this: (this.len_value >= 0) and ((this.attributes & 7) != CompressionType.NONE),
         Sized(
             lambda this: this.len_value,
-            KafkaCompressed(
-                MessageSet, lambda this: int(this.attributes & 7), lambda this: this.magic
-            ),
+            KafkaCompressed(MessageSet, lambda this: this.attributes & 7, lambda this: this.magic),
         ),
     )
     * "The inner message set of a wrapper, stored compressed as the wrapper's value.",

@@ -103,7 +103,7 @@ KafkaRecordBatch = KafkaStruct(
         lambda this: this.len_batch - 49,
         KafkaCompressed(
             RecordList(lambda this: this._.num_records),
-            lambda this: int(this.attributes & 7),
+            lambda this: this.attributes & 7,
             lambda this: 2,
         ),
     )

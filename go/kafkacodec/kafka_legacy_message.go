@@ -209,7 +209,7 @@ func (x *KafkaLegacyMessage) read(buf []byte, pos, end int, verify bool) (int, e
 		}
 	}
 	if lazyInner != nil {
-		data, err := kafkaCompression(lazyInner, x.Compression(), int64(x.Magic))
+		data, err := kafkaCompression(lazyInner, (int64(x.Attributes) & 7), int64(x.Magic))
 		if err != nil {
 			return pos, corrupt("kafka_legacy_message /seq/10", 0, err)
 		}

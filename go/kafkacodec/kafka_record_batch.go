@@ -227,7 +227,7 @@ func (x *KafkaRecordBatch) read(buf []byte, pos, end int, verify bool) (int, err
 		}
 	}
 	if lazyRecordsRegion != nil {
-		data, err := kafkaCompression(lazyRecordsRegion, x.Compression(), 2)
+		data, err := kafkaCompression(lazyRecordsRegion, (int64(x.Attributes) & 7), 2)
 		if err != nil {
 			return pos, corrupt("kafka_record_batch /seq/13", 0, err)
 		}
