@@ -197,11 +197,31 @@ def minimize(data: bytes, still: Callable[[bytes], bool], budget: int = 3000) ->
     return best
 
 
+#: What kafka.json holds, by the answer the parser was judged by (VIEWS).
+KAFKA_JSON = {
+    "records": "what Kafka's record classes read (MemoryRecords, `ensureValid` on every batch and record, "
+               "Kafka's decompression), control records flagged",
+    "consumer": "what Kafka's consumer hands its application (CompletedFetch.fetchRecords, check.crcs on: "
+                "control records left out, records below the next fetch offset skipped)",
+}  # fmt: skip
+
+
+def _near(path: Path) -> str:
+    """A path relative to the checkout when it is inside it (a report committed there
+    names its inputs the same on every machine)."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        return str(path.resolve().relative_to(root))
+    except ValueError:
+        return str(path)
+
+
 def write_finding(folder: Path, data: bytes, want: dict, got: dict, sig: str, reproduce: str,
-                  *, found_in: str = "") -> Path:  # fmt: skip
-    """A finding's folder, named by its signature: the input, Kafka's answer, the parser's,
-    and a README that says what differs and the one command that reproduces it
-    (`reproduce`, its "{input}" replaced by the input's path)."""
+                  *, found_in: str = "", view: str = "records") -> Path:  # fmt: skip
+    """A finding's folder, named by its signature: the input, Kafka's answer (by `view`),
+    the parser's, and a README that says what differs and the one command that reproduces
+    it (`reproduce`, its "{input}" replaced by the input's path, relative to the checkout
+    when it is inside it: run from there)."""
     name = re.sub(r"[^a-z0-9]+", "-", sig.lower()).strip("-")[:80] or "finding"
     d = folder / name
     d.mkdir(parents=True, exist_ok=True)
@@ -212,9 +232,8 @@ def write_finding(folder: Path, data: bytes, want: dict, got: dict, sig: str, re
     (d / "README.md").write_text(
         f"# {folder.name}: {sig}\n\n{CLASSES.get(cls, cls)[0].upper() + CLASSES.get(cls, cls)[1:]}.\n\n"
         f"- `input.bin`: {len(data)} bytes{(' (minimized from ' + found_in + ')') if found_in else ''}.\n"
-        "- `kafka.json`: what Kafka's record classes read (MemoryRecords, `ensureValid` on every batch "
-        "and record, Kafka's decompression), control records flagged.\n"
+        f"- `kafka.json`: {KAFKA_JSON[view]}.\n"
         "- `parser.json`: what the parser answered.\n\n"
-        f"To reproduce:\n\n    {reproduce.replace('{input}', str(d / 'input.bin'))}\n"
+        f"To reproduce:\n\n    {reproduce.replace('{input}', _near(d / 'input.bin'))}\n"
     )  # fmt: skip
     return d

@@ -73,6 +73,16 @@ def _command(spec: str, build: Path, timeout: float) -> tuple[str, list[str]]:
     raise ValueError(f"--parser {spec}: not built in ({', '.join([*BUILT_IN, *GO])}); give NAME=COMMAND")
 
 
+def _reproduce(name: str, cmd: list[str]) -> str:
+    """The command that reproduces a parser's answer, "{input}" for the input: a built-in
+    one's as it runs from the checkout on any machine, a plugged-in one's as given."""
+    if cmd == BUILT_IN.get(name):
+        return f"python -m peers.python_parsers {name} {{input}}"
+    if name in GO and "-parser" in cmd:
+        return f"go -C go run ./cmd/peers -parser {name} ../{{input}}"
+    return f"{shlex.join(cmd)} {{input}}"
+
+
 def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, out: Path,
         timeout: float = 10, budget: int = 500, families=None, log_readers=KAFKACODEC) -> dict:  # fmt: skip
     """The fuzz run: {parser: {"cases", "seconds", "view", "divergences": {signature: count}}};
@@ -134,8 +144,8 @@ def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, o
                         return signature(kafka(d), answer(d)) == sig
 
                     small = minimize(data, still, budget=budget)
-                    write_finding(out / p, small, kafka(small), answer(small), sig,
-                                  f"{shlex.join(parsers[p])} {{input}}", found_in=f"{name}, seed {seed}")  # fmt: skip
+                    write_finding(out / p, small, kafka(small), answer(small), sig, _reproduce(p, parsers[p]),
+                                  found_in=f"{name}, seed {seed}", view=views[p])  # fmt: skip
             finally:
                 for session in sessions.values():
                     session.close()
@@ -179,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cases", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--kafka", default="4.4.0", help="the Kafka release whose classes judge (default 4.4.0)")
-    ap.add_argument("--out", type=Path, default=Path("out/fuzz"))
+    ap.add_argument("--out", type=Path, default=Path("out/fuzz"),
+                    help="the report's folder (replaced); `make fuzz` writes peers/reports/fuzz")  # fmt: skip
     ap.add_argument("--timeout", type=float, default=10, help="seconds a parser may take on a case")
     ap.add_argument("--minimize-budget", type=int, default=500, help="tries per finding (default 500)")
     ap.add_argument("--family", action="append", choices=FAMILIES, help="mutation families (default: all)")

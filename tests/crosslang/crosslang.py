@@ -371,17 +371,20 @@ def check_refused(jobs: list[Job], dumps: list[dict]) -> None:
 
 
 def mutated_jobs(to: Path, seed: int, count: int) -> list[Job]:
-    """Seeded mutations of the shared record-set vectors (peers/bytewise.py: cuts, short
-    tails, edge bytes, changed records and compressed regions, lengths and counts), each as
-    a KafkaLog job with what kafkacodec's parser makes of it without CRC checks (which the
-    compiled outputs cannot make: their dumps compute CRCs beside); REFUSALS[name] keeps
-    kafkacodec's message where it refuses."""
+    """Seeded mutations: half of peers/bytewise.py's (cuts, short tails, edge bytes, changed
+    records and compressed regions, lengths and counts), half of peers/mutate.py's
+    schema-aware families (fields, varint encodings, lists, codecs and frames, wrappers,
+    control records, boundaries), each as a KafkaLog job with what kafkacodec's parser makes
+    of it without CRC checks (which the compiled outputs cannot make: their dumps compute
+    CRCs beside); REFUSALS[name] keeps kafkacodec's message where it refuses."""
     from kafkacodec.generated.kafka_log import KafkaLog
     from peers.bytewise import Mutator
+    from peers.mutate import SCHEMA_FAMILIES, draw
 
     to.mkdir(parents=True, exist_ok=True)
     jobs = []
-    for i, (name, img) in enumerate(Mutator(seed).draw(count)):
+    drawn = Mutator(seed).draw(count - count // 2) + list(draw(count // 2, seed, SCHEMA_FAMILIES))
+    for i, (name, img) in enumerate(drawn):
         path = to / f"{i:05d}.bin"
         path.write_bytes(img)
         try:
