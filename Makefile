@@ -214,9 +214,9 @@ FUZZ_TIME ?= 5m
 FUZZ_SECONDS ?= 300
 FUZZ_TARGETS := kafkacodec kafkacodec-python kafkacodec-columns kafkacodec-go franz-go sarama kafka-go kafka-python aiokafka
 fuzz: $(STAMP) $(HARNESS) $(JAR)
-	rm -rf peers/reports/fuzz
+	rm -rf peers/fuzz-reports
 	$(PY) -m peers.fuzz $(foreach t,$(FUZZ_TARGETS),--parser $(t)) --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
-		--kafka $(lastword $(KAFKA_VERSIONS)) --out peers/reports/fuzz || test -f peers/reports/fuzz/table.json  # (exit 1: divergences, the report written)
+		--kafka $(lastword $(KAFKA_VERSIONS)) --out peers/fuzz-reports || test -f peers/fuzz-reports/table.json  # (exit 1: divergences, the report written)
 	$(foreach v,$(firstword $(KAFKA_VERSIONS)) $(lastword $(KAFKA_VERSIONS)),$(PY) -m peers.coverage --kafka $(v) \
 		--cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --out out/coverage-$(v) &&) true
 	@# coverage-guided, seeded with the schema-aware mutations: Go's own fuzzer over the Go

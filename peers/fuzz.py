@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--kafka", default="4.4.0", help="the Kafka release whose classes judge (default 4.4.0)")
     ap.add_argument("--out", type=Path, default=Path("out/fuzz"),
-                    help="the report's folder (replaced); `make fuzz` writes peers/reports/fuzz")  # fmt: skip
+                    help="the report's folder (replaced); `make fuzz` writes peers/fuzz-reports")  # fmt: skip
     ap.add_argument("--timeout", type=float, default=10, help="seconds a parser may take on a case")
     ap.add_argument("--minimize-budget", type=int, default=500, help="tries per finding (default 500)")
     ap.add_argument("--family", action="append", choices=FAMILIES, help="mutation families (default: all)")
