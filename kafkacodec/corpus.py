@@ -116,6 +116,7 @@ def edge_cases() -> dict[str, bytes]:
         "magic1-gzip-wrapper-at-offset-0": bytes(8) + build_message_set(
             [R(None, T + i, b"k", b"v") for i in range(3)], magic=1, compression="gzip")[8:],
     }  # fmt: skip
+    out.update(_fuzz_families())
     for codec in ("gzip", "snappy", "lz4", "zstd"):
         records = [
             R(None, T + i, f"key{i}".encode(), b"value" * i, [("h", b"1")]) for i in range(20)
@@ -128,6 +129,65 @@ def edge_cases() -> dict[str, bytes]:
                 records, magic=magic, compression=codec, base_offset=(1 << 62) + 3
             )
     return out
+
+
+def _fuzz_families() -> dict[str, bytes]:
+    """A case of each family the fuzz run against Kafka brought (peers.mutate, issue 57),
+    its CRCs and lengths right, so that a reader reaches what it is about: what Kafka reads
+    there is what its record classes read (tests/kafka/test_kafka_judges_corpus.py)."""
+    import struct
+
+    from .generated.kafka_legacy_message import KafkaLegacyMessage
+    from .generated.kafka_record_batch import KafkaRecordBatch
+    from .runtime import compression as C
+    from .runtime.varint import encode_varint
+
+    R = Record
+
+    def v2(records, change, **kw) -> bytes:
+        b = KafkaRecordBatch.parse(build_batch(records, **kw))[0]
+        b.read_records_region()
+        change(b)
+        b.len_batch = b.crc = None
+        return b.build()
+
+    def raw_region(b, region: bytes, count: int) -> None:
+        b.records_region, b.records_region_raw, b.num_records = None, region, count
+
+    def long(value: int, max_len: int, extra: int) -> bytes:
+        """value's varint written `extra` bytes longer than it needs (Kafka reads up to
+        max_len bytes)."""
+        out = bytearray(encode_varint(value, max_len))
+        out[-1] |= 0x80
+        return bytes(out) + b"\x80" * (extra - 1) + b"\x00"
+
+    body = b"\x00" + long(3, 10, 9 - len(encode_varint(3, 10))) + long(0, 5, 4) + long(1, 5, 3) + b"k" \
+        + long(1, 5, 2) + b"v" + long(0, 5, 4)  # fmt: skip
+    padded = encode_varint(len(body), 5) + body
+    payload = build_batch([R(None, T, b"k", b"v" * 40, [("h", b"1")]) for _ in range(3)])[61:]
+    desc = bytes((0x60 | 0x10 | 0x08 | 0x04, 0x40)) + struct.pack("<q", len(payload))
+    frame = (struct.pack("<I", 0x184D2204) + desc + bytes(((C.xxh32(desc) >> 8) & 0xFF,))
+             + struct.pack("<I", len(payload) | 0x80000000) + payload + struct.pack("<I", C.xxh32(payload))
+             + b"\0\0\0\0" + struct.pack("<I", C.xxh32(payload)))  # fmt: skip
+    inner = build_message_set([R(None, T, b"k", b"v")], magic=1) + struct.pack(">qi", 1, (1 << 31) - 8)
+    wrapper = KafkaLegacyMessage(offset=1, magic=1, attributes=C.GZIP, timestamp=T, key=None,
+                                 inner_raw=C.compress(C.GZIP, inner, 1)).build()  # fmt: skip
+    # (Not here yet: a v2 batch of 0 records whose region holds other bytes, which Kafka
+    # never reads (DefaultRecordBatch's iterator of no record) and the schema's parse does:
+    # the record layer has Kafka's rule, the schemas do not state it yet. Nor a header key
+    # that is not UTF-8: each language decodes it its own way, as valid_text says.)
+    return {
+        # every varint of a record longer than it needs, within Kafka's 5 and 10 bytes
+        "varints-written-long": v2([R(None, T, b"k", b"v")], lambda b: raw_region(b, padded, 1)),
+        # an LZ4 frame with a content size, block and content checksums, a raw block
+        "lz4-frame-content-size-and-checksums": v2(
+            [R(None, T, b"k", b"v")], lambda b: (setattr(b, "attributes", C.LZ4), raw_region(b, frame, 3))),
+        # offsets that go back inside a batch: the record classes read them, a consumer skips
+        "offsets-going-back": build_batch([R(5, T, b"a", b"1"), R(7, T, b"b", b"2"), R(6, T, b"c", b"3")],
+                                          base_offset=5),
+        # an inner message declaring more than Kafka 4.4 reads (DataLogInputStream)
+        "magic1-inner-size-past-kafkas-limit": wrapper,
+    }  # fmt: skip
 
 
 # -- the expected values
@@ -414,8 +474,11 @@ def write_corpus(out: Path | str, *, count: int = 12, internal_count: int = 3, s
 
     logs: dict[str, bytes] = {}
     for name, data in edge_cases().items():
-        add("valid", "kafka_log", KafkaLog, None, f"edge-{name}", f"edge case: {name}", data)
-        logs[f"edge-{name}"] = data
+        # one Kafka refuses (a family the fuzz run brought: _fuzz_families) is a refused case
+        kind = "valid" if kafka_refusal("kafka_log", data) is None else "refused"
+        add(kind, "kafka_log", KafkaLog, None, f"edge-{name}", f"edge case: {name}", data)
+        if kind == "valid":
+            logs[f"edge-{name}"] = data
     for n, (schema, cls, param, about, data) in enumerate(
         _drawn_cases(count, internal_count if internal else 0, seed)
     ):
