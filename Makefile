@@ -218,7 +218,7 @@ fuzz: $(STAMP) $(HARNESS) $(JAR)
 	$(PY) -m peers.fuzz $(foreach t,$(FUZZ_TARGETS),--parser $(t)) --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \
 		--kafka $(lastword $(KAFKA_VERSIONS)) --out peers/fuzz-reports || test -f peers/fuzz-reports/table.json  # (exit 1: divergences, the report written)
 	$(foreach v,$(firstword $(KAFKA_VERSIONS)) $(lastword $(KAFKA_VERSIONS)),$(PY) -m peers.coverage --kafka $(v) \
-		--cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --out out/coverage-$(v) &&) true
+		--cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --out peers/fuzz-reports/coverage-$(v) &&) true
 	@# coverage-guided, seeded with the schema-aware mutations: Go's own fuzzer over the Go
 	@# package (go/kafkacodec/fuzz_test.go), atheris over the Python walk (fuzz/)
 	rm -rf out/fuzz-seeds && $(PY) -m peers.mutate --cases 20000 --seed $(FUZZ_SEED) --out out/fuzz-seeds
