@@ -96,8 +96,9 @@ def test_each_peers_divergences_are_findings_with_reproducers(run, parser, tmp_p
 
             small = minimize(images[i], still, budget=150)
             assert still(small) and len(small) <= len(images[i])
-            d = write_finding(reports, small, kafka_answer(oracle.judge_many([small])[0], "consumer"), answer(small), sig, view="consumer",
-                              f"python -m peers.python_parsers {parser} {{input}}", found_in=files[i].name)  # fmt: skip
+            d = write_finding(reports, small, kafka_answer(oracle.judge_many([small])[0], "consumer"), answer(small), sig,
+                              f"python -m peers.python_parsers {parser} {{input}}", found_in=files[i].name,
+                              view="consumer")  # fmt: skip
             assert (d / "input.bin").read_bytes() == small
             assert f"python -m peers.python_parsers {parser} {d / 'input.bin'}" in (d / "README.md").read_text()
     print(f"{parser}: {len(found)} distinct divergences in {len(files)} cases: {sorted(found)}")

@@ -106,6 +106,7 @@ def test_the_long_lived_oracle_answers_as_the_judge_of_files(judged, cases, tmp_
     version, theirs = judged
     images = [f.read_bytes() for f in cases]
     with Oracle(version, tmp_path) as kafka:
-        assert kafka.judge_many(images) == theirs
-        assert kafka.judge_many(images[:50]) == theirs[:50]
+        # (each streamed answer adds the consumer's, which the files' judge does not give)
+        assert [{k: v for k, v in a.items() if k != "consumer"} for a in kafka.judge_many(images)] == theirs
+        assert [{k: v for k, v in a.items() if k != "consumer"} for a in kafka.judge_many(images[:50])] == theirs[:50]
         assert kafka.cases == len(images) + 50
