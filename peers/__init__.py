@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kafkacodec.records.javatext import java_text
+
 #: What a parser made of a case, from best to worst for a reader of Kafka's data.
 CLASSES = {
     "right": "the records Kafka reads, and an error exactly where Kafka refuses",
@@ -59,8 +61,6 @@ def record_dict(b, r) -> dict:
     """A record kafkacodec read, in the shape the parsers answer in: offsets and timestamps
     wrapped as Kafka's long wraps them (none for magic 0), bytes as hex, header keys as
     Java decodes UTF-8, control records flagged."""
-    from kafkacodec.records.javatext import java_text
-
     return {
         "offset": _long(r.offset), "timestamp": None if b.magic == 0 else _long(r.timestamp),
         "key": None if r.key is None else bytes(r.key).hex(),

@@ -240,6 +240,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", type=Path, default=Path("out/coverage"))
     args = ap.parse_args(argv)
+    sys.path.insert(0, str(ROOT / "tests"))
+    from kafka_broker import HarnessError, classpath
+
+    try:
+        classpath(args.kafka)  # the release's jars, which `make harness` resolves
+    except HarnessError as err:
+        ap.error(str(err))  # (exit 2)
     try:
         f = run(args.kafka, args.cases, args.seed, args.out)
     except KeyboardInterrupt:

@@ -115,7 +115,11 @@ class Oracle:
     def __enter__(self) -> Oracle:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is not None and self.proc.poll() is None:
+            # interrupted (Ctrl-C) or failed: the JVM ends now, not after the cases in flight
+            self.proc.kill()
+            self.proc.wait()
         self.close()
 
 
