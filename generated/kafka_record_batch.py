@@ -286,7 +286,9 @@ class KafkaRecordBatch(_p.Generated):
             num_records = self.num_records
             records_region = self.records_region
             records_region_b = (
-                _p.process_encode("kafka_compression", records_region.build(), attributes & 7, 2)
+                _p.process_encode(
+                    "kafka_compression", records_region.build(), attributes & 7, 2, num_records
+                )
                 if records_region is not None
                 else self.records_region_raw
             )
@@ -339,7 +341,12 @@ class KafkaRecordBatch(_p.Generated):
         The bytes go through `kafka_compression` first; max_size bounds the result.
         """
         data = _p.process_decode(
-            "kafka_compression", self.records_region_raw, self.attributes & 7, 2, max_size=max_size
+            "kafka_compression",
+            self.records_region_raw,
+            self.attributes & 7,
+            2,
+            self.num_records,
+            max_size=max_size,
         )
         self.records_region = RecordList.parse_all(data, self.num_records, verify=verify)
         return self.records_region

@@ -54,8 +54,9 @@ UNSUPPORTED_ATTR_KEYS = {
     "io": "instances in another stream",
 }
 PRIMITIVES = {"zigzag_varint", "unsigned_varint"}
-# Custom `process` routines the runtime implements, with their argument counts.
-PROCESSES = {"kafka_compression": 2}
+# Custom `process` routines the runtime implements, with the argument counts each takes:
+# kafka_compression(codec, magic[, records]).
+PROCESSES = {"kafka_compression": (2, 3)}
 CRC_ALGORITHMS = {"crc32", "crc32c"}
 
 INT_TYPES = {
@@ -1402,10 +1403,10 @@ class ModuleBuilder:
             )
         call = parse_expr(attr["process"], f"{where}/process")
         args = list(call.args[1:])
-        if len(args) != PROCESSES[pname]:
+        if len(args) not in PROCESSES[pname]:
+            counts = " or ".join(map(str, PROCESSES[pname]))
             raise SchemaError(
-                f"{where}/process",
-                f"{pname} takes {PROCESSES[pname]} arguments, given {len(args)}",
+                f"{where}/process", f"{pname} takes {counts} arguments, given {len(args)}"
             )
         if f.kind not in ("bytes", "user"):
             raise SchemaError(f"{where}/process", "process applies to bytes or a user type")

@@ -162,22 +162,26 @@ class _Deferred:
 
 
 class KafkaCompressed(Subconstruct):
-    """subcon stored through a Kafka codec (kafkacodec.runtime.compression). codec and magic are
-    values or context functions; the whole (sized) stream is the compressed region, and
-    subcon must use all of what it inflates to (Kafka refuses records left over)."""
+    """subcon stored through a Kafka codec (kafkacodec.runtime.compression). codec, magic and
+    records (how many records a v2 batch's region holds: of none, Kafka reads the codec's
+    head alone) are values or context functions; the whole (sized) stream is the
+    compressed region, and subcon must use all of what it inflates to (Kafka refuses
+    records left over)."""
 
-    def __init__(self, subcon, codec, magic, max_size: int | None = None):
+    def __init__(self, subcon, codec, magic, records=None, max_size: int | None = None):
         super().__init__(subcon)
         self.codec = codec
         self.magic = magic
+        self.records = records
         self.max_size = max_size
 
     def _parse(self, stream, context, path):
         data = stream_read_entire(stream, path)
         codec = evaluate(self.codec, context)
         magic = evaluate(self.magic, context)
+        records = evaluate(self.records, context)
         try:
-            raw = compression.decompress(codec, data, magic, self.max_size)
+            raw = compression.kafka_compression_decode(data, codec, magic, records, self.max_size)
         except KafkacodecError as err:
             raise CompressionFailed(str(err), path=path) from None
         inner = io.BytesIO(bytes(raw))

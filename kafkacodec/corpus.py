@@ -172,10 +172,9 @@ def _fuzz_families() -> dict[str, bytes]:
     inner = build_message_set([R(None, T, b"k", b"v")], magic=1) + struct.pack(">qi", 1, (1 << 31) - 8)
     wrapper = KafkaLegacyMessage(offset=1, magic=1, attributes=C.GZIP, timestamp=T, key=None,
                                  inner_raw=C.compress(C.GZIP, inner, 1)).build()  # fmt: skip
-    # (Not here yet: a v2 batch of 0 records whose region holds other bytes, which Kafka
-    # never reads (DefaultRecordBatch's iterator of no record) and the schema's parse does:
-    # the record layer has Kafka's rule, the schemas do not state it yet. Nor a header key
-    # that is not UTF-8: each language decodes it its own way, as valid_text says.)
+    # (Not here: a header key that is not UTF-8: each language decodes it its own way, as
+    # valid_text says.)
+    junk = b"not a record, never read"
     return {
         # every varint of a record longer than it needs, within Kafka's 5 and 10 bytes
         "varints-written-long": v2([R(None, T, b"k", b"v")], lambda b: raw_region(b, padded, 1)),
@@ -187,6 +186,14 @@ def _fuzz_families() -> dict[str, bytes]:
                                           base_offset=5),
         # an inner message declaring more than Kafka 4.4 reads (DataLogInputStream)
         "magic1-inner-size-past-kafkas-limit": wrapper,
+        # a batch of no record whose region holds other bytes: Kafka reads no further than
+        # the codec's head (DefaultRecordBatch's iterators), so none of these bytes is read;
+        # a head its codec's stream refuses is refused (the schema's third process argument)
+        "no-record-region-not-read": v2([R(None, T, b"k", b"v")], lambda b: raw_region(b, junk, 0)),
+        "no-record-gzip-head-only": v2([R(None, T, b"k", b"v")], lambda b: (
+            setattr(b, "attributes", C.GZIP), raw_region(b, C.compress(C.GZIP, b"")[:10] + junk, 0))),
+        "no-record-lz4-head-refused": v2([R(None, T, b"k", b"v")], lambda b: (
+            setattr(b, "attributes", C.LZ4), raw_region(b, junk, 0))),
     }  # fmt: skip
 
 

@@ -32,7 +32,8 @@ leaves (tests/kafka/test_kafka_judges_mutations.py puts both to the same bytes).
 
 Decompressed output larger than `max_size` (default DEFAULT_MAX_INFLATED) raises
 DecompressionLimitError before more memory is taken (Kafka has no such bound).
-check_head is what Kafka reads of a compressed records region that holds no record.
+check_head is what Kafka reads of a compressed records region that holds no record
+(kafka_compression_decode with records=0, the schemas' v2 batch).
 """
 
 from __future__ import annotations
@@ -767,11 +768,19 @@ def compress(codec: int, data, magic: int = 2, level: int | None = None, *,
     return _zstd(data, LEVELS[ZSTD].default if level is None else level)
 
 
-def kafka_compression_decode(data, codec, magic, max_size=None):
-    """The schemas' `process: kafka_compression(codec, magic)`, reading direction."""
+def kafka_compression_decode(data, codec, magic, records=None, max_size=None):
+    """The schemas' `process: kafka_compression(codec, magic[, records])`, reading
+    direction. records: how many records a v2 batch says its region holds. Of a region
+    said to hold none Kafka reads the codec's head alone (DefaultRecordBatch's iterators
+    return no record without reading further, the streaming one after opening the stream:
+    check_head), so its bytes give no record whatever follows that head."""
+    if records is not None and int(records) == 0:
+        check_head(int(codec), data, int(magic))
+        return data[:0]
     return decompress(int(codec), data, int(magic), max_size)
 
 
-def kafka_compression_encode(data, codec, magic) -> bytes:
-    """The schemas' `process: kafka_compression(codec, magic)`, writing direction."""
+def kafka_compression_encode(data, codec, magic, records=None) -> bytes:
+    """The schemas' `process: kafka_compression(codec, magic[, records])`, writing
+    direction (records plays no part: the region is written whole)."""
     return compress(int(codec), data, int(magic))

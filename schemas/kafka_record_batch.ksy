@@ -79,12 +79,17 @@ seq:
     -orig-id: records
     size: len_batch - 49
     type: record_list(num_records)
-    process: kafka_compression(attributes & 7, 2)
+    process: kafka_compression(attributes & 7, 2, num_records)
     doc: |
       The records, compressed as one stream when the codec is not none. They take every
       byte of the region (`valid`): bytes after the last record are corrupt ("Incorrect
       declared batch size, records still remaining in file", DefaultRecordBatch's
-      iterators; a compressed stream's own end is its codec's).
+      iterators; a compressed stream's own end is its codec's). A batch of no record is
+      read no further than its codec's head, whatever its region holds: the process's
+      third argument (DefaultRecordBatch's iterators return no record at once, the
+      streaming one after opening the codec's stream, whose constructor reads the gzip
+      member header, the LZ4 frame header, snappy-java's header or, without it, the one raw
+      block; zstd-jni reads nothing).
     valid:
       expr: _._io.pos == _._io.size
     -kafkacodec-lazy: true

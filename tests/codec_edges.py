@@ -122,6 +122,21 @@ def stream_ends() -> list[tuple[str, int, int, bytes, bytes | None]]:
     assert 90000 < len(zbig) < 131075 < len(zbig) + len(zbig2), len(zbig)
     skippable = (0x184D2A50).to_bytes(4, "little") + (3).to_bytes(4, "little") + b"abc"
     empty = C.compress(4, b"")
+    # frames with a content checksum (Kafka writes none; other producers may), cut inside it:
+    # zstd-jni hands over every block's content before it looks for the checksum
+    import zstandard
+
+    summed = zstandard.ZstdCompressor(write_checksum=True)
+    zsum = summed.compress(small)
+    zsum3 = summed.compressobj()
+    zsum3 = zsum3.compress(b"three blocks " * 30000) + zsum3.flush()
+    assert zsum[4] & 4 and zsum3[4] & 4
+    cases += [
+        ("zstd-summed-cut-in-checksum-alone", 4, zsum[:-2]),
+        ("zstd-skippable-then-summed-cut-in-checksum", 4, skippable + zsum[:-1]),
+        ("zstd-skippable-then-summed-blocks-cut-in-checksum", 4, skippable + zsum3[:-3]),
+        ("zstd-skippable-then-summed-cut-in-a-block", 4, skippable + zsum3[: len(zsum3) // 2]),
+    ]
     cases += [
         ("zstd-twice", 4, zs + zs2),
         ("zstd-junk", 4, zs + b"junk"),
@@ -161,9 +176,79 @@ def stream_ends() -> list[tuple[str, int, int, bytes, bytes | None]]:
     return out
 
 
+def lz4_blocks() -> list[tuple[str, int, bytes, bytes | None]]:
+    """LZ4 blocks at the edges of what LZ4_decompress_safe takes (the decompressor lz4-java
+    calls for Kafka's Lz4BlockInputStream, with the frame's block size as the output's
+    bound), each in one of Kafka's frames, as (name, magic, frame, want): a last sequence
+    whose match length nibble is not 0, literals that end within 8 bytes of the block's end
+    without ending it, a block that ends with a match, a match of offset 0, one reaching
+    before the output's start, a match that ends within 5 bytes of the bound; and seeded
+    mutations of real blocks (a byte changed, cut, or an extension byte added), which find
+    the rules a hand-made case misses. kafkacodec's runtime (python-lz4: liblz4) answers;
+    tests/kafka/test_kafka_stream_ends.py holds it to Kafka's classes."""
+    import random
+    import struct
+
+    import lz4.block
+
+    from kafkacodec.runtime import compression as C
+
+    def frame(block: bytes) -> bytes:
+        desc = bytes((0x60, 0x40))
+        return (struct.pack("<I", 0x184D2204) + desc + bytes(((C.xxh32(desc) >> 8) & 0xFF,))
+                + struct.pack("<I", len(block)) + block + bytes(4))  # fmt: skip
+
+    def ext(n: int) -> bytes:  # a length's extension bytes for n past 15
+        return b"\xff" * (n // 255) + bytes((n % 255,))
+
+    bound = 64 * 1024  # BD 0x40: Kafka's 64 KiB blocks
+    long_match = bound - 4 - 1  # 'a', then a match to 5 bytes before the bound
+    cases = [
+        ("lz4-last-token-match-nibble", b"\x53hello"),
+        ("lz4-literals-end-near-the-end", b"\x10a\x01\x00\x10b"),
+        ("lz4-ends-with-a-match", b"\xf0\x05" + b"x" * 20 + b"\x01\x00"),
+        ("lz4-offset-zero", b"\x10a\x00\x00\x80abcdefgh"),
+        ("lz4-offset-before-the-start", b"\x10a\x02\x00\x80abcdefgh"),
+        ("lz4-match-to-the-last-5", b"\x1fa\x01\x00" + ext(long_match - 1 - 19) + b"\x50abcde"),
+        ("lz4-match-into-the-last-5", b"\x1fa\x01\x00" + ext(long_match - 19) + b"\x40abcd"),
+        ("lz4-literals-past-the-bound", b"\xf0" + ext(bound + 1 - 15) + b"y" * (bound + 1)),
+    ]
+    rng = random.Random(57)
+    texts = [b"kafkacodec " * 40, bytes(rng.getrandbits(8) for _ in range(300)) * 3,
+             b"".join(b"key%d value%d " % (i, i * i) for i in range(80))]  # fmt: skip
+    for i in range(240):
+        block = bytearray(lz4.block.compress(texts[i % 3], store_size=False))
+        at = rng.randrange(len(block))
+        kind = i % 4
+        if kind == 0:
+            block[at] = rng.getrandbits(8)
+        elif kind == 1:
+            block[at] ^= 0x0F  # a token's match length nibble, or any byte's low bits
+        elif kind == 2:
+            del block[at:]
+        else:
+            block[at:at] = b"\xff"
+        cases.append((f"lz4-block-mutation-{i}", bytes(block) or b"\x00"))
+    out = []
+    for name, block in cases:
+        data = frame(block)
+        try:
+            want = C.decompress(3, data, magic=2)
+        except Exception:  # noqa: BLE001 (refused, whatever the reason)
+            want = None
+        out.append((name, 2, data, want))
+    answers = {n: w for n, _m, _d, w in out}
+    assert answers["lz4-last-token-match-nibble"] == b"hello"
+    assert answers["lz4-offset-zero"] == b"a" + bytes(4) + b"abcdefgh"
+    assert answers["lz4-match-to-the-last-5"] is not None and answers["lz4-match-into-the-last-5"] is None
+    refused = sum(w is None for w in answers.values())
+    assert 40 < refused < len(out) - 40, refused
+    return out
+
+
 def codec_edges() -> list[tuple[str, int, int, bytes, bytes | None]]:
-    """lz4_frames and stream_ends, as (name, codec, magic, data, want)."""
-    return [(n, 3, m, f, w) for n, m, f, w in lz4_frames()] + stream_ends()
+    """lz4_frames, lz4_blocks and stream_ends, as (name, codec, magic, data, want)."""
+    return [(n, 3, m, f, w) for n, m, f, w in lz4_frames() + lz4_blocks()] + stream_ends()
 
 
 def codec_input(cases) -> str:

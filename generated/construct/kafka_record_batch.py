@@ -105,9 +105,10 @@ KafkaRecordBatch = KafkaStruct(
             RecordList(lambda this: this._.num_records),
             lambda this: this.attributes & 7,
             lambda this: 2,
+            lambda this: this.num_records,
         ),
     )
-    * "The records, compressed as one stream when the codec is not none. They take every byte of the region (`valid`): bytes after the last record are corrupt (\"Incorrect declared batch size, records still remaining in file\", DefaultRecordBatch's iterators; a compressed stream's own end is its codec's).",
+    * "The records, compressed as one stream when the codec is not none. They take every byte of the region (`valid`): bytes after the last record are corrupt (\"Incorrect declared batch size, records still remaining in file\", DefaultRecordBatch's iterators; a compressed stream's own end is its codec's). A batch of no record is read no further than its codec's head, whatever its region holds: the process's third argument (DefaultRecordBatch's iterators return no record at once, the streaming one after opening the codec's stream, whose constructor reads the gzip member header, the LZ4 frame header, snappy-java's header or, without it, the one raw block; zstd-jni reads nothing).",
     "crc_from"
     / Computed(lambda this: 21)
     * "Where the bytes the CRC covers begin, counted from the batch's first byte: at `attributes` (the CRC field's `-kafkacodec-crc` says so; a test checks that this number is that field's offset). For other languages, whose parsers cannot compute a CRC: check CRC-32C over [crc_from, crc_to) of the batch's bytes.",

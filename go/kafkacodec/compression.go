@@ -12,7 +12,6 @@ import (
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/flate"
 	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 )
 
 // MaxInflated is what one compressed payload may inflate to (runtime/compression.py's
@@ -32,22 +31,28 @@ var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
 // kafkaCompression is the schemas' `process: kafka_compression(codec, magic)`: the payload
 // decompressed as Kafka's CompressionType reads it, with the Go libraries Kafka's Go
-// clients use (klauspost/compress for gzip and zstd, pierrec/lz4 for LZ4 blocks in Kafka's
+// clients use (klauspost/compress for gzip and zstd, LZ4 blocks as liblz4 decodes them in Kafka's
 // frame, golang/snappy for snappy blocks in snappy-java's framing or alone).
 // kafkaCompression is the schemas' `process: kafka_compression(codec, magic)`: the payload
 // decompressed as Kafka's Java streams read it (through Kafka's ChunkedBytesStream:
 // GZIPInputStream, SnappyInputStream, Lz4BlockInputStream, zstd-jni), to where they end,
 // with the Go libraries Kafka's Go clients use for the codecs themselves (klauspost/compress
-// for deflate and zstd, pierrec/lz4 for LZ4 blocks, golang/snappy for snappy blocks).
+// for deflate and zstd, golang/snappy for snappy blocks; LZ4 blocks by lz4Block, liblz4's rules).
 // kafkacodec.runtime.compression states the same rules; Kafka's own classes judge them
 // (tests/kafka/test_kafka_stream_ends.py), and tests/crosslang holds this to them.
-func kafkaCompression(src []byte, codec, magic int64) ([]byte, error) {
+//
+// records, when given, is how many records a v2 batch says its region holds: of a region
+// said to hold none Kafka reads the codec's head alone (checkHead), whatever follows it.
+func kafkaCompression(src []byte, codec, magic int64, records ...int64) ([]byte, error) {
 	top := int64(CodecLZ4)
 	if magic >= 2 {
 		top = CodecZstd
 	}
 	if codec < 0 || codec > top {
 		return nil, fmt.Errorf("unknown compression codec %d for magic %d", codec, magic)
+	}
+	if len(records) > 0 && records[0] == 0 {
+		return []byte{}, checkHead(src, codec, magic)
 	}
 	switch codec {
 	case CodecNone:
@@ -68,6 +73,26 @@ func kafkaCompression(src []byte, codec, magic int64) ([]byte, error) {
 // Kafka refuses them or they inflate past MaxInflated.
 func Decompress(codec, magic int64, src []byte) ([]byte, error) {
 	return kafkaCompression(src, codec, magic)
+}
+
+// checkHead is what Kafka reads of a compressed records region that holds no record
+// (runtime/compression.py's check_head): DefaultRecordBatch's streaming iterator opens the
+// codec's stream, whose constructor reads the gzip member header, the LZ4 frame header,
+// snappy-java's header or, when the bytes do not start with it, the one raw block it
+// decompresses whole; zstd-jni's reads nothing. Then no record is read.
+func checkHead(src []byte, codec, magic int64) error {
+	var err error
+	switch codec {
+	case CodecGzip:
+		_, err = gzipHeader(src, 0)
+	case CodecLZ4:
+		_, _, _, err = lz4Head(src, magic)
+	case CodecSnappy:
+		if len(src) < 16 || !bytes.HasPrefix(src, xerialMagic) {
+			_, err = unsnappy(src)
+		}
+	}
+	return err
 }
 
 func tooBig(codec string) error {
@@ -248,6 +273,45 @@ func snappyBlock(block []byte, before int) ([]byte, error) {
 
 const lz4Magic = 0x184D2204
 
+// lz4Head is Kafka's Lz4BlockInputStream.readHeader over an LZ4 frame (runtime/compression.py's
+// _lz4_head): where the blocks start, the FLG byte and the largest block.
+func lz4Head(src []byte, magic int64) (int, byte, int, error) {
+	n := len(src)
+	if n < 6 {
+		return 0, 0, 0, errors.New("LZ4 frame header cut short")
+	}
+	if binary.LittleEndian.Uint32(src) != lz4Magic {
+		return 0, 0, 0, errors.New("not an LZ4 frame (bad magic number)")
+	}
+	flg, bd := src[4], src[5]
+	switch {
+	case flg&3 != 0:
+		return 0, 0, 0, errors.New("LZ4 frame descriptor: reserved bits must be 0")
+	case flg&0x20 == 0:
+		return 0, 0, 0, errors.New("LZ4 frame descriptor: dependent blocks are not supported")
+	case flg>>6 != 1:
+		return 0, 0, 0, fmt.Errorf("LZ4 frame version %d is not supported", flg>>6)
+	case bd&0x8f != 0:
+		return 0, 0, 0, errors.New("LZ4 frame descriptor: reserved block descriptor bits must be 0")
+	case (bd>>4)&7 < 4:
+		return 0, 0, 0, errors.New("LZ4 frame descriptor: the block size must be 4 to 7")
+	}
+	at := 6
+	if flg&0x08 != 0 { // a content size, skipped
+		if n-at < 8 {
+			return 0, 0, 0, errors.New("LZ4 frame header cut short")
+		}
+		at += 8
+	}
+	if n-at < 1 {
+		return 0, 0, 0, errors.New("LZ4 frame header cut short")
+	}
+	if magic != 0 && src[at] != byte(xxhash.Checksum32(src[4:at])>>8) {
+		return 0, 0, 0, errors.New("LZ4 frame descriptor corrupted (its checksum does not match)")
+	}
+	return at + 1, flg, 1 << (8 + 2*int((bd>>4)&7)), nil
+}
+
 // unlz4 is Kafka's Lz4BlockInputStream over one LZ4 frame (runtime/compression.py's
 // _unlz4): FLG with no reserved bit, independent blocks, version 1; BD with no reserved bit
 // and a block size of 64 KiB to 4 MiB; the descriptor's checksum but for magic 0
@@ -256,40 +320,10 @@ const lz4Magic = 0x184D2204
 // ChunkedBytesStream), and nothing after the end mark is read.
 func unlz4(src []byte, magic int64) ([]byte, error) {
 	n := len(src)
-	if n < 6 {
-		return nil, errors.New("LZ4 frame header cut short")
+	at, flg, maxBlock, err := lz4Head(src, magic)
+	if err != nil {
+		return nil, err
 	}
-	if binary.LittleEndian.Uint32(src) != lz4Magic {
-		return nil, errors.New("not an LZ4 frame (bad magic number)")
-	}
-	flg, bd := src[4], src[5]
-	switch {
-	case flg&3 != 0:
-		return nil, errors.New("LZ4 frame descriptor: reserved bits must be 0")
-	case flg&0x20 == 0:
-		return nil, errors.New("LZ4 frame descriptor: dependent blocks are not supported")
-	case flg>>6 != 1:
-		return nil, fmt.Errorf("LZ4 frame version %d is not supported", flg>>6)
-	case bd&0x8f != 0:
-		return nil, errors.New("LZ4 frame descriptor: reserved block descriptor bits must be 0")
-	case (bd>>4)&7 < 4:
-		return nil, errors.New("LZ4 frame descriptor: the block size must be 4 to 7")
-	}
-	at := 6
-	if flg&0x08 != 0 { // a content size, skipped
-		if n-at < 8 {
-			return nil, errors.New("LZ4 frame header cut short")
-		}
-		at += 8
-	}
-	if n-at < 1 {
-		return nil, errors.New("LZ4 frame header cut short")
-	}
-	if magic != 0 && src[at] != byte(xxhash.Checksum32(src[4:at])>>8) {
-		return nil, errors.New("LZ4 frame descriptor corrupted (its checksum does not match)")
-	}
-	at++
-	maxBlock := 1 << (8 + 2*int((bd>>4)&7))
 	out := []byte{}
 	buf := make([]byte, maxBlock)
 	for {
@@ -316,7 +350,7 @@ func unlz4(src []byte, magic int64) ([]byte, error) {
 		if word&0x80000000 != 0 {
 			got = block
 		} else {
-			k, err := lz4.UncompressBlock(block, buf)
+			k, err := lz4Block(block, buf)
 			if err != nil {
 				return nil, fmt.Errorf("LZ4 block at byte %d does not decompress: %w", at, err)
 			}
@@ -349,11 +383,13 @@ const (
 	zstdJNIRead = 128<<10 + 3
 )
 
-// zstdFrameEnd is where the frame (or skippable frame) at src[pos:] ends, from its headers
-// and its blocks' headers (RFC 8878); -1 when the data ends inside a magic number (zstd
-// waits for more); an error for bytes that start no frame or a reserved block. The end may
-// lie past the data (the frame is cut short). runtime/compression.py's _zstd_frame_end.
-func zstdFrameEnd(src []byte, pos int) (int, error) {
+// zstdFrameBlocks is where the frame (or skippable frame) at src[pos:] ends, from its
+// headers and its blocks' headers (RFC 8878); -1 when the data ends inside a magic number
+// (zstd waits for more); an error for bytes that start no frame or a reserved block. The
+// end may lie past the data (the frame is cut short). runtime/compression.py's
+// _zstd_frame_end. Second: where the frame's last block ends (its content checksum, if it
+// has one, follows), 0 when the data ends before that (or for a skippable frame).
+func zstdFrameBlocks(src []byte, pos int) (int, int, error) {
 	n := len(src)
 	head := src[pos:min(n, pos+4)]
 	var magic, skip [4]byte
@@ -362,31 +398,31 @@ func zstdFrameEnd(src []byte, pos int) (int, error) {
 	if len(head) < 4 || (n-pos < 5 && bytes.Equal(head, magic[:])) {
 		skippable := len(head) > 0 && head[0] >= 0x50 && head[0] <= 0x5f && bytes.Equal(head[1:], skip[1:len(head)])
 		if bytes.HasPrefix(magic[:], head) || skippable {
-			return -1, nil
+			return -1, 0, nil
 		}
-		return 0, fmt.Errorf("zstd data holds no frame at byte %d", pos)
+		return 0, 0, fmt.Errorf("zstd data holds no frame at byte %d", pos)
 	}
 	m := binary.LittleEndian.Uint32(head)
 	if m&0xFFFFFFF0 == zstdSkippable {
 		if n-pos < 8 {
-			return pos + 8, nil
+			return pos + 8, 0, nil
 		}
-		return pos + 8 + int(binary.LittleEndian.Uint32(src[pos+4:])), nil
+		return pos + 8 + int(binary.LittleEndian.Uint32(src[pos+4:])), 0, nil
 	}
 	if m != zstdMagic {
-		return 0, fmt.Errorf("zstd data holds no frame at byte %d", pos)
+		return 0, 0, fmt.Errorf("zstd data holds no frame at byte %d", pos)
 	}
 	fhd := int(src[pos+4])
 	single := (fhd >> 5) & 1
 	at := pos + 4 + 1 + (1 - single) + []int{0, 1, 2, 4}[fhd&3] + []int{single, 2, 4, 8}[fhd>>6]
 	for {
 		if n-at < 3 {
-			return at + 3, nil
+			return at + 3, 0, nil
 		}
 		bh := int(src[at]) | int(src[at+1])<<8 | int(src[at+2])<<16
 		kind := (bh >> 1) & 3
 		if kind == 3 {
-			return 0, fmt.Errorf("zstd block of the reserved type at byte %d", at)
+			return 0, 0, fmt.Errorf("zstd block of the reserved type at byte %d", at)
 		}
 		if kind == 1 {
 			at += 3 + 1 // an RLE block holds one byte
@@ -394,7 +430,11 @@ func zstdFrameEnd(src []byte, pos int) (int, error) {
 			at += 3 + bh>>3
 		}
 		if bh&1 != 0 {
-			return at + 4*((fhd>>2)&1), nil // and its content checksum
+			blocks := 0
+			if at <= n {
+				blocks = at
+			}
+			return at + 4*((fhd>>2)&1), blocks, nil // and its content checksum
 		}
 	}
 }
@@ -409,8 +449,10 @@ func zstdFrame(frame []byte, whole bool, before int) ([]byte, error) {
 	if whole {
 		got, err = zstdDecoder.DecodeAll(frame, nil)
 	} else {
+		// a frame cut short has no whole checksum to check: what its whole blocks give is
+		// what zstd-jni's stream hands over before the data ends
 		d, derr := zstd.NewReader(bytes.NewReader(frame), zstd.WithDecoderMaxMemory(MaxInflated),
-			zstd.WithDecoderConcurrency(1))
+			zstd.WithDecoderConcurrency(1), zstd.IgnoreChecksum(true))
 		if derr != nil {
 			return nil, derr
 		}
@@ -436,7 +478,7 @@ func unzstd(src []byte) ([]byte, error) {
 	out := []byte{}
 	done, pos := -1, 0
 	for pos < n {
-		end, err := zstdFrameEnd(src, pos)
+		end, blocksEnd, err := zstdFrameBlocks(src, pos)
 		if err != nil {
 			return nil, err
 		}
@@ -446,7 +488,17 @@ func unzstd(src []byte) ([]byte, error) {
 		skippable := binary.LittleEndian.Uint32(src[pos:])&0xFFFFFFF0 == zstdSkippable
 		if end > n {
 			if !skippable {
-				got, err := zstdFrame(src[pos:], false, len(out))
+				frame, whole := src[pos:], false
+				if blocksEnd > 0 && src[pos+4]&4 != 0 {
+					// cut inside its content checksum: every block is whole, and libzstd
+					// (zstd-jni) hands their content over before it looks for the checksum;
+					// klauspost's stream holds the last block back until then, so the frame
+					// is read whole without the checksum flag (a bit of its header)
+					frame = append([]byte{}, src[pos:end-4]...)
+					frame[4] &^= 4
+					whole = true
+				}
+				got, err := zstdFrame(frame, whole, len(out))
 				if err != nil {
 					return nil, err
 				}

@@ -56,7 +56,11 @@ type KafkaRecordBatch struct {
 	// The records, compressed as one stream when the codec is not none. They take every byte of
 	// the region (`valid`): bytes after the last record are corrupt ("Incorrect declared batch
 	// size, records still remaining in file", DefaultRecordBatch's iterators; a compressed
-	// stream's own end is its codec's).
+	// stream's own end is its codec's). A batch of no record is read no further than its codec's
+	// head, whatever its region holds: the process's third argument (DefaultRecordBatch's
+	// iterators return no record at once, the streaming one after opening the codec's stream,
+	// whose constructor reads the gzip member header, the LZ4 frame header, snappy-java's header
+	// or, without it, the one raw block; zstd-jni reads nothing).
 	RecordsRegion *KafkaRecordBatchRecordList `ksy:"records_region"`
 	// CrcStart and CrcEnd: the bytes the CRC covers, as offsets into the parsed buffer.
 	CrcStart, CrcEnd int `ksy:"-"`
@@ -227,7 +231,7 @@ func (x *KafkaRecordBatch) read(buf []byte, pos, end int, verify bool) (int, err
 		}
 	}
 	if lazyRecordsRegion != nil {
-		data, err := kafkaCompression(lazyRecordsRegion, (int64(x.Attributes) & 7), 2)
+		data, err := kafkaCompression(lazyRecordsRegion, (int64(x.Attributes) & 7), 2, int64(x.NumRecords))
 		if err != nil {
 			return pos, corrupt("kafka_record_batch /seq/13", 0, err)
 		}

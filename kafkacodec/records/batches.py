@@ -226,10 +226,9 @@ class RecordBatch(KafkaRecordBatch):
         try:
             raw = self.records_region_raw
             if self.num_records == 0:
-                # DefaultRecordBatch's iterator of no record opens the stream and reads
-                # nothing more: bytes after the header are not looked at
-                if codec != _comp.NONE:
-                    _comp.check_head(codec, raw, 2)
+                # the schema's process with its record count: of a region said to hold no
+                # record, Kafka reads the codec's head alone (DefaultRecordBatch)
+                _comp.kafka_compression_decode(raw, codec, 2, 0)
                 self._records = []
                 return self._records
             data = self._region(raw, max_inflated)

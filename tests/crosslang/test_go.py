@@ -114,10 +114,13 @@ def test_the_corpus_reads_as_expected_in_go(dump, corpus, tmp_path):
             refused += 1
             assert "error" in theirs, f"the corpus expects {expect['error']['check']}, Go reads it"
             assert FAMILY[theirs["check"]] == expect["error"]["family"], (theirs, expect["error"])
-            assert f"byte {expect['error']['position']}:" in theirs["error"], (
-                theirs,
-                expect["error"],
-            )
+            # a codec's refusal of a whole compressed region names no byte in Python (the
+            # region is one stream, read lazily); any other refusal names the same byte
+            if expect["error"]["position"] is not None:
+                assert f"byte {expect['error']['position']}:" in theirs["error"], (
+                    theirs,
+                    expect["error"],
+                )
         except AssertionError as err:
             raise AssertionError(f"{case.name}: {err}") from None
     assert refused > 50

@@ -1,4 +1,4 @@
-// The schemas' custom `process: kafka_compression(codec, magic)` routine for the official
+// The schemas' custom `process: kafka_compression(codec, magic[, records])` routine for the official
 // Kaitai compiler's JavaScript output (Node). Put this folder on NODE_PATH (the compiled
 // parsers require('KafkaCompression')) and `npm install` its package.json.
 //
@@ -11,7 +11,6 @@
 // A region that inflates past KafkaCompression.maxSize (128 MB) is refused.
 "use strict";
 const zlib = require("zlib");
-const lz4 = require("lz4js");
 const xxh32 = require("lz4js/xxh32.js");
 const fzstd = require("fzstd");
 
@@ -237,16 +236,8 @@ function snappyBlock(b, limit) {
   return out;
 }
 
-function unlz4(data, limit, magic) {
-  // Kafka's Lz4BlockInputStream over one LZ4 frame (kafkacodec.runtime.compression._unlz4
-  // states the same rules): FLG with no reserved bit, independent blocks, version 1; BD
-  // with no reserved bit and a block size of 64 KiB to 4 MiB; the descriptor's checksum
-  // but for magic 0 (KAFKA-3160); blocks to the end mark (a size of 0 whatever its top
-  // bit), a block checksum checked, the content checksum not; a block of no bytes ends the
-  // stream (Kafka's ChunkedBytesStream), and nothing after the end mark is read. The frame
-  // is read here (lz4js reads block checksums at the wrong place); lz4js decodes blocks.
-  const parts = [];
-  let total = 0;
+// Lz4BlockInputStream.readHeader: where the frame's blocks start.
+function lz4Head(data, magic) {
   const n = data.length;
   if (n < 6) throw new KafkaCompressionError("lz4: frame header cut short");
   if (u32le(data, 0) !== LZ4_MAGIC) throw new KafkaCompressionError("lz4: not a frame (bad magic number)");
@@ -256,8 +247,7 @@ function unlz4(data, limit, magic) {
   if (!(flg & 0x20)) throw new KafkaCompressionError("lz4: dependent blocks are not supported");
   if (flg >> 6 !== 1) throw new KafkaCompressionError("lz4: frame version " + (flg >> 6) + " is not supported");
   if (bd & 0x8f) throw new KafkaCompressionError("lz4: reserved block descriptor bits must be 0");
-  const sizeId = (bd >> 4) & 7;
-  if (sizeId < 4) throw new KafkaCompressionError("lz4: the block size must be 4 to 7");
+  if (((bd >> 4) & 7) < 4) throw new KafkaCompressionError("lz4: the block size must be 4 to 7");
   let at = 6;
   if (flg & 0x08) {  // a content size, skipped
     if (n - at < 8) throw new KafkaCompressionError("lz4: frame header cut short");
@@ -267,7 +257,156 @@ function unlz4(data, limit, magic) {
   if (magic !== 0 && data[at] !== ((xxh32.hash(0, data, 4, at - 4) >>> 8) & 0xff)) {
     throw new KafkaCompressionError("lz4: frame descriptor corrupted (its checksum does not match)");
   }
-  at += 1;
+  return at + 1;
+}
+
+// One LZ4 block into dst (its length: the frame's largest block) as liblz4's
+// LZ4_decompress_safe decides it (lib/lz4.c LZ4_decompress_generic: full block, no
+// dictionary), the decompressor lz4-java calls for Kafka's Lz4BlockInputStream; the Go
+// package's lz4Block states the same rules. A last sequence's literals end the block
+// whatever its match length nibble says; literals that end within 8 bytes of the block's
+// end must end it; a match may not end within 5 bytes of the bound; a match of offset 0 is
+// zeros; both of liblz4's loops are followed (the fast one while the output is 64 bytes or
+// more from the bound). The bytes decoded, or -1.
+function lz4Block(src, start, end, dst) {
+  const iend = end;
+  const oend = dst.length;
+  if (oend === 0) return end - start === 1 && src[start] === 0 ? 0 : -1;
+  if (end === start) return -1;
+  let ip = start;
+  let op = 0;
+  const varLen = (limit, initial) => {
+    if (initial && ip >= limit) return -1;
+    let n = 0;
+    for (;;) {
+      if (ip >= iend) return -1;
+      const b = src[ip++];
+      n += b;
+      if (ip > limit) return -1;
+      if (b !== 255) return n;
+    }
+  };
+  const copyMatch = (match, length) => {
+    if (match === op) dst.fill(0, op, op + length);  // offset 0: liblz4 writes zeros
+    else for (let i = 0; i < length; i++) dst[op + i] = dst[match + i];
+  };
+  let fast = oend - op >= 64;
+  let token = 0;
+  let length = 0;
+  let match = 0;
+  for (;;) {
+    let step = "next";
+    if (fast) {
+      if (ip >= iend) return -1;
+      token = src[ip++];
+      length = token >> 4;
+      if (length === 15) {
+        const addl = varLen(iend - 15, true);
+        if (addl < 0) return -1;
+        length += addl;
+        if (op + length > oend - 32 || ip + length > iend - 32) step = "literals";
+      } else if (ip > iend - 17) {
+        step = "literals";
+      }
+      if (step === "next") {
+        dst.set(src.subarray(ip, ip + length), op);
+        ip += length;
+        op += length;
+        const offset = src[ip] | (src[ip + 1] << 8);
+        ip += 2;
+        match = op - offset;
+        length = token & 15;
+        if (length === 15) {
+          const addl = varLen(iend - 5 + 1, false);
+          if (addl < 0) return -1;
+          length += addl + 4;
+        } else {
+          length += 4;
+        }
+        if (op + length >= oend - 64) {
+          step = "match";
+        } else {
+          if (match < 0) return -1;
+          copyMatch(match, length);
+          op += length;
+          continue;
+        }
+      }
+      fast = false;
+    }
+    if (step === "next") {  // the safe loop
+      if (ip >= iend) return -1;
+      token = src[ip++];
+      length = token >> 4;
+      if (length !== 15 && ip < iend - 16 && op <= oend - 32) {  // the shortcut
+        dst.set(src.subarray(ip, ip + length), op);
+        op += length;
+        ip += length;
+        length = token & 15;
+        const offset = src[ip] | (src[ip + 1] << 8);
+        ip += 2;
+        match = op - offset;
+        if (length !== 15 && offset >= 8 && match >= 0) {
+          copyMatch(match, length + 4);
+          op += length + 4;
+          continue;
+        }
+        step = "matchLength";
+      } else {
+        if (length === 15) {
+          const addl = varLen(iend - 15, true);
+          if (addl < 0) return -1;
+          length += addl;
+        }
+        step = "literals";
+      }
+    }
+    if (step === "literals") {
+      const cpy = op + length;
+      if (cpy > oend - 12 || ip + length > iend - 8) {  // the last sequence
+        if (ip + length !== iend || cpy > oend) return -1;
+        dst.set(src.subarray(ip, iend), op);
+        return cpy;
+      }
+      dst.set(src.subarray(ip, ip + length), op);
+      ip += length;
+      op = cpy;
+      const offset = src[ip] | (src[ip + 1] << 8);
+      ip += 2;
+      match = op - offset;
+      length = token & 15;
+      step = "matchLength";
+    }
+    if (step === "matchLength") {
+      if (length === 15) {
+        const addl = varLen(iend - 5 + 1, false);
+        if (addl < 0) return -1;
+        length += addl;
+      }
+      length += 4;
+    }
+    if (match < 0) return -1;
+    const cpy = op + length;
+    if (cpy > oend - 5) return -1;  // the last 5 bytes must be literals
+    copyMatch(match, length);
+    op = cpy;
+  }
+}
+
+function unlz4(data, limit, magic) {
+  // Kafka's Lz4BlockInputStream over one LZ4 frame (kafkacodec.runtime.compression._unlz4
+  // states the same rules): FLG with no reserved bit, independent blocks, version 1; BD
+  // with no reserved bit and a block size of 64 KiB to 4 MiB; the descriptor's checksum
+  // but for magic 0 (KAFKA-3160); blocks to the end mark (a size of 0 whatever its top
+  // bit), a block checksum checked, the content checksum not; a block of no bytes ends the
+  // stream (Kafka's ChunkedBytesStream), and nothing after the end mark is read. The frame
+  // is read here (lz4js reads block checksums at the wrong place), blocks by lz4Block.
+  const parts = [];
+  let total = 0;
+  const n = data.length;
+  let at = lz4Head(data, magic);
+  const flg = data[4];
+  const sizeId = (data[5] >> 4) & 7;
   const maxBlock = 1 << (2 * sizeId + 8);
   for (;;) {
     if (n - at < 4) throw new KafkaCompressionError("lz4: frame ends before its end mark");
@@ -285,13 +424,8 @@ function unlz4(data, limit, magic) {
       block = data.slice(at, at + size);
     } else {
       const dst = new Uint8Array(maxBlock);
-      let got;
-      try {
-        got = lz4.decompressBlock(data, dst, at, size, 0);
-      } catch (err) {
-        throw new KafkaCompressionError("lz4: " + err.message);
-      }
-      if (!(got >= 0 && got <= maxBlock)) throw new KafkaCompressionError("lz4: corrupt block");
+      const got = lz4Block(data, at, at + size, dst);
+      if (got < 0) throw new KafkaCompressionError("lz4: corrupt block at byte " + at);
       block = dst.subarray(0, got);
     }
     const blockAt = at;
@@ -392,18 +526,38 @@ function unzstd(data, limit) {
 const CODECS = { 1: gunzip, 2: unsnappy, 3: unlz4, 4: unzstd };
 
 
+// What Kafka reads of a compressed records region that holds no record
+// (kafkacodec.runtime.compression.check_head): DefaultRecordBatch's streaming iterator opens
+// the codec's stream, whose constructor reads the gzip member header, the LZ4 frame header,
+// snappy-java's header or, when the bytes do not start with it, the one raw block it
+// decompresses whole; zstd-jni's reads nothing. Then no record is read.
+function checkHead(codec, data, magic) {
+  if (codec === 1) gzipHeader(data, 0);
+  else if (codec === 3) lz4Head(data, magic);
+  else if (codec === 2 && !(data.length >= 16 && XERIAL.every((b, i) => data[i] === b))) {
+    unsnappy(data, KafkaCompression.maxSize);
+  }
+}
+
 class KafkaCompression {
-  constructor(codec, magic) {
+  // records: how many records a v2 batch says its region holds (undefined for a legacy
+  // wrapper); of a region said to hold none Kafka reads the codec's head alone.
+  constructor(codec, magic, records) {
     this.codec = codec;
     this.magic = magic;
+    this.records = records;
   }
 
   decode(data) {
-    if (this.codec === 0) return data;
     const fn = CODECS[this.codec];
-    if (!fn || (this.codec === 4 && this.magic < 2)) {
+    if (this.codec !== 0 && (!fn || (this.codec === 4 && this.magic < 2))) {
       throw new KafkaCompressionError(`unknown compression codec ${this.codec} for magic ${this.magic}`);
     }
+    if (this.records !== undefined && Number(this.records) === 0) {
+      checkHead(this.codec, data, this.magic);
+      return data.subarray(0, 0);
+    }
+    if (this.codec === 0) return data;
     return fn(data, KafkaCompression.maxSize, this.magic);
   }
 }

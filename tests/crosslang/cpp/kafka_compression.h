@@ -1,6 +1,6 @@
-// The custom process of kafkacodec's schemas (`process: kafka_compression(codec, magic)`)
+// The custom process of kafkacodec's schemas (`process: kafka_compression(codec, magic[, records])`)
 // for the official compiler's C++ output, as the cross-language tests plug it in: the
-// generated code constructs kafka_compression_t(codec, magic) and calls decode() on the
+// generated code constructs kafka_compression_t(codec, magic[, records]) and calls decode() on the
 // compressed region. Here: gzip through zlib's raw inflate, snappy (xerial's stream
 // format, or a raw block) and lz4 (Kafka's frame) decoded by hand, zstd through libzstd's
 // streaming decoder (declared here: its ABI is stable, and this machine has the library
@@ -31,9 +31,16 @@ unsigned ZSTD_isError(size_t code);
 
 class kafka_compression_t {
 public:
-    kafka_compression_t(int codec, int magic) : m_codec(codec), m_magic(magic) {}
+    // records: how many records a v2 batch says its region holds (-1: not said, a legacy
+    // wrapper); of a region said to hold none Kafka reads the codec's head alone.
+    kafka_compression_t(int codec, int magic, int64_t records = -1)
+        : m_codec(codec), m_magic(magic), m_records(records) {}
 
     std::string decode(std::string src) {
+        if (m_records == 0) {
+            check_head(src);
+            return std::string();
+        }
         switch (m_codec) {
             case 0: return src;
             case 1: return gunzip(src);
@@ -52,6 +59,19 @@ public:
 private:
     int m_codec;
     int m_magic;
+    int64_t m_records;
+
+    // What Kafka reads of a compressed records region that holds no record
+    // (kafkacodec.runtime.compression.check_head): DefaultRecordBatch's streaming iterator
+    // opens the codec's stream, whose constructor reads the gzip member header, the LZ4
+    // frame header, snappy-java's header or, when the bytes do not start with it, the one
+    // raw block it decompresses whole; zstd-jni's reads nothing. Then no record is read.
+    void check_head(const std::string& src) const {
+        if (m_codec < 0 || m_codec > (m_magic < 2 ? 3 : 4)) throw std::runtime_error("unknown compression codec");
+        if (m_codec == 1) gzip_header(src, 0);
+        else if (m_codec == 3) lz4_head(src);
+        else if (m_codec == 2 && (src.size() < 16 || src.compare(0, 8, std::string("\x82SNAPPY\0", 8)) != 0)) unsnappy(src);
+    }
 
     static uint32_t le32u(const std::string& b, size_t at) {
         return (uint32_t) (unsigned char) b[at] | (uint32_t) (unsigned char) b[at + 1] << 8 |
@@ -240,13 +260,8 @@ private:
         return out;
     }
 
-    // Kafka's Lz4BlockInputStream over one LZ4 frame (kafkacodec.runtime.compression._unlz4
-    // states the same rules): FLG with no reserved bit, independent blocks, version 1; BD
-    // with no reserved bit and a block size of 64 KiB to 4 MiB; the descriptor's checksum
-    // but for magic 0 (KAFKA-3160); blocks to the end mark (a size of 0 whatever its top
-    // bit), a block checksum checked, the content checksum not; a block of no bytes ends
-    // the stream, and nothing after the end mark is read.
-    std::string unlz4(const std::string& src) const {
+    // Lz4BlockInputStream.readHeader: where the frame's blocks start.
+    size_t lz4_head(const std::string& src) const {
         size_t n = src.size();
         if (n < 6) throw std::runtime_error("lz4: frame header cut short");
         if (le32(src, 0) != 0x184D2204u) throw std::runtime_error("lz4: not a frame (bad magic number)");
@@ -255,8 +270,7 @@ private:
         if (!(flg & 0x20)) throw std::runtime_error("lz4: dependent blocks are not supported");
         if ((flg >> 6) != 1) throw std::runtime_error("lz4: frame version is not supported");
         if (bd & 0x8f) throw std::runtime_error("lz4: reserved block descriptor bits must be 0");
-        unsigned size_id = (bd >> 4) & 7;
-        if (size_id < 4) throw std::runtime_error("lz4: the block size must be 4 to 7");
+        if (((bd >> 4) & 7) < 4) throw std::runtime_error("lz4: the block size must be 4 to 7");
         size_t at = 6;
         if (flg & 0x08) {
             if (n - at < 8) throw std::runtime_error("lz4: frame header cut short");
@@ -265,7 +279,20 @@ private:
         if (n - at < 1) throw std::runtime_error("lz4: frame header cut short");
         if (m_magic != 0 && (unsigned char) src[at] != ((xxh32(src, 4, at - 4) >> 8) & 0xff))
             throw std::runtime_error("lz4: frame descriptor corrupted (its checksum does not match)");
-        at += 1;
+        return at + 1;
+    }
+
+    // Kafka's Lz4BlockInputStream over one LZ4 frame (kafkacodec.runtime.compression._unlz4
+    // states the same rules): FLG with no reserved bit, independent blocks, version 1; BD
+    // with no reserved bit and a block size of 64 KiB to 4 MiB; the descriptor's checksum
+    // but for magic 0 (KAFKA-3160); blocks to the end mark (a size of 0 whatever its top
+    // bit), a block checksum checked, the content checksum not; a block of no bytes ends
+    // the stream, and nothing after the end mark is read.
+    std::string unlz4(const std::string& src) const {
+        size_t n = src.size();
+        size_t at = lz4_head(src);
+        unsigned flg = (unsigned char) src[4];
+        unsigned size_id = ((unsigned char) src[5] >> 4) & 7;
         size_t max_block = (size_t) 1 << (2 * size_id + 8);
         std::string out;
         for (;;) {
@@ -281,7 +308,7 @@ private:
             if (n - at < size) throw std::runtime_error("lz4: frame ends inside a block");
             size_t before = out.size();
             if (word & 0x80000000u) out.append(src, at, size);
-            else lz4_block(src, at, at + size, out);
+            else lz4_block(src, at, at + size, out, max_block);
             if (out.size() - before > max_block) throw std::runtime_error("lz4: a block inflates past the block size");
             if (out.size() > LIMIT) throw std::runtime_error("lz4: inflates past the limit");
             size_t block_at = at;
@@ -327,39 +354,133 @@ private:
         return (uint32_t) b[0] | ((uint32_t) b[1] << 8) | ((uint32_t) b[2] << 16) | ((uint32_t) b[3] << 24);
     }
 
-    static void lz4_block(const std::string& s, size_t at, size_t end, std::string& out) {
-        const unsigned char* b = (const unsigned char*) s.data();
-        size_t start = out.size();
-        while (at < end) {
-            unsigned token = b[at++];
-            size_t lit = token >> 4;
-            if (lit == 15) {
-                unsigned c;
-                do {
-                    if (at >= end) throw std::runtime_error("lz4: cut short");
-                    c = b[at++];
-                    lit += c;
-                } while (c == 255);
+    // One LZ4 block (s[at, end)) appended to out, within max_block bytes, as liblz4's
+    // LZ4_decompress_safe decides it (lib/lz4.c LZ4_decompress_generic: full block, no
+    // dictionary), the decompressor lz4-java calls for Kafka's Lz4BlockInputStream; the Go
+    // package's lz4Block states the same rules (a last sequence's literals end the block
+    // whatever its match length nibble; literals ending within 8 bytes of the end must end
+    // it; no match ends within 5 bytes of the bound; offset 0 is zeros; liblz4's fast loop
+    // while the output is 64 bytes or more from the bound, then its safe loop).
+    static void lz4_block(const std::string& s, size_t at, size_t end, std::string& out, size_t max_block) {
+        const unsigned char* src = (const unsigned char*) s.data();
+        std::string dst(max_block, '\0');
+        const long iend = (long) end, oend = (long) max_block;
+        const std::runtime_error bad("lz4: corrupt block");
+        if (iend == (long) at) throw bad;
+        long ip = (long) at, op = 0, token = 0, length = 0, match = 0;
+        auto var_len = [&](long limit, bool initial) -> long {
+            if (initial && ip >= limit) return -1;
+            long n = 0;
+            for (;;) {
+                if (ip >= iend) return -1;
+                long b = src[ip++];
+                n += b;
+                if (ip > limit) return -1;
+                if (b != 255) return n;
             }
-            if (lit > end - at) throw std::runtime_error("lz4: bad literal length");
-            out.append(s, at, lit);
-            at += lit;
-            if (at >= end) break;  // the last sequence has literals only
-            if (end - at < 2) throw std::runtime_error("lz4: cut short");
-            size_t offset = b[at] | (size_t) b[at + 1] << 8;
-            at += 2;
-            size_t n = token & 15;
-            if (n == 15) {
-                unsigned c;
-                do {
-                    if (at >= end) throw std::runtime_error("lz4: cut short");
-                    c = b[at++];
-                    n += c;
-                } while (c == 255);
+        };
+        auto copy_match = [&](long from, long len) {
+            if (from == op) { for (long i = 0; i < len; i++) dst[op + i] = 0; return; }  // offset 0: zeros
+            for (long i = 0; i < len; i++) dst[op + i] = dst[from + i];
+        };
+        bool fast = oend - op >= 64;
+        for (;;) {
+            enum { NEXT, LITERALS, MATCH_LENGTH, MATCH } step = NEXT;
+            if (fast) {
+                if (ip >= iend) throw bad;
+                token = src[ip++];
+                length = token >> 4;
+                if (length == 15) {
+                    long addl = var_len(iend - 15, true);
+                    if (addl < 0) throw bad;
+                    length += addl;
+                    if (op + length > oend - 32 || ip + length > iend - 32) step = LITERALS;
+                } else if (ip > iend - 17) {
+                    step = LITERALS;
+                }
+                if (step == NEXT) {
+                    dst.replace(op, length, s, ip, length);
+                    ip += length;
+                    op += length;
+                    long offset = src[ip] | (long) src[ip + 1] << 8;
+                    ip += 2;
+                    match = op - offset;
+                    length = token & 15;
+                    if (length == 15) {
+                        long addl = var_len(iend - 5 + 1, false);
+                        if (addl < 0) throw bad;
+                        length += addl + 4;
+                    } else {
+                        length += 4;
+                    }
+                    if (op + length >= oend - 64) {
+                        step = MATCH;
+                    } else {
+                        if (match < 0) throw bad;
+                        copy_match(match, length);
+                        op += length;
+                        continue;
+                    }
+                }
+                fast = false;
             }
-            n += 4;
-            if (offset == 0 || offset > out.size() - start) throw std::runtime_error("lz4: bad offset");
-            for (size_t i = 0; i < n; i++) out.push_back(out[out.size() - offset]);
+            if (step == NEXT) {  // the safe loop
+                if (ip >= iend) throw bad;
+                token = src[ip++];
+                length = token >> 4;
+                if (length != 15 && ip < iend - 16 && op <= oend - 32) {  // the shortcut
+                    dst.replace(op, length, s, ip, length);
+                    op += length;
+                    ip += length;
+                    length = token & 15;
+                    long offset = src[ip] | (long) src[ip + 1] << 8;
+                    ip += 2;
+                    match = op - offset;
+                    if (length != 15 && offset >= 8 && match >= 0) {
+                        copy_match(match, length + 4);
+                        op += length + 4;
+                        continue;
+                    }
+                    step = MATCH_LENGTH;
+                } else {
+                    if (length == 15) {
+                        long addl = var_len(iend - 15, true);
+                        if (addl < 0) throw bad;
+                        length += addl;
+                    }
+                    step = LITERALS;
+                }
+            }
+            if (step == LITERALS) {
+                long cpy = op + length;
+                if (cpy > oend - 12 || ip + length > iend - 8) {  // the last sequence
+                    if (ip + length != iend || cpy > oend) throw bad;
+                    dst.replace(op, length, s, ip, length);
+                    out.append(dst, 0, cpy);
+                    return;
+                }
+                dst.replace(op, length, s, ip, length);
+                ip += length;
+                op = cpy;
+                long offset = src[ip] | (long) src[ip + 1] << 8;
+                ip += 2;
+                match = op - offset;
+                length = token & 15;
+                step = MATCH_LENGTH;
+            }
+            if (step == MATCH_LENGTH) {
+                if (length == 15) {
+                    long addl = var_len(iend - 5 + 1, false);
+                    if (addl < 0) throw bad;
+                    length += addl;
+                }
+                length += 4;
+            }
+            if (match < 0) throw bad;
+            long cpy = op + length;
+            if (cpy > oend - 5) throw bad;  // the last 5 bytes must be literals
+            copy_match(match, length);
+            op = cpy;
         }
     }
 

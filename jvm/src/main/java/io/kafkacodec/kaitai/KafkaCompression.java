@@ -14,7 +14,7 @@ import net.jpountz.xxhash.XXHashFactory;
 import org.xerial.snappy.Snappy;
 
 /**
- * The custom process of kafkacodec's schemas ({@code process: kafka_compression(codec, magic)})
+ * The custom process of kafkacodec's schemas ({@code process: kafka_compression(codec, magic[, records])})
  * for the official compiler's Java output, with the libraries Kafka's own
  * CompressionType classes call: the JDK's inflater for gzip, snappy-java (xerial's stream
  * framing, as Kafka's SnappyInputStream reads it, or one raw block), lz4-java (Kafka's frame,
@@ -33,15 +33,31 @@ public class KafkaCompression {
 
     private final int codec;
     private final int magic;
+    /** How many records a v2 batch says its region holds; -1 when not said (a legacy wrapper). */
+    private final long records;
 
     public KafkaCompression(long codec, long magic) {
-        this.codec = (int) codec;
-        this.magic = (int) magic;
+        this(codec, magic, -1);
     }
 
-    /** The codec's bytes decompressed; a KafkaCompression.Failure when they are not valid. */
+    /** {@code process: kafka_compression(codec, magic, records)}: a v2 batch's records region. */
+    public KafkaCompression(long codec, long magic, long records) {
+        this.codec = (int) codec;
+        this.magic = (int) magic;
+        this.records = records;
+    }
+
+    /**
+     * The codec's bytes decompressed; a KafkaCompression.Failure when they are not valid. Of
+     * a region said to hold no record, Kafka reads the codec's head alone (checkHead) and
+     * nothing comes out.
+     */
     public byte[] decode(byte[] src) {
         try {
+            if (records == 0) {
+                checkHead(src);
+                return new byte[0];
+            }
             switch (codec) {
                 case 0: return src;
                 // Kafka's GzipCompression: an 8 KiB input buffer, which decides where the JDK
@@ -57,6 +73,24 @@ public class KafkaCompression {
         } catch (IOException | RuntimeException e) {
             if (e instanceof Failure) throw (Failure) e;
             throw new Failure("codec " + codec + " data does not decompress: " + e);
+        }
+    }
+
+    /**
+     * What Kafka reads of a compressed records region that holds no record
+     * (kafkacodec.runtime.compression.check_head): DefaultRecordBatch's streaming iterator
+     * opens the codec's stream, whose constructor reads the gzip member header
+     * (GZIPInputStream), the LZ4 frame header (Lz4BlockInputStream), snappy-java's header or,
+     * when the bytes do not start with it, the one raw block it decompresses whole
+     * (SnappyInputStream); zstd-jni's reads nothing. Then no record is read.
+     */
+    private void checkHead(byte[] src) throws IOException {
+        if (codec < 0 || codec > (magic < 2 ? 3 : 4)) throw new Failure("unknown compression codec " + codec);
+        switch (codec) {
+            case 1: new GZIPInputStream(new ByteArrayInputStream(src), 8 * 1024).close(); break;
+            case 2: if (src.length < 16 || !xerial(src)) unsnappy(src); break;
+            case 3: lz4Head(src); break;
+            default: break;
         }
     }
 
@@ -146,6 +180,30 @@ public class KafkaCompression {
         return (b[at] & 0xff) | ((b[at + 1] & 0xff) << 8) | ((b[at + 2] & 0xff) << 16) | ((b[at + 3] & 0xff) << 24);
     }
 
+    /** Lz4BlockInputStream.readHeader: where the frame's blocks start. */
+    private int lz4Head(byte[] src) {
+        int n = src.length;
+        if (n < 6) throw new Failure("LZ4 frame header cut short");
+        if (le32(src, 0) != LZ4_MAGIC) throw new Failure("not an LZ4 frame (bad magic number)");
+        int flg = src[4] & 0xff;
+        int bd = src[5] & 0xff;
+        if ((flg & 3) != 0) throw new Failure("LZ4 frame descriptor: reserved bits must be 0");
+        if ((flg & 0x20) == 0) throw new Failure("LZ4 frame descriptor: dependent blocks are not supported");
+        if ((flg >> 6) != 1) throw new Failure("LZ4 frame version " + (flg >> 6) + " is not supported");
+        if ((bd & 0x8f) != 0) throw new Failure("LZ4 frame descriptor: reserved block descriptor bits must be 0");
+        if (((bd >> 4) & 7) < 4) throw new Failure("LZ4 frame descriptor: the block size must be 4 to 7");
+        int at = 6;
+        if ((flg & 0x08) != 0) {  // a content size, skipped
+            if (n - at < 8) throw new Failure("LZ4 frame header cut short");
+            at += 8;
+        }
+        if (n - at < 1) throw new Failure("LZ4 frame header cut short");
+        if (magic != 0 && (src[at] & 0xff) != ((XXH.hash(src, 4, at - 4, 0) >> 8) & 0xff)) {
+            throw new Failure("LZ4 frame descriptor corrupted (its checksum does not match)");
+        }
+        return at + 1;
+    }
+
     /**
      * Kafka's Lz4BlockInputStream over one LZ4 frame (kafkacodec.runtime.compression._unlz4
      * states the same rules): FLG with no reserved bit, independent blocks, version 1; BD
@@ -157,26 +215,9 @@ public class KafkaCompression {
     private byte[] unlz4(byte[] src) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int n = src.length;
-        if (n < 6) throw new Failure("LZ4 frame header cut short");
-        if (le32(src, 0) != LZ4_MAGIC) throw new Failure("not an LZ4 frame (bad magic number)");
+        int at = lz4Head(src);
         int flg = src[4] & 0xff;
-        int bd = src[5] & 0xff;
-        if ((flg & 3) != 0) throw new Failure("LZ4 frame descriptor: reserved bits must be 0");
-        if ((flg & 0x20) == 0) throw new Failure("LZ4 frame descriptor: dependent blocks are not supported");
-        if ((flg >> 6) != 1) throw new Failure("LZ4 frame version " + (flg >> 6) + " is not supported");
-        if ((bd & 0x8f) != 0) throw new Failure("LZ4 frame descriptor: reserved block descriptor bits must be 0");
-        int sizeId = (bd >> 4) & 7;
-        if (sizeId < 4) throw new Failure("LZ4 frame descriptor: the block size must be 4 to 7");
-        int at = 6;
-        if ((flg & 0x08) != 0) {  // a content size, skipped
-            if (n - at < 8) throw new Failure("LZ4 frame header cut short");
-            at += 8;
-        }
-        if (n - at < 1) throw new Failure("LZ4 frame header cut short");
-        if (magic != 0 && (src[at] & 0xff) != ((XXH.hash(src, 4, at - 4, 0) >> 8) & 0xff)) {
-            throw new Failure("LZ4 frame descriptor corrupted (its checksum does not match)");
-        }
-        at += 1;
+        int sizeId = (src[5] >> 4) & 7;
         int maxBlock = 1 << (2 * sizeId + 8);
         while (true) {
             if (n - at < 4) throw new Failure("LZ4 frame ends before its end mark");
