@@ -18,6 +18,7 @@ import selectors
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 from pathlib import Path
@@ -256,8 +257,10 @@ def _portable(text):
     environment's and Go's module cache's."""
     if not isinstance(text, str):
         return text
-    text = text.replace(f"{ROOT}/", "")
-    return re.sub(r'/[^\s"]*/(site-packages|pkg/mod|src)/', r"\1/", text)
+    stdlib = sysconfig.get_paths()["stdlib"]
+    text = text.replace(f"{stdlib}/", f"{os.path.basename(stdlib)}/")
+    text = re.sub(r'/[^\s"]*/(site-packages|pkg/mod|src)/', r"\1/", text)
+    return text.replace(f"{ROOT}/", "")
 
 
 def _how(parser: str, name: str) -> str:
