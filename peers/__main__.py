@@ -64,10 +64,11 @@ def versions() -> dict[str, str]:
     return out
 
 
-def run_parser(cmd: list[str], files: list[str], timeout: float) -> dict[str, dict]:
+def run_parser(cmd: list[str], files: list[str], timeout: float, usage: dict | None = None) -> dict[str, dict]:
     """{file: answer} of one parser process over files; a process that dies, or gives no
     answer for timeout seconds (plus a margin for its start), costs the case it was on (a
-    crash, or a hang) and starts again after it."""
+    crash, or a hang) and starts again after it. usage: its processes' CPU seconds are
+    added to usage["cpu"] (what the parser itself took, whatever else runs beside it)."""
     answers: dict[str, dict] = {}
     left = list(files)
     while left:
@@ -102,7 +103,7 @@ def run_parser(cmd: list[str], files: list[str], timeout: float) -> dict[str, di
                     left.remove(a["file"])
             if hung:
                 proc.kill()
-            status = proc.wait()
+            status = _reap(proc, usage)
             err.seek(0)
             if not left:
                 break
@@ -117,6 +118,17 @@ def run_parser(cmd: list[str], files: list[str], timeout: float) -> dict[str, di
                                     "panic": f"the process died (exit status {status}): {err.read()[-2000:]}"}  # fmt: skip
             left = left[1:]
     return answers
+
+
+def _reap(proc: subprocess.Popen, usage: dict | None) -> int:
+    """Wait for the process; its CPU seconds (and those of the children it waited for)
+    added to usage["cpu"]."""
+    if usage is None:
+        return proc.wait()
+    _pid, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    usage["cpu"] = usage.get("cpu", 0.0) + ru.ru_utime + ru.ru_stime
+    return proc.returncode
 
 
 class Session:
