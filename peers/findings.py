@@ -85,6 +85,13 @@ def signature(want: dict, got: dict) -> str:
     "right" and "rejected" are no divergence, nor "unjudged" (Kafka gave no verdict)."""
     if want.get("unjudged"):
         return "unjudged"
+    if got.get("handed_over") and not got.get("panic"):
+        # a reader that hands the rest to another (the Spark format's JVM reader to
+        # kafkacodec's Python one): what it gave before must be Kafka's first records
+        mine = _data(want["records"])
+        theirs = _untimed(_data(got.get("records") or []), mine)
+        if theirs == mine[: len(theirs)]:
+            return "handed over"
     cls = classify(want, got)
     if cls == "wrong":
         mine = _data(want["records"])
@@ -135,8 +142,8 @@ def by_design(parser: str, sig: str) -> str | None:
 
 def diverges(sig: str) -> bool:
     """Whether a signature is a divergence (not right, rejected where Kafka refuses, or
-    a case Kafka gave no verdict on)."""
-    return sig.split(":")[0] not in ("right", "rejected", "unjudged")
+    a case Kafka gave no verdict on, nor one handed over to another reader)."""
+    return sig.split(":")[0] not in ("right", "rejected", "unjudged", "handed over")
 
 
 def entries(data: bytes) -> list[tuple[int, int]]:

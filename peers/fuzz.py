@@ -32,9 +32,13 @@ process for case after case); each answer is one JSON line:
 that dies costs the case it was on (a crash) and is started again after it; no answer in
 --timeout seconds is a hang. Built in: kafkacodec's reading paths (kafkacodec, its native
 loops; kafkacodec-python, the generated parsers alone; kafkacodec-columns, the columnar
-walk; kafkacodec-go, the Go package the schemas generate), the Python clients kafka-python
-and aiokafka, and the Go clients franz-go, sarama and kafka-go (the Go program, built from
-go/).
+walk; kafkacodec-go, the Go package the schemas generate; kafkacodec-spark, the Spark
+format's JVM reader, built from harness/src/SparkJvmPeer.java over `make jar`'s jar and
+pyspark's jars), the Python clients kafka-python and aiokafka, and the Go clients franz-go,
+sarama and kafka-go (the Go program, built from go/). An answer may also say
+"handed_over": the Spark format's JVM reader hands bytes it does not read as regular to
+kafkacodec's Python reader (fuzzed as kafkacodec): its rows before that must be Kafka's
+first ones, and the case counts as handed over, not as a divergence.
 """
 
 from __future__ import annotations
@@ -55,11 +59,12 @@ from . import CLASSES
 from .__main__ import ROOT, Session, go_binary, run_parser
 from .findings import by_design, diverges, kafka_answer, minimize, signature, write_finding
 from .mutate import FAMILIES
+from .spark_jvm import spark_jvm_peer
 
 BUILT_IN = {name: [sys.executable, "-m", "peers.python_parsers", name]
             for name in ("kafkacodec", "kafkacodec-python", "kafkacodec-columns", "kafka-python", "aiokafka")}  # fmt: skip
 #: kafkacodec's reading paths: log readers, judged by Kafka's record classes.
-KAFKACODEC = ("kafkacodec", "kafkacodec-python", "kafkacodec-columns", "kafkacodec-go")
+KAFKACODEC = ("kafkacodec", "kafkacodec-python", "kafkacodec-columns", "kafkacodec-go", "kafkacodec-spark")
 GO = ("franz-go", "sarama", "kafka-go", "kafkacodec-go")
 #: Cases written and judged at a time (the files of one chunk on disk at once).
 CHUNK = 20000
@@ -73,7 +78,10 @@ def _command(spec: str, build: Path, timeout: float) -> tuple[str, list[str]]:
         return name, BUILT_IN[name]
     if name in GO:
         return name, [str(go_binary(build)), "-timeout", f"{timeout}s", "-parser", name]
-    raise ValueError(f"--parser {spec}: not built in ({', '.join([*BUILT_IN, *GO])}); give NAME=COMMAND")
+    if name == "kafkacodec-spark":
+        return name, spark_jvm_peer(build)
+    raise ValueError(f"--parser {spec}: not built in ({', '.join([*BUILT_IN, *GO, 'kafkacodec-spark'])}); "
+                     "give NAME=COMMAND")  # fmt: skip
 
 
 def _reproduce(name: str, cmd: list[str]) -> str:
@@ -83,6 +91,8 @@ def _reproduce(name: str, cmd: list[str]) -> str:
         return f"python -m peers.python_parsers {name} {{input}}"
     if name in GO and "-parser" in cmd:
         return f"go -C go run ./cmd/peers -parser {name} ../{{input}}"
+    if name == "kafkacodec-spark" and cmd[-1] == "io.kafkacodec.spark.SparkJvmPeer":
+        return "python -m peers.spark_jvm {input}"
     return f"{shlex.join(cmd)} {{input}}"
 
 
@@ -103,7 +113,8 @@ def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, o
     shm = Path("/dev/shm")
     work = Path(tempfile.mkdtemp(prefix="peers-fuzz-", dir=shm if os.access(shm, os.W_OK) else out))
     views = {p: "records" if p in log_readers else "consumer" for p in parsers}
-    table = {p: {"cases": 0, "seconds": 0.0, "view": views[p], "divergences": {}, "by_design": {}} for p in parsers}
+    table = {p: {"cases": 0, "seconds": 0.0, "view": views[p], "divergences": {}, "by_design": {}, "handed_over": 0}
+             for p in parsers}  # fmt: skip
     first: dict[tuple[str, str], tuple[bytes, str]] = {}
     oracle_seconds, started = 0.0, time.monotonic()
     drawn = draw(cases, seed, tuple(families or FAMILIES))
@@ -132,7 +143,9 @@ def run(parsers: dict[str, list[str]], *, cases: int, seed: int, version: str, o
                     table[p]["cases"] += len(files)
                     for (f, name, data), want in zip(files, kafka[views[p]]):
                         sig = signature(want, answers[str(f)])
-                        if diverges(sig) and by_design(p, sig):
+                        if sig == "handed over":
+                            table[p]["handed_over"] += 1
+                        elif diverges(sig) and by_design(p, sig):
                             table[p]["by_design"][sig] = table[p]["by_design"].get(sig, 0) + 1
                         elif diverges(sig):
                             table[p]["divergences"][sig] = table[p]["divergences"].get(sig, 0) + 1
@@ -195,13 +208,16 @@ def _readme(out: Path, table: dict, *, cases: int, seed: int, version: str, orac
                      f"{sum(t['divergences'].values())} |")  # fmt: skip
     lines.append("")
     for p, t in table.items():
-        if t["divergences"] or t["by_design"]:
+        if t["divergences"] or t["by_design"] or t.get("handed_over"):
             lines.append(f"## {p}")
             lines.append("")
             for sig, n in sorted(t["divergences"].items(), key=lambda kv: -kv[1]):
                 lines.append(f"- {n} cases: `{sig}` ({CLASSES.get(sig.split(':')[0], '')})")
             for sig, n in sorted(t["by_design"].items(), key=lambda kv: -kv[1]):
                 lines.append(f"- {n} cases, by design: `{sig}`: {by_design(p, sig)}")
+            if t.get("handed_over"):
+                lines.append(f"- {t['handed_over']} cases handed over to another reader, Kafka's "
+                             "records before that (the Spark format's JVM reader to kafkacodec's Python one)")  # fmt: skip
             lines.append("")
     (out / "README.md").write_text("\n".join(lines))
     (out / "table.json").write_text(json.dumps(table, indent=1) + "\n")

@@ -65,6 +65,23 @@ def test_kafkacodec_diverges_from_kafka_on_no_case(version, tmp_path):
     print(f"Kafka {version}: by design {apart}")
 
 
+def test_the_spark_formats_jvm_reader_diverges_on_no_case(run, tmp_path):
+    """The Spark format's JVM reader (SliceReader's own walk, harness/src/SparkJvmPeer.java)
+    over the run's cases: every record it gives is Kafka's (the rows before it hands a slice
+    to Python included), and it reads a good part of them itself."""
+    from peers.spark_jvm import spark_jvm_peer
+
+    root, files, images, verdicts, oracle = run
+    answers = run_parser(spark_jvm_peer(tmp_path / "build"), [str(f) for f in files], timeout=30)
+    signs: dict[str, int] = {}
+    for f, verdict in zip(files, verdicts):
+        sig = signature(kafka_answer(verdict), answers[str(f)])
+        if not (diverges(sig) and by_design("kafkacodec-spark", sig)):
+            signs[sig] = signs.get(sig, 0) + 1
+    assert not {s: n for s, n in signs.items() if diverges(s)}, signs
+    assert signs.get("right", 0) > CASES // 5 and signs.get("handed over", 0) > 0, signs
+
+
 @pytest.mark.parametrize("parser", PARSERS)
 def test_each_peers_divergences_are_findings_with_reproducers(run, parser, tmp_path):
     root, files, images, verdicts, oracle = run

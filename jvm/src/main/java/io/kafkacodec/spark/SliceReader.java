@@ -55,7 +55,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  */
 final class SliceReader implements PartitionReader<InternalRow> {
     // the columns of read.records_schema, by name
-    private static final List<String> COLUMNS = Arrays.asList(
+    static final List<String> COLUMNS = Arrays.asList(
         "key", "value", "topic", "partition", "offset", "timestamp", "timestampType", "headers",
         "base_offset", "magic", "compression", "producer_id", "producer_epoch", "base_sequence",
         "is_transactional", "is_control", "partition_leader_epoch", "segment", "position");
@@ -141,12 +141,7 @@ final class SliceReader implements PartitionReader<InternalRow> {
     public boolean next() throws IOException {
         if (!python) {
             try {
-                while (!pending.hasNext()) {
-                    if (!nextEntry()) return false;
-                }
-                row = new GenericInternalRow(pending.next());
-                given++;
-                return true;
+                return nextOwn();
             } catch (RuntimeException | InternalError e) {  // Irregular, anything a generated parser throws, a
                 // mapped file truncated under the reader (InternalError: a fault in an unsafe memory access)
                 python = true;
@@ -154,6 +149,26 @@ final class SliceReader implements PartitionReader<InternalRow> {
             }
         }
         return nextFromPython();
+    }
+
+    /** Whether this JVM reads the slice itself (it opened the file planned), so far. */
+    boolean readsItself() {
+        return !python;
+    }
+
+    /**
+     * The next row this JVM reads itself (then in get()), false at the slice's end; at
+     * bytes it does not read as regular it throws (Irregular, or what a generated parser
+     * throws), and next() hands the slice to Python. What the fuzz target drives
+     * (harness/src/SparkJvmPeer.java: peers.fuzz's kafkacodec-spark).
+     */
+    boolean nextOwn() {
+        while (!pending.hasNext()) {
+            if (!nextEntry()) return false;
+        }
+        row = new GenericInternalRow(pending.next());
+        given++;
+        return true;
     }
 
     @Override
