@@ -147,9 +147,9 @@ def edge_values(kind: str, v: int, rng: random.Random) -> int:
 # -- an entry as objects
 
 
-def _open(obj, lazies: list) -> None:
+def _open(obj, lazies: list, typed: dict) -> None:
     """Decode obj's lazy fields (a compressed region, a wrapper's inner messages) and theirs,
-    noting each in lazies as (object, field)."""
+    noting each in lazies as (object, field), and a control record's key and marker in typed."""
     if isinstance(obj, KafkaRecordBatch):
         try:
             obj.read_records_region(verify=False)
@@ -158,7 +158,7 @@ def _open(obj, lazies: list) -> None:
             return
         if obj.is_control:
             for r in obj.records_region.records:
-                _open_control(r)
+                _open_control(r, typed)
     elif isinstance(obj, KafkaLegacyMessage) and obj.inner_raw is not None:
         try:
             obj.read_inner(verify=False)
@@ -167,7 +167,7 @@ def _open(obj, lazies: list) -> None:
         lazies.append((obj, "inner"))
         for e in obj.inner.entries:
             if e.message is not None:
-                _open(e.message, lazies)
+                _open(e.message, lazies, typed)
 
 
 class _Typed:
@@ -183,7 +183,7 @@ class _Typed:
         setattr(self.record, self.field, self.obj.build())
 
 
-def _open_control(record) -> None:
+def _open_control(record, typed: dict) -> None:
     for field, cls in (("key", KafkaControlRecordKey), ("value", KafkaEndTxnMarker)):
         data = getattr(record, field, None)
         if data is None or len(data) < cls.MIN_SIZE:
@@ -193,15 +193,14 @@ def _open_control(record) -> None:
         except KafkacodecError:
             continue
         if end == len(data):
-            _TYPED[id(record), field] = _Typed(obj, record, field)
+            typed[id(record), field] = _Typed(obj, record, field)
 
 
-_TYPED: dict[tuple[int, str], _Typed] = {}
-
-
-def parse_entry(data: bytes):
+def parse_entry(data: bytes, typed: dict | None = None):
     """An entry (a v2 batch or a legacy message) as generated objects, its lazy fields
-    decoded; None when the generated classes cannot read it."""
+    decoded; None when the generated classes cannot read it. typed: where a control
+    record's key and marker go, read through their schemas ({(id(record), field): _Typed},
+    for sites)."""
     if len(data) < 17:
         return None, []
     try:
@@ -214,29 +213,31 @@ def parse_entry(data: bytes):
     except KafkacodecError:
         return None, []
     lazies: list = []
-    _open(obj, lazies)
+    _open(obj, lazies, {} if typed is None else typed)
     return obj, lazies
 
 
-def sites(obj, path: tuple = ()) -> Iterator[tuple[tuple, object, str, str]]:
-    """(path, holder, field, wire type) of every field in obj and below it; path is the
-    objects above the holder, outermost first."""
+def sites(obj, path: tuple = (), typed: dict | None = None) -> Iterator[tuple[tuple, object, str, str]]:
+    """(path, holder, field, wire type) of every field in obj and below it (a control
+    record's key and marker through typed, parse_entry's); path is the objects above the
+    holder, outermost first."""
+    typed = {} if typed is None else typed
     for field, kind in obj.KINDS.items():
         value = getattr(obj, field, None)
         if kind.endswith("[]"):
             yield path, obj, field, kind
             for item in value or ():
                 if hasattr(item, "KINDS") and not isinstance(item, Raw):
-                    yield from sites(item, (*path, obj))
+                    yield from sites(item, (*path, obj), typed)
         elif kind in ("bytes", "str"):
             yield path, obj, field, kind
-            typed = _TYPED.get((id(obj), field))
-            if typed is not None:
-                yield from sites(typed.obj, (*path, obj, typed))
+            schema = typed.get((id(obj), field))
+            if schema is not None:
+                yield from sites(schema.obj, (*path, obj, schema), typed)
         elif _int_range(kind) is not None:
             yield path, obj, field, kind
         elif value is not None and hasattr(value, "KINDS"):
-            yield from sites(value, (*path, obj))
+            yield from sites(value, (*path, obj), typed)
 
 
 # -- dependent fields
@@ -405,7 +406,8 @@ def gzip_frame(payload: bytes, rng: random.Random) -> bytes:
         isize += 1
     out = bytes(head) + body + struct.pack("<II", crc, isize & 0xFFFFFFFF)
     if rng.random() < 0.1:
-        out += _gzip.compress(payload[: len(payload) // 2])  # a second member
+        # a second member (mtime 0, as the JDK writes it: a seeded case is the same every run)
+        out += _gzip.compress(payload[: len(payload) // 2], mtime=0)
     if rng.random() < 0.05:
         out += b"\0" * rng.choice((1, 8, 20))
     if rng.random() < 0.1:
@@ -526,6 +528,8 @@ class Mutator:
         self.rng = random.Random(seed)
         self.seeds = tuple(seed_images) if seed_images is not None else seeds()
         self.raw = bytewise.Mutator(seed)
+        #: the case being made's control keys and markers, read through their schemas
+        self._typed: dict[tuple[int, str], _Typed] = {}
 
     def draw(self, n: int, families=FAMILIES) -> Iterator[tuple[str, bytes]]:
         """n images, each named SEED~FAMILY.MODE.DETAIL (SEED~raw-FAMILY.DETAIL for
@@ -549,7 +553,7 @@ class Mutator:
             try:
                 got = getattr(self, family)(data, mode)
             finally:
-                _TYPED.clear()
+                self._typed.clear()
             if got is None:
                 continue
             detail, out = got
@@ -567,7 +571,7 @@ class Mutator:
         if not spans:
             return None
         start, end = self.rng.choice(spans)
-        obj, lazies = parse_entry(data[start:end])
+        obj, lazies = parse_entry(data[start:end], self._typed)
         if obj is None:
             return None
         return start, end, obj, lazies
@@ -577,7 +581,7 @@ class Mutator:
         return None if new is None else data[:start] + new + data[end:]
 
     def _site(self, obj, accept) -> tuple | None:
-        found = [s for s in sites(obj) if accept(*s)]
+        found = [s for s in sites(obj, (), self._typed) if accept(*s)]
         return self.rng.choice(found) if found else None
 
     def field(self, data: bytes, mode: str):
@@ -883,8 +887,8 @@ class Mutator:
             marker = KafkaEndTxnMarker(version=0, coordinator_epoch=rng.randrange(100))
             r.key, r.value = key.build(), marker.build()
             r.len_key = r.len_value = None
-            _TYPED[id(r), "key"] = _Typed(key, r, "key")
-            _TYPED[id(r), "value"] = _Typed(marker, r, "value")
+            self._typed[id(r), "key"] = _Typed(key, r, "key")
+            self._typed[id(r), "value"] = _Typed(marker, r, "value")
         site = self._site(
             obj,
             lambda p, _h, _f, kind: (
@@ -903,7 +907,7 @@ class Mutator:
             typed = next(x for x in path if isinstance(x, _Typed))
             typed.write()
             setattr(record, typed.field, getattr(record, typed.field) + b"\0" * rng.randrange(1, 5))
-            _TYPED.pop((id(record), typed.field), None)
+            self._typed.pop((id(record), typed.field), None)
             path = tuple(x for x in path if x is not typed)
         return f"control.{type(holder).__name__}.{field}={value}", self._splice(
             data, start, end, build(obj, path, holder, lazies)
