@@ -175,6 +175,21 @@ def _fuzz_families() -> dict[str, bytes]:
     # (Not here: a header key that is not UTF-8: each language decodes it its own way, as
     # valid_text says.)
     junk = b"not a record, never read"
+    import zstandard
+
+    def lz4_literals_block(data: bytes, nibble: int) -> bytes:
+        """data as one LZ4 block of literals only, its token's match length nibble set
+        (liblz4, which lz4-java calls for Kafka, ignores it in a block's last sequence)."""
+        n = len(data)
+        ext = b"" if n < 15 else b"\xff" * ((n - 15) // 255) + bytes(((n - 15) % 255,))
+        return bytes(((min(n, 15) << 4) | nibble,)) + ext + data
+
+    region = build_batch([R(None, T, b"k", b"v" * 40, [("h", b"1")]) for _ in range(3)])[61:]
+    block = lz4_literals_block(region, 3)
+    lz4_nibble = (struct.pack("<I", 0x184D2204) + bytes((0x60, 0x40, (C.xxh32(bytes((0x60, 0x40))) >> 8) & 0xFF))
+                  + struct.pack("<I", len(block)) + block + bytes(4))  # fmt: skip
+    skippable = struct.pack("<II", 0x184D2A50, 3) + b"abc"
+    zstd_cut = skippable + zstandard.ZstdCompressor(write_checksum=True).compress(region)[:-2]
     return {
         # every varint of a record longer than it needs, within Kafka's 5 and 10 bytes
         "varints-written-long": v2([R(None, T, b"k", b"v")], lambda b: raw_region(b, padded, 1)),
@@ -194,6 +209,15 @@ def _fuzz_families() -> dict[str, bytes]:
             setattr(b, "attributes", C.GZIP), raw_region(b, C.compress(C.GZIP, b"")[:10] + junk, 0))),
         "no-record-lz4-head-refused": v2([R(None, T, b"k", b"v")], lambda b: (
             setattr(b, "attributes", C.LZ4), raw_region(b, junk, 0))),
+        # an LZ4 block whose last sequence's token has a match length nibble: liblz4 reads
+        # its literals (lz4-java, Kafka's Lz4BlockInputStream); some Go decoders refuse it
+        "lz4-last-token-match-nibble": v2([R(None, T, b"k", b"v")], lambda b: (
+            setattr(b, "attributes", C.LZ4), raw_region(b, lz4_nibble, 3))),
+        # a skippable zstd frame, then a frame with a content checksum cut inside it: zstd-jni
+        # hands every whole block over, and a frame ended since its last read (Kafka's
+        # ZstdCompression: the quiet end)
+        "zstd-skippable-then-frame-cut-in-its-checksum": v2([R(None, T, b"k", b"v")], lambda b: (
+            setattr(b, "attributes", C.ZSTD), raw_region(b, zstd_cut, 3))),
     }  # fmt: skip
 
 
