@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: jar test test-quick test-kafka drill judge-drill dump-drill cluster-drill fuzz harness specs demo docs bench peers generate check-generated clean
+.PHONY: jar rust test test-quick test-kafka drill judge-drill dump-drill cluster-drill fuzz harness specs demo docs bench peers generate check-generated clean
 
 # Apache Kafka from Maven Central for the tests that put a real broker in the loop
 # (tests/kafka_broker.py, marker `kafka`): the oldest 4.x release and the newest that
@@ -49,6 +49,16 @@ $(JAR): $(STAMP) $(JVM_SOURCES)
 	mkdir -p pipeline/jars && cp jvm/target/kafkacodec-spark.jar $(JAR)
 
 jar: $(JAR)
+
+# The Rust crate (rust/: the schemas' Rust parsers, generator/rust.py writes rust/src/gen),
+# built with the crates its Cargo.lock pins, from crates.io; tests/crosslang/test_rust.py
+# reads with its dump program and runs cargo fmt, clippy and test.
+RUST_DUMP := rust/target/release/kafkacodec-dump
+$(RUST_DUMP): $(shell find rust/src rust/tests -name '*.rs' 2>/dev/null) rust/Cargo.toml rust/Cargo.lock
+	@command -v cargo >/dev/null || (echo "the Rust crate needs cargo and rustc (https://rustup.rs)" >&2 && false)
+	cd rust && cargo build --release --locked
+
+rust: $(RUST_DUMP)
 
 $(STAMP): pyproject.toml
 	@# the native extension's CRC-32 of legacy messages: Intel ISA-L's (Debian's libisal-dev;
@@ -135,7 +145,7 @@ NEWEST := $(lastword $(KAFKA_VERSIONS))
 specs: $(STAMP) harness/target/libs-$(NEWEST)
 	$(PY) -m kafkacodec specs import harness/target/libs-$(NEWEST) --label $(NEWEST)
 
-test: $(STAMP) $(HARNESS) $(JAR)
+test: $(STAMP) $(HARNESS) $(JAR) $(RUST_DUMP)
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 # Only the tests that run Kafka's own broker, tools and client.
@@ -241,4 +251,4 @@ check-generated: $(STAMP)
 	$(PY) -m kafkacodec generate --check
 
 clean:
-	rm -rf $(VENV) tests/ksc/node_modules harness/target jvm/target pipeline/jars
+	rm -rf $(VENV) tests/ksc/node_modules harness/target jvm/target pipeline/jars rust/target

@@ -461,3 +461,48 @@ def check_mutations(jobs: list[Job], dumps: list[dict], doubles=None, official: 
     print(counts)
     assert not unknown, unknown
     return counts
+
+
+# -- kafkacodec's own generator targets (Go, Rust): their dump programs speak one protocol
+
+#: A generated target's dump check -> the family of kafkacodec's error (corpus._family).
+TARGET_FAMILY = {
+    "checksum": "checksum",
+    "truncated": "truncated",
+    "invalid": "invalid",
+    "corrupt": "invalid",
+    "length": "invalid",
+}
+
+
+def run_dump(dump: Path, jobs, tmp: Path, name: str, verify: bool = True) -> list[dict]:
+    """A generated target's kafkacodec-dump over jobs (go/cmd, rust/src/bin): one answer each."""
+    import json
+    import subprocess
+
+    proc = subprocess.run([str(dump), *([] if verify else ["-no-crc"]), str(jobs_file(jobs, tmp / f"{name}.jobs"))],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    lines = proc.stdout.split("\n")[:-1]  # not splitlines: strings may hold U+2028
+    assert len(lines) == len(jobs)
+    return [json.loads(line) for line in lines]
+
+
+def same_reading(mine, theirs: dict, language: str) -> None:
+    """kafkacodec's outcome (("ok", tree) or ("error", family)) is the target's."""
+    if mine[0] == "ok":
+        assert "ok" in theirs, theirs
+        assert theirs["ok"] == as_json(mine[1], theirs["ok"])
+    else:
+        assert "error" in theirs, f"kafkacodec refuses it ({mine[1]}), {language} reads it"
+        assert (TARGET_FAMILY[theirs["check"]] == "checksum") == (mine[1] == "checksum"), theirs
+
+
+def check_corpus_refusal(expect: dict, theirs: dict, language: str) -> None:
+    """A corpus case kafkacodec refuses: refused the same way, at the same byte."""
+    assert "error" in theirs, f"the corpus expects {expect['error']['check']}, {language} reads it"
+    assert TARGET_FAMILY[theirs["check"]] == expect["error"]["family"], (theirs, expect["error"])
+    # a codec's refusal of a whole compressed region names no byte in Python (the region is
+    # one stream, read lazily); any other refusal names the same byte
+    if expect["error"]["position"] is not None:
+        assert f"byte {expect['error']['position']}:" in theirs["error"], (theirs, expect["error"])

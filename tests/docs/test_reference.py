@@ -155,7 +155,7 @@ def test_the_languages_offered_are_the_languages_built():
             if line.startswith("| ") and not line.startswith("| language")]  # fmt: skip
     unclaimed = {name.strip() for cells in rows if "no claim" in cells[-1]
                  for name in cells[0].split(",")}  # fmt: skip
-    assert "Rust" in unclaimed
+    assert "Rust" not in unclaimed  # kafkacodec's own Rust target (generator/rust.py)
     readme = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| languages |"))
     index = next(line for line in (ROOT / "docs" / "index.md").read_text().splitlines() if "(languages.md)" in line)
     for text in (readme, index):
