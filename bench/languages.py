@@ -5,6 +5,9 @@ value, headers), into a checksum both sides must agree on:
 
 - Go: kafkacodec's Go target (go/kafkacodec, `ParseKafkaLog`) against franz-go's
   `kgo.ProcessFetchPartition` (its consumer's path): go/cmd/kafkacodec-bench;
+- Rust: kafkacodec's Rust target (rust/, `KafkaLog::parse`) over the same segment
+  (rust/src/bin/kafkacodec-bench), beside the Go program's franz-go figure of the same
+  segment; its records and checksum must equal the Go package's;
 - Java: the official compiler's Java output (jvm/, with kafkacodec's varint classes in
   place of the compiler's) against Kafka's own `MemoryRecords` batch iteration
   (`ensureValid`, `streamingIterator`, as the consumer's CompletedFetch reads a batch),
@@ -63,6 +66,15 @@ def go(build: Path, seg: Path, repeat: int) -> dict:
     return json.loads(out.stdout)
 
 
+def rust(seg: Path, repeat: int) -> dict:
+    """The Rust crate's parser (rust/src/bin/kafkacodec-bench) over the segment."""
+    subprocess.run(["cargo", "build", "--release", "--locked", "--bin", "kafkacodec-bench"],
+                   cwd=ROOT / "rust", check=True, capture_output=True)  # fmt: skip
+    binary = ROOT / "rust" / "target" / "release" / "kafkacodec-bench"
+    out = subprocess.run([str(binary), "-repeat", str(repeat), str(seg)], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
 def java(build: Path, seg: Path, repeat: int) -> dict:
     cp = classpath(VERSIONS[-1])
     target = ROOT / "jvm" / "target"
@@ -95,11 +107,16 @@ def main(argv: list[str] | None = None) -> int:
             seg = segment(Path(tmp) / f"{name}.log", args.records, name)
             results["runs"][name] = {
                 "go": go(Path(tmp), seg, args.repeat),
+                "rust": rust(seg, args.repeat),
                 "java": java(Path(tmp), seg, args.repeat),
             }
+            run = results["runs"][name]
+            if run["rust"]["checksum"] != run["go"]["checksum"] or run["rust"]["records"] != run["go"]["records"]:
+                raise SystemExit(f"{name}: the Rust crate and the Go package read other records: {run}")
+            run["rust"]["franz-go"] = run["go"]["franz-go"]  # the same run's anchor
     print(f"{'segment':8} {'language':6} {'kafkacodec':>14} {'peer':>22} {'ratio':>6}")
     for name, run in results["runs"].items():
-        for lang, peer in (("go", "franz-go"), ("java", "kafka")):
+        for lang, peer in (("go", "franz-go"), ("rust", "franz-go"), ("java", "kafka")):
             r = run[lang]
             print(f"{name:8} {lang:6} {r['kafkacodec'] / 1e6:11.2f}M/s {peer:>10} {r[peer] / 1e6:8.2f}M/s "
                   f"{r['kafkacodec'] / r[peer]:5.2f}x")  # fmt: skip
