@@ -25,12 +25,11 @@ and kept in fields tagged `ksy:"name,pos"`.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
-from .errors import GenerateError, SchemaError
-from .expr import _BINARY, Node, parse_expr
-from .ir import FieldIR, InstanceIR, ModuleIR, SchemaSet, TypeIR, _as_list, camel
+from .errors import SchemaError
+from .ir import FieldIR, InstanceIR, ModuleIR, SchemaSet, TypeIR, camel
+from .targets import TargetModule, TargetTranslator, comment, format_sources
+from .targets import indent as _indent
 
 __all__ = ["render_go", "PACKAGE"]
 
@@ -54,51 +53,19 @@ def _q(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-class _Module:
+class _Module(TargetModule):
+    LANGUAGE = "Go"
+
     def __init__(self, mod: ModuleIR):
-        self.mod = mod
-        self.names = mod.names
-        assert self.names is not None
-        top = mod.types[0]
-        self.prefix = top.class_name
-        self.local = {t.class_name for t in mod.types}
-        self.enum_values = {}
-        for name, e in self.names.enums.items():
-            for _value, label in e.members:
-                self.enum_values[(name, label.lower())] = self._enum_const(e.class_name, label)
+        self.TRANSLATOR = _Translator
+        super().__init__(mod)
         self.uses = {"binary": False, "math": False}
 
-    # -- names
     def go_class(self, cls: str) -> str:
-        """The Go type of a class the IR names: a local type is prefixed with the schema's
-        class (unless it is that class); an imported schema's top keeps its name."""
-        if cls in self.local and cls != self.prefix:
-            return self.prefix + cls
-        return cls
+        return self.class_of(cls)
 
-    def _enum_const(self, enum_class: str, label: str) -> str:
+    def enum_const(self, enum_class: str, label: str) -> str:
         return self.prefix + enum_class + camel(label.lower())
-
-    # -- expressions
-    def expr(
-        self, t: TypeIR, text, where: str, item: tuple[str, str] | None = None
-    ) -> tuple[str, str]:
-        """A schema expression of type t as Go: (source, kind), kind one of int, bool, bytes,
-        str, list. item: what `_` is (its Go source and kind), in valid and repeat-until."""
-        node = text.node if isinstance(text, _Unparsed) else parse_expr(text, where)
-        return _Translator(self, t, where, item).emit(node)
-
-    def int_expr(self, t: TypeIR, text, where: str, item=None) -> str:
-        src, kind = self.expr(t, text, where, item)
-        if kind != "int":
-            raise SchemaError(where, f"expected an integer expression, got {kind}: {text!r}")
-        return src
-
-    def bool_expr(self, t: TypeIR, text, where: str, item=None) -> str:
-        src, kind = self.expr(t, text, where, item)
-        if kind != "bool":
-            raise SchemaError(where, f"expected a condition, got {kind}: {text!r}")
-        return src
 
     # -- types of fields
     def elem_type(self, f: FieldIR) -> str:
@@ -147,7 +114,7 @@ class _Module:
             body.append(f"// {self.prefix}{e.class_name}: enum `{e.name}` of {self.mod.source}.")
             body.append("const (")
             for value, label in e.members:
-                body.append(f"\t{self._enum_const(e.class_name, label)} = {value}")
+                body.append(f"\t{self.enum_const(e.class_name, label)} = {value}")
             body.append(")\n")
         for t in self.mod.types:
             body.append(self.type_decl(t))
@@ -261,34 +228,6 @@ class _Module:
         lines.append("\t}")
         return "\n".join(lines)
 
-    def valid_checks(
-        self, t: TypeIR, spec, kind: str, value: str, where: str
-    ) -> list[tuple[str, str]]:
-        """(Go condition that holds when the value is invalid, message) of a `valid`."""
-        if spec is None:
-            return []
-        if not isinstance(spec, dict):
-            spec = {"eq": spec}
-        item = (value, kind)
-        out = []
-        if "eq" in spec:
-            v = self.int_expr(t, spec["eq"], f"{where}/eq")
-            out.append((f"{value} != {v}", f"expected {spec['eq']}"))
-        if "min" in spec:
-            v = self.int_expr(t, spec["min"], f"{where}/min")
-            out.append((f"{value} < {v}", f"must be at least {spec['min']}"))
-        if "max" in spec:
-            v = self.int_expr(t, spec["max"], f"{where}/max")
-            out.append((f"{value} > {v}", f"must be at most {spec['max']}"))
-        if "any-of" in spec:
-            vals = [self.int_expr(t, a, f"{where}/any-of") for a in _as_list(spec["any-of"])]
-            out.append(("!(" + " || ".join(f"{value} == {v}" for v in vals) + ")",
-                        "must be one of " + ", ".join(str(a) for a in _as_list(spec["any-of"]))))  # fmt: skip
-        if "expr" in spec:
-            cond = self.bool_expr(t, spec["expr"], f"{where}/expr", item)
-            out.append((f"!({cond})", f"must satisfy {spec['expr']}"))
-        return out
-
     def field(self, t: TypeIR, f: FieldIR) -> str:
         lines = []
         if f.crc_starts:
@@ -366,7 +305,7 @@ class _Module:
         lines, data = [], raw
         if f.process:
             codec = ", ".join(
-                self.int_expr(t, a, f"{f.path}/process") for a in self._type_args(f.ksy["process"])
+                self.int_expr(t, a, f"{f.path}/process") for a in self.type_args(f.ksy["process"])
             )
             lines += [f"data, err := kafkaCompression({raw}, {codec})",
                       f"if err != nil {{\n\treturn nil, pos, corrupt({_q(f.where)}, {at}, err)\n}}"]  # fmt: skip
@@ -374,18 +313,10 @@ class _Module:
         if f.kind != "user":
             return lines + [f"{target} := {'string(' + data + ')' if f.kind == 'str' else data}"]
         call = self.user_call(
-            t, f.user_class or "", self._type_args(f.ksy["type"]), "0", f"len({data})", f.path, data
+            t, f.user_class or "", self.type_args(f.ksy["type"]), "0", f"len({data})", f.path, data
         )
         return lines + [f"{target}, used, err := {call}", "if err != nil {\n\treturn nil, pos, err\n}",
                         f"if used != len({data}) {{\n\treturn nil, pos, trailing({_q(f.where)}, used, len({data}))\n}}"]  # fmt: skip
-
-    def _type_args(self, ref) -> list:
-        """The argument expressions of a type reference `name(a, b)` (as text or nodes)."""
-        ref = str(ref).strip()
-        if "(" not in ref:
-            return []
-        call = parse_expr(ref, "type")
-        return [_Unparsed(a) for a in call.args[1:]]
 
     def read_one(self, t: TypeIR, f: FieldIR, target: str) -> list[str]:
         """Read one value of f at pos into a new variable target (`:=`)."""
@@ -408,7 +339,7 @@ class _Module:
             return self.switch(t, f, target)
         if f.kind == "user" and f.size is None and not f.size_eos:
             call = self.user_call(
-                t, f.user_class or "", self._type_args(f.ksy["type"]), "pos", "end", f.path
+                t, f.user_class or "", self.type_args(f.ksy["type"]), "pos", "end", f.path
             )
             return [
                 f"{target}, next, err := {call}",
@@ -420,7 +351,7 @@ class _Module:
             return [*self.size(t, f), *self.decode_whole(t, f, raw, "pos", target), "pos += n"]
         # a user type inside its size: read from its front (Kaitai's substream; the rest is skipped)
         call = self.user_call(
-            t, f.user_class or "", self._type_args(f.ksy["type"]), "pos", "pos + n", f.path
+            t, f.user_class or "", self.type_args(f.ksy["type"]), "pos", "pos + n", f.path
         )
         used = "used" if f.consumed else "_"
         return [
@@ -443,7 +374,7 @@ class _Module:
             m = re.fullmatch(r"([a-z][a-z0-9_]*)\s*(?:\((.*)\))?", str(ref).strip())
             assert m is not None
             kind, cls = self.names.resolve_type(m.group(1), f.path)
-            call = self.user_call(t, cls or "", self._type_args(ref), "pos", hi, f.path)
+            call = self.user_call(t, cls or "", self.type_args(ref), "pos", hi, f.path)
             read = (f"got, next, err := {call}\nif err != nil {{\n\treturn nil, pos, err\n}}\n{target} = got"
                     + ("" if sized else "\npos = next") + ("\n_ = next" if sized else ""))  # fmt: skip
             if key == "_":
@@ -469,7 +400,7 @@ class _Module:
         """Read one value of a user-type field into the object at into (a list's element)."""
         if f.process or f.lazy:
             raise SchemaError(f.path, "the Go target reads a list of processed values nowhere")
-        args = "".join(f", {self.int_expr(t, a, f.path)}" for a in self._type_args(f.ksy["type"]))
+        args = "".join(f", {self.int_expr(t, a, f.path)}" for a in self.type_args(f.ksy["type"]))
         if f.size is None and not f.size_eos:
             return [f"next, err := {into}.read(buf, pos, end{args}, verify)",
                     "if err != nil {\n\treturn nil, pos, err\n}", "pos = next"]  # fmt: skip
@@ -533,133 +464,54 @@ class _Module:
         return f"{doc}\nfunc (x *{name}) {camel(inst.name)}() {go_type} {{\n\treturn {src}\n}}\n"
 
 
-class _Unparsed:
-    """A parsed argument node, passed where an expression text is expected."""
+class _Translator(TargetTranslator):
+    IO = {"pos": ("int64(pos)", "int"), "size": ("int64(end)", "int"), "eos": ("(pos >= end)", "bool")}
 
-    def __init__(self, node: Node):
-        self.node = node
+    def index(self) -> str:
+        return "int64(i)"
 
+    def param(self, name: str) -> str:
+        return f"x.{camel(name)}"
 
-class _Translator:
-    def __init__(self, m: _Module, t: TypeIR, where: str, item):
-        self.m = m
-        self.t = t
-        self.where = where
-        self.item = item
-        self.fields = {f.name: f for f in t.fields}
-        self.instances = {i.name: i for i in t.instances}
-        self.params = {p.name for p in t.params}
+    def pos_instance(self, name: str) -> str:
+        return f"int64(deref(x.{camel(name)}))"
 
-    def fail(self, msg: str):
-        raise SchemaError(self.where, f"the Go target: {msg}")
+    def value_instance(self, name: str) -> str:
+        return f"x.{camel(name)}()"
 
-    def emit(self, n: Node) -> tuple[str, str]:
-        k = n.kind
-        if k == "num":
-            if not -(1 << 63) <= n.value < (1 << 63):
-                self.fail(f"{n.value} does not fit 64 bits")
-            return (f"int64({n.value})" if n.value < 0 else str(n.value)), "int"
-        if k == "bool":
-            return ("true" if n.value else "false"), "bool"
-        if k == "str":
-            return _q(n.value), "str"
-        if k == "bytes":
-            return "[]byte{" + ", ".join(map(str, n.value)) + "}", "bytes"
-        if k == "name":
-            return self.name(n.value)
-        if k == "enum":
-            key = (n.value[0], n.value[1])
-            if key not in self.m.enum_values:
-                self.fail(f"unknown enum member {key[0]}::{key[1]}")
-            return f"int64({self.m.enum_values[key]})", "int"
-        if k == "unary":
-            src, kind = self.emit(n.args[0])
-            if n.value == "not":
-                return f"!({src})", "bool"
-            return (f"-({src})" if n.value == "-" else f"^({src})"), "int"
-        if k == "binary":
-            return self.binary(n)
-        if k == "ternary":
-            cond, ck = self.emit(n.args[0])
-            a, ak = self.emit(n.args[1])
-            b, bk = self.emit(n.args[2])
-            if ck != "bool" or ak != bk:
-                self.fail("a ternary needs a condition and two branches of one kind")
-            # Both branches are plain values of fields already read: evaluating both is safe.
-            if ak == "int":  # typed: a literal alone would make the helper's type int
-                a, b = (v if v.startswith("int64(") else f"int64({v})" for v in (a, b))
-            return f"ifElse({cond}, {a}, {b})", ak
-        if k == "attr":
-            return self.attr(n)
-        self.fail(f"unsupported expression ({k})")
-        raise AssertionError
+    def length(self, base: str) -> str:
+        return f"int64(len({base}))"
 
-    def binary(self, n: Node) -> tuple[str, str]:
-        op = n.value
-        a, ak = self.emit(n.args[0])
-        b, bk = self.emit(n.args[1])
-        if op in ("and", "or"):
-            if ak != "bool" or bk != "bool":
-                self.fail(f"{op} needs two conditions")
-            if a == b:  # `version >= 1 and version >= 1`, as specs import writes nested versions
-                return a, "bool"
-            return f"({a} {_GO_OPS[op]} {b})", "bool"
-        if op in ("==", "!=", "<", "<=", ">", ">="):
-            if ak != bk:
-                self.fail(f"comparing a {ak} with a {bk}")
-            return f"({a} {op} {b})", "bool"
-        if ak != "int" or bk != "int":
-            self.fail(f"{op} needs integers")
+    def number(self, value: int) -> str:
+        return f"int64({value})" if value < 0 else str(value)
+
+    def string(self, value: str) -> str:
+        return _q(value)
+
+    def byte_string(self, value: bytes) -> str:
+        return "[]byte{" + ", ".join(map(str, value)) + "}"
+
+    def enum_value(self, const: str) -> str:
+        return f"int64({const})"
+
+    def unary(self, op: str, src: str) -> str:
+        return f"-({src})" if op == "-" else f"^({src})"
+
+    def ternary(self, cond: str, a: str, b: str, kind: str) -> str:
+        # Both branches are plain values of fields already read: evaluating both is safe.
+        if kind == "int":  # typed: a literal alone would make the helper's type int
+            a, b = (v if v.startswith("int64(") else f"int64({v})" for v in (a, b))
+        return f"ifElse({cond}, {a}, {b})"
+
+    def logical(self, op: str, a: str, b: str) -> str:
+        return f"({a} {_GO_OPS[op]} {b})"
+
+    def arithmetic(self, op: str, a: str, b: str) -> str:
         if op == "/":
-            return f"floorDiv({a}, {b})", "int"
+            return f"floorDiv({a}, {b})"
         if op == "%":
-            return f"floorMod({a}, {b})", "int"
-        if op not in _BINARY:
-            self.fail(f"unknown operator {op}")
-        return f"({a} {op} {b})", "int"
-
-    def name(self, name: str) -> tuple[str, str]:
-        if name == "_":
-            if self.item is None:
-                self.fail("`_` outside valid and repeat-until")
-            return self.item
-        if name == "_index":
-            return "int64(i)", "int"
-        if name == "_io":
-            return "", "io"
-        if name in self.params:
-            return f"x.{camel(name)}", "int"
-        if name in self.fields:
-            return self.m.value_of(self.fields[name])
-        inst = self.instances.get(name)
-        if inst is not None:
-            if inst.kind == "pos":
-                return f"int64(deref(x.{camel(name)}))", "int"
-            src, kind = self.m.expr(
-                self.t, inst.ksy["value"], f"{self.t.path}/instances/{name}/value"
-            )
-            return f"x.{camel(name)}()", kind
-        self.fail(f"unknown name {name!r}")
-        raise AssertionError
-
-    def attr(self, n: Node) -> tuple[str, str]:
-        base, kind = self.emit(n.args[0])
-        name = n.value
-        if kind == "io":
-            io = {
-                "pos": ("int64(pos)", "int"),
-                "size": ("int64(end)", "int"),
-                "eos": ("(pos >= end)", "bool"),
-            }
-            if name not in io:
-                self.fail(f"_io.{name}")
-            return io[name]
-        if name in ("value", "to_i") and kind == "int":
-            return base, "int"  # a varint's value; an enum's integer
-        if name in ("size", "length") and kind in ("list", "bytes", "str"):
-            return f"int64(len({base}))", "int"
-        self.fail(f".{name} of a {kind}")
-        raise AssertionError
+            return f"floorMod({a}, {b})"
+        return f"({a} {op} {b})"
 
 
 def _local(name: str) -> str:
@@ -671,37 +523,16 @@ def _local(name: str) -> str:
     )
 
 
-def _indent(text: str, prefix: str) -> str:
-    return "\n".join(prefix + line if line else line for line in text.split("\n"))
-
-
 def _doc_comment(name: str, doc: str, indent: str = "") -> str:
     text = " ".join(str(doc).split())
     if name:
         text = f"{name}: {text}" if not text.startswith(name) else text
-    words, lines, line = text.split(" "), [], ""
-    for w in words:
-        if line and len(line) + len(w) > 90:
-            lines.append(line)
-            line = w
-        else:
-            line = f"{line} {w}" if line else w
-    lines.append(line)
-    return "\n".join(f"{indent}// {x}" for x in lines)
+    return comment(text, "//", indent)
 
 
 def gofmt(sources: dict[str, str]) -> dict[str, str]:
     """Format Go sources with the machine's gofmt (as `go fmt` does)."""
-    tool = shutil.which("gofmt")
-    if tool is None:
-        raise GenerateError("the Go target is formatted with gofmt: install Go (https://go.dev/dl)")
-    out = {}
-    for name, src in sources.items():
-        proc = subprocess.run([tool], input=src, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise GenerateError(f"gofmt refuses the Go output for {name}: {proc.stderr[:2000]}")
-        out[name] = proc.stdout
-    return out
+    return format_sources(sources, ["gofmt"], "Go", "Go (https://go.dev/dl)")
 
 
 def _registry(modules: list[_Module]) -> str:

@@ -26,12 +26,12 @@ A field under `if` is an Option (None: absent), a user type a Box (recursive typ
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
-from .errors import GenerateError, SchemaError
-from .expr import _BINARY, Node, parse_expr
-from .ir import FieldIR, InstanceIR, ModuleIR, SchemaSet, TypeIR, _as_list, camel
+from .errors import SchemaError
+from .expr import parse_expr
+from .ir import FieldIR, InstanceIR, ModuleIR, SchemaSet, TypeIR, camel
+from .targets import TargetModule, TargetTranslator, Unparsed, comment, format_sources
+from .targets import indent as _indent
 
 __all__ = ["render_rust"]
 
@@ -60,51 +60,29 @@ def _const(name: str) -> str:
     return re.sub(r"[^A-Z0-9]+", "_", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).upper()).strip("_")
 
 
-class _Module:
+class _Module(TargetModule):
+    LANGUAGE = "Rust"
+
     def __init__(self, mod: ModuleIR):
-        self.mod = mod
-        self.names = mod.names
-        assert self.names is not None
-        top = mod.types[0]
-        self.prefix = top.class_name
-        self.local = {t.class_name for t in mod.types}
-        self.enum_values = {}
-        for name, e in self.names.enums.items():
-            for _value, label in e.members:
-                self.enum_values[(name, label.lower())] = self._enum_const(e.class_name, label)
+        self.TRANSLATOR = _Translator
+        super().__init__(mod)
 
-    # -- names
     def rs_class(self, cls: str) -> str:
-        """The Rust type of a class the IR names: a local type is prefixed with the schema's
-        class (unless it is that class); an imported schema's top keeps its name."""
-        if cls in self.local and cls != self.prefix:
-            return self.prefix + cls
-        return cls
+        return self.class_of(cls)
 
-    def _enum_const(self, enum_class: str, label: str) -> str:
+    def enum_const(self, enum_class: str, label: str) -> str:
         return _const(self.prefix + enum_class + camel(label.lower()))
 
     def switch_enum(self, t: TypeIR, f: FieldIR) -> str:
         return self.rs_class(t.class_name) + camel(f.name)
 
-    # -- expressions
-    def expr(self, t: TypeIR, text, where: str, item: tuple[str, str] | None = None) -> tuple[str, str]:
-        """A schema expression of type t as Rust: (source, kind), kind one of int, bool,
-        bytes, str, list. item: what `_` is (its Rust source and kind)."""
-        node = text.node if isinstance(text, _Unparsed) else parse_expr(text, where)
-        return _Translator(self, t, where, item).emit(node)
-
-    def int_expr(self, t: TypeIR, text, where: str, item=None) -> str:
-        src, kind = self.expr(t, text, where, item)
-        if kind != "int":
-            raise SchemaError(where, f"expected an integer expression, got {kind}: {text!r}")
-        return src
-
-    def bool_expr(self, t: TypeIR, text, where: str, item=None) -> str:
-        src, kind = self.expr(t, text, where, item)
-        if kind != "bool":
-            raise SchemaError(where, f"expected a condition, got {kind}: {text!r}")
-        return src
+    def negated_expr(self, t: TypeIR, text, where: str, item) -> str:
+        """`a OP b` fails as `a NOT-OP b` (what clippy asks of a negated comparison)."""
+        node = parse_expr(text, where)
+        if node.kind == "binary" and node.value in _NEGATED:
+            a, b = (self.expr(t, Unparsed(x), where, item)[0] for x in node.args)
+            return f"{a} {_NEGATED[node.value]} {b}"
+        return super().negated_expr(t, text, where, item)
 
     # -- types of fields
     def elem_type(self, t: TypeIR, f: FieldIR) -> str:
@@ -154,7 +132,7 @@ class _Module:
         for e in self.mod.enums:
             body.append(f"// {self.prefix}{e.class_name}: enum `{e.name}` of {self.mod.source}.")
             for value, label in e.members:
-                body.append(f"pub const {self._enum_const(e.class_name, label)}: i64 = {value};")
+                body.append(f"pub const {self.enum_const(e.class_name, label)}: i64 = {value};")
             body.append("")
         for t in self.mod.types:
             body.append(self.type_decl(t))
@@ -295,41 +273,6 @@ class _Module:
         lines.append("    }\n}")
         return "\n".join(lines)
 
-    def valid_checks(self, t: TypeIR, spec, kind: str, value: str, where: str) -> list[tuple[str, str]]:
-        """(Rust condition that holds when the value is invalid, message) of a `valid`."""
-        if spec is None:
-            return []
-        if not isinstance(spec, dict):
-            spec = {"eq": spec}
-        item = (value, kind)
-        out = []
-        if "eq" in spec:
-            v = self.int_expr(t, spec["eq"], f"{where}/eq")
-            out.append((f"{value} != {v}", f"expected {spec['eq']}"))
-        if "min" in spec:
-            v = self.int_expr(t, spec["min"], f"{where}/min")
-            out.append((f"{value} < {v}", f"must be at least {spec['min']}"))
-        if "max" in spec:
-            v = self.int_expr(t, spec["max"], f"{where}/max")
-            out.append((f"{value} > {v}", f"must be at most {spec['max']}"))
-        if "any-of" in spec:
-            vals = [self.int_expr(t, a, f"{where}/any-of") for a in _as_list(spec["any-of"])]
-            out.append(("!(" + " || ".join(f"{value} == {v}" for v in vals) + ")",
-                        "must be one of " + ", ".join(str(a) for a in _as_list(spec["any-of"]))))  # fmt: skip
-        if "expr" in spec:
-            node = parse_expr(spec["expr"], f"{where}/expr")
-            if node.kind == "binary" and node.value in _NEGATED:  # `a OP b` fails as `a NOT-OP b`
-                a = self.int_or_any(t, node.args[0], f"{where}/expr", item)
-                b = self.int_or_any(t, node.args[1], f"{where}/expr", item)
-                out.append((f"{a} {_NEGATED[node.value]} {b}", f"must satisfy {spec['expr']}"))
-            else:
-                cond = self.bool_expr(t, spec["expr"], f"{where}/expr", item)
-                out.append((f"!({cond})", f"must satisfy {spec['expr']}"))
-        return out
-
-    def int_or_any(self, t: TypeIR, node: Node, where: str, item) -> str:
-        return self.expr(t, _Unparsed(node), where, item)[0]
-
     def field(self, t: TypeIR, f: FieldIR) -> str:
         lines = []
         if f.crc_starts:
@@ -395,7 +338,7 @@ class _Module:
         its process, then, for a user type, parsed to the last byte."""
         lines, data = [], raw
         if f.process:
-            codec = ", ".join(self.int_expr(t, a, f"{f.path}/process") for a in self._type_args(f.ksy["process"]))
+            codec = ", ".join(self.int_expr(t, a, f"{f.path}/process") for a in self.type_args(f.ksy["process"]))
             args = codec.split(", ") if codec else []
             records = f"Some({_bare(args[2])})" if len(args) > 2 else "None"
             lines += [f"let data = Bytes::from(crate::compression::decompress(&{raw}, {_bare(args[0])}, {_bare(args[1])}, {records})"
@@ -407,16 +350,9 @@ class _Module:
             return lines + [f"let {target} = java_utf8(&{data});"]
         if f.kind != "user":
             raise SchemaError(f.path, f"the Rust target reads no sized {f.kind}")
-        call = self.user_call(t, f.user_class or "", self._type_args(f.ksy["type"]), "0", f"{data}.len()", f.path, f"&{data}")
+        call = self.user_call(t, f.user_class or "", self.type_args(f.ksy["type"]), "0", f"{data}.len()", f.path, f"&{data}")
         return lines + [f"let ({target}, used) = {call}?;",
                         f"if used != {data}.len() {{\n    return Err(trailing({_q(f.where)}, used, {data}.len()));\n}}"]  # fmt: skip
-
-    def _type_args(self, ref) -> list:
-        ref = str(ref).strip()
-        if "(" not in ref:
-            return []
-        call = parse_expr(ref, "type")
-        return [_Unparsed(a) for a in call.args[1:]]
 
     def read_one(self, t: TypeIR, f: FieldIR, target: str) -> list[str]:
         """Read one value of f at pos into a new variable target."""
@@ -434,13 +370,13 @@ class _Module:
         if f.kind == "switch":
             return self.switch(t, f, target)
         if f.kind == "user" and f.size is None and not f.size_eos:
-            call = self.user_call(t, f.user_class or "", self._type_args(f.ksy["type"]), "pos", "end", f.path)
+            call = self.user_call(t, f.user_class or "", self.type_args(f.ksy["type"]), "pos", "end", f.path)
             return [f"let ({target}, next) = {call}?;", "pos = next;"]
         if f.process or f.kind != "user":
             return [*self.size(t, f), "let raw = buf.slice(pos..pos + n);",
                     *self.decode_whole(t, f, "raw", "pos", target), "pos += n;"]  # fmt: skip
         # a user type inside its size: read from its front (Kaitai's substream; the rest is skipped)
-        call = self.user_call(t, f.user_class or "", self._type_args(f.ksy["type"]), "pos", "pos + n", f.path)
+        call = self.user_call(t, f.user_class or "", self.type_args(f.ksy["type"]), "pos", "pos + n", f.path)
         lines = [*self.size(t, f), f"let ({target}, used) = {call}?;"]
         if f.consumed:
             lines.append(f"if used != pos + n {{\n    return Err(trailing({_q(f.where)}, used, pos + n));\n}}")
@@ -459,7 +395,7 @@ class _Module:
             m = re.fullmatch(r"([a-z][a-z0-9_]*)\s*(?:\((.*)\))?", str(ref).strip())
             assert m is not None
             _kind, cls = self.names.resolve_type(m.group(1), f.path)
-            call = self.user_call(t, cls or "", self._type_args(ref), "pos", hi, f.path)
+            call = self.user_call(t, cls or "", self.type_args(ref), "pos", hi, f.path)
             read = (f"{{\n    let (got, next) = {call}?;\n" + ("" if sized else "    pos = next;\n")
                     + f"    {enum}::{self.rs_class(cls or '')}(got)\n}}")  # fmt: skip
             if key == "_":
@@ -556,165 +492,70 @@ def _read(fmt: str, p: str) -> str:
     return f"be_{_RS_INT[fmt]}(buf, {p})"
 
 
-class _Unparsed:
-    """A parsed argument node, passed where an expression text is expected."""
+class _Translator(TargetTranslator):
+    IO = {"pos": ("(pos as i64)", "int"), "size": ("(end as i64)", "int"), "eos": ("(pos >= end)", "bool")}
 
-    def __init__(self, node: Node):
-        self.node = node
+    def index(self) -> str:
+        return "(i as i64)"
 
+    def param(self, name: str) -> str:
+        return f"x.{_snake(name)}"
 
-class _Translator:
-    def __init__(self, m: _Module, t: TypeIR, where: str, item):
-        self.m = m
-        self.t = t
-        self.where = where
-        self.item = item
-        self.fields = {f.name: f for f in t.fields}
-        self.instances = {i.name: i for i in t.instances}
-        self.params = {p.name for p in t.params}
+    def pos_instance(self, name: str) -> str:
+        return f"(x.{_snake(name)}.unwrap_or_default() as i64)"
 
-    def fail(self, msg: str):
-        raise SchemaError(self.where, f"the Rust target: {msg}")
+    def value_instance(self, name: str) -> str:
+        return f"x.{_snake(name)}()"
 
-    def emit(self, n: Node) -> tuple[str, str]:
-        k = n.kind
-        if k == "num":
-            if not -(1 << 63) <= n.value < (1 << 63):
-                self.fail(f"{n.value} does not fit 64 bits")
-            return (f"({n.value}i64)" if n.value < 0 else f"{n.value}i64"), "int"
-        if k == "bool":
-            return ("true" if n.value else "false"), "bool"
-        if k == "str":
-            return _q(n.value), "str"
-        if k == "bytes":
-            return "&[" + ", ".join(f"{b}u8" for b in n.value) + "][..]", "bytes"
-        if k == "name":
-            return self.name(n.value)
-        if k == "enum":
-            key = (n.value[0], n.value[1])
-            if key not in self.m.enum_values:
-                self.fail(f"unknown enum member {key[0]}::{key[1]}")
-            return self.m.enum_values[key], "int"
-        if k == "unary":
-            src, kind = self.emit(n.args[0])
-            if n.value == "not":
-                return f"!({src})", "bool"
-            return (f"({src}).wrapping_neg()" if n.value == "-" else f"!({src})"), "int"
-        if k == "binary":
-            return self.binary(n)
-        if k == "ternary":
-            cond, ck = self.emit(n.args[0])
-            a, ak = self.emit(n.args[1])
-            b, bk = self.emit(n.args[2])
-            if ck != "bool" or ak != bk:
-                self.fail("a ternary needs a condition and two branches of one kind")
-            return f"(if {_bare(cond)} {{ {_bare(a)} }} else {{ {_bare(b)} }})", ak
-        if k == "attr":
-            return self.attr(n)
-        self.fail(f"unsupported expression ({k})")
-        raise AssertionError
+    def length(self, base: str) -> str:
+        return f"({base.removeprefix('&')}.len() as i64)"
 
-    def binary(self, n: Node) -> tuple[str, str]:
-        op = n.value
-        a, ak = self.emit(n.args[0])
-        b, bk = self.emit(n.args[1])
-        if op in ("and", "or"):
-            if ak != "bool" or bk != "bool":
-                self.fail(f"{op} needs two conditions")
-            if a == b:
-                return a, "bool"
-            ma, mb = (re.fullmatch(r"\((.+) >= (-?[0-9]+)i64\)", x) for x in (a, b))
-            if op == "and" and ma and mb and ma.group(1) == mb.group(1):  # nested versions
-                return (a if int(ma.group(2)) >= int(mb.group(2)) else b), "bool"
-            return f"({a} {_RS_OPS[op]} {b})", "bool"
-        if op in ("==", "!=", "<", "<=", ">", ">="):
-            if ak != bk:
-                self.fail(f"comparing a {ak} with a {bk}")
-            return f"({a} {op} {b})", "bool"
-        if ak != "int" or bk != "int":
-            self.fail(f"{op} needs integers")
+    def number(self, value: int) -> str:
+        return f"({value}i64)" if value < 0 else f"{value}i64"
+
+    def string(self, value: str) -> str:
+        return _q(value)
+
+    def byte_string(self, value: bytes) -> str:
+        return "&[" + ", ".join(f"{b}u8" for b in value) + "][..]"
+
+    def enum_value(self, const: str) -> str:
+        return const
+
+    def unary(self, op: str, src: str) -> str:
+        return f"({src}).wrapping_neg()" if op == "-" else f"!({src})"
+
+    def ternary(self, cond: str, a: str, b: str, kind: str) -> str:
+        return f"(if {_bare(cond)} {{ {_bare(a)} }} else {{ {_bare(b)} }})"
+
+    def logical(self, op: str, a: str, b: str) -> str:
+        ma, mb = (re.fullmatch(r"\((.+) >= (-?[0-9]+)i64\)", x) for x in (a, b))
+        if op == "and" and ma and mb and ma.group(1) == mb.group(1):  # nested versions
+            return a if int(ma.group(2)) >= int(mb.group(2)) else b
+        return f"({a} {_RS_OPS[op]} {b})"
+
+    def arithmetic(self, op: str, a: str, b: str) -> str:
         if op == "/":
-            return f"floor_div({_bare(a)}, {_bare(b)})", "int"
+            return f"floor_div({_bare(a)}, {_bare(b)})"
         if op == "%":
-            return f"floor_mod({_bare(a)}, {_bare(b)})", "int"
+            return f"floor_mod({_bare(a)}, {_bare(b)})"
         if op in _WRAPPING:
-            return f"{_paren(a)}.{_WRAPPING[op]}({_bare(b)})", "int"
+            return f"{_paren(a)}.{_WRAPPING[op]}({_bare(b)})"
         if op == "<<":
-            return f"{_paren(a)}.wrapping_shl({_paren(b)} as u32)", "int"
+            return f"{_paren(a)}.wrapping_shl({_paren(b)} as u32)"
         if op == ">>":
-            return f"{_paren(a)}.wrapping_shr({_paren(b)} as u32)", "int"
-        if op not in _BINARY:
-            self.fail(f"unknown operator {op}")
-        return f"({a} {op} {b})", "int"
-
-    def name(self, name: str) -> tuple[str, str]:
-        if name == "_":
-            if self.item is None:
-                self.fail("`_` outside valid and repeat-until")
-            return self.item
-        if name == "_index":
-            return "(i as i64)", "int"
-        if name == "_io":
-            return "", "io"
-        if name in self.params:
-            return f"x.{_snake(name)}", "int"
-        if name in self.fields:
-            return self.m.value_of(self.fields[name])
-        inst = self.instances.get(name)
-        if inst is not None:
-            if inst.kind == "pos":
-                return f"(x.{_snake(name)}.unwrap_or_default() as i64)", "int"
-            _src, kind = self.m.expr(self.t, inst.ksy["value"], f"{self.t.path}/instances/{name}/value")
-            return f"x.{_snake(name)}()", kind
-        self.fail(f"unknown name {name!r}")
-        raise AssertionError
-
-    def attr(self, n: Node) -> tuple[str, str]:
-        base, kind = self.emit(n.args[0])
-        name = n.value
-        if kind == "io":
-            io = {"pos": ("(pos as i64)", "int"), "size": ("(end as i64)", "int"), "eos": ("(pos >= end)", "bool")}
-            if name not in io:
-                self.fail(f"_io.{name}")
-            return io[name]
-        if name in ("value", "to_i") and kind == "int":
-            return base, "int"
-        if name in ("size", "length") and kind in ("list", "bytes", "str"):
-            return f"({base.removeprefix('&')}.len() as i64)", "int"
-        self.fail(f".{name} of a {kind}")
-        raise AssertionError
-
-
-def _indent(text: str, prefix: str) -> str:
-    return "\n".join(prefix + line if line else line for line in text.split("\n"))
+            return f"{_paren(a)}.wrapping_shr({_paren(b)} as u32)"
+        return f"({a} {op} {b})"
 
 
 def _doc_comment(doc: str, indent: str = "") -> str:
-    text = " ".join(str(doc).split())
-    words, lines, line = text.split(" "), [], ""
-    for w in words:
-        if line and len(line) + len(w) > 90:
-            lines.append(line)
-            line = w
-        else:
-            line = f"{line} {w}" if line else w
-    lines.append(line)
-    return "\n".join(f"{indent}/// {x}" for x in lines)
+    return comment(doc, "///", indent)
 
 
 def rustfmt(sources: dict[str, str]) -> dict[str, str]:
     """Format Rust sources with the machine's rustfmt (edition 2021, as `cargo fmt` does)."""
-    tool = shutil.which("rustfmt")
-    if tool is None:
-        raise GenerateError("the Rust target is formatted with rustfmt: install Rust (https://rustup.rs)")
-    out = {}
-    for name, src in sources.items():
-        proc = subprocess.run([tool, "--edition", "2021", "--emit", "stdout", "--quiet"], input=src,
-                              capture_output=True, text=True, check=False)  # fmt: skip
-        if proc.returncode != 0:
-            raise GenerateError(f"rustfmt refuses the Rust output for {name}: {proc.stderr[:2000]}")
-        out[name] = proc.stdout
-    return out
+    return format_sources(sources, ["rustfmt", "--edition", "2021", "--emit", "stdout", "--quiet"], "Rust",
+                          "Rust (https://rustup.rs)")  # fmt: skip
 
 
 def _registry(modules: list[_Module]) -> str:
