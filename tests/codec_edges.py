@@ -131,11 +131,17 @@ def stream_ends() -> list[tuple[str, int, int, bytes, bytes | None]]:
     zsum3 = summed.compressobj()
     zsum3 = zsum3.compress(b"three blocks " * 30000) + zsum3.flush()
     assert zsum[4] & 4 and zsum3[4] & 4
+    raw_payload = bytes(range(200))  # a frame of one raw block (no content size, no checksum)
+    raw_frame = (0xFD2FB528).to_bytes(4, "little") + bytes((0x00, 0x50)) \
+        + ((len(raw_payload) << 3) | 1).to_bytes(3, "little") + raw_payload  # fmt: skip
     cases += [
         ("zstd-summed-cut-in-checksum-alone", 4, zsum[:-2]),
         ("zstd-skippable-then-summed-cut-in-checksum", 4, skippable + zsum[:-1]),
         ("zstd-skippable-then-summed-blocks-cut-in-checksum", 4, skippable + zsum3[:-3]),
         ("zstd-skippable-then-summed-cut-in-a-block", 4, skippable + zsum3[: len(zsum3) // 2]),
+        # a raw block cut short: zstd-jni's stream (libzstd) hands over the bytes it has
+        ("zstd-skippable-then-raw-block-cut", 4, skippable + raw_frame[:-40]),
+        ("zstd-raw-block-cut-alone", 4, raw_frame[:-40]),
     ]
     cases += [
         ("zstd-twice", 4, zs + zs2),

@@ -439,6 +439,31 @@ func zstdFrameBlocks(src []byte, pos int) (int, int, error) {
 	}
 }
 
+// zstdCutRaw is what a frame at src[pos:] cut short inside a raw block holds of that block:
+// libzstd's stream (zstd-jni's, python-zstandard's) hands a raw block's bytes over as they
+// come, where klauspost's waits for the whole block; nil when the cut is elsewhere.
+func zstdCutRaw(src []byte, pos int) []byte {
+	n := len(src)
+	fhd := int(src[pos+4])
+	single := (fhd >> 5) & 1
+	at := pos + 4 + 1 + (1 - single) + []int{0, 1, 2, 4}[fhd&3] + []int{single, 2, 4, 8}[fhd>>6]
+	for n-at >= 3 {
+		bh := int(src[at]) | int(src[at+1])<<8 | int(src[at+2])<<16
+		kind, size := (bh>>1)&3, bh>>3
+		if kind == 0 && at+3+size > n {
+			return src[at+3 : n]
+		}
+		if kind == 1 {
+			size = 1
+		}
+		if bh&1 != 0 || at+3+size > n {
+			return nil
+		}
+		at += 3 + size
+	}
+	return nil
+}
+
 var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderMaxMemory(MaxInflated), zstd.WithDecoderConcurrency(1))
 
 // zstdFrame decodes one frame (whole: its content, or an error; cut short: what it gives
@@ -503,6 +528,12 @@ func unzstd(src []byte) ([]byte, error) {
 					return nil, err
 				}
 				out = append(out, got...)
+				if !whole { // a raw block cut short: libzstd streams the bytes it has
+					out = append(out, zstdCutRaw(src, pos)...)
+					if len(out) > MaxInflated {
+						return nil, tooBig("zstd")
+					}
+				}
 			}
 			break
 		}

@@ -486,6 +486,26 @@ function zstdFrameEnd(data, pos) {
 // of the data after a frame cut short (what it gave is kept) or inside a magic number: the
 // end if a frame ended since zstd-jni last read input (131075 bytes at a time), else
 // "Truncated source".
+// What a frame at data[pos] cut short inside a raw block holds of that block: libzstd's stream
+// (zstd-jni's) hands a raw block's bytes over as they come, where fzstd waits for the whole
+// block; empty when the cut is elsewhere (the Go package's zstdCutRaw).
+function zstdCutRaw(data, pos) {
+  const n = data.length;
+  const fhd = data[pos + 4];
+  const single = (fhd >> 5) & 1;
+  let at = pos + 4 + 1 + (1 - single) + [0, 1, 2, 4][fhd & 3] + [single, 2, 4, 8][fhd >> 6];
+  while (n - at >= 3) {
+    const bh = data[at] | (data[at + 1] << 8) | (data[at + 2] << 16);
+    const kind = (bh >> 1) & 3;
+    let size = bh >>> 3;
+    if (kind === 0 && at + 3 + size > n) return data.subarray(at + 3, n);
+    if (kind === 1) size = 1;
+    if ((bh & 1) || at + 3 + size > n) break;
+    at += 3 + size;
+  }
+  return data.subarray(0, 0);
+}
+
 function unzstd(data, limit) {
   const n = data.length;
   const parts = [];
@@ -510,7 +530,15 @@ function unzstd(data, limit) {
     if (end === null) break;
     const skippable = ((s32le(data, pos) & 0xfffffff0) >>> 0) === ZSTD_SKIPPABLE;
     if (end > n) {
-      if (!skippable) frame(data.subarray(pos, n), false);  // what a frame cut short gives
+      if (!skippable) {
+        frame(data.subarray(pos, n), false);  // what a frame cut short gives
+        const raw = zstdCutRaw(data, pos);  // and of a raw block cut short, what is there
+        if (raw.length) {
+          total += raw.length;
+          if (total > limit) throw new KafkaCompressionError("zstd: inflates past the bound");
+          parts.push(raw);
+        }
+      }
       break;
     }
     if (!skippable) frame(data.subarray(pos, end), true);
