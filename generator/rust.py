@@ -424,8 +424,8 @@ class _Module(TargetModule):
                      f"if count < 0 {{\n    return Err(bad_count({_q(f.where)}, pos, {_q(f.name)}, count, 0, 0));\n}}"]  # fmt: skip
             least = max(f.elem_min_size, f.width if f.kind in ("int", "float") else 0, 1 if f.kind == "varint" else 0)
             if least:
-                times = "" if least == 1 else f" * {least}"
-                lines.append(f"if count as u64{times} > (end - pos) as u64 {{\n    return Err(bad_count({_q(f.where)}, pos, {_q(f.name)}, count, end - pos, {least}));\n}}")
+                times = "" if least == 1 else f".saturating_mul({least})"
+                lines.append(f"if (count as u64){times} > (end - pos) as u64 {{\n    return Err(bad_count({_q(f.where)}, pos, {_q(f.name)}, count, end - pos, {least}));\n}}")
                 lines.append(f"let mut items: Vec<{elem}> = Vec::with_capacity(count as usize);")
             else:
                 lines.append(f"let mut items: Vec<{elem}> = Vec::new();")

@@ -21,8 +21,11 @@ fn unhex(s: &str) -> Vec<u8> {
     if s == "-" {
         return Vec::new();
     }
-    (0..s.len() / 2)
-        .filter_map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok())
+    // by bytes: a character that is not ASCII cannot split a slice of the text
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    s.as_bytes()
+        .chunks_exact(2)
+        .filter_map(|p| Some((digit(p[0])? << 4) | digit(p[1])?))
         .collect()
 }
 

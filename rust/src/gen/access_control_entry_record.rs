@@ -243,7 +243,7 @@ impl AccessControlEntryRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "access_control_entry_record /seq/12",
                     pos,

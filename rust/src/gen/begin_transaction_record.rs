@@ -74,7 +74,7 @@ impl BeginTransactionRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "begin_transaction_record /seq/1",
                     pos,

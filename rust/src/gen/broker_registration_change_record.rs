@@ -109,7 +109,7 @@ impl BrokerRegistrationChangeRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "broker_registration_change_record /seq/3",
                     pos,

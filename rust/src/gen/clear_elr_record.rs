@@ -108,7 +108,7 @@ impl ClearElrRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "clear_elr_record /seq/3",
                     pos,

@@ -94,7 +94,7 @@ impl ClientQuotaRecord {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "client_quota_record /seq/1",
                     pos,
@@ -177,7 +177,7 @@ impl ClientQuotaRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "client_quota_record /seq/7",
                     pos,
@@ -460,7 +460,7 @@ impl ClientQuotaRecordEntityData {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "client_quota_record /types/entity_data/seq/5",
                     pos,

@@ -179,7 +179,7 @@ impl ConfigRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "config_record /seq/8",
                     pos,

@@ -147,7 +147,7 @@ impl ConsumerGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_current_member_assignment_value /seq/4",
                     pos,
@@ -201,7 +201,7 @@ impl ConsumerGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_current_member_assignment_value /seq/6",
                     pos,
@@ -246,7 +246,7 @@ impl ConsumerGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_current_member_assignment_value /seq/8",
                     pos,
@@ -351,7 +351,7 @@ impl ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0 {
             if count < 0 {
                 return Err(bad_count("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/1", pos, "assignment_epochs", count, 0, 0));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count("consumer_group_current_member_assignment_value /types/topic_partitions_tag_0/seq/1", pos, "assignment_epochs", count, end - pos, 4));
             }
             let mut items: Vec<i32> = Vec::with_capacity(count as usize);
@@ -596,7 +596,7 @@ impl ConsumerGroupCurrentMemberAssignmentValueTopicPartitions {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_current_member_assignment_value /types/topic_partitions/seq/2",
                     pos,
@@ -640,7 +640,7 @@ impl ConsumerGroupCurrentMemberAssignmentValueTopicPartitions {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_current_member_assignment_value /types/topic_partitions/seq/4",
                     pos,

@@ -254,7 +254,7 @@ impl ConsumerGroupMemberMetadataValue {
                     0,
                 ));
             }
-            if count as u64 > (end - pos) as u64 {
+            if (count as u64) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_member_metadata_value /seq/9",
                     pos,
@@ -367,7 +367,7 @@ impl ConsumerGroupMemberMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_member_metadata_value /seq/16",
                     pos,
@@ -751,7 +751,7 @@ impl ConsumerGroupMemberMetadataValueClassicProtocol {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_member_metadata_value /types/classic_protocol/seq/5",
                     pos,
@@ -971,7 +971,7 @@ impl ConsumerGroupMemberMetadataValueClassicMemberMetadata {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_member_metadata_value /types/classic_member_metadata/seq/2",
                     pos,
@@ -1015,7 +1015,7 @@ impl ConsumerGroupMemberMetadataValueClassicMemberMetadata {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_member_metadata_value /types/classic_member_metadata/seq/4",
                     pos,

@@ -89,7 +89,7 @@ impl ConsumerGroupMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_metadata_value /seq/2",
                     pos,

@@ -98,7 +98,7 @@ impl ConsumerGroupPartitionMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 7 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(7) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_partition_metadata_value /seq/1",
                     pos,
@@ -142,7 +142,7 @@ impl ConsumerGroupPartitionMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_partition_metadata_value /seq/3",
                     pos,
@@ -441,7 +441,7 @@ impl ConsumerGroupPartitionMetadataValuePartitionMetadata {
                     0,
                 ));
             }
-            if count as u64 > (end - pos) as u64 {
+            if (count as u64) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_partition_metadata_value /types/partition_metadata/seq/2",
                     pos,
@@ -485,7 +485,7 @@ impl ConsumerGroupPartitionMetadataValuePartitionMetadata {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_partition_metadata_value /types/partition_metadata/seq/4",
                     pos,
@@ -776,7 +776,7 @@ impl ConsumerGroupPartitionMetadataValueTopicMetadata {
                     0,
                 ));
             }
-            if count as u64 * 6 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(6) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_partition_metadata_value /types/topic_metadata/seq/5",
                     pos,
@@ -820,7 +820,7 @@ impl ConsumerGroupPartitionMetadataValueTopicMetadata {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_partition_metadata_value /types/topic_metadata/seq/7",
                     pos,

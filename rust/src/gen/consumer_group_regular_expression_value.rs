@@ -99,7 +99,7 @@ impl ConsumerGroupRegularExpressionValue {
                     0,
                 ));
             }
-            if count as u64 > (end - pos) as u64 {
+            if (count as u64) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_regular_expression_value /seq/1",
                     pos,
@@ -169,7 +169,7 @@ impl ConsumerGroupRegularExpressionValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_regular_expression_value /seq/5",
                     pos,

@@ -99,7 +99,7 @@ impl ConsumerGroupTargetAssignmentMemberValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_target_assignment_member_value /seq/1",
                     pos,
@@ -144,7 +144,7 @@ impl ConsumerGroupTargetAssignmentMemberValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_target_assignment_member_value /seq/3",
                     pos,
@@ -362,7 +362,7 @@ impl ConsumerGroupTargetAssignmentMemberValueTopicPartition {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_target_assignment_member_value /types/topic_partition/seq/2",
                     pos,
@@ -406,7 +406,7 @@ impl ConsumerGroupTargetAssignmentMemberValueTopicPartition {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_group_target_assignment_member_value /types/topic_partition/seq/4",
                     pos,

@@ -94,7 +94,7 @@ impl ConsumerProtocolAssignment {
                     0,
                 ));
             }
-            if count as u64 * 6 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(6) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_protocol_assignment /seq/1",
                     pos,
@@ -284,7 +284,7 @@ impl ConsumerProtocolAssignmentTopicPartition {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_protocol_assignment /types/topic_partition/seq/3",
                     pos,

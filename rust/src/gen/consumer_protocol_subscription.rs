@@ -108,7 +108,7 @@ impl ConsumerProtocolSubscription {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_protocol_subscription /seq/1",
                     pos,
@@ -475,7 +475,7 @@ impl ConsumerProtocolSubscriptionTopicPartition {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "consumer_protocol_subscription /types/topic_partition/seq/3",
                     pos,

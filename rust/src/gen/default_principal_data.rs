@@ -153,7 +153,7 @@ impl DefaultPrincipalData {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "default_principal_data /seq/6",
                     pos,

@@ -167,7 +167,7 @@ impl DelegationTokenRecord {
                     0,
                 ));
             }
-            if count as u64 > (end - pos) as u64 {
+            if (count as u64) > (end - pos) as u64 {
                 return Err(bad_count(
                     "delegation_token_record /seq/5",
                     pos,
@@ -259,7 +259,7 @@ impl DelegationTokenRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "delegation_token_record /seq/12",
                     pos,

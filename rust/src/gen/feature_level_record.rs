@@ -119,7 +119,7 @@ impl FeatureLevelRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "feature_level_record /seq/4",
                     pos,

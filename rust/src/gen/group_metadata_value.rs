@@ -280,7 +280,7 @@ impl GroupMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "group_metadata_value /seq/13",
                     pos,
@@ -317,7 +317,7 @@ impl GroupMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "group_metadata_value /seq/15",
                     pos,
@@ -979,7 +979,7 @@ impl GroupMetadataValueMemberMetadata {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "group_metadata_value /types/member_metadata/seq/21",
                     pos,

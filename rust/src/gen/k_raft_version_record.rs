@@ -93,7 +93,7 @@ impl KRaftVersionRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "k_raft_version_record /seq/3",
                     pos,

@@ -170,7 +170,7 @@ impl KafkaRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "kafka_record /types/body/seq/8",
                     pos,

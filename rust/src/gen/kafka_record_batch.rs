@@ -426,7 +426,7 @@ impl KafkaRecordBatchRecordList {
                     0,
                 ));
             }
-            if count as u64 * 7 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(7) > (end - pos) as u64 {
                 return Err(bad_count(
                     "kafka_record_batch /types/record_list/seq/0",
                     pos,

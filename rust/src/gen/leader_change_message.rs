@@ -110,7 +110,7 @@ impl LeaderChangeMessage {
                     0,
                 ));
             }
-            if count as u64 * 5 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(5) > (end - pos) as u64 {
                 return Err(bad_count(
                     "leader_change_message /seq/3",
                     pos,
@@ -155,7 +155,7 @@ impl LeaderChangeMessage {
                     0,
                 ));
             }
-            if count as u64 * 5 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(5) > (end - pos) as u64 {
                 return Err(bad_count(
                     "leader_change_message /seq/5",
                     pos,
@@ -191,7 +191,7 @@ impl LeaderChangeMessage {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "leader_change_message /seq/7",
                     pos,
@@ -430,7 +430,7 @@ impl LeaderChangeMessageVoter {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "leader_change_message /types/voter/seq/3",
                     pos,

@@ -73,7 +73,7 @@ impl NoOpRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "no_op_record /seq/1",
                     pos,

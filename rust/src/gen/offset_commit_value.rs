@@ -174,7 +174,7 @@ impl OffsetCommitValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "offset_commit_value /seq/8",
                     pos,

@@ -103,7 +103,7 @@ impl PartitionChangeRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_change_record /seq/3",
                     pos,
@@ -212,7 +212,7 @@ impl PartitionChangeRecordPartitionChangeRecordTag0 {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_change_record /types/partition_change_record_tag_0/seq/1",
                     pos,
@@ -431,7 +431,7 @@ impl PartitionChangeRecordPartitionChangeRecordTag2 {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_change_record /types/partition_change_record_tag_2/seq/1",
                     pos,
@@ -560,7 +560,7 @@ impl PartitionChangeRecordPartitionChangeRecordTag3 {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_change_record /types/partition_change_record_tag_3/seq/1",
                     pos,
@@ -689,7 +689,7 @@ impl PartitionChangeRecordPartitionChangeRecordTag4 {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_change_record /types/partition_change_record_tag_4/seq/1",
                     pos,
@@ -939,7 +939,7 @@ impl PartitionChangeRecordPartitionChangeRecordTag6 {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_change_record /types/partition_change_record_tag_6/seq/2",
                     pos,
@@ -1101,7 +1101,7 @@ impl PartitionChangeRecordPartitionChangeRecordTag7 {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_change_record /types/partition_change_record_tag_7/seq/2",
                     pos,

@@ -138,7 +138,7 @@ impl PartitionRecord {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_record /seq/3",
                     pos,
@@ -185,7 +185,7 @@ impl PartitionRecord {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_record /seq/5",
                     pos,
@@ -232,7 +232,7 @@ impl PartitionRecord {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_record /seq/7",
                     pos,
@@ -279,7 +279,7 @@ impl PartitionRecord {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_record /seq/9",
                     pos,
@@ -387,7 +387,7 @@ impl PartitionRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_record /seq/16",
                     pos,
@@ -628,7 +628,7 @@ impl PartitionRecordPartitionRecordTag1 {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_record /types/partition_record_tag_1/seq/2",
                     pos,
@@ -790,7 +790,7 @@ impl PartitionRecordPartitionRecordTag2 {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "partition_record /types/partition_record_tag_2/seq/2",
                     pos,

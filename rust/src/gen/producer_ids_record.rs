@@ -104,7 +104,7 @@ impl ProducerIdsRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "producer_ids_record /seq/4",
                     pos,

@@ -95,7 +95,7 @@ impl ProducerSnapshot {
                     0,
                 ));
             }
-            if count as u64 * 46 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(46) > (end - pos) as u64 {
                 return Err(bad_count(
                     "producer_snapshot /seq/2",
                     pos,

@@ -171,7 +171,7 @@ impl QuorumStateData {
                     0,
                 ));
             }
-            if count as u64 > (end - pos) as u64 {
+            if (count as u64) > (end - pos) as u64 {
                 return Err(bad_count(
                     "quorum_state_data /seq/8",
                     pos,
@@ -207,7 +207,7 @@ impl QuorumStateData {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "quorum_state_data /seq/10",
                     pos,
@@ -425,7 +425,7 @@ impl QuorumStateDataVoter {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "quorum_state_data /types/voter/seq/2",
                     pos,

@@ -148,7 +148,7 @@ impl RegisterBrokerRecord {
                     0,
                 ));
             }
-            if count as u64 * 7 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(7) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_broker_record /seq/5",
                     pos,
@@ -194,7 +194,7 @@ impl RegisterBrokerRecord {
                     0,
                 ));
             }
-            if count as u64 * 6 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(6) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_broker_record /seq/7",
                     pos,
@@ -269,7 +269,7 @@ impl RegisterBrokerRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_broker_record /seq/13",
                     pos,
@@ -597,7 +597,7 @@ impl RegisterBrokerRecordBrokerEndpoint {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_broker_record /types/broker_endpoint/seq/7",
                     pos,
@@ -878,7 +878,7 @@ impl RegisterBrokerRecordBrokerFeature {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_broker_record /types/broker_feature/seq/5",
                     pos,

@@ -130,7 +130,7 @@ impl RegisterControllerRecord {
                     0,
                 ));
             }
-            if count as u64 * 7 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(7) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_controller_record /seq/4",
                     pos,
@@ -177,7 +177,7 @@ impl RegisterControllerRecord {
                     0,
                 ));
             }
-            if count as u64 * 6 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(6) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_controller_record /seq/6",
                     pos,
@@ -215,7 +215,7 @@ impl RegisterControllerRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_controller_record /seq/8",
                     pos,
@@ -539,7 +539,7 @@ impl RegisterControllerRecordControllerEndpoint {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_controller_record /types/controller_endpoint/seq/7",
                     pos,
@@ -820,7 +820,7 @@ impl RegisterControllerRecordControllerFeature {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "register_controller_record /types/controller_feature/seq/5",
                     pos,

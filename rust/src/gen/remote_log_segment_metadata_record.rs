@@ -189,7 +189,7 @@ impl RemoteLogSegmentMetadataRecord {
                     0,
                 ));
             }
-            if count as u64 * 13 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(13) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_log_segment_metadata_record /seq/7",
                     pos,
@@ -287,7 +287,7 @@ impl RemoteLogSegmentMetadataRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_log_segment_metadata_record /seq/13",
                     pos,
@@ -559,7 +559,7 @@ impl RemoteLogSegmentMetadataRecordTopicIdPartitionEntry {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_log_segment_metadata_record /types/topic_id_partition_entry/seq/5",
                     pos,
@@ -775,7 +775,7 @@ impl RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_log_segment_metadata_record /types/remote_log_segment_id_entry/seq/3",
                     pos,
@@ -995,7 +995,7 @@ impl RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_log_segment_metadata_record /types/segment_leader_epoch_entry/seq/3",
                     pos,

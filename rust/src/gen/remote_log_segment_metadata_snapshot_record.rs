@@ -201,7 +201,7 @@ impl RemoteLogSegmentMetadataSnapshotRecord {
                     0,
                 ));
             }
-            if count as u64 * 13 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(13) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_log_segment_metadata_snapshot_record /seq/7",
                     pos,
@@ -300,7 +300,7 @@ impl RemoteLogSegmentMetadataSnapshotRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_log_segment_metadata_snapshot_record /seq/13",
                     pos,
@@ -500,7 +500,7 @@ impl RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry {
             if count < 0 {
                 return Err(bad_count("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, 0, 0));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count("remote_log_segment_metadata_snapshot_record /types/segment_leader_epoch_entry/seq/3", pos, "tagged_fields", count, end - pos, 2));
             }
             let mut items: Vec<

@@ -172,7 +172,7 @@ impl RemoteLogSegmentMetadataUpdateRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_log_segment_metadata_update_record /seq/7",
                     pos,
@@ -405,7 +405,7 @@ impl RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry {
             if count < 0 {
                 return Err(bad_count("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, 0, 0));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count("remote_log_segment_metadata_update_record /types/topic_id_partition_entry/seq/5", pos, "tagged_fields", count, end - pos, 2));
             }
             let mut items: Vec<
@@ -596,7 +596,7 @@ impl RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry {
             if count < 0 {
                 return Err(bad_count("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, 0, 0));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count("remote_log_segment_metadata_update_record /types/remote_log_segment_id_entry/seq/3", pos, "tagged_fields", count, end - pos, 2));
             }
             let mut items: Vec<

@@ -142,7 +142,7 @@ impl RemotePartitionDeleteMetadataRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_partition_delete_metadata_record /seq/5",
                     pos,
@@ -406,7 +406,7 @@ impl RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remote_partition_delete_metadata_record /types/topic_id_partition_entry/seq/5",
                     pos,

@@ -103,7 +103,7 @@ impl RemoveAccessControlEntryRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remove_access_control_entry_record /seq/2",
                     pos,

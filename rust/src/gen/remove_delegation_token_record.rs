@@ -115,7 +115,7 @@ impl RemoveDelegationTokenRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remove_delegation_token_record /seq/3",
                     pos,

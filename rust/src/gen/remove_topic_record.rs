@@ -92,7 +92,7 @@ impl RemoveTopicRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remove_topic_record /seq/2",
                     pos,

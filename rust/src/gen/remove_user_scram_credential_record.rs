@@ -141,7 +141,7 @@ impl RemoveUserScramCredentialRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "remove_user_scram_credential_record /seq/4",
                     pos,

@@ -145,7 +145,7 @@ impl ShareGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_current_member_assignment_value /seq/4",
                     pos,
@@ -189,7 +189,7 @@ impl ShareGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_current_member_assignment_value /seq/6",
                     pos,
@@ -410,7 +410,7 @@ impl ShareGroupCurrentMemberAssignmentValueTopicPartitions {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_current_member_assignment_value /types/topic_partitions/seq/2",
                     pos,
@@ -459,7 +459,7 @@ impl ShareGroupCurrentMemberAssignmentValueTopicPartitions {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_current_member_assignment_value /types/topic_partitions/seq/4",
                     pos,

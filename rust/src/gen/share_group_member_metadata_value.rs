@@ -191,7 +191,7 @@ impl ShareGroupMemberMetadataValue {
                     0,
                 ));
             }
-            if count as u64 > (end - pos) as u64 {
+            if (count as u64) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_member_metadata_value /seq/7",
                     pos,
@@ -229,7 +229,7 @@ impl ShareGroupMemberMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_member_metadata_value /seq/9",
                     pos,

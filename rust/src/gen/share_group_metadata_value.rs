@@ -94,7 +94,7 @@ impl ShareGroupMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_metadata_value /seq/3",
                     pos,

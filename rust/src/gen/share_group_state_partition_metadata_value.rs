@@ -106,7 +106,7 @@ impl ShareGroupStatePartitionMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_state_partition_metadata_value /seq/1",
                     pos,
@@ -160,7 +160,7 @@ impl ShareGroupStatePartitionMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_state_partition_metadata_value /seq/3",
                     pos,
@@ -214,7 +214,7 @@ impl ShareGroupStatePartitionMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_state_partition_metadata_value /seq/5",
                     pos,
@@ -258,7 +258,7 @@ impl ShareGroupStatePartitionMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_state_partition_metadata_value /seq/7",
                     pos,
@@ -517,7 +517,7 @@ impl ShareGroupStatePartitionMetadataValueTopicPartitionsInfo {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_state_partition_metadata_value /types/topic_partitions_info/seq/4",
                     pos,
@@ -561,7 +561,7 @@ impl ShareGroupStatePartitionMetadataValueTopicPartitionsInfo {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_state_partition_metadata_value /types/topic_partitions_info/seq/6",
                     pos,
@@ -826,7 +826,7 @@ impl ShareGroupStatePartitionMetadataValueTopicInfo {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_state_partition_metadata_value /types/topic_info/seq/4",
                     pos,

@@ -98,7 +98,7 @@ impl ShareGroupTargetAssignmentMemberValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_target_assignment_member_value /seq/1",
                     pos,
@@ -142,7 +142,7 @@ impl ShareGroupTargetAssignmentMemberValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_target_assignment_member_value /seq/3",
                     pos,
@@ -359,7 +359,7 @@ impl ShareGroupTargetAssignmentMemberValueTopicPartition {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_target_assignment_member_value /types/topic_partition/seq/2",
                     pos,
@@ -408,7 +408,7 @@ impl ShareGroupTargetAssignmentMemberValueTopicPartition {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_target_assignment_member_value /types/topic_partition/seq/4",
                     pos,

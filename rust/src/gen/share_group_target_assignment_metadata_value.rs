@@ -101,7 +101,7 @@ impl ShareGroupTargetAssignmentMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_group_target_assignment_metadata_value /seq/2",
                     pos,

@@ -147,7 +147,7 @@ impl ShareSnapshotValue {
                     0,
                 ));
             }
-            if count as u64 * 20 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(20) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_snapshot_value /seq/7",
                     pos,
@@ -183,7 +183,7 @@ impl ShareSnapshotValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_snapshot_value /seq/9",
                     pos,
@@ -455,7 +455,7 @@ impl ShareSnapshotValueStateBatch {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_snapshot_value /types/state_batch/seq/5",
                     pos,

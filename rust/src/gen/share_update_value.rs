@@ -117,7 +117,7 @@ impl ShareUpdateValue {
                     0,
                 ));
             }
-            if count as u64 * 20 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(20) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_update_value /seq/4",
                     pos,
@@ -153,7 +153,7 @@ impl ShareUpdateValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_update_value /seq/6",
                     pos,
@@ -422,7 +422,7 @@ impl ShareUpdateValueStateBatch {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "share_update_value /types/state_batch/seq/5",
                     pos,

@@ -83,7 +83,7 @@ impl SnapshotFooterRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "snapshot_footer_record /seq/2",
                     pos,

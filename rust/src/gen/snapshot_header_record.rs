@@ -93,7 +93,7 @@ impl SnapshotHeaderRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "snapshot_header_record /seq/3",
                     pos,

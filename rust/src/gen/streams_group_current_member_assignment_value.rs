@@ -165,7 +165,7 @@ impl StreamsGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /seq/4",
                     pos,
@@ -218,7 +218,7 @@ impl StreamsGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /seq/6",
                     pos,
@@ -271,7 +271,7 @@ impl StreamsGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /seq/8",
                     pos,
@@ -324,7 +324,7 @@ impl StreamsGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /seq/10",
                     pos,
@@ -377,7 +377,7 @@ impl StreamsGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /seq/12",
                     pos,
@@ -430,7 +430,7 @@ impl StreamsGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /seq/14",
                     pos,
@@ -474,7 +474,7 @@ impl StreamsGroupCurrentMemberAssignmentValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /seq/16",
                     pos,
@@ -612,7 +612,7 @@ impl StreamsGroupCurrentMemberAssignmentValueTaskIdsTag0 {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /types/task_ids_tag_0/seq/1",
                     pos,
@@ -920,7 +920,7 @@ impl StreamsGroupCurrentMemberAssignmentValueTaskIds {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /types/task_ids/seq/3",
                     pos,
@@ -969,7 +969,7 @@ impl StreamsGroupCurrentMemberAssignmentValueTaskIds {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_current_member_assignment_value /types/task_ids/seq/5",
                     pos,

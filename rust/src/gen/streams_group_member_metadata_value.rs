@@ -339,7 +339,7 @@ impl StreamsGroupMemberMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_member_metadata_value /seq/15",
                     pos,
@@ -383,7 +383,7 @@ impl StreamsGroupMemberMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_member_metadata_value /seq/17",
                     pos,
@@ -658,7 +658,7 @@ impl StreamsGroupMemberMetadataValueEndpoint {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_member_metadata_value /types/endpoint/seq/4",
                     pos,
@@ -947,7 +947,7 @@ impl StreamsGroupMemberMetadataValueKeyValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_member_metadata_value /types/key_value/seq/5",
                     pos,

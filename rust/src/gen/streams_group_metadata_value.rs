@@ -104,7 +104,7 @@ impl StreamsGroupMetadataValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_metadata_value /seq/3",
                     pos,
@@ -484,7 +484,7 @@ impl StreamsGroupMetadataValueLastAssignmentConfig {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_metadata_value /types/last_assignment_config/seq/5",
                     pos,
@@ -596,7 +596,7 @@ impl StreamsGroupMetadataValueStreamsGroupMetadataValueTag1 {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_metadata_value /types/streams_group_metadata_value_tag_1/seq/1",
                     pos,

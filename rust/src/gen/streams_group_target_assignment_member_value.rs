@@ -107,7 +107,7 @@ impl StreamsGroupTargetAssignmentMemberValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_target_assignment_member_value /seq/1",
                     pos,
@@ -160,7 +160,7 @@ impl StreamsGroupTargetAssignmentMemberValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_target_assignment_member_value /seq/3",
                     pos,
@@ -213,7 +213,7 @@ impl StreamsGroupTargetAssignmentMemberValue {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_target_assignment_member_value /seq/5",
                     pos,
@@ -257,7 +257,7 @@ impl StreamsGroupTargetAssignmentMemberValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_target_assignment_member_value /seq/7",
                     pos,
@@ -512,7 +512,7 @@ impl StreamsGroupTargetAssignmentMemberValueTaskIds {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_target_assignment_member_value /types/task_ids/seq/3",
                     pos,
@@ -561,7 +561,7 @@ impl StreamsGroupTargetAssignmentMemberValueTaskIds {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_target_assignment_member_value /types/task_ids/seq/5",
                     pos,

@@ -102,7 +102,7 @@ impl StreamsGroupTopologyValue {
                     0,
                 ));
             }
-            if count as u64 * 8 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(8) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /seq/2",
                     pos,
@@ -140,7 +140,7 @@ impl StreamsGroupTopologyValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /seq/4",
                     pos,
@@ -514,7 +514,7 @@ impl StreamsGroupTopologyValueTopicConfig {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/topic_config/seq/5",
                     pos,
@@ -808,7 +808,7 @@ impl StreamsGroupTopologyValueTopicInfo {
                     0,
                 ));
             }
-            if count as u64 * 3 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(3) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/topic_info/seq/5",
                     pos,
@@ -852,7 +852,7 @@ impl StreamsGroupTopologyValueTopicInfo {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/topic_info/seq/7",
                     pos,
@@ -1085,7 +1085,7 @@ impl StreamsGroupTopologyValueCopartitionGroup {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/copartition_group/seq/1",
                     pos,
@@ -1143,7 +1143,7 @@ impl StreamsGroupTopologyValueCopartitionGroup {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/copartition_group/seq/3",
                     pos,
@@ -1201,7 +1201,7 @@ impl StreamsGroupTopologyValueCopartitionGroup {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/copartition_group/seq/5",
                     pos,
@@ -1250,7 +1250,7 @@ impl StreamsGroupTopologyValueCopartitionGroup {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/copartition_group/seq/7",
                     pos,
@@ -1537,7 +1537,7 @@ impl StreamsGroupTopologyValueSubtopology {
                     0,
                 ));
             }
-            if count as u64 > (end - pos) as u64 {
+            if (count as u64) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/subtopology/seq/3",
                     pos,
@@ -1589,7 +1589,7 @@ impl StreamsGroupTopologyValueSubtopology {
                     0,
                 ));
             }
-            if count as u64 > (end - pos) as u64 {
+            if (count as u64) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/subtopology/seq/5",
                     pos,
@@ -1641,7 +1641,7 @@ impl StreamsGroupTopologyValueSubtopology {
                     0,
                 ));
             }
-            if count as u64 * 9 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(9) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/subtopology/seq/7",
                     pos,
@@ -1693,7 +1693,7 @@ impl StreamsGroupTopologyValueSubtopology {
                     0,
                 ));
             }
-            if count as u64 > (end - pos) as u64 {
+            if (count as u64) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/subtopology/seq/9",
                     pos,
@@ -1745,7 +1745,7 @@ impl StreamsGroupTopologyValueSubtopology {
                     0,
                 ));
             }
-            if count as u64 * 9 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(9) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/subtopology/seq/11",
                     pos,
@@ -1797,7 +1797,7 @@ impl StreamsGroupTopologyValueSubtopology {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/subtopology/seq/13",
                     pos,
@@ -1841,7 +1841,7 @@ impl StreamsGroupTopologyValueSubtopology {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "streams_group_topology_value /types/subtopology/seq/15",
                     pos,

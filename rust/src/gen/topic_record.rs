@@ -121,7 +121,7 @@ impl TopicRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "topic_record /seq/4",
                     pos,

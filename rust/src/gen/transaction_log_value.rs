@@ -185,7 +185,7 @@ impl TransactionLogValue {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "transaction_log_value /seq/10",
                     pos,
@@ -522,7 +522,7 @@ impl TransactionLogValuePartitionsSchema {
                     0,
                 ));
             }
-            if count as u64 * 4 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(4) > (end - pos) as u64 {
                 return Err(bad_count(
                     "transaction_log_value /types/partitions_schema/seq/5",
                     pos,
@@ -571,7 +571,7 @@ impl TransactionLogValuePartitionsSchema {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "transaction_log_value /types/partitions_schema/seq/7",
                     pos,

@@ -94,7 +94,7 @@ impl UnregisterBrokerRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "unregister_broker_record /seq/3",
                     pos,

@@ -244,7 +244,7 @@ impl UserScramCredentialRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "user_scram_credential_record /seq/11",
                     pos,

@@ -96,7 +96,7 @@ impl VotersRecord {
                     0,
                 ));
             }
-            if count as u64 * 11 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(11) > (end - pos) as u64 {
                 return Err(bad_count(
                     "voters_record /seq/2",
                     pos,
@@ -131,7 +131,7 @@ impl VotersRecord {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "voters_record /seq/4",
                     pos,
@@ -413,7 +413,7 @@ impl VotersRecordEndpoint {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "voters_record /types/endpoint/seq/6",
                     pos,
@@ -651,7 +651,7 @@ impl VotersRecordKRaftVersionFeature {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "voters_record /types/k_raft_version_feature/seq/3",
                     pos,
@@ -891,7 +891,7 @@ impl VotersRecordVoter {
                     0,
                 ));
             }
-            if count as u64 * 5 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(5) > (end - pos) as u64 {
                 return Err(bad_count(
                     "voters_record /types/voter/seq/3",
                     pos,
@@ -933,7 +933,7 @@ impl VotersRecordVoter {
                     0,
                 ));
             }
-            if count as u64 * 2 > (end - pos) as u64 {
+            if (count as u64).saturating_mul(2) > (end - pos) as u64 {
                 return Err(bad_count(
                     "voters_record /types/voter/seq/6",
                     pos,
