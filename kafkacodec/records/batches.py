@@ -225,13 +225,10 @@ class RecordBatch(KafkaRecordBatch):
         codec = attributes & 7
         try:
             raw = self.records_region_raw
+            data = self._region(raw, max_inflated)
             if self.num_records == 0:
-                # the schema's process with its record count: of a region said to hold no
-                # record, Kafka reads the codec's head alone (DefaultRecordBatch)
-                _comp.kafka_compression_decode(raw, codec, 2, 0)
                 self._records = []
                 return self._records
-            data = self._region(raw, max_inflated)
         except DecodeError as err:
             raise _located(err, self._where(), 0, getattr(self, "source", None)) from None
         try:
@@ -260,9 +257,10 @@ class RecordBatch(KafkaRecordBatch):
         return len(self.records(max_inflated=max_inflated))
 
     def _region(self, raw: BytesLike, max_inflated: int | None) -> BytesLike:
-        """The records region, decompressed (raw: its bytes as stored)."""
-        codec = self.attributes & 7
-        return raw if codec == _comp.NONE else _comp.decompress(codec, raw, 2, max_inflated)
+        """The records region, decompressed (raw: its bytes as stored), through the schema's
+        process with the batch's record count: of a region said to hold no record, Kafka reads
+        the codec's head alone (DefaultRecordBatch), and nothing comes out."""
+        return _comp.kafka_compression_decode(raw, self.attributes & 7, 2, self.num_records, max_inflated)
 
     def iter_records(self, *, max_inflated: int | None = None) -> Iterator[Record]:
         """The records one at a time, as Kafka's batch iterator reads them for a search
