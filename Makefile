@@ -222,7 +222,7 @@ FUZZ_CASES ?= 1000000
 FUZZ_SEED ?= 1
 FUZZ_TIME ?= 5m
 FUZZ_SECONDS ?= 300
-FUZZ_TARGETS := kafkacodec kafkacodec-python kafkacodec-columns kafkacodec-go kafkacodec-spark franz-go sarama kafka-go kafka-python aiokafka
+FUZZ_TARGETS := kafkacodec kafkacodec-python kafkacodec-columns kafkacodec-go kafkacodec-rust kafkacodec-spark franz-go sarama kafka-go kafka-protocol rskafka kafka-python aiokafka
 fuzz: $(STAMP) $(HARNESS) $(JAR)
 	rm -rf peers/fuzz-reports
 	$(PY) -m peers.fuzz $(foreach t,$(FUZZ_TARGETS),--parser $(t)) --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) \

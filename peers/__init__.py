@@ -7,6 +7,10 @@ clients users read these bytes with, each as its consumer reads a fetched record
 - sarama: Broker.Fetch against a broker on loopback that answers with the bytes, the
   offsets and timestamps as partitionConsumer gives them;
 - segmentio/kafka-go: protocol.RecordSet.ReadFrom, as kafka.Client.Fetch reads;
+- kafka-protocol (Rust): RecordBatchDecoder::decode_all over the partition's records, as the
+  crate's own fetch tests read a FetchResponse;
+- rskafka (Rust): Records::read of a Fetch response's records field (public with the crate's
+  unstable-fuzzing feature), then the records PartitionClient::fetch_records keeps;
 - kafka-python and aiokafka: MemoryRecords with the fetchers' CRC check.
 
 Each answer is compared with the reading of kafkacodec, which Kafka's own record classes

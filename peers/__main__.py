@@ -1,7 +1,8 @@
 """python -m peers [--corpus DIR] --out DIR: the ecosystem's record decoders over the corpus.
 
 Writes the corpus (`kafkacodec corpus --seed 7`, the README's) unless one is given, builds the
-Go program (go/cmd/peers, with the Go module's pinned clients), runs every parser over every
+Go program (go/cmd/peers, with the Go module's pinned clients) and the Rust one (peers/rust,
+with its Cargo.lock's crates), runs every parser over every
 log image, one process per parser, and writes the report into --out: README.md (the table per
 parser and what each class means) and a folder per wrong value, crash, hang, dropped record and refused
 valid case. A parser process that dies (a fatal error in Go, a segfault in C) takes only the
@@ -27,8 +28,9 @@ from . import CLASSES, classify, expected
 
 ROOT = Path(__file__).resolve().parents[1]
 GO_PARSERS = ("franz-go", "sarama", "kafka-go")
+RUST_PARSERS = ("kafka-protocol", "rskafka")
 PY_PARSERS = ("kafka-python", "aiokafka")
-PARSERS = GO_PARSERS + PY_PARSERS
+PARSERS = GO_PARSERS + RUST_PARSERS + PY_PARSERS
 #: What a case's folder is written for.
 WRITTEN_UP = ("wrong", "crash", "hang", "refused", "dropped")
 SEED = 7
@@ -48,8 +50,23 @@ def go_binary(build: Path) -> Path:
     return out
 
 
+def rust_binary() -> Path:
+    """The Rust program (peers/rust: kafka-protocol, rskafka and kafkacodec's own crate), built
+    with the crates its Cargo.lock pins (in peers/rust/target, reused between runs)."""
+    subprocess.run(["cargo", "build", "--quiet", "--release", "--locked"], cwd=ROOT / "peers" / "rust", check=True)
+    return ROOT / "peers" / "rust" / "target" / "release" / "peers"
+
+
+def _cargo_versions() -> dict[str, str]:
+    """{crate: version} of peers/rust/Cargo.lock."""
+    import tomllib
+
+    lock = tomllib.loads((ROOT / "peers" / "rust" / "Cargo.lock").read_text())
+    return {p["name"]: p["version"] for p in lock["package"]}
+
+
 def versions() -> dict[str, str]:
-    """The version of each parser this run used (go.mod's, the installed packages')."""
+    """The version of each parser this run used (go.mod's, Cargo.lock's, the installed packages')."""
     from importlib.metadata import version
 
     mods = {"franz-go": "github.com/twmb/franz-go ", "sarama": "github.com/IBM/sarama ",
@@ -59,6 +76,9 @@ def versions() -> dict[str, str]:
         for name, prefix in mods.items():
             if line.strip().startswith(prefix):
                 out[name] = line.split()[1]
+    crates = _cargo_versions()
+    for name in RUST_PARSERS:
+        out[name] = crates[name]
     out["kafka-python"] = version("kafka-python")
     out["aiokafka"] = version("aiokafka")
     return out
@@ -206,6 +226,9 @@ def run(corpus: Path, build: Path, timeout: float = 10) -> dict:
         answers[name] = run_parser(
             [str(binary), "-timeout", f"{timeout}s", "-parser", name], files, timeout
         )
+    rust = rust_binary()
+    for name in RUST_PARSERS:
+        answers[name] = run_parser([str(rust), "-timeout", f"{timeout}s", "-parser", name], files, timeout)
     for name in PY_PARSERS:
         answers[name] = run_parser(
             [sys.executable, "-m", "peers.python_parsers", name], files, timeout
@@ -280,6 +303,10 @@ def _how(parser: str, name: str) -> str:
         return (f"from kafkacodec's checkout, `cd go && go run ./cmd/peers -parser {parser} "
                 f"../peers/reports/{parser}/{name}/{name}.bin` (go/cmd/peers: how the bytes are "
                 "handed to the client).")  # fmt: skip
+    if parser in RUST_PARSERS:
+        return (f"from kafkacodec's checkout, `cargo run --release --manifest-path peers/rust/Cargo.toml -- -parser "
+                f"{parser} peers/reports/{parser}/{name}/{name}.bin` (peers/rust: how the bytes are handed to "
+                "the crate).")  # fmt: skip
     return (f"`python -m peers.python_parsers {parser} peers/reports/{parser}/{name}/{name}.bin` "
             "(peers/python_parsers.py: MemoryRecords, as the client's fetcher reads).")  # fmt: skip
 

@@ -32,10 +32,12 @@ process for case after case); each answer is one JSON line:
 that dies costs the case it was on (a crash) and is started again after it; no answer in
 --timeout seconds is a hang. Built in: kafkacodec's reading paths (kafkacodec, its native
 loops; kafkacodec-python, the generated parsers alone; kafkacodec-columns, the columnar
-walk; kafkacodec-go, the Go package the schemas generate; kafkacodec-spark, the Spark
+walk; kafkacodec-go and kafkacodec-rust, the Go package and the Rust crate the schemas
+generate; kafkacodec-spark, the Spark
 format's JVM reader, built from harness/src/SparkJvmPeer.java over `make jar`'s jar and
 pyspark's jars), the Python clients kafka-python and aiokafka, and the Go clients franz-go,
-sarama and kafka-go (the Go program, built from go/). An answer may also say
+sarama and kafka-go (the Go program, built from go/), and the Rust crates kafka-protocol and
+rskafka (the Rust program, built from peers/rust). An answer may also say
 "handed_over": the Spark format's JVM reader hands bytes it does not read as regular to
 kafkacodec's Python reader (fuzzed as kafkacodec): its rows before that must be Kafka's
 first ones, and the case counts as handed over, not as a divergence.
@@ -56,7 +58,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from . import CLASSES
-from .__main__ import ROOT, Session, go_binary, run_parser
+from .__main__ import ROOT, Session, go_binary, run_parser, rust_binary
 from .findings import by_design, diverges, kafka_answer, minimize, signature, write_finding
 from .mutate import FAMILIES
 from .spark_jvm import spark_jvm_peer
@@ -64,8 +66,10 @@ from .spark_jvm import spark_jvm_peer
 BUILT_IN = {name: [sys.executable, "-m", "peers.python_parsers", name]
             for name in ("kafkacodec", "kafkacodec-python", "kafkacodec-columns", "kafka-python", "aiokafka")}  # fmt: skip
 #: kafkacodec's reading paths: log readers, judged by Kafka's record classes.
-KAFKACODEC = ("kafkacodec", "kafkacodec-python", "kafkacodec-columns", "kafkacodec-go", "kafkacodec-spark")
+KAFKACODEC = ("kafkacodec", "kafkacodec-python", "kafkacodec-columns", "kafkacodec-go", "kafkacodec-rust",
+              "kafkacodec-spark")  # fmt: skip
 GO = ("franz-go", "sarama", "kafka-go", "kafkacodec-go")
+RUST = ("kafka-protocol", "rskafka", "kafkacodec-rust")
 #: Cases written and judged at a time (the files of one chunk on disk at once).
 CHUNK = 20000
 
@@ -78,9 +82,11 @@ def _command(spec: str, build: Path, timeout: float) -> tuple[str, list[str]]:
         return name, BUILT_IN[name]
     if name in GO:
         return name, [str(go_binary(build)), "-timeout", f"{timeout}s", "-parser", name]
+    if name in RUST:
+        return name, [str(rust_binary()), "-timeout", f"{timeout}s", "-parser", name]
     if name == "kafkacodec-spark":
         return name, spark_jvm_peer(build)
-    raise ValueError(f"--parser {spec}: not built in ({', '.join([*BUILT_IN, *GO, 'kafkacodec-spark'])}); "
+    raise ValueError(f"--parser {spec}: not built in ({', '.join([*BUILT_IN, *GO, *RUST, 'kafkacodec-spark'])}); "
                      "give NAME=COMMAND")  # fmt: skip
 
 
@@ -91,6 +97,8 @@ def _reproduce(name: str, cmd: list[str]) -> str:
         return f"python -m peers.python_parsers {name} {{input}}"
     if name in GO and "-parser" in cmd:
         return f"go -C go run ./cmd/peers -parser {name} ../{{input}}"
+    if name in RUST and "-parser" in cmd:
+        return f"cargo run --release --manifest-path peers/rust/Cargo.toml -- -parser {name} {{input}}"
     if name == "kafkacodec-spark" and cmd[-1] == "io.kafkacodec.spark.SparkJvmPeer":
         return "python -m peers.spark_jvm {input}"
     return f"{shlex.join(cmd)} {{input}}"

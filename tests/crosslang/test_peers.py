@@ -30,7 +30,7 @@ def _cases(folder: Path) -> dict[str, str]:
             for d in folder.glob("*/*") if d.is_dir()}  # fmt: skip
 
 
-@pytest.mark.skipif(shutil.which("go") is None, reason="needs Go")
+@pytest.mark.skipif(shutil.which("go") is None or shutil.which("cargo") is None, reason="needs Go and Rust")
 def test_the_committed_report_is_what_a_run_gives(tmp_path):
     from peers.__main__ import report, run, write_corpus
 

@@ -17,13 +17,15 @@ pytestmark = [
 ]
 
 
-def test_the_crate_is_formatted_lints_clean_and_its_tests_pass():
+@pytest.mark.parametrize("crate", [RUST, RUST.parent / "peers" / "rust"], ids=["rust", "peers-rust"])
+def test_the_crate_is_formatted_lints_clean_and_its_tests_pass(crate):
     """`cargo fmt --check`, `cargo clippy -D warnings` over the crate (the generated modules
     included: no lint of clippy's is turned off for them) and `cargo test` (the example
-    docs/languages.md shows among them)."""
+    docs/languages.md shows among them); the same for the program that grades the Rust
+    peers (peers/rust)."""
     for cmd in (["cargo", "fmt", "--check"], ["cargo", "clippy", "--locked", "--all-targets", "--", "-D", "warnings"],
                 ["cargo", "test", "--locked", "--release"]):  # fmt: skip
-        proc = subprocess.run(cmd, cwd=RUST, capture_output=True, text=True, timeout=1800)
+        proc = subprocess.run(cmd, cwd=crate, capture_output=True, text=True, timeout=1800)
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 

@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.kafka, pytest.mark.slow]
 SEED, CASES = 57, 3000
 #: The seeded subset of `make fuzz` CI runs: cases for each release judging kafkacodec.
 KAFKACODEC_CASES = 20000
-PARSERS = ("kafka-python", "aiokafka")
+PARSERS = ("kafka-python", "aiokafka", "kafka-protocol", "rskafka")
 
 
 @pytest.fixture(scope="module")
@@ -82,11 +82,29 @@ def test_the_spark_formats_jvm_reader_diverges_on_no_case(run, tmp_path):
     assert signs.get("right", 0) > CASES // 5 and signs.get("handed over", 0) > 0, signs
 
 
+def test_the_rust_crate_diverges_on_no_case(run, tmp_path):
+    """The crate the schemas generate (rust/, through peers/rust's kafkacodec-rust) over the
+    run's cases: Kafka's record classes' reading on every case but those BY_DESIGN explains."""
+    from peers.fuzz import _command
+
+    root, files, images, verdicts, oracle = run
+    answers = run_parser(_command("kafkacodec-rust", tmp_path, 10)[1], [str(f) for f in files], timeout=10)
+    signs: dict[str, int] = {}
+    for f, verdict in zip(files, verdicts):
+        sig = signature(kafka_answer(verdict), answers[str(f)])
+        if not (diverges(sig) and by_design("kafkacodec-rust", sig)):
+            signs[sig] = signs.get(sig, 0) + 1
+    assert not {s: n for s, n in signs.items() if diverges(s)}, signs
+    assert signs.get("right", 0) > CASES // 5 and signs.get("rejected", 0) > CASES // 5, signs
+
+
 @pytest.mark.parametrize("parser", PARSERS)
 def test_each_peers_divergences_are_findings_with_reproducers(run, parser, tmp_path):
+    from peers.fuzz import _command, _reproduce
+
     root, files, images, verdicts, oracle = run
     kafka = [kafka_answer(v, "consumer") for v in verdicts]
-    cmd = [sys.executable, "-m", "peers.python_parsers", parser]
+    cmd = _command(parser, tmp_path / "build", 10)[1]
     answers = run_parser(cmd, [str(f) for f in files], timeout=10)
     found: dict[str, int] = {}
     for i, f in enumerate(files):
@@ -113,11 +131,11 @@ def test_each_peers_divergences_are_findings_with_reproducers(run, parser, tmp_p
 
             small = minimize(images[i], still, budget=150)
             assert still(small) and len(small) <= len(images[i])
+            how = _reproduce(parser, cmd)
             d = write_finding(reports, small, kafka_answer(oracle.judge_many([small])[0], "consumer"), answer(small), sig,
-                              f"python -m peers.python_parsers {parser} {{input}}", found_in=files[i].name,
-                              view="consumer")  # fmt: skip
+                              how, found_in=files[i].name, view="consumer")  # fmt: skip
             assert (d / "input.bin").read_bytes() == small
-            assert f"python -m peers.python_parsers {parser} {d / 'input.bin'}" in (d / "README.md").read_text()
+            assert how.replace("{input}", str(d / "input.bin")) in (d / "README.md").read_text()
     print(f"{parser}: {len(found)} distinct divergences in {len(files)} cases: {sorted(found)}")
 
 
