@@ -20,6 +20,18 @@ def rss_anon_kb(pid: int | str = "self") -> int:
     return 0
 
 
+def machine() -> str:
+    """The machine a run is on, for the figures it gives: its CPU model and cores."""
+    import os
+
+    try:
+        model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), "an unknown CPU")  # fmt: skip
+    except OSError:
+        model = "an unknown CPU"
+    return f"{model}, {os.cpu_count()} cores"
+
+
 def save(name: str, data) -> Path:
     """A benchmark's figures as bench/results/NAME.json (what the README's tables quote)."""
     RESULTS.mkdir(exist_ok=True)

@@ -1,24 +1,26 @@
-"""Speed per language (issue 39, part 6): the schemas' parsers in Go and Java against the
-hand-written decoder of each language, over the same segment, in records per second, with
-every batch's CRC checked and every field of every record read (offset, timestamp, key,
-value, headers), into a checksum both sides must agree on:
+"""Speed per language (issue 39, part 6; issue 58, part 4): every reader over the same
+segments in one run, in records per second, each checking every batch's CRC and reading
+every field of every record (offset, timestamp, key, value, headers) into a checksum all
+must agree on:
 
-- Go: kafkacodec's Go target (go/kafkacodec, `ParseKafkaLog`) against franz-go's
-  `kgo.ProcessFetchPartition` (its consumer's path): go/cmd/kafkacodec-bench;
-- Rust: kafkacodec's Rust target (rust/, `KafkaLog::parse`) over the same segment
-  (rust/src/bin/kafkacodec-bench), beside the Go program's franz-go figure of the same
-  segment; its records and checksum must equal the Go package's;
+- Rust (peers/rust/src/bin/rust-bench.rs): kafkacodec's crate (rust/) holding the whole log
+  (`KafkaLog::parse`) and one entry at a time (`KafkaLog::reader`), and the kafka-protocol
+  crate (`RecordBatchDecoder::decode_all`);
+- Go (go/cmd/kafkacodec-bench): kafkacodec's package (`ParseKafkaLog`) and franz-go
+  (`kgo.ProcessFetchPartition`, its consumer's path);
+- C: kafkacodec's native path, from Python (`decode_columns`: the C walk and record
+  decoder into Arrow columns, the checksum summed over them);
 - Java: the official compiler's Java output (jvm/, with kafkacodec's varint classes in
   place of the compiler's) against Kafka's own `MemoryRecords` batch iteration
   (`ensureValid`, `streamingIterator`, as the consumer's CompletedFetch reads a batch),
   kafka-clients of the broker harness's newest release: bench/java/LanguagesBench.java.
 
-    python -m bench.languages [--records 500000] [--repeat 5]
+    python -m bench.languages [--mb 50] [--repeat 5] [--no-java]
 
-Segments: --records records in v2 batches of 100 (10-byte keys of 1,000 values, 100-byte
-random values, one header), uncompressed and zstd. Each program runs both sides
-alternately after a warm-up round and reports the median. JSON goes to
-bench/results/languages.json.
+Segments: records in v2 batches of 100 (10-byte keys of 1,000 values, 100-byte random
+values, one header) up to --mb megabytes uncompressed, then the same records with gzip,
+snappy, lz4 and zstd. Each program runs its sides in turn after a warm-up round and reports
+the median. JSON goes to bench/results/languages.json.
 """
 
 from __future__ import annotations
@@ -26,20 +28,35 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import kafkacodec as kc
-from bench import save
+from bench import machine, save
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the broker harness's classpath
 
 from kafka_broker import VERSIONS, classpath, for_release  # noqa: E402
 
-CODECS = ("none", "zstd")
+CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
+#: Bytes a record takes in the uncompressed segment (--mb sets the records from it).
+RECORD_BYTES = 123.33
+#: Every reader of a run, as the tables name it: (language, reader, what it is).
+READERS = [
+    ("Rust", "kafkacodec-reader", "kafkacodec's crate, `KafkaLog::reader` (an entry at a time)"),
+    ("Rust", "kafkacodec", "kafkacodec's crate, `KafkaLog::parse` (the whole log)"),
+    ("Rust", "kafka-protocol", "kafka-protocol, `RecordBatchDecoder::decode_all`"),
+    ("Go", "kafkacodec", "kafkacodec's package, `ParseKafkaLog`"),
+    ("Go", "franz-go", "franz-go, `kgo.ProcessFetchPartition`"),
+    ("C", "kafkacodec", "kafkacodec's native path from Python, `decode_columns`"),
+    ("Java", "kafkacodec", "the official compiler's Java output"),
+    ("Java", "kafka", "Kafka's `MemoryRecords` (`ensureValid`, `streamingIterator`)"),
+]
 
 
 def segment(path: Path, records: int, codec: str) -> Path:
@@ -67,12 +84,41 @@ def go(build: Path, seg: Path, repeat: int) -> dict:
 
 
 def rust(seg: Path, repeat: int) -> dict:
-    """The Rust crate's parser (rust/src/bin/kafkacodec-bench) over the segment."""
-    subprocess.run(["cargo", "build", "--release", "--locked", "--bin", "kafkacodec-bench"],
-                   cwd=ROOT / "rust", check=True, capture_output=True)  # fmt: skip
-    binary = ROOT / "rust" / "target" / "release" / "kafkacodec-bench"
+    """kafkacodec's crate and kafka-protocol (peers/rust/src/bin/rust-bench.rs) over the segment."""
+    subprocess.run(["cargo", "build", "--release", "--locked", "--bin", "rust-bench"],
+                   cwd=ROOT / "peers" / "rust", check=True, capture_output=True)  # fmt: skip
+    binary = ROOT / "peers" / "rust" / "target" / "release" / "rust-bench"
     out = subprocess.run([str(binary), "-repeat", str(repeat), str(seg)], capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
+
+
+def c_path(seg: Path, repeat: int) -> dict:
+    """kafkacodec's native path from Python: decode_columns (the C walk and record decoder
+    into Arrow columns), every CRC checked, the checksum summed over the columns as the
+    other programs sum their records (in int64, wrapping)."""
+    import pyarrow.compute as pc
+
+    from kafkacodec.records.columnar import decode_columns
+
+    data = seg.read_bytes()
+
+    def walk() -> tuple[int, int]:
+        t = decode_columns(data, verify_crc=True)
+        headers = pc.list_flatten(t.column("headers"))
+        parts = [pc.sum(t.column("offset")), pc.sum(t.column("timestamp")),
+                 pc.sum(pc.binary_length(t.column("key"))), pc.sum(pc.binary_length(t.column("value"))),
+                 pc.sum(pc.binary_length(pc.struct_field(headers, "key"))),
+                 pc.sum(pc.binary_length(pc.struct_field(headers, "value")))]  # fmt: skip
+        total = sum((p.as_py() or 0) for p in parts)
+        return t.num_rows, (total + (1 << 63)) % (1 << 64) - (1 << 63)
+
+    rates, got = [], (0, 0)
+    for round_ in range(repeat + 1):  # the first round warms up
+        start = time.perf_counter()
+        got = walk()
+        if round_:
+            rates.append(got[0] / (time.perf_counter() - start))
+    return {"kafkacodec": statistics.median(rates), "records": got[0], "checksum": got[1]}
 
 
 def java(build: Path, seg: Path, repeat: int) -> dict:
@@ -95,31 +141,32 @@ def java(build: Path, seg: Path, repeat: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m bench.languages", description=__doc__.split("\n")[0]
-    )
-    ap.add_argument("--records", type=int, default=500_000)
+    ap = argparse.ArgumentParser(prog="python -m bench.languages", description=__doc__.split("\n")[0])
+    ap.add_argument("--mb", type=float, default=50, help="the uncompressed segment's size (default 50 MB)")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--no-java", action="store_true", help="leave the Java parsers out (no `make jar` needed)")
     args = ap.parse_args(argv)
-    results: dict = {"records": args.records, "runs": {}}
+    records = max(100, round(args.mb * 1e6 / RECORD_BYTES))
+    results: dict = {"records": records, "machine": machine(), "runs": {}}
     with tempfile.TemporaryDirectory(prefix="kafkacodec-bench-") as tmp:
         for name in CODECS:
-            seg = segment(Path(tmp) / f"{name}.log", args.records, name)
-            results["runs"][name] = {
-                "go": go(Path(tmp), seg, args.repeat),
-                "rust": rust(seg, args.repeat),
-                "java": java(Path(tmp), seg, args.repeat),
-            }
-            run = results["runs"][name]
-            if run["rust"]["checksum"] != run["go"]["checksum"] or run["rust"]["records"] != run["go"]["records"]:
-                raise SystemExit(f"{name}: the Rust crate and the Go package read other records: {run}")
-            run["rust"]["franz-go"] = run["go"]["franz-go"]  # the same run's anchor
-    print(f"{'segment':8} {'language':6} {'kafkacodec':>14} {'peer':>22} {'ratio':>6}")
+            seg = segment(Path(tmp) / f"{name}.log", records, name)
+            got = {"Rust": rust(seg, args.repeat), "Go": go(Path(tmp), seg, args.repeat), "C": c_path(seg, args.repeat)}
+            if not args.no_java:
+                got["Java"] = java(Path(tmp), seg, args.repeat)
+            sums = {lang: (r["records"], r["checksum"]) for lang, r in got.items()}
+            if len(set(sums.values())) != 1:
+                raise SystemExit(f"{name}: the readers read other records (records, checksum): {sums}")
+            results["runs"][name] = {"bytes": seg.stat().st_size,
+                                     **{f"{lang} {reader}": got[lang][reader] for lang, reader, _ in READERS
+                                        if lang in got}}  # fmt: skip
+    best = "Rust kafkacodec-reader"
+    print(f"{records:,} records, {args.repeat} runs each, the median; x: against {best}")
+    print(f"{'segment':8} {'reader':24} {'records/s':>11} {'x':>6}")
     for name, run in results["runs"].items():
-        for lang, peer in (("go", "franz-go"), ("rust", "franz-go"), ("java", "kafka")):
-            r = run[lang]
-            print(f"{name:8} {lang:6} {r['kafkacodec'] / 1e6:11.2f}M/s {peer:>10} {r[peer] / 1e6:8.2f}M/s "
-                  f"{r['kafkacodec'] / r[peer]:5.2f}x")  # fmt: skip
+        for key, rate in run.items():
+            if key != "bytes":
+                print(f"{name:8} {key:24} {rate / 1e6:10.2f}M {rate / run[best]:6.2f}")
     save("languages", results)
     return 0
 

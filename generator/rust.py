@@ -3,8 +3,10 @@ same IR as the Python parsers and the Go package, with the same checks and the s
 
 The official compiler's Rust output does not build against any runtime on crates.io (the
 official Kaitai Rust runtime is not published there; 252 errors against its repository's),
-so, as for Go, this target reads a byte buffer (bytes::Bytes: byte fields are cheap slices
-of the input, or of a decompressed region) with explicit bounds: every integer expression is
+so, as for Go, this target reads a byte slice with explicit bounds, borrowing from it: byte
+fields are slices of the input (or of a decompressed region, kept in the caller's Arena for
+as long as the parsed value lives), strings borrow too when they are UTF-8 (Cow), and a
+record costs no allocation but its list of headers. Every integer expression is
 computed in i64 with Java's wrapping arithmetic (the schemas' arithmetic stays within 64
 bits), varints are read with Kafka's bounds, and the runtime the code calls is small and
 hand-written beside it (rust/src/runtime.rs: errors, varints, CRCs, the JSON tree;
@@ -13,11 +15,14 @@ no panic: every index is checked before it is made, every error is a value.
 
 Per type T of a schema (nested types prefixed with the schema's class, KafkaLogEntry):
 
-    pub struct T { pub field: RustType, ... }           fields in byte order, params first
-    impl T {
-        pub fn parse(data: &Bytes, params..., verify: bool) -> Result<T>   the whole of data
+    pub struct T<'a> { pub field: RustType, ... }       fields in byte order, params first
+    impl<'a> T<'a> {
+        pub fn parse(data: &'a [u8], params..., verify: bool[, arena: &'a Arena]) -> Result<T<'a>>
         pub fn instance(&self) -> i64                                       each value instance
     }
+
+A type with no byte or string field (nor one in a type it holds) has no lifetime; one that
+decompresses (a `process`, or a type it holds does) takes the Arena its regions are kept in.
 
 A field under `if` is an Option (None: absent), a user type a Box (recursive types), a
 `switch` type an enum of its cases (and Raw bytes for a sized one no case reads).
@@ -66,6 +71,26 @@ class _Module(TargetModule):
     def __init__(self, mod: ModuleIR):
         self.TRANSLATOR = _Translator
         super().__init__(mod)
+        #: Rust names of the types that borrow from the input (and have a lifetime) and of
+        #: those that decompress (and take an Arena): set by render_rust over every schema
+        self.borrowing: set[str] = set()
+        self.arena: set[str] = set()
+
+    def lt(self, rs_name: str) -> str:
+        """The type's lifetime parameter, if it borrows."""
+        return "<'a>" if rs_name in self.borrowing else ""
+
+    def refs(self, t: TypeIR) -> tuple[bool, bool, set[str]]:
+        """(borrows itself, decompresses itself, the Rust names of the types its fields hold)."""
+        borrows = any(f.kind in ("bytes", "contents", "str", "switch") or f.lazy for f in t.fields)
+        unpacks = any(f.process for f in t.fields)
+        held = set()
+        for f in t.fields:
+            if f.kind == "user" and f.user_class:
+                held.add(self.rs_class(f.user_class))
+            if f.kind == "switch":
+                held |= {self.rs_class(c) for c in self._switch_classes(f)}
+        return borrows, unpacks, held
 
     def rs_class(self, cls: str) -> str:
         return self.class_of(cls)
@@ -91,13 +116,14 @@ class _Module(TargetModule):
         if f.kind == "varint":
             return "i64"
         if f.kind in ("bytes", "contents"):
-            return "Bytes"
+            return "&'a [u8]"
         if f.kind == "str":
-            return "String"
+            return "Cow<'a, str>"
         if f.kind == "user":
-            return self.rs_class(f.user_class or "")
+            cls = self.rs_class(f.user_class or "")
+            return cls + self.lt(cls)
         if f.kind == "switch":
-            return self.switch_enum(t, f)
+            return self.switch_enum(t, f) + "<'a>"
         raise SchemaError(f.path, f"the Rust target does not read a {f.kind} field")
 
     def field_type(self, t: TypeIR, f: FieldIR) -> str:
@@ -118,7 +144,7 @@ class _Module(TargetModule):
         if f.kind in ("bytes", "contents"):
             return (f"{rs}.as_deref().unwrap_or(&[])" if f.cond or f.lazy else f"&{rs}[..]"), "bytes"
         if f.kind == "str":
-            return (f"{rs}.as_deref().unwrap_or(\"\")" if f.cond else f"{rs}.as_str()"), "str"
+            return (f"{rs}.as_deref().unwrap_or(\"\")" if f.cond else f"(&*{rs})"), "str"
         if f.kind in ("int", "varint"):
             src = f"{rs}.unwrap_or_default()" if f.cond else rs
             return (src if f.kind == "varint" or f.fmt == "q" else f"({src} as i64)"), "int"
@@ -138,6 +164,8 @@ class _Module(TargetModule):
             body.append(self.type_decl(t))
             body.append(self.parse_funcs(t))
             body.append(self.tree_impl(t))
+            if self.streams(t):
+                body.append(self.reader(t))
         head = [
             f"// Code generated by kafkacodec's generator from {self.mod.source}. DO NOT EDIT.",
             "// Change the schema or generator/rust.py, then run `kafkacodec generate`.",
@@ -145,7 +173,7 @@ class _Module(TargetModule):
             "",
             "use crate::gen::*;",
             "use crate::runtime::*;",
-            "use bytes::Bytes;",
+            "use std::borrow::Cow;",
             "",
         ]
         return "\n".join(head + body) + "\n"
@@ -153,7 +181,7 @@ class _Module(TargetModule):
     def type_decl(self, t: TypeIR) -> str:
         name = self.rs_class(t.class_name)
         lines = [_doc_comment(t.doc or f"Type `{t.name}` of {self.mod.source}."),
-                 "#[derive(Clone, Debug, Default, PartialEq)]", f"pub struct {name} {{"]  # fmt: skip
+                 "#[derive(Clone, Debug, Default, PartialEq)]", f"pub struct {name}{self.lt(name)} {{"]  # fmt: skip
         for p in t.params:
             lines.append(f"    pub {_snake(p.name)}: i64,")
         for f in t.fields:
@@ -177,13 +205,13 @@ class _Module(TargetModule):
     def switch_decl(self, t: TypeIR, f: FieldIR) -> str:
         name = self.switch_enum(t, f)
         lines = [f"/// What `{f.name}` of {self.rs_class(t.class_name)} holds, by its `switch-on`.",
-                 "#[derive(Clone, Debug, PartialEq)]", f"pub enum {name} {{"]  # fmt: skip
+                 "#[derive(Clone, Debug, PartialEq)]", f"pub enum {name}<'a> {{"]  # fmt: skip
         for cls in self._switch_classes(f):
-            lines.append(f"    {self.rs_class(cls)}({self.rs_class(cls)}),")
+            lines.append(f"    {self.rs_class(cls)}({self.rs_class(cls)}{self.lt(self.rs_class(cls))}),")
         lines.append("    /// Bytes no case reads (a sized field).")
-        lines.append("    Raw(Bytes),")
+        lines.append("    Raw(&'a [u8]),")
         lines.append("}\n")
-        lines.append(f"impl Tree for {name} {{\n    fn tree(&self, out: &mut String) {{\n        match self {{")
+        lines.append(f"impl Tree for {name}<'_> {{\n    fn tree(&self, out: &mut String) {{\n        match self {{")
         for cls in self._switch_classes(f):
             lines.append(f"            {name}::{self.rs_class(cls)}(v) => v.tree(out),")
         lines.append(f"            {name}::Raw(v) => v.tree(out),")
@@ -207,18 +235,22 @@ class _Module(TargetModule):
         name = self.rs_class(t.class_name)
         where = f"{self.mod.id} {t.path}"
         args = "".join(f", {_snake(p.name)}" for p in t.params)
+        a = "'a " if name in self.borrowing else ""
+        arena, pass_arena = (f", arena: &{a}Arena", ", arena") if name in self.arena else ("", "")
+        doc = (" Decompressed regions are kept in arena, which the value borrows."
+               if name in self.arena and name in self.borrowing else "")  # fmt: skip
         out = [
-            f"impl {name} {{",
-            f"    /// Reads one {name} that fills data (with verify, a CRC that does not match is an error).",
-            f"    pub fn parse(data: &Bytes{self.params_sig(t)}, verify: bool) -> Result<Self> {{",
-            f"        let (x, pos) = Self::parse_at(data, 0, data.len(){args}, verify)?;",
+            f"impl{self.lt(name)} {name}{self.lt(name)} {{",
+            f"    /// Reads one {name} that fills data (with verify, a CRC that does not match is an error).{doc}",
+            f"    pub fn parse(data: &{a}[u8]{self.params_sig(t)}, verify: bool{arena}) -> Result<Self> {{",
+            f"        let (x, pos) = Self::parse_at(data, 0, data.len(){args}, verify{pass_arena})?;",
             f"        if pos != data.len() {{\n            return Err(trailing({_q(where)}, pos, data.len()));\n        }}",
             "        Ok(x)\n    }\n",
-            f"    pub(crate) fn parse_at(buf: &Bytes, pos: usize, end: usize{self.params_sig(t)}, verify: bool) -> Result<(Self, usize)> {{",
+            f"    pub(crate) fn parse_at(buf: &{a}[u8], pos: usize, end: usize{self.params_sig(t)}, verify: bool{arena}) -> Result<(Self, usize)> {{",
             "        let mut x = Self::default();",
-            f"        let pos = x.read(buf, pos, end{args}, verify)?;",
+            f"        let pos = x.read(buf, pos, end{args}, verify{pass_arena})?;",
             "        Ok((x, pos))\n    }\n",
-            f"    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize{self.params_sig(t)}, verify: bool) -> Result<usize> {{",
+            f"    fn read(&mut self, buf: &{a}[u8], mut pos: usize, mut end: usize{self.params_sig(t)}, verify: bool{arena}) -> Result<usize> {{",
             "        let x = self;",
         ]
         out += [f"        x.{_snake(p.name)} = {_snake(p.name)};" for p in t.params]
@@ -229,7 +261,7 @@ class _Module(TargetModule):
         if t.crc_field:
             out.append("        let mut crc_start = pos;")
         for f in t.lazy_fields:
-            out.append(f"        let mut lazy_{f.name}: Option<Bytes> = None; // read once the type is whole (and its CRC checked)")
+            out.append(f"        let mut lazy_{f.name}: Option<&'a [u8]> = None; // read once the type is whole (and its CRC checked)")
         for inst in t.pos_instances:
             out.append(_indent(self.pos_instance(t, inst), "        "))
         for f in t.fields:
@@ -249,9 +281,97 @@ class _Module(TargetModule):
         out.append("}\n")
         return "\n".join(out)
 
+    def streams(self, t: TypeIR) -> FieldIR | None:
+        """The list a reader can hand out one item at a time: a type whose one field is a list
+        of a type read to the end of its data (`repeat: eos`; a log, an index)."""
+        if t is not self.mod.types[0] or t.params or t.pos_instances or t.crc_field or len(t.fields) != 1:
+            return None
+        f = t.fields[0]
+        if f.repeat != "eos" or f.kind != "user" or f.cond or f.size is not None or f.size_eos or f.process:
+            return None
+        if self.type_args(f.ksy["type"]) or "valid" in f.ksy:
+            return None
+        return f
+
+    def reader(self, t: TypeIR) -> str:
+        """{T}Reader: the items of T's list one at a time, read as T's parse reads them (the
+        same parser, the same no-progress rule), for data too big to hold as one value: what
+        an item holds is freed with it, and a decompressed region lives in the arena it is
+        read into (one per item, or one for many)."""
+        f = self.streams(t)
+        assert f is not None
+        name, item = self.rs_class(t.class_name), self.rs_class(f.user_class or "")
+        reader, lt = f"{name}Reader", self.lt(name)
+        arena = item in self.arena
+        call = f"{item}::parse_at(self.data, self.pos, self.data.len(), self.verify{', arena' if arena else ''})"
+        step = f"""
+        if self.done || self.pos >= self.data.len() {{
+            return None;
+        }}
+        let before = self.pos;
+        match {call} {{
+            Ok((item, next)) if next > before => {{
+                self.pos = next;
+                Some(Ok(item))
+            }}
+            Ok(_) => {{
+                self.done = true;
+                Some(Err(no_progress({_q(f.where)}, before, {_q(f.name)})))
+            }}
+            Err(e) => {{
+                self.done = true;
+                Some(Err(e))
+            }}
+        }}"""
+        out = f"""
+/// The `{f.name}` of a {name} one at a time ({name}::reader), each read as {name}::parse
+/// reads it; an error ends the reading. For data too big to hold as one value: an item's
+/// memory goes with it.
+#[derive(Clone, Debug)]
+pub struct {reader}<'a> {{
+    data: &'a [u8],
+    pos: usize,
+    verify: bool,
+    done: bool,
+}}
+
+impl{lt} {name}{lt} {{
+    /// A reader of data's `{f.name}`, one at a time (with verify, a CRC that does not match is an error).
+    pub fn reader{"" if lt else "<'a>"}(data: &'a [u8], verify: bool) -> {reader}<'a> {{
+        {reader} {{ data, pos: 0, verify, done: false }}
+    }}
+}}
+
+impl<'a> {reader}<'a> {{
+    /// Where the next of the `{f.name}` starts in the data (the data's end once all are read).
+    pub fn position(&self) -> usize {{
+        self.pos
+    }}
+"""
+        if arena:
+            return out + f"""
+    /// The next of the `{f.name}` (None at the end, and after an error), its decompressed
+    /// regions kept in arena: the value borrows the data and the arena.
+    pub fn next_in<'b>(&mut self, arena: &'b Arena) -> Option<Result<{item}<'b>>>
+    where
+        'a: 'b,
+    {{{step}
+    }}
+}}
+"""
+        return out + f"""}}
+
+impl<'a> Iterator for {reader}<'a> {{
+    type Item = Result<{item}{self.lt(item)}>;
+
+    fn next(&mut self) -> Option<Self::Item> {{{step}
+    }}
+}}
+"""
+
     def tree_impl(self, t: TypeIR) -> str:
         name = self.rs_class(t.class_name)
-        lines = [f"impl Tree for {name} {{", "    fn tree(&self, out: &mut String) {", "        let mut o = Obj::new(out);"]
+        lines = [f"impl Tree for {name}{'<' + chr(39) + '_>' if name in self.borrowing else ''} {{", "    fn tree(&self, out: &mut String) {", "        let mut o = Obj::new(out);"]
         for p in t.params:
             lines.append(f"        o.field({_q(p.name)}, &self.{_snake(p.name)});")
         for f in t.fields:
@@ -280,7 +400,7 @@ class _Module(TargetModule):
         rs = _snake(f.name)
         if f.lazy:
             lines += self.size(t, f)
-            lines += [f"lazy_{f.name} = Some(buf.slice(pos..pos + n));", "pos += n;"]
+            lines += [f"lazy_{f.name} = Some(&buf[pos..pos + n]);", "pos += n;"]
         elif f.repeat:
             lines += self.repeated(t, f)
         else:
@@ -313,7 +433,7 @@ class _Module(TargetModule):
             return []
         kind = {"int": "int", "varint": "int", "bytes": "bytes", "contents": "bytes", "str": "str"}.get(f.kind, "object")
         value = {"int": var if f.fmt == "q" else f"({var} as i64)", "bytes": f"{var}[..]",
-                 "str": f"{var}.as_str()"}.get(f.kind if f.kind != "contents" else "bytes", var)  # fmt: skip
+                 "str": f"(&*{var})"}.get(f.kind if f.kind != "contents" else "bytes", var)  # fmt: skip
         out = []
         spec = f.ksy["valid"] if f.valid_spec is None else f.valid_spec
         for cond, msg in self.valid_checks(t, spec, kind, value, f"{f.path}/valid"):
@@ -331,26 +451,28 @@ class _Module(TargetModule):
 
     def user_call(self, t: TypeIR, cls: str, args_text: list, lo: str, hi: str, where: str, source: str = "buf") -> str:
         args = "".join(f", {_bare(self.int_expr(t, a, where))}" for a in args_text)
-        return f"{self.rs_class(cls)}::parse_at({source}, {lo}, {hi}{args}, verify)"
+        arena = ", arena" if self.rs_class(cls) in self.arena else ""
+        return f"{self.rs_class(cls)}::parse_at({source}, {lo}, {hi}{args}, verify{arena})"
 
     def decode_whole(self, t: TypeIR, f: FieldIR, raw: str, at: str, target: str = "v") -> list[str]:
-        """A sized field's bytes (raw, a Bytes) as the field holds them, into target: through
-        its process, then, for a user type, parsed to the last byte."""
+        """A sized field's bytes (raw, a slice) as the field holds them, into target: through
+        its process (the decompressed bytes kept in the arena), then, for a user type, parsed
+        to the last byte."""
         lines, data = [], raw
         if f.process:
             codec = ", ".join(self.int_expr(t, a, f"{f.path}/process") for a in self.type_args(f.ksy["process"]))
             args = codec.split(", ") if codec else []
             records = f"Some({_bare(args[2])})" if len(args) > 2 else "None"
-            lines += [f"let data = Bytes::from(crate::compression::decompress(&{raw}, {_bare(args[0])}, {_bare(args[1])}, {records})"
+            lines += [f"let data = arena.keep(crate::compression::decompress({raw}, {_bare(args[0])}, {_bare(args[1])}, {records})"
                       f".map_err(|e| corrupt({_q(f.where)}, {at}, e))?);"]  # fmt: skip
             data = "data"
         if f.kind == "bytes":
-            return lines + [f"let {target} = {data}.clone();" if data == raw else f"let {target} = {data};"]
+            return lines + [f"let {target} = {data};"]
         if f.kind == "str":
-            return lines + [f"let {target} = java_utf8(&{data});"]
+            return lines + [f"let {target} = java_str({data});"]
         if f.kind != "user":
             raise SchemaError(f.path, f"the Rust target reads no sized {f.kind}")
-        call = self.user_call(t, f.user_class or "", self.type_args(f.ksy["type"]), "0", f"{data}.len()", f.path, f"&{data}")
+        call = self.user_call(t, f.user_class or "", self.type_args(f.ksy["type"]), "0", f"{data}.len()", f.path, data)
         return lines + [f"let ({target}, used) = {call}?;",
                         f"if used != {data}.len() {{\n    return Err(trailing({_q(f.where)}, used, {data}.len()));\n}}"]  # fmt: skip
 
@@ -366,14 +488,14 @@ class _Module(TargetModule):
             lit = "&[" + ", ".join(f"{b}u8" for b in (f.contents or b"")) + "]"
             return [f"let expected: &[u8] = {lit};",
                     f"if end - pos < {f.width} || &buf[pos..pos + {f.width}] != expected {{\n    return Err(bad_contents({_q(f.where)}, pos, expected, &buf[pos..end.min(pos + {f.width})]));\n}}",
-                    f"let {target} = buf.slice(pos..pos + {f.width});", f"pos += {f.width};"]  # fmt: skip
+                    f"let {target} = &buf[pos..pos + {f.width}];", f"pos += {f.width};"]  # fmt: skip
         if f.kind == "switch":
             return self.switch(t, f, target)
         if f.kind == "user" and f.size is None and not f.size_eos:
             call = self.user_call(t, f.user_class or "", self.type_args(f.ksy["type"]), "pos", "end", f.path)
             return [f"let ({target}, next) = {call}?;", "pos = next;"]
         if f.process or f.kind != "user":
-            return [*self.size(t, f), "let raw = buf.slice(pos..pos + n);",
+            return [*self.size(t, f), "let raw = &buf[pos..pos + n];",
                     *self.decode_whole(t, f, "raw", "pos", target), "pos += n;"]  # fmt: skip
         # a user type inside its size: read from its front (Kaitai's substream; the rest is skipped)
         call = self.user_call(t, f.user_class or "", self.type_args(f.ksy["type"]), "pos", "pos + n", f.path)
@@ -405,7 +527,7 @@ class _Module(TargetModule):
         if default is not None:
             lines.append(f"    _ => {_indent(default, '    ').lstrip()}")
         elif sized:
-            lines.append(f"    _ => {enum}::Raw(buf.slice(pos..pos + n)),")
+            lines.append(f"    _ => {enum}::Raw(&buf[pos..pos + n]),")
         else:
             lines.append(f"    _ => return Err(no_case({_q(f.where)}, pos, {_q(str(typ['switch-on']))}, on)),")
         lines.append("};")
@@ -563,8 +685,7 @@ def _registry(modules: list[_Module]) -> str:
         "// Code generated by kafkacodec's generator from schemas/. DO NOT EDIT.",
         "//! The generated parsers, one module a schema, and every type's parser by name.",
         "",
-        "use crate::runtime::{Result, Tree};",
-        "use bytes::Bytes;",
+        "use crate::runtime::{Arena, Result, Tree};",
         "",
     ]
     for m in modules:
@@ -576,10 +697,11 @@ def _registry(modules: list[_Module]) -> str:
         "/// The type named (its Rust name) read from the whole of data with its params, as the",
         "/// JSON tree the cross-language tests compare; None for a name no schema gives or a",
         "/// wrong number of params.",
-        "pub fn parse_tree(name: &str, data: &Bytes, params: &[i64], verify: bool) -> Option<Result<String>> {",
+        "pub fn parse_tree(name: &str, data: &[u8], params: &[i64], verify: bool) -> Option<Result<String>> {",
         "    fn tree<T: Tree>(v: Result<T>) -> Result<String> {",
         "        v.map(|v| { let mut out = String::new(); v.tree(&mut out); out })",
         "    }",
+        "    let arena = Arena::new();",
         "    Some(match (name, params) {",
     ]
     for m in modules:
@@ -587,7 +709,8 @@ def _registry(modules: list[_Module]) -> str:
             name = m.rs_class(t.class_name)
             pat = "[" + ", ".join(f"p{i}" for i in range(len(t.params))) + "]"
             args = "".join(f"*p{i}, " for i in range(len(t.params)))
-            lines.append(f"        ({_q(name)}, {pat}) => tree({name}::parse(data, {args}verify)),")
+            arena = ", &arena" if name in m.arena else ""
+            lines.append(f"        ({_q(name)}, {pat}) => tree({name}::parse(data, {args}verify{arena})),")
     lines += ["        _ => return None,", "    })", "}"]
     return "\n".join(lines) + "\n"
 
@@ -596,6 +719,23 @@ def render_rust(schemas: SchemaSet) -> dict[str, str]:
     """{file name under rust/src/gen/: Rust source} of every schema, and mod.rs: the modules
     and every type's parser by name."""
     modules = [_Module(mod) for mod in schemas.modules()]
+    # which types borrow from the input and which decompress: their own fields, then what
+    # the types they hold do, to a fixed point (types hold types of other schemas)
+    facts = {m.rs_class(t.class_name): m.refs(t) for m in modules for t in m.mod.types}
+    borrowing = {n for n, (b, _u, _h) in facts.items() if b}
+    arena = {n for n, (_b, u, _h) in facts.items() if u}
+    changed = True
+    while changed:
+        changed = False
+        for n, (_b, _u, held) in facts.items():
+            if n not in borrowing and held & borrowing:
+                borrowing.add(n)
+                changed = True
+            if n not in arena and held & arena:
+                arena.add(n)
+                changed = True
+    for m in modules:
+        m.borrowing, m.arena = borrowing, arena
     sources = {f"{m.mod.id}.rs": m.render() for m in modules}
     sources["mod.rs"] = _registry(modules)
     return rustfmt(sources)

@@ -63,18 +63,22 @@ def test_rewrite_bench_runs():
 @pytest.mark.crosslang
 @pytest.mark.slow
 def test_languages_bench_runs():
-    """Go against franz-go, Java against Kafka's MemoryRecords, on both segments (the jar of
-    `make jar`, the broker harness's kafka-clients and Go are needed, as `make bench` has)."""
+    """Every reader of the run (the Rust crate both ways, kafka-protocol, the Go package,
+    franz-go, kafkacodec's C path, the Java output and Kafka's MemoryRecords) on every
+    segment, their checksums equal (the jar of `make jar`, the broker harness's
+    kafka-clients, Go and Rust are needed, as `make bench` has)."""
     import shutil
 
     if (
         shutil.which("go") is None
+        or shutil.which("cargo") is None
         or not (ROOT / "jvm" / "target" / "kaitai-classpath.txt").is_file()
     ):
-        pytest.skip("needs Go and `make jar`")
-    text = run("bench.languages", "--records", "3000", "--repeat", "1")
-    for segment in ("none", "zstd"):
-        assert f"{segment:8} go " in text and f"{segment:8} java " in text
+        pytest.skip("needs Go, Rust and `make jar`")
+    text = run("bench.languages", "--mb", "0.4", "--repeat", "1")
+    for segment in ("none", "gzip", "snappy", "lz4", "zstd"):
+        for reader in ("Rust kafkacodec-reader", "Rust kafka-protocol", "Go franz-go", "C kafkacodec", "Java kafka"):
+            assert f"{segment:8} {reader:24} " in text, (segment, reader)
 
 
 def test_inflate_bench_runs():

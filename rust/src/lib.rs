@@ -5,8 +5,10 @@
 //! kafkacodec's generator: do not edit them), with the same checks: CRC-32C and CRC-32,
 //! Kafka's bounds on lengths, counts and varints, and the codecs Kafka compresses with.
 //!
-//! Every parser reads a `bytes::Bytes` (byte fields are slices of it) and returns an
-//! [`Error`] that names the schema, the byte and what was wrong; no input makes it panic.
+//! Every parser reads a byte slice and borrows from it: byte fields are slices of the input,
+//! or of a decompressed region kept in the caller's [`Arena`]; strings borrow when they are
+//! UTF-8. A parser returns an [`Error`] that names the schema, the byte and what was wrong;
+//! no input makes it panic.
 #![forbid(unsafe_code)]
 
 pub mod compression;
@@ -14,4 +16,4 @@ pub mod gen;
 pub mod runtime;
 
 pub use gen::*;
-pub use runtime::{crc32, crc32c, java_utf8, Check, Error, Result, Tree};
+pub use runtime::{crc32, crc32c, java_str, java_utf8, Arena, Check, Error, Result, Tree};

@@ -389,6 +389,47 @@ be_reader!(be_u64, u64, 8);
 be_reader!(be_f32, f32, 4);
 be_reader!(be_f64, f64, 8);
 
+/// src as Java reads it (java_utf8), borrowed when it is UTF-8 already (no allocation).
+pub fn java_str(src: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(src) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => std::borrow::Cow::Owned(java_utf8(src)),
+    }
+}
+
+/// Where the decompressed regions of a parse are kept, for as long as the parsed value
+/// (which borrows them, as it borrows its input) lives: one per parse, or one for many.
+///
+/// ```
+/// let data = std::fs::read("../tests/vectors/kafka-java/v2/v2_gzip_basic.bin").unwrap();
+/// let arena = kafkacodec::Arena::new();
+/// let log = kafkacodec::KafkaLog::parse(&data, true, &arena).unwrap();
+/// assert_eq!(log.entries.len(), 1);
+/// ```
+#[derive(Default)]
+pub struct Arena {
+    regions: typed_arena::Arena<Vec<u8>>,
+}
+
+impl Arena {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keeps a decompressed region; its bytes live as long as the arena.
+    pub fn keep(&self, region: Vec<u8>) -> &[u8] {
+        self.regions.alloc(region)
+    }
+}
+
+impl std::fmt::Debug for Arena {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Arena")
+            .field("regions", &self.regions.len())
+            .finish()
+    }
+}
+
 /// src as Java's `new String(bytes, StandardCharsets.UTF_8)` reads it (JDK 17): each
 /// malformed sequence one U+FFFD where Java draws its bounds (kafkacodec.records.javatext).
 pub fn java_utf8(src: &[u8]) -> String {
@@ -533,7 +574,7 @@ macro_rules! tree_float {
 }
 tree_float!(f32, f64);
 
-impl Tree for bytes::Bytes {
+impl Tree for &[u8] {
     fn tree(&self, out: &mut String) {
         out.push_str("{\"hex\":\"");
         for b in self.iter() {
@@ -543,18 +584,28 @@ impl Tree for bytes::Bytes {
     }
 }
 
+fn json_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
 impl Tree for String {
     fn tree(&self, out: &mut String) {
-        out.push('"');
-        for c in self.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
+        json_string(self, out);
+    }
+}
+
+impl Tree for std::borrow::Cow<'_, str> {
+    fn tree(&self, out: &mut String) {
+        json_string(self, out);
     }
 }
 

@@ -174,8 +174,9 @@ fn rskafka(data: &[u8]) -> Reading {
 /// with AbstractLegacyRecordBatch's rules. The crate refuses a whole image at its first
 /// error: no records then.
 fn kafkacodec_rust(data: &[u8]) -> Reading {
-    use kafkacodec::{KafkaLog, KafkaLogEntryBody};
-    let log = match KafkaLog::parse(&Bytes::copy_from_slice(data), true) {
+    use kafkacodec::{Arena, KafkaLog, KafkaLogEntryBody};
+    let arena = Arena::new();
+    let log = match KafkaLog::parse(data, true, &arena) {
         Ok(log) => log,
         Err(e) => return (Vec::new(), Some(e.to_string())),
     };
@@ -193,8 +194,8 @@ fn kafkacodec_rust(data: &[u8]) -> Reading {
     (out, None)
 }
 
-fn bytes_of(len: i64, b: &Option<Bytes>) -> Option<Vec<u8>> {
-    (len >= 0).then(|| b.as_ref().map_or_else(Vec::new, |b| b.to_vec()))
+fn bytes_of(len: i64, b: Option<&[u8]>) -> Option<Vec<u8>> {
+    (len >= 0).then(|| b.map_or_else(Vec::new, <[u8]>::to_vec))
 }
 
 fn v2_records(b: &kafkacodec::KafkaRecordBatch, out: &mut Vec<Rec>) -> Result<(), String> {
@@ -214,12 +215,12 @@ fn v2_records(b: &kafkacodec::KafkaRecordBatch, out: &mut Vec<Rec>) -> Result<()
         out.push(Rec {
             offset: b.base_offset.wrapping_add(r.offset_delta),
             timestamp: Some(ts),
-            key: bytes_of(r.len_key, &r.key),
-            value: bytes_of(r.len_value, &r.value),
+            key: bytes_of(r.len_key, r.key),
+            value: bytes_of(r.len_value, r.value),
             headers: r
                 .headers
                 .iter()
-                .map(|h| (h.key.clone(), bytes_of(h.len_value, &h.value)))
+                .map(|h| (h.key.to_string(), bytes_of(h.len_value, h.value)))
                 .collect(),
             control,
         });
@@ -231,7 +232,7 @@ fn v2_records(b: &kafkacodec::KafkaRecordBatch, out: &mut Vec<Rec>) -> Result<()
 /// (ControlRecordType.parse, EndTransactionMarker.deserialize): the generated parsers of the
 /// key and the marker over the bytes Kafka reads, bytes after them not looked at.
 fn check_control(r: &kafkacodec::KafkaRecord) -> Result<(), String> {
-    let key = match (&r.key, r.len_key) {
+    let key = match (r.key, r.len_key) {
         (Some(k), n) if n >= 0 => k,
         _ => return Err("a control record has a null key".into()),
     };
@@ -241,12 +242,11 @@ fn check_control(r: &kafkacodec::KafkaRecord) -> Result<(), String> {
             key.len()
         ));
     }
-    let k = kafkacodec::KafkaControlRecordKey::parse(&key.slice(..4), true)
-        .map_err(|e| e.to_string())?;
+    let k = kafkacodec::KafkaControlRecordKey::parse(&key[..4], true).map_err(|e| e.to_string())?;
     if k.r#type != 0 && k.r#type != 1 {
         return Ok(());
     }
-    let value = match (&r.value, r.len_value) {
+    let value = match (r.value, r.len_value) {
         (Some(v), n) if n >= 0 => v,
         _ => return Err("an end transaction marker has a null value".into()),
     };
@@ -256,7 +256,7 @@ fn check_control(r: &kafkacodec::KafkaRecord) -> Result<(), String> {
             value.len()
         ));
     }
-    kafkacodec::KafkaEndTxnMarker::parse(&value.slice(..6), true).map_err(|e| e.to_string())?;
+    kafkacodec::KafkaEndTxnMarker::parse(&value[..6], true).map_err(|e| e.to_string())?;
     Ok(())
 }
 
@@ -264,8 +264,8 @@ fn legacy_record(m: &kafkacodec::KafkaLegacyMessage, offset: i64, timestamp: Opt
     Rec {
         offset,
         timestamp,
-        key: bytes_of(m.len_key.into(), &m.key),
-        value: bytes_of(m.len_value.into(), &m.value),
+        key: bytes_of(m.len_key.into(), m.key),
+        value: bytes_of(m.len_value.into(), m.value),
         headers: Vec::new(),
         control: false,
     }

@@ -13,7 +13,6 @@
 //! -codecs decompresses one payload per line of standard input, CODEC MAGIC HEX ("-" for
 //! no bytes), and prints "=" and the bytes in hex, or "refused".
 
-use bytes::Bytes;
 use kafkacodec::Tree;
 use std::io::{BufRead, Write};
 
@@ -70,11 +69,10 @@ fn run(job: &[&str], verify: bool) -> String {
     };
     let offset: usize = job[2].parse().unwrap_or(0);
     let data = match std::fs::read(job[3]) {
-        Ok(d) => Bytes::from(d),
+        Ok(d) => d,
         Err(e) => return usage(e.to_string()),
     };
-    let data = data.slice(offset.min(data.len())..);
-    match kafkacodec::parse_tree(&name, &data, &params, verify) {
+    match kafkacodec::parse_tree(&name, &data[offset.min(data.len())..], &params, verify) {
         None => usage(format!(
             "no parser named {name} with {} params",
             params.len()

@@ -10,23 +10,23 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// Kafka's EndTransactionRecord (metadata spec, apiKey 24), versions 0, flexible 0+. Generated
 /// by `kafkacodec specs import` from metadata/common/metadata/EndTransactionRecord.json of the
 /// specs labelled 4.4.0: do not edit; import the specs again.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct EndTransactionRecord {
+pub struct EndTransactionRecord<'a> {
     pub version: i64,
     /// Tagged fields that follow (flexible versions).
     pub num_tagged_fields: i64,
     /// Tagged fields, known and unknown, in the order they were written.
-    pub tagged_fields: Vec<EndTransactionRecordEndTransactionRecordTaggedField>,
+    pub tagged_fields: Vec<EndTransactionRecordEndTransactionRecordTaggedField<'a>>,
 }
 
-impl EndTransactionRecord {
+impl<'a> EndTransactionRecord<'a> {
     /// Reads one EndTransactionRecord that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, version: i64, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], version: i64, verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), version, verify)?;
         if pos != data.len() {
             return Err(trailing("end_transaction_record /", pos, data.len()));
@@ -35,7 +35,7 @@ impl EndTransactionRecord {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         version: i64,
@@ -48,7 +48,7 @@ impl EndTransactionRecord {
 
     fn read(
         &mut self,
-        buf: &Bytes,
+        buf: &'a [u8],
         mut pos: usize,
         mut end: usize,
         version: i64,
@@ -83,7 +83,7 @@ impl EndTransactionRecord {
                     2,
                 ));
             }
-            let mut items: Vec<EndTransactionRecordEndTransactionRecordTaggedField> =
+            let mut items: Vec<EndTransactionRecordEndTransactionRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
                 let (item, next) = EndTransactionRecordEndTransactionRecordTaggedField::parse_at(
@@ -98,7 +98,7 @@ impl EndTransactionRecord {
     }
 }
 
-impl Tree for EndTransactionRecord {
+impl Tree for EndTransactionRecord<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("version", &self.version);
@@ -110,17 +110,17 @@ impl Tree for EndTransactionRecord {
 
 /// One tagged field of EndTransactionRecord: tag, size, value.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct EndTransactionRecordEndTransactionRecordTaggedField {
+pub struct EndTransactionRecordEndTransactionRecordTaggedField<'a> {
     pub version: i64,
     pub tag: i64,
     pub len_value: i64,
     /// The field's value; an unknown tag's raw bytes.
-    pub value: Bytes,
+    pub value: &'a [u8],
 }
 
-impl EndTransactionRecordEndTransactionRecordTaggedField {
+impl<'a> EndTransactionRecordEndTransactionRecordTaggedField<'a> {
     /// Reads one EndTransactionRecordEndTransactionRecordTaggedField that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, version: i64, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], version: i64, verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), version, verify)?;
         if pos != data.len() {
             return Err(trailing(
@@ -133,7 +133,7 @@ impl EndTransactionRecordEndTransactionRecordTaggedField {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         version: i64,
@@ -146,7 +146,7 @@ impl EndTransactionRecordEndTransactionRecordTaggedField {
 
     fn read(
         &mut self,
-        buf: &Bytes,
+        buf: &'a [u8],
         mut pos: usize,
         mut end: usize,
         version: i64,
@@ -188,8 +188,8 @@ impl EndTransactionRecordEndTransactionRecordTaggedField {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.value = v;
         }
@@ -197,7 +197,7 @@ impl EndTransactionRecordEndTransactionRecordTaggedField {
     }
 }
 
-impl Tree for EndTransactionRecordEndTransactionRecordTaggedField {
+impl Tree for EndTransactionRecordEndTransactionRecordTaggedField<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("version", &self.version);

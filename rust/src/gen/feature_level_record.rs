@@ -10,30 +10,30 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// Kafka's FeatureLevelRecord (metadata spec, apiKey 12), versions 0, flexible 0+. Generated
 /// by `kafkacodec specs import` from metadata/common/metadata/FeatureLevelRecord.json of the
 /// specs labelled 4.4.0: do not edit; import the specs again.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FeatureLevelRecord {
+pub struct FeatureLevelRecord<'a> {
     pub version: i64,
     /// The length of name + 1, 0 for null (flexible versions).
     pub len_name: i64,
     /// The feature name.
-    pub name: String,
+    pub name: Cow<'a, str>,
     /// The current finalized feature level of this feature for the cluster, a value of 0 means
     /// feature not supported.
     pub feature_level: i16,
     /// Tagged fields that follow (flexible versions).
     pub num_tagged_fields: i64,
     /// Tagged fields, known and unknown, in the order they were written.
-    pub tagged_fields: Vec<FeatureLevelRecordFeatureLevelRecordTaggedField>,
+    pub tagged_fields: Vec<FeatureLevelRecordFeatureLevelRecordTaggedField<'a>>,
 }
 
-impl FeatureLevelRecord {
+impl<'a> FeatureLevelRecord<'a> {
     /// Reads one FeatureLevelRecord that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, version: i64, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], version: i64, verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), version, verify)?;
         if pos != data.len() {
             return Err(trailing("feature_level_record /", pos, data.len()));
@@ -42,7 +42,7 @@ impl FeatureLevelRecord {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         version: i64,
@@ -55,7 +55,7 @@ impl FeatureLevelRecord {
 
     fn read(
         &mut self,
-        buf: &Bytes,
+        buf: &'a [u8],
         mut pos: usize,
         mut end: usize,
         version: i64,
@@ -89,8 +89,8 @@ impl FeatureLevelRecord {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = java_utf8(&raw);
+            let raw = &buf[pos..pos + n];
+            let v = java_str(raw);
             pos += n;
             x.name = v;
         }
@@ -129,7 +129,7 @@ impl FeatureLevelRecord {
                     2,
                 ));
             }
-            let mut items: Vec<FeatureLevelRecordFeatureLevelRecordTaggedField> =
+            let mut items: Vec<FeatureLevelRecordFeatureLevelRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
                 let (item, next) = FeatureLevelRecordFeatureLevelRecordTaggedField::parse_at(
@@ -144,7 +144,7 @@ impl FeatureLevelRecord {
     }
 }
 
-impl Tree for FeatureLevelRecord {
+impl Tree for FeatureLevelRecord<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("version", &self.version);
@@ -159,17 +159,17 @@ impl Tree for FeatureLevelRecord {
 
 /// One tagged field of FeatureLevelRecord: tag, size, value.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FeatureLevelRecordFeatureLevelRecordTaggedField {
+pub struct FeatureLevelRecordFeatureLevelRecordTaggedField<'a> {
     pub version: i64,
     pub tag: i64,
     pub len_value: i64,
     /// The field's value; an unknown tag's raw bytes.
-    pub value: Bytes,
+    pub value: &'a [u8],
 }
 
-impl FeatureLevelRecordFeatureLevelRecordTaggedField {
+impl<'a> FeatureLevelRecordFeatureLevelRecordTaggedField<'a> {
     /// Reads one FeatureLevelRecordFeatureLevelRecordTaggedField that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, version: i64, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], version: i64, verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), version, verify)?;
         if pos != data.len() {
             return Err(trailing(
@@ -182,7 +182,7 @@ impl FeatureLevelRecordFeatureLevelRecordTaggedField {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         version: i64,
@@ -195,7 +195,7 @@ impl FeatureLevelRecordFeatureLevelRecordTaggedField {
 
     fn read(
         &mut self,
-        buf: &Bytes,
+        buf: &'a [u8],
         mut pos: usize,
         mut end: usize,
         version: i64,
@@ -237,8 +237,8 @@ impl FeatureLevelRecordFeatureLevelRecordTaggedField {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.value = v;
         }
@@ -246,7 +246,7 @@ impl FeatureLevelRecordFeatureLevelRecordTaggedField {
     }
 }
 
-impl Tree for FeatureLevelRecordFeatureLevelRecordTaggedField {
+impl Tree for FeatureLevelRecordFeatureLevelRecordTaggedField<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("version", &self.version);

@@ -10,7 +10,7 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 // Kafka07MessageCompressionType: enum `compression_type` of schemas/kafka07_message.ksy.
 pub const KAFKA07_MESSAGE_COMPRESSION_TYPE_NONE: i64 = 0;
@@ -22,22 +22,22 @@ pub const KAFKA07_MESSAGE_COMPRESSION_TYPE_SNAPPY: i64 = 2;
 /// no attributes byte; magic 1 adds one whose bits 0-1 select the codec (1 gzip, 2 snappy), in
 /// which case the payload is a compressed series of such messages.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Kafka07Message {
+pub struct Kafka07Message<'a> {
     /// Bytes of the message after this field.
     pub len_message: i32,
     pub magic: i8,
     pub attributes: Option<i8>,
     /// CRC-32 (IEEE) of the payload.
     pub crc: u32,
-    pub payload: Bytes,
+    pub payload: &'a [u8],
     /// The bytes the CRC covers, as offsets into the parsed buffer.
     pub crc_start: usize,
     pub crc_end: usize,
 }
 
-impl Kafka07Message {
+impl<'a> Kafka07Message<'a> {
     /// Reads one Kafka07Message that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka07_message /", pos, data.len()));
@@ -46,7 +46,7 @@ impl Kafka07Message {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -56,7 +56,13 @@ impl Kafka07Message {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(
+        &mut self,
+        buf: &'a [u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+    ) -> Result<usize> {
         let x = self;
         let start = pos;
         let mut rest_start = pos;
@@ -139,8 +145,8 @@ impl Kafka07Message {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.payload = v;
         }
@@ -196,7 +202,7 @@ impl Kafka07Message {
     }
 }
 
-impl Tree for Kafka07Message {
+impl Tree for Kafka07Message<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("len_message", &self.len_message);

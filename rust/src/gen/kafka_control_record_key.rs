@@ -10,7 +10,7 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 // KafkaControlRecordKeyControlRecordType: enum `control_record_type` of schemas/kafka_control_record_key.ksy.
 pub const KAFKA_CONTROL_RECORD_KEY_CONTROL_RECORD_TYPE_ABORT: i64 = 0;
@@ -35,7 +35,7 @@ pub struct KafkaControlRecordKey {
 
 impl KafkaControlRecordKey {
     /// Reads one KafkaControlRecordKey that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &[u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_control_record_key /", pos, data.len()));
@@ -44,7 +44,7 @@ impl KafkaControlRecordKey {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &[u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -54,7 +54,7 @@ impl KafkaControlRecordKey {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
         let x = self;
         {
             if end - pos < 2 {

@@ -10,7 +10,7 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// The value of an ABORT or COMMIT control record, written by the transaction coordinator into
 /// every partition of a finished transaction.
@@ -23,7 +23,7 @@ pub struct KafkaEndTxnMarker {
 
 impl KafkaEndTxnMarker {
     /// Reads one KafkaEndTxnMarker that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &[u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_end_txn_marker /", pos, data.len()));
@@ -32,7 +32,7 @@ impl KafkaEndTxnMarker {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &[u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -42,7 +42,7 @@ impl KafkaEndTxnMarker {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
         let x = self;
         {
             if end - pos < 2 {

@@ -10,7 +10,7 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 // KafkaLegacyMessageCompressionType: enum `compression_type` of schemas/kafka_legacy_message.ksy.
 pub const KAFKA_LEGACY_MESSAGE_COMPRESSION_TYPE_NONE: i64 = 0;
@@ -29,7 +29,7 @@ pub const KAFKA_LEGACY_MESSAGE_TIMESTAMP_TYPE_LOG_APPEND_TIME: i64 = 2;
 /// wrapper's offset is the offset of the last inner message; magic 1 inner messages carry
 /// relative offsets 0..n-1, magic 0 inner messages absolute ones.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaLegacyMessage {
+pub struct KafkaLegacyMessage<'a> {
     /// Logical offset; for a wrapper, the offset of its last inner message.
     pub offset: i64,
     /// Bytes of the message after this field. Never more than the input holds after it (`max`): a
@@ -47,26 +47,26 @@ pub struct KafkaLegacyMessage {
     pub timestamp: Option<i64>,
     /// -1 for a null key; Kafka reads any negative length as null (Utils.sizeDelimited).
     pub len_key: i32,
-    pub key: Option<Bytes>,
+    pub key: Option<&'a [u8]>,
     /// -1 for a null value (any negative length is null).
     pub len_value: i32,
     /// The value of an uncompressed message.
-    pub value: Option<Bytes>,
+    pub value: Option<&'a [u8]>,
     /// The inner message set of a wrapper, stored compressed as the wrapper's value.
-    pub inner: Option<Box<KafkaLegacyMessageMessageSet>>,
+    pub inner: Option<Box<KafkaLegacyMessageMessageSet<'a>>>,
     /// Bytes of the message after its value, which Kafka's LegacyRecord never reads (it reads each
     /// field where the message's layout puts it); no writer leaves any. Its size is negative, and
     /// the message refused, when the fields do not fit in the message.
-    pub unused: Bytes,
+    pub unused: &'a [u8],
     /// The bytes the CRC covers, as offsets into the parsed buffer.
     pub crc_start: usize,
     pub crc_end: usize,
 }
 
-impl KafkaLegacyMessage {
-    /// Reads one KafkaLegacyMessage that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
-        let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
+impl<'a> KafkaLegacyMessage<'a> {
+    /// Reads one KafkaLegacyMessage that fills data (with verify, a CRC that does not match is an error). Decompressed regions are kept in arena, which the value borrows.
+    pub fn parse(data: &'a [u8], verify: bool, arena: &'a Arena) -> Result<Self> {
+        let (x, pos) = Self::parse_at(data, 0, data.len(), verify, arena)?;
         if pos != data.len() {
             return Err(trailing("kafka_legacy_message /", pos, data.len()));
         }
@@ -74,22 +74,30 @@ impl KafkaLegacyMessage {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         verify: bool,
+        arena: &'a Arena,
     ) -> Result<(Self, usize)> {
         let mut x = Self::default();
-        let pos = x.read(buf, pos, end, verify)?;
+        let pos = x.read(buf, pos, end, verify, arena)?;
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(
+        &mut self,
+        buf: &'a [u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+        arena: &'a Arena,
+    ) -> Result<usize> {
         let x = self;
         let start = pos;
         let mut rest_start = pos;
         let mut crc_start = pos;
-        let mut lazy_inner: Option<Bytes> = None; // read once the type is whole (and its CRC checked)
+        let mut lazy_inner: Option<&'a [u8]> = None; // read once the type is whole (and its CRC checked)
         {
             if end - pos < 8 {
                 return Err(truncated("kafka_legacy_message /seq/0", pos, end, 8));
@@ -179,8 +187,8 @@ impl KafkaLegacyMessage {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.key = Some(v);
         }
@@ -206,8 +214,8 @@ impl KafkaLegacyMessage {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.value = Some(v);
         }
@@ -225,7 +233,7 @@ impl KafkaLegacyMessage {
                 ));
             }
             let n = n64 as usize;
-            lazy_inner = Some(buf.slice(pos..pos + n));
+            lazy_inner = Some(&buf[pos..pos + n]);
             pos += n;
         }
         {
@@ -254,8 +262,8 @@ impl KafkaLegacyMessage {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.unused = v;
         }
@@ -279,16 +287,17 @@ impl KafkaLegacyMessage {
             )?;
         }
         if let Some(raw) = lazy_inner {
-            let data = Bytes::from(
+            let data = arena.keep(
                 crate::compression::decompress(
-                    &raw,
+                    raw,
                     (x.attributes as i64) & 7i64,
                     x.magic as i64,
                     None,
                 )
                 .map_err(|e| corrupt("kafka_legacy_message /seq/10", 0, e))?,
             );
-            let (v, used) = KafkaLegacyMessageMessageSet::parse_at(&data, 0, data.len(), verify)?;
+            let (v, used) =
+                KafkaLegacyMessageMessageSet::parse_at(data, 0, data.len(), verify, arena)?;
             if used != data.len() {
                 return Err(trailing("kafka_legacy_message /seq/10", used, data.len()));
             }
@@ -335,7 +344,7 @@ impl KafkaLegacyMessage {
     }
 }
 
-impl Tree for KafkaLegacyMessage {
+impl Tree for KafkaLegacyMessage<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("offset", &self.offset);
@@ -359,14 +368,14 @@ impl Tree for KafkaLegacyMessage {
 /// DataLogInputStream): at the end of the data, or at an entry that is not all there, which it
 /// drops; a length below 14 is corrupt; no magic is checked (see `magic`).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaLegacyMessageMessageSet {
-    pub entries: Vec<KafkaLegacyMessageInnerEntry>,
+pub struct KafkaLegacyMessageMessageSet<'a> {
+    pub entries: Vec<KafkaLegacyMessageInnerEntry<'a>>,
 }
 
-impl KafkaLegacyMessageMessageSet {
-    /// Reads one KafkaLegacyMessageMessageSet that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
-        let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
+impl<'a> KafkaLegacyMessageMessageSet<'a> {
+    /// Reads one KafkaLegacyMessageMessageSet that fills data (with verify, a CRC that does not match is an error). Decompressed regions are kept in arena, which the value borrows.
+    pub fn parse(data: &'a [u8], verify: bool, arena: &'a Arena) -> Result<Self> {
+        let (x, pos) = Self::parse_at(data, 0, data.len(), verify, arena)?;
         if pos != data.len() {
             return Err(trailing(
                 "kafka_legacy_message /types/message_set",
@@ -378,23 +387,32 @@ impl KafkaLegacyMessageMessageSet {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         verify: bool,
+        arena: &'a Arena,
     ) -> Result<(Self, usize)> {
         let mut x = Self::default();
-        let pos = x.read(buf, pos, end, verify)?;
+        let pos = x.read(buf, pos, end, verify, arena)?;
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(
+        &mut self,
+        buf: &'a [u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+        arena: &'a Arena,
+    ) -> Result<usize> {
         let x = self;
         {
-            let mut items: Vec<KafkaLegacyMessageInnerEntry> = Vec::new();
+            let mut items: Vec<KafkaLegacyMessageInnerEntry<'a>> = Vec::new();
             while pos < end {
                 let before = pos;
-                let (item, next) = KafkaLegacyMessageInnerEntry::parse_at(buf, pos, end, verify)?;
+                let (item, next) =
+                    KafkaLegacyMessageInnerEntry::parse_at(buf, pos, end, verify, arena)?;
                 pos = next;
                 items.push(item);
                 if pos == before {
@@ -411,7 +429,7 @@ impl KafkaLegacyMessageMessageSet {
     }
 }
 
-impl Tree for KafkaLegacyMessageMessageSet {
+impl Tree for KafkaLegacyMessageMessageSet<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("entries", &self.entries);
@@ -421,20 +439,20 @@ impl Tree for KafkaLegacyMessageMessageSet {
 
 /// One message of a wrapper's inner set, or the partial entry that ends the set.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaLegacyMessageInnerEntry {
+pub struct KafkaLegacyMessageInnerEntry<'a> {
     /// A trailing entry that is not all there: its bytes, which Kafka drops unread (fewer than 12
     /// bytes, or fewer than its length says).
-    pub partial: Option<Bytes>,
+    pub partial: Option<&'a [u8]>,
     /// The message, when it is all there.
-    pub message: Option<Box<KafkaLegacyMessage>>,
+    pub message: Option<Box<KafkaLegacyMessage<'a>>>,
     /// Read ahead (a positional instance); None when the data ends before it.
     pub length: Option<i32>,
 }
 
-impl KafkaLegacyMessageInnerEntry {
-    /// Reads one KafkaLegacyMessageInnerEntry that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
-        let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
+impl<'a> KafkaLegacyMessageInnerEntry<'a> {
+    /// Reads one KafkaLegacyMessageInnerEntry that fills data (with verify, a CRC that does not match is an error). Decompressed regions are kept in arena, which the value borrows.
+    pub fn parse(data: &'a [u8], verify: bool, arena: &'a Arena) -> Result<Self> {
+        let (x, pos) = Self::parse_at(data, 0, data.len(), verify, arena)?;
         if pos != data.len() {
             return Err(trailing(
                 "kafka_legacy_message /types/inner_entry",
@@ -446,17 +464,25 @@ impl KafkaLegacyMessageInnerEntry {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         verify: bool,
+        arena: &'a Arena,
     ) -> Result<(Self, usize)> {
         let mut x = Self::default();
-        let pos = x.read(buf, pos, end, verify)?;
+        let pos = x.read(buf, pos, end, verify, arena)?;
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(
+        &mut self,
+        buf: &'a [u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+        arena: &'a Arena,
+    ) -> Result<usize> {
         let x = self;
         {
             let p = (pos as i64).wrapping_add(8i64);
@@ -490,13 +516,13 @@ impl KafkaLegacyMessageInnerEntry {
                     < (x.length.unwrap_or_default() as i64)))
         {
             let n = end - pos;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.partial = Some(v);
         }
         if (pos as i64) < (end as i64) {
-            let (v, next) = KafkaLegacyMessage::parse_at(buf, pos, end, verify)?;
+            let (v, next) = KafkaLegacyMessage::parse_at(buf, pos, end, verify, arena)?;
             pos = next;
             x.message = Some(Box::new(v));
         }
@@ -504,7 +530,7 @@ impl KafkaLegacyMessageInnerEntry {
     }
 }
 
-impl Tree for KafkaLegacyMessageInnerEntry {
+impl Tree for KafkaLegacyMessageInnerEntry<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("partial", &self.partial);

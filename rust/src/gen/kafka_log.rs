@@ -10,7 +10,7 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// Entries back to back, each a v2 record batch or a legacy message set entry, as in a log
 /// segment or the records field of a fetch response. Every entry starts with an int64 offset
@@ -23,14 +23,14 @@ use bytes::Bytes;
 /// corrupt; fewer than 17 bytes left ends the log; else a magic byte other than 0, 1 or 2 is
 /// corrupt; fewer bytes left than the length says ends the log; else the entry is read.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaLog {
-    pub entries: Vec<KafkaLogEntry>,
+pub struct KafkaLog<'a> {
+    pub entries: Vec<KafkaLogEntry<'a>>,
 }
 
-impl KafkaLog {
-    /// Reads one KafkaLog that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
-        let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
+impl<'a> KafkaLog<'a> {
+    /// Reads one KafkaLog that fills data (with verify, a CRC that does not match is an error). Decompressed regions are kept in arena, which the value borrows.
+    pub fn parse(data: &'a [u8], verify: bool, arena: &'a Arena) -> Result<Self> {
+        let (x, pos) = Self::parse_at(data, 0, data.len(), verify, arena)?;
         if pos != data.len() {
             return Err(trailing("kafka_log /", pos, data.len()));
         }
@@ -38,23 +38,31 @@ impl KafkaLog {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         verify: bool,
+        arena: &'a Arena,
     ) -> Result<(Self, usize)> {
         let mut x = Self::default();
-        let pos = x.read(buf, pos, end, verify)?;
+        let pos = x.read(buf, pos, end, verify, arena)?;
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(
+        &mut self,
+        buf: &'a [u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+        arena: &'a Arena,
+    ) -> Result<usize> {
         let x = self;
         {
-            let mut items: Vec<KafkaLogEntry> = Vec::new();
+            let mut items: Vec<KafkaLogEntry<'a>> = Vec::new();
             while pos < end {
                 let before = pos;
-                let (item, next) = KafkaLogEntry::parse_at(buf, pos, end, verify)?;
+                let (item, next) = KafkaLogEntry::parse_at(buf, pos, end, verify, arena)?;
                 pos = next;
                 items.push(item);
                 if pos == before {
@@ -67,7 +75,7 @@ impl KafkaLog {
     }
 }
 
-impl Tree for KafkaLog {
+impl Tree for KafkaLog<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("entries", &self.entries);
@@ -75,17 +83,73 @@ impl Tree for KafkaLog {
     }
 }
 
+/// The `entries` of a KafkaLog one at a time (KafkaLog::reader), each read as KafkaLog::parse
+/// reads it; an error ends the reading. For data too big to hold as one value: an item's
+/// memory goes with it.
+#[derive(Clone, Debug)]
+pub struct KafkaLogReader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    verify: bool,
+    done: bool,
+}
+
+impl<'a> KafkaLog<'a> {
+    /// A reader of data's `entries`, one at a time (with verify, a CRC that does not match is an error).
+    pub fn reader(data: &'a [u8], verify: bool) -> KafkaLogReader<'a> {
+        KafkaLogReader {
+            data,
+            pos: 0,
+            verify,
+            done: false,
+        }
+    }
+}
+
+impl<'a> KafkaLogReader<'a> {
+    /// Where the next of the `entries` starts in the data (the data's end once all are read).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The next of the `entries` (None at the end, and after an error), its decompressed
+    /// regions kept in arena: the value borrows the data and the arena.
+    pub fn next_in<'b>(&mut self, arena: &'b Arena) -> Option<Result<KafkaLogEntry<'b>>>
+    where
+        'a: 'b,
+    {
+        if self.done || self.pos >= self.data.len() {
+            return None;
+        }
+        let before = self.pos;
+        match KafkaLogEntry::parse_at(self.data, self.pos, self.data.len(), self.verify, arena) {
+            Ok((item, next)) if next > before => {
+                self.pos = next;
+                Some(Ok(item))
+            }
+            Ok(_) => {
+                self.done = true;
+                Some(Err(no_progress("kafka_log /seq/0", before, "entries")))
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 /// One batch (magic 2) or one top-level message (magic 0 or 1), or the partial entry that ends
 /// the log.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaLogEntry {
+pub struct KafkaLogEntry<'a> {
     /// A trailing entry that is not all there: its bytes, unread. The condition is Kafka's, taken
     /// where the entry starts; it names `length` and `magic` where Kafka checks them, so that
     /// their `valid` refuses a corrupt one in every target (Kaitai reads an instance when an
     /// expression first needs it).
-    pub partial: Option<Bytes>,
+    pub partial: Option<&'a [u8]>,
     /// The entry, when it is all there (a partial entry takes every byte left).
-    pub body: Option<Box<KafkaLogEntryBody>>,
+    pub body: Option<Box<KafkaLogEntryBody<'a>>>,
     /// Read ahead (a positional instance); None when the data ends before it.
     pub length: Option<i32>,
     /// Read ahead (a positional instance); None when the data ends before it.
@@ -94,14 +158,14 @@ pub struct KafkaLogEntry {
 
 /// What `body` of KafkaLogEntry holds, by its `switch-on`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum KafkaLogEntryBody {
-    KafkaLegacyMessage(KafkaLegacyMessage),
-    KafkaRecordBatch(KafkaRecordBatch),
+pub enum KafkaLogEntryBody<'a> {
+    KafkaLegacyMessage(KafkaLegacyMessage<'a>),
+    KafkaRecordBatch(KafkaRecordBatch<'a>),
     /// Bytes no case reads (a sized field).
-    Raw(Bytes),
+    Raw(&'a [u8]),
 }
 
-impl Tree for KafkaLogEntryBody {
+impl Tree for KafkaLogEntryBody<'_> {
     fn tree(&self, out: &mut String) {
         match self {
             KafkaLogEntryBody::KafkaLegacyMessage(v) => v.tree(out),
@@ -111,10 +175,10 @@ impl Tree for KafkaLogEntryBody {
     }
 }
 
-impl KafkaLogEntry {
-    /// Reads one KafkaLogEntry that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
-        let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
+impl<'a> KafkaLogEntry<'a> {
+    /// Reads one KafkaLogEntry that fills data (with verify, a CRC that does not match is an error). Decompressed regions are kept in arena, which the value borrows.
+    pub fn parse(data: &'a [u8], verify: bool, arena: &'a Arena) -> Result<Self> {
+        let (x, pos) = Self::parse_at(data, 0, data.len(), verify, arena)?;
         if pos != data.len() {
             return Err(trailing("kafka_log /types/entry", pos, data.len()));
         }
@@ -122,17 +186,25 @@ impl KafkaLogEntry {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         verify: bool,
+        arena: &'a Arena,
     ) -> Result<(Self, usize)> {
         let mut x = Self::default();
-        let pos = x.read(buf, pos, end, verify)?;
+        let pos = x.read(buf, pos, end, verify, arena)?;
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(
+        &mut self,
+        buf: &'a [u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+        arena: &'a Arena,
+    ) -> Result<usize> {
         let x = self;
         {
             let p = (pos as i64).wrapping_add(8i64);
@@ -176,8 +248,8 @@ impl KafkaLogEntry {
                             < (x.length.unwrap_or_default() as i64)))))
         {
             let n = end - pos;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.partial = Some(v);
         }
@@ -185,17 +257,17 @@ impl KafkaLogEntry {
             let on: i64 = x.magic.unwrap_or_default() as i64;
             let v: KafkaLogEntryBody = match on {
                 0i64 => {
-                    let (got, next) = KafkaLegacyMessage::parse_at(buf, pos, end, verify)?;
+                    let (got, next) = KafkaLegacyMessage::parse_at(buf, pos, end, verify, arena)?;
                     pos = next;
                     KafkaLogEntryBody::KafkaLegacyMessage(got)
                 }
                 1i64 => {
-                    let (got, next) = KafkaLegacyMessage::parse_at(buf, pos, end, verify)?;
+                    let (got, next) = KafkaLegacyMessage::parse_at(buf, pos, end, verify, arena)?;
                     pos = next;
                     KafkaLogEntryBody::KafkaLegacyMessage(got)
                 }
                 2i64 => {
-                    let (got, next) = KafkaRecordBatch::parse_at(buf, pos, end, verify)?;
+                    let (got, next) = KafkaRecordBatch::parse_at(buf, pos, end, verify, arena)?;
                     pos = next;
                     KafkaLogEntryBody::KafkaRecordBatch(got)
                 }
@@ -207,7 +279,7 @@ impl KafkaLogEntry {
     }
 }
 
-impl Tree for KafkaLogEntry {
+impl Tree for KafkaLogEntry<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("partial", &self.partial);

@@ -10,7 +10,7 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// A sparse map from offsets to byte positions in the segment's .log file. Entries are
 /// appended when more than index.interval.bytes were written since the last one. While a
@@ -23,7 +23,7 @@ pub struct KafkaOffsetIndex {
 
 impl KafkaOffsetIndex {
     /// Reads one KafkaOffsetIndex that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &[u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_offset_index /", pos, data.len()));
@@ -32,7 +32,7 @@ impl KafkaOffsetIndex {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &[u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -42,7 +42,7 @@ impl KafkaOffsetIndex {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
         let x = self;
         {
             let mut items: Vec<KafkaOffsetIndexEntry> = Vec::new();
@@ -69,6 +69,65 @@ impl Tree for KafkaOffsetIndex {
     }
 }
 
+/// The `entries` of a KafkaOffsetIndex one at a time (KafkaOffsetIndex::reader), each read as KafkaOffsetIndex::parse
+/// reads it; an error ends the reading. For data too big to hold as one value: an item's
+/// memory goes with it.
+#[derive(Clone, Debug)]
+pub struct KafkaOffsetIndexReader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    verify: bool,
+    done: bool,
+}
+
+impl KafkaOffsetIndex {
+    /// A reader of data's `entries`, one at a time (with verify, a CRC that does not match is an error).
+    pub fn reader<'a>(data: &'a [u8], verify: bool) -> KafkaOffsetIndexReader<'a> {
+        KafkaOffsetIndexReader {
+            data,
+            pos: 0,
+            verify,
+            done: false,
+        }
+    }
+}
+
+impl<'a> KafkaOffsetIndexReader<'a> {
+    /// Where the next of the `entries` starts in the data (the data's end once all are read).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+}
+
+impl<'a> Iterator for KafkaOffsetIndexReader<'a> {
+    type Item = Result<KafkaOffsetIndexEntry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || self.pos >= self.data.len() {
+            return None;
+        }
+        let before = self.pos;
+        match KafkaOffsetIndexEntry::parse_at(self.data, self.pos, self.data.len(), self.verify) {
+            Ok((item, next)) if next > before => {
+                self.pos = next;
+                Some(Ok(item))
+            }
+            Ok(_) => {
+                self.done = true;
+                Some(Err(no_progress(
+                    "kafka_offset_index /seq/0",
+                    before,
+                    "entries",
+                )))
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 /// Type `entry` of schemas/kafka_offset_index.ksy.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KafkaOffsetIndexEntry {
@@ -80,7 +139,7 @@ pub struct KafkaOffsetIndexEntry {
 
 impl KafkaOffsetIndexEntry {
     /// Reads one KafkaOffsetIndexEntry that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &[u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_offset_index /types/entry", pos, data.len()));
@@ -89,7 +148,7 @@ impl KafkaOffsetIndexEntry {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &[u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -99,7 +158,7 @@ impl KafkaOffsetIndexEntry {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
         let x = self;
         {
             if end - pos < 4 {

@@ -10,14 +10,14 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// One record of a v2 record batch. Lengths, deltas and counts are zig-zag varints; the offset
 /// and timestamp of a record are deltas from its batch's base offset and base timestamp. A
 /// length of -1 stands for null (key, value, header value), as does any other negative length
 /// when Kafka reads one; a header key is never null.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaRecord {
+pub struct KafkaRecord<'a> {
     /// Bytes of the record after this field: never negative, nor more than the input holds after
     /// it (`valid`: a reader allocates no more than it was given; Kafka: "Invalid record size").
     pub len_body: i64,
@@ -31,19 +31,19 @@ pub struct KafkaRecord {
     /// (Utils.readBytes), so every reader here does. Never more than the record holds after it
     /// (`valid`): the compiled readers allocate the length they read.
     pub len_key: i64,
-    pub key: Option<Bytes>,
+    pub key: Option<&'a [u8]>,
     /// Value length in bytes, -1 for a null value (any negative length is null).
     pub len_value: i64,
-    pub value: Option<Bytes>,
+    pub value: Option<&'a [u8]>,
     /// Never negative, nor more than the bytes after it (a header takes two at least): a count
     /// past them cannot be read.
     pub num_headers: i64,
-    pub headers: Vec<KafkaRecordHeader>,
+    pub headers: Vec<KafkaRecordHeader<'a>>,
 }
 
-impl KafkaRecord {
+impl<'a> KafkaRecord<'a> {
     /// Reads one KafkaRecord that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_record /", pos, data.len()));
@@ -52,7 +52,7 @@ impl KafkaRecord {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -62,7 +62,13 @@ impl KafkaRecord {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(
+        &mut self,
+        buf: &'a [u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+    ) -> Result<usize> {
         let x = self;
         let start = pos;
         let mut rest_start = pos;
@@ -117,8 +123,8 @@ impl KafkaRecord {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.key = Some(v);
         }
@@ -139,8 +145,8 @@ impl KafkaRecord {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.value = Some(v);
         }
@@ -180,7 +186,7 @@ impl KafkaRecord {
                     2,
                 ));
             }
-            let mut items: Vec<KafkaRecordHeader> = Vec::with_capacity(count as usize);
+            let mut items: Vec<KafkaRecordHeader<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
                 let (item, next) = KafkaRecordHeader::parse_at(buf, pos, end, verify)?;
                 pos = next;
@@ -200,7 +206,7 @@ impl KafkaRecord {
     }
 }
 
-impl Tree for KafkaRecord {
+impl Tree for KafkaRecord<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("len_body", &self.len_body);
@@ -219,18 +225,18 @@ impl Tree for KafkaRecord {
 
 /// A record header; keys may repeat and keep their order.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaRecordHeader {
+pub struct KafkaRecordHeader<'a> {
     /// Key length in bytes; never negative, nor more than the bytes after it.
     pub len_key: i64,
-    pub key: String,
+    pub key: Cow<'a, str>,
     /// Value length in bytes, -1 for a null value (any negative length is null).
     pub len_value: i64,
-    pub value: Option<Bytes>,
+    pub value: Option<&'a [u8]>,
 }
 
-impl KafkaRecordHeader {
+impl<'a> KafkaRecordHeader<'a> {
     /// Reads one KafkaRecordHeader that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_record /types/header", pos, data.len()));
@@ -239,7 +245,7 @@ impl KafkaRecordHeader {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -249,7 +255,13 @@ impl KafkaRecordHeader {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(
+        &mut self,
+        buf: &'a [u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+    ) -> Result<usize> {
         let x = self;
         {
             let (v, next) = read_varint(buf, pos, end, 5, "kafka_record /types/header/seq/0")?;
@@ -277,8 +289,8 @@ impl KafkaRecordHeader {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = java_utf8(&raw);
+            let raw = &buf[pos..pos + n];
+            let v = java_str(raw);
             pos += n;
             x.key = v;
         }
@@ -299,8 +311,8 @@ impl KafkaRecordHeader {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.value = Some(v);
         }
@@ -308,7 +320,7 @@ impl KafkaRecordHeader {
     }
 }
 
-impl Tree for KafkaRecordHeader {
+impl Tree for KafkaRecordHeader<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("len_key", &self.len_key);

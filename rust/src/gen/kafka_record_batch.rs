@@ -10,7 +10,7 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 // KafkaRecordBatchCompressionType: enum `compression_type` of schemas/kafka_record_batch.ksy.
 pub const KAFKA_RECORD_BATCH_COMPRESSION_TYPE_NONE: i64 = 0;
@@ -30,7 +30,7 @@ pub const KAFKA_RECORD_BATCH_TIMESTAMP_TYPE_LOG_APPEND_TIME: i64 = 1;
 /// zero records after compaction; its offsets and sequences are then still those of the
 /// original batch.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaRecordBatch {
+pub struct KafkaRecordBatch<'a> {
     /// Offset of the first record.
     pub base_offset: i64,
     /// Bytes of the batch after this field (the whole batch is 12 bytes longer).
@@ -63,16 +63,16 @@ pub struct KafkaRecordBatch {
     /// iterators return no record at once, the streaming one after opening the codec's stream,
     /// whose constructor reads the gzip member header, the LZ4 frame header, snappy-java's header
     /// or, without it, the one raw block; zstd-jni reads nothing).
-    pub records_region: Option<Box<KafkaRecordBatchRecordList>>,
+    pub records_region: Option<Box<KafkaRecordBatchRecordList<'a>>>,
     /// The bytes the CRC covers, as offsets into the parsed buffer.
     pub crc_start: usize,
     pub crc_end: usize,
 }
 
-impl KafkaRecordBatch {
-    /// Reads one KafkaRecordBatch that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
-        let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
+impl<'a> KafkaRecordBatch<'a> {
+    /// Reads one KafkaRecordBatch that fills data (with verify, a CRC that does not match is an error). Decompressed regions are kept in arena, which the value borrows.
+    pub fn parse(data: &'a [u8], verify: bool, arena: &'a Arena) -> Result<Self> {
+        let (x, pos) = Self::parse_at(data, 0, data.len(), verify, arena)?;
         if pos != data.len() {
             return Err(trailing("kafka_record_batch /", pos, data.len()));
         }
@@ -80,22 +80,30 @@ impl KafkaRecordBatch {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         verify: bool,
+        arena: &'a Arena,
     ) -> Result<(Self, usize)> {
         let mut x = Self::default();
-        let pos = x.read(buf, pos, end, verify)?;
+        let pos = x.read(buf, pos, end, verify, arena)?;
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(
+        &mut self,
+        buf: &'a [u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+        arena: &'a Arena,
+    ) -> Result<usize> {
         let x = self;
         let start = pos;
         let mut rest_start = pos;
         let mut crc_start = pos;
-        let mut lazy_records_region: Option<Bytes> = None; // read once the type is whole (and its CRC checked)
+        let mut lazy_records_region: Option<&'a [u8]> = None; // read once the type is whole (and its CRC checked)
         {
             if end - pos < 8 {
                 return Err(truncated("kafka_record_batch /seq/0", pos, end, 8));
@@ -251,7 +259,7 @@ impl KafkaRecordBatch {
                 ));
             }
             let n = n64 as usize;
-            lazy_records_region = Some(buf.slice(pos..pos + n));
+            lazy_records_region = Some(&buf[pos..pos + n]);
             pos += n;
         }
         if pos != end {
@@ -274,9 +282,9 @@ impl KafkaRecordBatch {
             )?;
         }
         if let Some(raw) = lazy_records_region {
-            let data = Bytes::from(
+            let data = arena.keep(
                 crate::compression::decompress(
-                    &raw,
+                    raw,
                     (x.attributes as i64) & 7i64,
                     2i64,
                     Some(x.num_records as i64),
@@ -284,7 +292,7 @@ impl KafkaRecordBatch {
                 .map_err(|e| corrupt("kafka_record_batch /seq/13", 0, e))?,
             );
             let (v, used) = KafkaRecordBatchRecordList::parse_at(
-                &data,
+                data,
                 0,
                 data.len(),
                 x.num_records as i64,
@@ -350,7 +358,7 @@ impl KafkaRecordBatch {
     }
 }
 
-impl Tree for KafkaRecordBatch {
+impl Tree for KafkaRecordBatch<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("base_offset", &self.base_offset);
@@ -373,14 +381,14 @@ impl Tree for KafkaRecordBatch {
 
 /// The (decompressed) records of a batch.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct KafkaRecordBatchRecordList {
+pub struct KafkaRecordBatchRecordList<'a> {
     pub num_records: i64,
-    pub records: Vec<KafkaRecord>,
+    pub records: Vec<KafkaRecord<'a>>,
 }
 
-impl KafkaRecordBatchRecordList {
+impl<'a> KafkaRecordBatchRecordList<'a> {
     /// Reads one KafkaRecordBatchRecordList that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, num_records: i64, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], num_records: i64, verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), num_records, verify)?;
         if pos != data.len() {
             return Err(trailing(
@@ -393,7 +401,7 @@ impl KafkaRecordBatchRecordList {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         num_records: i64,
@@ -406,7 +414,7 @@ impl KafkaRecordBatchRecordList {
 
     fn read(
         &mut self,
-        buf: &Bytes,
+        buf: &'a [u8],
         mut pos: usize,
         mut end: usize,
         num_records: i64,
@@ -436,7 +444,7 @@ impl KafkaRecordBatchRecordList {
                     7,
                 ));
             }
-            let mut items: Vec<KafkaRecord> = Vec::with_capacity(count as usize);
+            let mut items: Vec<KafkaRecord<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
                 let (item, next) = KafkaRecord::parse_at(buf, pos, end, verify)?;
                 pos = next;
@@ -448,7 +456,7 @@ impl KafkaRecordBatchRecordList {
     }
 }
 
-impl Tree for KafkaRecordBatchRecordList {
+impl Tree for KafkaRecordBatchRecordList<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("num_records", &self.num_records);

@@ -10,7 +10,7 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// A sparse map from timestamps to offsets. An entry records the largest timestamp seen so far
 /// in the segment and the last offset of the batch holding it; timestamps strictly increase
@@ -22,7 +22,7 @@ pub struct KafkaTimeIndex {
 
 impl KafkaTimeIndex {
     /// Reads one KafkaTimeIndex that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &[u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_time_index /", pos, data.len()));
@@ -31,7 +31,7 @@ impl KafkaTimeIndex {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &[u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -41,7 +41,7 @@ impl KafkaTimeIndex {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
         let x = self;
         {
             let mut items: Vec<KafkaTimeIndexEntry> = Vec::new();
@@ -68,6 +68,65 @@ impl Tree for KafkaTimeIndex {
     }
 }
 
+/// The `entries` of a KafkaTimeIndex one at a time (KafkaTimeIndex::reader), each read as KafkaTimeIndex::parse
+/// reads it; an error ends the reading. For data too big to hold as one value: an item's
+/// memory goes with it.
+#[derive(Clone, Debug)]
+pub struct KafkaTimeIndexReader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    verify: bool,
+    done: bool,
+}
+
+impl KafkaTimeIndex {
+    /// A reader of data's `entries`, one at a time (with verify, a CRC that does not match is an error).
+    pub fn reader<'a>(data: &'a [u8], verify: bool) -> KafkaTimeIndexReader<'a> {
+        KafkaTimeIndexReader {
+            data,
+            pos: 0,
+            verify,
+            done: false,
+        }
+    }
+}
+
+impl<'a> KafkaTimeIndexReader<'a> {
+    /// Where the next of the `entries` starts in the data (the data's end once all are read).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+}
+
+impl<'a> Iterator for KafkaTimeIndexReader<'a> {
+    type Item = Result<KafkaTimeIndexEntry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || self.pos >= self.data.len() {
+            return None;
+        }
+        let before = self.pos;
+        match KafkaTimeIndexEntry::parse_at(self.data, self.pos, self.data.len(), self.verify) {
+            Ok((item, next)) if next > before => {
+                self.pos = next;
+                Some(Ok(item))
+            }
+            Ok(_) => {
+                self.done = true;
+                Some(Err(no_progress(
+                    "kafka_time_index /seq/0",
+                    before,
+                    "entries",
+                )))
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 /// Type `entry` of schemas/kafka_time_index.ksy.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KafkaTimeIndexEntry {
@@ -78,7 +137,7 @@ pub struct KafkaTimeIndexEntry {
 
 impl KafkaTimeIndexEntry {
     /// Reads one KafkaTimeIndexEntry that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &[u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_time_index /types/entry", pos, data.len()));
@@ -87,7 +146,7 @@ impl KafkaTimeIndexEntry {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &[u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -97,7 +156,7 @@ impl KafkaTimeIndexEntry {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
         let x = self;
         {
             if end - pos < 8 {

@@ -10,7 +10,7 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// One entry per aborted transaction whose marker lies in the segment.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -20,7 +20,7 @@ pub struct KafkaTxnIndex {
 
 impl KafkaTxnIndex {
     /// Reads one KafkaTxnIndex that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &[u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_txn_index /", pos, data.len()));
@@ -29,7 +29,7 @@ impl KafkaTxnIndex {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &[u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -39,7 +39,7 @@ impl KafkaTxnIndex {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
         let x = self;
         {
             let mut items: Vec<KafkaTxnIndexEntry> = Vec::new();
@@ -66,6 +66,65 @@ impl Tree for KafkaTxnIndex {
     }
 }
 
+/// The `entries` of a KafkaTxnIndex one at a time (KafkaTxnIndex::reader), each read as KafkaTxnIndex::parse
+/// reads it; an error ends the reading. For data too big to hold as one value: an item's
+/// memory goes with it.
+#[derive(Clone, Debug)]
+pub struct KafkaTxnIndexReader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    verify: bool,
+    done: bool,
+}
+
+impl KafkaTxnIndex {
+    /// A reader of data's `entries`, one at a time (with verify, a CRC that does not match is an error).
+    pub fn reader<'a>(data: &'a [u8], verify: bool) -> KafkaTxnIndexReader<'a> {
+        KafkaTxnIndexReader {
+            data,
+            pos: 0,
+            verify,
+            done: false,
+        }
+    }
+}
+
+impl<'a> KafkaTxnIndexReader<'a> {
+    /// Where the next of the `entries` starts in the data (the data's end once all are read).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+}
+
+impl<'a> Iterator for KafkaTxnIndexReader<'a> {
+    type Item = Result<KafkaTxnIndexEntry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done || self.pos >= self.data.len() {
+            return None;
+        }
+        let before = self.pos;
+        match KafkaTxnIndexEntry::parse_at(self.data, self.pos, self.data.len(), self.verify) {
+            Ok((item, next)) if next > before => {
+                self.pos = next;
+                Some(Ok(item))
+            }
+            Ok(_) => {
+                self.done = true;
+                Some(Err(no_progress(
+                    "kafka_txn_index /seq/0",
+                    before,
+                    "entries",
+                )))
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 /// Type `entry` of schemas/kafka_txn_index.ksy.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KafkaTxnIndexEntry {
@@ -78,7 +137,7 @@ pub struct KafkaTxnIndexEntry {
 
 impl KafkaTxnIndexEntry {
     /// Reads one KafkaTxnIndexEntry that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, verify: bool) -> Result<Self> {
+    pub fn parse(data: &[u8], verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), verify)?;
         if pos != data.len() {
             return Err(trailing("kafka_txn_index /types/entry", pos, data.len()));
@@ -87,7 +146,7 @@ impl KafkaTxnIndexEntry {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &[u8],
         pos: usize,
         end: usize,
         verify: bool,
@@ -97,7 +156,7 @@ impl KafkaTxnIndexEntry {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &Bytes, mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
         let x = self;
         {
             if end - pos < 2 {

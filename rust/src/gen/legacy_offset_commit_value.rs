@@ -10,28 +10,28 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// Kafka's LegacyOffsetCommitValue (coordinator-value spec, apiKey 0), versions 0. Generated
 /// by `kafkacodec specs import` from
 /// group-coordinator/common/message/LegacyOffsetCommitValue.json of the specs labelled 4.4.0:
 /// do not edit; import the specs again.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct LegacyOffsetCommitValue {
+pub struct LegacyOffsetCommitValue<'a> {
     pub version: i64,
     /// The offset that the consumer wants to store (for this partition).
     pub offset: i64,
     /// The length of metadata, -1 for null (versions that are not flexible).
     pub len_metadata: i16,
     /// Any metadata the client wants to keep.
-    pub metadata: String,
+    pub metadata: Cow<'a, str>,
     /// The time at which the commit was added to the log.
     pub commit_timestamp: i64,
 }
 
-impl LegacyOffsetCommitValue {
+impl<'a> LegacyOffsetCommitValue<'a> {
     /// Reads one LegacyOffsetCommitValue that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, version: i64, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], version: i64, verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), version, verify)?;
         if pos != data.len() {
             return Err(trailing("legacy_offset_commit_value /", pos, data.len()));
@@ -40,7 +40,7 @@ impl LegacyOffsetCommitValue {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         version: i64,
@@ -53,7 +53,7 @@ impl LegacyOffsetCommitValue {
 
     fn read(
         &mut self,
-        buf: &Bytes,
+        buf: &'a [u8],
         mut pos: usize,
         mut end: usize,
         version: i64,
@@ -98,8 +98,8 @@ impl LegacyOffsetCommitValue {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = java_utf8(&raw);
+            let raw = &buf[pos..pos + n];
+            let v = java_str(raw);
             pos += n;
             x.metadata = v;
         }
@@ -115,7 +115,7 @@ impl LegacyOffsetCommitValue {
     }
 }
 
-impl Tree for LegacyOffsetCommitValue {
+impl Tree for LegacyOffsetCommitValue<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("version", &self.version);

@@ -10,13 +10,13 @@
 
 use crate::gen::*;
 use crate::runtime::*;
-use bytes::Bytes;
+use std::borrow::Cow;
 
 /// Kafka's UnfenceBrokerRecord (metadata spec, apiKey 8), versions 0, flexible 0+. Generated
 /// by `kafkacodec specs import` from metadata/common/metadata/UnfenceBrokerRecord.json of the
 /// specs labelled 4.4.0: do not edit; import the specs again.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct UnfenceBrokerRecord {
+pub struct UnfenceBrokerRecord<'a> {
     pub version: i64,
     /// The broker ID to unfence.
     pub id: i32,
@@ -25,12 +25,12 @@ pub struct UnfenceBrokerRecord {
     /// Tagged fields that follow (flexible versions).
     pub num_tagged_fields: i64,
     /// Tagged fields, known and unknown, in the order they were written.
-    pub tagged_fields: Vec<UnfenceBrokerRecordUnfenceBrokerRecordTaggedField>,
+    pub tagged_fields: Vec<UnfenceBrokerRecordUnfenceBrokerRecordTaggedField<'a>>,
 }
 
-impl UnfenceBrokerRecord {
+impl<'a> UnfenceBrokerRecord<'a> {
     /// Reads one UnfenceBrokerRecord that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, version: i64, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], version: i64, verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), version, verify)?;
         if pos != data.len() {
             return Err(trailing("unfence_broker_record /", pos, data.len()));
@@ -39,7 +39,7 @@ impl UnfenceBrokerRecord {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         version: i64,
@@ -52,7 +52,7 @@ impl UnfenceBrokerRecord {
 
     fn read(
         &mut self,
-        buf: &Bytes,
+        buf: &'a [u8],
         mut pos: usize,
         mut end: usize,
         version: i64,
@@ -103,7 +103,7 @@ impl UnfenceBrokerRecord {
                     2,
                 ));
             }
-            let mut items: Vec<UnfenceBrokerRecordUnfenceBrokerRecordTaggedField> =
+            let mut items: Vec<UnfenceBrokerRecordUnfenceBrokerRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
                 let (item, next) = UnfenceBrokerRecordUnfenceBrokerRecordTaggedField::parse_at(
@@ -118,7 +118,7 @@ impl UnfenceBrokerRecord {
     }
 }
 
-impl Tree for UnfenceBrokerRecord {
+impl Tree for UnfenceBrokerRecord<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("version", &self.version);
@@ -132,17 +132,17 @@ impl Tree for UnfenceBrokerRecord {
 
 /// One tagged field of UnfenceBrokerRecord: tag, size, value.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct UnfenceBrokerRecordUnfenceBrokerRecordTaggedField {
+pub struct UnfenceBrokerRecordUnfenceBrokerRecordTaggedField<'a> {
     pub version: i64,
     pub tag: i64,
     pub len_value: i64,
     /// The field's value; an unknown tag's raw bytes.
-    pub value: Bytes,
+    pub value: &'a [u8],
 }
 
-impl UnfenceBrokerRecordUnfenceBrokerRecordTaggedField {
+impl<'a> UnfenceBrokerRecordUnfenceBrokerRecordTaggedField<'a> {
     /// Reads one UnfenceBrokerRecordUnfenceBrokerRecordTaggedField that fills data (with verify, a CRC that does not match is an error).
-    pub fn parse(data: &Bytes, version: i64, verify: bool) -> Result<Self> {
+    pub fn parse(data: &'a [u8], version: i64, verify: bool) -> Result<Self> {
         let (x, pos) = Self::parse_at(data, 0, data.len(), version, verify)?;
         if pos != data.len() {
             return Err(trailing(
@@ -155,7 +155,7 @@ impl UnfenceBrokerRecordUnfenceBrokerRecordTaggedField {
     }
 
     pub(crate) fn parse_at(
-        buf: &Bytes,
+        buf: &'a [u8],
         pos: usize,
         end: usize,
         version: i64,
@@ -168,7 +168,7 @@ impl UnfenceBrokerRecordUnfenceBrokerRecordTaggedField {
 
     fn read(
         &mut self,
-        buf: &Bytes,
+        buf: &'a [u8],
         mut pos: usize,
         mut end: usize,
         version: i64,
@@ -210,8 +210,8 @@ impl UnfenceBrokerRecordUnfenceBrokerRecordTaggedField {
                 ));
             }
             let n = n64 as usize;
-            let raw = buf.slice(pos..pos + n);
-            let v = raw.clone();
+            let raw = &buf[pos..pos + n];
+            let v = raw;
             pos += n;
             x.value = v;
         }
@@ -219,7 +219,7 @@ impl UnfenceBrokerRecordUnfenceBrokerRecordTaggedField {
     }
 }
 
-impl Tree for UnfenceBrokerRecordUnfenceBrokerRecordTaggedField {
+impl Tree for UnfenceBrokerRecordUnfenceBrokerRecordTaggedField<'_> {
     fn tree(&self, out: &mut String) {
         let mut o = Obj::new(out);
         o.field("version", &self.version);
