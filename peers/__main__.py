@@ -131,13 +131,22 @@ def run_parser(cmd: list[str], files: list[str], timeout: float, usage: dict | N
                 answers[left[0]] = {"file": left[0], "hang": True}
             elif status == 0:
                 raise RuntimeError(
-                    f"{cmd} ended without answering for {left[0]}: {err.read()[-2000:]}"
+                    f"{cmd} ended without answering for {left[0]}: {_said(err.read())}"
                 )
             else:
                 answers[left[0]] = {"file": left[0],
-                                    "panic": f"the process died (exit status {status}): {err.read()[-2000:]}"}  # fmt: skip
+                                    "panic": f"the process died (exit status {status}): {_said(err.read())}"}  # fmt: skip
             left = left[1:]
     return answers
+
+
+def _said(stderr: str, room: int = 2000) -> str:
+    """What a dying process wrote, within room characters: its start (where Rust and Go put
+    the error, before the stack) and its end (where Python puts the exception), so that the
+    first line is the same for every case of one crash however long the stack."""
+    if len(stderr) <= room:
+        return stderr
+    return f"{stderr[: room // 2]}\n...\n{stderr[-(room // 2):]}"
 
 
 def _reap(proc: subprocess.Popen, usage: dict | None) -> int:
@@ -192,7 +201,7 @@ class Session:
         status = proc.wait()
         assert self.err is not None
         self.err.seek(0)
-        return {"file": path, "panic": f"the process died (exit status {status}): {self.err.read()[-2000:]}"}
+        return {"file": path, "panic": f"the process died (exit status {status}): {_said(self.err.read())}"}
 
     def close(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -408,7 +408,9 @@ pub fn java_str(src: &[u8]) -> std::borrow::Cow<'_, str> {
 /// ```
 #[derive(Default)]
 pub struct Arena {
-    regions: typed_arena::Arena<Vec<u8>>,
+    // made on the first region kept: an arena no region needs (an uncompressed batch, an
+    // index) costs no allocation
+    regions: std::cell::OnceCell<typed_arena::Arena<Vec<u8>>>,
 }
 
 impl Arena {
@@ -418,15 +420,16 @@ impl Arena {
 
     /// Keeps a decompressed region; its bytes live as long as the arena.
     pub fn keep(&self, region: Vec<u8>) -> &[u8] {
-        self.regions.alloc(region)
+        self.regions
+            .get_or_init(typed_arena::Arena::new)
+            .alloc(region)
     }
 }
 
 impl std::fmt::Debug for Arena {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Arena")
-            .field("regions", &self.regions.len())
-            .finish()
+        let regions = self.regions.get().map_or(0, typed_arena::Arena::len);
+        f.debug_struct("Arena").field("regions", &regions).finish()
     }
 }
 

@@ -108,3 +108,23 @@ def test_the_report_names_no_path_of_this_machine():
         text = f.read_text()
         assert str(ROOT) not in text and not re.search(r"/(root|home)/", text), f
         json.dumps(text)  # readable
+
+
+def test_a_crash_is_signed_by_the_first_line_its_process_wrote(tmp_path):
+    """A process that dies after a long stack (Rust's abort on a failed allocation, Go's
+    fatal error) is signed by its first line, whatever the stack's length: its start and its
+    end are kept, not a tail cut anywhere."""
+    from peers.__main__ import run_parser
+    from peers.findings import signature
+
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "import os, sys\n"
+        "for f in (l.strip() for l in sys.stdin if l.strip()):\n"
+        "    sys.stderr.write('memory allocation of 188978561024 bytes failed\\n')\n"
+        "    sys.stderr.write(''.join(f'  {i}: frame::in_the_stack_{i}\\n' for i in range(int(f.rsplit('-', 1)[1]))))\n"
+        "    sys.stderr.flush(); os._exit(134)\n"
+    )
+    want = {"records": [], "error": None}
+    signs = {signature(want, a) for a in run_parser([sys.executable, str(fake)], ["a-5", "b-70", "c-400"], 10).values()}
+    assert signs == {"crash: the process died (exit status N): memory allocation of N bytes failed"}, signs
