@@ -250,7 +250,7 @@ class _Module(TargetModule):
             "        let mut x = Self::default();",
             f"        let pos = x.read(buf, pos, end{args}, verify{pass_arena})?;",
             "        Ok((x, pos))\n    }\n",
-            f"    fn read(&mut self, buf: &{a}[u8], mut pos: usize, mut end: usize{self.params_sig(t)}, verify: bool{arena}) -> Result<usize> {{",
+            f"    pub(crate) fn read(&mut self, buf: &{a}[u8], mut pos: usize, mut end: usize{self.params_sig(t)}, verify: bool{arena}) -> Result<usize> {{",
             "        let x = self;",
         ]
         out += [f"        x.{_snake(p.name)} = {_snake(p.name)};" for p in t.params]
@@ -539,6 +539,13 @@ impl<'a> Iterator for {reader}<'a> {{
         elem = self.elem_type(t, f)
         rs = _snake(f.name)
         one = self.read_one(t, f, "item") + self.checks(t, f, "item") + ["items.push(item);"]
+        if f.kind == "user" and f.size is None and not f.size_eos and not self.checks(t, f, "item"):
+            # read where the item stays, at the list's end: a record is not built on the
+            # stack and then moved (a read that fails leaves it there; the list goes with it)
+            call = self.user_call(t, f.user_class or "", self.type_args(f.ksy["type"]), "pos", "end", f.path)
+            read = "item.read(" + call.split("::parse_at(", 1)[1]
+            one = ["items.push(Default::default());",
+                   f"if let Some(item) = items.last_mut() {{\n    pos = {read}?;\n}}"]  # fmt: skip
         store = f"x.{rs} = {'Some(items)' if f.cond else 'items'};"
         if f.repeat == "expr":
             count = self.int_expr(t, f.ksy["repeat-expr"], f"{f.path}/repeat-expr")

@@ -613,26 +613,33 @@ fn zstd_frame_end(src: &[u8], pos: usize) -> Res<Option<usize>> {
 }
 
 /// One frame (or what a frame cut short gives before its end) through libzstd's streaming
-/// decoder, as zstd-jni reads it: a block's content as soon as the block is whole.
-fn zstd_frame(frame: &[u8], before: usize) -> Res<Vec<u8>> {
-    let mut out = Vec::new();
-    let mut d = zstd::stream::read::Decoder::with_buffer(frame)
-        .map_err(|e| format!("zstd data does not decompress: {e}"))?
-        .single_frame();
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        match d.read(&mut chunk) {
-            Ok(0) => return Ok(out),
-            Ok(k) => {
-                out.extend_from_slice(&chunk[..k]);
-                if before + out.len() > MAX_INFLATED {
-                    return Err(too_big("zstd"));
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(out), // cut short
-            Err(e) => return Err(format!("zstd data does not decompress: {e}")),
-        }
+/// decoder, as zstd-jni reads it: a block's content as soon as the block is whole, onto out
+/// (the frames before it; all of them bounded by MAX_INFLATED).
+fn zstd_frame(frame: &[u8], out: &mut Vec<u8>) -> Res<()> {
+    thread_local! {
+        // one decompression context for every frame a thread reads (making one costs more
+        // than decompressing a batch of a few KB); a Decoder resets its session first
+        static CONTEXT: std::cell::RefCell<zstd::zstd_safe::DCtx<'static>> =
+            std::cell::RefCell::new(zstd::zstd_safe::DCtx::create());
     }
+    CONTEXT.with(|context| {
+        let mut context = context.borrow_mut();
+        let mut d = zstd::stream::read::Decoder::with_context(frame, &mut context).single_frame();
+        let mut chunk = [0u8; 32 * 1024];
+        loop {
+            match d.read(&mut chunk) {
+                Ok(0) => return Ok(()),
+                Ok(k) => {
+                    out.extend_from_slice(&chunk[..k]);
+                    if out.len() > MAX_INFLATED {
+                        return Err(too_big("zstd"));
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(()), // cut short
+                Err(e) => return Err(format!("zstd data does not decompress: {e}")),
+            }
+        }
+    })
 }
 
 /// zstd-jni's ZstdInputStreamNoFinalizer as Kafka reads it (runtime/compression.py's
@@ -650,8 +657,7 @@ fn unzstd(src: &[u8]) -> Res<Vec<u8>> {
         };
         let skippable = le32(src, pos) & 0xFFFF_FFF0 == ZSTD_SKIPPABLE;
         if !skippable {
-            let got = zstd_frame(&src[pos..end.min(n)], out.len())?;
-            out.extend_from_slice(&got);
+            zstd_frame(&src[pos..end.min(n)], &mut out)?;
         }
         if end > n {
             break;

@@ -311,6 +311,7 @@ fn read_raw(
 
 /// A zigzag varint (max_len 5) or varlong (10), as Kafka's ByteUtils reads it within
 /// FORMATS.md's range.
+#[inline(always)]
 pub(crate) fn read_varint(
     buf: &[u8],
     pos: usize,
@@ -318,15 +319,34 @@ pub(crate) fn read_varint(
     max_len: usize,
     at: &'static str,
 ) -> Result<(i64, usize)> {
+    // one and two bytes (a record's deltas and lengths, mostly) without the general loop
     if pos < end && buf[pos] < 0x80 {
         let b = i64::from(buf[pos]);
         return Ok(((b >> 1) ^ -(b & 1), pos + 1));
     }
+    if pos + 1 < end && buf[pos + 1] < 0x80 {
+        let raw = i64::from(buf[pos] & 0x7f) | (i64::from(buf[pos + 1]) << 7);
+        return Ok(((raw >> 1) ^ -(raw & 1), pos + 2));
+    }
+    read_varint_long(buf, pos, end, max_len, at)
+}
+
+/// read_varint past two bytes (and its errors): out of the inlined path.
+#[cold]
+#[inline(never)]
+fn read_varint_long(
+    buf: &[u8],
+    pos: usize,
+    end: usize,
+    max_len: usize,
+    at: &'static str,
+) -> Result<(i64, usize)> {
     let (raw, next) = read_raw(buf, pos, end, max_len, at, true)?;
     Ok((((raw >> 1) as i64) ^ -((raw & 1) as i64), next))
 }
 
 /// An unsigned varint (max_len 5) or varlong (10).
+#[inline(always)]
 pub(crate) fn read_uvarint(
     buf: &[u8],
     pos: usize,

@@ -70,9 +70,10 @@ const PARSERS: &[(&str, Parse)] = &[
 /// kafka-protocol: RecordBatchDecoder::decode_all over the partition's records, as the
 /// crate's own fetch tests read a FetchResponse; its Record carries the offset, the
 /// timestamp and the control flag a consumer reads. The crate is a codec, not a consumer:
-/// the records below the fetch offset (0 here, as Kafka's consumer judged beside it) are
-/// left out as any consumer must (a fetch returns the batch holding the fetch offset from
-/// its start), and nothing else.
+/// what any consumer over it must do is done here, and nothing else: a record below the
+/// consumer's position is left out (a fetch returns the batch holding the fetch offset from
+/// its start), the position starting at the fetch offset (0 here, as Kafka's consumer judged
+/// beside it) and moving past each record handed on (Kafka's CompletedFetch, in Java's long).
 fn kafka_protocol(data: &[u8]) -> Reading {
     use kafka_protocol::records::RecordBatchDecoder;
     let mut buf = Bytes::copy_from_slice(data);
@@ -81,7 +82,14 @@ fn kafka_protocol(data: &[u8]) -> Reading {
             let recs = sets
                 .into_iter()
                 .flat_map(|s| s.records)
-                .filter(|r| r.offset >= 0)
+                .scan(0i64, |position, r| {
+                    let kept = r.offset >= *position;
+                    if kept {
+                        *position = r.offset.wrapping_add(1);
+                    }
+                    Some(kept.then_some(r))
+                })
+                .flatten()
                 .map(|r| Rec {
                     offset: r.offset,
                     timestamp: Some(r.timestamp),

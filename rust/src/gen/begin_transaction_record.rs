@@ -47,7 +47,7 @@ impl<'a> BeginTransactionRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -87,12 +87,10 @@ impl<'a> BeginTransactionRecord<'a> {
             let mut items: Vec<BeginTransactionRecordBeginTransactionRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    BeginTransactionRecordBeginTransactionRecordTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -149,7 +147,7 @@ impl<'a> BeginTransactionRecordBeginTransactionRecordTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -273,7 +271,7 @@ impl<'a> BeginTransactionRecordBeginTransactionRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -56,7 +56,7 @@ impl<'a> BrokerRegistrationChangeRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -124,9 +124,10 @@ impl<'a> BrokerRegistrationChangeRecord<'a> {
                 BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -183,7 +184,7 @@ impl<'a> BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -265,7 +266,7 @@ impl<'a> BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag1<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -364,7 +365,7 @@ impl<'a> BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag2<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -483,7 +484,7 @@ impl<'a> BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTag3<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -622,7 +623,7 @@ impl<'a> BrokerRegistrationChangeRecordBrokerRegistrationChangeRecordTaggedField
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -60,7 +60,7 @@ impl<'a> ConfigRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -192,11 +192,10 @@ impl<'a> ConfigRecord<'a> {
             let mut items: Vec<ConfigRecordConfigRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConfigRecordConfigRecordTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -257,7 +256,7 @@ impl<'a> ConfigRecordConfigRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

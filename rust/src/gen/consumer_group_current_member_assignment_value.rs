@@ -66,7 +66,7 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -160,12 +160,10 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValue<'a> {
             let mut items: Vec<ConsumerGroupCurrentMemberAssignmentValueTopicPartitions<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupCurrentMemberAssignmentValueTopicPartitions::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.assigned_partitions = items;
         }
@@ -214,12 +212,10 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValue<'a> {
             let mut items: Vec<ConsumerGroupCurrentMemberAssignmentValueTopicPartitions<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupCurrentMemberAssignmentValueTopicPartitions::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.partitions_pending_revocation = items;
         }
@@ -258,9 +254,10 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValue<'a> {
             }
             let mut items: Vec<ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupCurrentMemberAssignmentValueConsumerGroupCurrentMemberAssignmentValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -331,7 +328,7 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -442,7 +439,7 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -537,7 +534,7 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValueTopicPartitions<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -654,12 +651,10 @@ impl<'a> ConsumerGroupCurrentMemberAssignmentValueTopicPartitions<'a> {
                 ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -718,7 +713,7 @@ impl<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

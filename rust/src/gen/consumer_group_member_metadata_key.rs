@@ -55,7 +55,7 @@ impl<'a> ConsumerGroupMemberMetadataKey<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -82,7 +82,7 @@ impl<'a> ConsumerGroupMemberMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -267,11 +267,10 @@ impl<'a> ConsumerGroupMemberMetadataValue<'a> {
             let mut items: Vec<ConsumerGroupMemberMetadataValueCompactStrItem<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupMemberMetadataValueCompactStrItem::parse_at(
-                    buf, pos, end, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.subscribed_topic_names = items;
         }
@@ -381,9 +380,10 @@ impl<'a> ConsumerGroupMemberMetadataValue<'a> {
                 ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -454,7 +454,7 @@ impl<'a> ConsumerGroupMemberMetadataValueCompactStrItem<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -548,7 +548,7 @@ impl<'a> ConsumerGroupMemberMetadataValueClassicProtocolTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -650,7 +650,7 @@ impl<'a> ConsumerGroupMemberMetadataValueClassicProtocol<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -770,12 +770,10 @@ impl<'a> ConsumerGroupMemberMetadataValueClassicProtocol<'a> {
             let mut items: Vec<ConsumerGroupMemberMetadataValueClassicProtocolTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupMemberMetadataValueClassicProtocolTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -833,7 +831,7 @@ impl<'a> ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -922,7 +920,7 @@ impl<'a> ConsumerGroupMemberMetadataValueClassicMemberMetadata<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -990,11 +988,10 @@ impl<'a> ConsumerGroupMemberMetadataValueClassicMemberMetadata<'a> {
             let mut items: Vec<ConsumerGroupMemberMetadataValueClassicProtocol<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupMemberMetadataValueClassicProtocol::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.supported_protocols = items;
         }
@@ -1035,12 +1032,10 @@ impl<'a> ConsumerGroupMemberMetadataValueClassicMemberMetadata<'a> {
                 ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupMemberMetadataValueClassicMemberMetadataTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -1098,7 +1093,7 @@ impl<'a> ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTag0<'a
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1201,7 +1196,7 @@ impl<'a> ConsumerGroupMemberMetadataValueConsumerGroupMemberMetadataValueTaggedF
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

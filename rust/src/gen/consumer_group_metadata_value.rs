@@ -49,7 +49,7 @@ impl<'a> ConsumerGroupMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -103,12 +103,10 @@ impl<'a> ConsumerGroupMetadataValue<'a> {
                 ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -164,7 +162,7 @@ impl<'a> ConsumerGroupMetadataValueConsumerGroupMetadataValueTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -262,7 +260,7 @@ impl<'a> ConsumerGroupMetadataValueConsumerGroupMetadataValueTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -56,7 +56,7 @@ impl<'a> ConsumerGroupPartitionMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -111,11 +111,10 @@ impl<'a> ConsumerGroupPartitionMetadataValue<'a> {
             let mut items: Vec<ConsumerGroupPartitionMetadataValueTopicMetadata<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupPartitionMetadataValueTopicMetadata::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.topics = items;
         }
@@ -158,9 +157,10 @@ impl<'a> ConsumerGroupPartitionMetadataValue<'a> {
                 >,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -212,7 +212,7 @@ impl<'a> ConsumerGroupPartitionMetadataValueCompactStrItem<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -306,7 +306,7 @@ impl<'a> ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -394,7 +394,7 @@ impl<'a> ConsumerGroupPartitionMetadataValuePartitionMetadata<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -462,11 +462,10 @@ impl<'a> ConsumerGroupPartitionMetadataValuePartitionMetadata<'a> {
             let mut items: Vec<ConsumerGroupPartitionMetadataValueCompactStrItem<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupPartitionMetadataValueCompactStrItem::parse_at(
-                    buf, pos, end, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.racks = items;
         }
@@ -507,12 +506,10 @@ impl<'a> ConsumerGroupPartitionMetadataValuePartitionMetadata<'a> {
                 ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupPartitionMetadataValuePartitionMetadataTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -569,7 +566,7 @@ impl<'a> ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -676,7 +673,7 @@ impl<'a> ConsumerGroupPartitionMetadataValueTopicMetadata<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -798,11 +795,10 @@ impl<'a> ConsumerGroupPartitionMetadataValueTopicMetadata<'a> {
             let mut items: Vec<ConsumerGroupPartitionMetadataValuePartitionMetadata<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupPartitionMetadataValuePartitionMetadata::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.partition_metadata = items;
         }
@@ -842,12 +838,10 @@ impl<'a> ConsumerGroupPartitionMetadataValueTopicMetadata<'a> {
             let mut items: Vec<ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupPartitionMetadataValueTopicMetadataTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -903,7 +897,7 @@ impl<'a> ConsumerGroupPartitionMetadataValueConsumerGroupPartitionMetadataValueT
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

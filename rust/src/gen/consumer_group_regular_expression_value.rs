@@ -57,7 +57,7 @@ impl<'a> ConsumerGroupRegularExpressionValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -112,11 +112,10 @@ impl<'a> ConsumerGroupRegularExpressionValue<'a> {
             let mut items: Vec<ConsumerGroupRegularExpressionValueCompactStrItem<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupRegularExpressionValueCompactStrItem::parse_at(
-                    buf, pos, end, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.topics = items;
         }
@@ -185,9 +184,10 @@ impl<'a> ConsumerGroupRegularExpressionValue<'a> {
                 >,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -241,7 +241,7 @@ impl<'a> ConsumerGroupRegularExpressionValueCompactStrItem<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -331,7 +331,7 @@ impl<'a> ConsumerGroupRegularExpressionValueConsumerGroupRegularExpressionValueT
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -59,7 +59,7 @@ impl<'a> ConsumerGroupTargetAssignmentMemberValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -114,12 +114,10 @@ impl<'a> ConsumerGroupTargetAssignmentMemberValue<'a> {
             let mut items: Vec<ConsumerGroupTargetAssignmentMemberValueTopicPartition<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupTargetAssignmentMemberValueTopicPartition::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.topic_partitions = items;
         }
@@ -158,9 +156,10 @@ impl<'a> ConsumerGroupTargetAssignmentMemberValue<'a> {
             }
             let mut items: Vec<ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupTargetAssignmentMemberValueConsumerGroupTargetAssignmentMemberValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -216,7 +215,7 @@ impl<'a> ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -305,7 +304,7 @@ impl<'a> ConsumerGroupTargetAssignmentMemberValueTopicPartition<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -422,12 +421,10 @@ impl<'a> ConsumerGroupTargetAssignmentMemberValueTopicPartition<'a> {
                 ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerGroupTargetAssignmentMemberValueTopicPartitionTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -484,7 +481,7 @@ impl<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -53,7 +53,7 @@ impl<'a> ConsumerGroupTargetAssignmentMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -111,9 +111,10 @@ impl<'a> ConsumerGroupTargetAssignmentMetadataValue<'a> {
             }
             let mut items: Vec<ConsumerGroupTargetAssignmentMetadataValueConsumerGroupTargetAssignmentMetadataValueTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerGroupTargetAssignmentMetadataValueConsumerGroupTargetAssignmentMetadataValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -169,7 +170,7 @@ impl<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -272,7 +273,7 @@ impl<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

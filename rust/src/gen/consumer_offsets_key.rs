@@ -101,7 +101,7 @@ impl<'a> ConsumerOffsetsKey<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

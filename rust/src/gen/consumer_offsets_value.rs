@@ -104,7 +104,7 @@ impl<'a> ConsumerOffsetsValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -50,7 +50,7 @@ impl<'a> ConsumerProtocolAssignment<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -107,11 +107,10 @@ impl<'a> ConsumerProtocolAssignment<'a> {
             let mut items: Vec<ConsumerProtocolAssignmentTopicPartition<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ConsumerProtocolAssignmentTopicPartition::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.assigned_partitions = items;
         }
@@ -201,7 +200,7 @@ impl<'a> ConsumerProtocolAssignmentTopicPartition<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

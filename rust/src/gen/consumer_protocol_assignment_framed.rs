@@ -46,7 +46,7 @@ impl<'a> ConsumerProtocolAssignmentFramed<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

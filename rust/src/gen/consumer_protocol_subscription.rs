@@ -64,7 +64,7 @@ impl<'a> ConsumerProtocolSubscription<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -121,10 +121,10 @@ impl<'a> ConsumerProtocolSubscription<'a> {
             let mut items: Vec<ConsumerProtocolSubscriptionClassicStrItem<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ConsumerProtocolSubscriptionClassicStrItem::parse_at(buf, pos, end, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.topics = items;
         }
@@ -194,11 +194,10 @@ impl<'a> ConsumerProtocolSubscription<'a> {
             }
             let mut items: Vec<ConsumerProtocolSubscriptionTopicPartition<'a>> = Vec::new();
             for i in 0..count {
-                let (item, next) = ConsumerProtocolSubscriptionTopicPartition::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.owned_partitions = Some(items);
         }
@@ -298,7 +297,7 @@ impl<'a> ConsumerProtocolSubscriptionClassicStrItem<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -398,7 +397,7 @@ impl<'a> ConsumerProtocolSubscriptionTopicPartition<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -56,7 +56,7 @@ impl<'a> DefaultPrincipalData<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -166,11 +166,10 @@ impl<'a> DefaultPrincipalData<'a> {
             let mut items: Vec<DefaultPrincipalDataDefaultPrincipalDataTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = DefaultPrincipalDataDefaultPrincipalDataTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -229,7 +228,7 @@ impl<'a> DefaultPrincipalDataDefaultPrincipalDataTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -69,7 +69,7 @@ impl<'a> DelegationTokenRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -180,10 +180,10 @@ impl<'a> DelegationTokenRecord<'a> {
             let mut items: Vec<DelegationTokenRecordCompactStrItem<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    DelegationTokenRecordCompactStrItem::parse_at(buf, pos, end, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.renewers = items;
         }
@@ -272,11 +272,10 @@ impl<'a> DelegationTokenRecord<'a> {
             let mut items: Vec<DelegationTokenRecordDelegationTokenRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = DelegationTokenRecordDelegationTokenRecordTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -337,7 +336,7 @@ impl<'a> DelegationTokenRecordCompactStrItem<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -431,7 +430,7 @@ impl<'a> DelegationTokenRecordDelegationTokenRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

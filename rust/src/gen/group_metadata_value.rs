@@ -75,7 +75,7 @@ impl<'a> GroupMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -293,10 +293,10 @@ impl<'a> GroupMetadataValue<'a> {
             let mut items: Vec<GroupMetadataValueMemberMetadata<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    GroupMetadataValueMemberMetadata::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.members = items;
         }
@@ -330,11 +330,10 @@ impl<'a> GroupMetadataValue<'a> {
             let mut items: Vec<GroupMetadataValueGroupMetadataValueTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = GroupMetadataValueGroupMetadataValueTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = Some(items);
         }
@@ -402,7 +401,7 @@ impl<'a> GroupMetadataValueMemberMetadataTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -542,7 +541,7 @@ impl<'a> GroupMetadataValueMemberMetadata<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -992,11 +991,10 @@ impl<'a> GroupMetadataValueMemberMetadata<'a> {
             let mut items: Vec<GroupMetadataValueMemberMetadataTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = GroupMetadataValueMemberMetadataTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = Some(items);
         }
@@ -1073,7 +1071,7 @@ impl<'a> GroupMetadataValueGroupMetadataValueTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

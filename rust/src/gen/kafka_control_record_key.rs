@@ -54,7 +54,13 @@ impl KafkaControlRecordKey {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    pub(crate) fn read(
+        &mut self,
+        buf: &[u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+    ) -> Result<usize> {
         let x = self;
         {
             if end - pos < 2 {

@@ -85,7 +85,7 @@ impl<'a> KafkaLegacyMessage<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -398,7 +398,7 @@ impl<'a> KafkaLegacyMessageMessageSet<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -411,10 +411,10 @@ impl<'a> KafkaLegacyMessageMessageSet<'a> {
             let mut items: Vec<KafkaLegacyMessageInnerEntry<'a>> = Vec::new();
             while pos < end {
                 let before = pos;
-                let (item, next) =
-                    KafkaLegacyMessageInnerEntry::parse_at(buf, pos, end, verify, arena)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify, arena)?;
+                }
                 if pos == before {
                     return Err(no_progress(
                         "kafka_legacy_message /types/message_set/seq/0",
@@ -475,7 +475,7 @@ impl<'a> KafkaLegacyMessageInnerEntry<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -49,7 +49,7 @@ impl<'a> KafkaLog<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -62,9 +62,10 @@ impl<'a> KafkaLog<'a> {
             let mut items: Vec<KafkaLogEntry<'a>> = Vec::new();
             while pos < end {
                 let before = pos;
-                let (item, next) = KafkaLogEntry::parse_at(buf, pos, end, verify, arena)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify, arena)?;
+                }
                 if pos == before {
                     return Err(no_progress("kafka_log /seq/0", pos, "entries"));
                 }
@@ -197,7 +198,7 @@ impl<'a> KafkaLogEntry<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

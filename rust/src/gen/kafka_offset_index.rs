@@ -42,15 +42,22 @@ impl KafkaOffsetIndex {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    pub(crate) fn read(
+        &mut self,
+        buf: &[u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+    ) -> Result<usize> {
         let x = self;
         {
             let mut items: Vec<KafkaOffsetIndexEntry> = Vec::new();
             while pos < end {
                 let before = pos;
-                let (item, next) = KafkaOffsetIndexEntry::parse_at(buf, pos, end, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
                 if pos == before {
                     return Err(no_progress("kafka_offset_index /seq/0", pos, "entries"));
                 }
@@ -158,7 +165,13 @@ impl KafkaOffsetIndexEntry {
         Ok((x, pos))
     }
 
-    fn read(&mut self, buf: &[u8], mut pos: usize, mut end: usize, verify: bool) -> Result<usize> {
+    pub(crate) fn read(
+        &mut self,
+        buf: &[u8],
+        mut pos: usize,
+        mut end: usize,
+        verify: bool,
+    ) -> Result<usize> {
         let x = self;
         {
             if end - pos < 4 {

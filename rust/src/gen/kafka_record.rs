@@ -62,7 +62,7 @@ impl<'a> KafkaRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -188,9 +188,10 @@ impl<'a> KafkaRecord<'a> {
             }
             let mut items: Vec<KafkaRecordHeader<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = KafkaRecordHeader::parse_at(buf, pos, end, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.headers = items;
         }
@@ -255,7 +256,7 @@ impl<'a> KafkaRecordHeader<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -91,7 +91,7 @@ impl<'a> KafkaRecordBatch<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -412,7 +412,7 @@ impl<'a> KafkaRecordBatchRecordList<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -446,9 +446,10 @@ impl<'a> KafkaRecordBatchRecordList<'a> {
             }
             let mut items: Vec<KafkaRecord<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = KafkaRecord::parse_at(buf, pos, end, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.records = items;
         }

@@ -58,7 +58,7 @@ impl<'a> LeaderChangeMessage<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -122,10 +122,10 @@ impl<'a> LeaderChangeMessage<'a> {
             }
             let mut items: Vec<LeaderChangeMessageVoter<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    LeaderChangeMessageVoter::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.voters = items;
         }
@@ -167,10 +167,10 @@ impl<'a> LeaderChangeMessage<'a> {
             }
             let mut items: Vec<LeaderChangeMessageVoter<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    LeaderChangeMessageVoter::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.granting_voters = items;
         }
@@ -204,11 +204,10 @@ impl<'a> LeaderChangeMessage<'a> {
             let mut items: Vec<LeaderChangeMessageLeaderChangeMessageTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = LeaderChangeMessageLeaderChangeMessageTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -268,7 +267,7 @@ impl<'a> LeaderChangeMessageVoterTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -372,7 +371,7 @@ impl<'a> LeaderChangeMessageVoter<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -443,11 +442,10 @@ impl<'a> LeaderChangeMessageVoter<'a> {
             let mut items: Vec<LeaderChangeMessageVoterTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = LeaderChangeMessageVoterTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -503,7 +501,7 @@ impl<'a> LeaderChangeMessageLeaderChangeMessageTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -52,7 +52,7 @@ impl<'a> OffsetCommitKey<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -61,7 +61,7 @@ impl<'a> OffsetCommitValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -187,11 +187,10 @@ impl<'a> OffsetCommitValue<'a> {
             let mut items: Vec<OffsetCommitValueOffsetCommitValueTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = OffsetCommitValueOffsetCommitValueTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = Some(items);
         }
@@ -253,7 +252,7 @@ impl<'a> OffsetCommitValueOffsetCommitValueTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -363,7 +362,7 @@ impl<'a> OffsetCommitValueOffsetCommitValueTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -51,7 +51,7 @@ impl<'a> PartitionChangeRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -116,11 +116,10 @@ impl<'a> PartitionChangeRecord<'a> {
             let mut items: Vec<PartitionChangeRecordPartitionChangeRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = PartitionChangeRecordPartitionChangeRecordTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -179,7 +178,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -306,7 +305,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTag1<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -398,7 +397,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTag2<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -527,7 +526,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTag3<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -656,7 +655,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTag4<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -785,7 +784,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTag5<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -880,7 +879,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTag6<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1042,7 +1041,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTag7<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1201,7 +1200,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTag8<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1399,7 +1398,7 @@ impl<'a> PartitionChangeRecordPartitionChangeRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -48,7 +48,7 @@ impl ProducerSnapshot {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &[u8],
         mut pos: usize,
@@ -107,10 +107,10 @@ impl ProducerSnapshot {
             }
             let mut items: Vec<ProducerSnapshotProducerEntry> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ProducerSnapshotProducerEntry::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.producer_entries = items;
         }
@@ -177,7 +177,7 @@ impl ProducerSnapshotProducerEntry {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &[u8],
         mut pos: usize,

@@ -64,7 +64,7 @@ impl<'a> QuorumStateData<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -183,10 +183,10 @@ impl<'a> QuorumStateData<'a> {
             }
             let mut items: Vec<QuorumStateDataVoter<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    QuorumStateDataVoter::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.current_voters = Some(items);
         }
@@ -220,11 +220,10 @@ impl<'a> QuorumStateData<'a> {
             let mut items: Vec<QuorumStateDataQuorumStateDataTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = QuorumStateDataQuorumStateDataTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -287,7 +286,7 @@ impl<'a> QuorumStateDataVoterTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -385,7 +384,7 @@ impl<'a> QuorumStateDataVoter<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -438,10 +437,10 @@ impl<'a> QuorumStateDataVoter<'a> {
             let mut items: Vec<QuorumStateDataVoterTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    QuorumStateDataVoterTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -496,7 +495,7 @@ impl<'a> QuorumStateDataQuorumStateDataTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -71,7 +71,7 @@ impl<'a> RegisterBrokerRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -161,10 +161,10 @@ impl<'a> RegisterBrokerRecord<'a> {
             let mut items: Vec<RegisterBrokerRecordBrokerEndpoint<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RegisterBrokerRecordBrokerEndpoint::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.end_points = items;
         }
@@ -207,10 +207,10 @@ impl<'a> RegisterBrokerRecord<'a> {
             let mut items: Vec<RegisterBrokerRecordBrokerFeature<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RegisterBrokerRecordBrokerFeature::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.features = items;
         }
@@ -282,11 +282,10 @@ impl<'a> RegisterBrokerRecord<'a> {
             let mut items: Vec<RegisterBrokerRecordRegisterBrokerRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RegisterBrokerRecordRegisterBrokerRecordTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -352,7 +351,7 @@ impl<'a> RegisterBrokerRecordBrokerEndpointTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -464,7 +463,7 @@ impl<'a> RegisterBrokerRecordBrokerEndpoint<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -610,11 +609,10 @@ impl<'a> RegisterBrokerRecordBrokerEndpoint<'a> {
             let mut items: Vec<RegisterBrokerRecordBrokerEndpointTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RegisterBrokerRecordBrokerEndpointTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -674,7 +672,7 @@ impl<'a> RegisterBrokerRecordBrokerFeatureTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -782,7 +780,7 @@ impl<'a> RegisterBrokerRecordBrokerFeature<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -891,11 +889,10 @@ impl<'a> RegisterBrokerRecordBrokerFeature<'a> {
             let mut items: Vec<RegisterBrokerRecordBrokerFeatureTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RegisterBrokerRecordBrokerFeatureTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -959,7 +956,7 @@ impl<'a> RegisterBrokerRecordRegisterBrokerRecordTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1122,7 +1119,7 @@ impl<'a> RegisterBrokerRecordRegisterBrokerRecordTag1<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1288,7 +1285,7 @@ impl<'a> RegisterBrokerRecordRegisterBrokerRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

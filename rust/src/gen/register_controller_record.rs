@@ -61,7 +61,7 @@ impl<'a> RegisterControllerRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -143,11 +143,10 @@ impl<'a> RegisterControllerRecord<'a> {
             let mut items: Vec<RegisterControllerRecordControllerEndpoint<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RegisterControllerRecordControllerEndpoint::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.end_points = items;
         }
@@ -190,11 +189,10 @@ impl<'a> RegisterControllerRecord<'a> {
             let mut items: Vec<RegisterControllerRecordControllerFeature<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RegisterControllerRecordControllerFeature::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.features = items;
         }
@@ -228,12 +226,10 @@ impl<'a> RegisterControllerRecord<'a> {
             let mut items: Vec<RegisterControllerRecordRegisterControllerRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RegisterControllerRecordRegisterControllerRecordTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -294,7 +290,7 @@ impl<'a> RegisterControllerRecordControllerEndpointTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -406,7 +402,7 @@ impl<'a> RegisterControllerRecordControllerEndpoint<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -552,11 +548,10 @@ impl<'a> RegisterControllerRecordControllerEndpoint<'a> {
             let mut items: Vec<RegisterControllerRecordControllerEndpointTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RegisterControllerRecordControllerEndpointTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -616,7 +611,7 @@ impl<'a> RegisterControllerRecordControllerFeatureTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -724,7 +719,7 @@ impl<'a> RegisterControllerRecordControllerFeature<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -833,11 +828,10 @@ impl<'a> RegisterControllerRecordControllerFeature<'a> {
             let mut items: Vec<RegisterControllerRecordControllerFeatureTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RegisterControllerRecordControllerFeatureTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -895,7 +889,7 @@ impl<'a> RegisterControllerRecordRegisterControllerRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

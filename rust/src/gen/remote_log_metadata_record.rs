@@ -69,7 +69,7 @@ impl<'a> RemoteLogMetadataRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -77,7 +77,7 @@ impl<'a> RemoteLogSegmentMetadataRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -204,11 +204,10 @@ impl<'a> RemoteLogSegmentMetadataRecord<'a> {
             let mut items: Vec<RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.segment_leader_epochs = items;
         }
@@ -303,9 +302,10 @@ impl<'a> RemoteLogSegmentMetadataRecord<'a> {
                 RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -371,7 +371,7 @@ impl<'a> RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -461,7 +461,7 @@ impl<'a> RemoteLogSegmentMetadataRecordTopicIdPartitionEntry<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -574,12 +574,10 @@ impl<'a> RemoteLogSegmentMetadataRecordTopicIdPartitionEntry<'a> {
             let mut items: Vec<RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RemoteLogSegmentMetadataRecordTopicIdPartitionEntryTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -633,7 +631,7 @@ impl<'a> RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -720,7 +718,7 @@ impl<'a> RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -791,12 +789,10 @@ impl<'a> RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntry<'a> {
                 RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RemoteLogSegmentMetadataRecordRemoteLogSegmentIdEntryTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -852,7 +848,7 @@ impl<'a> RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -939,7 +935,7 @@ impl<'a> RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1012,12 +1008,10 @@ impl<'a> RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntry<'a> {
                 RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RemoteLogSegmentMetadataRecordSegmentLeaderEpochEntryTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -1070,7 +1064,7 @@ impl<'a> RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1165,7 +1159,7 @@ impl<'a> RemoteLogSegmentMetadataRecordRemoteLogSegmentMetadataRecordTaggedField
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -78,7 +78,7 @@ impl<'a> RemoteLogSegmentMetadataSnapshotRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -215,12 +215,10 @@ impl<'a> RemoteLogSegmentMetadataSnapshotRecord<'a> {
             let mut items: Vec<RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.segment_leader_epochs = items;
         }
@@ -313,9 +311,10 @@ impl<'a> RemoteLogSegmentMetadataSnapshotRecord<'a> {
             }
             let mut items: Vec<RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotRecordTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -377,7 +376,7 @@ impl<'a> RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedFiel
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -465,7 +464,7 @@ impl<'a> RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -508,9 +507,10 @@ impl<'a> RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntry<'a> {
                 RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RemoteLogSegmentMetadataSnapshotRecordSegmentLeaderEpochEntryTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -563,7 +563,7 @@ impl<'a> RemoteLogSegmentMetadataSnapshotRecordRemoteLogSegmentMetadataSnapshotR
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -664,7 +664,7 @@ impl<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -66,7 +66,7 @@ impl<'a> RemoteLogSegmentMetadataUpdateRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -189,9 +189,10 @@ impl<'a> RemoteLogSegmentMetadataUpdateRecord<'a> {
                 >,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecordTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -247,7 +248,7 @@ impl<'a> RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField<'a
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -339,7 +340,7 @@ impl<'a> RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -416,12 +417,10 @@ impl<'a> RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntry<'a> {
                 RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RemoteLogSegmentMetadataUpdateRecordTopicIdPartitionEntryTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -475,7 +474,7 @@ impl<'a> RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField<
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -564,7 +563,7 @@ impl<'a> RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -609,9 +608,10 @@ impl<'a> RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntry<'a> {
                 RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentIdEntryTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -663,7 +663,7 @@ impl<'a> RemoteLogSegmentMetadataUpdateRecordRemoteLogSegmentMetadataUpdateRecor
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

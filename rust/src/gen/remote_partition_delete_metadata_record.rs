@@ -64,7 +64,7 @@ impl<'a> RemotePartitionDeleteMetadataRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -159,9 +159,10 @@ impl<'a> RemotePartitionDeleteMetadataRecord<'a> {
                 >,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -218,7 +219,7 @@ impl<'a> RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -309,7 +310,7 @@ impl<'a> RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -423,12 +424,10 @@ impl<'a> RemotePartitionDeleteMetadataRecordTopicIdPartitionEntry<'a> {
                 RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RemotePartitionDeleteMetadataRecordTopicIdPartitionEntryTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -482,7 +481,7 @@ impl<'a> RemotePartitionDeleteMetadataRecordRemotePartitionDeleteMetadataRecordT
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

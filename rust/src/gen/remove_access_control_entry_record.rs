@@ -54,7 +54,7 @@ impl<'a> RemoveAccessControlEntryRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -118,9 +118,10 @@ impl<'a> RemoveAccessControlEntryRecord<'a> {
                 RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -171,7 +172,7 @@ impl<'a> RemoveAccessControlEntryRecordRemoveAccessControlEntryRecordTaggedField
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

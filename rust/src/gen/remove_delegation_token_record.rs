@@ -55,7 +55,7 @@ impl<'a> RemoveDelegationTokenRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -129,12 +129,10 @@ impl<'a> RemoveDelegationTokenRecord<'a> {
                 RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -190,7 +188,7 @@ impl<'a> RemoveDelegationTokenRecordRemoveDelegationTokenRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -58,7 +58,7 @@ impl<'a> RemoveUserScramCredentialRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -155,9 +155,10 @@ impl<'a> RemoveUserScramCredentialRecord<'a> {
                 RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -210,7 +211,7 @@ impl<'a> RemoveUserScramCredentialRecordRemoveUserScramCredentialRecordTaggedFie
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

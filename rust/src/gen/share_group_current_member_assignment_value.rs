@@ -64,7 +64,7 @@ impl<'a> ShareGroupCurrentMemberAssignmentValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -158,11 +158,10 @@ impl<'a> ShareGroupCurrentMemberAssignmentValue<'a> {
             let mut items: Vec<ShareGroupCurrentMemberAssignmentValueTopicPartitions<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareGroupCurrentMemberAssignmentValueTopicPartitions::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.assigned_partitions = items;
         }
@@ -201,9 +200,10 @@ impl<'a> ShareGroupCurrentMemberAssignmentValue<'a> {
             }
             let mut items: Vec<ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareGroupCurrentMemberAssignmentValueShareGroupCurrentMemberAssignmentValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -262,7 +262,7 @@ impl<'a> ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -351,7 +351,7 @@ impl<'a> ShareGroupCurrentMemberAssignmentValueTopicPartitions<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -473,12 +473,10 @@ impl<'a> ShareGroupCurrentMemberAssignmentValueTopicPartitions<'a> {
                 ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ShareGroupCurrentMemberAssignmentValueTopicPartitionsTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -535,7 +533,7 @@ impl<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -68,7 +68,7 @@ impl<'a> ShareGroupMemberMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -205,10 +205,10 @@ impl<'a> ShareGroupMemberMetadataValue<'a> {
             let mut items: Vec<ShareGroupMemberMetadataValueCompactStrItem<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ShareGroupMemberMetadataValueCompactStrItem::parse_at(buf, pos, end, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.subscribed_topic_names = items;
         }
@@ -244,9 +244,10 @@ impl<'a> ShareGroupMemberMetadataValue<'a> {
                 ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -307,7 +308,7 @@ impl<'a> ShareGroupMemberMetadataValueCompactStrItem<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -397,7 +398,7 @@ impl<'a> ShareGroupMemberMetadataValueShareGroupMemberMetadataValueTaggedField<'
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

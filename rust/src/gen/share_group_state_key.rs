@@ -61,7 +61,7 @@ impl<'a> ShareGroupStateKey<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -51,7 +51,7 @@ impl<'a> ShareGroupStatePartitionMetadataKey<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

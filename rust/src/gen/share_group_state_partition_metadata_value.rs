@@ -65,7 +65,7 @@ impl<'a> ShareGroupStatePartitionMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -120,12 +120,10 @@ impl<'a> ShareGroupStatePartitionMetadataValue<'a> {
             let mut items: Vec<ShareGroupStatePartitionMetadataValueTopicPartitionsInfo<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ShareGroupStatePartitionMetadataValueTopicPartitionsInfo::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.initializing_topics = items;
         }
@@ -174,12 +172,10 @@ impl<'a> ShareGroupStatePartitionMetadataValue<'a> {
             let mut items: Vec<ShareGroupStatePartitionMetadataValueTopicPartitionsInfo<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ShareGroupStatePartitionMetadataValueTopicPartitionsInfo::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.initialized_topics = items;
         }
@@ -228,11 +224,10 @@ impl<'a> ShareGroupStatePartitionMetadataValue<'a> {
             let mut items: Vec<ShareGroupStatePartitionMetadataValueTopicInfo<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareGroupStatePartitionMetadataValueTopicInfo::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.deleting_topics = items;
         }
@@ -271,9 +266,10 @@ impl<'a> ShareGroupStatePartitionMetadataValue<'a> {
             }
             let mut items: Vec<ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -329,7 +325,7 @@ impl<'a> ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -422,7 +418,7 @@ impl<'a> ShareGroupStatePartitionMetadataValueTopicPartitionsInfo<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -576,12 +572,10 @@ impl<'a> ShareGroupStatePartitionMetadataValueTopicPartitionsInfo<'a> {
                 ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ShareGroupStatePartitionMetadataValueTopicPartitionsInfoTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -640,7 +634,7 @@ impl<'a> ShareGroupStatePartitionMetadataValueTopicInfoTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -740,7 +734,7 @@ impl<'a> ShareGroupStatePartitionMetadataValueTopicInfo<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -840,12 +834,10 @@ impl<'a> ShareGroupStatePartitionMetadataValueTopicInfo<'a> {
             let mut items: Vec<ShareGroupStatePartitionMetadataValueTopicInfoTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ShareGroupStatePartitionMetadataValueTopicInfoTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -899,7 +891,7 @@ impl<'a> ShareGroupStatePartitionMetadataValueShareGroupStatePartitionMetadataVa
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

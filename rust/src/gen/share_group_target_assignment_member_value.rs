@@ -57,7 +57,7 @@ impl<'a> ShareGroupTargetAssignmentMemberValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -112,11 +112,10 @@ impl<'a> ShareGroupTargetAssignmentMemberValue<'a> {
             let mut items: Vec<ShareGroupTargetAssignmentMemberValueTopicPartition<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareGroupTargetAssignmentMemberValueTopicPartition::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.topic_partitions = items;
         }
@@ -155,9 +154,10 @@ impl<'a> ShareGroupTargetAssignmentMemberValue<'a> {
             }
             let mut items: Vec<ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -213,7 +213,7 @@ impl<'a> ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -301,7 +301,7 @@ impl<'a> ShareGroupTargetAssignmentMemberValueTopicPartition<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -422,12 +422,10 @@ impl<'a> ShareGroupTargetAssignmentMemberValueTopicPartition<'a> {
             let mut items: Vec<ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ShareGroupTargetAssignmentMemberValueTopicPartitionTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -481,7 +479,7 @@ impl<'a> ShareGroupTargetAssignmentMemberValueShareGroupTargetAssignmentMemberVa
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

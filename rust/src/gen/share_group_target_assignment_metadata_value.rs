@@ -57,7 +57,7 @@ impl<'a> ShareGroupTargetAssignmentMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -115,9 +115,10 @@ impl<'a> ShareGroupTargetAssignmentMetadataValue<'a> {
             }
             let mut items: Vec<ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetadataValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -169,7 +170,7 @@ impl<'a> ShareGroupTargetAssignmentMetadataValueShareGroupTargetAssignmentMetada
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -268,7 +269,7 @@ impl<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -50,7 +50,7 @@ impl<'a> ShareSnapshotKey<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

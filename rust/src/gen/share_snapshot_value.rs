@@ -63,7 +63,7 @@ impl<'a> ShareSnapshotValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -160,10 +160,10 @@ impl<'a> ShareSnapshotValue<'a> {
             let mut items: Vec<ShareSnapshotValueStateBatch<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ShareSnapshotValueStateBatch::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.state_batches = items;
         }
@@ -197,11 +197,10 @@ impl<'a> ShareSnapshotValue<'a> {
             let mut items: Vec<ShareSnapshotValueShareSnapshotValueTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareSnapshotValueShareSnapshotValueTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -263,7 +262,7 @@ impl<'a> ShareSnapshotValueStateBatchTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -371,7 +370,7 @@ impl<'a> ShareSnapshotValueStateBatch<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -469,11 +468,10 @@ impl<'a> ShareSnapshotValueStateBatch<'a> {
             let mut items: Vec<ShareSnapshotValueStateBatchTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareSnapshotValueStateBatchTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -533,7 +531,7 @@ impl<'a> ShareSnapshotValueShareSnapshotValueTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -639,7 +637,7 @@ impl<'a> ShareSnapshotValueShareSnapshotValueTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -57,7 +57,7 @@ impl<'a> ShareUpdateValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -129,10 +129,10 @@ impl<'a> ShareUpdateValue<'a> {
             }
             let mut items: Vec<ShareUpdateValueStateBatch<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ShareUpdateValueStateBatch::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.state_batches = items;
         }
@@ -166,11 +166,10 @@ impl<'a> ShareUpdateValue<'a> {
             let mut items: Vec<ShareUpdateValueShareUpdateValueTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareUpdateValueShareUpdateValueTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -229,7 +228,7 @@ impl<'a> ShareUpdateValueStateBatchTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -337,7 +336,7 @@ impl<'a> ShareUpdateValueStateBatch<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -435,11 +434,10 @@ impl<'a> ShareUpdateValueStateBatch<'a> {
             let mut items: Vec<ShareUpdateValueStateBatchTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = ShareUpdateValueStateBatchTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -499,7 +497,7 @@ impl<'a> ShareUpdateValueShareUpdateValueTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -605,7 +603,7 @@ impl<'a> ShareUpdateValueShareUpdateValueTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -86,7 +86,7 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -180,11 +180,10 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValue<'a> {
             let mut items: Vec<StreamsGroupCurrentMemberAssignmentValueTaskIds<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupCurrentMemberAssignmentValueTaskIds::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.active_tasks = items;
         }
@@ -233,11 +232,10 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValue<'a> {
             let mut items: Vec<StreamsGroupCurrentMemberAssignmentValueTaskIds<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupCurrentMemberAssignmentValueTaskIds::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.standby_tasks = items;
         }
@@ -286,11 +284,10 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValue<'a> {
             let mut items: Vec<StreamsGroupCurrentMemberAssignmentValueTaskIds<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupCurrentMemberAssignmentValueTaskIds::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.warmup_tasks = items;
         }
@@ -339,11 +336,10 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValue<'a> {
             let mut items: Vec<StreamsGroupCurrentMemberAssignmentValueTaskIds<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupCurrentMemberAssignmentValueTaskIds::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.active_tasks_pending_revocation = items;
         }
@@ -392,11 +388,10 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValue<'a> {
             let mut items: Vec<StreamsGroupCurrentMemberAssignmentValueTaskIds<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupCurrentMemberAssignmentValueTaskIds::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.standby_tasks_pending_revocation = items;
         }
@@ -445,11 +440,10 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValue<'a> {
             let mut items: Vec<StreamsGroupCurrentMemberAssignmentValueTaskIds<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupCurrentMemberAssignmentValueTaskIds::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.warmup_tasks_pending_revocation = items;
         }
@@ -488,9 +482,10 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValue<'a> {
             }
             let mut items: Vec<StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupCurrentMemberAssignmentValueStreamsGroupCurrentMemberAssignmentValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -581,7 +576,7 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValueTaskIdsTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -726,7 +721,7 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -843,7 +838,7 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValueTaskIds<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -984,12 +979,10 @@ impl<'a> StreamsGroupCurrentMemberAssignmentValueTaskIds<'a> {
             let mut items: Vec<StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupCurrentMemberAssignmentValueTaskIdsTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -1047,7 +1040,7 @@ impl<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

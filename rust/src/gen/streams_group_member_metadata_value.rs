@@ -84,7 +84,7 @@ impl<'a> StreamsGroupMemberMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -352,11 +352,10 @@ impl<'a> StreamsGroupMemberMetadataValue<'a> {
             let mut items: Vec<StreamsGroupMemberMetadataValueKeyValue<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupMemberMetadataValueKeyValue::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.client_tags = items;
         }
@@ -397,9 +396,10 @@ impl<'a> StreamsGroupMemberMetadataValue<'a> {
                 StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField<'a>,
             > = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -469,7 +469,7 @@ impl<'a> StreamsGroupMemberMetadataValueEndpointTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -575,7 +575,7 @@ impl<'a> StreamsGroupMemberMetadataValueEndpoint<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -671,11 +671,10 @@ impl<'a> StreamsGroupMemberMetadataValueEndpoint<'a> {
             let mut items: Vec<StreamsGroupMemberMetadataValueEndpointTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupMemberMetadataValueEndpointTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -732,7 +731,7 @@ impl<'a> StreamsGroupMemberMetadataValueKeyValueTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -840,7 +839,7 @@ impl<'a> StreamsGroupMemberMetadataValueKeyValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -960,11 +959,10 @@ impl<'a> StreamsGroupMemberMetadataValueKeyValue<'a> {
             let mut items: Vec<StreamsGroupMemberMetadataValueKeyValueTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupMemberMetadataValueKeyValueTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -1018,7 +1016,7 @@ impl<'a> StreamsGroupMemberMetadataValueStreamsGroupMemberMetadataValueTaggedFie
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

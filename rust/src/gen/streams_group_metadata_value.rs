@@ -51,7 +51,7 @@ impl<'a> StreamsGroupMetadataValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -117,12 +117,10 @@ impl<'a> StreamsGroupMetadataValue<'a> {
             let mut items: Vec<StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -180,7 +178,7 @@ impl<'a> StreamsGroupMetadataValueStreamsGroupMetadataValueTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -269,7 +267,7 @@ impl<'a> StreamsGroupMetadataValueLastAssignmentConfigTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -377,7 +375,7 @@ impl<'a> StreamsGroupMetadataValueLastAssignmentConfig<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -497,12 +495,10 @@ impl<'a> StreamsGroupMetadataValueLastAssignmentConfig<'a> {
             let mut items: Vec<StreamsGroupMetadataValueLastAssignmentConfigTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupMetadataValueLastAssignmentConfigTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -563,7 +559,7 @@ impl<'a> StreamsGroupMetadataValueStreamsGroupMetadataValueTag1<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -609,11 +605,10 @@ impl<'a> StreamsGroupMetadataValueStreamsGroupMetadataValueTag1<'a> {
             let mut items: Vec<StreamsGroupMetadataValueLastAssignmentConfig<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupMetadataValueLastAssignmentConfig::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.last_assignment_configs = Some(items);
         }
@@ -689,7 +684,7 @@ impl<'a> StreamsGroupMetadataValueStreamsGroupMetadataValueTag2<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -785,7 +780,7 @@ impl<'a> StreamsGroupMetadataValueStreamsGroupMetadataValueTag3<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -908,7 +903,7 @@ impl<'a> StreamsGroupMetadataValueStreamsGroupMetadataValueTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -67,7 +67,7 @@ impl<'a> StreamsGroupTargetAssignmentMemberValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -122,11 +122,10 @@ impl<'a> StreamsGroupTargetAssignmentMemberValue<'a> {
             let mut items: Vec<StreamsGroupTargetAssignmentMemberValueTaskIds<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTargetAssignmentMemberValueTaskIds::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.active_tasks = items;
         }
@@ -175,11 +174,10 @@ impl<'a> StreamsGroupTargetAssignmentMemberValue<'a> {
             let mut items: Vec<StreamsGroupTargetAssignmentMemberValueTaskIds<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTargetAssignmentMemberValueTaskIds::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.standby_tasks = items;
         }
@@ -228,11 +226,10 @@ impl<'a> StreamsGroupTargetAssignmentMemberValue<'a> {
             let mut items: Vec<StreamsGroupTargetAssignmentMemberValueTaskIds<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTargetAssignmentMemberValueTaskIds::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.warmup_tasks = items;
         }
@@ -271,9 +268,10 @@ impl<'a> StreamsGroupTargetAssignmentMemberValue<'a> {
             }
             let mut items: Vec<StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTargetAssignmentMemberValueStreamsGroupTargetAssignmentMemberValueTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -333,7 +331,7 @@ impl<'a> StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -435,7 +433,7 @@ impl<'a> StreamsGroupTargetAssignmentMemberValueTaskIds<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -576,12 +574,10 @@ impl<'a> StreamsGroupTargetAssignmentMemberValueTaskIds<'a> {
             let mut items: Vec<StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupTargetAssignmentMemberValueTaskIdsTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -639,7 +635,7 @@ impl<'a>
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

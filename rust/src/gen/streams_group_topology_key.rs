@@ -47,7 +47,7 @@ impl<'a> StreamsGroupTopologyKey<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

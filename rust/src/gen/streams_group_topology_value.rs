@@ -53,7 +53,7 @@ impl<'a> StreamsGroupTopologyValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -115,11 +115,10 @@ impl<'a> StreamsGroupTopologyValue<'a> {
             let mut items: Vec<StreamsGroupTopologyValueSubtopology<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTopologyValueSubtopology::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.subtopologies = items;
         }
@@ -153,12 +152,10 @@ impl<'a> StreamsGroupTopologyValue<'a> {
             let mut items: Vec<StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -211,7 +208,7 @@ impl<'a> StreamsGroupTopologyValueCompactStrItem<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -305,7 +302,7 @@ impl<'a> StreamsGroupTopologyValueTopicConfigTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -413,7 +410,7 @@ impl<'a> StreamsGroupTopologyValueTopicConfig<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -533,11 +530,10 @@ impl<'a> StreamsGroupTopologyValueTopicConfig<'a> {
             let mut items: Vec<StreamsGroupTopologyValueTopicConfigTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTopologyValueTopicConfigTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -595,7 +591,7 @@ impl<'a> StreamsGroupTopologyValueTopicInfoTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -709,7 +705,7 @@ impl<'a> StreamsGroupTopologyValueTopicInfo<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -827,11 +823,10 @@ impl<'a> StreamsGroupTopologyValueTopicInfo<'a> {
             let mut items: Vec<StreamsGroupTopologyValueTopicConfig<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTopologyValueTopicConfig::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.topic_configs = items;
         }
@@ -871,11 +866,10 @@ impl<'a> StreamsGroupTopologyValueTopicInfo<'a> {
             let mut items: Vec<StreamsGroupTopologyValueTopicInfoTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTopologyValueTopicInfoTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -935,7 +929,7 @@ impl<'a> StreamsGroupTopologyValueCopartitionGroupTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1049,7 +1043,7 @@ impl<'a> StreamsGroupTopologyValueCopartitionGroup<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1269,11 +1263,10 @@ impl<'a> StreamsGroupTopologyValueCopartitionGroup<'a> {
             let mut items: Vec<StreamsGroupTopologyValueCopartitionGroupTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTopologyValueCopartitionGroupTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -1336,7 +1329,7 @@ impl<'a> StreamsGroupTopologyValueSubtopologyTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1464,7 +1457,7 @@ impl<'a> StreamsGroupTopologyValueSubtopology<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1556,10 +1549,10 @@ impl<'a> StreamsGroupTopologyValueSubtopology<'a> {
             let mut items: Vec<StreamsGroupTopologyValueCompactStrItem<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupTopologyValueCompactStrItem::parse_at(buf, pos, end, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.source_topics = items;
         }
@@ -1608,10 +1601,10 @@ impl<'a> StreamsGroupTopologyValueSubtopology<'a> {
             let mut items: Vec<StreamsGroupTopologyValueCompactStrItem<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupTopologyValueCompactStrItem::parse_at(buf, pos, end, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.source_topic_regex = items;
         }
@@ -1660,10 +1653,10 @@ impl<'a> StreamsGroupTopologyValueSubtopology<'a> {
             let mut items: Vec<StreamsGroupTopologyValueTopicInfo<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupTopologyValueTopicInfo::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.state_changelog_topics = items;
         }
@@ -1712,10 +1705,10 @@ impl<'a> StreamsGroupTopologyValueSubtopology<'a> {
             let mut items: Vec<StreamsGroupTopologyValueCompactStrItem<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupTopologyValueCompactStrItem::parse_at(buf, pos, end, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, verify)?;
+                }
             }
             x.repartition_sink_topics = items;
         }
@@ -1764,10 +1757,10 @@ impl<'a> StreamsGroupTopologyValueSubtopology<'a> {
             let mut items: Vec<StreamsGroupTopologyValueTopicInfo<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    StreamsGroupTopologyValueTopicInfo::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.repartition_source_topics = items;
         }
@@ -1816,11 +1809,10 @@ impl<'a> StreamsGroupTopologyValueSubtopology<'a> {
             let mut items: Vec<StreamsGroupTopologyValueCopartitionGroup<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTopologyValueCopartitionGroup::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.copartition_groups = items;
         }
@@ -1860,11 +1852,10 @@ impl<'a> StreamsGroupTopologyValueSubtopology<'a> {
             let mut items: Vec<StreamsGroupTopologyValueSubtopologyTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = StreamsGroupTopologyValueSubtopologyTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -1941,7 +1932,7 @@ impl<'a> StreamsGroupTopologyValueStreamsGroupTopologyValueTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

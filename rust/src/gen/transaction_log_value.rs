@@ -65,7 +65,7 @@ impl<'a> TransactionLogValue<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -144,11 +144,10 @@ impl<'a> TransactionLogValue<'a> {
             }
             let mut items: Vec<TransactionLogValuePartitionsSchema<'a>> = Vec::new();
             for i in 0..count {
-                let (item, next) = TransactionLogValuePartitionsSchema::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.transaction_partitions = Some(items);
         }
@@ -198,11 +197,10 @@ impl<'a> TransactionLogValue<'a> {
             let mut items: Vec<TransactionLogValueTransactionLogValueTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = TransactionLogValueTransactionLogValueTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = Some(items);
         }
@@ -277,7 +275,7 @@ impl<'a> TransactionLogValuePartitionsSchemaTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -389,7 +387,7 @@ impl<'a> TransactionLogValuePartitionsSchema<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -584,11 +582,10 @@ impl<'a> TransactionLogValuePartitionsSchema<'a> {
             let mut items: Vec<TransactionLogValuePartitionsSchemaTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = TransactionLogValuePartitionsSchemaTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = Some(items);
         }
@@ -649,7 +646,7 @@ impl<'a> TransactionLogValueTransactionLogValueTag0<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -739,7 +736,7 @@ impl<'a> TransactionLogValueTransactionLogValueTag1<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -829,7 +826,7 @@ impl<'a> TransactionLogValueTransactionLogValueTag2<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -922,7 +919,7 @@ impl<'a> TransactionLogValueTransactionLogValueTag3<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -1034,7 +1031,7 @@ impl<'a> TransactionLogValueTransactionLogValueTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -59,7 +59,7 @@ impl<'a> TransactionStateKey<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

@@ -51,7 +51,7 @@ impl<'a> UnregisterBrokerRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -107,12 +107,10 @@ impl<'a> UnregisterBrokerRecord<'a> {
             let mut items: Vec<UnregisterBrokerRecordUnregisterBrokerRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    UnregisterBrokerRecordUnregisterBrokerRecordTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -168,7 +166,7 @@ impl<'a> UnregisterBrokerRecordUnregisterBrokerRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

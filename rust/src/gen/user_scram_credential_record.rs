@@ -67,7 +67,7 @@ impl<'a> UserScramCredentialRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -257,12 +257,10 @@ impl<'a> UserScramCredentialRecord<'a> {
             let mut items: Vec<UserScramCredentialRecordUserScramCredentialRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    UserScramCredentialRecordUserScramCredentialRecordTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -326,7 +324,7 @@ impl<'a> UserScramCredentialRecordUserScramCredentialRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

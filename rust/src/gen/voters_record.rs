@@ -52,7 +52,7 @@ impl<'a> VotersRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -108,9 +108,10 @@ impl<'a> VotersRecord<'a> {
             }
             let mut items: Vec<VotersRecordVoter<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = VotersRecordVoter::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.voters = items;
         }
@@ -144,11 +145,10 @@ impl<'a> VotersRecord<'a> {
             let mut items: Vec<VotersRecordVotersRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = VotersRecordVotersRecordTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -205,7 +205,7 @@ impl<'a> VotersRecordEndpointTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -311,7 +311,7 @@ impl<'a> VotersRecordEndpoint<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -426,10 +426,10 @@ impl<'a> VotersRecordEndpoint<'a> {
             let mut items: Vec<VotersRecordEndpointTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    VotersRecordEndpointTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -488,7 +488,7 @@ impl<'a> VotersRecordKRaftVersionFeatureTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -592,7 +592,7 @@ impl<'a> VotersRecordKRaftVersionFeature<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -664,11 +664,10 @@ impl<'a> VotersRecordKRaftVersionFeature<'a> {
             let mut items: Vec<VotersRecordKRaftVersionFeatureTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) = VotersRecordKRaftVersionFeatureTaggedField::parse_at(
-                    buf, pos, end, x.version, verify,
-                )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -724,7 +723,7 @@ impl<'a> VotersRecordVoterTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -830,7 +829,7 @@ impl<'a> VotersRecordVoter<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -903,10 +902,10 @@ impl<'a> VotersRecordVoter<'a> {
             }
             let mut items: Vec<VotersRecordEndpoint<'a>> = Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    VotersRecordEndpoint::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.endpoints = items;
         }
@@ -946,10 +945,10 @@ impl<'a> VotersRecordVoter<'a> {
             let mut items: Vec<VotersRecordVoterTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    VotersRecordVoterTaggedField::parse_at(buf, pos, end, x.version, verify)?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -1008,7 +1007,7 @@ impl<'a> VotersRecordVotersRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,

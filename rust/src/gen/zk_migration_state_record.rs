@@ -48,7 +48,7 @@ impl<'a> ZkMigrationStateRecord<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
@@ -96,12 +96,10 @@ impl<'a> ZkMigrationStateRecord<'a> {
             let mut items: Vec<ZkMigrationStateRecordZkMigrationStateRecordTaggedField<'a>> =
                 Vec::with_capacity(count as usize);
             for i in 0..count {
-                let (item, next) =
-                    ZkMigrationStateRecordZkMigrationStateRecordTaggedField::parse_at(
-                        buf, pos, end, x.version, verify,
-                    )?;
-                pos = next;
-                items.push(item);
+                items.push(Default::default());
+                if let Some(item) = items.last_mut() {
+                    pos = item.read(buf, pos, end, x.version, verify)?;
+                }
             }
             x.tagged_fields = items;
         }
@@ -156,7 +154,7 @@ impl<'a> ZkMigrationStateRecordZkMigrationStateRecordTaggedField<'a> {
         Ok((x, pos))
     }
 
-    fn read(
+    pub(crate) fn read(
         &mut self,
         buf: &'a [u8],
         mut pos: usize,
