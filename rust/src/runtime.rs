@@ -321,14 +321,19 @@ pub(crate) fn read_varint(
 ) -> Result<(i64, usize)> {
     // one and two bytes (a record's deltas and lengths, mostly) without the general loop
     if pos < end && buf[pos] < 0x80 {
-        let b = i64::from(buf[pos]);
-        return Ok(((b >> 1) ^ -(b & 1), pos + 1));
+        return Ok((unzigzag(u64::from(buf[pos])), pos + 1));
     }
     if pos + 1 < end && buf[pos + 1] < 0x80 {
-        let raw = i64::from(buf[pos] & 0x7f) | (i64::from(buf[pos + 1]) << 7);
-        return Ok(((raw >> 1) ^ -(raw & 1), pos + 2));
+        let raw = u64::from(buf[pos] & 0x7f) | (u64::from(buf[pos + 1]) << 7);
+        return Ok((unzigzag(raw), pos + 2));
     }
     read_varint_long(buf, pos, end, max_len, at)
+}
+
+/// A zigzag-encoded number's value.
+#[inline(always)]
+fn unzigzag(raw: u64) -> i64 {
+    ((raw >> 1) as i64) ^ -((raw & 1) as i64)
 }
 
 /// read_varint past two bytes (and its errors): out of the inlined path.
@@ -342,7 +347,7 @@ fn read_varint_long(
     at: &'static str,
 ) -> Result<(i64, usize)> {
     let (raw, next) = read_raw(buf, pos, end, max_len, at, true)?;
-    Ok((((raw >> 1) as i64) ^ -((raw & 1) as i64), next))
+    Ok((unzigzag(raw), next))
 }
 
 /// An unsigned varint (max_len 5) or varlong (10).
