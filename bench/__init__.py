@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -22,8 +23,6 @@ def rss_anon_kb(pid: int | str = "self") -> int:
 
 def machine() -> str:
     """The machine a run is on, for the figures it gives: its CPU model and cores."""
-    import os
-
     try:
         model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                       if line.startswith("model name")), "an unknown CPU")  # fmt: skip

@@ -2,10 +2,10 @@
 
 Writes the corpus (`kafkacodec corpus --seed 7`, the README's) unless one is given, builds the
 Go program (go/cmd/peers, with the Go module's pinned clients) and the Rust one (peers/rust,
-with its Cargo.lock's crates), runs every parser over every
-log image, one process per parser, and writes the report into --out: README.md (the table per
-parser and what each class means) and a folder per wrong value, crash, hang, dropped record and refused
-valid case. A parser process that dies (a fatal error in Go, a segfault in C) takes only the
+with its Cargo.lock's crates), runs every parser over every log image, one process per
+parser, and writes the report into --out: README.md (the table per parser and what each
+class means) and a folder per wrong value, crash, hang, dropped record and refused valid
+case. A parser process that dies (a fatal error in Go, a segfault in C) takes only the
 case it was reading: that case is reported as a crash and the process starts again after it.
 """
 

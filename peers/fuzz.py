@@ -33,9 +33,8 @@ that dies costs the case it was on (a crash) and is started again after it; no a
 --timeout seconds is a hang. Built in: kafkacodec's reading paths (kafkacodec, its native
 loops; kafkacodec-python, the generated parsers alone; kafkacodec-columns, the columnar
 walk; kafkacodec-go and kafkacodec-rust, the Go package and the Rust crate the schemas
-generate; kafkacodec-spark, the Spark
-format's JVM reader, built from harness/src/SparkJvmPeer.java over `make jar`'s jar and
-pyspark's jars), the Python clients kafka-python and aiokafka, and the Go clients franz-go,
+generate; kafkacodec-spark, the Spark format's JVM reader, built from
+harness/src/SparkJvmPeer.java over `make jar`'s jar and pyspark's jars), the Python clients kafka-python and aiokafka, and the Go clients franz-go,
 sarama and kafka-go (the Go program, built from go/), and the Rust crates kafka-protocol and
 rskafka (the Rust program, built from peers/rust). An answer may also say
 "handed_over": the Spark format's JVM reader hands bytes it does not read as regular to

@@ -13,6 +13,7 @@
 
 pub mod compression;
 pub mod gen;
+pub mod records;
 pub mod runtime;
 
 pub use gen::*;

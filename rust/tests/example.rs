@@ -28,10 +28,11 @@ fn read_a_log_segment() -> Result<(), Box<dyn std::error::Error>> {
         for r in records.iter().take(2) {
             let key = String::from_utf8_lossy(r.key.unwrap_or_default());
             let value = String::from_utf8_lossy(r.value.unwrap_or_default());
+            // the offset and timestamp a consumer sees (LogAppendTime: the batch's)
             lines.push(format!(
                 "{} {} {key:?} {value:?}",
-                batch.base_offset + r.offset_delta,
-                batch.base_timestamp + r.timestamp_delta
+                batch.record_offset(r),
+                batch.record_timestamp(r)
             ));
         }
     }

@@ -128,3 +128,20 @@ def test_a_crash_is_signed_by_the_first_line_its_process_wrote(tmp_path):
     want = {"records": [], "error": None}
     signs = {signature(want, a) for a in run_parser([sys.executable, str(fake)], ["a-5", "b-70", "c-400"], 10).values()}
     assert signs == {"crash: the process died (exit status N): memory allocation of N bytes failed"}, signs
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs Rust")
+def test_rskafka_refuses_the_transaction_marker_kafka_writes():
+    """docs/corpus.md's claim, on Kafka's own bytes (MemoryRecords.withEndTransactionMarker,
+    the kafka-java vectors): rskafka reads a control batch's region as the control key
+    itself, so its record's length and attributes come out as version 8192; kafkacodec's
+    crate and kafka-protocol read the COMMIT marker Kafka wrote."""
+    from peers.__main__ import rust_binary, run_parser
+
+    marker = str(ROOT / "tests" / "vectors" / "kafka-java" / "v2" / "v2_control_commit.bin")
+    got = {p: run_parser([str(rust_binary()), "-parser", p], [marker], 30)[marker]
+           for p in ("rskafka", "kafkacodec-rust", "kafka-protocol")}  # fmt: skip
+    assert got["rskafka"]["records"] == [] and "control batch record version: 8192" in got["rskafka"]["error"]
+    for p in ("kafkacodec-rust", "kafka-protocol"):
+        assert "error" not in got[p], got[p]
+        assert [(r["offset"], r["control"], r["key"]) for r in got[p]["records"]] == [(902, True, "00000001")]

@@ -210,19 +210,14 @@ fn v2_records(b: &kafkacodec::KafkaRecordBatch, out: &mut Vec<Rec>) -> Result<()
     let Some(region) = b.records_region.as_deref() else {
         return Ok(());
     };
-    let control = b.attributes & 0x20 != 0;
+    let control = b.is_control();
     for r in &region.records {
         if control {
             check_control(r)?;
         }
-        let ts = if b.attributes & 0x08 != 0 {
-            b.max_timestamp // LogAppendTime: the batch's max timestamp
-        } else {
-            b.base_timestamp.wrapping_add(r.timestamp_delta)
-        };
         out.push(Rec {
-            offset: b.base_offset.wrapping_add(r.offset_delta),
-            timestamp: Some(ts),
+            offset: b.record_offset(r),
+            timestamp: Some(b.record_timestamp(r)),
             key: bytes_of(r.len_key, r.key),
             value: bytes_of(r.len_value, r.value),
             headers: r
@@ -283,7 +278,11 @@ fn legacy_record(m: &kafkacodec::KafkaLegacyMessage, offset: i64, timestamp: Opt
 /// of compression, none empty, magic 1 offsets relative to the last unless the wrapper's is
 /// 0, a LogAppendTime wrapper's timestamp.
 fn legacy_records(w: &kafkacodec::KafkaLegacyMessage, out: &mut Vec<Rec>) -> Result<(), String> {
-    if w.attributes & 7 == 0 {
+    use kafkacodec::{
+        KAFKA_LEGACY_MESSAGE_COMPRESSION_TYPE_NONE as NONE,
+        KAFKA_LEGACY_MESSAGE_TIMESTAMP_TYPE_LOG_APPEND_TIME,
+    };
+    if w.compression() == NONE {
         let ts = if w.magic != 0 { w.timestamp } else { None };
         out.push(legacy_record(w, w.offset, ts));
         return Ok(());
@@ -299,7 +298,7 @@ fn legacy_records(w: &kafkacodec::KafkaLegacyMessage, out: &mut Vec<Rec>) -> Res
     let Some(last) = inner.last() else {
         return Err("a compressed wrapper holds no inner records".into());
     };
-    if inner.iter().any(|m| m.attributes & 7 != 0) {
+    if inner.iter().any(|m| m.compression() != NONE) {
         return Err("a compressed message inside a compressed wrapper".into());
     }
     let mut base = 0i64;
@@ -312,7 +311,7 @@ fn legacy_records(w: &kafkacodec::KafkaLegacyMessage, out: &mut Vec<Rec>) -> Res
         }
         base = w.offset - last.offset;
     }
-    let log_append = w.magic == 1 && w.attributes & 0x08 != 0;
+    let log_append = w.timestamp_type() == KAFKA_LEGACY_MESSAGE_TIMESTAMP_TYPE_LOG_APPEND_TIME;
     let mut recs = Vec::with_capacity(inner.len());
     for m in &inner {
         let ts = (w.magic != 0).then_some(match (m.magic, log_append, w.timestamp, m.timestamp) {

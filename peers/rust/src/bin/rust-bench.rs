@@ -34,18 +34,12 @@ fn add_batch(body: Option<&KafkaLogEntryBody<'_>>, walk: &mut Walk) {
     let Some(region) = b.records_region.as_deref() else {
         return;
     };
-    let log_append = b.timestamp_type() == 1;
     let (records, sum) = walk;
     for r in &region.records {
-        let ts = if log_append {
-            b.max_timestamp
-        } else {
-            b.base_timestamp.wrapping_add(r.timestamp_delta)
-        };
         let kv = r.key.map_or(0, <[u8]>::len) + r.value.map_or(0, <[u8]>::len);
         *sum = sum
-            .wrapping_add(b.base_offset.wrapping_add(r.offset_delta))
-            .wrapping_add(ts)
+            .wrapping_add(b.record_offset(r))
+            .wrapping_add(b.record_timestamp(r))
             .wrapping_add(kv as i64);
         for h in &r.headers {
             *sum = sum.wrapping_add((h.key.len() + h.value.map_or(0, <[u8]>::len)) as i64);
