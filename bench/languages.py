@@ -139,6 +139,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--no-java", action="store_true", help="leave the Java parsers out (no `make jar` needed)")
     args = ap.parse_args(argv)
+    if not args.mb > 0 or args.repeat < 1:
+        ap.error("--mb takes a size above 0 and --repeat 1 or more")
     records = max(100, round(args.mb * 1e6 / RECORD_BYTES))
     results: dict = {"records": records, "machine": machine(), "runs": {}}
     with tempfile.TemporaryDirectory(prefix="kafkacodec-bench-") as tmp:
@@ -165,4 +167,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # (the programs it runs end with the same Ctrl-C)
+        print("bench.languages: interrupted", file=sys.stderr)
+        sys.exit(130)

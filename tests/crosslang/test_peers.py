@@ -136,7 +136,7 @@ def test_rskafka_refuses_the_transaction_marker_kafka_writes():
     the kafka-java vectors): rskafka reads a control batch's region as the control key
     itself, so its record's length and attributes come out as version 8192; kafkacodec's
     crate and kafka-protocol read the COMMIT marker Kafka wrote."""
-    from peers.__main__ import rust_binary, run_parser
+    from peers.__main__ import run_parser, rust_binary
 
     marker = str(ROOT / "tests" / "vectors" / "kafka-java" / "v2" / "v2_control_commit.bin")
     got = {p: run_parser([str(rust_binary()), "-parser", p], [marker], 30)[marker]

@@ -383,7 +383,13 @@ fn answer(file: &str, only: Option<&str>, timeout: Duration, out: &mut impl Writ
 }
 
 fn main() {
-    panic::set_hook(Box::new(|info| {
+    // a parser's panic (on its own thread, caught) is noted for its answer; one of this
+    // program's own is told as Rust tells it
+    let told = panic::take_hook();
+    panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() == Some("main") {
+            return told(info);
+        }
         let at = info
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()));
@@ -395,11 +401,16 @@ fn main() {
         match a.as_str() {
             "-timeout" => {
                 let v = args.next().unwrap_or_default();
-                let secs: f64 = v.trim_end_matches('s').parse().unwrap_or_else(|_| {
-                    eprintln!("peers: -timeout {v}: not a number of seconds");
-                    std::process::exit(2);
-                });
-                timeout = Duration::from_secs_f64(secs);
+                timeout = v
+                    .trim_end_matches('s')
+                    .parse()
+                    .ok()
+                    .and_then(|secs: f64| Duration::try_from_secs_f64(secs).ok())
+                    .filter(|t| !t.is_zero())
+                    .unwrap_or_else(|| {
+                        eprintln!("peers: -timeout {v}: not a number of seconds above 0");
+                        std::process::exit(2);
+                    });
             }
             "-parser" => {
                 let name = args.next().unwrap_or_default();

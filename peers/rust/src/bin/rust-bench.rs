@@ -92,6 +92,14 @@ fn via_kafka_protocol(data: &Bytes) -> Result<Walk, String> {
     Ok((records, sum))
 }
 
+/// The sides, in the order they run (and -only names them).
+const SIDES: [&str; 3] = ["kafkacodec", "kafkacodec-reader", "kafka-protocol"];
+
+fn usage(what: &str) -> ! {
+    eprintln!("rust-bench: {what}\nusage: rust-bench [-repeat N] [-only SIDE] SEGMENT");
+    std::process::exit(2);
+}
+
 fn median(mut rates: Vec<f64>) -> f64 {
     rates.sort_by(|a, b| a.total_cmp(b));
     rates[rates.len() / 2]
@@ -102,14 +110,28 @@ fn main() {
     let (mut repeat, mut only, mut path) = (5usize, None, None);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "-repeat" => repeat = args.next().and_then(|n| n.parse().ok()).unwrap_or(5),
-            "-only" => only = args.next(),
-            _ => path = Some(a),
+            "-repeat" => match args
+                .next()
+                .and_then(|n| n.parse().ok())
+                .filter(|&n: &usize| n > 0)
+            {
+                Some(n) => repeat = n,
+                None => usage("-repeat takes a number of runs, 1 or more"),
+            },
+            "-only" => match args.next() {
+                Some(side) if SIDES.contains(&side.as_str()) => only = Some(side),
+                side => usage(&format!(
+                    "-only {}: not one of {}",
+                    side.unwrap_or_default(),
+                    SIDES.join(", ")
+                )),
+            },
+            _ if path.is_none() => path = Some(a),
+            _ => usage(&format!("{a}: one segment only")),
         }
     }
     let Some(path) = path else {
-        eprintln!("usage: rust-bench [-repeat N] [-only SIDE] SEGMENT");
-        std::process::exit(2);
+        usage("a segment to read");
     };
     let data = std::fs::read(&path).unwrap_or_else(|e| {
         eprintln!("{path}: {e}");
@@ -117,9 +139,9 @@ fn main() {
     });
     let shared = Bytes::from(data.clone());
     let sides: [(&str, Side); 3] = [
-        ("kafkacodec", &|| via_kafkacodec(&data)),
-        ("kafkacodec-reader", &|| via_kafkacodec_reader(&data)),
-        ("kafka-protocol", &|| via_kafka_protocol(&shared)),
+        (SIDES[0], &|| via_kafkacodec(&data)),
+        (SIDES[1], &|| via_kafkacodec_reader(&data)),
+        (SIDES[2], &|| via_kafka_protocol(&shared)),
     ];
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); sides.len()];
     let mut walks = vec![None; sides.len()];
